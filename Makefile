@@ -1,0 +1,36 @@
+# er: build, test, demo and benchmarks. `make demo` and `make test` are all the set-up a fresh machine needs.
+GO      ?= go
+GOFLAGS ?=
+BIN     := bin
+LINKS   := collect er_print
+FUZZTIME ?= 5s
+
+.PHONY: all build test unit fuzz demo bench clean vet
+
+all: build
+
+build:
+	$(GO) build $(GOFLAGS) -o $(BIN)/er ./cmd/er
+	@for l in $(LINKS); do ln -sf er $(BIN)/$$l; done
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
+	$(GO) vet ./...
+
+unit: build
+	$(GO) test -race -count=1 ./...
+
+# Each fuzz target runs briefly: a regression check on the seed corpus plus a short exploration.
+fuzz:
+	FUZZTIME=$(FUZZTIME) GO=$(GO) ./scripts/fuzz.sh
+
+test: vet unit fuzz
+
+demo: build
+	./scripts/demo.sh
+
+bench: build
+	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./...
+
+clean:
+	rm -rf $(BIN)

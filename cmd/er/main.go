@@ -1,0 +1,58 @@
+// Command er is a performance analyzer for Linux: er collect records experiments, er print analyses them.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"er/internal/collect"
+	"er/internal/erprint"
+	"er/internal/version"
+)
+
+func main() {
+	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run dispatches on the name er was invoked by (a symlink named collect or er_print) or on the subcommand.
+func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	switch filepath.Base(argv[0]) {
+	case "collect", "er_collect":
+		return collect.Main(argv[1:], stdout, stderr)
+	case "er_print":
+		return erprint.Main(argv[1:], stdin, stdout, stderr)
+	}
+	if len(argv) < 2 {
+		usage(stderr)
+		return 2
+	}
+	switch argv[1] {
+	case "collect":
+		return collect.Main(argv[2:], stdout, stderr)
+	case "print":
+		return erprint.Main(argv[2:], stdin, stdout, stderr)
+	case "version", "-V", "--version":
+		fmt.Fprintln(stdout, version.String())
+		return 0
+	case "help", "-h", "--help":
+		usage(stdout)
+		return 0
+	}
+	fmt.Fprintf(stderr, "er: unknown command %q\n", argv[1])
+	usage(stderr)
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `Usage: er <command> [arguments]
+
+Commands:
+  collect [options] program [args...]   run program and record an experiment (also as: collect)
+  print [-command ...] experiment...    analyse experiments, as er_print (also as: er_print)
+  version                               print er's version
+
+Run a command with no arguments for its own help.
+`)
+}

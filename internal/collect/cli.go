@@ -1,0 +1,129 @@
+package collect
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"er/internal/perfevent"
+	"er/internal/version"
+)
+
+// Main is `er collect` (and `collect`): it parses args, runs the target and returns er's exit code: the
+// target's own exit code, 2 for a usage error, 127 when the target cannot be found, 1 for other failures.
+func Main(args []string, stdout, stderr io.Writer) int {
+	spec, err := Parse(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "er collect: %v\n", strings.TrimPrefix(err.Error(), "usage: "))
+		return 2
+	}
+	if spec.Version {
+		fmt.Fprintln(stdout, version.String())
+		if len(spec.Target) == 0 {
+			return 0
+		}
+	}
+	if len(spec.Target) == 0 {
+		Usage(stdout, perfevent.Probe())
+		return 0
+	}
+	if spec.DryRun {
+		return dryRun(spec, stdout, stderr)
+	}
+	dir, err := Run(spec, stderr)
+	var exit *ExitError
+	switch {
+	case errors.As(err, &exit):
+		fmt.Fprintf(stderr, "er collect: experiment %s written; the target exited with status %d\n", dir, exit.Code)
+		return exit.Code
+	case errors.Is(err, ErrUsage):
+		fmt.Fprintf(stderr, "er collect: %v\n", strings.TrimPrefix(err.Error(), "usage: "))
+		return 2
+	case err != nil && dir == "":
+		fmt.Fprintf(stderr, "er collect: %v\n", err)
+		if strings.HasPrefix(err.Error(), "cannot run") {
+			return 127
+		}
+		return 1
+	case err != nil:
+		fmt.Fprintf(stderr, "er collect: %s: %v\n", dir, err)
+		return 1
+	}
+	fmt.Fprintf(stderr, "er collect: experiment %s written\n", dir)
+	return 0
+}
+
+func dryRun(spec Spec, stdout, stderr io.Writer) int {
+	path, err := LookTarget(spec.Target[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "er collect: %v\n", err)
+		return 127
+	}
+	dir, err := ExperimentDir(spec)
+	if err != nil {
+		fmt.Fprintf(stderr, "er collect: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "Dry run: the target is not started and nothing is recorded.\n")
+	fmt.Fprintf(stdout, "  target:      %s (%s)\n", strings.Join(spec.Target, " "), path)
+	fmt.Fprintf(stdout, "  experiment:  %s\n", dir)
+	if spec.Clock {
+		fmt.Fprintf(stdout, "  clock:       every %.3f ms of CPU time per thread (-p %s)\n", float64(spec.Interval.Microseconds())/1000, spec.ClockArg)
+	} else {
+		fmt.Fprintf(stdout, "  clock:       off\n")
+	}
+	if spec.SamplePeriod > 0 {
+		fmt.Fprintf(stdout, "  samples:     every %v\n", spec.SamplePeriod)
+	} else {
+		fmt.Fprintf(stdout, "  samples:     at start and end only\n")
+	}
+	if spec.Duration > 0 {
+		fmt.Fprintf(stdout, "  duration:    record for %v\n", spec.Duration)
+	}
+	if spec.SizeLimitMB > 0 {
+		fmt.Fprintf(stdout, "  size limit:  %d MB\n", spec.SizeLimitMB)
+	}
+	for _, c := range spec.Comments {
+		fmt.Fprintf(stdout, "  comment:     %s\n", c)
+	}
+	return 0
+}
+
+// Usage prints er collect's options and what this machine supports.
+func Usage(w io.Writer, c perfevent.Capabilities) {
+	fmt.Fprintf(w, `Usage: er collect [options] program [arguments...]
+
+Runs program and records an experiment (test.1.er, or the next free number) of where its time goes.
+
+Options:
+  -p on|off|lo|hi|<interval>  clock profiling (default on): on = %.3f ms, hi = %.3f ms, lo = %.3f ms of CPU
+                              time per sample and thread; <interval> in ms (10, 0.5) or us (500u), %v to %v
+  -o name.er                  experiment name (must end in .er; it must not exist)
+  -d dir                      directory to put the experiment in (default: the current directory)
+  -C comment                  a comment for the experiment's notes (up to 10)
+  -t seconds                  stop recording after this long (2, 0.5, 3m); the target runs on
+  -L megabytes                stop recording when the experiment reaches this size; the target runs on
+  -S seconds|on|off           periodic sample points of process usage (default every 1 s)
+  -n                          dry run: show what would be collected
+  -V                          print er's version
+
+`, ms(IntervalOn), ms(IntervalHi), ms(IntervalLo), MinInterval, MaxInterval)
+	fmt.Fprintf(w, "This machine:\n")
+	fmt.Fprintf(w, "  CPUs: %d; perf_event_paranoid: %d\n", c.NumCPU, c.Paranoid)
+	if c.MaxSampleRate > 0 {
+		fmt.Fprintf(w, "  kernel sample rate limit: %d samples/s per CPU (perf_event_max_sample_rate)\n", c.MaxSampleRate)
+	}
+	if c.KernelStacks {
+		fmt.Fprintf(w, "  kernel call stacks: recorded\n")
+	} else {
+		fmt.Fprintf(w, "  kernel call stacks: not permitted (perf_event_paranoid %d > 1 and no CAP_PERFMON): user stacks only\n", c.Paranoid)
+	}
+	if c.HardwareCounters {
+		fmt.Fprintf(w, "  hardware counters: available\n")
+	} else {
+		fmt.Fprintf(w, "  hardware counters: not available (%s)\n", c.HardwareError)
+	}
+}
+
+func ms(d interface{ Microseconds() int64 }) float64 { return float64(d.Microseconds()) / 1000 }

@@ -1,0 +1,114 @@
+package collect
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"er/internal/experiment"
+)
+
+// readMaps returns the executable mappings of process pid from /proc/PID/maps.
+func readMaps(pid int) ([]experiment.Mapping, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+	if err != nil {
+		return nil, err
+	}
+	return parseMaps(uint32(pid), data)
+}
+
+// parseMaps reads the text of /proc/PID/maps, keeping the executable mappings.
+// A line is "start-end perms offset dev inode [path]".
+func parseMaps(pid uint32, data []byte) ([]experiment.Mapping, error) {
+	var out []experiment.Mapping
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for n := 1; sc.Scan(); n++ {
+		f := strings.Fields(sc.Text())
+		if len(f) < 5 {
+			return nil, fmt.Errorf("maps line %d: %q: expected at least 5 fields", n, sc.Text())
+		}
+		lo, hi, ok := strings.Cut(f[0], "-")
+		start, err1 := strconv.ParseUint(lo, 16, 64)
+		end, err2 := strconv.ParseUint(hi, 16, 64)
+		off, err3 := strconv.ParseUint(f[2], 16, 64)
+		if !ok || err1 != nil || err2 != nil || err3 != nil || end < start {
+			return nil, fmt.Errorf("maps line %d: %q: bad address range or offset", n, sc.Text())
+		}
+		if len(f[1]) < 3 || f[1][2] != 'x' {
+			continue
+		}
+		path := "[anon]"
+		if len(f) >= 6 {
+			path = strings.Join(f[5:], " ")
+		}
+		out = append(out, experiment.Mapping{Pid: pid, Start: start, End: end, Offset: off, Path: path, UnloadTime: -1})
+	}
+	return out, sc.Err()
+}
+
+// procUsage is what /proc/PID/stat and /proc/PID/status say about a process's resource use.
+type procUsage struct {
+	userNS, systemNS int64
+	minFlt, majFlt   int64
+	volCS, involCS   int64
+	rssBytes         int64
+	threads          int32
+}
+
+// clockTick is USER_HZ, the unit of utime and stime in /proc/PID/stat; 100 on every Linux architecture we run on.
+const clockTick = 100
+
+func readUsage(pid int) (procUsage, error) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return procUsage{}, err
+	}
+	status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	return parseUsage(stat, status, os.Getpagesize())
+}
+
+// parseUsage reads /proc/PID/stat (fields after the parenthesised command name) and the context-switch
+// counts of /proc/PID/status.
+func parseUsage(stat, status []byte, pageSize int) (procUsage, error) {
+	var u procUsage
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return u, fmt.Errorf("/proc stat: no ')' after the command name")
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	// f[0] is field 3 (state); field k is f[k-3].
+	if len(f) < 22 {
+		return u, fmt.Errorf("/proc stat: %d fields after the command name, expected at least 22", len(f))
+	}
+	num := func(field int) int64 {
+		v, _ := strconv.ParseInt(f[field-3], 10, 64)
+		return v
+	}
+	u.minFlt = num(10)
+	u.majFlt = num(12)
+	u.userNS = num(14) * (1e9 / clockTick)
+	u.systemNS = num(15) * (1e9 / clockTick)
+	u.threads = int32(num(20))
+	u.rssBytes = num(24) * int64(pageSize)
+	for _, line := range strings.Split(string(status), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			continue
+		}
+		switch k {
+		case "voluntary_ctxt_switches":
+			u.volCS = n
+		case "nonvoluntary_ctxt_switches":
+			u.involCS = n
+		}
+	}
+	return u, nil
+}

@@ -1,0 +1,522 @@
+package collect
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"er/internal/archive"
+	"er/internal/experiment"
+	"er/internal/perfevent"
+	"er/internal/version"
+)
+
+// Session is one live collection: a target started stopped, its perf events, and the experiment being written.
+type Session struct {
+	spec   Spec
+	stderr io.Writer // er's own messages
+
+	dir     string // the experiment directory
+	w       *experiment.Writer
+	cmd     *exec.Cmd
+	pid     int
+	events  *perfevent.Group
+	startNS int64 // CLOCK_MONOTONIC at the start: sample times are relative to it
+
+	recording bool // samples are being written (false after -t or -L stopped recording)
+	kernel    bool // kernel stacks permitted
+	live      map[uint32][]experiment.Mapping
+	procs     map[uint32]bool // processes seen alive, for the overview
+	sampleNo  uint32
+	samples   int64
+	lost      int64
+	throttled int64
+	usedPaths map[string]bool // load objects to archive
+	sawKernel bool
+}
+
+// ExitError carries the target's exit code out of Run: er collect exits with it.
+type ExitError struct{ Code int }
+
+func (e *ExitError) Error() string { return fmt.Sprintf("target exited with status %d", e.Code) }
+
+// ExperimentDir picks the experiment directory for spec: -d joined with -o, or the next free test.N.er there.
+func ExperimentDir(spec Spec) (string, error) {
+	dir := spec.Dir
+	if dir == "" {
+		dir = "."
+	}
+	if spec.Output != "" {
+		p := spec.Output
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		if _, err := os.Lstat(p); err == nil {
+			return "", fmt.Errorf("experiment %s already exists: remove it (er rm %s) or choose another -o name", p, p)
+		}
+		return p, nil
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return "", fmt.Errorf("experiment directory %s: %v", dir, err)
+	}
+	re := regexp.MustCompile(`^test\.([0-9]+)\.er$`)
+	next := 1
+	for _, e := range ents {
+		if m := re.FindStringSubmatch(e.Name()); m != nil {
+			if n, err := strconv.Atoi(m[1]); err == nil && n >= next {
+				next = n + 1
+			}
+		}
+	}
+	return filepath.Join(dir, fmt.Sprintf("test.%d.er", next)), nil
+}
+
+// LookTarget resolves the target program as a shell would, with a clear error when it cannot be run.
+func LookTarget(name string) (string, error) {
+	path, err := exec.LookPath(name)
+	if err != nil {
+		if errors.Is(err, exec.ErrNotFound) {
+			return "", fmt.Errorf("cannot run %q: no such program in $PATH or the current directory", name)
+		}
+		return "", fmt.Errorf("cannot run %q: %v", name, err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("cannot run %q: %v", name, err)
+	}
+	if st.IsDir() {
+		return "", fmt.Errorf("cannot run %q: it is a directory", name)
+	}
+	if unix.Access(path, unix.X_OK) != nil {
+		return "", fmt.Errorf("cannot run %q: %s is not executable (chmod +x it)", name, path)
+	}
+	return path, nil
+}
+
+func monotonicNS() int64 {
+	var ts unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return ts.Nano()
+}
+
+// Run collects an experiment of spec.Target. It returns the experiment directory and, when the target
+// ran, an *ExitError with its exit status (128+N when signal N killed it) or nil for status 0.
+func Run(spec Spec, stderr io.Writer) (string, error) {
+	if len(spec.Target) == 0 {
+		return "", fmt.Errorf("%w: no target program given", ErrUsage)
+	}
+	path, err := LookTarget(spec.Target[0])
+	if err != nil {
+		return "", err
+	}
+	dir, err := ExperimentDir(spec)
+	if err != nil {
+		return "", err
+	}
+	s := &Session{spec: spec, stderr: stderr, dir: dir, live: map[uint32][]experiment.Mapping{},
+		procs: map[uint32]bool{}, usedPaths: map[string]bool{}}
+	return dir, s.run(path)
+}
+
+func (s *Session) run(path string) error {
+	if s.spec.Clock {
+		if _, err := perfevent.Paranoid(); err != nil {
+			return fmt.Errorf("perf events are not available on this system: %v", err)
+		}
+	}
+	s.kernel = perfevent.Probe().KernelStacks
+
+	// Forward the signals that ask the target to stop; install before the target starts.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+
+	if err := s.start(path); err != nil {
+		return err
+	}
+	waitc := make(chan error, 1)
+	go func() { waitc <- s.cmd.Wait() }()
+
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	var sampleTick <-chan time.Time
+	if s.spec.SamplePeriod > 0 {
+		st := time.NewTicker(s.spec.SamplePeriod)
+		defer st.Stop()
+		sampleTick = st.C
+	}
+	var durationC <-chan time.Time
+	if s.spec.Duration > 0 {
+		dt := time.NewTimer(s.spec.Duration)
+		defer dt.Stop()
+		durationC = dt.C
+	}
+	var waitErr error
+loop:
+	for {
+		select {
+		case waitErr = <-waitc:
+			break loop
+		case sig := <-sigs:
+			s.forward(sig.(syscall.Signal))
+		case <-sampleTick:
+			s.samplePoint("periodic")
+		case <-durationC:
+			s.stopRecording("limit", fmt.Sprintf("duration limit of %v reached; data recording stopped, the target runs on", s.spec.Duration))
+		case <-tick.C:
+			s.drain()
+		}
+	}
+	return s.finish(waitErr)
+}
+
+// start launches the target stopped at its first instruction, opens the perf events on it, writes the
+// experiment's first files, and lets it run.
+func (s *Session) start(path string) error {
+	cmd := exec.Command(path)
+	cmd.Args = s.spec.Target
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := perfevent.StartStopped(cmd); err != nil {
+		return fmt.Errorf("cannot start %s: %v", path, err)
+	}
+	s.cmd, s.pid = cmd, cmd.Process.Pid
+	fail := func(err error) error {
+		_ = cmd.Process.Kill()
+		_ = perfevent.Detach(s.pid)
+		_ = cmd.Wait()
+		return err
+	}
+
+	s.startNS = monotonicNS()
+	if err := os.MkdirAll(filepath.Dir(s.dir), 0o755); err != nil {
+		return fail(fmt.Errorf("experiment directory: %v", err))
+	}
+	w, err := experiment.Create(s.dir, s.initialLog(path))
+	if err != nil {
+		return fail(err)
+	}
+	s.w = w
+	if len(s.spec.Comments) > 0 {
+		if err := w.Notes(strings.Join(s.spec.Comments, "\n") + "\n"); err != nil {
+			return fail(err)
+		}
+	}
+	if maps, err := readMaps(s.pid); err == nil {
+		for _, m := range maps {
+			s.addMapping(m)
+		}
+	} else {
+		w.Event(experiment.Event{Kind: "warning", Pid: uint32(s.pid), Text: "cannot read the target's mappings: " + err.Error()})
+	}
+	if s.spec.Clock {
+		o := perfevent.TaskClock(uint64(s.spec.Interval.Nanoseconds()))
+		o.Callchain = true
+		o.KernelCallchain = s.kernel
+		o.ExcludeKernel = !s.kernel
+		g, err := perfevent.OpenTask(s.pid, o)
+		if err != nil {
+			_ = w.Close()
+			_ = os.RemoveAll(s.dir)
+			return fail(err)
+		}
+		s.events = g
+		if err := g.Enable(); err != nil {
+			return fail(err)
+		}
+		s.recording = true
+	}
+	s.procs[uint32(s.pid)] = true
+	w.Event(experiment.Event{Kind: "start", Pid: uint32(s.pid), Text: strings.Join(s.spec.Target, " ")})
+	s.samplePoint("start")
+	if err := w.Flush(); err != nil {
+		return fail(err)
+	}
+	if err := perfevent.Detach(s.pid); err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return fmt.Errorf("cannot release the target: %v", err)
+	}
+	return nil
+}
+
+func (s *Session) initialLog(path string) experiment.Log {
+	var uts unix.Utsname
+	_ = unix.Uname(&uts)
+	host, _ := os.Hostname()
+	cwd, _ := os.Getwd()
+	var si unix.Sysinfo_t
+	_ = unix.Sysinfo(&si)
+	return experiment.Log{
+		FormatVersion:    experiment.FormatVersion,
+		CollectorVersion: version.Version,
+		Host:             host,
+		OS:               unix.ByteSliceToString(uts.Sysname[:]) + " " + unix.ByteSliceToString(uts.Release[:]),
+		Arch:             unix.ByteSliceToString(uts.Machine[:]),
+		CPUs:             runtime.NumCPU(),
+		PageSize:         os.Getpagesize(),
+		WordSize:         64,
+		ClockHz:          cpuMHz() * 1_000_000,
+		MemoryBytes:      int64(si.Totalram) * int64(si.Unit),
+		Command:          append([]string{}, s.spec.Target...),
+		Cwd:              cwd,
+		Pid:              uint32(s.pid),
+		StartTime:        time.Now().UnixNano(),
+		StartPerfNS:      s.startNS,
+		KernelStacks:     s.kernel,
+		Settings:         s.spec.Settings(),
+	}
+}
+
+// cpuMHz reads the first CPU's clock from /proc/cpuinfo; 0 when unknown.
+func cpuMHz() int64 {
+	data, _ := os.ReadFile("/proc/cpuinfo")
+	for _, line := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "cpu MHz" {
+			f, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return int64(f)
+		}
+	}
+	return 0
+}
+
+// forward passes a stop signal on to the target. A SIGINT from the terminal reaches the whole foreground
+// process group, the target included, so it is forwarded only when er is not in the terminal's foreground
+// group (someone sent it to er alone).
+func (s *Session) forward(sig syscall.Signal) {
+	if sig == syscall.SIGINT {
+		if fg, err := unix.IoctlGetInt(0, unix.TIOCGPGRP); err == nil && fg == unix.Getpgrp() {
+			return
+		}
+	}
+	_ = s.cmd.Process.Signal(sig)
+}
+
+func (s *Session) rel(t uint64) int64 { return int64(t) - s.startNS }
+
+// addMapping records an executable mapping and keeps the per-process live set used to copy mappings on fork.
+func (s *Session) addMapping(m experiment.Mapping) {
+	s.w.AddMapping(m)
+	live := s.live[m.Pid][:0]
+	for _, old := range s.live[m.Pid] {
+		if old.End <= m.Start || old.Start >= m.End {
+			live = append(live, old)
+		}
+	}
+	s.live[m.Pid] = append(live, m)
+	s.usedPaths[m.Path] = true
+}
+
+func (s *Session) processGone(pid uint32, t int64) {
+	s.w.ProcessExit(pid, t)
+	delete(s.live, pid)
+}
+
+// drain moves every record from the ring buffers into the experiment.
+func (s *Session) drain() {
+	if s.events == nil {
+		return
+	}
+	err := s.events.Drain(func(r perfevent.Record) {
+		switch r := r.(type) {
+		case *perfevent.Sample:
+			s.sample(r)
+		case *perfevent.Mmap2:
+			if !r.Executable {
+				return
+			}
+			s.addMapping(experiment.Mapping{Pid: r.Pid, Start: r.Addr, End: r.Addr + r.Len, Offset: r.Pgoff,
+				Path: r.Filename, BuildID: fmt.Sprintf("%x", r.BuildID), LoadTime: s.rel(r.Time), UnloadTime: -1})
+		case *perfevent.Fork:
+			if r.Pid == r.Ppid { // a new thread
+				return
+			}
+			t := s.rel(r.Time)
+			s.procs[r.Pid] = true
+			for _, m := range s.live[r.Ppid] {
+				m.Pid, m.LoadTime, m.UnloadTime = r.Pid, t, -1
+				s.addMapping(m)
+			}
+		case *perfevent.Comm:
+			if r.Exec {
+				s.processGone(r.Pid, s.rel(r.Time))
+			}
+		case *perfevent.Exit:
+			if r.Pid == r.Tid {
+				s.processGone(r.Pid, s.rel(r.Time))
+				delete(s.procs, r.Pid)
+			}
+		case *perfevent.Lost:
+			s.lost += int64(r.Lost)
+		case *perfevent.Throttle:
+			if !r.Unthrottle {
+				s.throttled++
+			}
+		}
+	})
+	if err != nil {
+		s.w.Event(experiment.Event{Time: s.rel(uint64(monotonicNS())), Kind: "error", Text: "reading perf events: " + err.Error()})
+	}
+	if s.recording && s.spec.SizeLimitMB > 0 && s.w.Size() >= s.spec.SizeLimitMB<<20 {
+		s.stopRecording("limit", fmt.Sprintf("size limit of %d MB reached; data recording stopped, the target runs on", s.spec.SizeLimitMB))
+	}
+	if err := s.w.Flush(); err != nil {
+		fmt.Fprintf(s.stderr, "er collect: writing %s: %v\n", s.dir, err)
+	}
+}
+
+func (s *Session) sample(r *perfevent.Sample) {
+	if !s.recording {
+		return
+	}
+	k, u := perfevent.SplitCallchain(r.Callchain)
+	frames := make(experiment.Stack, 0, len(k)+len(u)+1)
+	frames = append(frames, k...)
+	frames = append(frames, u...)
+	if len(frames) == 0 {
+		frames = append(frames, r.IP)
+	}
+	if len(k) > 0 || r.IP >= experiment.KernelBase {
+		s.sawKernel = true
+	}
+	id, err := s.w.Stack(frames)
+	if err != nil {
+		return
+	}
+	mode := experiment.ModeUser
+	if r.Kernel() {
+		mode = experiment.ModeKernel
+	}
+	if err := s.w.Clock(experiment.ClockSample{Time: s.rel(r.Time), Pid: r.Pid, Tid: r.Tid, CPU: r.CPU, Mode: mode,
+		Period: int64(r.Period), Stack: id}); err == nil {
+		s.samples++
+	}
+}
+
+func (s *Session) stopRecording(kind, text string) {
+	if !s.recording {
+		return
+	}
+	if s.events != nil {
+		_ = s.events.Disable()
+	}
+	s.drain()
+	s.recording = false
+	s.w.Event(experiment.Event{Time: s.rel(uint64(monotonicNS())), Kind: kind, Text: text})
+	fmt.Fprintf(s.stderr, "er collect: %s\n", text)
+}
+
+// samplePoint records the usage of every live process of the target.
+func (s *Session) samplePoint(label string) {
+	s.sampleNo++
+	now := s.rel(uint64(monotonicNS()))
+	for pid := range s.procs {
+		u, err := readUsage(int(pid))
+		if err != nil {
+			continue
+		}
+		s.writeOverview(now, pid, label, u)
+	}
+}
+
+func (s *Session) writeOverview(t int64, pid uint32, label string, u procUsage) {
+	_ = s.w.Overview(experiment.OverviewSample{Time: t, Pid: pid, Sample: s.sampleNo, UserNS: u.userNS,
+		SystemNS: u.systemNS, MinFlt: u.minFlt, MajFlt: u.majFlt, VolCtxSw: u.volCS, InvolCtxSw: u.involCS,
+		RSSBytes: u.rssBytes, NumThreads: u.threads, Label: label})
+}
+
+// finish drains the last records, records the exit, writes the archives and closes the experiment.
+func (s *Session) finish(waitErr error) error {
+	end := s.rel(uint64(monotonicNS()))
+	s.drain()
+	if s.events != nil {
+		_ = s.events.Close()
+	}
+	st := s.cmd.ProcessState
+	code, sig := 0, 0
+	if st != nil {
+		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			sig = int(ws.Signal())
+			code = 128 + sig
+		} else {
+			code = st.ExitCode()
+		}
+		if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
+			s.sampleNo++
+			s.writeOverview(end, uint32(s.pid), "end", procUsage{
+				userNS: ru.Utime.Nano(), systemNS: ru.Stime.Nano(), minFlt: ru.Minflt, majFlt: ru.Majflt,
+				volCS: ru.Nvcsw, involCS: ru.Nivcsw, rssBytes: ru.Maxrss * 1024})
+		}
+	} else if waitErr != nil {
+		s.w.Event(experiment.Event{Time: end, Kind: "error", Text: "waiting for the target: " + waitErr.Error()})
+	}
+	text := fmt.Sprintf("exit status %d", code)
+	if sig != 0 {
+		text = fmt.Sprintf("killed by signal %d (%s)", sig, unix.SignalName(syscall.Signal(sig)))
+	}
+	s.w.Event(experiment.Event{Time: end, Kind: "exit", Pid: uint32(s.pid), Text: text})
+	if s.lost > 0 {
+		s.w.Event(experiment.Event{Time: end, Kind: "warning", Text: fmt.Sprintf("%d samples lost: the ring buffer overflowed", s.lost)})
+	}
+	if s.throttled > 0 {
+		s.w.Event(experiment.Event{Time: end, Kind: "warning", Text: fmt.Sprintf("the kernel throttled sampling %d times (perf_event_max_sample_rate)", s.throttled)})
+	}
+	s.w.UpdateLog(func(l *experiment.Log) {
+		l.EndTime, l.ExitStatus, l.ExitSignal, l.Exited = end, code, sig, st != nil
+	})
+	_ = s.w.Flush()
+	s.writeArchives()
+	if err := s.w.Close(); err != nil {
+		return fmt.Errorf("writing %s: %v", s.dir, err)
+	}
+	if code != 0 {
+		return &ExitError{Code: code}
+	}
+	return nil
+}
+
+// writeArchives records each load object's symbols so that names survive a rebuilt or deleted binary.
+func (s *Session) writeArchives() {
+	for path := range s.usedPaths {
+		var a *experiment.Archive
+		var err error
+		switch {
+		case path == "[vdso]":
+			a, err = archive.VDSO()
+		case strings.HasPrefix(path, "/"):
+			a, err = archive.Build(path)
+		default:
+			continue
+		}
+		if err != nil {
+			s.w.Event(experiment.Event{Kind: "warning", Text: fmt.Sprintf("cannot archive %s: %v", path, err)})
+			continue
+		}
+		if err := experiment.WriteArchive(s.dir, a); err != nil {
+			s.w.Event(experiment.Event{Kind: "warning", Text: fmt.Sprintf("cannot archive %s: %v", path, err)})
+		}
+	}
+	if s.sawKernel {
+		a, err := archive.Kernel()
+		if a != nil {
+			if werr := experiment.WriteArchive(s.dir, a); werr != nil && err == nil {
+				err = werr
+			}
+		}
+		if err != nil {
+			s.w.Event(experiment.Event{Kind: "warning", Text: "kernel symbols: " + err.Error()})
+		}
+	}
+}

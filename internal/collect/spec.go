@@ -1,0 +1,238 @@
+// Package collect holds what `er collect` records: a pure Spec parsed from the command line, and a live Session.
+package collect
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"er/internal/experiment"
+)
+
+// Clock-profiling intervals of the -p keywords. Like the Oracle collector's 10.007 ms they are slightly off
+// round numbers, so that sampling does not alias with the kernel's periodic tick (250 Hz or 1000 Hz here)
+// or with a target's own timers.
+const (
+	IntervalOn = 10007 * time.Microsecond  // -p on, the default
+	IntervalHi = 1009 * time.Microsecond   // -p hi
+	IntervalLo = 100003 * time.Microsecond // -p lo
+
+	// MinInterval and MaxInterval bound an explicit -p value.
+	MinInterval = 100 * time.Microsecond
+	MaxInterval = 1 * time.Second
+)
+
+// Spec is what to collect and how: everything `er collect` was asked for, with no live state.
+type Spec struct {
+	Clock        bool          // clock profiling enabled (-p)
+	Interval     time.Duration // clock-profiling interval
+	ClockArg     string        // -p as given ("on", "hi", "0.5", ...)
+	Output       string        // -o: experiment name (must end in .er); "" picks test.N.er
+	Dir          string        // -d: directory for the experiment; "" is the current directory
+	Comments     []string      // -C, in order
+	Duration     time.Duration // -t: stop recording after this long; 0 = until exit
+	SizeLimitMB  int64         // -L: stop recording at this size; 0 = no limit
+	SamplePeriod time.Duration // -S: periodic sample points; 0 = off
+	DryRun       bool          // -n
+	Version      bool          // -V
+	Target       []string      // the program and its arguments
+}
+
+// ErrUsage marks a command line that cannot be parsed; the message says what is wrong.
+var ErrUsage = errors.New("usage")
+
+func usageErr(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrUsage}, args...)...)
+}
+
+// DefaultSpec is what `er collect prog` does with no options.
+func DefaultSpec() Spec {
+	return Spec{Clock: true, Interval: IntervalOn, ClockArg: "on", SamplePeriod: time.Second}
+}
+
+// Parse reads er collect's options up to the target program. Options end at the first argument that does
+// not start with '-' or after "--".
+func Parse(args []string) (Spec, error) {
+	s := DefaultSpec()
+	i := 0
+	next := func(opt string) (string, error) {
+		if i+1 >= len(args) {
+			return "", usageErr("option %s needs a value", opt)
+		}
+		i++
+		return args[i], nil
+	}
+	for ; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			i++
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			break
+		}
+		var v string
+		var err error
+		switch a {
+		case "-n":
+			s.DryRun = true
+			continue
+		case "-V", "--version":
+			s.Version = true
+			continue
+		case "-p", "-o", "-d", "-C", "-t", "-L", "-S":
+			if v, err = next(a); err != nil {
+				return s, err
+			}
+		default:
+			return s, usageErr("unknown option %q (run `er collect` with no arguments for the list)", a)
+		}
+		switch a {
+		case "-p":
+			err = s.setClock(v)
+		case "-o":
+			if !strings.HasSuffix(v, ".er") || len(v) <= 3 || strings.HasSuffix(v, "/.er") {
+				err = usageErr("-o %q: an experiment name must end in .er, such as test.1.er", v)
+			}
+			s.Output = v
+		case "-d":
+			s.Dir = v
+		case "-C":
+			if len(s.Comments) >= 10 {
+				err = usageErr("-C: at most 10 comments")
+			}
+			s.Comments = append(s.Comments, v)
+		case "-t":
+			s.Duration, err = parseSeconds("-t", v)
+		case "-L":
+			s.SizeLimitMB, err = parseSizeLimit(v)
+		case "-S":
+			err = s.setSamples(v)
+		}
+		if err != nil {
+			return s, err
+		}
+	}
+	s.Target = args[i:]
+	return s, nil
+}
+
+func (s *Spec) setClock(v string) error {
+	s.ClockArg = v
+	s.Clock = true
+	switch v {
+	case "off":
+		s.Clock = false
+		return nil
+	case "on":
+		s.Interval = IntervalOn
+		return nil
+	case "hi", "high":
+		s.Interval = IntervalHi
+		return nil
+	case "lo", "low":
+		s.Interval = IntervalLo
+		return nil
+	}
+	d, err := ParseInterval(v)
+	if err != nil {
+		return err
+	}
+	s.Interval = d
+	return nil
+}
+
+// ParseInterval reads an explicit clock-profiling interval: milliseconds ("10", "0.5", "10ms") or
+// microseconds with a "u" or "us" suffix ("500u", "500us"). It must lie within [MinInterval, MaxInterval].
+func ParseInterval(v string) (time.Duration, error) {
+	num, unit := v, time.Millisecond
+	switch {
+	case strings.HasSuffix(v, "ms"):
+		num = strings.TrimSuffix(v, "ms")
+	case strings.HasSuffix(v, "us"):
+		num, unit = strings.TrimSuffix(v, "us"), time.Microsecond
+	case strings.HasSuffix(v, "u"):
+		num, unit = strings.TrimSuffix(v, "u"), time.Microsecond
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, usageErr("-p %q: expected on, off, lo, hi, or an interval in milliseconds (10, 0.5) or microseconds (500u)", v)
+	}
+	d := time.Duration(f * float64(unit))
+	if d < MinInterval || d > MaxInterval {
+		return 0, usageErr("-p %q: the interval must be between %v and %v", v, MinInterval, MaxInterval)
+	}
+	return d, nil
+}
+
+func (s *Spec) setSamples(v string) error {
+	switch v {
+	case "off":
+		s.SamplePeriod = 0
+		return nil
+	case "on":
+		s.SamplePeriod = time.Second
+		return nil
+	}
+	d, err := parseSeconds("-S", v)
+	if err != nil {
+		return err
+	}
+	s.SamplePeriod = d
+	return nil
+}
+
+// parseSeconds reads a duration in seconds ("2", "0.5", "2s") or minutes ("3m").
+func parseSeconds(opt, v string) (time.Duration, error) {
+	num, unit := v, time.Second
+	switch {
+	case strings.HasSuffix(v, "s"):
+		num = strings.TrimSuffix(v, "s")
+	case strings.HasSuffix(v, "m"):
+		num, unit = strings.TrimSuffix(v, "m"), time.Minute
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil || f <= 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, usageErr("%s %q: expected a positive number of seconds (2, 0.5, 2s) or minutes (3m)", opt, v)
+	}
+	return time.Duration(f * float64(unit)), nil
+}
+
+func parseSizeLimit(v string) (int64, error) {
+	switch v {
+	case "unlimited", "none", "0":
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, usageErr("-L %q: expected a size in megabytes, or unlimited", v)
+	}
+	return n, nil
+}
+
+// Settings lists the spec as log.xml records it.
+func (s Spec) Settings() []experiment.Setting {
+	var out []experiment.Setting
+	if s.Clock {
+		out = append(out,
+			experiment.Setting{"clock_profiling", s.ClockArg},
+			experiment.Setting{"clock_interval_ns", strconv.FormatInt(s.Interval.Nanoseconds(), 10)})
+	} else {
+		out = append(out, experiment.Setting{"clock_profiling", "off"})
+	}
+	if s.SamplePeriod > 0 {
+		out = append(out, experiment.Setting{"sample_period_ns", strconv.FormatInt(s.SamplePeriod.Nanoseconds(), 10)})
+	} else {
+		out = append(out, experiment.Setting{"sample_period_ns", "0"})
+	}
+	if s.Duration > 0 {
+		out = append(out, experiment.Setting{"duration_limit_ns", strconv.FormatInt(s.Duration.Nanoseconds(), 10)})
+	}
+	if s.SizeLimitMB > 0 {
+		out = append(out, experiment.Setting{"size_limit_mb", strconv.FormatInt(s.SizeLimitMB, 10)})
+	}
+	return out
+}

@@ -1,0 +1,63 @@
+package collect
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		args []string
+		want Spec
+	}{
+		{[]string{"./a.out", "-x"}, Spec{Clock: true, Interval: IntervalOn, ClockArg: "on", SamplePeriod: time.Second, Target: []string{"./a.out", "-x"}}},
+		{[]string{"-p", "hi", "-o", "x.er", "-d", "/tmp", "-C", "one", "-C", "two", "-t", "2", "-L", "5", "-S", "off", "prog"},
+			Spec{Clock: true, Interval: IntervalHi, ClockArg: "hi", Output: "x.er", Dir: "/tmp", Comments: []string{"one", "two"},
+				Duration: 2 * time.Second, SizeLimitMB: 5, Target: []string{"prog"}}},
+		{[]string{"-p", "500u", "-S", "0.5", "--", "-prog"}, Spec{Clock: true, Interval: 500 * time.Microsecond, ClockArg: "500u", SamplePeriod: 500 * time.Millisecond, Target: []string{"-prog"}}},
+		{[]string{"-p", "2.5", "-t", "1m", "p"}, Spec{Clock: true, Interval: 2500 * time.Microsecond, ClockArg: "2.5", SamplePeriod: time.Second, Duration: time.Minute, Target: []string{"p"}}},
+		{[]string{"-p", "lo", "-n", "p"}, Spec{Clock: true, Interval: IntervalLo, ClockArg: "lo", SamplePeriod: time.Second, DryRun: true, Target: []string{"p"}}},
+		{[]string{"-p", "off", "p"}, Spec{Clock: false, Interval: IntervalOn, ClockArg: "off", SamplePeriod: time.Second, Target: []string{"p"}}},
+		{[]string{"-V"}, Spec{Clock: true, Interval: IntervalOn, ClockArg: "on", SamplePeriod: time.Second, Version: true, Target: []string{}}},
+	}
+	for _, tt := range tests {
+		got, err := Parse(tt.args)
+		if err != nil {
+			t.Errorf("Parse(%q): %v", tt.args, err)
+			continue
+		}
+		if d := cmp.Diff(tt.want, got); d != "" {
+			t.Errorf("Parse(%q) (-want +got):\n%s", tt.args, d)
+		}
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"-p"}, {"-p", "fast", "x"}, {"-p", "0.01", "x"}, {"-p", "5000", "x"}, {"-o", "name", "x"}, {"-o", ".er", "x"},
+		{"-t", "-1", "x"}, {"-t", "soon", "x"}, {"-L", "big", "x"}, {"-S", "never", "x"}, {"-Q", "x"},
+	} {
+		if _, err := Parse(args); !errors.Is(err, ErrUsage) {
+			t.Errorf("Parse(%q) = %v, want a usage error", args, err)
+		}
+	}
+}
+
+func TestSettings(t *testing.T) {
+	s, err := Parse([]string{"-p", "hi", "-t", "3", "-L", "10", "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, st := range s.Settings() {
+		got[st.Name] = st.Value
+	}
+	want := map[string]string{"clock_profiling": "hi", "clock_interval_ns": "1009000", "sample_period_ns": "1000000000",
+		"duration_limit_ns": "3000000000", "size_limit_mb": "10"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("Settings (-want +got):\n%s", d)
+	}
+}

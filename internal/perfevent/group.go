@@ -1,0 +1,216 @@
+package perfevent
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Group is one event opened on every online CPU for a task, with a ring buffer per CPU.
+//
+// Wait and Drain are meant to be called from one goroutine (the reader);
+// Close may be called from any goroutine, and makes a blocked Wait return ErrClosed.
+type Group struct {
+	mu     sync.RWMutex // held for reading while fds or rings are in use; for writing by Close
+	drain  sync.Mutex   // serializes Drain (the decoder and rings' scratch are not shared)
+	closed atomic.Bool
+
+	fds   []int
+	rings []*ring
+	wake  int // eventfd that Close signals to interrupt Wait
+	dec   *Decoder
+	cpus  []int
+	pfds  []unix.PollFd
+}
+
+// OpenTask opens the event described by o for task pid on every online CPU, with inherit so that threads and processes
+// the task creates later are counted too, and maps each CPU's ring buffer.
+// An inherited per-task event cannot be mmapped when it follows the task
+// across CPUs (cpu = -1), hence one event per CPU.
+//
+// Every event has sample_id_all, mmap2, comm (with exec), task (fork and exit)
+// and a CLOCK_MONOTONIC timestamp, and samples IP, TID, TIME, CPU, PERIOD and
+// IDENTIFIER, plus CALLCHAIN, REGS_USER and STACK_USER as o asks.
+// A pid of 0 means the calling OS thread (see runtime.LockOSThread), not the
+// whole Go process. A failure of perf_event_open is an *OpenError.
+func OpenTask(pid int, o Options) (*Group, error) {
+	pages, err := o.ringPages()
+	if err != nil {
+		return nil, err
+	}
+	attr, err := o.attr(pages * unix.Getpagesize())
+	if err != nil {
+		return nil, err
+	}
+	dec, err := NewDecoder(attr.Sample_type, attr.Sample_regs_user, true)
+	if err != nil {
+		return nil, err
+	}
+	cpus, err := OnlineCPUs()
+	if err != nil {
+		return nil, fmt.Errorf("perfevent: %w", err)
+	}
+	g := &Group{dec: dec, cpus: cpus, wake: -1}
+	g.wake, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
+		return nil, fmt.Errorf("perfevent: eventfd: %w", err)
+	}
+	for _, cpu := range cpus {
+		fd, err := openEvent(attr, &o, pid, cpu)
+		if err != nil {
+			g.Close()
+			return nil, err
+		}
+		g.fds = append(g.fds, fd)
+		r, err := mapRing(fd, cpu, pages)
+		if err != nil {
+			g.Close()
+			return nil, err
+		}
+		g.rings = append(g.rings, r)
+		g.pfds = append(g.pfds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
+	}
+	g.pfds = append(g.pfds, unix.PollFd{Fd: int32(g.wake), Events: unix.POLLIN})
+	return g, nil
+}
+
+// CPUs returns the CPUs the group's events are open on, in ring order.
+func (g *Group) CPUs() []int { return g.cpus }
+
+// ioctl applies a PERF_EVENT_IOC_* request to every event (and, through
+// inheritance, to their children).
+func (g *Group) ioctl(req uint, name string) error {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if g.closed.Load() {
+		return ErrClosed
+	}
+	for i, fd := range g.fds {
+		if err := unix.IoctlSetInt(fd, req, 0); err != nil {
+			return fmt.Errorf("perfevent: %s event on cpu %d: %w", name, g.cpus[i], err)
+		}
+	}
+	return nil
+}
+
+// Enable starts counting and sampling.
+func (g *Group) Enable() error { return g.ioctl(unix.PERF_EVENT_IOC_ENABLE, "enable") }
+
+// Disable stops counting and sampling; records already written stay readable.
+func (g *Group) Disable() error { return g.ioctl(unix.PERF_EVENT_IOC_DISABLE, "disable") }
+
+// Close interrupts a blocked Wait, then unmaps the rings and closes the events.
+// Unread records are lost. Close is safe to call more than once and from any
+// goroutine, but not from within a Drain callback (it waits for Drain to return).
+func (g *Group) Close() error {
+	if g.closed.Swap(true) {
+		return nil
+	}
+	if g.wake >= 0 {
+		var one [8]byte
+		one[0] = 1
+		unix.Write(g.wake, one[:])
+	}
+	g.mu.Lock() // wait for Wait, Drain and ioctls to leave
+	defer g.mu.Unlock()
+	var errs []error
+	for _, r := range g.rings {
+		if err := r.unmap(); err != nil {
+			errs = append(errs, fmt.Errorf("perfevent: cpu %d: munmap: %w", r.cpu, err))
+		}
+	}
+	for _, fd := range g.fds {
+		if err := unix.Close(fd); err != nil {
+			errs = append(errs, fmt.Errorf("perfevent: close: %w", err))
+		}
+	}
+	if g.wake >= 0 {
+		unix.Close(g.wake)
+	}
+	g.rings, g.fds = nil, nil
+	return errors.Join(errs...)
+}
+
+// Wait blocks until some ring has data to read, the timeout passes, or
+// Close is called. It returns nil on data or timeout (then Drain), ErrClosed
+// after Close, and ErrTaskExited once the task and all the threads and
+// processes it created have exited (then Drain a last time and stop).
+// A negative timeout waits without limit.
+func (g *Group) Wait(timeout time.Duration) error {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if g.closed.Load() {
+		return ErrClosed
+	}
+	ms := -1
+	if timeout >= 0 {
+		ms = int((timeout + time.Millisecond - 1) / time.Millisecond)
+	}
+	pfds := make([]unix.PollFd, len(g.pfds))
+	copy(pfds, g.pfds)
+	n, err := unix.Poll(pfds, ms)
+	if err == unix.EINTR {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("perfevent: poll: %w", err)
+	}
+	if g.closed.Load() {
+		return ErrClosed
+	}
+	if n == 0 {
+		return nil
+	}
+	hup := 0
+	for _, p := range pfds[:len(g.fds)] {
+		if p.Revents&unix.POLLHUP != 0 {
+			hup++
+		}
+	}
+	if hup == len(g.fds) && hup > 0 {
+		return ErrTaskExited
+	}
+	return nil
+}
+
+// Pending returns the number of unread bytes in all rings.
+func (g *Group) Pending() uint64 {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	var n uint64
+	for _, r := range g.rings {
+		n += r.pending()
+	}
+	return n
+}
+
+// Drain reads every complete record from every ring, calls fn for each, and
+// then frees their space in the ring. Records come in order within one CPU's
+// ring, not across rings: sort by time if order matters.
+//
+// The Record passed to fn, and every slice in it (Callchain, Regs, Stack,
+// BuildID), are only valid during fn: they are reused or point into the ring.
+// Copy what you keep.
+//
+// A malformed record is skipped and reported in the returned error, which
+// names the CPU ring and offset; the other records are still delivered.
+func (g *Group) Drain(fn func(Record)) error {
+	g.drain.Lock()
+	defer g.drain.Unlock()
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if g.closed.Load() {
+		return ErrClosed
+	}
+	var errs []error
+	for _, r := range g.rings {
+		if err := r.drain(g.dec, fn); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

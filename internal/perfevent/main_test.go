@@ -1,0 +1,173 @@
+package perfevent
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// childEnv, when set, makes the test binary act as a helper process (see TestMain).
+const childEnv = "PERFEVENT_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(childEnv) {
+	case "":
+	case "open-kernel":
+		// Run by TestPermissionDenied as an unprivileged user.
+		o := TaskClock(1e6)
+		o.KernelCallchain = true
+		g, err := OpenTask(0, o)
+		if err == nil {
+			g.Close()
+			fmt.Println("opened")
+			os.Exit(0)
+		}
+		fmt.Printf("is-permission=%v\n%v\n", errors.Is(err, ErrPermission), err)
+		os.Exit(0)
+	default:
+		fmt.Fprintf(os.Stderr, "unknown %s\n", childEnv)
+		os.Exit(2)
+	}
+	code := m.Run()
+	if spinDir != "" {
+		os.RemoveAll(spinDir)
+	}
+	os.Exit(code)
+}
+
+var (
+	spinOnce sync.Once
+	spinDir  string
+	spinPath string
+	spinErr  error
+)
+
+// spinBinary builds testdata/spin.c once, skipping the test when gcc is missing.
+func spinBinary(t *testing.T) string {
+	t.Helper()
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("gcc is not installed: cannot build testdata/spin.c, the test target")
+	}
+	spinOnce.Do(func() {
+		spinDir, spinErr = os.MkdirTemp("", "perfevent-test")
+		if spinErr != nil {
+			return
+		}
+		spinPath = filepath.Join(spinDir, "spin")
+		out, err := exec.Command(gcc, "-O1", "-pthread", "-o", spinPath, "testdata/spin.c").CombinedOutput()
+		if err != nil {
+			spinErr = fmt.Errorf("gcc: %v\n%s", err, out)
+		}
+	})
+	if spinErr != nil {
+		t.Fatal(spinErr)
+	}
+	return spinPath
+}
+
+// profile is what profiling one run of a command gave.
+type profile struct {
+	pid        int
+	samples    []Sample // copies, with their own slices
+	mmaps      []Mmap2
+	comms      []Comm
+	forks      []Fork
+	exits      []Exit
+	lost       uint64
+	throttled  int
+	cpuNS      int64 // the process's user+system time, with its waited-for children
+	start, end uint64
+}
+
+// monotonic returns CLOCK_MONOTONIC in nanoseconds, the clock of sample times.
+func monotonic(t *testing.T) uint64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		t.Fatal(err)
+	}
+	return uint64(ts.Nano())
+}
+
+// runProfiled starts argv stopped, profiles it with o until it and all its
+// descendants exit, and returns everything recorded.
+func runProfiled(t *testing.T, o Options, argv ...string) *profile {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stderr = os.Stderr
+	p := &profile{start: monotonic(t)}
+	if err := StartStopped(cmd); err != nil {
+		t.Fatal(err)
+	}
+	p.pid = cmd.Process.Pid
+	g, err := OpenTask(p.pid, o)
+	if err != nil {
+		cmd.Process.Kill()
+		Detach(p.pid)
+		cmd.Wait()
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if err := Detach(p.pid); err != nil {
+		t.Fatal(err)
+	}
+	collect := func(r Record) {
+		switch v := r.(type) {
+		case *Sample:
+			s := *v
+			s.Callchain = slices.Clone(v.Callchain)
+			s.Regs = slices.Clone(v.Regs)
+			s.Stack = slices.Clone(v.Stack)
+			p.samples = append(p.samples, s)
+		case *Mmap2:
+			m := *v
+			m.BuildID = slices.Clone(v.BuildID)
+			p.mmaps = append(p.mmaps, m)
+		case *Comm:
+			p.comms = append(p.comms, *v)
+		case *Fork:
+			p.forks = append(p.forks, *v)
+		case *Exit:
+			p.exits = append(p.exits, *v)
+		case *Lost:
+			p.lost += v.Lost
+		case *Throttle:
+			p.throttled++
+		}
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		werr := g.Wait(100 * time.Millisecond)
+		if err := g.Drain(collect); err != nil {
+			t.Error(err)
+		}
+		if werr == ErrTaskExited {
+			break
+		}
+		if werr != nil {
+			t.Fatal(werr)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Wait never reported that the task exited")
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%v: %v", argv, err)
+	}
+	p.end = monotonic(t)
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	p.cpuNS = ru.Utime.Nano() + ru.Stime.Nano()
+	if p.lost != 0 || p.throttled != 0 {
+		t.Logf("%d records lost, %d throttle records", p.lost, p.throttled)
+	}
+	return p
+}

@@ -1,0 +1,78 @@
+package perfevent
+
+import (
+	"math"
+
+	"golang.org/x/sys/unix"
+)
+
+// Capabilities says what perf events can do on this machine, for this user.
+type Capabilities struct {
+	Paranoid         int    // kernel.perf_event_paranoid (see Paranoid); 99 when unreadable
+	ClockProfiling   bool   // the task clock can be sampled (user mode at least)
+	ClockError       string // why not, when ClockProfiling is false
+	KernelStacks     bool   // samples may include kernel mode and kernel call chains
+	HardwareCounters bool   // a hardware PMU is usable (the cycles counter opens)
+	HardwareError    string // why not, when HardwareCounters is false
+	MaxSampleRate    int    // kernel.perf_event_max_sample_rate, samples per second per CPU
+	MaxStack         int    // kernel.perf_event_max_stack, frames in a call chain
+	// MinPeriodNS is the shortest clock period worth asking for: the kernel
+	// raises clock periods below 10 µs to 10 µs, and throttles sampling above
+	// MaxSampleRate.
+	MinPeriodNS uint64
+	MaxPeriodNS uint64 // the longest period the kernel accepts
+	NumCPU      int    // online CPUs
+}
+
+// Probe reports what this machine supports, opening (and closing at once)
+// test events on the calling process.
+func Probe() Capabilities {
+	c := Capabilities{Paranoid: 99, MaxPeriodNS: math.MaxInt64}
+	if p, err := Paranoid(); err == nil {
+		c.Paranoid = p
+	}
+	c.MaxSampleRate, _ = readIntFile(maxSampleRatePath)
+	c.MaxStack, _ = readIntFile(maxStackPath)
+	c.MinPeriodNS = 10000
+	if c.MaxSampleRate > 0 {
+		c.MinPeriodNS = max(c.MinPeriodNS, uint64(1e9/c.MaxSampleRate))
+	}
+	if cpus, err := OnlineCPUs(); err == nil {
+		c.NumCPU = len(cpus)
+	}
+
+	user := TaskClock(10e6)
+	user.ExcludeKernel = true
+	if err := tryOpen(user); err != nil {
+		c.ClockError = err.Error()
+	} else {
+		c.ClockProfiling = true
+	}
+	kernel := TaskClock(10e6)
+	kernel.KernelCallchain = true
+	c.KernelStacks = tryOpen(kernel) == nil
+
+	hw := HardwareCounter(unix.PERF_COUNT_HW_CPU_CYCLES, 1e6)
+	hw.ExcludeKernel = true
+	if err := tryOpen(hw); err != nil {
+		c.HardwareError = err.Error()
+	} else {
+		c.HardwareCounters = true
+	}
+	return c
+}
+
+// tryOpen opens o, disabled, on the calling process and any CPU, and closes it.
+func tryOpen(o Options) error {
+	o.Disabled = true
+	attr, err := o.attr(4096)
+	if err != nil {
+		return err
+	}
+	fd, err := openEvent(attr, &o, 0, -1)
+	if err != nil {
+		return err
+	}
+	unix.Close(fd)
+	return nil
+}

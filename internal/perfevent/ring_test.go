@@ -1,0 +1,188 @@
+package perfevent
+
+import (
+	"strings"
+	"sync/atomic"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+const fakePage = 4096
+
+// fakeRing is a ring over ordinary memory that the test writes as the kernel would.
+type fakeRing struct {
+	*ring
+	head uint64
+}
+
+func newFakeRing(t testing.TB, dataSize int) *fakeRing {
+	t.Helper()
+	words := make([]uint64, (fakePage+dataSize)/8) // 8-byte aligned
+	mem := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*8)
+	meta := (*unix.PerfEventMmapPage)(unsafe.Pointer(&mem[0]))
+	meta.Data_offset, meta.Data_size = fakePage, uint64(dataSize)
+	r, err := newRing(3, mem, fakePage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fakeRing{ring: r}
+}
+
+// write appends rec at head, wrapping around the end, and publishes the new head.
+func (f *fakeRing) write(rec []byte) {
+	size := uint64(len(f.data))
+	for i, c := range rec {
+		f.data[(f.head+uint64(i))&(size-1)] = c
+	}
+	f.head += uint64(len(rec))
+	atomic.StoreUint64(&f.meta.Data_head, f.head)
+}
+
+func TestRingWrapAround(t *testing.T) {
+	d := mustDecoder(t, testSampleType, testRegsMask)
+	f := newFakeRing(t, 256)
+	rec := testSample() // 152 bytes: the second copy wraps around the 256-byte end
+	if len(rec) <= 128 || len(rec) >= 256 {
+		t.Fatalf("test sample is %d bytes; want it between 128 and 256", len(rec))
+	}
+	var pids []uint32
+	var stacks []string
+	collect := func(r Record) {
+		s := r.(*Sample)
+		pids = append(pids, s.Pid)
+		stacks = append(stacks, string(s.Stack))
+		if len(s.Callchain) != 3 || s.Callchain[2] != 0x401234 {
+			t.Errorf("callchain %#x", s.Callchain)
+		}
+	}
+	for round := range 5 {
+		f.write(rec)
+		if err := f.drain(d, collect); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if tail := atomic.LoadUint64(&f.meta.Data_tail); tail != f.head {
+			t.Fatalf("round %d: data_tail %d, want %d", round, tail, f.head)
+		}
+		if f.pending() != 0 {
+			t.Fatalf("round %d: %d bytes pending after drain", round, f.pending())
+		}
+	}
+	if len(pids) != 5 {
+		t.Fatalf("decoded %d samples, want 5", len(pids))
+	}
+	for i := range pids {
+		if pids[i] != 10 || stacks[i] != "0123456789abcdef" {
+			t.Errorf("sample %d: pid %d stack %q", i, pids[i], stacks[i])
+		}
+	}
+}
+
+func TestRingSeveralRecords(t *testing.T) {
+	d := mustDecoder(t, testSampleType, testRegsMask)
+	f := newFakeRing(t, 1024)
+	comm := encode(unix.PERF_RECORD_COMM, 0, append([]any{uint32(10), uint32(10), "spin"}, sampleID(10, 10, 5)...)...)
+	f.write(comm)
+	f.write(testSample())
+	f.write(comm)
+	var kinds []string
+	if err := f.drain(d, func(r Record) {
+		switch v := r.(type) {
+		case *Comm:
+			kinds = append(kinds, "comm:"+v.Comm)
+		case *Sample:
+			kinds = append(kinds, "sample")
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(kinds, " "); got != "comm:spin sample comm:spin" {
+		t.Errorf("records %q", got)
+	}
+}
+
+func TestRingBadRecords(t *testing.T) {
+	d := mustDecoder(t, testSampleType, testRegsMask)
+
+	// A malformed record is skipped; the ones after it still arrive.
+	f := newFakeRing(t, 1024)
+	bad := encode(unix.PERF_RECORD_FORK, 0, uint64(1)) // far too short for a fork
+	f.write(testSample())
+	f.write(bad)
+	f.write(testSample())
+	n := 0
+	err := f.drain(d, func(Record) { n++ })
+	if n != 2 {
+		t.Errorf("delivered %d records, want 2", n)
+	}
+	if err == nil || !strings.Contains(err.Error(), "cpu 3 ring, offset 152 (stream position 152)") ||
+		!strings.Contains(err.Error(), "fork record") {
+		t.Errorf("error %v", err)
+	}
+
+	// A header with an impossible size drops the rest and says where.
+	f = newFakeRing(t, 1024)
+	f.write(testSample())
+	zero := make([]byte, 16)
+	f.write(zero)
+	f.write(testSample())
+	n = 0
+	err = f.drain(d, func(Record) { n++ })
+	if n != 1 || err == nil || !strings.Contains(err.Error(), "offset 152") || !strings.Contains(err.Error(), "has size 0") {
+		t.Errorf("delivered %d, error %v", n, err)
+	}
+	if f.pending() != 0 {
+		t.Errorf("%d bytes pending after a corrupt header", f.pending())
+	}
+
+	// A record longer than what is published is not read.
+	f = newFakeRing(t, 1024)
+	rec := testSample()
+	f.write(rec)
+	f.head -= 8
+	atomic.StoreUint64(&f.meta.Data_head, f.head)
+	err = f.drain(d, func(Record) { t.Error("delivered a record beyond data_head") })
+	if err == nil || !strings.Contains(err.Error(), "with 144 bytes left") {
+		t.Errorf("error %v", err)
+	}
+
+	if _, err := newRing(0, make([]byte, 2*fakePage), fakePage); err != nil {
+		t.Errorf("zero data_size should mean the rest of the mapping: %v", err)
+	}
+	words := make([]uint64, 2*fakePage/8)
+	mem := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*8)
+	(*unix.PerfEventMmapPage)(unsafe.Pointer(&mem[0])).Data_size = 3000
+	if _, err := newRing(0, mem, fakePage); err == nil || !strings.Contains(err.Error(), "bad data area") {
+		t.Errorf("data_size 3000: error %v", err)
+	}
+}
+
+// BenchmarkDrain measures decoding throughput over a ring full of samples
+// with 16-frame call chains.
+func BenchmarkDrain(b *testing.B) {
+	d := mustDecoder(b, testSampleType&^(unix.PERF_SAMPLE_REGS_USER|unix.PERF_SAMPLE_STACK_USER), 0)
+	cc := []any{uint64(17), ContextUser}
+	for i := range 16 {
+		cc = append(cc, uint64(0x400000+i*16))
+	}
+	rec := encode(unix.PERF_RECORD_SAMPLE, unix.PERF_RECORD_MISC_USER, append([]any{uint64(77), uint64(0x401000),
+		uint32(10), uint32(11), uint64(123), uint32(1), uint32(0), uint64(1000000)}, cc...)...)
+	f := newFakeRing(b, 1<<20)
+	per := (1 << 20) / len(rec)
+	b.SetBytes(int64(per * len(rec)))
+	b.ReportAllocs()
+	for range per {
+		f.write(rec)
+	}
+	var sum uint64
+	for b.Loop() {
+		atomic.StoreUint64(&f.meta.Data_tail, 0) // re-read the same records
+		if err := f.drain(d, func(r Record) { sum += r.(*Sample).Period }); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if sum == 0 {
+		b.Fatal("no samples")
+	}
+}
