@@ -1,0 +1,134 @@
+// Package archive builds the archived description of load objects (symbols and segments) and looks addresses up in it.
+package archive
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"er/internal/experiment"
+	"er/internal/objfile"
+)
+
+// Paths of the kernel's files read here; variables so tests can point them elsewhere.
+var (
+	kallsymsPath    = "/proc/kallsyms"
+	kernelNotesPath = "/sys/kernel/notes"
+	selfMapsPath    = "/proc/self/maps"
+	selfMemPath     = "/proc/self/mem"
+)
+
+// Build describes the ELF load object at path: its size, modification time,
+// build id, PT_LOAD segments and symbols.
+func Build(path string) (*experiment.Archive, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("archive: %w", err)
+	}
+	f, err := objfile.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("archive: %w", err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		return nil, fmt.Errorf("archive: %w", err)
+	}
+	return &experiment.Archive{
+		Path:     path,
+		Size:     st.Size(),
+		Mtime:    st.ModTime().UnixNano(),
+		BuildID:  f.BuildID(),
+		Kind:     "elf",
+		Segments: f.Segments(),
+		Symbols:  syms,
+	}, nil
+}
+
+// Kernel describes the running kernel: its text symbols from /proc/kallsyms
+// (absolute addresses, no segments) and its build id from
+// /sys/kernel/notes when readable. When the kernel hides its addresses the
+// archive has no symbols and the error (wrapping
+// objfile.ErrNoKernelAddresses) says why; the archive is still usable.
+func Kernel() (*experiment.Archive, error) {
+	a := &experiment.Archive{Path: "[kernel]", Kind: "kernel"}
+	if notes, err := os.ReadFile(kernelNotesPath); err == nil {
+		a.BuildID = objfile.BuildIDFromNotes(notes, binary.NativeEndian, 4)
+	}
+	syms, err := objfile.Kallsyms(kallsymsPath)
+	if err != nil {
+		return a, fmt.Errorf("archive: no kernel symbols: %w", err)
+	}
+	a.Symbols = syms
+	return a, nil
+}
+
+// VDSO describes the vdso, which is the same image in every process of this
+// kernel: it reads this process's [vdso] mapping from /proc/self/mem.
+func VDSO() (*experiment.Archive, error) {
+	start, end, err := vdsoRange(selfMapsPath)
+	if err != nil {
+		return nil, err
+	}
+	mem, err := os.Open(selfMemPath)
+	if err != nil {
+		return nil, fmt.Errorf("archive: reading the vdso: %w", err)
+	}
+	defer mem.Close()
+	img := make([]byte, end-start)
+	if _, err := mem.ReadAt(img, int64(start)); err != nil {
+		return nil, fmt.Errorf("archive: reading the vdso at %#x from %s: %w", start, selfMemPath, err)
+	}
+	f, err := objfile.NewFile("[vdso]", bytes.NewReader(img))
+	if err != nil {
+		return nil, fmt.Errorf("archive: %w", err)
+	}
+	syms, err := f.Symbols()
+	if err != nil {
+		return nil, fmt.Errorf("archive: %w", err)
+	}
+	return &experiment.Archive{
+		Path:     "[vdso]",
+		Size:     int64(len(img)),
+		BuildID:  f.BuildID(),
+		Kind:     "vdso",
+		Segments: f.Segments(),
+		Symbols:  syms,
+	}, nil
+}
+
+// errNoVDSO says that the process has no [vdso] mapping.
+var errNoVDSO = errors.New("no [vdso] mapping")
+
+// vdsoRange finds the address range of the [vdso] mapping in a
+// /proc/PID/maps file.
+func vdsoRange(maps string) (start, end uint64, err error) {
+	fh, err := os.Open(maps)
+	if err != nil {
+		return 0, 0, fmt.Errorf("archive: %w", err)
+	}
+	defer fh.Close()
+	sc := bufio.NewScanner(fh)
+	for line := 1; sc.Scan(); line++ {
+		f := strings.Fields(sc.Text())
+		if len(f) < 6 || f[5] != "[vdso]" {
+			continue
+		}
+		lo, hi, ok := strings.Cut(f[0], "-")
+		start, err1 := strconv.ParseUint(lo, 16, 64)
+		end, err2 := strconv.ParseUint(hi, 16, 64)
+		if !ok || err1 != nil || err2 != nil || end <= start || end-start > 1<<24 {
+			return 0, 0, fmt.Errorf("archive: %s:%d: bad address range %q", maps, line, f[0])
+		}
+		return start, end, nil
+	}
+	if err := sc.Err(); err != nil {
+		return 0, 0, fmt.Errorf("archive: reading %s: %w", maps, err)
+	}
+	return 0, 0, fmt.Errorf("archive: %s: %w", maps, errNoVDSO)
+}

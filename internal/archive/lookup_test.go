@@ -1,0 +1,71 @@
+package archive
+
+import (
+	"testing"
+
+	"er/internal/experiment"
+)
+
+func TestFileOffsetToVaddr(t *testing.T) {
+	a := &experiment.Archive{Segments: []experiment.Segment{
+		{Vaddr: 0, Offset: 0, Filesz: 0x628, Memsz: 0x628},
+		{Vaddr: 0x1000, Offset: 0x1000, Filesz: 0x1b5, Memsz: 0x1b5},
+		{Vaddr: 0x3db8, Offset: 0x2db8, Filesz: 0x258, Memsz: 0x260},
+		{Vaddr: 0x401000, Offset: 0x1000, Filesz: 0, Memsz: 0x100}, // bss only: no file bytes
+	}}
+	cases := []struct {
+		off, vaddr uint64
+		ok         bool
+	}{
+		{0x10, 0x10, true},
+		{0x1070, 0x1070, true},
+		{0x11b4, 0x11b4, true},
+		{0x11b5, 0, false},
+		{0x2db8, 0x3db8, true},
+		{0x300f, 0x400f, true},
+		{0x3010, 0, false},
+		{0x800, 0, false},
+	}
+	for _, c := range cases {
+		if v, ok := FileOffsetToVaddr(a, c.off); v != c.vaddr || ok != c.ok {
+			t.Errorf("FileOffsetToVaddr(%#x) = %#x, %v; want %#x, %v", c.off, v, ok, c.vaddr, c.ok)
+		}
+	}
+	if _, ok := FileOffsetToVaddr(&experiment.Archive{}, 0); ok {
+		t.Error("an archive without segments converted an offset")
+	}
+}
+
+func TestSymbolAt(t *testing.T) {
+	a := &experiment.Archive{Symbols: []experiment.Symbol{
+		{Name: "a", Addr: 0x1000, Size: 0x10},
+		{Name: "b", Addr: 0x1020, Size: 0},
+		{Name: "c", Addr: 0x1040, Size: 0x20},
+		{Name: "d", Addr: 0x2000, Size: 0},
+	}}
+	cases := []struct {
+		vaddr uint64
+		name  string // "" for not found
+	}{
+		{0xfff, ""},
+		{0x1000, "a"},
+		{0x100f, "a"},
+		{0x1010, ""},
+		{0x1020, "b"},
+		{0x103f, "b"},
+		{0x1040, "c"},
+		{0x105f, "c"},
+		{0x1060, ""},
+		{0x2000, "d"},
+		{0xffffffff, "d"},
+	}
+	for _, c := range cases {
+		s, ok := SymbolAt(a, c.vaddr)
+		if ok != (c.name != "") || s.Name != c.name {
+			t.Errorf("SymbolAt(%#x) = %q, %v; want %q", c.vaddr, s.Name, ok, c.name)
+		}
+	}
+	if _, ok := SymbolAt(&experiment.Archive{}, 0x1000); ok {
+		t.Error("found a symbol in an empty archive")
+	}
+}
