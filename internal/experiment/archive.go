@@ -1,0 +1,245 @@
+package experiment
+
+import (
+	"bytes"
+	"cmp"
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Archive file layout: the usual file header (kind archive, variable-size
+// records), then a block holding one object record, then blocks of symbol records.
+const (
+	archiveSuffix        = ".ar"
+	archiveObjectFixed   = 24 // size, mtime, nsegments, nsymbols
+	archiveSegmentSize   = 32 // vaddr, offset, filesz, memsz
+	archiveSymbolFixed   = 21 // addr, size, kind, name length
+	maxArchiveNameLength = 64 // bytes of the load object's base name kept in ArchiveName
+)
+
+// ArchiveName is the file name under archives/ for the load object at path:
+// its base name, made safe, and a short hash of the full path.
+func ArchiveName(path string) string {
+	base := path
+	if i := strings.LastIndexByte(path, '/'); i >= 0 {
+		base = path[i+1:]
+	}
+	safe := []byte(base)
+	for i, c := range safe {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			c == '.' || c == '_' || c == '-' || c == '+'
+		if !ok || i == 0 && c == '.' {
+			safe[i] = '_'
+		}
+	}
+	if len(safe) > maxArchiveNameLength {
+		safe = safe[:maxArchiveNameLength]
+	}
+	if len(safe) == 0 {
+		safe = []byte("_")
+	}
+	sum := sha256.Sum256([]byte(path))
+	return fmt.Sprintf("%s.%x%s", safe, sum[:4], archiveSuffix)
+}
+
+// WriteArchive writes a to expDir/archives/ArchiveName(a.Path), replacing
+// any earlier archive of the same load object. The symbols are stored sorted
+// by address (a is not changed).
+func WriteArchive(expDir string, a *Archive) error {
+	dir := filepath.Join(expDir, ArchivesDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b := *a
+	if !slices.IsSortedFunc(b.Symbols, compareSymbols) {
+		b.Symbols = slices.Clone(b.Symbols)
+		slices.SortStableFunc(b.Symbols, compareSymbols)
+	}
+	return writeFileAtomic(dir, ArchiveName(a.Path), encodeArchive(&b))
+}
+
+// ReadArchive reads one archive file.
+func ReadArchive(file string) (*Archive, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	return decodeArchive(file, b)
+}
+
+func compareSymbols(a, b Symbol) int { return cmp.Compare(a.Addr, b.Addr) }
+
+func appendString(b []byte, s string) []byte {
+	b = le.AppendUint32(b, uint32(len(s)))
+	return append(b, s...)
+}
+
+// encodeArchive renders a as an archive file.
+func encodeArchive(a *Archive) []byte {
+	b := appendFileHeader(nil, kindArchive)
+	start := len(b)
+	b = append(b, make([]byte, blockHeaderSize)...)
+	b = le.AppendUint64(b, uint64(a.Size))
+	b = le.AppendUint64(b, uint64(a.Mtime))
+	b = le.AppendUint32(b, uint32(len(a.Segments)))
+	b = le.AppendUint32(b, uint32(len(a.Symbols)))
+	b = appendString(b, a.Path)
+	b = appendString(b, a.BuildID)
+	b = appendString(b, a.Kind)
+	for _, s := range a.Segments {
+		b = le.AppendUint64(b, s.Vaddr)
+		b = le.AppendUint64(b, s.Offset)
+		b = le.AppendUint64(b, s.Filesz)
+		b = le.AppendUint64(b, s.Memsz)
+	}
+	sealBlock(b[start:], 1)
+	for i := 0; i < len(a.Symbols); {
+		start = len(b)
+		b = append(b, make([]byte, blockHeaderSize)...)
+		n := uint32(0)
+		for ; i < len(a.Symbols) && len(b)-start < blockTarget; i++ {
+			s := a.Symbols[i]
+			b = le.AppendUint64(b, s.Addr)
+			b = le.AppendUint64(b, s.Size)
+			b = append(b, byte(s.Kind))
+			b = appendString(b, s.Name)
+			n++
+		}
+		sealBlock(b[start:], n)
+	}
+	return b
+}
+
+// archiveHint tells what to do about a damaged archive.
+const archiveHint = "delete the file; `er archive` writes it again from the load object if that is unchanged"
+
+// decodeArchive parses an archive file.
+func decodeArchive(name string, data []byte) (*Archive, error) {
+	br, err := newBlockReader(name, bytes.NewReader(data), int64(len(data)), kindArchive, true)
+	if err != nil {
+		return nil, err
+	}
+	off, count, p, ok, err := br.next()
+	if err != nil {
+		return nil, err
+	}
+	bad := func(at int64, format string, args ...any) error {
+		return formatErrorf(name, at, archiveHint, format, args...)
+	}
+	if !ok {
+		return nil, bad(off, "no object record")
+	}
+	if count != 1 {
+		return nil, bad(off, "first block holds %d records, want 1 object record", count)
+	}
+	r := reader{p: p, base: off + blockHeaderSize}
+	a := &Archive{}
+	a.Size = int64(r.u64())
+	a.Mtime = int64(r.u64())
+	nseg := r.u32()
+	nsym := r.u32()
+	a.Path = r.str()
+	a.BuildID = r.str()
+	a.Kind = r.str()
+	if r.err == nil && uint64(nseg) > uint64(len(r.p))/archiveSegmentSize {
+		return nil, bad(r.at(), "%d segments do not fit in the %d bytes left in the block", nseg, len(r.p))
+	}
+	for range nseg {
+		a.Segments = append(a.Segments, Segment{Vaddr: r.u64(), Offset: r.u64(), Filesz: r.u64(), Memsz: r.u64()})
+	}
+	if r.err != nil {
+		return nil, bad(r.at(), "object record: %v", r.err)
+	}
+	if len(r.p) != 0 {
+		return nil, bad(r.at(), "%d bytes after the object record", len(r.p))
+	}
+	a.Segments = slices.Clip(a.Segments)
+	if nsym > 0 {
+		a.Symbols = make([]Symbol, 0, min(uint64(nsym), uint64(len(data))/archiveSymbolFixed))
+	}
+	for {
+		off, count, p, ok, err := br.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		r := reader{p: p, base: off + blockHeaderSize}
+		for range count {
+			s := Symbol{Addr: r.u64(), Size: r.u64(), Kind: SymbolKind(r.u8())}
+			s.Name = r.str()
+			if r.err != nil {
+				return nil, bad(r.at(), "symbol record %d: %v", len(a.Symbols)+1, r.err)
+			}
+			if n := len(a.Symbols); n > 0 && a.Symbols[n-1].Addr > s.Addr {
+				return nil, bad(r.at(), "symbol %q at %#x follows %q at %#x: symbols must be sorted by address",
+					s.Name, s.Addr, a.Symbols[n-1].Name, a.Symbols[n-1].Addr)
+			}
+			a.Symbols = append(a.Symbols, s)
+		}
+		if len(r.p) != 0 {
+			return nil, bad(r.at(), "%d bytes after the block's %d symbol records", len(r.p), count)
+		}
+	}
+	if uint64(len(a.Symbols)) != uint64(nsym) {
+		return nil, bad(br.off, "%d symbol records, the object record says %d", len(a.Symbols), nsym)
+	}
+	return a, nil
+}
+
+// reader decodes little-endian values from a payload; after the first
+// shortage it returns zeros and keeps the error.
+type reader struct {
+	p    []byte
+	base int64 // file offset of the payload's first byte
+	pos  int
+	err  error
+}
+
+// at is the file offset of the next byte.
+func (r *reader) at() int64 { return r.base + int64(r.pos) }
+
+func (r *reader) take(n uint64) []byte {
+	if r.err != nil {
+		return nil
+	}
+	if n > uint64(len(r.p)) {
+		r.err = fmt.Errorf("need %d bytes, %d left in the block", n, len(r.p))
+		return nil
+	}
+	b := r.p[:n]
+	r.p = r.p[n:]
+	r.pos += int(n)
+	return b
+}
+
+func (r *reader) u8() uint8 {
+	if b := r.take(1); b != nil {
+		return b[0]
+	}
+	return 0
+}
+
+func (r *reader) u32() uint32 {
+	if b := r.take(4); b != nil {
+		return le.Uint32(b)
+	}
+	return 0
+}
+
+func (r *reader) u64() uint64 {
+	if b := r.take(8); b != nil {
+		return le.Uint64(b)
+	}
+	return 0
+}
+
+func (r *reader) str() string {
+	n := r.u32()
+	return string(r.take(uint64(n)))
+}

@@ -1,0 +1,157 @@
+package experiment
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func testArchive() *Archive {
+	a := &Archive{
+		Path:    "/usr/lib/x86_64-linux-gnu/libc.so.6",
+		Size:    1922136,
+		Mtime:   1690000000123456789,
+		BuildID: "a1b2c3d4e5f6",
+		Kind:    "elf",
+		Segments: []Segment{
+			{Vaddr: 0, Offset: 0, Filesz: 0x26000, Memsz: 0x26000},
+			{Vaddr: 0x26000, Offset: 0x26000, Filesz: 0x155000, Memsz: 0x155000},
+		},
+	}
+	for i := range 5000 { // several blocks
+		a.Symbols = append(a.Symbols, Symbol{Name: fmt.Sprintf("function_number_%d", i), Addr: 0x26000 + uint64(i)*16, Size: uint64(i % 17), Kind: SymbolKind(i % 3)})
+	}
+	a.Symbols = append(a.Symbols, Symbol{Name: "", Addr: 1 << 40}, Symbol{Name: "odd\x00name\xff", Addr: 1 << 40})
+	return a
+}
+
+func TestArchiveRoundTrip(t *testing.T) {
+	for _, want := range []*Archive{testArchive(), {}, {Path: "[kernel]", Kind: "kernel", Symbols: []Symbol{{Name: "start_kernel", Addr: KernelBase, Kind: SymKernel}}}} {
+		b := encodeArchive(want)
+		got, err := decodeArchive("x.ar", b)
+		if err != nil {
+			t.Fatalf("%s: %v", want.Path, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: round trip differs:\n%+v\n%+v", want.Path, got, want)
+		}
+	}
+	if n := bytes.Count(encodeArchive(testArchive()), []byte(blockMagic)); n < 3 {
+		t.Errorf("5000 symbols in %d blocks; want an object block and several symbol blocks", n)
+	}
+}
+
+func TestArchiveName(t *testing.T) {
+	re := regexp.MustCompile(`^[A-Za-z0-9_+-][A-Za-z0-9._+-]*\.[0-9a-f]{8}\.ar$`)
+	names := map[string]string{}
+	for _, p := range []string{"/usr/lib/libc.so.6", "/opt/libc.so.6", "[vdso]", "[kernel]", "", "/", "/a b/c d", "/x/.hidden", "/x/" + strings.Repeat("n", 300), "/x/\xff\n"} {
+		n := ArchiveName(p)
+		if !re.MatchString(n) || len(n) > 80 {
+			t.Errorf("ArchiveName(%q) = %q, not a safe file name", p, n)
+		}
+		if q, dup := names[n]; dup {
+			t.Errorf("%q and %q both give %q", p, q, n)
+		}
+		names[n] = p
+	}
+	if got := ArchiveName("/usr/lib/libc.so.6"); !strings.HasPrefix(got, "libc.so.6.") || got != ArchiveName("/usr/lib/libc.so.6") {
+		t.Errorf("ArchiveName = %q, want libc.so.6.HASH.ar, the same each time", got)
+	}
+	if got := ArchiveName("[vdso]"); !strings.HasPrefix(got, "_vdso_.") {
+		t.Errorf("ArchiveName([vdso]) = %q", got)
+	}
+}
+
+func TestWriteArchive(t *testing.T) {
+	dir := t.TempDir()
+	a := testArchive()
+	// Unsorted input is stored sorted, without changing the caller's slice.
+	a.Symbols[0], a.Symbols[1] = a.Symbols[1], a.Symbols[0]
+	if err := WriteArchive(dir, a); err != nil {
+		t.Fatal(err)
+	}
+	if a.Symbols[0].Name != "function_number_1" {
+		t.Error("WriteArchive changed its argument")
+	}
+	got, err := ReadArchive(filepath.Join(dir, ArchivesDir, ArchiveName(a.Path)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := testArchive(); !reflect.DeepEqual(got, want) {
+		t.Error("archive read back differs")
+	}
+	entries, _ := os.ReadDir(filepath.Join(dir, ArchivesDir))
+	if len(entries) != 1 {
+		t.Errorf("archives/ holds %d files, want 1 (no temporary file left)", len(entries))
+	}
+}
+
+func TestArchiveErrors(t *testing.T) {
+	good := encodeArchive(&Archive{Path: "/x", Segments: []Segment{{1, 2, 3, 4}}, Symbols: []Symbol{{Name: "a", Addr: 1}, {Name: "b", Addr: 2}}})
+	// object block: 24 + 24 + 24 fixed + 4+2 path + 4 + 4 + 32 segment = 118; symbol block payload at 142.
+	reseal := func(b []byte, block int, count uint32) []byte {
+		sealBlock(b[block:block+blockHeaderSize+int(le.Uint32(b[block+8:]))], count)
+		return b
+	}
+	tests := []struct {
+		name   string
+		change func([]byte) []byte
+		off    int64
+		msg    string
+	}{
+		{"truncated", func(b []byte) []byte { return b[:len(b)-3] }, 118, "last block is incomplete (" + fmt.Sprint(len(good)-3-118) + " of " + fmt.Sprint(len(good)-118) + " bytes)"},
+		{"payload", func(b []byte) []byte { b[len(b)-1] ^= 1; return b }, 118, "block payload checksum mismatch"},
+		{"no object", func(b []byte) []byte { return b[:fileHeaderSize] }, 24, "no object record"},
+		{"symbol count", func(b []byte) []byte { le.PutUint32(b[68:], 3); return reseal(b, 24, 1) }, int64(len(good)), "2 symbol records, the object record says 3"},
+		{"segments", func(b []byte) []byte { le.PutUint32(b[64:], 9); return reseal(b, 24, 1) }, 86, "9 segments do not fit in the 32 bytes left in the block"},
+		{"unsorted", func(b []byte) []byte { b[142] = 9; return reseal(b, 118, 2) }, len64(good), `symbol "b" at 0x2 follows "a" at 0x9: symbols must be sorted by address`},
+		{"kind", func(b []byte) []byte { return append(appendFileHeader(nil, kindClock), b[fileHeaderSize:]...) }, 12, "holds clock records, want archive records"},
+	}
+	for _, tt := range tests {
+		_, err := decodeArchive("a.ar", tt.change(bytes.Clone(good)))
+		if err == nil {
+			t.Errorf("%s: no error", tt.name)
+			continue
+		}
+		fe := asFormatError(t, err)
+		if fe.File != "a.ar" || fe.Offset != tt.off || !strings.Contains(fe.Msg, tt.msg) {
+			t.Errorf("%s: got %+v, want offset %d and %q", tt.name, fe, tt.off, tt.msg)
+		}
+	}
+}
+
+func len64(b []byte) int64 { return int64(len(b)) }
+
+func FuzzReadArchive(f *testing.F) {
+	small := &Archive{Path: "/bin/x", BuildID: "ab", Kind: "elf", Segments: []Segment{{1, 2, 3, 4}},
+		Symbols: []Symbol{{Name: "main", Addr: 0x1000, Size: 10}, {Name: "f@plt", Addr: 0x2000, Kind: SymPLT}}}
+	fuzzSeeds(f, encodeArchive(small), encodeArchive(&Archive{}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		a, err := decodeArchive("a.ar", b)
+		if err != nil {
+			asFormatError(t, err)
+			return
+		}
+		a2, err := decodeArchive("a.ar", encodeArchive(a))
+		if err != nil || !reflect.DeepEqual(a, a2) {
+			t.Fatalf("round trip: %v\n%+v\n%+v", err, a, a2)
+		}
+	})
+}
+
+// The examples in docs/experiment-format.md.
+func TestArchiveNameDocumented(t *testing.T) {
+	for path, want := range map[string]string{
+		"/usr/lib/x86_64-linux-gnu/libc.so.6": "libc.so.6.482931a7.ar",
+		"[vdso]":                              "_vdso_.7d5b7f70.ar",
+	} {
+		if got := ArchiveName(path); got != want {
+			t.Errorf("ArchiveName(%q) = %q, want %q", path, got, want)
+		}
+	}
+}

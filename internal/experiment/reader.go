@@ -1,0 +1,178 @@
+package experiment
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Open reads the whole experiment in dir. It reads a live or crashed
+// experiment: an incomplete last block of a binary file is skipped, and a
+// missing log.xml or map.xml is tolerated; both are reported in
+// Data.Warnings. Damaged data gives a *FormatError.
+func Open(dir string) (*Data, error) {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("%s: not an experiment directory", dir)
+	}
+	d := &Data{Dir: dir, Archives: map[string]*Archive{}}
+	path := func(name string) string { return filepath.Join(dir, name) }
+	warn := func(w string) {
+		if w != "" {
+			d.Warnings = append(d.Warnings, strings.TrimPrefix(w, dir+string(filepath.Separator)))
+		}
+	}
+
+	logBytes, err := readIfExists(path(LogFile))
+	if err != nil {
+		return nil, err
+	}
+	var described []string
+	if logBytes != nil {
+		if d.Log, described, err = decodeLog(path(LogFile), logBytes); err != nil {
+			return nil, err
+		}
+	}
+
+	// The clock file is read before the stacks file: the writer writes a
+	// stack before any sample that uses it, so in this order every stack a
+	// sample refers to is read, even while the experiment is being written.
+	present := map[string]string{}
+	var (
+		blocks  []clockBlock
+		recSize uint32
+	)
+	err = readData(path(ClockFile), present, func(name string, f *os.File, size int64) (w string, err error) {
+		d.Clock, blocks, recSize, w, err = readClock(name, f, size)
+		return w, err
+	})
+	if err == nil {
+		err = readData(path(StacksFile), present, func(name string, f *os.File, size int64) (w string, err error) {
+			d.Stacks, w, err = readStacks(name, f, size)
+			return w, err
+		})
+	}
+	if err == nil {
+		err = readData(path(OverviewFile), present, func(name string, f *os.File, size int64) (w string, err error) {
+			d.Overview, w, err = readOverview(name, f, size)
+			return w, err
+		})
+	}
+	if err != nil {
+		return nil, err
+	}
+	if d.Stacks == nil {
+		d.Stacks = []Stack{nil}
+	}
+	if err := checkStackIDs(path(ClockFile), d.Clock, blocks, recSize, len(d.Stacks)); err != nil {
+		return nil, err
+	}
+
+	mapBytes, err := readIfExists(path(MapFile))
+	if err != nil {
+		return nil, err
+	}
+	if mapBytes != nil {
+		if d.Mappings, err = decodeMap(path(MapFile), mapBytes); err != nil {
+			return nil, err
+		}
+	}
+
+	notes, err := readIfExists(path(NotesFile))
+	if err != nil {
+		return nil, err
+	}
+	d.Notes = string(notes)
+
+	if err := readArchives(d, path(ArchivesDir), warn); err != nil {
+		return nil, err
+	}
+
+	// Now the warnings, in the order of the files.
+	anyData := len(present) > 0 || mapBytes != nil
+	switch {
+	case logBytes == nil && !anyData:
+		return nil, fmt.Errorf("%s: not an experiment: it has no %s and no data files", dir, LogFile)
+	case logBytes == nil:
+		warn(LogFile + ": missing; the target, settings and events of the experiment are unknown")
+	}
+	if mapBytes == nil {
+		warn(MapFile + ": missing; no load objects are known, so addresses cannot be named")
+	}
+	for _, name := range described {
+		if name == ClockFile || name == StacksFile || name == OverviewFile {
+			if _, ok := present[name]; !ok {
+				warn(name + ": missing; the experiment has no " + name + " data")
+			}
+		}
+	}
+	for _, name := range []string{ClockFile, StacksFile, OverviewFile} {
+		warn(present[name])
+	}
+	return d, nil
+}
+
+// readIfExists reads a file; a missing file gives nil and no error.
+func readIfExists(file string) ([]byte, error) {
+	b, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err == nil && b == nil {
+		b = []byte{}
+	}
+	return b, err
+}
+
+// readData opens the binary file, if it exists, and reads it with read.
+// present gets the file's base name, mapped to the reader's warning.
+func readData(file string, present map[string]string, read func(name string, f *os.File, size int64) (string, error)) error {
+	f, err := os.Open(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	w, err := read(file, f, fi.Size())
+	present[filepath.Base(file)] = w
+	return err
+}
+
+// readArchives reads every archive file in dir into d.Archives.
+func readArchives(d *Data, dir string, warn func(string)) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !e.Type().IsRegular() || !strings.HasSuffix(name, archiveSuffix) || strings.HasPrefix(name, ".") {
+			continue
+		}
+		a, err := ReadArchive(filepath.Join(dir, name))
+		if err != nil {
+			return err
+		}
+		if _, dup := d.Archives[a.Path]; dup {
+			warn(fmt.Sprintf("%s/%s: a second archive of %s; ignored", ArchivesDir, name, a.Path))
+			continue
+		}
+		d.Archives[a.Path] = a
+	}
+	return nil
+}

@@ -1,0 +1,243 @@
+package experiment
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// writeExperiment writes a complete experiment and returns what Open should read.
+func writeExperiment(t testing.TB) (string, *Data) {
+	t.Helper()
+	w, dir := newWriter(t)
+	want := &Data{Dir: dir, Log: testLog(), Stacks: []Stack{nil}, Archives: map[string]*Archive{}, Notes: "a comment\n"}
+	for _, st := range []Stack{{1, 2}, {3}, {KernelBase + 1, 4, 5}} {
+		if _, err := w.Stack(st); err != nil {
+			t.Fatal(err)
+		}
+		want.Stacks = append(want.Stacks, st)
+	}
+	for i, s := range testClockSamples(20) {
+		s.Stack = uint32(i % 4)
+		if err := w.Clock(s); err != nil {
+			t.Fatal(err)
+		}
+		want.Clock = append(want.Clock, s)
+	}
+	for _, o := range testOverview() {
+		w.Overview(o)
+	}
+	want.Overview = testOverview()
+	for _, m := range testMappings() {
+		w.AddMapping(m)
+	}
+	want.Mappings = testMappings()
+	w.Notes("a comment")
+	for _, a := range []*Archive{testArchive(), {Path: "[kernel]", Kind: "kernel"}} {
+		if err := WriteArchive(dir, a); err != nil {
+			t.Fatal(err)
+		}
+		want.Archives[a.Path] = a
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir, want
+}
+
+func TestOpenRoundTrip(t *testing.T) {
+	dir, want := writeExperiment(t)
+	// Files Open must skip: a temporary file and a copy of a load object.
+	os.WriteFile(filepath.Join(dir, ArchivesDir, ".x.ar.tmp"), []byte("junk"), 0o644)
+	os.WriteFile(filepath.Join(dir, ArchivesDir, "libfoo.so"), []byte("junk"), 0o644)
+	got, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		for _, f := range []string{"Log", "Mappings", "Stacks", "Clock", "Overview", "Archives", "Notes", "Warnings"} {
+			g, w := reflect.ValueOf(got).Elem().FieldByName(f).Interface(), reflect.ValueOf(want).Elem().FieldByName(f).Interface()
+			if !reflect.DeepEqual(g, w) {
+				t.Errorf("%s differs:\n got %+v\nwant %+v", f, g, w)
+			}
+		}
+	}
+}
+
+func TestOpenKilledWriter(t *testing.T) {
+	w, dir := newWriter(t)
+	var want []ClockSample
+	for round := range 3 {
+		for i := range 100 {
+			id, _ := w.Stack(Stack{uint64(i)})
+			s := ClockSample{Time: int64(round*100 + i), Pid: 7, Stack: id}
+			w.Clock(s)
+			want = append(want, s)
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Records after the last Flush are lost with the process ...
+	id, _ := w.Stack(Stack{999})
+	w.Clock(ClockSample{Time: 999, Stack: id})
+	// ... and it died in the middle of writing a block.
+	blk := make([]byte, blockHeaderSize)
+	for i := range 10 {
+		blk = appendClock(blk, ClockSample{Time: int64(1000 + i)})
+	}
+	sealBlock(blk, 10)
+	f, err := os.OpenFile(filepath.Join(dir, ClockFile), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(blk[:len(blk)/2])
+	f.Close()
+	off := fileSize(t, filepath.Join(dir, ClockFile)) - int64(len(blk)/2)
+
+	d, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(d.Clock, want) {
+		t.Errorf("read %d samples, want the %d flushed ones", len(d.Clock), len(want))
+	}
+	if len(d.Stacks) != 101 {
+		t.Errorf("%d stacks, want 101", len(d.Stacks))
+	}
+	wantWarn := []string{"profile.clock: last block at offset " + strconv.FormatInt(off, 10) + " is incomplete (212 of 424 bytes); ignored"}
+	if !reflect.DeepEqual(d.Warnings, wantWarn) {
+		t.Errorf("warnings %q, want %q", d.Warnings, wantWarn)
+	}
+	if d.Log.Pid != 4242 {
+		t.Errorf("log not read: %+v", d.Log)
+	}
+}
+
+// A live experiment: nothing flushed yet.
+func TestOpenLive(t *testing.T) {
+	w, dir := newWriter(t)
+	id, _ := w.Stack(Stack{1})
+	w.Clock(ClockSample{Stack: id})
+	d, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Clock) != 0 || len(d.Stacks) != 1 || len(d.Warnings) != 0 || d.Log.Pid != 4242 {
+		t.Errorf("live experiment: %d samples, %d stacks, warnings %q", len(d.Clock), len(d.Stacks), d.Warnings)
+	}
+}
+
+func TestOpenMissingFiles(t *testing.T) {
+	tests := []struct {
+		name   string
+		remove []string
+		warn   []string
+		err    string
+	}{
+		{"log", []string{LogFile}, []string{"log.xml: missing; the target, settings and events of the experiment are unknown"}, ""},
+		{"map", []string{MapFile}, []string{"map.xml: missing; no load objects are known, so addresses cannot be named"}, ""},
+		{"overview", []string{OverviewFile}, []string{"overview: missing; the experiment has no overview data"}, ""},
+		{"log and overview", []string{LogFile, OverviewFile}, []string{"log.xml: missing; the target, settings and events of the experiment are unknown"}, ""},
+		{"stacks", []string{StacksFile}, nil, "profile.clock: offset 88: sample 1 refers to stack 1, but the stack table has only stacks 0 to 0"},
+		{"everything", []string{LogFile, MapFile, ClockFile, StacksFile, OverviewFile}, nil, "not an experiment: it has no log.xml and no data files"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir, _ := writeExperiment(t)
+			for _, name := range tt.remove {
+				if err := os.Remove(filepath.Join(dir, name)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			d, err := Open(dir)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Errorf("error %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(d.Warnings, tt.warn) {
+				t.Errorf("warnings %q, want %q", d.Warnings, tt.warn)
+			}
+			if len(d.Clock) != 20 {
+				t.Errorf("%d samples, want 20", len(d.Clock))
+			}
+		})
+	}
+	if _, err := Open(filepath.Join(t.TempDir(), "none.er")); !os.IsNotExist(err) {
+		t.Errorf("missing directory: %v", err)
+	}
+	dir, _ := writeExperiment(t)
+	if _, err := Open(filepath.Join(dir, LogFile)); err == nil || !strings.Contains(err.Error(), "not an experiment directory") {
+		t.Errorf("a file: %v", err)
+	}
+}
+
+func TestOpenCorrupt(t *testing.T) {
+	tests := []struct {
+		name   string
+		file   string
+		change func([]byte) []byte
+		off    int64
+		msg    string
+	}{
+		{"clock payload", ClockFile, func(b []byte) []byte { b[fileHeaderSize+blockHeaderSize+100] ^= 0x10; return b }, fileHeaderSize, "block payload checksum mismatch"},
+		{"stacks magic", StacksFile, func(b []byte) []byte { b[3] = 'Z'; return b }, 0, `bad magic "ERDZTA\x00\x01"`},
+		{"overview header", OverviewFile, func(b []byte) []byte { return b[:7] }, 0, "file header truncated (7 of 24 bytes)"},
+		{"log syntax", LogFile, func(b []byte) []byte { return b[:200] }, 200, "line 5: unexpected EOF"},
+		{"map syntax", MapFile, func(b []byte) []byte { return append(b[:150], "<<"...) }, 151, "line 4: attribute name without = in element"},
+		{"archive", filepath.Join(ArchivesDir, ArchiveName("[kernel]")), func(b []byte) []byte { b[len(b)-1]++; return b }, fileHeaderSize, "block payload checksum mismatch"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir, _ := writeExperiment(t)
+			file := filepath.Join(dir, tt.file)
+			b, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(file, tt.change(b), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err = Open(dir)
+			fe := asFormatError(t, err)
+			if fe.File != file || fe.Offset != tt.off || !strings.Contains(fe.Msg, tt.msg) {
+				t.Errorf("got %q, want %s, offset %d, %q", err, file, tt.off, tt.msg)
+			}
+			if !strings.Contains(err.Error(), file+": offset ") {
+				t.Errorf("message %q does not name the file and offset", err)
+			}
+		})
+	}
+}
+
+func BenchmarkOpen(b *testing.B) {
+	w, dir := newWriter(b)
+	for i := range 1000 {
+		w.Stack(Stack{uint64(i), 2, 3})
+	}
+	const n = 1_000_000
+	for i := range n {
+		if err := w.Clock(ClockSample{Time: int64(i), Pid: 1, Tid: uint32(i % 8), Period: 1e7, Stack: uint32(1 + i%1000)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(fileSize(b, filepath.Join(dir, ClockFile)))
+	b.ReportAllocs()
+	for b.Loop() {
+		d, err := Open(dir)
+		if err != nil || len(d.Clock) != n {
+			b.Fatalf("%v, %d samples", err, len(d.Clock))
+		}
+	}
+}

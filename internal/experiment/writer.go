@@ -1,0 +1,375 @@
+package experiment
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// ErrClosed is returned by a Writer's methods after Close.
+var ErrClosed = errors.New("experiment: writer is closed")
+
+// Writer writes one experiment directory. Its methods may be called from
+// several goroutines. Binary records are buffered and written in blocks, so a
+// reader sees every record up to the last Flush (or full block) even if the
+// writer is killed.
+type Writer struct {
+	mu       sync.Mutex
+	dir      string
+	log      Log
+	logDirty bool
+	maps     []Mapping
+	mapDirty bool
+
+	stackIDs map[string]uint32 // frames as little-endian bytes -> id
+	nstacks  uint32            // ids 1..nstacks are in use
+	scratch  []byte
+
+	clock, stacks, overview *dataFile
+
+	logSize   int64 // bytes of log.xml as last written
+	mapSize   int64 // bytes of map.xml as last written
+	notesSize int64
+	err       error // the first write error; every later write returns it
+	closed    bool
+}
+
+// dataFile is one binary file being written.
+type dataFile struct {
+	f       *os.File
+	buf     []byte // block header space, then the pending records
+	count   uint32 // pending records
+	written int64  // bytes written to the file
+}
+
+func newDataFile(dir, name string, k recordKind) (*dataFile, error) {
+	f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	h := appendFileHeader(nil, k)
+	if _, err := f.Write(h); err != nil {
+		f.Close()
+		return nil, err
+	}
+	buf := make([]byte, blockHeaderSize, blockHeaderSize+blockTarget+clockRecordSize)
+	return &dataFile{f: f, buf: buf, written: int64(len(h))}, nil
+}
+
+// full reports whether the pending records fill a block.
+func (d *dataFile) full() bool { return len(d.buf)-blockHeaderSize >= blockTarget }
+
+// pending is the number of bytes the pending records will take in the file.
+func (d *dataFile) pending() int64 {
+	if d.count == 0 {
+		return 0
+	}
+	return int64(len(d.buf))
+}
+
+// flush writes the pending records as one block, in one write.
+func (d *dataFile) flush() error {
+	if d.count == 0 {
+		return nil
+	}
+	sealBlock(d.buf, d.count)
+	n, err := d.f.Write(d.buf)
+	d.written += int64(n)
+	d.buf = d.buf[:blockHeaderSize]
+	d.count = 0
+	return err
+}
+
+// Create makes the experiment directory dir, which must not exist, with its
+// archives directory, and writes log.xml, an empty map.xml and the headers of
+// the binary files at once.
+func Create(dir string, log Log) (*Writer, error) {
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.Mkdir(filepath.Join(dir, ArchivesDir), 0o755); err != nil {
+		return nil, err
+	}
+	log.FormatVersion = FormatVersion
+	w := &Writer{dir: dir, log: log, logDirty: true, mapDirty: true, stackIDs: map[string]uint32{}}
+	var err error
+	if w.clock, err = newDataFile(dir, ClockFile, kindClock); err != nil {
+		return nil, err
+	}
+	if w.stacks, err = newDataFile(dir, StacksFile, kindStacks); err != nil {
+		w.closeFiles()
+		return nil, err
+	}
+	if w.overview, err = newDataFile(dir, OverviewFile, kindOverview); err != nil {
+		w.closeFiles()
+		return nil, err
+	}
+	if err := w.writeXML(); err != nil {
+		w.closeFiles()
+		return nil, err
+	}
+	return w, nil
+}
+
+// Dir is the experiment directory.
+func (w *Writer) Dir() string { return w.dir }
+
+// check returns the error that stops writing, if any. Call with w.mu held.
+func (w *Writer) check() error {
+	if w.closed {
+		return ErrClosed
+	}
+	return w.err
+}
+
+// fail records the first write error. Call with w.mu held.
+func (w *Writer) fail(err error) error {
+	if err != nil && w.err == nil {
+		w.err = fmt.Errorf("experiment %s: %w", w.dir, err)
+	}
+	return w.err
+}
+
+// Stack interns s and returns its id: the same frames give the same id; the
+// empty stack is 0. A new stack is appended to the stacks file.
+func (w *Writer) Stack(s Stack) (uint32, error) {
+	if len(s) == 0 {
+		return 0, nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.check(); err != nil {
+		return 0, err
+	}
+	w.scratch = w.scratch[:0]
+	for _, pc := range s {
+		w.scratch = le.AppendUint64(w.scratch, pc)
+	}
+	if id, ok := w.stackIDs[string(w.scratch)]; ok {
+		return id, nil
+	}
+	if len(s) > maxStackFrames {
+		return 0, fmt.Errorf("experiment: stack of %d frames; at most %d are stored", len(s), maxStackFrames)
+	}
+	if w.nstacks == ^uint32(0) {
+		return 0, errors.New("experiment: stack table full")
+	}
+	w.nstacks++
+	w.stackIDs[string(w.scratch)] = w.nstacks
+	w.stacks.buf = appendStack(w.stacks.buf, s)
+	w.stacks.count++
+	if w.stacks.full() {
+		if err := w.fail(w.stacks.flush()); err != nil {
+			return 0, err
+		}
+	}
+	return w.nstacks, nil
+}
+
+// Clock records a clock-profiling sample. Its stack must come from Stack.
+func (w *Writer) Clock(s ClockSample) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.check(); err != nil {
+		return err
+	}
+	if s.Stack > w.nstacks {
+		return fmt.Errorf("experiment: clock sample with stack id %d; only %d stacks are interned", s.Stack, w.nstacks)
+	}
+	w.clock.buf = appendClock(w.clock.buf, s)
+	w.clock.count++
+	if w.clock.full() {
+		// Stacks first: a reader never sees a sample whose stack is not written yet.
+		if err := w.fail(w.stacks.flush()); err != nil {
+			return err
+		}
+		return w.fail(w.clock.flush())
+	}
+	return nil
+}
+
+// Overview records a sample point's usage data. The label may be at most 65535 bytes.
+func (w *Writer) Overview(o OverviewSample) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.check(); err != nil {
+		return err
+	}
+	if len(o.Label) > maxLabelLen {
+		return fmt.Errorf("experiment: overview label of %d bytes; at most %d are stored", len(o.Label), maxLabelLen)
+	}
+	w.overview.buf = appendOverview(w.overview.buf, o)
+	w.overview.count++
+	if w.overview.full() {
+		return w.fail(w.overview.flush())
+	}
+	return nil
+}
+
+// AddMapping records a new mapping. Earlier mappings of the same process that
+// are still mapped and overlap [m.Start, m.End) are unmapped at m.LoadTime.
+// map.xml is rewritten at the next Flush.
+func (w *Writer) AddMapping(m Mapping) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i := range w.maps {
+		o := &w.maps[i]
+		if o.Pid == m.Pid && o.UnloadTime == -1 && o.Start < m.End && m.Start < o.End {
+			o.UnloadTime = m.LoadTime
+		}
+	}
+	w.maps = append(w.maps, m)
+	w.mapDirty = true
+}
+
+// ProcessExit unmaps, at time t, every still-mapped mapping of process pid.
+func (w *Writer) ProcessExit(pid uint32, t int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i := range w.maps {
+		if m := &w.maps[i]; m.Pid == pid && m.UnloadTime == -1 {
+			m.UnloadTime = t
+			w.mapDirty = true
+		}
+	}
+}
+
+// Event appends an event to the log; log.xml is rewritten at the next Flush.
+func (w *Writer) Event(e Event) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.log.Events = append(w.log.Events, e)
+	w.logDirty = true
+}
+
+// UpdateLog lets f change the log (exit status, end time, settings, ...);
+// log.xml is rewritten at the next Flush. The format version cannot be changed.
+func (w *Writer) UpdateLog(f func(*Log)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	f(&w.log)
+	w.log.FormatVersion = FormatVersion
+	w.logDirty = true
+}
+
+// Notes appends text to the notes file, ending it with a newline if it has none.
+func (w *Writer) Notes(text string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.check(); err != nil {
+		return err
+	}
+	if len(text) == 0 || text[len(text)-1] != '\n' {
+		text += "\n"
+	}
+	f, err := os.OpenFile(filepath.Join(w.dir, NotesFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return w.fail(err)
+	}
+	n, err := f.WriteString(text)
+	w.notesSize += int64(n)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return w.fail(err)
+}
+
+// Flush writes the pending records as blocks (stacks first), and rewrites
+// log.xml and map.xml if they changed, each atomically.
+func (w *Writer) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.check(); err != nil {
+		return err
+	}
+	return w.flush()
+}
+
+func (w *Writer) flush() error {
+	for _, d := range []*dataFile{w.stacks, w.clock, w.overview} {
+		if err := w.fail(d.flush()); err != nil {
+			return err
+		}
+	}
+	return w.fail(w.writeXML())
+}
+
+// writeXML rewrites log.xml and map.xml when they changed. Call with w.mu held.
+func (w *Writer) writeXML() error {
+	if w.logDirty {
+		b := encodeLog(w.log)
+		if err := writeFileAtomic(w.dir, LogFile, b); err != nil {
+			return err
+		}
+		w.logDirty = false
+		w.logSize = int64(len(b))
+	}
+	if w.mapDirty {
+		b := encodeMap(w.maps)
+		if err := writeFileAtomic(w.dir, MapFile, b); err != nil {
+			return err
+		}
+		w.mapDirty = false
+		w.mapSize = int64(len(b))
+	}
+	return nil
+}
+
+// Size is the number of bytes in the experiment so far, counting records
+// not yet flushed; archives are not counted.
+func (w *Writer) Size() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := w.logSize + w.mapSize + w.notesSize
+	for _, d := range []*dataFile{w.clock, w.stacks, w.overview} {
+		n += d.written + d.pending()
+	}
+	return n
+}
+
+// Close flushes everything, writes the final log.xml and closes the files.
+// Closing a closed Writer does nothing.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return nil
+	}
+	w.logDirty = true
+	err := w.err
+	if err == nil {
+		err = w.flush()
+	}
+	if cerr := w.closeFiles(); err == nil {
+		err = w.fail(cerr)
+	}
+	w.closed = true
+	return err
+}
+
+// closeFiles closes the binary files that are open.
+func (w *Writer) closeFiles() error {
+	var errs []error
+	for _, d := range []*dataFile{w.clock, w.stacks, w.overview} {
+		if d != nil {
+			errs = append(errs, d.f.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// writeFileAtomic replaces dir/name with data: a reader sees the old or the new content.
+func writeFileAtomic(dir, name string, data []byte) error {
+	tmp := filepath.Join(dir, "."+name+".tmp")
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}

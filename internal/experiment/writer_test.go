@@ -1,0 +1,365 @@
+package experiment
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"testing"
+)
+
+func newWriter(t testing.TB) (*Writer, string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "test.1.er")
+	w, err := Create(dir, testLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w, dir
+}
+
+func fileSize(t testing.TB, file string) int64 {
+	t.Helper()
+	fi, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+func TestCreate(t *testing.T) {
+	w, dir := newWriter(t)
+	for _, name := range []string{LogFile, MapFile, ClockFile, StacksFile, OverviewFile, ArchivesDir} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("after Create: %v", err)
+		}
+	}
+	for _, name := range []string{ClockFile, StacksFile, OverviewFile} {
+		if got := fileSize(t, filepath.Join(dir, name)); got != fileHeaderSize {
+			t.Errorf("%s: %d bytes, want just the %d-byte header", name, got, fileHeaderSize)
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, LogFile))
+	l, _, err := decodeLog(LogFile, b)
+	if err != nil || l.Pid != 4242 || l.FormatVersion != FormatVersion {
+		t.Errorf("initial log.xml: %+v, %v", l, err)
+	}
+	if w.Dir() != dir {
+		t.Errorf("Dir() = %q", w.Dir())
+	}
+	if _, err := Create(dir, Log{}); !errors.Is(err, os.ErrExist) {
+		t.Errorf("Create on an existing directory: %v", err)
+	}
+	if _, err := Create(filepath.Join(dir, "no", "such.er"), Log{}); err == nil {
+		t.Error("Create under a missing directory succeeded")
+	}
+}
+
+func TestStackInterning(t *testing.T) {
+	w, dir := newWriter(t)
+	id := func(s Stack) uint32 {
+		t.Helper()
+		n, err := w.Stack(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	a := Stack{0x401000, 0x401100}
+	if got := id(nil); got != 0 {
+		t.Errorf("empty stack: id %d", got)
+	}
+	if got := id(Stack{}); got != 0 {
+		t.Errorf("zero-length stack: id %d", got)
+	}
+	if got := id(a); got != 1 {
+		t.Errorf("first stack: id %d", got)
+	}
+	if got := id(Stack{0x401000}); got != 2 {
+		t.Errorf("prefix of the first: id %d", got)
+	}
+	if got := id(Stack{0x401100, 0x401000}); got != 3 {
+		t.Errorf("reversed: id %d", got)
+	}
+	a2 := Stack{0x401000, 0x401100}
+	if got := id(a2); got != 1 {
+		t.Errorf("same frames again: id %d, want 1", got)
+	}
+	a[0] = 5 // the writer keeps no reference to the caller's slice
+	if got := id(Stack{0x401000, 0x401100}); got != 1 {
+		t.Errorf("after changing the caller's slice: id %d, want 1", got)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Stack{nil, {0x401000, 0x401100}, {0x401000}, {0x401100, 0x401000}}
+	if !reflect.DeepEqual(d.Stacks, want) {
+		t.Errorf("stacks %x, want %x", d.Stacks, want)
+	}
+	if err := w.Clock(ClockSample{Stack: 4}); err == nil {
+		t.Error("a sample with an unknown stack id was accepted")
+	}
+}
+
+// Full blocks are written without Flush, stacks before the samples that use them.
+func TestBlocksWrittenWhenFull(t *testing.T) {
+	w, dir := newWriter(t)
+	const n = 5000 // 200000 bytes of records: 3 full blocks
+	for i := range n {
+		id, err := w.Stack(Stack{uint64(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Clock(ClockSample{Time: int64(i), Stack: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	perBlock := (blockTarget + clockRecordSize - 1) / clockRecordSize
+	if got, want := fileSize(t, filepath.Join(dir, ClockFile)), int64(fileHeaderSize+3*(blockHeaderSize+perBlock*clockRecordSize)); got != want {
+		t.Errorf("clock file before Flush: %d bytes, want %d", got, want)
+	}
+	d, err := Open(dir) // no Flush: what is on disk must be consistent
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Clock) != 3*perBlock {
+		t.Errorf("read %d samples before Flush, want %d", len(d.Clock), 3*perBlock)
+	}
+	for i, s := range d.Clock {
+		if d.Stacks[s.Stack][0] != uint64(i) {
+			t.Fatalf("sample %d has stack %x", i, d.Stacks[s.Stack])
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d, err = Open(dir); err != nil || len(d.Clock) != n || len(d.Stacks) != n+1 {
+		t.Errorf("after Close: %v, %d samples", err, len(d.Clock))
+	}
+}
+
+func TestAddMapping(t *testing.T) {
+	w, dir := newWriter(t)
+	w.AddMapping(Mapping{Pid: 1, Start: 0x1000, End: 0x3000, Path: "/a", LoadTime: 0, UnloadTime: -1})
+	w.AddMapping(Mapping{Pid: 1, Start: 0x3000, End: 0x4000, Path: "/b", LoadTime: 0, UnloadTime: -1})
+	w.AddMapping(Mapping{Pid: 2, Start: 0x1000, End: 0x3000, Path: "/a", LoadTime: 0, UnloadTime: -1})
+	w.AddMapping(Mapping{Pid: 1, Start: 0x5000, End: 0x6000, Path: "/gone", LoadTime: 1, UnloadTime: 2})
+	// Overlaps /a of pid 1 only, at its last byte; touches /b without overlapping it.
+	w.AddMapping(Mapping{Pid: 1, Start: 0x2fff, End: 0x3000, Path: "/c", LoadTime: 50, UnloadTime: -1})
+	// Overlaps /b, /c is above; and the unloaded /gone keeps its time.
+	w.AddMapping(Mapping{Pid: 1, Start: 0x3800, End: 0x5800, Path: "/d", LoadTime: 60, UnloadTime: -1})
+	w.ProcessExit(2, 70)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]int64{}
+	for _, m := range d.Mappings {
+		got[m.Path] = append(got[m.Path], m.UnloadTime)
+	}
+	want := map[string][]int64{"/a": {50, 70}, "/b": {60}, "/gone": {2}, "/c": {-1}, "/d": {-1}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("unload times %v, want %v", got, want)
+	}
+	if d.Mappings[4].Path != "/c" || d.Mappings[4].LoadTime != 50 {
+		t.Errorf("mappings not in the order added: %+v", d.Mappings)
+	}
+	w.ProcessExit(1, 80)
+	w.Flush()
+	d, _ = Open(dir)
+	for _, m := range d.Mappings {
+		if m.UnloadTime == -1 {
+			t.Errorf("%s still mapped after both processes exited", m.Path)
+		}
+	}
+}
+
+func TestLogUpdates(t *testing.T) {
+	w, dir := newWriter(t)
+	w.Event(Event{Time: 9, Kind: "comment", Text: "hello"})
+	w.UpdateLog(func(l *Log) {
+		l.EndTime = 123
+		l.ExitStatus = 3
+		l.FormatVersion = "9.9"
+		l.Settings = append(l.Settings, Setting{"duration_limit_s", "5"})
+	})
+	// Not written before Flush.
+	b, _ := os.ReadFile(filepath.Join(dir, LogFile))
+	if l, _, _ := decodeLog(LogFile, b); l.EndTime != 2500000000 {
+		t.Errorf("log.xml rewritten before Flush: end %d", l.EndTime)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := d.Log
+	if l.EndTime != 123 || l.ExitStatus != 3 || l.FormatVersion != FormatVersion ||
+		l.Settings[len(l.Settings)-1] != (Setting{"duration_limit_s", "5"}) ||
+		l.Events[len(l.Events)-1] != (Event{Time: 9, Kind: "comment", Text: "hello"}) {
+		t.Errorf("log after updates: %+v", l)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "."+LogFile+".tmp")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("temporary file left: %v", err)
+	}
+}
+
+func TestNotes(t *testing.T) {
+	w, dir := newWriter(t)
+	if err := w.Notes("first"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Notes("second\n"); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, NotesFile))
+	if string(b) != "first\nsecond\n" {
+		t.Errorf("notes %q", b)
+	}
+}
+
+func TestOverviewWriter(t *testing.T) {
+	w, dir := newWriter(t)
+	for _, o := range testOverview() {
+		if err := w.Overview(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Overview(OverviewSample{Label: string(make([]byte, 1<<16))}); err == nil {
+		t.Error("a 64 KiB label was accepted")
+	}
+	w.Flush()
+	d, err := Open(dir)
+	if err != nil || !reflect.DeepEqual(d.Overview, testOverview()) {
+		t.Errorf("overview read back: %+v, %v", d.Overview, err)
+	}
+}
+
+func TestSize(t *testing.T) {
+	w, dir := newWriter(t)
+	total := func() int64 {
+		var n int64
+		for _, name := range []string{LogFile, MapFile, ClockFile, StacksFile, OverviewFile, NotesFile} {
+			if fi, err := os.Stat(filepath.Join(dir, name)); err == nil {
+				n += fi.Size()
+			}
+		}
+		return n
+	}
+	if got, want := w.Size(), total(); got != want {
+		t.Errorf("after Create: Size %d, files %d", got, want)
+	}
+	id, _ := w.Stack(Stack{1, 2, 3})
+	w.Clock(ClockSample{Stack: id})
+	w.Overview(OverviewSample{Label: "start"})
+	w.AddMapping(Mapping{Path: "/x", UnloadTime: -1})
+	w.Notes("a note")
+	pending := w.Size()
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := w.Size(), total(); got != want {
+		t.Errorf("after Flush: Size %d, files %d", got, want)
+	}
+	// Before Flush the pending blocks were counted; only map.xml grew since.
+	mapBefore := int64(len(encodeMap(nil)))
+	mapAfter := fileSize(t, filepath.Join(dir, MapFile))
+	if pending != w.Size()-(mapAfter-mapBefore) {
+		t.Errorf("Size before Flush %d, after %d (map.xml grew by %d)", pending, w.Size(), mapAfter-mapBefore)
+	}
+}
+
+func TestClose(t *testing.T) {
+	w, dir := newWriter(t)
+	id, _ := w.Stack(Stack{7})
+	w.Clock(ClockSample{Time: 1, Stack: id})
+	w.UpdateLog(func(l *Log) { l.EndTime = 77 })
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, err := w.Stack(Stack{8}); !errors.Is(err, ErrClosed) {
+		t.Errorf("Stack after Close: %v", err)
+	}
+	if err := w.Clock(ClockSample{}); !errors.Is(err, ErrClosed) {
+		t.Errorf("Clock after Close: %v", err)
+	}
+	if err := w.Flush(); !errors.Is(err, ErrClosed) {
+		t.Errorf("Flush after Close: %v", err)
+	}
+	d, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Clock) != 1 || d.Log.EndTime != 77 || len(d.Warnings) != 0 {
+		t.Errorf("after Close: %d samples, end %d, warnings %q", len(d.Clock), d.Log.EndTime, d.Warnings)
+	}
+}
+
+// A write error is kept and returned by every later write.
+func TestWriteErrorSticks(t *testing.T) {
+	w, _ := newWriter(t)
+	w.clock.f.Close()
+	w.Clock(ClockSample{})
+	err := w.Flush()
+	if err == nil {
+		t.Fatal("Flush to a closed file succeeded")
+	}
+	if err2 := w.Clock(ClockSample{}); err2 != err {
+		t.Errorf("next write: %v, want %v", err2, err)
+	}
+}
+
+func TestConcurrentWriters(t *testing.T) {
+	w, dir := newWriter(t)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 3000 {
+				id, err := w.Stack(Stack{uint64(i % 100), uint64(g)})
+				if err == nil {
+					err = w.Clock(ClockSample{Tid: uint32(g), Time: int64(i), Stack: id})
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if i%1000 == 0 {
+					w.Event(Event{Kind: "comment", Pid: uint32(g)})
+					w.AddMapping(Mapping{Pid: uint32(g), Start: uint64(i), End: uint64(i + 1), UnloadTime: -1})
+					w.Flush()
+					w.Size()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Clock) != 12000 || len(d.Stacks) != 401 || len(d.Mappings) != 12 {
+		t.Errorf("%d samples, %d stacks, %d mappings", len(d.Clock), len(d.Stacks), len(d.Mappings))
+	}
+	for _, s := range d.Clock {
+		if st := d.Stacks[s.Stack]; st[0] != uint64(s.Time%100) || st[1] != uint64(s.Tid) {
+			t.Fatalf("sample %+v has stack %x", s, st)
+		}
+	}
+}

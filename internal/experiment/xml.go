@@ -1,0 +1,368 @@
+package experiment
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// xmlComment follows the XML declaration of log.xml and map.xml.
+const xmlComment = "<!-- er experiment; the format is described in docs/experiment-format.md -->\n"
+
+// qstr is a string stored in XML exactly: as itself when XML can hold it
+// and it does not start with a double quote, otherwise Go-quoted in ASCII.
+type qstr string
+
+// MarshalText implements encoding.TextMarshaler.
+func (s qstr) MarshalText() ([]byte, error) {
+	if xmlSafe(string(s)) && !strings.HasPrefix(string(s), `"`) {
+		return []byte(s), nil
+	}
+	return []byte(strconv.QuoteToASCII(string(s))), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *qstr) UnmarshalText(b []byte) error {
+	if !bytes.HasPrefix(b, []byte(`"`)) {
+		*s = qstr(b)
+		return nil
+	}
+	u, err := strconv.Unquote(string(b))
+	if err != nil {
+		return fmt.Errorf("bad quoted string %.40q", b)
+	}
+	*s = qstr(u)
+	return nil
+}
+
+// xmlSafe reports whether XML 1.0 can hold s as text.
+func xmlSafe(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		switch {
+		case r == '\t' || r == '\n' || r == '\r':
+		case r < 0x20, r >= 0xd800 && r < 0xe000, r == 0xfffe, r == 0xffff:
+			return false
+		}
+	}
+	return true
+}
+
+// hex64 is a uint64 written in hexadecimal with a 0x prefix.
+type hex64 uint64
+
+// MarshalText implements encoding.TextMarshaler.
+func (h hex64) MarshalText() ([]byte, error) {
+	return []byte("0x" + strconv.FormatUint(uint64(h), 16)), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (h *hex64) UnmarshalText(b []byte) error {
+	s, ok := strings.CutPrefix(string(b), "0x")
+	v, err := strconv.ParseUint(s, 16, 64)
+	if !ok || err != nil {
+		return fmt.Errorf("bad address %.40q, want 0x and hex digits", b)
+	}
+	*h = hex64(v)
+	return nil
+}
+
+type xmlLog struct {
+	XMLName   xml.Name     `xml:"experiment"`
+	Version   string       `xml:"version,attr"`
+	Collector xmlCollector `xml:"collector"`
+	System    xmlSystem    `xml:"system"`
+	Target    xmlTarget    `xml:"target"`
+	Start     xmlStart     `xml:"start"`
+	Settings  []xmlSetting `xml:"settings>setting"`
+	Data      xmlData      `xml:"data"`
+	Events    []xmlEvent   `xml:"events>event"`
+	End       xmlEnd       `xml:"end"`
+}
+
+type xmlCollector struct {
+	Version qstr `xml:"version,attr"`
+}
+
+type xmlSystem struct {
+	Host        qstr  `xml:"host,attr"`
+	OS          qstr  `xml:"os,attr"`
+	Arch        qstr  `xml:"arch,attr"`
+	CPUs        int   `xml:"cpus,attr"`
+	PageSize    int   `xml:"pageSize,attr"`
+	WordSize    int   `xml:"wordSize,attr"`
+	ClockHz     int64 `xml:"clockHz,attr"`
+	MemoryBytes int64 `xml:"memoryBytes,attr"`
+}
+
+type xmlTarget struct {
+	Pid  uint32 `xml:"pid,attr"`
+	Cwd  qstr   `xml:"cwd,attr"`
+	Args []qstr `xml:"arg"`
+}
+
+type xmlStart struct {
+	Time   int64 `xml:"time,attr"`
+	PerfNS int64 `xml:"perfNS,attr"`
+}
+
+type xmlSetting struct {
+	Name  qstr `xml:"name,attr"`
+	Value qstr `xml:"value,attr"`
+}
+
+type xmlData struct {
+	KernelStacks bool            `xml:"kernelStacks,attr"`
+	Files        []xmlDescriptor `xml:"dataDescriptor"`
+}
+
+// xmlDescriptor describes the records of one binary file.
+type xmlDescriptor struct {
+	File       string     `xml:"file,attr"`
+	Kind       string     `xml:"kind,attr"`
+	Version    string     `xml:"version,attr"`
+	RecordSize uint32     `xml:"recordSize,attr"`
+	Fields     []xmlField `xml:"field"`
+}
+
+type xmlField struct {
+	Name   string `xml:"name,attr"`
+	Type   string `xml:"type,attr"`
+	Offset int    `xml:"offset,attr"`
+	Desc   string `xml:"description,attr"`
+}
+
+type xmlEvent struct {
+	Time int64  `xml:"time,attr"`
+	Kind qstr   `xml:"kind,attr"`
+	Pid  uint32 `xml:"pid,attr"`
+	Text qstr   `xml:",chardata"`
+}
+
+type xmlEnd struct {
+	Time       int64 `xml:"time,attr"`
+	Exited     bool  `xml:"exited,attr"`
+	ExitStatus int   `xml:"exitStatus,attr"`
+	ExitSignal int   `xml:"exitSignal,attr"`
+}
+
+// descriptors lists the binary files and their record layouts, written into log.xml.
+var descriptors = []xmlDescriptor{
+	{File: ClockFile, Kind: kindClock.String(), Version: FormatVersion, RecordSize: clockRecordSize, Fields: []xmlField{
+		{"time", "i64", 0, "ns since the start of the experiment (perf clock minus log start perfNS)"},
+		{"period", "i64", 8, "ns of CPU time the sample stands for"},
+		{"pid", "u32", 16, "process id"},
+		{"tid", "u32", 20, "thread id"},
+		{"cpu", "u32", 24, "CPU the sample was taken on"},
+		{"stack", "u32", 28, "stack id: record number in the stacks file, from 1; 0 is the empty stack"},
+		{"mode", "u8", 32, "0 unknown, 1 user, 2 kernel"},
+		{"reserved", "u8[7]", 33, "zero"},
+	}},
+	{File: StacksFile, Kind: kindStacks.String(), Version: FormatVersion, RecordSize: 0, Fields: []xmlField{
+		{"nframes", "u32", 0, "number of frames"},
+		{"frames", "u64[nframes]", 4, "absolute instruction addresses, leaf first; kernel frames before user frames"},
+	}},
+	{File: OverviewFile, Kind: kindOverview.String(), Version: FormatVersion, RecordSize: 0, Fields: []xmlField{
+		{"time", "i64", 0, "ns since the start of the experiment"},
+		{"pid", "u32", 8, "process id"},
+		{"sample", "u32", 12, "sample point number, from 1"},
+		{"userNS", "i64", 16, "cumulative user CPU time, ns"},
+		{"systemNS", "i64", 24, "cumulative system CPU time, ns"},
+		{"minflt", "i64", 32, "minor page faults"},
+		{"majflt", "i64", 40, "major page faults"},
+		{"volCtxSw", "i64", 48, "voluntary context switches"},
+		{"involCtxSw", "i64", 56, "involuntary context switches"},
+		{"rssBytes", "i64", 64, "resident set size, bytes"},
+		{"numThreads", "i32", 72, "number of threads"},
+		{"labelLen", "u16", 76, "length of the label"},
+		{"label", "u8[labelLen]", 78, "why the sample was taken (start, periodic, end, signal), UTF-8"},
+	}},
+}
+
+// marshalXML renders v with the XML declaration and comment.
+func marshalXML(v any) []byte {
+	b, err := xml.MarshalIndent(v, "", "  ")
+	if err != nil {
+		// Only unsupported types fail, and ours are all supported.
+		panic("experiment: " + err.Error())
+	}
+	out := make([]byte, 0, len(xml.Header)+len(xmlComment)+len(b)+1)
+	out = append(out, xml.Header...)
+	out = append(out, xmlComment...)
+	out = append(out, b...)
+	return append(out, '\n')
+}
+
+// encodeLog renders l as log.xml.
+func encodeLog(l Log) []byte {
+	x := xmlLog{
+		Version:   l.FormatVersion,
+		Collector: xmlCollector{qstr(l.CollectorVersion)},
+		System: xmlSystem{
+			Host: qstr(l.Host), OS: qstr(l.OS), Arch: qstr(l.Arch),
+			CPUs: l.CPUs, PageSize: l.PageSize, WordSize: l.WordSize,
+			ClockHz: l.ClockHz, MemoryBytes: l.MemoryBytes,
+		},
+		Target: xmlTarget{Pid: l.Pid, Cwd: qstr(l.Cwd)},
+		Start:  xmlStart{Time: l.StartTime, PerfNS: l.StartPerfNS},
+		Data:   xmlData{KernelStacks: l.KernelStacks, Files: descriptors},
+		End:    xmlEnd{Time: l.EndTime, Exited: l.Exited, ExitStatus: l.ExitStatus, ExitSignal: l.ExitSignal},
+	}
+	if x.Version == "" {
+		x.Version = FormatVersion
+	}
+	for _, a := range l.Command {
+		x.Target.Args = append(x.Target.Args, qstr(a))
+	}
+	for _, s := range l.Settings {
+		x.Settings = append(x.Settings, xmlSetting{qstr(s.Name), qstr(s.Value)})
+	}
+	for _, e := range l.Events {
+		x.Events = append(x.Events, xmlEvent{Time: e.Time, Kind: qstr(e.Kind), Pid: e.Pid, Text: qstr(e.Text)})
+	}
+	return marshalXML(&x)
+}
+
+// unmarshalXML decodes b into v, turning errors into a *FormatError with the line and offset.
+func unmarshalXML(name string, b []byte, v any, hint string) error {
+	d := xml.NewDecoder(bytes.NewReader(b))
+	err := d.Decode(v)
+	if err == nil {
+		return nil
+	}
+	off := d.InputOffset()
+	line := 1 + bytes.Count(b[:min(int(off), len(b))], []byte("\n"))
+	var se *xml.SyntaxError
+	if errors.As(err, &se) {
+		line = se.Line
+	}
+	msg := strings.TrimPrefix(err.Error(), "xml: ")
+	if se != nil {
+		msg = se.Msg
+	}
+	if errors.Is(err, io.EOF) {
+		msg = "no XML element"
+	}
+	return formatErrorf(name, off, hint, "line %d: %s", line, msg)
+}
+
+// checkVersion checks the version attribute of the root element of an XML file.
+func checkVersion(name, v, hint string) error {
+	major, _, _ := strings.Cut(v, ".")
+	if v == "" {
+		return formatErrorf(name, -1, hint, "no format version in the root element")
+	}
+	if major != strconv.Itoa(formatMajor) {
+		return formatErrorf(name, -1, hintVersion, "format version %q; this reader reads %d.x", v, formatMajor)
+	}
+	return nil
+}
+
+const (
+	hintLog = "repair the XML by hand, or delete log.xml to read the data without the experiment's settings and events"
+	hintMap = "repair the XML by hand, or delete map.xml to read the data without load objects (no function names)"
+)
+
+// decodeLog parses log.xml. It also returns the data files the log describes.
+func decodeLog(name string, b []byte) (Log, []string, error) {
+	var x xmlLog
+	if err := unmarshalXML(name, b, &x, hintLog); err != nil {
+		return Log{}, nil, err
+	}
+	if err := checkVersion(name, x.Version, hintLog); err != nil {
+		return Log{}, nil, err
+	}
+	l := Log{
+		FormatVersion:    x.Version,
+		CollectorVersion: string(x.Collector.Version),
+		Host:             string(x.System.Host),
+		OS:               string(x.System.OS),
+		Arch:             string(x.System.Arch),
+		CPUs:             x.System.CPUs,
+		PageSize:         x.System.PageSize,
+		WordSize:         x.System.WordSize,
+		ClockHz:          x.System.ClockHz,
+		MemoryBytes:      x.System.MemoryBytes,
+		Cwd:              string(x.Target.Cwd),
+		Pid:              x.Target.Pid,
+		StartTime:        x.Start.Time,
+		StartPerfNS:      x.Start.PerfNS,
+		EndTime:          x.End.Time,
+		ExitStatus:       x.End.ExitStatus,
+		ExitSignal:       x.End.ExitSignal,
+		Exited:           x.End.Exited,
+		KernelStacks:     x.Data.KernelStacks,
+	}
+	for _, a := range x.Target.Args {
+		l.Command = append(l.Command, string(a))
+	}
+	for _, s := range x.Settings {
+		l.Settings = append(l.Settings, Setting{string(s.Name), string(s.Value)})
+	}
+	for _, e := range x.Events {
+		l.Events = append(l.Events, Event{Time: e.Time, Kind: string(e.Kind), Pid: e.Pid, Text: string(e.Text)})
+	}
+	var files []string
+	for _, d := range x.Data.Files {
+		files = append(files, d.File)
+	}
+	return l, files, nil
+}
+
+type xmlMap struct {
+	XMLName  xml.Name     `xml:"map"`
+	Version  string       `xml:"version,attr"`
+	Mappings []xmlMapping `xml:"mapping"`
+}
+
+type xmlMapping struct {
+	Pid     uint32 `xml:"pid,attr"`
+	Start   hex64  `xml:"start,attr"`
+	End     hex64  `xml:"end,attr"`
+	Offset  hex64  `xml:"offset,attr"`
+	Load    int64  `xml:"load,attr"`
+	Unload  int64  `xml:"unload,attr"`
+	BuildID qstr   `xml:"buildID,attr,omitempty"`
+	Path    qstr   `xml:"path,attr"`
+}
+
+// encodeMap renders the mappings as map.xml.
+func encodeMap(ms []Mapping) []byte {
+	x := xmlMap{Version: FormatVersion, Mappings: make([]xmlMapping, len(ms))}
+	for i, m := range ms {
+		x.Mappings[i] = xmlMapping{
+			Pid: m.Pid, Start: hex64(m.Start), End: hex64(m.End), Offset: hex64(m.Offset),
+			Load: m.LoadTime, Unload: m.UnloadTime, BuildID: qstr(m.BuildID), Path: qstr(m.Path),
+		}
+	}
+	return marshalXML(&x)
+}
+
+// decodeMap parses map.xml.
+func decodeMap(name string, b []byte) ([]Mapping, error) {
+	var x xmlMap
+	if err := unmarshalXML(name, b, &x, hintMap); err != nil {
+		return nil, err
+	}
+	if err := checkVersion(name, x.Version, hintMap); err != nil {
+		return nil, err
+	}
+	var ms []Mapping
+	for i, m := range x.Mappings {
+		if m.Start > m.End {
+			return nil, formatErrorf(name, -1, hintMap, "mapping %d (%s): start %#x is above end %#x", i+1, m.Path, uint64(m.Start), uint64(m.End))
+		}
+		ms = append(ms, Mapping{
+			Pid: m.Pid, Start: uint64(m.Start), End: uint64(m.End), Offset: uint64(m.Offset),
+			Path: string(m.Path), BuildID: string(m.BuildID), LoadTime: m.Load, UnloadTime: m.Unload,
+		})
+	}
+	return ms, nil
+}

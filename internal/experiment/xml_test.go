@@ -1,0 +1,231 @@
+package experiment
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	file := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(file, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (run go test -update if the change is intended):\n%s", name, got)
+	}
+}
+
+func testLog() Log {
+	return Log{
+		FormatVersion:    FormatVersion,
+		CollectorVersion: "er 0.1",
+		Host:             "host1",
+		OS:               "Linux 6.1.0-13-amd64",
+		Arch:             "x86_64",
+		CPUs:             2,
+		PageSize:         4096,
+		WordSize:         64,
+		ClockHz:          100,
+		MemoryBytes:      8 << 30,
+		Command:          []string{"./a.out", "two words", "\"quoted\"", "bad\xffbyte", "tab\tnl\ncr\r<&>"},
+		Cwd:              "/home/u",
+		Pid:              4242,
+		StartTime:        1700000000123456789,
+		StartPerfNS:      987654321,
+		EndTime:          2500000000,
+		ExitStatus:       139,
+		ExitSignal:       11,
+		Exited:           true,
+		KernelStacks:     true,
+		Settings:         []Setting{{"clock", "on"}, {"interval_ns", "10000000"}, {"size_limit_mb", ""}},
+		Events: []Event{
+			{Time: 0, Kind: "start", Pid: 4242, Text: "target started"},
+			{Time: 2500000000, Kind: "exit", Pid: 4242, Text: "killed by SIGSEGV\nsecond line"},
+			{Time: 5, Kind: "warning", Text: "nul \x00 byte"},
+		},
+	}
+}
+
+func testMappings() []Mapping {
+	return []Mapping{
+		{Pid: 4242, Start: 0x400000, End: 0x401000, Offset: 0, Path: "/tmp/a.out", BuildID: "0123abcd", LoadTime: 0, UnloadTime: -1},
+		{Pid: 4242, Start: 0x7f0000001000, End: 0x7f0000180000, Offset: 0x26000, Path: "/usr/lib/x86_64-linux-gnu/libc.so.6", LoadTime: 0, UnloadTime: 2500000000},
+		{Pid: 0, Start: KernelBase, End: ^uint64(0), Path: "[kernel]", LoadTime: 0, UnloadTime: -1},
+		{Pid: 4242, Start: 0x1000, End: 0x2000, Path: "/odd path/\xfe\"x\"", LoadTime: 7, UnloadTime: -1},
+	}
+}
+
+func TestLogGolden(t *testing.T) {
+	b := encodeLog(testLog())
+	golden(t, "log.xml", b)
+	if !bytes.Equal(b, encodeLog(testLog())) {
+		t.Error("encodeLog is not deterministic")
+	}
+}
+
+func TestMapGolden(t *testing.T) {
+	golden(t, "map.xml", encodeMap(testMappings()))
+}
+
+func TestLogRoundTrip(t *testing.T) {
+	want := testLog()
+	got, files, err := decodeLog("log.xml", encodeLog(want))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %+v\nwant %+v", got, want)
+	}
+	if wantFiles := []string{ClockFile, StacksFile, OverviewFile}; !reflect.DeepEqual(files, wantFiles) {
+		t.Errorf("described files %v, want %v", files, wantFiles)
+	}
+	// The zero Log gets the current version and reads back with nothing else set.
+	got, _, err = decodeLog("log.xml", encodeLog(Log{}))
+	if err != nil || !reflect.DeepEqual(got, Log{FormatVersion: FormatVersion}) {
+		t.Errorf("zero log: %+v, %v", got, err)
+	}
+}
+
+func TestMapRoundTrip(t *testing.T) {
+	want := testMappings()
+	got, err := decodeMap("map.xml", encodeMap(want))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %+v\nwant %+v", got, want)
+	}
+	got, err = decodeMap("map.xml", encodeMap(nil))
+	if err != nil || got != nil {
+		t.Errorf("empty map: %v, %v", got, err)
+	}
+}
+
+func TestQstr(t *testing.T) {
+	for _, s := range []string{"", "plain", `"starts with quote`, "ends with quote\"", "\xff", "\x00\x01", "\ufffe", "é ü 中", "a\tb\nc\rd", "\U0001F600"} {
+		b, err := qstr(s).MarshalText()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got qstr
+		if err := got.UnmarshalText(b); err != nil || string(got) != s {
+			t.Errorf("%q -> %q -> %q, %v", s, b, got, err)
+		}
+		if !xmlSafe(string(b)) {
+			t.Errorf("%q stored as %q, which XML cannot hold", s, b)
+		}
+	}
+	if b, _ := qstr("plain").MarshalText(); string(b) != "plain" {
+		t.Errorf("plain string stored as %q", b)
+	}
+	var q qstr
+	if err := q.UnmarshalText([]byte(`"unterminated`)); err == nil {
+		t.Error("bad quoting accepted")
+	}
+}
+
+func TestHex64(t *testing.T) {
+	var h hex64
+	for _, s := range []string{"400000", "0x", "0xg", "-0x1", "0x1_0"} {
+		if err := h.UnmarshalText([]byte(s)); err == nil {
+			t.Errorf("%q accepted as %#x", s, uint64(h))
+		}
+	}
+	if err := h.UnmarshalText([]byte("0xFFff800000000000")); err != nil || h != KernelBase {
+		t.Errorf("got %#x, %v", uint64(h), err)
+	}
+}
+
+func TestXMLErrors(t *testing.T) {
+	logOK := string(encodeLog(testLog()))
+	tests := []struct {
+		name, file, text string
+		off              int64
+		msg              string
+	}{
+		{"syntax", LogFile, "<?xml version=\"1.0\"?>\n<experiment version=\"1.0\">\n<system cpus=\"2\"\n", 66, "line 4: unexpected EOF"},
+		{"empty", LogFile, "", 0, "line 1: no XML element"},
+		{"root", LogFile, `<map version="1.0"></map>`, 19, "line 1: expected element type <experiment> but have <map>"},
+		{"int", LogFile, "<experiment version=\"1.0\">\n <system cpus=\"two\"></system></experiment>", 47, `line 2: strconv.ParseInt: parsing "two": invalid syntax`},
+		{"version", LogFile, `<experiment version="2.1"></experiment>`, -1, `format version "2.1"; this reader reads 1.x`},
+		{"no version", LogFile, `<experiment></experiment>`, -1, "no format version in the root element"},
+		{"quote", LogFile, strings.Replace(logOK, `host="host1"`, `host="&#34;x"`, 1), 328, `line 5: bad quoted string "\"x"`},
+		{"address", MapFile, "<map version=\"1.0\">\n<mapping start=\"12\"></mapping></map>", 40, `line 2: bad address "12", want 0x and hex digits`},
+		{"range", MapFile, `<map version="1.0"><mapping start="0x2" end="0x1" path="/x"></mapping></map>`, -1, "mapping 1 (/x): start 0x2 is above end 0x1"},
+		{"map version", MapFile, `<map version="x"></map>`, -1, `format version "x"; this reader reads 1.x`},
+	}
+	for _, tt := range tests {
+		var err error
+		if tt.file == LogFile {
+			_, _, err = decodeLog(tt.file, []byte(tt.text))
+		} else {
+			_, err = decodeMap(tt.file, []byte(tt.text))
+		}
+		if err == nil {
+			t.Errorf("%s: no error", tt.name)
+			continue
+		}
+		fe := asFormatError(t, err)
+		if fe.File != tt.file || fe.Offset != tt.off || fe.Msg != tt.msg || fe.Hint == "" {
+			t.Errorf("%s: got %+v, want offset %d and %q", tt.name, fe, tt.off, tt.msg)
+		}
+	}
+}
+
+// Newer minor versions may add elements and attributes; this reader ignores them.
+func TestLogUnknownElements(t *testing.T) {
+	text := `<experiment version="1.3" future="x"><system cpus="4" gpu="yes"></system><hwc name="cycles"></hwc></experiment>`
+	l, _, err := decodeLog(LogFile, []byte(text))
+	if err != nil || l.CPUs != 4 || l.FormatVersion != "1.3" {
+		t.Errorf("got %+v, %v", l, err)
+	}
+}
+
+func FuzzReadLog(f *testing.F) {
+	f.Add(encodeLog(testLog()))
+	f.Add(encodeLog(Log{}))
+	f.Add([]byte(`<experiment version="1.0"><target><arg>"\x00"</arg></target></experiment>`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		l, _, err := decodeLog(LogFile, b)
+		if err != nil {
+			asFormatError(t, err)
+			return
+		}
+		l2, _, err := decodeLog(LogFile, encodeLog(l))
+		if err != nil || !reflect.DeepEqual(l, l2) {
+			t.Fatalf("round trip: %v\n%+v\n%+v", err, l, l2)
+		}
+	})
+}
+
+func FuzzReadMap(f *testing.F) {
+	f.Add(encodeMap(testMappings()))
+	f.Add(encodeMap(nil))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := decodeMap(MapFile, b)
+		if err != nil {
+			asFormatError(t, err)
+			return
+		}
+		m2, err := decodeMap(MapFile, encodeMap(m))
+		if err != nil || !reflect.DeepEqual(m, m2) {
+			t.Fatalf("round trip: %v\n%+v\n%+v", err, m, m2)
+		}
+	})
+}
