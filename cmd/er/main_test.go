@@ -64,7 +64,7 @@ func needCollect(t *testing.T) {
 }
 
 // cprog builds testdata/NAME.c with the given extra flags (once per flag set) and returns the binary.
-func cprog(t *testing.T, name string, flags ...string) string {
+func cprog(t testing.TB, name string, flags ...string) string {
 	t.Helper()
 	bin := filepath.Join(workDir, name+strings.ReplaceAll(strings.Join(flags, ""), " ", ""))
 	if _, err := os.Stat(bin); err == nil {

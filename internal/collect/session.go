@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -43,8 +44,8 @@ type Session struct {
 	samples   int64
 	lost      int64
 	throttled int64
-	usedPaths map[string]bool // load objects to archive
-	sawKernel bool
+	usedPaths map[string]bool     // load objects to archive
+	kernelPCs map[uint64]struct{} // kernel addresses in recorded stacks: their symbols are archived
 }
 
 // ExitError carries the target's exit code out of Run: er collect exits with it.
@@ -86,21 +87,32 @@ func ExperimentDir(spec Spec) (string, error) {
 
 // LookTarget resolves the target program as a shell would, with a clear error when it cannot be run.
 func LookTarget(name string) (string, error) {
-	path, err := exec.LookPath(name)
-	if err != nil {
+	path := name
+	if !strings.Contains(name, "/") {
+		p, err := exec.LookPath(name)
 		if errors.Is(err, exec.ErrNotFound) {
-			return "", fmt.Errorf("cannot run %q: no such program in $PATH or the current directory", name)
+			return "", fmt.Errorf("cannot run %q: no such program in $PATH", name)
 		}
-		return "", fmt.Errorf("cannot run %q: %v", name, err)
+		if err == nil {
+			return p, nil
+		}
+		// Found but not usable: say why below.
+		for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+			if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+				path = filepath.Join(dir, name)
+				break
+			}
+		}
 	}
 	st, err := os.Stat(path)
-	if err != nil {
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", fmt.Errorf("cannot run %q: no such file", name)
+	case err != nil:
 		return "", fmt.Errorf("cannot run %q: %v", name, err)
-	}
-	if st.IsDir() {
+	case st.IsDir():
 		return "", fmt.Errorf("cannot run %q: it is a directory", name)
-	}
-	if unix.Access(path, unix.X_OK) != nil {
+	case unix.Access(path, unix.X_OK) != nil:
 		return "", fmt.Errorf("cannot run %q: %s is not executable (chmod +x it)", name, path)
 	}
 	return path, nil
@@ -127,7 +139,7 @@ func Run(spec Spec, stderr io.Writer) (string, error) {
 		return "", err
 	}
 	s := &Session{spec: spec, stderr: stderr, dir: dir, live: map[uint32][]experiment.Mapping{},
-		procs: map[uint32]bool{}, usedPaths: map[string]bool{}}
+		procs: map[uint32]bool{}, usedPaths: map[string]bool{}, kernelPCs: map[uint64]struct{}{}}
 	return dir, s.run(path)
 }
 
@@ -388,12 +400,14 @@ func (s *Session) sample(r *perfevent.Sample) {
 	if len(frames) == 0 {
 		frames = append(frames, r.IP)
 	}
-	if len(k) > 0 || r.IP >= experiment.KernelBase {
-		s.sawKernel = true
-	}
 	id, err := s.w.Stack(frames)
 	if err != nil {
 		return
+	}
+	for _, pc := range frames {
+		if pc >= experiment.KernelBase {
+			s.kernelPCs[pc] = struct{}{}
+		}
 	}
 	mode := experiment.ModeUser
 	if r.Kernel() {
@@ -508,9 +522,10 @@ func (s *Session) writeArchives() {
 			s.w.Event(experiment.Event{Kind: "warning", Text: fmt.Sprintf("cannot archive %s: %v", path, err)})
 		}
 	}
-	if s.sawKernel {
+	if len(s.kernelPCs) > 0 {
 		a, err := archive.Kernel()
 		if a != nil {
+			a.Symbols = usedSymbols(a, s.kernelPCs)
 			if werr := experiment.WriteArchive(s.dir, a); werr != nil && err == nil {
 				err = werr
 			}
@@ -519,4 +534,30 @@ func (s *Session) writeArchives() {
 			s.w.Event(experiment.Event{Kind: "warning", Text: "kernel symbols: " + err.Error()})
 		}
 	}
+}
+
+// usedSymbols keeps the symbols of a that hold one of the addresses: the kernel has some 200,000 symbols and
+// a profile touches a few hundred. Kept symbols get an explicit size, so lookups in the smaller table stay
+// exact.
+func usedSymbols(a *experiment.Archive, pcs map[uint64]struct{}) []experiment.Symbol {
+	keep := map[uint64]experiment.Symbol{}
+	for pc := range pcs {
+		for _, addr := range []uint64{pc, pc - 1} { // a return address can be just past its call
+			if sym, ok := archive.SymbolAt(a, addr); ok {
+				if sym.Size == 0 {
+					sym.Size = addr - sym.Addr + 1
+					if old, ok := keep[sym.Addr]; ok && old.Size > sym.Size {
+						sym.Size = old.Size
+					}
+				}
+				keep[sym.Addr] = sym
+			}
+		}
+	}
+	out := make([]experiment.Symbol, 0, len(keep))
+	for _, sym := range keep {
+		out = append(out, sym)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Addr < out[j].Addr })
+	return out
 }

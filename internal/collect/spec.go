@@ -218,21 +218,21 @@ func (s Spec) Settings() []experiment.Setting {
 	var out []experiment.Setting
 	if s.Clock {
 		out = append(out,
-			experiment.Setting{"clock_profiling", s.ClockArg},
-			experiment.Setting{"clock_interval_ns", strconv.FormatInt(s.Interval.Nanoseconds(), 10)})
+			experiment.Setting{Name: "clock_profiling", Value: s.ClockArg},
+			experiment.Setting{Name: "clock_interval_ns", Value: strconv.FormatInt(s.Interval.Nanoseconds(), 10)})
 	} else {
-		out = append(out, experiment.Setting{"clock_profiling", "off"})
+		out = append(out, experiment.Setting{Name: "clock_profiling", Value: "off"})
 	}
 	if s.SamplePeriod > 0 {
-		out = append(out, experiment.Setting{"sample_period_ns", strconv.FormatInt(s.SamplePeriod.Nanoseconds(), 10)})
+		out = append(out, experiment.Setting{Name: "sample_period_ns", Value: strconv.FormatInt(s.SamplePeriod.Nanoseconds(), 10)})
 	} else {
-		out = append(out, experiment.Setting{"sample_period_ns", "0"})
+		out = append(out, experiment.Setting{Name: "sample_period_ns", Value: "0"})
 	}
 	if s.Duration > 0 {
-		out = append(out, experiment.Setting{"duration_limit_ns", strconv.FormatInt(s.Duration.Nanoseconds(), 10)})
+		out = append(out, experiment.Setting{Name: "duration_limit_ns", Value: strconv.FormatInt(s.Duration.Nanoseconds(), 10)})
 	}
 	if s.SizeLimitMB > 0 {
-		out = append(out, experiment.Setting{"size_limit_mb", strconv.FormatInt(s.SizeLimitMB, 10)})
+		out = append(out, experiment.Setting{Name: "size_limit_mb", Value: strconv.FormatInt(s.SizeLimitMB, 10)})
 	}
 	return out
 }

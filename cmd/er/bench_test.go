@@ -1,0 +1,124 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"er/internal/experiment"
+)
+
+// wallOf runs a command to completion and returns its wall time.
+func wallOf(b *testing.B, name string, args ...string) time.Duration {
+	b.Helper()
+	cmd := exec.Command(name, args...)
+	t0 := time.Now()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("%s %v: %v\n%s", name, args, err, out)
+	}
+	return time.Since(t0)
+}
+
+func median(d []time.Duration) time.Duration {
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	return d[len(d)/2]
+}
+
+// BenchmarkCollectOverhead reports wall(er collect prog)/wall(prog) for a CPU-bound program, the median of
+// 5 alternating runs of each, at -p on and -p hi. Aim: at most 1.02 and 1.05.
+func BenchmarkCollectOverhead(b *testing.B) {
+	if buildErr != nil {
+		b.Fatal(buildErr)
+	}
+	prog := cprog(b, "cpubound")
+	for _, clock := range []string{"on", "hi"} {
+		b.Run("p="+clock, func(b *testing.B) {
+			var ratios []float64
+			for i := 0; i < b.N; i++ {
+				var base, with []time.Duration
+				for r := 0; r < 5; r++ {
+					base = append(base, wallOf(b, prog, "1", "1"))
+					exp := filepath.Join(b.TempDir(), "b"+strconv.Itoa(r)+".er")
+					with = append(with, wallOf(b, erBin, "collect", "-p", clock, "-o", exp, prog, "1", "1"))
+				}
+				ratios = append(ratios, float64(median(with))/float64(median(base)))
+			}
+			b.ReportMetric(ratios[len(ratios)-1], "wall-ratio")
+		})
+	}
+}
+
+// BenchmarkPrintFunctions times `er print -functions` on an experiment of 1,000,000 samples made from a
+// real one (the demo program at -p hi, its samples repeated), and reports the time and er's peak RSS.
+// Aim: at most 2 s and 1 GiB.
+func BenchmarkPrintFunctions(b *testing.B) {
+	if buildErr != nil {
+		b.Fatal(buildErr)
+	}
+	dir := b.TempDir()
+	demo := filepath.Join(dir, "demo")
+	if out, err := exec.Command("gcc", "-O2", "-g", "-fno-omit-frame-pointer", "-o", demo, "../../examples/demo/demo.c").CombinedOutput(); err != nil {
+		b.Skipf("gcc: %v\n%s", err, out)
+	}
+	small := filepath.Join(dir, "small.er")
+	if out, err := exec.Command(erBin, "collect", "-p", "hi", "-o", small, demo, "4").CombinedOutput(); err != nil {
+		b.Fatalf("er collect: %v\n%s", err, out)
+	}
+	big := filepath.Join(dir, "big.er")
+	if err := inflate(small, big, 1_000_000); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	var rss int64
+	for i := 0; i < b.N; i++ {
+		cmd := exec.Command(erBin, "print", "-functions", big)
+		cmd.Stdout, cmd.Stderr = nil, os.Stderr
+		if err := cmd.Run(); err != nil {
+			b.Fatalf("er print: %v", err)
+		}
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && ru.Maxrss*1024 > rss {
+			rss = ru.Maxrss * 1024
+		}
+	}
+	b.ReportMetric(float64(rss)/(1<<20), "peak-RSS-MiB")
+	b.ReportMetric(1_000_000, "samples")
+}
+
+// inflate writes a copy of experiment src with its clock samples repeated to n samples.
+func inflate(src, dst string, n int) error {
+	d, err := experiment.Open(src)
+	if err != nil {
+		return err
+	}
+	w, err := experiment.Create(dst, d.Log)
+	if err != nil {
+		return err
+	}
+	for _, m := range d.Mappings {
+		w.AddMapping(m)
+	}
+	ids := make([]uint32, len(d.Stacks))
+	for i, s := range d.Stacks {
+		if ids[i], err = w.Stack(s); err != nil {
+			return err
+		}
+	}
+	for i := 0; i < n; i++ {
+		s := d.Clock[i%len(d.Clock)]
+		s.Stack = ids[s.Stack]
+		if err := w.Clock(s); err != nil {
+			return err
+		}
+	}
+	for _, a := range d.Archives {
+		if err := experiment.WriteArchive(dst, a); err != nil {
+			return err
+		}
+	}
+	return w.Close()
+}
