@@ -3,7 +3,7 @@ module er
 go 1.26.0
 
 require (
-	github.com/google/go-cmp v0.7.0 // indirect
-	github.com/ianlancetaylor/demangle v0.0.0-20260724033716-83e58baca724 // indirect
-	golang.org/x/sys v0.49.0 // indirect
+	github.com/google/go-cmp v0.7.0
+	github.com/ianlancetaylor/demangle v0.0.0-20260724033716-83e58baca724
+	golang.org/x/sys v0.49.0
 )

@@ -306,7 +306,7 @@ func TestAccuracy(t *testing.T) {
 		threads int
 		secs    string
 	}{
-		{"on", 1, "2"}, {"hi", 1, "2"}, {"on", 8, "0.3"}, {"hi", 8, "0.3"},
+		{"on", 1, "2"}, {"hi", 1, "2"}, {"on", 8, "0.5"}, {"hi", 8, "0.5"},
 	} {
 		t.Run(fmt.Sprintf("p=%s/threads=%d", tc.clock, tc.threads), func(t *testing.T) {
 			exp, r := collectExp(t, nil, "-p", tc.clock, prog, strconv.Itoa(tc.threads), tc.secs)

@@ -1,0 +1,466 @@
+package analysis
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"er/internal/experiment"
+)
+
+// Synthetic programs: an executable /bin/prog mapped at progBase whose functions are 0x100 bytes
+// apart from link-time address 0x1000, and optionally libraries and a kernel.
+const (
+	progBase = 0x555555554000
+	progPid  = 100
+	symSpan  = 0x100
+)
+
+type fake struct {
+	d    *experiment.Data
+	addr map[string]uint64 // runtime address of each function's first byte
+}
+
+// newFake makes an experiment whose executable has the named functions.
+func newFake(funcs ...string) *fake {
+	fk := &fake{addr: map[string]uint64{}, d: &experiment.Data{
+		Dir:      "test.1.er",
+		Log:      experiment.Log{Pid: progPid},
+		Stacks:   []experiment.Stack{nil},
+		Archives: map[string]*experiment.Archive{},
+	}}
+	fk.addObject("/bin/prog", progBase, 0x1000, funcs...)
+	return fk
+}
+
+// addObject maps an ELF object at base whose symbols start at link-time address first.
+func (fk *fake) addObject(path string, base, first uint64, funcs ...string) *experiment.Archive {
+	size := first + uint64(len(funcs)+1)*symSpan
+	a := &experiment.Archive{Path: path, Kind: "elf",
+		Segments: []experiment.Segment{{Vaddr: 0, Offset: 0, Filesz: size, Memsz: size}}}
+	for i, f := range funcs {
+		addr := first + uint64(i)*symSpan
+		kind := experiment.SymFunc
+		if strings.HasSuffix(f, "@plt") {
+			kind = experiment.SymPLT
+		}
+		a.Symbols = append(a.Symbols, experiment.Symbol{Name: f, Addr: addr, Size: symSpan - 0x10, Kind: kind})
+		fk.addr[f] = base + addr
+	}
+	fk.d.Archives[path] = a
+	fk.d.Mappings = append(fk.d.Mappings, experiment.Mapping{Pid: progPid, Start: base, End: base + size, Path: path, UnloadTime: -1})
+	return a
+}
+
+// stack adds a stack of the named functions, given root first, and returns its id. Return
+// addresses point just after a call instruction; the leaf PC is inside its function.
+func (fk *fake) stack(funcs ...string) uint32 {
+	var st experiment.Stack
+	for i := len(funcs) - 1; i >= 0; i-- {
+		a, ok := fk.addr[funcs[i]]
+		if !ok {
+			panic("unknown function " + funcs[i])
+		}
+		if i == len(funcs)-1 {
+			st = append(st, a+4)
+		} else {
+			st = append(st, a+0x20)
+		}
+	}
+	fk.d.Stacks = append(fk.d.Stacks, st)
+	return uint32(len(fk.d.Stacks) - 1)
+}
+
+// sample adds one clock sample of period units in user mode with the stack of funcs.
+func (fk *fake) sample(period int64, funcs ...string) {
+	fk.d.Clock = append(fk.d.Clock, experiment.ClockSample{Pid: progPid, Tid: progPid, Mode: experiment.ModeUser,
+		Period: period, Stack: fk.stack(funcs...)})
+}
+
+func analyze(t testing.TB, ds ...*experiment.Data) *Profile {
+	t.Helper()
+	p, err := Analyze(ds, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// fn finds the only function named name.
+func fn(t testing.TB, p *Profile, name string) int {
+	t.Helper()
+	fs := p.FindFunctions(name)
+	if len(fs) != 1 {
+		t.Fatalf("%d functions named %q", len(fs), name)
+	}
+	return fs[0]
+}
+
+// seedExample is seed 002's Figure 2-1: main calls A and B; A calls C(10); B calls C(7.5), works
+// 5 units, calls C(7.5); C does 20% itself, 40% in E and 40% in F; F calls G for half of its part.
+func seedExample() *fake {
+	fk := newFake("main", "A", "B", "C", "E", "F", "G")
+	fk.sample(2, "main")
+	fk.sample(2, "main", "A", "C")
+	fk.sample(4, "main", "A", "C", "E")
+	fk.sample(2, "main", "A", "C", "F")
+	fk.sample(2, "main", "A", "C", "F", "G")
+	fk.sample(5, "main", "B")
+	fk.sample(3, "main", "B", "C") // two calls of C(7.5)
+	fk.sample(6, "main", "B", "C", "E")
+	fk.sample(3, "main", "B", "C", "F")
+	fk.sample(3, "main", "B", "C", "F", "G")
+	return fk
+}
+
+func TestSeedExample(t *testing.T) {
+	p := analyze(t, seedExample().d)
+	if p.Total[MetricTotalCPU] != 32 || p.Total[MetricUserCPU] != 32 || p.Total[MetricSystemCPU] != 0 {
+		t.Fatalf("totals %v", p.Total)
+	}
+	if p.NumStacks() != 10 {
+		t.Errorf("%d distinct stacks, want 10", p.NumStacks())
+	}
+	want := map[string][2]int64{ // exclusive, inclusive
+		"main": {2, 32}, "A": {0, 10}, "B": {5, 20}, "C": {5, 25}, "E": {10, 10}, "F": {5, 10}, "G": {5, 5},
+	}
+	for name, w := range want {
+		f := fn(t, p, name)
+		if e, i := p.Exclusive(f)[0], p.Inclusive(f)[0]; e != w[0] || i != w[1] {
+			t.Errorf("%s: exclusive %d inclusive %d, want %d %d", name, e, i, w[0], w[1])
+		}
+	}
+	ccWant := map[string]struct{ callers, callees string }{
+		"main": {"<Total>=32", "A=10 B=20"},
+		"A":    {"main=10", "C=10"},
+		"B":    {"main=20", "C=15"},
+		"C":    {"A=10 B=15", "E=10 F=10"},
+		"E":    {"C=10", ""},
+		"F":    {"C=10", "G=5"},
+		"G":    {"F=5", ""},
+	}
+	for name, w := range ccWant {
+		cc, err := p.CallersCallees([]int{fn(t, p, name)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := attrString(p, cc.Callers); got != w.callers {
+			t.Errorf("callers of %s: %s, want %s", name, got, w.callers)
+		}
+		if got := attrString(p, cc.Callees); got != w.callees {
+			t.Errorf("callees of %s: %s, want %s", name, got, w.callees)
+		}
+	}
+	// The fragment B->C: C as called from B.
+	cc, err := p.CallersCallees([]int{fn(t, p, "B"), fn(t, p, "C")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cc.Inclusive[0] != 15 || cc.Exclusive[0] != 3 || attrString(p, cc.Callers) != "main=15" || attrString(p, cc.Callees) != "E=6 F=6" {
+		t.Errorf("fragment B C: incl %d excl %d callers %s callees %s", cc.Inclusive[0], cc.Exclusive[0], attrString(p, cc.Callers), attrString(p, cc.Callees))
+	}
+	checkIdentities(t, p)
+}
+
+// attrString lists attributed values by name, sorted by name.
+func attrString(p *Profile, as []Attributed) string {
+	var parts []string
+	for _, a := range as {
+		parts = append(parts, fmt.Sprintf("%s=%d", p.FuncName(a.Func, NameLong), a.Value[0]))
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, " ")
+}
+
+func TestDirectRecursion(t *testing.T) {
+	fk := newFake("main", "a")
+	fk.sample(10, "main", "a", "a", "a") // all the work in the final call
+	fk.sample(2, "main", "a")
+	fk.sample(3, "main", "a", "a")
+	p := analyze(t, fk.d)
+	a, main := fn(t, p, "a"), fn(t, p, "main")
+	if e, i := p.Exclusive(a)[0], p.Inclusive(a)[0]; e != 15 || i != 15 {
+		t.Errorf("a: exclusive %d inclusive %d, want 15 15 (counted once per stack)", e, i)
+	}
+	cc, _ := p.CallersCallees([]int{a})
+	// The inclusive metric of the recursion goes to a itself, not to main, which started it.
+	if got := attrString(p, cc.Callers); got != "a=13 main=2" {
+		t.Errorf("callers of a: %s", got)
+	}
+	if got := attrString(p, cc.Callees); got != "a=0" {
+		t.Errorf("callees of a: %s", got)
+	}
+	// main, as a caller, attributes the whole recursive call to a.
+	cc, _ = p.CallersCallees([]int{main})
+	if got := attrString(p, cc.Callees); got != "a=15" {
+		t.Errorf("callees of main: %s", got)
+	}
+	checkIdentities(t, p)
+}
+
+func TestIndirectRecursion(t *testing.T) {
+	fk := newFake("main", "a", "b")
+	fk.sample(6, "main", "a", "b", "a", "b")
+	fk.sample(1, "main", "a", "b", "a")
+	p := analyze(t, fk.d)
+	a, b := fn(t, p, "a"), fn(t, p, "b")
+	if p.Inclusive(a)[0] != 7 || p.Inclusive(b)[0] != 7 || p.Exclusive(a)[0] != 1 || p.Exclusive(b)[0] != 6 {
+		t.Errorf("a %d/%d b %d/%d", p.Exclusive(a)[0], p.Inclusive(a)[0], p.Exclusive(b)[0], p.Inclusive(b)[0])
+	}
+	cases := []struct {
+		f                int
+		callers, callees string
+	}{
+		{a, "b=7 main=0", "b=6"},
+		{b, "a=7", "a=1"},
+	}
+	for _, c := range cases {
+		cc, _ := p.CallersCallees([]int{c.f})
+		if got := attrString(p, cc.Callers); got != c.callers {
+			t.Errorf("callers of %s: %s, want %s", p.Functions[c.f].Name, got, c.callers)
+		}
+		if got := attrString(p, cc.Callees); got != c.callees {
+			t.Errorf("callees of %s: %s, want %s", p.Functions[c.f].Name, got, c.callees)
+		}
+	}
+	checkIdentities(t, p)
+}
+
+func TestTotalView(t *testing.T) {
+	p := analyze(t, seedExample().d)
+	cc, err := p.CallersCallees([]int{0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cc.Callers) != 0 || attrString(p, cc.Callees) != "main=32" || cc.Exclusive[0] != 0 || cc.Inclusive[0] != 32 {
+		t.Errorf("<Total>: callers %v callees %s excl %d incl %d", cc.Callers, attrString(p, cc.Callees), cc.Exclusive[0], cc.Inclusive[0])
+	}
+	if p.Exclusive(0)[0] != 32 || p.Inclusive(0)[0] != 32 || p.FuncName(0, NameLong) != "<Total>" {
+		t.Errorf("<Total> row: %v %v", p.Exclusive(0), p.Inclusive(0))
+	}
+	for _, bad := range [][]int{nil, {-1}, {99}, {1, 0}} {
+		if _, err := p.CallersCallees(bad); err == nil {
+			t.Errorf("fragment %v accepted", bad)
+		}
+	}
+}
+
+func TestModesAndObjects(t *testing.T) {
+	fk := newFake("main", "work")
+	fk.addObject("/lib/libc.so.6", 0x7f0000000000, 0x2000, "memcpy", "write")
+	fk.sample(3, "main", "work")
+	fk.sample(4, "main", "memcpy")
+	fk.d.Clock = append(fk.d.Clock, experiment.ClockSample{Pid: progPid, Mode: experiment.ModeKernel, Period: 5, Stack: fk.stack("main", "write")})
+	fk.d.Clock = append(fk.d.Clock, experiment.ClockSample{Pid: progPid, Mode: experiment.ModeUnknown, Period: 1, Stack: fk.stack("main")})
+	p := analyze(t, fk.d)
+	if !slices.Equal(p.Total, []int64{13, 7, 5}) || p.Events != 4 {
+		t.Fatalf("totals %v events %d", p.Total, p.Events)
+	}
+	w := fn(t, p, "write")
+	if !slices.Equal(p.Exclusive(w), []int64{5, 0, 5}) {
+		t.Errorf("write: %v", p.Exclusive(w))
+	}
+	var libc, prog int
+	for o, obj := range p.Objects {
+		switch obj.Name {
+		case "<libc.so.6>":
+			libc = o
+		case "<prog>":
+			prog = o
+		}
+	}
+	if libc == 0 || prog == 0 || p.Objects[libc].Path != "/lib/libc.so.6" || p.Objects[libc].Kind != "elf" {
+		t.Fatalf("objects %+v", p.Objects)
+	}
+	if got := p.ObjectExclusive(libc); !slices.Equal(got, []int64{9, 4, 5}) {
+		t.Errorf("libc exclusive %v", got)
+	}
+	if got := p.ObjectInclusive(prog); !slices.Equal(got, []int64{13, 7, 5}) {
+		t.Errorf("prog inclusive %v", got)
+	}
+	if got := p.ObjectExclusive(prog); !slices.Equal(got, []int64{4, 3, 0}) {
+		t.Errorf("prog exclusive %v", got)
+	}
+	if fs := p.ObjectFunctions(libc); len(fs) != 2 || p.Functions[fs[0]].Name != "memcpy" {
+		t.Errorf("libc functions %v", fs)
+	}
+}
+
+func TestSymbolization(t *testing.T) {
+	fk := newFake("main", "caller", "next", "puts@plt")
+	fk.addObject("/lib/libc.so.6", 0x7f0000000000, 0x2000, "puts")
+	kernel := &experiment.Archive{Path: KernelPath, Kind: "kernel", Symbols: []experiment.Symbol{
+		{Name: "do_syscall_64", Addr: 0xffffffff81000000, Kind: experiment.SymKernel},
+		{Name: "ksys_write", Addr: 0xffffffff81000100, Kind: experiment.SymKernel},
+	}}
+	fk.d.Archives[KernelPath] = kernel
+	main, caller, next := fk.addr["main"], fk.addr["caller"], fk.addr["next"]
+	// caller's last instruction is a call: its return address is next's first byte.
+	callerEnd := caller + symSpan - 0x10
+	stacks := []struct {
+		st   experiment.Stack
+		want string // root first
+	}{
+		{experiment.Stack{next + 4, callerEnd, main + 0x20}, "main caller next"},
+		{experiment.Stack{fk.addr["puts@plt"] + 2, main + 0x20}, "main puts@plt"},
+		{experiment.Stack{0xffffffff81000104, 0xffffffff81000050, fk.addr["puts"] + 0x30, main + 0x20}, "main puts do_syscall_64 ksys_write"},
+		// In a gap between libc symbols, past the end of puts: <static>.
+		{experiment.Stack{0x7f0000000000 + 0x2000 + 0xf8, main + 0x20}, "main <static>@0x20f0 (<libc.so.6>)"},
+		// Outside every mapping.
+		{experiment.Stack{0x1234, main + 0x20}, "main <Unknown>"},
+		// Beyond the last kernel symbol of size 0: still that symbol.
+		{experiment.Stack{0xffffffff81ffffff}, "ksys_write"},
+		// The empty stack.
+		{nil, "<Unknown>"},
+	}
+	for _, s := range stacks {
+		fk.d.Stacks = append(fk.d.Stacks, s.st)
+		fk.d.Clock = append(fk.d.Clock, experiment.ClockSample{Pid: progPid, Period: 1, Stack: uint32(len(fk.d.Stacks) - 1)})
+	}
+	p := analyze(t, fk.d)
+	for i, s := range stacks {
+		if got := stackNames(p, i); got != s.want {
+			t.Errorf("stack %d: %s, want %s", i, got, s.want)
+		}
+	}
+	if len(p.Warnings) != 0 {
+		t.Errorf("warnings: %q", p.Warnings)
+	}
+	k := fn(t, p, "ksys_write")
+	if f := p.Functions[k]; f.Kind != FuncKernel || p.Objects[f.Object].Name != KernelName || f.Addr != 0xffffffff81000100 {
+		t.Errorf("kernel function %+v in %+v", f, p.Objects[f.Object])
+	}
+	plt := fn(t, p, "puts@plt")
+	if p.Functions[plt].Kind != FuncPLT {
+		t.Errorf("puts@plt kind %v", p.Functions[plt].Kind)
+	}
+	st := p.FindFunctions("<static>@0x20f0 (<libc.so.6>)")
+	if len(st) != 1 || p.Functions[st[0]].Kind != FuncStatic || p.Functions[st[0]].Size != 0 {
+		t.Errorf("static: %v", st)
+	}
+}
+
+// stackNames names the functions of the distinct stack used by the i-th clock sample.
+func stackNames(p *Profile, s int) string {
+	fr, _ := p.Stack(s)
+	var names []string
+	for _, f := range fr {
+		names = append(names, p.FuncName(int(f), NameLong))
+	}
+	return strings.Join(names, " ")
+}
+
+func TestMappingTimes(t *testing.T) {
+	fk := newFake("main")
+	// A library mapped at the same address twice: first liba (10..20), then libb (from 20 on).
+	const base = 0x7f0000000000
+	fk.addObject("/lib/liba.so", base, 0x1000, "fa")
+	fk.addObject("/lib/libb.so", base, 0x1000, "fb")
+	n := len(fk.d.Mappings)
+	fk.d.Mappings[n-2].LoadTime, fk.d.Mappings[n-2].UnloadTime = 10, 20
+	fk.d.Mappings[n-1].LoadTime = 20
+	// A later mapping over part of the executable wins where it overlaps.
+	fk.addObject("/lib/libover.so", progBase, 0x1000, "over")
+	fk.d.Mappings[n].LoadTime = 30
+	st := fk.stack("main")
+	lib := uint32(len(fk.d.Stacks))
+	fk.d.Stacks = append(fk.d.Stacks, experiment.Stack{base + 0x1004})
+	for _, c := range []struct {
+		t     int64
+		stack uint32
+	}{{5, lib}, {10, lib}, {19, lib}, {20, lib}, {100, lib}, {29, st}, {30, st}} {
+		fk.d.Clock = append(fk.d.Clock, experiment.ClockSample{Time: c.t, Pid: progPid, Period: 1, Stack: c.stack})
+	}
+	// Threads of another process without mappings of its own use the target's.
+	fk.d.Clock = append(fk.d.Clock, experiment.ClockSample{Time: 5, Pid: 999, Period: 1, Stack: st})
+	p := analyze(t, fk.d)
+	want := map[string]int64{"<Unknown>": 1, "fa": 2, "fb": 2, "main": 2, "over": 1}
+	for name, w := range want {
+		if got := p.Exclusive(fn(t, p, name))[0]; got != w {
+			t.Errorf("%s: %d samples, want %d", name, got, w)
+		}
+	}
+}
+
+func TestMissingArchive(t *testing.T) {
+	fk := newFake("main")
+	fk.addObject("/lib/libm.so.6", 0x7f0000000000, 0x1000, "sqrt")
+	fk.addObject("/lib/libz.so", 0x7f1000000000, 0x1000, "inflate")
+	delete(fk.d.Archives, "/lib/libm.so.6")
+	delete(fk.d.Archives, "/lib/libz.so")
+	fk.d.Mappings = append(fk.d.Mappings, experiment.Mapping{Pid: progPid, Start: 0x7f2000000000, End: 0x7f2000001000, Path: "[vdso]", UnloadTime: -1})
+	for range 2 {
+		fk.sample(1, "main", "sqrt")
+		fk.sample(1, "main", "inflate")
+	}
+	fk.d.Stacks = append(fk.d.Stacks, experiment.Stack{0x7f2000000010})
+	fk.d.Clock = append(fk.d.Clock, experiment.ClockSample{Pid: progPid, Period: 1, Stack: uint32(len(fk.d.Stacks) - 1)})
+	calls := map[string]int{}
+	libm := &experiment.Archive{Path: "/lib/libm.so.6", Kind: "elf", Segments: []experiment.Segment{{Filesz: 0x10000}},
+		Symbols: []experiment.Symbol{{Name: "sqrt", Addr: 0x1000, Size: 0x20}}}
+	p, err := Analyze([]*experiment.Data{fk.d}, Options{LoadArchive: func(path string) (*experiment.Archive, error) {
+		calls[path]++
+		if path == "/lib/libm.so.6" {
+			return libm, nil
+		}
+		return nil, errors.New("open /lib/libz.so: no such file or directory")
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls["/lib/libm.so.6"] != 1 || calls["/lib/libz.so"] != 1 || len(calls) != 2 {
+		t.Errorf("LoadArchive calls %v", calls)
+	}
+	if p.Exclusive(fn(t, p, "sqrt"))[0] != 2 {
+		t.Error("sqrt not found through the loaded archive")
+	}
+	if p.Exclusive(fn(t, p, "<static>@0x0 (<libz.so>)"))[0] != 2 {
+		t.Error("libz functions should be one <static> function")
+	}
+	if p.Exclusive(fn(t, p, "<static>@0x0 (<vdso>)"))[0] != 1 {
+		t.Error("vdso without archive")
+	}
+	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "no symbols for /lib/libz.so: open /lib/libz.so: no such file") {
+		t.Errorf("warnings %q", p.Warnings)
+	}
+}
+
+func TestBadStackReference(t *testing.T) {
+	fk := newFake("main")
+	fk.sample(1, "main")
+	fk.d.Clock = append(fk.d.Clock, experiment.ClockSample{Pid: progPid, Period: 7, Stack: 1000})
+	p := analyze(t, fk.d)
+	if p.Exclusive(fn(t, p, "<Unknown>"))[0] != 7 {
+		t.Error("bad stack reference not shown as <Unknown>")
+	}
+	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "test.1.er: 1 clock events refer to stacks beyond the stack table (2 stacks)") {
+		t.Errorf("warnings %q", p.Warnings)
+	}
+	if _, err := Analyze(nil, Options{}); err == nil {
+		t.Error("no experiments accepted")
+	}
+	if _, err := Analyze([]*experiment.Data{nil}, Options{}); err == nil {
+		t.Error("nil experiment accepted")
+	}
+}
+
+func TestAggregateExperiments(t *testing.T) {
+	a := seedExample()
+	b := newFake("main", "A", "B", "C", "E", "F", "G", "H")
+	b.d.Dir = "test.2.er"
+	b.sample(3, "main", "H")
+	b.sample(1, "main", "A", "C")
+	p := analyze(t, a.d, b.d)
+	if p.Total[0] != 36 {
+		t.Errorf("total %d", p.Total[0])
+	}
+	if e, i := p.Exclusive(fn(t, p, "C"))[0], p.Inclusive(fn(t, p, "C"))[0]; e != 6 || i != 26 {
+		t.Errorf("C: %d %d", e, i)
+	}
+	if p.Inclusive(fn(t, p, "H"))[0] != 3 {
+		t.Error("H")
+	}
+	checkIdentities(t, p)
+}

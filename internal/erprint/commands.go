@@ -1,0 +1,361 @@
+package erprint
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"er/internal/analysis"
+	"er/internal/report"
+	"er/internal/version"
+)
+
+// command is one er_print command.
+type command struct {
+	name     string
+	aliases  []string
+	group    string
+	usage    string
+	help     string
+	minArgs  int
+	maxArgs  int  // -1: any number
+	data     bool // needs an experiment
+	joinArgs bool // extra words in a script are one function name with spaces
+	run      func(s *session, args []string) error
+}
+
+// Command groups, in help order.
+var groups = []string{
+	"Commands controlling the function list:",
+	"Commands controlling the callers-callees and calltree lists:",
+	"Commands for load objects:",
+	"Commands listing experiments, samples, threads and CPUs:",
+	"Commands that list metrics:",
+	"Commands that control output:",
+	"Commands that print other displays:",
+	"Miscellaneous commands:",
+}
+
+var commands []*command
+
+func init() {
+	g := groups
+	commands = []*command{
+		{name: "functions", group: g[0], usage: "functions", help: "display functions with current metrics",
+			data: true, run: (*session).functions},
+		{name: "metrics", group: g[0], usage: "metrics metric_spec", help: "set a new list of metrics",
+			minArgs: 1, maxArgs: 1, run: (*session).setMetrics},
+		{name: "sort", group: g[0], usage: "sort metric_spec", help: "sort tables by the specified metric",
+			minArgs: 1, maxArgs: 1, run: (*session).setSort},
+		{name: "fsummary", group: g[0], usage: "fsummary", help: "display summary metrics for each function",
+			data: true, run: (*session).fsummary},
+		{name: "fsingle", group: g[0], usage: "fsingle function_name [N]", help: "display the summary metrics for specified function",
+			minArgs: 1, maxArgs: 2, data: true, joinArgs: true, run: (*session).fsingle},
+
+		{name: "callers-callees", aliases: []string{"gprof"}, group: g[1], usage: "callers-callees",
+			help: "display the callers-callees for each function", data: true, run: (*session).callersCallees},
+		{name: "csingle", group: g[1], usage: "csingle function_name [N]", help: "display the callers-callees for the specified function",
+			minArgs: 1, maxArgs: 2, data: true, joinArgs: true, run: (*session).csingle},
+		{name: "cprepend", group: g[1], usage: "cprepend function_name [N]", help: "add specified function to the head of the callstack fragment",
+			minArgs: 1, maxArgs: 2, data: true, joinArgs: true, run: (*session).cprepend},
+		{name: "cappend", group: g[1], usage: "cappend function_name [N]", help: "add specified function to the end of the callstack fragment",
+			minArgs: 1, maxArgs: 2, data: true, joinArgs: true, run: (*session).cappend},
+		{name: "crmfirst", group: g[1], usage: "crmfirst", help: "remove the first function from the callstack fragment",
+			data: true, run: (*session).crmfirst},
+		{name: "crmlast", group: g[1], usage: "crmlast", help: "remove the last function from the callstack fragment",
+			data: true, run: (*session).crmlast},
+		{name: "calltree", aliases: []string{"ctree"}, group: g[1], usage: "calltree", help: "display the tree of function calls",
+			data: true, run: (*session).calltree},
+
+		{name: "objects", group: g[2], usage: "objects", help: "display load objects with errors or warnings",
+			data: true, run: (*session).objects},
+		{name: "object_list", group: g[2], usage: "object_list", help: "display load objects and their index",
+			data: true, run: (*session).objectList},
+		{name: "lobjects", group: g[2], usage: "lobjects", help: "display load objects with current metrics (er)",
+			data: true, run: (*session).lobjects},
+
+		{name: "experiment_list", aliases: []string{"exp_list"}, group: g[3], usage: "experiment_list",
+			help: "display the loaded experiments", data: true, run: (*session).experimentList},
+		{name: "sample_list", group: g[3], usage: "sample_list", help: "display the sample points of each process",
+			data: true, run: (*session).sampleList},
+		{name: "thread_list", aliases: []string{"lwp_list"}, group: g[3], usage: "thread_list", help: "display the threads with their events",
+			data: true, run: (*session).threadList},
+		{name: "cpu_list", group: g[3], usage: "cpu_list", help: "display the CPUs with their events",
+			data: true, run: (*session).cpuList},
+
+		{name: "metric_list", group: g[4], usage: "metric_list", help: "display the available metrics and their keywords",
+			run: (*session).metricList},
+		{name: "cmetric_list", aliases: []string{"gmetric_list"}, group: g[4], usage: "cmetric_list",
+			help: "display the available callers-callees metrics", run: (*session).cmetricList},
+
+		{name: "outfile", group: g[5], usage: "outfile {filename|-|--}", help: "open filename for subsequent output (- stdout, -- stderr)",
+			minArgs: 1, maxArgs: 1, run: (*session).outfile},
+		{name: "appendfile", group: g[5], usage: "appendfile filename", help: "open filename for subsequent appended output",
+			minArgs: 1, maxArgs: 1, run: (*session).appendfile},
+		{name: "limit", group: g[5], usage: "limit n", help: "limit output to the first n entries (n=0 for no limit)",
+			minArgs: 1, maxArgs: 1, run: (*session).setLimit},
+		{name: "name", group: g[5], usage: "name {long|short|mangled}[:{soname|nosoname}]",
+			help: "set long/short/mangled names for functions", minArgs: 1, maxArgs: 1, run: (*session).setName},
+		{name: "printmode", group: g[5], usage: "printmode {text|csv|tsv|json|c}",
+			help: "set the mode for printing tables (c: a one-character delimiter)", minArgs: 1, maxArgs: 1, run: (*session).setPrintmode},
+
+		{name: "header", group: g[6], usage: "header [exp_id]", help: "display information about the experiment",
+			maxArgs: 1, data: true, run: (*session).header},
+		{name: "overview", group: g[6], usage: "overview [exp_id]", help: "display the sample points' process usage",
+			maxArgs: 1, data: true, run: (*session).overview},
+		{name: "statistics", group: g[6], usage: "statistics [exp_id]", help: "display the execution statistics data",
+			maxArgs: 1, data: true, run: (*session).statistics},
+
+		{name: "script", group: g[7], usage: "script file", help: "read er_print commands from script file",
+			minArgs: 1, maxArgs: 1, run: func(s *session, a []string) error { return s.script(a[0]) }},
+		{name: "version", group: g[7], usage: "version", help: "display the current release version",
+			run: func(s *session, _ []string) error { s.printf("%s\n", version.String()); return nil }},
+		{name: "help", group: g[7], usage: "help", help: "display the list of available commands",
+			run: (*session).help},
+		{name: "quit", aliases: []string{"exit"}, group: g[7], usage: "quit", help: "terminate processing and exit",
+			run: func(*session, []string) error { return errQuit }},
+	}
+}
+
+// lookup finds a command by name, alias, or unambiguous prefix.
+func lookup(name string) (*command, error) {
+	var matches []*command
+	for _, c := range commands {
+		if c.name == name {
+			return c, nil
+		}
+		for _, a := range c.aliases {
+			if a == name {
+				return c, nil
+			}
+		}
+		if strings.HasPrefix(c.name, name) {
+			matches = append(matches, c)
+		}
+	}
+	switch len(matches) {
+	case 1:
+		return matches[0], nil
+	case 0:
+		return nil, usagef("unknown command %q; \"help\" lists the commands", name)
+	}
+	var names []string
+	for _, c := range matches {
+		names = append(names, c.name)
+	}
+	return nil, usagef("ambiguous command %q: %s", name, strings.Join(names, ", "))
+}
+
+func (s *session) help(_ []string) error {
+	s.printf("Usage: er print [-command [args]]... [-script file] [-] experiment...\n")
+	s.printf("Commands are given on the command line with a leading '-', in a script, or interactively.\n")
+	width := 0
+	for _, c := range commands {
+		width = max(width, len(helpUsage(c)))
+	}
+	for _, g := range groups {
+		s.printf("\n%s\n", g)
+		for _, c := range commands {
+			if c.group == g {
+				s.printf("    %-*s  %s\n", width, helpUsage(c), c.help)
+			}
+		}
+	}
+	return nil
+}
+
+func helpUsage(c *command) string {
+	u := c.usage
+	if len(c.aliases) > 0 {
+		name, rest, _ := strings.Cut(u, " ")
+		u = strings.TrimSpace(name + "[" + strings.Join(c.aliases, "|") + "] " + rest)
+	}
+	return u
+}
+
+func (s *session) setMetrics(args []string) error {
+	items, err := parseMetrics(args[0], analysis.ClockMetrics)
+	if err != nil {
+		return err
+	}
+	for _, it := range items {
+		if it.kind == itemMetric && it.flavor == attributed {
+			return usagef("metric %s applies to callers-callees only; they show the attributed metrics of the function list's metrics", it.spec(analysis.ClockMetrics))
+		}
+	}
+	s.metrics = items
+	found := false
+	for _, it := range items {
+		if sameKey(it, s.sortItem) {
+			s.sortItem, found = it, true
+		}
+	}
+	if !found {
+		s.sortItem = items[0]
+	}
+	if s.text() {
+		ms := analysis.ClockMetrics
+		s.printf("Current metrics: %s\n", specString(s.metrics, ms))
+		s.printf("Current Sort Metric: %s\n", describeSort(s.sortItem, ms))
+	}
+	return nil
+}
+
+func (s *session) setSort(args []string) error {
+	it, err := parseSort(args[0], s.metrics, analysis.ClockMetrics)
+	if err != nil {
+		return err
+	}
+	if it.kind == itemMetric && it.flavor == attributed {
+		it.flavor = exclusive
+	}
+	s.sortItem = it
+	if s.text() {
+		s.printf("Current Sort Metric: %s\n", describeSort(it, analysis.ClockMetrics))
+	}
+	return nil
+}
+
+func (s *session) setLimit(args []string) error {
+	n, err := strconv.Atoi(args[0])
+	if err != nil || n < 0 {
+		return usagef("limit: %q is not a count (0 for no limit)", args[0])
+	}
+	s.limit = n
+	switch {
+	case !s.text():
+	case n == 0:
+		s.printf("Print limit removed\n")
+	default:
+		s.printf("Print limit set to %d\n", n)
+	}
+	return nil
+}
+
+func (s *session) setName(args []string) error {
+	style, opt, hasOpt := strings.Cut(args[0], ":")
+	st, ok := analysis.ParseNameStyle(style)
+	if !ok {
+		return usagef("name: %q is not long, short or mangled", style)
+	}
+	soname := s.soname
+	if hasOpt {
+		switch opt {
+		case "soname":
+			soname = true
+		case "nosoname":
+			soname = false
+		default:
+			return usagef("name: %q is not soname or nosoname", opt)
+		}
+	}
+	s.style, s.soname = st, soname
+	s.names = nil
+	return nil
+}
+
+func (s *session) setPrintmode(args []string) error {
+	m, err := report.ParseMode(args[0])
+	if err != nil {
+		return usagef("%v", err)
+	}
+	s.mode = m
+	return nil
+}
+
+func (s *session) outfile(args []string) error {
+	switch args[0] {
+	case "-":
+		return s.setOutput(s.stdout, nil)
+	case "--":
+		return s.setOutput(s.stderr, nil)
+	}
+	f, err := os.Create(args[0])
+	if err != nil {
+		return fmt.Errorf("outfile: %w", err)
+	}
+	return s.setOutput(f, f)
+}
+
+func (s *session) appendfile(args []string) error {
+	f, err := os.OpenFile(args[0], os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("appendfile: %w", err)
+	}
+	return s.setOutput(f, f)
+}
+
+func (s *session) metricList(_ []string) error {
+	ms := analysis.ClockMetrics
+	s.printf("Current metrics: %s\n", specString(s.metrics, ms))
+	s.printf("Current Sort Metric: %s\n", describeSort(s.sortItem, ms))
+	s.printf("Available metrics:\n")
+	var rows [][2]string
+	for m := range ms {
+		for _, f := range []flavor{exclusive, inclusive} {
+			it := item{kind: itemMetric, metric: m, flavor: f, value: true, pct: true}
+			rows = append(rows, [2]string{it.title(ms), it.spec(ms)})
+		}
+	}
+	for _, k := range []itemKind{itemSize, itemAddress, itemName} {
+		it := item{kind: k}
+		rows = append(rows, [2]string{it.title(ms), it.spec(ms)})
+	}
+	s.printLabels(rows)
+	return nil
+}
+
+func (s *session) cmetricList(_ []string) error {
+	ms := analysis.ClockMetrics
+	cm := callerMetrics(s.metrics)
+	s.printf("Current caller-callee metrics: %s\n", specString(cm, ms))
+	s.printf("Current caller-callee sort Metric: %s\n", describeSort(s.callerSort(), ms))
+	s.printf("Available caller-callee metrics:\n")
+	var rows [][2]string
+	for m := range ms {
+		it := item{kind: itemMetric, metric: m, flavor: attributed, value: true, pct: true}
+		rows = append(rows, [2]string{it.title(ms), it.spec(ms)})
+	}
+	rows = append(rows, [2]string{"Name", "name"})
+	s.printLabels(rows)
+	return nil
+}
+
+// printLabels prints "label: value" lines with the labels right-aligned.
+func (s *session) printLabels(rows [][2]string) {
+	w := 0
+	for _, r := range rows {
+		w = max(w, len(r[0]))
+	}
+	for _, r := range rows {
+		s.printf("  %*s: %s\n", w, r[0], r[1])
+	}
+}
+
+// callerSort is the sort item of callers-callees and the call tree: the attributed flavor of the
+// function list's sort metric, or the name.
+func (s *session) callerSort() item {
+	it := s.sortItem
+	if it.kind != itemMetric {
+		return item{kind: itemName}
+	}
+	for _, c := range callerMetrics(s.metrics) {
+		if c.kind == itemMetric && c.metric == it.metric {
+			return c
+		}
+	}
+	it.flavor = attributed
+	return it
+}
+
+// commandNames lists every command name, sorted, for tests and completion.
+func commandNames() []string {
+	var names []string
+	for _, c := range commands {
+		names = append(names, c.name)
+	}
+	sort.Strings(names)
+	return names
+}

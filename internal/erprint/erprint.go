@@ -1,0 +1,432 @@
+// Package erprint is `er print` (er_print): its command table and interpreter, for command lines,
+// scripts and interactive use.
+package erprint
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"er/internal/analysis"
+	"er/internal/archive"
+	"er/internal/experiment"
+	"er/internal/report"
+)
+
+// Prompt is printed before each command read in interactive mode.
+const Prompt = "(er_print) "
+
+// Exit codes of Main.
+const (
+	exitOK    = 0
+	exitError = 1 // an experiment or a file could not be read or written
+	exitUsage = 2 // a command or argument is wrong
+)
+
+// usageError is a mistake in a command or its arguments.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+// errQuit ends command processing.
+var errQuit = errors.New("quit")
+
+// env is what Main takes from the outside world; tests replace it.
+type env struct {
+	open        func(dir string) (*experiment.Data, error)
+	loadArchive func(exps []*experiment.Data) func(path string) (*experiment.Archive, error)
+	loc         *time.Location
+}
+
+func defaultEnv() env {
+	return env{open: experiment.Open, loadArchive: buildArchive, loc: time.Local}
+}
+
+// buildArchive returns a loader that describes a load object missing from the experiments' archives
+// from the file itself, if it is still the file that was mapped (same build id when both are
+// known), and saves it into each experiment that maps it, when the directory is writable.
+func buildArchive(exps []*experiment.Data) func(path string) (*experiment.Archive, error) {
+	return func(path string) (*experiment.Archive, error) {
+		a, err := archive.Build(path)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range exps {
+			for _, m := range d.Mappings {
+				if m.Path != path {
+					continue
+				}
+				if m.BuildID != "" && a.BuildID != "" && m.BuildID != a.BuildID {
+					return nil, fmt.Errorf("%s has changed since the experiment (build id %s, was %s)", path, a.BuildID, m.BuildID)
+				}
+				_ = experiment.WriteArchive(d.Dir, a) // best effort: the experiment may be read-only
+				break
+			}
+		}
+		return a, nil
+	}
+}
+
+// Main runs er_print with args, the words after `er print`: commands, each prefixed with '-' and
+// followed by its arguments, processed left to right; "-script file"; "-" for commands from
+// stdin; and one or more experiment directories, which are read and aggregated first. With no
+// command it reads commands from stdin, with a prompt. It returns the exit code: 0, 1 when
+// something could not be read or written, 2 for a usage error.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return run(args, stdin, stdout, stderr, defaultEnv())
+}
+
+// step is one command-line action: a command with its arguments, a script, or reading stdin.
+type step struct {
+	cmd    *command
+	args   []string
+	script string
+	stdin  bool
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, e env) int {
+	steps, dirs, err := parseArgs(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "er print: %v\n", err)
+		fmt.Fprintln(stderr, "usage: er print [-command [args]]... [-script file] [-] experiment...")
+		return exitUsage
+	}
+	s := newSession(stdin, stdout, stderr, e)
+	defer s.closeOut()
+	needData := len(steps) == 0
+	for _, st := range steps {
+		if st.cmd == nil || st.cmd.data {
+			needData = true
+		}
+	}
+	if len(dirs) == 0 && needData {
+		fmt.Fprintln(stderr, "er print: no experiment given")
+		fmt.Fprintln(stderr, "usage: er print [-command [args]]... [-script file] [-] experiment...")
+		return exitUsage
+	}
+	if len(dirs) > 0 {
+		if err := s.load(dirs); err != nil {
+			fmt.Fprintf(stderr, "er print: %v\n", err)
+			return exitError
+		}
+	}
+	if len(steps) == 0 {
+		steps = []step{{stdin: true}}
+	}
+	for _, st := range steps {
+		var err error
+		switch {
+		case st.stdin:
+			err = s.interactive(stdin)
+		case st.script != "":
+			err = s.script(st.script)
+		default:
+			err = s.exec(st.cmd, st.args)
+		}
+		if err == errQuit {
+			break
+		}
+		if err != nil {
+			return s.fail(err)
+		}
+	}
+	return s.status
+}
+
+// parseArgs splits the command line into steps and experiment directories.
+func parseArgs(args []string) ([]step, []string, error) {
+	var steps []step
+	var dirs []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-":
+			steps = append(steps, step{stdin: true})
+			continue
+		case a == "--version" || a == "-V":
+			a = "-version"
+		case a == "--help" || a == "-h":
+			a = "-help"
+		case !strings.HasPrefix(a, "-") || len(a) == 1:
+			dirs = append(dirs, a)
+			continue
+		}
+		name := a[1:]
+		if name == "script" {
+			if i+1 >= len(args) {
+				return nil, nil, usagef("-script needs a file name")
+			}
+			i++
+			steps = append(steps, step{script: args[i]})
+			continue
+		}
+		cmd, err := lookup(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		st := step{cmd: cmd}
+		for len(st.args) < cmd.minArgs {
+			if i+1 >= len(args) {
+				return nil, nil, usagef("-%s needs an argument: %s", cmd.name, cmd.usage)
+			}
+			i++
+			st.args = append(st.args, args[i])
+		}
+		// Optional arguments are taken only when they are numbers ("fsingle f 2", "header 1"),
+		// so that an experiment name is never taken for one.
+		for len(st.args) < cmd.maxArgs && i+1 < len(args) && isNumber(args[i+1]) {
+			i++
+			st.args = append(st.args, args[i])
+		}
+		steps = append(steps, st)
+	}
+	return steps, dirs, nil
+}
+
+func isNumber(s string) bool {
+	_, err := strconv.Atoi(s)
+	return err == nil
+}
+
+// session is the state of one er_print run.
+type session struct {
+	env    env
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	out    io.Writer // where views go: stdout, or the file of outfile/appendfile
+	file   *os.File  // the open outfile, if any
+	status int       // worst exit code so far
+
+	dirs []string
+	exps []*experiment.Data
+	prof *analysis.Profile
+
+	metrics  []item // the function list's metric list
+	sortItem item
+	limit    int
+	style    analysis.NameStyle
+	soname   bool
+	mode     report.Mode
+	fragment []int    // the call-stack fragment of cprepend, cappend, crmfirst, crmlast
+	names    []string // function names in the current style, filled as needed
+	depth    int      // script nesting
+}
+
+func newSession(stdin io.Reader, stdout, stderr io.Writer, e env) *session {
+	s := &session{env: e, stdin: stdin, stdout: stdout, stderr: stderr, out: stdout}
+	s.metrics, _ = parseMetrics(defaultMetrics, analysis.ClockMetrics)
+	s.sortItem = s.metrics[0]
+	return s
+}
+
+// load reads the experiments and prints their warnings.
+func (s *session) load(dirs []string) error {
+	for _, dir := range dirs {
+		d, err := s.env.open(dir)
+		if err != nil {
+			return fmt.Errorf("cannot read experiment %s: %w", dir, err)
+		}
+		for _, w := range d.Warnings {
+			fmt.Fprintf(s.stderr, "er print: warning: %s: %s\n", dir, w)
+		}
+		s.dirs = append(s.dirs, dir)
+		s.exps = append(s.exps, d)
+	}
+	return nil
+}
+
+// profile analyses the experiments the first time it is needed.
+func (s *session) profile() (*analysis.Profile, error) {
+	if s.prof != nil {
+		return s.prof, nil
+	}
+	if len(s.exps) == 0 {
+		return nil, usagef("no experiment is loaded")
+	}
+	var opts analysis.Options
+	if s.env.loadArchive != nil {
+		opts.LoadArchive = s.env.loadArchive(s.exps)
+	}
+	p, err := analysis.Analyze(s.exps, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range p.Warnings {
+		fmt.Fprintf(s.stderr, "er print: warning: %s\n", w)
+	}
+	s.prof = p
+	return p, nil
+}
+
+// fail reports err on stderr and returns its exit code.
+func (s *session) fail(err error) int {
+	fmt.Fprintf(s.stderr, "er print: %v\n", err)
+	code := exitError
+	var ue *usageError
+	if errors.As(err, &ue) {
+		code = exitUsage
+	}
+	s.status = max(s.status, code)
+	return s.status
+}
+
+// exec runs one command.
+func (s *session) exec(cmd *command, args []string) error {
+	if len(args) < cmd.minArgs || cmd.maxArgs >= 0 && len(args) > cmd.maxArgs {
+		return usagef("usage: %s", cmd.usage)
+	}
+	if cmd.data && len(s.exps) == 0 {
+		return usagef("%s: no experiment is loaded", cmd.name)
+	}
+	return cmd.run(s, args)
+}
+
+// execLine runs one line of a script or of interactive input.
+func (s *session) execLine(line string) error {
+	words, err := splitWords(line)
+	if err != nil {
+		return err
+	}
+	if len(words) == 0 || strings.HasPrefix(words[0], "#") {
+		return nil
+	}
+	cmd, err := lookup(words[0])
+	if err != nil {
+		return err
+	}
+	args := words[1:]
+	if cmd.maxArgs >= 0 && len(args) > cmd.maxArgs && cmd.joinArgs {
+		args = joinName(args)
+	}
+	return s.exec(cmd, args)
+}
+
+// joinName rejoins a function name that has spaces ("f(int, char)"), keeping a final number as N.
+func joinName(args []string) []string {
+	if n := len(args); n > 1 && isNumber(args[n-1]) {
+		return []string{strings.Join(args[:n-1], " "), args[n-1]}
+	}
+	return []string{strings.Join(args, " ")}
+}
+
+// splitWords splits a command line at spaces; double quotes group words.
+func splitWords(line string) ([]string, error) {
+	var words []string
+	var cur strings.Builder
+	inWord, quoted := false, false
+	for _, r := range line {
+		switch {
+		case r == '"':
+			quoted = !quoted
+			inWord = true
+		case !quoted && (r == ' ' || r == '\t' || r == '\r'):
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quoted {
+		return nil, usagef("unbalanced quote in %q", line)
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words, nil
+}
+
+// interactive reads commands from r, one a line, after a prompt, until quit or the end of input.
+// A failing command is reported and the next one read.
+func (s *session) interactive(r io.Reader) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for {
+		fmt.Fprint(s.stdout, Prompt)
+		if !sc.Scan() {
+			fmt.Fprintln(s.stdout)
+			return sc.Err()
+		}
+		err := s.execLine(sc.Text())
+		if err == errQuit {
+			return errQuit
+		}
+		if err != nil {
+			s.fail(err)
+		}
+	}
+}
+
+// script runs the commands of a file; the first failure stops it.
+func (s *session) script(name string) error {
+	if s.depth >= 16 {
+		return usagef("script %s: scripts nested too deeply", name)
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return fmt.Errorf("script: %w", err)
+	}
+	s.depth++
+	defer func() { s.depth-- }()
+	for n, line := range strings.Split(string(data), "\n") {
+		if err := s.execLine(line); err != nil {
+			if err == errQuit {
+				return err
+			}
+			var ue *usageError
+			if errors.As(err, &ue) {
+				return usagef("%s:%d: %v", name, n+1, err)
+			}
+			return fmt.Errorf("%s:%d: %w", name, n+1, err)
+		}
+	}
+	return nil
+}
+
+// setOutput sends views to w (a file when f is not nil), closing an earlier outfile.
+func (s *session) setOutput(w io.Writer, f *os.File) error {
+	err := s.closeOut()
+	s.out, s.file = w, f
+	return err
+}
+
+func (s *session) closeOut() error {
+	if s.file == nil {
+		return nil
+	}
+	err := s.file.Close()
+	s.file = nil
+	s.out = s.stdout
+	return err
+}
+
+// printf writes to the current output.
+func (s *session) printf(format string, args ...any) {
+	fmt.Fprintf(s.out, format, args...)
+}
+
+// table writes a table to the current output in the current print mode; in text mode a blank
+// line follows it.
+func (s *session) table(t *report.Table) error {
+	if err := report.Write(s.out, t, s.mode); err != nil {
+		return err
+	}
+	if s.text() {
+		s.printf("\n")
+	}
+	return nil
+}
+
+// text reports whether views are printed for people (not CSV or JSON).
+func (s *session) text() bool { return s.mode.Kind == report.TextMode }

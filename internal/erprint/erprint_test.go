@@ -1,0 +1,533 @@
+package erprint
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"er/internal/analysis"
+	"er/internal/experiment"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// The synthetic program: a PIE executable /home/user/demo/demo, libc, libm, and the kernel, with
+// real-looking symbols, a C++ function, a PLT stub, a <static> frame (libc's code before main has
+// no symbol), and a frame in no mapping.
+const (
+	progPath = "/home/user/demo/demo"
+	libcPath = "/usr/lib/x86_64-linux-gnu/libc.so.6"
+	libmPath = "/usr/lib/x86_64-linux-gnu/libm.so.6"
+	libzPath = "/usr/lib/x86_64-linux-gnu/libz.so.1"
+
+	progBase = 0x555555554000 // load address: runtime = progBase + link-time address
+	libcBase = 0x7ffff7d9a000
+	libmBase = 0x7ffff7f00000
+	libzBase = 0x7ffff7f80000
+	period   = 10007000 // ns: -p on
+)
+
+type object struct {
+	path string
+	base uint64
+	syms []experiment.Symbol
+}
+
+var objects = []object{
+	{progPath, progBase, []experiment.Symbol{
+		{Name: "printf@plt", Addr: 0x1030, Size: 0x10, Kind: experiment.SymPLT},
+		{Name: "main", Addr: 0x1100, Size: 0x80},
+		{Name: "compute", Addr: 0x1180, Size: 0x100},
+		{Name: "_ZN4geom6Circle4areaEv", Addr: 0x1280, Size: 0x60},
+		{Name: "_Z3sumPKdi", Addr: 0x12e0, Size: 0x40},
+		{Name: "worker", Addr: 0x1320, Size: 0x40},
+		{Name: "fib", Addr: 0x1360, Size: 0x40},
+		{Name: "extra", Addr: 0x13a0, Size: 0x40},
+	}},
+	{libcPath, libcBase, []experiment.Symbol{
+		{Name: "__libc_init_first", Addr: 0x27000, Size: 0x100},
+		{Name: "__libc_start_main", Addr: 0x27280, Size: 0x100},
+		{Name: "printf", Addr: 0x60100, Size: 0xc0},
+		{Name: "start_thread", Addr: 0x89000, Size: 0x300},
+		{Name: "write", Addr: 0x10e280, Size: 0x90},
+		{Name: "clone3", Addr: 0x117000, Size: 0x40},
+	}},
+	{libmPath, libmBase, []experiment.Symbol{
+		{Name: "sqrt", Addr: 0x2bd20, Size: 0x20},
+	}},
+}
+
+var kernelSyms = []experiment.Symbol{
+	{Name: "vfs_write", Addr: 0xffffffff813f0000, Kind: experiment.SymKernel},
+	{Name: "ksys_write", Addr: 0xffffffff81400000, Kind: experiment.SymKernel},
+	{Name: "do_syscall_64", Addr: 0xffffffff81e00000, Kind: experiment.SymKernel},
+	{Name: "entry_SYSCALL_64", Addr: 0xffffffff82000000, Kind: experiment.SymKernel},
+}
+
+// pc returns an address inside the named function, or a special address.
+func pc(name string) uint64 {
+	switch name {
+	case "<static>":
+		return libcBase + 0x271c9 // in libc, between __libc_init_first and __libc_start_main
+	case "<unmapped>":
+		return 0x7fff00001234
+	case "<libz>":
+		return libzBase + 0x3456
+	}
+	for _, o := range objects {
+		for _, s := range o.syms {
+			if s.Name == name {
+				return o.base + s.Addr + min(0x10, s.Size/2)
+			}
+		}
+	}
+	for _, s := range kernelSyms {
+		if s.Name == name {
+			return s.Addr + 0x10
+		}
+	}
+	panic("no function " + name)
+}
+
+// builder assembles one synthetic experiment.
+type builder struct {
+	d    *experiment.Data
+	t    int64
+	cpu  uint32
+	pid  uint32
+	seen map[string]uint32
+}
+
+func newBuilder(dir string, pid uint32, objs ...string) *builder {
+	b := &builder{pid: pid, seen: map[string]uint32{}, d: &experiment.Data{
+		Dir:      dir,
+		Stacks:   []experiment.Stack{nil},
+		Archives: map[string]*experiment.Archive{},
+	}}
+	for _, o := range objects {
+		if !contains(objs, o.path) {
+			continue
+		}
+		size := o.syms[len(o.syms)-1].Addr + 0x1000
+		b.d.Archives[o.path] = &experiment.Archive{Path: o.path, Kind: "elf", Size: int64(size),
+			Segments: []experiment.Segment{{Vaddr: 0, Offset: 0, Filesz: size, Memsz: size}}, Symbols: o.syms}
+		b.d.Mappings = append(b.d.Mappings, experiment.Mapping{Pid: pid, Start: o.base, End: o.base + size, Path: o.path, UnloadTime: -1})
+	}
+	b.d.Archives[analysis.KernelPath] = &experiment.Archive{Path: analysis.KernelPath, Kind: "kernel", Symbols: kernelSyms}
+	return b
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// add records n samples of the stack of funcs (root first) in mode, by thread tid.
+func (b *builder) add(n int, tid uint32, mode experiment.Mode, funcs ...string) {
+	key := strings.Join(funcs, " ")
+	id, ok := b.seen[key]
+	if !ok {
+		var st experiment.Stack
+		for i := len(funcs) - 1; i >= 0; i-- {
+			st = append(st, pc(funcs[i]))
+		}
+		b.d.Stacks = append(b.d.Stacks, st)
+		id = uint32(len(b.d.Stacks) - 1)
+		b.seen[key] = id
+	}
+	for range n {
+		b.t += period
+		b.cpu = 1 - b.cpu
+		b.d.Clock = append(b.d.Clock, experiment.ClockSample{Time: b.t, Pid: b.pid, Tid: tid, CPU: b.cpu, Mode: mode, Period: period, Stack: id})
+	}
+}
+
+var startTime = time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC).UnixNano()
+
+func demoLog(pid uint32, end int64) experiment.Log {
+	return experiment.Log{
+		FormatVersion: "1.0", CollectorVersion: "er 0.1.0", Host: "buildhost", OS: "Linux 6.1.0-18-amd64", Arch: "x86_64",
+		CPUs: 2, PageSize: 4096, WordSize: 64, ClockHz: 2445000000, MemoryBytes: 8 << 30,
+		Command: []string{"./demo", "-n", "3"}, Cwd: "/home/user/demo", Pid: pid,
+		StartTime: startTime, EndTime: end, Exited: true, KernelStacks: true,
+		Settings: []experiment.Setting{
+			{Name: "clock_profiling", Value: "on"},
+			{Name: "clock_interval_ns", Value: "10007000"},
+			{Name: "sample_period_ns", Value: "1000000000"},
+			{Name: "duration_limit_ns", Value: "0"},
+		},
+	}
+}
+
+// demo1 is the main test experiment: pid 4242 with two threads.
+func demo1() *experiment.Data {
+	b := newBuilder("demo.1.er", 4242, progPath, libcPath, libmPath)
+	const u, k = experiment.ModeUser, experiment.ModeKernel
+	start := []string{"<static>", "__libc_start_main", "main"}
+	with := func(fs ...string) []string { return append(append([]string(nil), start...), fs...) }
+	b.add(40, 4242, u, with("compute")...)
+	b.add(25, 4242, u, with("compute", "_Z3sumPKdi")...)
+	b.add(15, 4242, u, with("compute", "_ZN4geom6Circle4areaEv")...)
+	b.add(10, 4242, u, with("compute", "sqrt")...)
+	b.add(2, 4242, u, with("printf@plt")...)
+	b.add(3, 4242, u, with("printf")...)
+	b.add(6, 4242, k, with("write", "entry_SYSCALL_64", "do_syscall_64", "ksys_write", "vfs_write")...)
+	b.add(5, 4242, u, with("fib", "fib", "fib")...)
+	b.add(2, 4242, u, with("fib")...)
+	b.add(1, 4242, u, with("<unmapped>")...)
+	b.add(20, 4243, u, "clone3", "start_thread", "worker", "compute")
+	b.add(4, 4243, u, "clone3", "start_thread", "worker", "compute", "_Z3sumPKdi")
+	end := b.t + 5000000
+	b.d.Log = demoLog(4242, end)
+	b.d.Log.Events = []experiment.Event{
+		{Time: 0, Kind: "start", Pid: 4242, Text: "target started"},
+		{Time: 0, Kind: "comment", Text: "first run"},
+		{Time: 612000000, Kind: "warning", Pid: 4242, Text: "3 samples lost: ring buffer full"},
+		{Time: end, Kind: "exit", Pid: 4242, Text: "exit status 0"},
+	}
+	b.d.Overview = []experiment.OverviewSample{
+		{Time: 0, Pid: 4242, Sample: 1, RSSBytes: 1 << 20, NumThreads: 1, Label: "start"},
+		{Time: 1000000000, Pid: 4242, Sample: 2, UserNS: 950000000, SystemNS: 40000000, MinFlt: 120, MajFlt: 2, VolCtxSw: 3, InvolCtxSw: 40, RSSBytes: 5 << 20, NumThreads: 2, Label: "periodic"},
+		{Time: end, Pid: 4242, Sample: 3, UserNS: 1270000000, SystemNS: 60000000, MinFlt: 150, MajFlt: 2, VolCtxSw: 5, InvolCtxSw: 52, RSSBytes: 6 << 20, NumThreads: 1, Label: "end"},
+	}
+	return b.d
+}
+
+// demo2 is a second run of the same program, with a library that has no archive.
+func demo2() *experiment.Data {
+	b := newBuilder("demo.2.er", 5151, progPath, libcPath)
+	b.d.Mappings = append(b.d.Mappings, experiment.Mapping{Pid: 5151, Start: libzBase, End: libzBase + 0x20000, Path: libzPath, UnloadTime: -1})
+	const u = experiment.ModeUser
+	start := []string{"<static>", "__libc_start_main", "main"}
+	with := func(fs ...string) []string { return append(append([]string(nil), start...), fs...) }
+	b.add(10, 5151, u, with("compute")...)
+	b.add(5, 5151, u, with("compute", "_Z3sumPKdi")...)
+	b.add(4, 5151, u, with("extra")...)
+	b.add(3, 5151, u, with("<libz>")...)
+	b.d.Log = demoLog(5151, 0) // still running: no end time
+	b.d.Log.Exited = false
+	b.d.Log.StartTime += 60e9
+	b.d.Warnings = []string{"profile.clock: incomplete last block at offset 8192 (40 of 512 bytes); skipped"}
+	b.d.Overview = []experiment.OverviewSample{
+		{Time: 0, Pid: 5151, Sample: 1, RSSBytes: 1 << 20, NumThreads: 1, Label: "start"},
+	}
+	return b.d
+}
+
+// testEnv opens the synthetic experiments by name; "broken.er" fails to read.
+func testEnv() env {
+	return env{
+		open: func(dir string) (*experiment.Data, error) {
+			switch dir {
+			case "demo.1.er":
+				return demo1(), nil
+			case "demo.2.er":
+				return demo2(), nil
+			}
+			return nil, fmt.Errorf("open %s/log.xml: no such file or directory", dir)
+		},
+		loadArchive: func([]*experiment.Data) func(string) (*experiment.Archive, error) {
+			return func(path string) (*experiment.Archive, error) {
+				return nil, errors.New("open " + path + ": no such file or directory")
+			}
+		},
+		loc: time.UTC,
+	}
+}
+
+// runCase runs er print with args and stdin, and returns a transcript of exit code and output.
+func runCase(args []string, stdin string) (string, int) {
+	var out, errb bytes.Buffer
+	code := run(args, strings.NewReader(stdin), &out, &errb, testEnv())
+	var b strings.Builder
+	fmt.Fprintf(&b, "$ er print %s\n", strings.Join(args, " "))
+	if stdin != "" {
+		fmt.Fprintf(&b, "--- stdin\n%s", stdin)
+		if !strings.HasSuffix(stdin, "\n") {
+			b.WriteString("\n")
+		}
+	}
+	fmt.Fprintf(&b, "--- exit %d\n--- stdout\n%s", code, out.String())
+	if errb.Len() > 0 {
+		fmt.Fprintf(&b, "--- stderr\n%s", errb.String())
+	}
+	return b.String(), code
+}
+
+// checkGolden compares got with testdata/name.golden, or rewrites it with -update.
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	file := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from %s (run go test -update after checking):\n%s", name, file, diff(string(want), got))
+	}
+}
+
+// diff shows the first differing lines.
+func diff(want, got string) string {
+	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(wl) || i < len(gl); i++ {
+		var w, g string
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if w != g {
+			return fmt.Sprintf("line %d:\nwant %q\ngot  %q", i+1, w, g)
+		}
+	}
+	return "(same lines)"
+}
+
+func TestGoldenInterpreter(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "cmds.er")
+	if err := os.WriteFile(script, []byte("# a script\nlimit 3\nfunctions\n\ncsingle compute\nquit\nfunctions\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	badScript := filepath.Join(t.TempDir(), "bad.er")
+	if err := os.WriteFile(badScript, []byte("limit 2\nfrobnicate\nfunctions\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name  string
+		args  []string
+		stdin string
+		code  int
+	}{
+		{"unknown_command", []string{"-frobnicate", "demo.1.er"}, "", exitUsage},
+		{"missing_argument", []string{"demo.1.er", "-limit"}, "", exitUsage},
+		{"no_experiment", []string{"-functions"}, "", exitUsage},
+		{"broken_experiment", []string{"-functions", "broken.er"}, "", exitError},
+		{"bad_limit", []string{"-limit", "x", "-functions", "demo.1.er"}, "", exitUsage},
+		{"interactive", []string{"demo.1.er"}, "limit 2\nfunctions\nbogus\nfsingle nosuch\nname short\nfsingle geom::Circle::area\nquit\nfunctions\n", exitUsage},
+		{"interactive_eof", []string{"demo.1.er"}, "limit 1\nsort name\nfunctions", exitOK},
+		{"stdin_dash", []string{"-limit", "2", "-", "-version", "demo.1.er"}, "functions\n", exitOK},
+		{"stdin_exit", []string{"-", "-version", "demo.1.er"}, "exit\n", exitOK},
+		{"script", []string{"-script", "SCRIPT", "demo.1.er"}, "", exitOK},
+		{"bad_script", []string{"-script", "BADSCRIPT", "demo.1.er"}, "", exitUsage},
+		{"version", []string{"-version"}, "", exitOK},
+		{"abbreviated", []string{"-lim", "2", "-func", "demo.1.er"}, "", exitOK},
+		{"ambiguous_command", []string{"-f", "demo.1.er"}, "", exitUsage},
+	}
+	for _, c := range cases {
+		args := make([]string, len(c.args))
+		for i, a := range c.args {
+			args[i] = strings.NewReplacer("BADSCRIPT", badScript, "SCRIPT", script).Replace(a)
+		}
+		got, code := runCase(args, c.stdin)
+		got = strings.ReplaceAll(strings.ReplaceAll(got, badScript, "bad.er"), script, "cmds.er")
+		if code != c.code {
+			t.Errorf("%s: exit %d, want %d\n%s", c.name, code, c.code, got)
+		}
+		checkGolden(t, c.name, got)
+	}
+}
+
+func TestParseArgs(t *testing.T) {
+	steps, dirs, err := parseArgs([]string{"-fsingle", "main", "2", "-header", "x.er", "-limit", "5", "-", "-script", "s", "y.er"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range steps {
+		switch {
+		case s.stdin:
+			got = append(got, "stdin")
+		case s.script != "":
+			got = append(got, "script "+s.script)
+		default:
+			got = append(got, s.cmd.name+" "+strings.Join(s.args, ","))
+		}
+	}
+	if strings.Join(got, "|") != "fsingle main,2|header |limit 5|stdin|script s" || strings.Join(dirs, ",") != "x.er,y.er" {
+		t.Errorf("steps %q dirs %q", got, dirs)
+	}
+	for _, bad := range [][]string{{"-script"}, {"-nosuch"}, {"-fsingle"}} {
+		if _, _, err := parseArgs(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestSplitWords(t *testing.T) {
+	w, err := splitWords(`fsingle "geom::Circle::area()" 2`)
+	if err != nil || len(w) != 3 || w[1] != "geom::Circle::area()" {
+		t.Errorf("%q %v", w, err)
+	}
+	if _, err := splitWords(`fsingle "open`); err == nil {
+		t.Error("unbalanced quote accepted")
+	}
+	if got := joinName([]string{"f(int,", "char)", "2"}); len(got) != 2 || got[0] != "f(int, char)" || got[1] != "2" {
+		t.Errorf("joinName %q", got)
+	}
+}
+
+func TestOutfile(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.txt")
+	got, code := runCase([]string{"-outfile", out, "-limit", "2", "-functions", "-appendfile", out, "-version", "-outfile", "-", "-version", "demo.1.er"}, "")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, got)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	if !strings.Contains(text, "Functions sorted by metric") || !strings.HasSuffix(text, "er 0.1.0 (a performance analyzer for Linux)\n") {
+		t.Errorf("outfile content:\n%s", text)
+	}
+	if strings.Count(got, "er 0.1.0") != 1 || strings.Contains(got, "Functions sorted") {
+		t.Errorf("stdout:\n%s", got)
+	}
+	if _, code := runCase([]string{"-outfile", filepath.Join(dir, "no", "such", "x"), "-version"}, ""); code != exitError {
+		t.Errorf("outfile in a missing directory: exit %d", code)
+	}
+}
+
+func TestCommandTable(t *testing.T) {
+	names := commandNames()
+	if !sort.StringsAreSorted(names) || len(names) < 30 {
+		t.Errorf("commands %q", names)
+	}
+	for _, c := range commands {
+		if c.usage == "" || c.help == "" || c.run == nil || !strings.HasPrefix(c.usage, c.name) {
+			t.Errorf("command %s is incomplete", c.name)
+		}
+		if got, err := lookup(c.name); err != nil || got != c {
+			t.Errorf("lookup(%s) = %v, %v", c.name, got, err)
+		}
+		for _, a := range c.aliases {
+			if got, err := lookup(a); err != nil || got != c {
+				t.Errorf("lookup(%s) = %v, %v", a, got, err)
+			}
+		}
+	}
+}
+
+// writeExperiment writes d to a new experiment directory under parent with the real writer.
+func writeExperiment(t testing.TB, parent string, d *experiment.Data) string {
+	t.Helper()
+	dir := filepath.Join(parent, d.Dir)
+	w, err := experiment.Create(dir, d.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[uint32]uint32{}
+	for i, st := range d.Stacks {
+		id, err := w.Stack(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[uint32(i)] = id
+	}
+	for _, m := range d.Mappings {
+		w.AddMapping(m)
+	}
+	for _, c := range d.Clock {
+		c.Stack = ids[c.Stack]
+		if err := w.Clock(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, o := range d.Overview {
+		if err := w.Overview(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range d.Archives {
+		if err := experiment.WriteArchive(dir, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestRealExperiment writes the synthetic experiment to disk and reads it back through Main's
+// reader: the views must be the same as from memory.
+func TestRealExperiment(t *testing.T) {
+	parent := t.TempDir()
+	writeExperiment(t, parent, demo1())
+	t.Chdir(parent)
+	args := []string{"-functions", "-callers-callees", "-calltree", "-lobjects", "demo.1.er"}
+	var out, errb bytes.Buffer
+	e := defaultEnv()
+	e.loc = time.UTC
+	if code := run(args, strings.NewReader(""), &out, &errb, e); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	want, _ := runCase(args, "")
+	want = want[strings.Index(want, "--- stdout\n")+len("--- stdout\n"):]
+	if out.String() != want {
+		t.Errorf("from disk:\n%s", diff(want, out.String()))
+	}
+	if errb.Len() != 0 {
+		t.Errorf("stderr: %s", errb.String())
+	}
+}
+
+// TestBuildArchive builds the archive of a real ELF file (the C library) when the experiment
+// lacks it, and saves it into the experiment.
+func TestBuildArchive(t *testing.T) {
+	exe := ""
+	for _, p := range []string{"/usr/lib/x86_64-linux-gnu/libc.so.6", "/lib/x86_64-linux-gnu/libc.so.6", "/lib64/libc.so.6"} {
+		if _, err := os.Stat(p); err == nil {
+			exe = p
+			break
+		}
+	}
+	if exe == "" {
+		t.Skip("no libc.so.6 found to build an archive of")
+	}
+	dir := t.TempDir()
+	d := &experiment.Data{Dir: dir, Mappings: []experiment.Mapping{{Path: exe}}}
+	load := buildArchive([]*experiment.Data{d})
+	a, err := load(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Path != exe || len(a.Symbols) == 0 || len(a.Segments) == 0 {
+		t.Errorf("archive of %s: %d symbols, %d segments", exe, len(a.Symbols), len(a.Segments))
+	}
+	if _, err := os.Stat(filepath.Join(dir, experiment.ArchivesDir, experiment.ArchiveName(exe))); err != nil {
+		t.Errorf("archive not saved: %v", err)
+	}
+	if _, err := load(filepath.Join(dir, "missing.so")); err == nil {
+		t.Error("archive of a missing file")
+	}
+	if a.BuildID != "" {
+		d.Mappings[0].BuildID = "00" + a.BuildID
+		if _, err := load(exe); err == nil || !strings.Contains(err.Error(), "has changed") {
+			t.Errorf("changed build id: %v", err)
+		}
+	}
+}

@@ -1,0 +1,598 @@
+package erprint
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"er/internal/analysis"
+	"er/internal/experiment"
+	"er/internal/report"
+)
+
+// selectExps returns the experiments an optional 1-based exp_id argument selects: all without one.
+func (s *session) selectExps(cmd string, args []string) ([]int, error) {
+	if len(args) == 0 {
+		all := make([]int, len(s.exps))
+		for i := range all {
+			all[i] = i
+		}
+		return all, nil
+	}
+	n, err := strconv.Atoi(args[0])
+	if err != nil || n < 1 || n > len(s.exps) {
+		return nil, usagef("%s: experiment id %q is not between 1 and %d", cmd, args[0], len(s.exps))
+	}
+	return []int{n - 1}, nil
+}
+
+// seconds formats nanoseconds as seconds with 9 decimals.
+func seconds(ns int64) string {
+	sign := ""
+	if ns < 0 {
+		sign, ns = "-", -ns
+	}
+	return fmt.Sprintf("%s%d.%09d", sign, ns/1e9, ns%1e9)
+}
+
+// secondsMS formats nanoseconds as seconds with 3 decimals.
+func secondsMS(ns int64) string {
+	return strconv.FormatFloat(float64(ns)/1e9, 'f', 3, 64)
+}
+
+func quoteCommand(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = "'" + a + "'"
+	}
+	return strings.Join(q, " ")
+}
+
+func settingNS(v string) (int64, bool) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	return n, err == nil
+}
+
+// describeSetting writes a collection setting as er_print's header shows it.
+func describeSetting(set experiment.Setting) string {
+	ns, isNum := settingNS(set.Value)
+	switch set.Name {
+	case "clock_profiling":
+		if set.Value == "off" {
+			return "Clock-profiling off."
+		}
+		return ""
+	case "clock_interval_ns":
+		if isNum {
+			return fmt.Sprintf("Clock-profiling, interval = %d microsecs.", ns/1000)
+		}
+	case "sample_period_ns":
+		if isNum && ns == 0 {
+			return "Periodic sampling off."
+		}
+		if isNum {
+			return fmt.Sprintf("Periodic sampling, %s secs.", strconv.FormatFloat(float64(ns)/1e9, 'f', -1, 64))
+		}
+	case "duration_limit_ns":
+		if isNum && ns == 0 {
+			return ""
+		}
+		if isNum {
+			return fmt.Sprintf("Data collection duration limit, %s secs.", strconv.FormatFloat(float64(ns)/1e9, 'f', -1, 64))
+		}
+	case "size_limit_mb":
+		if set.Value == "0" {
+			return ""
+		}
+		return fmt.Sprintf("Experiment size limit, %s MB.", set.Value)
+	}
+	return fmt.Sprintf("%s = %s", set.Name, set.Value)
+}
+
+func (s *session) header(args []string) error {
+	ids, err := s.selectExps("header", args)
+	if err != nil {
+		return err
+	}
+	for _, i := range ids {
+		s.headerOf(i)
+		s.printf("\n")
+	}
+	return nil
+}
+
+func (s *session) headerOf(i int) {
+	d := s.exps[i]
+	l := &d.Log
+	s.printf("Experiment: %s\n", s.dirs[i])
+	var errs, warns, comments, other []experiment.Event
+	for _, e := range l.Events {
+		switch e.Kind {
+		case "error":
+			errs = append(errs, e)
+		case "warning":
+			warns = append(warns, e)
+		case "comment":
+			comments = append(comments, e)
+		case "start", "exit":
+		default:
+			other = append(other, e)
+		}
+	}
+	event := func(e experiment.Event) string {
+		return fmt.Sprintf("  %s s, pid %d: %s", secondsMS(e.Time), e.Pid, e.Text)
+	}
+	if len(errs) == 0 {
+		s.printf("No errors\n")
+	} else {
+		s.printf("Errors:\n")
+		for _, e := range errs {
+			s.printf("%s\n", event(e))
+		}
+	}
+	if len(warns) == 0 && len(d.Warnings) == 0 {
+		s.printf("No warnings\n")
+	} else {
+		s.printf("Warnings:\n")
+		for _, e := range warns {
+			s.printf("%s\n", event(e))
+		}
+		for _, w := range d.Warnings {
+			s.printf("  reading the experiment: %s\n", w)
+		}
+	}
+	s.printf("\n")
+	bits := l.WordSize
+	if bits == 0 {
+		bits = 64
+	}
+	s.printf("Target command (%d-bit): %s\n", bits, quoteCommand(l.Command))
+	s.printf("Process pid %d\n", l.Pid)
+	if l.Cwd != "" {
+		s.printf("Current working directory: %s\n", l.Cwd)
+	}
+	s.printf("Collector version: `%s'; experiment version %s (%d-bit)\n", l.CollectorVersion, l.FormatVersion, bits)
+	s.printf("Host `%s', OS `%s', page size %d, architecture `%s'\n", l.Host, l.OS, l.PageSize, l.Arch)
+	s.printf("  %d CPUs, clock speed %d MHz.\n", l.CPUs, l.ClockHz/1000000)
+	if l.PageSize > 0 && l.MemoryBytes > 0 {
+		s.printf("  Memory: %d pages @ %d = %d MB.\n", l.MemoryBytes/int64(l.PageSize), l.PageSize, l.MemoryBytes>>20)
+	}
+	s.printf("Data collection parameters:\n")
+	for _, set := range l.Settings {
+		if d := describeSetting(set); d != "" {
+			s.printf("  %s\n", d)
+		}
+	}
+	if l.KernelStacks {
+		s.printf("  Kernel call stacks recorded.\n")
+	}
+	if len(comments) > 0 {
+		s.printf("Comments:\n")
+		for _, c := range comments {
+			s.printf("  %s\n", c.Text)
+		}
+	}
+	s.printf("\nExperiment started %s\n\n", time.Unix(0, l.StartTime).In(s.env.loc).Format("Mon Jan _2 15:04:05 2006"))
+	if len(other) > 0 {
+		s.printf("Events:\n")
+		for _, e := range other {
+			s.printf("  %s s, pid %d: %s: %s\n", secondsMS(e.Time), e.Pid, e.Kind, e.Text)
+		}
+		s.printf("\n")
+	}
+	if l.EndTime > 0 {
+		s.printf("Experiment Ended: %s\n", seconds(l.EndTime))
+		s.printf("Data Collection Duration: %s\n", seconds(l.EndTime))
+	} else {
+		s.printf("Experiment did not end: it is still being written, or its collector was killed\n")
+	}
+	switch {
+	case !l.Exited:
+		s.printf("Target exit not recorded\n")
+	case l.ExitSignal != 0:
+		s.printf("Target terminated by signal %d\n", l.ExitSignal)
+	default:
+		s.printf("Target exited with status %d\n", l.ExitStatus)
+	}
+}
+
+// duration is the experiment's length: its end time, or the last event's time while unfinished.
+func duration(d *experiment.Data) int64 {
+	if d.Log.EndTime > 0 {
+		return d.Log.EndTime
+	}
+	var last int64
+	for _, c := range d.Clock {
+		last = max(last, c.Time)
+	}
+	for _, o := range d.Overview {
+		last = max(last, o.Time)
+	}
+	return last
+}
+
+// stats are the totals of one experiment, or of all.
+type stats struct {
+	duration           int64
+	events             int64
+	cpu                [3]int64 // total, user, system
+	threads, processes int
+	lost               int
+	warnings, errors   int
+	procUser, procSys  int64
+	minflt, majflt     int64
+	volcs, involcs     int64
+	maxRSS             int64
+}
+
+// isLost says whether a log event reports lost data.
+func isLost(e experiment.Event) bool {
+	return e.Kind == "lost" || strings.Contains(strings.ToLower(e.Text), "lost")
+}
+
+func statsOf(d *experiment.Data) stats {
+	var st stats
+	st.duration = duration(d)
+	threads := map[[2]uint32]bool{}
+	procs := map[uint32]bool{}
+	vals := make([]int64, 3)
+	for i := range d.Clock {
+		c := &d.Clock[i]
+		st.events++
+		vals[0], vals[1], vals[2] = c.Period, 0, 0
+		switch c.Mode {
+		case experiment.ModeUser:
+			vals[1] = c.Period
+		case experiment.ModeKernel:
+			vals[2] = c.Period
+		}
+		for m := range vals {
+			st.cpu[m] += vals[m]
+		}
+		threads[[2]uint32{c.Pid, c.Tid}] = true
+		procs[c.Pid] = true
+	}
+	for _, e := range d.Log.Events {
+		switch {
+		case isLost(e):
+			st.lost++
+		}
+		switch e.Kind {
+		case "warning":
+			st.warnings++
+		case "error":
+			st.errors++
+		}
+	}
+	last := map[uint32]experiment.OverviewSample{}
+	for _, o := range d.Overview {
+		procs[o.Pid] = true
+		if prev, ok := last[o.Pid]; !ok || o.Time >= prev.Time {
+			last[o.Pid] = o
+		}
+		st.maxRSS = max(st.maxRSS, o.RSSBytes)
+	}
+	for _, o := range last {
+		st.procUser += o.UserNS
+		st.procSys += o.SystemNS
+		st.minflt += o.MinFlt
+		st.majflt += o.MajFlt
+		st.volcs += o.VolCtxSw
+		st.involcs += o.InvolCtxSw
+	}
+	st.threads, st.processes = len(threads), len(procs)
+	return st
+}
+
+func (a *stats) add(b stats) {
+	a.duration = max(a.duration, b.duration)
+	a.events += b.events
+	for m := range a.cpu {
+		a.cpu[m] += b.cpu[m]
+	}
+	a.threads += b.threads
+	a.processes += b.processes
+	a.lost += b.lost
+	a.warnings += b.warnings
+	a.errors += b.errors
+	a.procUser += b.procUser
+	a.procSys += b.procSys
+	a.minflt += b.minflt
+	a.majflt += b.majflt
+	a.volcs += b.volcs
+	a.involcs += b.involcs
+	a.maxRSS = max(a.maxRSS, b.maxRSS)
+}
+
+func (s *session) statistics(args []string) error {
+	ids, err := s.selectExps("statistics", args)
+	if err != nil {
+		return err
+	}
+	var all stats
+	for _, i := range ids {
+		st := statsOf(s.exps[i])
+		all.add(st)
+		s.printStats("Experiment: "+s.dirs[i], st)
+		s.printf("\n")
+	}
+	if len(ids) > 1 {
+		s.printStats(fmt.Sprintf("All %d experiments", len(ids)), all)
+		s.printf("\n")
+	}
+	return nil
+}
+
+func (s *session) printStats(title string, st stats) {
+	s.printf("%s\n", title)
+	rows := [][2]string{
+		{"Duration (sec.)", secondsMS(st.duration)},
+		{"Processes", strconv.Itoa(st.processes)},
+		{"Threads", strconv.Itoa(st.threads)},
+		{"Clock profile events", strconv.FormatInt(st.events, 10)},
+	}
+	for m, met := range analysis.ClockMetrics {
+		v := st.cpu[m]
+		rows = append(rows, [2]string{met.Title + " (sec.)", fmt.Sprintf("%s (%5.1f%%)", secondsMS(v), percent(v, st.cpu[0]))})
+	}
+	rows = append(rows,
+		[2]string{"Lost data events", strconv.Itoa(st.lost)},
+		[2]string{"Warnings", strconv.Itoa(st.warnings)},
+		[2]string{"Errors", strconv.Itoa(st.errors)},
+		[2]string{"", ""},
+		[2]string{"Process Times (sec.)", ""},
+		[2]string{"User CPU", secondsMS(st.procUser)},
+		[2]string{"System CPU", secondsMS(st.procSys)},
+		[2]string{"Minor Page Faults", strconv.FormatInt(st.minflt, 10)},
+		[2]string{"Major Page Faults", strconv.FormatInt(st.majflt, 10)},
+		[2]string{"Voluntary context switches", strconv.FormatInt(st.volcs, 10)},
+		[2]string{"Involuntary context switches", strconv.FormatInt(st.involcs, 10)},
+		[2]string{"Maximum resident set size (MB)", fmt.Sprintf("%.1f", float64(st.maxRSS)/(1<<20))},
+	)
+	w := 0
+	for _, r := range rows {
+		w = max(w, len(r[0]))
+	}
+	for _, r := range rows {
+		if r[0] == "" {
+			s.printf("\n")
+			continue
+		}
+		s.printf("%s\n", strings.TrimRight(fmt.Sprintf("  %*s: %s", w, r[0], r[1]), " "))
+	}
+}
+
+func (s *session) overview(args []string) error {
+	ids, err := s.selectExps("overview", args)
+	if err != nil {
+		return err
+	}
+	for _, i := range ids {
+		d := s.exps[i]
+		byPid := map[uint32][]experiment.OverviewSample{}
+		var pids []uint32
+		for _, o := range d.Overview {
+			if _, ok := byPid[o.Pid]; !ok {
+				pids = append(pids, o.Pid)
+			}
+			byPid[o.Pid] = append(byPid[o.Pid], o)
+		}
+		sort.Slice(pids, func(a, b int) bool { return pids[a] < pids[b] })
+		if len(pids) == 0 {
+			if s.text() {
+				s.printf("Experiment: %s: no sample points\n\n", s.dirs[i])
+			}
+			continue
+		}
+		for _, pid := range pids {
+			if err := s.table(overviewTable(s.dirs[i], pid, byPid[pid])); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// overviewTable lists one process's sample points, with the usage of each interval since the
+// previous point.
+func overviewTable(dir string, pid uint32, samples []experiment.OverviewSample) *report.Table {
+	sort.SliceStable(samples, func(a, b int) bool { return samples[a].Time < samples[b].Time })
+	count := func(title, key string) report.Column {
+		return report.Column{Title: title, Key: key, Kind: report.Count, Value: true}
+	}
+	t := &report.Table{
+		Title: []string{fmt.Sprintf("Experiment: %s, process %d: usage in each interval ending at a sample point", dir, pid)},
+		Columns: []report.Column{
+			{Title: "Sample", Key: "sample", Kind: report.Text},
+			{Title: "Time", Unit: "sec.", Key: "time", Kind: report.Time, Value: true},
+			{Title: "User CPU", Unit: "sec.", Key: "user", Kind: report.Time, Value: true},
+			{Title: "Sys. CPU", Unit: "sec.", Key: "system", Kind: report.Time, Value: true},
+			count("Minor Faults", "minflt"),
+			count("Major Faults", "majflt"),
+			count("Vol. Ctx. Sw.", "volctxsw"),
+			count("Invol. Ctx. Sw.", "involctxsw"),
+			{Title: "RSS", Unit: "KB", Key: "rss_kb", Kind: report.Count, Value: true},
+			count("Threads", "threads"),
+		},
+		NameTitle: "Label",
+	}
+	var prev experiment.OverviewSample
+	for _, o := range samples {
+		t.Rows = append(t.Rows, report.Row{Name: o.Label, Cells: []report.Cell{
+			{Text: strconv.Itoa(int(o.Sample))},
+			{Value: o.Time},
+			{Value: o.UserNS - prev.UserNS},
+			{Value: o.SystemNS - prev.SystemNS},
+			{Value: o.MinFlt - prev.MinFlt},
+			{Value: o.MajFlt - prev.MajFlt},
+			{Value: o.VolCtxSw - prev.VolCtxSw},
+			{Value: o.InvolCtxSw - prev.InvolCtxSw},
+			{Value: o.RSSBytes >> 10},
+			{Value: int64(o.NumThreads)},
+		}})
+		prev = o
+	}
+	return t
+}
+
+func (s *session) experimentList(_ []string) error {
+	t := &report.Table{Columns: []report.Column{
+		{Title: "ID", Key: "id", Kind: report.Text},
+		{Title: "PID", Key: "pid", Kind: report.Text},
+		{Title: "Events", Key: "events", Kind: report.Count, Value: true},
+		{Title: "Target", Key: "target", Kind: report.Text, Left: true},
+	}, NameTitle: "Experiment"}
+	for i, d := range s.exps {
+		target := ""
+		if len(d.Log.Command) > 0 {
+			target = filepath.Base(d.Log.Command[0])
+		}
+		t.Rows = append(t.Rows, report.Row{Name: s.dirs[i], Cells: []report.Cell{
+			{Text: strconv.Itoa(i + 1)}, {Text: strconv.Itoa(int(d.Log.Pid))}, {Value: int64(len(d.Clock))}, {Text: target}}})
+	}
+	return s.table(t)
+}
+
+// countColumns are the event-count and CPU-time columns of the list views.
+func countColumns() []report.Column {
+	return []report.Column{
+		{Title: "Events", Key: "events", Kind: report.Count, Value: true},
+		{Title: "Total CPU", Unit: "sec.", Key: "totalcpu", Kind: report.Time, Value: true, Percent: true},
+	}
+}
+
+type tally struct{ events, cpu int64 }
+
+func (s *session) threadList(_ []string) error {
+	t := &report.Table{Columns: append([]report.Column{
+		{Title: "Exp", Key: "exp", Kind: report.Text},
+		{Title: "PID", Key: "pid", Kind: report.Text},
+		{Title: "TID", Key: "tid", Kind: report.Text},
+	}, countColumns()...)}
+	var total int64
+	for i, d := range s.exps {
+		per := map[[2]uint32]*tally{}
+		var keys [][2]uint32
+		for _, c := range d.Clock {
+			k := [2]uint32{c.Pid, c.Tid}
+			if per[k] == nil {
+				per[k] = &tally{}
+				keys = append(keys, k)
+			}
+			per[k].events++
+			per[k].cpu += c.Period
+			total += c.Period
+		}
+		sort.Slice(keys, func(a, b int) bool {
+			return keys[a][0] < keys[b][0] || keys[a][0] == keys[b][0] && keys[a][1] < keys[b][1]
+		})
+		for _, k := range keys {
+			t.Rows = append(t.Rows, report.Row{Cells: []report.Cell{
+				{Text: strconv.Itoa(i + 1)}, {Text: strconv.Itoa(int(k[0]))}, {Text: strconv.Itoa(int(k[1]))},
+				{Value: per[k].events}, {Value: per[k].cpu}}})
+		}
+	}
+	fillPercent(t, 4, total)
+	return s.table(t)
+}
+
+// fillPercent sets the percentages of column col to shares of total.
+func fillPercent(t *report.Table, col int, total int64) {
+	for i := range t.Rows {
+		c := &t.Rows[i].Cells[col]
+		c.Pct = percent(c.Value, total)
+	}
+}
+
+func (s *session) cpuList(_ []string) error {
+	t := &report.Table{Columns: append([]report.Column{
+		{Title: "Exp", Key: "exp", Kind: report.Text},
+		{Title: "CPU", Key: "cpu", Kind: report.Text},
+	}, countColumns()...)}
+	var total int64
+	for i, d := range s.exps {
+		per := map[uint32]*tally{}
+		var keys []uint32
+		for _, c := range d.Clock {
+			if per[c.CPU] == nil {
+				per[c.CPU] = &tally{}
+				keys = append(keys, c.CPU)
+			}
+			per[c.CPU].events++
+			per[c.CPU].cpu += c.Period
+			total += c.Period
+		}
+		sort.Slice(keys, func(a, b int) bool { return keys[a] < keys[b] })
+		for _, k := range keys {
+			t.Rows = append(t.Rows, report.Row{Cells: []report.Cell{
+				{Text: strconv.Itoa(i + 1)}, {Text: strconv.Itoa(int(k))}, {Value: per[k].events}, {Value: per[k].cpu}}})
+		}
+	}
+	fillPercent(t, 3, total)
+	return s.table(t)
+}
+
+func (s *session) sampleList(_ []string) error {
+	t := &report.Table{Columns: append([]report.Column{
+		{Title: "Exp", Key: "exp", Kind: report.Text},
+		{Title: "PID", Key: "pid", Kind: report.Text},
+		{Title: "Sample", Key: "sample", Kind: report.Text},
+		{Title: "Time", Unit: "sec.", Key: "time", Kind: report.Time, Value: true},
+	}, countColumns()...), NameTitle: "Label"}
+	var total int64
+	for i, d := range s.exps {
+		samples := append([]experiment.OverviewSample(nil), d.Overview...)
+		sort.SliceStable(samples, func(a, b int) bool {
+			x, y := samples[a], samples[b]
+			return x.Pid < y.Pid || x.Pid == y.Pid && x.Time < y.Time
+		})
+		// Each clock event goes to its process's first sample point at or after it.
+		events := map[uint32][]experiment.ClockSample{}
+		for _, c := range d.Clock {
+			events[c.Pid] = append(events[c.Pid], c)
+		}
+		for _, evs := range events {
+			sort.SliceStable(evs, func(a, b int) bool { return evs[a].Time < evs[b].Time })
+		}
+		next := map[uint32]int{} // per process, the first event not yet counted
+		for _, o := range samples {
+			evs := events[o.Pid]
+			var tl tally
+			k := next[o.Pid]
+			for ; k < len(evs) && evs[k].Time <= o.Time; k++ {
+				tl.events++
+				tl.cpu += evs[k].Period
+			}
+			next[o.Pid] = k
+			total += tl.cpu
+			t.Rows = append(t.Rows, report.Row{Name: o.Label, Cells: []report.Cell{
+				{Text: strconv.Itoa(i + 1)}, {Text: strconv.Itoa(int(o.Pid))}, {Text: strconv.Itoa(int(o.Sample))},
+				{Value: o.Time}, {Value: tl.events}, {Value: tl.cpu}}})
+		}
+		// Events after a process's last sample point (an experiment still being written).
+		pids := make([]uint32, 0, len(events))
+		for pid := range events {
+			pids = append(pids, pid)
+		}
+		sort.Slice(pids, func(a, b int) bool { return pids[a] < pids[b] })
+		for _, pid := range pids {
+			var tl tally
+			for _, e := range events[pid][next[pid]:] {
+				tl.events++
+				tl.cpu += e.Period
+			}
+			if tl.events == 0 {
+				continue
+			}
+			total += tl.cpu
+			t.Rows = append(t.Rows, report.Row{Name: "(after the last sample point)", Cells: []report.Cell{
+				{Text: strconv.Itoa(i + 1)}, {Text: strconv.Itoa(int(pid))}, {Text: "-"},
+				{Blank: true}, {Value: tl.events}, {Value: tl.cpu}}})
+		}
+	}
+	fillPercent(t, 5, total)
+	return s.table(t)
+}

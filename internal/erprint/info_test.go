@@ -1,0 +1,53 @@
+package erprint
+
+import (
+	"testing"
+
+	"er/internal/experiment"
+)
+
+func TestDescribeSetting(t *testing.T) {
+	cases := []struct{ name, value, want string }{
+		{"clock_interval_ns", "1009000", "Clock-profiling, interval = 1009 microsecs."},
+		{"clock_profiling", "off", "Clock-profiling off."},
+		{"clock_profiling", "hi", ""},
+		{"sample_period_ns", "0", "Periodic sampling off."},
+		{"sample_period_ns", "500000000", "Periodic sampling, 0.5 secs."},
+		{"duration_limit_ns", "30000000000", "Data collection duration limit, 30 secs."},
+		{"duration_limit_ns", "0", ""},
+		{"size_limit_mb", "100", "Experiment size limit, 100 MB."},
+		{"follow", "on", "follow = on"},
+		{"clock_interval_ns", "fast", "clock_interval_ns = fast"},
+	}
+	for _, c := range cases {
+		if got := describeSetting(experiment.Setting{Name: c.name, Value: c.value}); got != c.want {
+			t.Errorf("%s=%s: %q, want %q", c.name, c.value, got, c.want)
+		}
+	}
+	if seconds(1335931000) != "1.335931000" || seconds(-5) != "-0.000000005" || secondsMS(1500000) != "0.002" {
+		t.Error("seconds")
+	}
+	if quoteCommand([]string{"./a", "b c"}) != "'./a' 'b c'" {
+		t.Error("quoteCommand")
+	}
+}
+
+func TestStats(t *testing.T) {
+	st := statsOf(demo1())
+	if st.events != 133 || st.cpu[0] != 133*period || st.cpu[2] != 6*period || st.threads != 2 || st.processes != 1 {
+		t.Errorf("stats %+v", st)
+	}
+	if st.lost != 1 || st.warnings != 1 || st.procUser != 1270000000 || st.maxRSS != 6<<20 || st.involcs != 52 {
+		t.Errorf("stats %+v", st)
+	}
+	d := demo2()
+	if got := duration(d); got != 22*period {
+		t.Errorf("duration of an unfinished experiment: %d", got)
+	}
+	var all stats
+	all.add(st)
+	all.add(statsOf(d))
+	if all.events != 155 || all.processes != 2 || all.duration != st.duration {
+		t.Errorf("sum %+v", all)
+	}
+}

@@ -1,0 +1,281 @@
+package erprint
+
+import (
+	"fmt"
+	"strings"
+
+	"er/internal/analysis"
+	"er/internal/report"
+)
+
+// itemKind says what a metric-list item shows.
+type itemKind uint8
+
+const (
+	itemMetric  itemKind = iota // a metric of the profile, in one flavor
+	itemName                    // the function's name
+	itemSize                    // the function's size
+	itemAddress                 // the function's address
+)
+
+// flavor is how a metric is summed for a function: exclusive, inclusive or attributed.
+type flavor byte
+
+const (
+	exclusive  flavor = 'e'
+	inclusive  flavor = 'i'
+	attributed flavor = 'a'
+)
+
+func (f flavor) title() string {
+	switch f {
+	case exclusive:
+		return "Exclusive"
+	case inclusive:
+		return "Inclusive"
+	}
+	return "Attributed"
+}
+
+func (f flavor) abbrev() string {
+	switch f {
+	case exclusive:
+		return "Excl."
+	case inclusive:
+		return "Incl."
+	}
+	return "Attr."
+}
+
+// item is one entry of a metric list, as written in a metric spec: "e.%totalcpu", "name".
+type item struct {
+	kind   itemKind
+	metric int // index into the metrics, for itemMetric
+	flavor flavor
+	value  bool // '.': show the value
+	pct    bool // '%': show the percentage
+}
+
+// hidden reports whether the item is in the list only to sort by ('!').
+func (it item) hidden() bool { return it.kind == itemMetric && !it.value && !it.pct }
+
+// spec writes the item as a metric spec.
+func (it item) spec(ms []analysis.Metric) string {
+	switch it.kind {
+	case itemName:
+		return "name"
+	case itemSize:
+		return "size"
+	case itemAddress:
+		return "address"
+	}
+	v := ""
+	if it.value {
+		v += "."
+	}
+	if it.pct {
+		v += "%"
+	}
+	if v == "" {
+		v = "!"
+	}
+	return string(it.flavor) + v + ms[it.metric].Name
+}
+
+// title is the item's full name: "Exclusive Total CPU Time".
+func (it item) title(ms []analysis.Metric) string {
+	switch it.kind {
+	case itemName:
+		return "Name"
+	case itemSize:
+		return "Size"
+	case itemAddress:
+		return "PC Address"
+	}
+	return it.flavor.title() + " " + ms[it.metric].Title
+}
+
+// column is the item's table column.
+func (it item) column(ms []analysis.Metric) report.Column {
+	switch it.kind {
+	case itemSize:
+		return report.Column{Title: "Size", Key: "size", Kind: report.Count, Value: true}
+	case itemAddress:
+		return report.Column{Title: "PC Addr.", Key: "address", Kind: report.Text}
+	}
+	m := ms[it.metric]
+	c := report.Column{Title: it.flavor.abbrev() + " " + m.Short, Key: string(it.flavor) + "." + m.Name,
+		Kind: report.Count, Value: it.value, Percent: it.pct}
+	if m.Time {
+		c.Kind, c.Unit = report.Time, "sec."
+	}
+	return c
+}
+
+// defaultMetrics is the function list's metric list when none is set, as gprofng's.
+const defaultMetrics = "e.%totalcpu:i.%totalcpu:name"
+
+// parseMetrics reads a metric spec: items separated by ':', each a flavor ('e', 'i', 'a', or several),
+// a visibility ('.' value, '%' percentage, '.%' both, '!' hidden) and a metric name; or "name", "size",
+// "address"; or "default". A metric without a flavor means exclusive and inclusive; without a
+// visibility, '.'. The name item is added at the end when missing.
+func parseMetrics(spec string, ms []analysis.Metric) ([]item, error) {
+	var items []item
+	for _, part := range strings.Split(spec, ":") {
+		switch part {
+		case "":
+			return nil, usagef("metric spec %q has an empty item", spec)
+		case "default":
+			def, err := parseMetrics(defaultMetrics, ms)
+			if err != nil {
+				return nil, err
+			}
+			items = append(items, def[:len(def)-1]...)
+			continue
+		}
+		its, err := parseItem(part, ms)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, its...)
+	}
+	hasName := false
+	var out []item
+	for _, it := range items {
+		if it.kind == itemName {
+			if hasName {
+				continue
+			}
+			hasName = true
+		}
+		out = append(out, it)
+	}
+	if !hasName {
+		out = append(out, item{kind: itemName})
+	}
+	return out, nil
+}
+
+func parseItem(s string, ms []analysis.Metric) ([]item, error) {
+	switch s {
+	case "name":
+		return []item{{kind: itemName}}, nil
+	case "size":
+		return []item{{kind: itemSize}}, nil
+	case "address":
+		return []item{{kind: itemAddress}}, nil
+	}
+	i := 0
+	flavors := ""
+	for i < len(s) && strings.IndexByte("eia", s[i]) >= 0 && i+1 < len(s) && strings.IndexByte("eia.%!", s[i+1]) >= 0 {
+		flavors += s[i : i+1]
+		i++
+	}
+	var value, pct, hide bool
+	for ; i < len(s) && strings.IndexByte(".%!", s[i]) >= 0; i++ {
+		switch s[i] {
+		case '.':
+			value = true
+		case '%':
+			pct = true
+		case '!':
+			hide = true
+		}
+	}
+	name := s[i:]
+	m := analysis.MetricIndex(ms, name)
+	if m < 0 {
+		return nil, usagef("unknown metric %q in %q; available: %s", name, s, metricNames(ms))
+	}
+	if hide {
+		value, pct = false, false
+	} else if !value && !pct {
+		value = true
+	}
+	if flavors == "" {
+		flavors = "ei"
+	}
+	var out []item
+	for _, f := range flavors {
+		out = append(out, item{kind: itemMetric, metric: m, flavor: flavor(f), value: value, pct: pct})
+	}
+	return out, nil
+}
+
+func metricNames(ms []analysis.Metric) string {
+	var names []string
+	for _, m := range ms {
+		names = append(names, m.Name)
+	}
+	return strings.Join(append(names, "name", "size", "address"), ", ")
+}
+
+func specString(items []item, ms []analysis.Metric) string {
+	var parts []string
+	for _, it := range items {
+		parts = append(parts, it.spec(ms))
+	}
+	return strings.Join(parts, ":")
+}
+
+// parseSort reads a sort spec: an item of the metric list ("e.totalcpu", "i.%user"; the
+// visibility is ignored), a bare metric name (its first flavor in the list, else exclusive), or
+// "name", "size", "address".
+func parseSort(s string, list []item, ms []analysis.Metric) (item, error) {
+	switch s {
+	case "name":
+		return item{kind: itemName}, nil
+	case "size":
+		return item{kind: itemSize}, nil
+	case "address":
+		return item{kind: itemAddress}, nil
+	}
+	if m := analysis.MetricIndex(ms, s); m >= 0 {
+		for _, it := range list {
+			if it.kind == itemMetric && it.metric == m && it.flavor != attributed {
+				return it, nil
+			}
+		}
+		return item{kind: itemMetric, metric: m, flavor: exclusive, value: true}, nil
+	}
+	its, err := parseItem(s, ms)
+	if err != nil {
+		return item{}, err
+	}
+	if len(its) != 1 {
+		return item{}, usagef("sort by one metric, not %q", s)
+	}
+	it := its[0]
+	for _, l := range list { // keep the list's visibility, for "Current Sort Metric"
+		if l.kind == itemMetric && l.metric == it.metric && l.flavor == it.flavor {
+			return l, nil
+		}
+	}
+	return it, nil
+}
+
+// sameKey reports whether two items sort the same way.
+func sameKey(a, b item) bool {
+	return a.kind == b.kind && (a.kind != itemMetric || a.metric == b.metric && a.flavor == b.flavor)
+}
+
+// callerMetrics derives the callers-callees metric list from the function list's: the attributed
+// flavor of each metric, with the visibility of its first appearance; and the name.
+func callerMetrics(list []item) []item {
+	var out []item
+	seen := map[int]bool{}
+	for _, it := range list {
+		if it.kind != itemMetric || seen[it.metric] {
+			continue
+		}
+		seen[it.metric] = true
+		it.flavor = attributed
+		out = append(out, it)
+	}
+	return append(out, item{kind: itemName})
+}
+
+// describeSort writes "Exclusive Total CPU Time ( e.%totalcpu )".
+func describeSort(it item, ms []analysis.Metric) string {
+	return fmt.Sprintf("%s ( %s )", it.title(ms), it.spec(ms))
+}

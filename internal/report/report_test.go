@@ -1,0 +1,204 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+)
+
+func sampleTable() *Table {
+	return &Table{
+		Title: []string{"Functions sorted by metric: Exclusive Total CPU Time"},
+		Columns: []Column{
+			{Title: "Excl. Total CPU", Unit: "sec.", Key: "e.totalcpu", Kind: Time, Value: true, Percent: true},
+			{Title: "Incl. Total CPU", Unit: "sec.", Key: "i.totalcpu", Kind: Time, Value: true, Percent: true},
+		},
+		NameTitle: "Name",
+		Rows: []Row{
+			{Name: "<Total>", Cells: []Cell{{Value: 60e6, Pct: 100}, {Value: 60e6, Pct: 100}}},
+			{Name: "F", Cells: []Cell{{Value: 20e6, Pct: 100.0 / 3}, {Value: 40e6, Pct: 200.0 / 3}}},
+			{Name: "main", Cells: []Cell{{Value: 0, Pct: 0}, {Value: 12345678901, Pct: 100}}},
+		},
+	}
+}
+
+func TestTextTable(t *testing.T) {
+	var b bytes.Buffer
+	if err := Write(&b, sampleTable(), Mode{Kind: TextMode}); err != nil {
+		t.Fatal(err)
+	}
+	want := `Functions sorted by metric: Exclusive Total CPU Time
+
+Excl. Total   Incl. Total     Name
+CPU           CPU
+ sec.      %    sec.      %
+0.060 100.00   0.060 100.00   <Total>
+0.020  33.33   0.040  66.67   F
+0.      0.    12.346 100.00   main
+`
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+func TestTextSectionsAndMark(t *testing.T) {
+	tb := &Table{
+		Columns:   []Column{{Title: "Attr. Total CPU", Unit: "sec.", Key: "a.totalcpu", Kind: Time, Value: true, Percent: true}},
+		NameTitle: "Name",
+		Rows: []Row{
+			{Name: "B", Section: "Callers", Cells: []Cell{{Value: 30e6, Pct: 60}}},
+			{Name: "C", Section: "Stack Fragment", Mark: "*", Cells: []Cell{{Value: 0, Pct: 0}}},
+			{Name: "A", Section: "Stack Fragment", Cells: []Cell{{Blank: true}}},
+			{Name: "F", Section: "Callees", Cells: []Cell{{Value: 40e6, Pct: 80}}},
+		},
+	}
+	var b bytes.Buffer
+	if err := Write(&b, tb, Mode{Kind: TextMode}); err != nil {
+		t.Fatal(err)
+	}
+	want := `Attr. Total    Name
+CPU
+ sec.      %
+============== Callers
+0.030  60.00   B
+
+============== Stack Fragment
+0.      0.    *C
+               A
+
+============== Callees
+0.040  80.00   F
+`
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+func TestTreePrefixes(t *testing.T) {
+	depths := []int{0, 1, 2, 3, 2, 1, 2}
+	tb := &Table{Tree: true, NameTitle: "Name"}
+	for i, d := range depths {
+		tb.Rows = append(tb.Rows, Row{Name: string(rune('a' + i)), Depth: d})
+	}
+	got := treePrefixes(tb)
+	want := []string{"+-", "  +-", "  | +-", "  | | +-", "  | +-", "  +-", "    +-"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("prefixes %q, want %q", got, want)
+	}
+}
+
+func TestCountAndTextColumns(t *testing.T) {
+	tb := &Table{
+		Columns: []Column{
+			{Title: "TID", Key: "tid", Kind: Text},
+			{Title: "Samples", Key: "samples", Kind: Count, Value: true},
+			{Title: "Path", Key: "path", Kind: Text, Left: true},
+		},
+		Rows: []Row{
+			{Cells: []Cell{{Text: "101"}, {Value: 7}, {Text: "/a"}}},
+			{Cells: []Cell{{Text: "12345678"}, {Value: 12000}, {Text: "/bin/b"}}},
+		},
+	}
+	var b bytes.Buffer
+	if err := Write(&b, tb, Mode{Kind: TextMode}); err != nil {
+		t.Fatal(err)
+	}
+	want := "TID       Samples  Path\n     101        7  /a\n12345678    12000  /bin/b\n"
+	if b.String() != want {
+		t.Errorf("got\n%q\nwant\n%q", b.String(), want)
+	}
+}
+
+func TestDelimited(t *testing.T) {
+	tb := sampleTable()
+	tb.Rows[2].Name = `odd, "name"`
+	var b bytes.Buffer
+	if err := Write(&b, tb, Mode{Kind: DelimitedMode, Delim: ','}); err != nil {
+		t.Fatal(err)
+	}
+	want := `e.totalcpu,e.%totalcpu,i.totalcpu,i.%totalcpu,name
+0.060000000,100.00,0.060000000,100.00,<Total>
+0.020000000,33.33,0.040000000,66.67,F
+0.000000000,0.00,12.345678901,100.00,"odd, ""name"""
+`
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+func TestJSON(t *testing.T) {
+	tb := sampleTable()
+	tb.Rows[1].Cells[1].Pct = math.NaN()
+	var b bytes.Buffer
+	if err := Write(&b, tb, Mode{Kind: JSONMode}); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Rows []struct {
+			Name   string
+			Values map[string]float64
+		}
+	}
+	if err := json.Unmarshal(b.Bytes(), &got); err != nil {
+		t.Fatalf("%v in %s", err, b.String())
+	}
+	if len(got.Rows) != 3 || got.Rows[1].Name != "F" || got.Rows[1].Values["i.totalcpu"] != 0.04 {
+		t.Fatalf("bad JSON rows: %+v", got.Rows)
+	}
+	if _, ok := got.Rows[1].Values["i.%totalcpu"]; ok {
+		t.Errorf("NaN percent should be left out: %+v", got.Rows[1].Values)
+	}
+	if got.Rows[2].Values["i.totalcpu"] != 12.345678901 {
+		t.Errorf("value %v", got.Rows[2].Values["i.totalcpu"])
+	}
+}
+
+func TestRowCellCountChecked(t *testing.T) {
+	tb := sampleTable()
+	tb.Rows[1].Cells = tb.Rows[1].Cells[:1]
+	err := Write(&bytes.Buffer{}, tb, Mode{})
+	if err == nil || !strings.Contains(err.Error(), `row 1 ("F") has 1 cells for 2 columns`) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestParseMode(t *testing.T) {
+	for _, s := range []string{"text", "csv", "tsv", "json", ";"} {
+		m, err := ParseMode(s)
+		if err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+		if m.String() != s {
+			t.Errorf("ParseMode(%q).String() = %q", s, m.String())
+		}
+	}
+	for _, s := range []string{"", "html", `"`, "ab"} {
+		if _, err := ParseMode(s); err == nil {
+			t.Errorf("ParseMode(%q) accepted", s)
+		}
+	}
+}
+
+func TestFormat(t *testing.T) {
+	cases := []struct{ got, want string }{
+		{FormatSeconds(0), "0."},
+		{FormatSeconds(1), "0.000"},
+		{FormatSeconds(1500000), "0.002"},
+		{FormatSeconds(-2e9), "-2.000"},
+		{FormatPercent(0), "0."},
+		{FormatPercent(99.999), "100.00"},
+	}
+	for _, c := range cases {
+		if c.got != c.want {
+			t.Errorf("got %q want %q", c.got, c.want)
+		}
+	}
+	if got := wrapWords("Excl. Total CPU", 12); strings.Join(got, "/") != "Excl. Total/CPU" {
+		t.Errorf("wrap %q", got)
+	}
+	if got := wrapWords("Instructions", 3); strings.Join(got, "/") != "Instructions" {
+		t.Errorf("wrap %q", got)
+	}
+}
