@@ -330,3 +330,187 @@ func TestAccuracy(t *testing.T) {
 		})
 	}
 }
+
+// profile is what er print reported, parsed from its CSV output.
+type profile struct {
+	excl, incl map[string]float64            // from -functions
+	callers    map[string]map[string]float64 // csingle F: caller -> attributed
+	callees    map[string]map[string]float64 // csingle F: callee -> attributed
+	self       map[string]float64            // csingle F: the fragment's own (exclusive) share
+}
+
+// printProfile runs er print in CSV mode with -functions and -csingle for each of funcs.
+func printProfile(t *testing.T, exp string, funcs ...string) profile {
+	t.Helper()
+	args := []string{"print", "-printmode", "csv", "-metrics", "e.totalcpu:i.totalcpu", "-functions"}
+	for _, f := range funcs {
+		args = append(args, "-csingle", f)
+	}
+	r := er(t, "", nil, append(args, exp)...)
+	if r.code != 0 {
+		t.Fatalf("er %s: exit %d\n%s", strings.Join(args, " "), r.code, r.stderr)
+	}
+	p := profile{excl: map[string]float64{}, incl: map[string]float64{}, callers: map[string]map[string]float64{},
+		callees: map[string]map[string]float64{}, self: map[string]float64{}}
+	table, fi := "", -1
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if line == "" {
+			continue
+		}
+		f := strings.SplitN(line, ",", 3)
+		if len(f) != 3 {
+			t.Fatalf("unexpected CSV line %q", line)
+		}
+		if strings.HasSuffix(line, ",name") {
+			table = f[0]
+			if table == "a.totalcpu" {
+				fi++
+			}
+			continue
+		}
+		v, err := strconv.ParseFloat(f[0], 64)
+		if err != nil {
+			t.Fatalf("CSV line %q: %v", line, err)
+		}
+		switch table {
+		case "e.totalcpu":
+			w, _ := strconv.ParseFloat(f[1], 64)
+			p.excl[f[2]], p.incl[f[2]] = v, w
+		case "a.totalcpu":
+			fn := funcs[fi]
+			if p.callers[fn] == nil {
+				p.callers[fn], p.callees[fn] = map[string]float64{}, map[string]float64{}
+			}
+			switch f[1] {
+			case "Callers":
+				p.callers[fn][f[2]] = v
+			case "Callees":
+				p.callees[fn][f[2]] = v
+			default:
+				p.self[fn] = v
+			}
+		}
+	}
+	return p
+}
+
+func sum(m map[string]float64) float64 {
+	s := 0.0
+	for _, v := range m {
+		s += v
+	}
+	return s
+}
+
+// checkIdentities checks seed 002's two identities for every function of funcs, and inclusive <= total.
+func checkIdentities(t *testing.T, p profile, tol float64, funcs ...string) {
+	t.Helper()
+	total := p.incl["<Total>"]
+	for _, f := range funcs {
+		if p.incl[f] > total+1e-9 {
+			t.Errorf("%s: inclusive %.4f > <Total> %.4f", f, p.incl[f], total)
+		}
+		if c := sum(p.callers[f]); abs(c-p.incl[f]) > tol {
+			t.Errorf("%s: callers' attributed sum %.4f != inclusive %.4f", f, c, p.incl[f])
+		}
+		if c := sum(p.callees[f]) + p.excl[f]; abs(c-p.incl[f]) > tol {
+			t.Errorf("%s: exclusive + callees' attributed %.4f != inclusive %.4f", f, c, p.incl[f])
+		}
+		if abs(p.self[f]-p.excl[f]) > tol {
+			t.Errorf("%s: fragment's own share %.4f != exclusive %.4f", f, p.self[f], p.excl[f])
+		}
+	}
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// near reports (as a test error) when got is not within tol of want.
+func near(t *testing.T, what string, got, want, tol float64) {
+	t.Helper()
+	if abs(got-want) > tol {
+		t.Errorf("%s = %.4f s, want %.4f ± %.4f", what, got, want, tol)
+	} else {
+		t.Logf("%s = %.4f s, want %.4f (off by %.2f%% of the total)", what, got, want, 100*abs(got-want)/(tol/0.02))
+	}
+}
+
+// TestSeed002 runs seed 002's worked example as a real program: every exclusive, inclusive and attributed
+// value must match the expected units within 2% of the total.
+func TestSeed002(t *testing.T) {
+	needCollect(t)
+	exp, r := collectExp(t, nil, cprog(t, "seed002"))
+	if r.code != 0 {
+		t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
+	}
+	m := measured(t, r.stdout)
+	names := []string{"main", "A", "B", "C", "E", "F", "G"}
+	var work float64
+	for _, n := range names {
+		work += m["excl "+n]
+	}
+	u := work / 32 // one unit of work, as the program measured it
+	tol := 0.02 * work
+	p := printProfile(t, exp, names...)
+	excl := map[string]float64{"main": 2, "A": 0, "B": 5, "C": 5, "E": 10, "F": 5, "G": 5}
+	incl := map[string]float64{"main": 32, "A": 10, "B": 20, "C": 25, "E": 10, "F": 10, "G": 5}
+	for _, n := range names {
+		near(t, "exclusive "+n, p.excl[n], excl[n]*u, tol)
+		near(t, "exclusive "+n+" vs the program's own measure", p.excl[n], m["excl "+n], tol)
+		extra := 0.0
+		if n == "main" {
+			extra = p.incl["calibrate"] // main also calls the calibration, outside the seed's example
+		}
+		near(t, "inclusive "+n, p.incl[n], incl[n]*u+extra, tol)
+	}
+	near(t, "C's caller A", p.callers["C"]["A"], 10*u, tol)
+	near(t, "C's caller B", p.callers["C"]["B"], 15*u, tol)
+	near(t, "C's callee E", p.callees["C"]["E"], 10*u, tol)
+	near(t, "C's callee F", p.callees["C"]["F"], 10*u, tol)
+	near(t, "main's callee A", p.callees["main"]["A"], 10*u, tol)
+	near(t, "main's callee B", p.callees["main"]["B"], 20*u, tol)
+	near(t, "F's callee G", p.callees["F"]["G"], 5*u, tol)
+	checkIdentities(t, p, 1e-6, names...)
+	if got := p.incl["<Total>"]; abs(got-m["rusage"]) > 0.03*m["rusage"] {
+		t.Errorf("<Total> %.4f s is not within 3%% of getrusage %.4f s", got, m["rusage"])
+	}
+}
+
+// TestRecursion checks direct (rec -> rec) and indirect (ia -> ib -> ia) recursion: inclusive values counted
+// once, the identities, and the attribution seed 002 describes.
+func TestRecursion(t *testing.T) {
+	needCollect(t)
+	exp, r := collectExp(t, nil, cprog(t, "recursion"))
+	if r.code != 0 {
+		t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
+	}
+	m := measured(t, r.stdout)
+	funcs := []string{"main", "rec", "ia", "ib"}
+	p := printProfile(t, exp, funcs...)
+	tol := 0.02 * p.incl["<Total>"]
+	checkIdentities(t, p, 1e-6, funcs...)
+	near(t, "exclusive rec", p.excl["rec"], m["excl rec"], tol)
+	near(t, "inclusive rec (counted once)", p.incl["rec"], m["excl rec"], tol)
+	// The initiating function attributes the whole recursion to rec as its callee ...
+	near(t, "main's callee rec", p.callees["main"]["rec"], m["excl rec"], tol)
+	// ... while rec's caller main gets only the work of the first invocation: the deeper invocations'
+	// inclusive time is attributed to rec itself.
+	near(t, "rec's caller main", p.callers["rec"]["main"], m["top rec"], tol)
+	near(t, "rec's caller rec", p.callers["rec"]["rec"], m["excl rec"]-m["top rec"], tol)
+	near(t, "rec's callee rec", p.callees["rec"]["rec"], 0, tol)
+
+	all := m["excl ia"] + m["excl ib"]
+	near(t, "inclusive ia", p.incl["ia"], all, tol)
+	near(t, "inclusive ib", p.incl["ib"], all-m["top ia"], tol)
+	near(t, "main's callee ia", p.callees["main"]["ia"], all, tol)
+	// The stacks main>ia and main>ia>ib hold only the first ia: main gets the first ia's and the first ib's work.
+	near(t, "ia's caller main", p.callers["ia"]["main"], m["top ia"]+m["top ib"], tol)
+	near(t, "ia's caller ib", p.callers["ia"]["ib"], all-m["top ia"]-m["top ib"], tol)
+	near(t, "ia's callee ib", p.callees["ia"]["ib"], m["excl ib"], tol)
+	near(t, "ib's caller ia", p.callers["ib"]["ia"], all-m["top ia"], tol)
+	near(t, "ib's callee ia", p.callees["ib"]["ia"], m["excl ia"]-m["top ia"], tol)
+}
