@@ -22,8 +22,8 @@ import (
 )
 
 var (
-	erBin   string // the er binary under test
-	workDir string // where the C programs are built
+	erBin    string // the er binary under test
+	workDir  string // where the C programs are built
 	buildErr error
 )
 
