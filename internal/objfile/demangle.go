@@ -46,6 +46,9 @@ func Demangle(name string, style NameStyle) string {
 		// Rust v0 generic arguments are left as an empty "::<>" or "<>".
 		out = strings.ReplaceAll(out, "::<>", "")
 		out = strings.ReplaceAll(out, "<>", "")
+		if out == "" {
+			return name // nothing but generic arguments: keep the symbol rather than show an empty name
+		}
 	}
 	return out + suffix
 }
