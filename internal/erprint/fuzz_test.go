@@ -1,0 +1,30 @@
+package erprint
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// FuzzInterpreter feeds arbitrary command lines to the interpreter over the synthetic experiments: whatever
+// the input, er print answers with output or an error, never a panic.
+func FuzzInterpreter(f *testing.F) {
+	for _, seed := range []string{
+		"functions\n", "metrics e.%totalcpu:i.totalcpu\nsort i.user\nfunctions\n", "csingle main\ncprepend work\ncallers-callees\n",
+		"limit 2\ncalltree\n", "name short:soname\nfunctions\n", "fsingle work 2\n", "printmode csv\nlobjects\n",
+		"header\nstatistics\noverview\nthread_list\ncpu_list\nsample_list\nexperiment_list\n", "metrics !\n", "sort \"\n",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, input string) {
+		lower := strings.ToLower(input)
+		if strings.Contains(lower, "outfile") || strings.Contains(lower, "appendfile") || strings.Contains(lower, "script") {
+			t.Skip("commands that touch files are not fuzzed")
+		}
+		var out, errb bytes.Buffer
+		code := run([]string{"demo.1.er", "demo.2.er"}, strings.NewReader(input), &out, &errb, testEnv())
+		if code != 0 && code != exitUsage && code != exitError {
+			t.Errorf("exit code %d", code)
+		}
+	})
+}
