@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mktemp -d /tmp/er-demo.XXXXXX)
-gcc -O2 -g -fno-omit-frame-pointer -o "$out/demo" examples/demo/demo.c
+gcc -O2 -g -fno-omit-frame-pointer -fno-inline -o "$out/demo" examples/demo/demo.c
 echo "== er collect -o $out/demo.er $out/demo"
 bin/er collect -o "$out/demo.er" "$out/demo"
 echo

@@ -62,7 +62,7 @@ func BenchmarkPrintFunctions(b *testing.B) {
 	}
 	dir := b.TempDir()
 	demo := filepath.Join(dir, "demo")
-	if out, err := exec.Command("gcc", "-O2", "-g", "-fno-omit-frame-pointer", "-o", demo, "../../examples/demo/demo.c").CombinedOutput(); err != nil {
+	if out, err := exec.Command("gcc", "-O2", "-g", "-fno-omit-frame-pointer", "-fno-inline", "-o", demo, "../../examples/demo/demo.c").CombinedOutput(); err != nil {
 		b.Skipf("gcc: %v\n%s", err, out)
 	}
 	small := filepath.Join(dir, "small.er")
