@@ -36,16 +36,22 @@ type Session struct {
 	events  *perfevent.Group
 	startNS int64 // CLOCK_MONOTONIC at the start: sample times are relative to it
 
-	recording bool // samples are being written (false after -t or -L stopped recording)
-	kernel    bool // kernel stacks permitted
-	live      map[uint32][]experiment.Mapping
-	procs     map[uint32]bool // processes seen alive, for the overview
-	sampleNo  uint32
-	samples   int64
-	lost      int64
-	throttled int64
-	usedPaths map[string]bool     // load objects to archive
-	kernelPCs map[uint64]struct{} // kernel addresses in recorded stacks: their symbols are archived
+	recording  bool // samples are being written (false after -t or -L stopped recording)
+	kernel     bool // kernel stacks permitted
+	live       map[uint32][]experiment.Mapping
+	procs      map[uint32]bool // processes seen alive, for the overview
+	sampleNo   uint32
+	samples    int64
+	lost       int64
+	throttled  int64
+	usedPaths  map[string]bool     // load objects to archive
+	kernelPCs  map[uint64]struct{} // kernel addresses in recorded stacks: their symbols are archived
+	kernelSyms chan kernelArchive  // the kernel's symbols, read in the background while the target runs
+}
+
+type kernelArchive struct {
+	a   *experiment.Archive
+	err error
 }
 
 // ExitError carries the target's exit code out of Run: er collect exits with it.
@@ -149,8 +155,6 @@ func (s *Session) run(path string) error {
 			return fmt.Errorf("perf events are not available on this system: %v", err)
 		}
 	}
-	s.kernel = perfevent.Probe().KernelStacks
-
 	// Forward the signals that ask the target to stop; install before the target starts.
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
@@ -234,11 +238,7 @@ func (s *Session) start(path string) error {
 		w.Event(experiment.Event{Kind: "warning", Pid: uint32(s.pid), Text: "cannot read the target's mappings: " + err.Error()})
 	}
 	if s.spec.Clock {
-		o := perfevent.TaskClock(uint64(s.spec.Interval.Nanoseconds()))
-		o.Callchain = true
-		o.KernelCallchain = s.kernel
-		o.ExcludeKernel = !s.kernel
-		g, err := perfevent.OpenTask(s.pid, o)
+		g, err := s.openClock()
 		if err != nil {
 			_ = w.Close()
 			_ = os.RemoveAll(s.dir)
@@ -264,6 +264,38 @@ func (s *Session) start(path string) error {
 	return nil
 }
 
+// openClock opens the clock-profiling events with kernel stacks, or with user stacks only where
+// perf_event_paranoid does not permit kernel profiling.
+func (s *Session) openClock() (*perfevent.Group, error) {
+	o := perfevent.TaskClock(uint64(s.spec.Interval.Nanoseconds()))
+	o.Callchain = true
+	o.KernelCallchain = true
+	g, err := perfevent.OpenTask(s.pid, o)
+	if errors.Is(err, perfevent.ErrPermission) {
+		o.KernelCallchain, o.ExcludeKernel = false, true
+		if g, err = perfevent.OpenTask(s.pid, o); err == nil {
+			p, _ := perfevent.Paranoid()
+			s.w.Event(experiment.Event{Kind: "warning", Text: fmt.Sprintf("kernel profiling is not permitted "+
+				"(/proc/sys/kernel/perf_event_paranoid is %d): user-mode samples and stacks only; "+
+				"sysctl kernel.perf_event_paranoid=1 or CAP_PERFMON permits it", p)})
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.kernel = o.KernelCallchain
+	s.w.UpdateLog(func(l *experiment.Log) { l.KernelStacks = s.kernel })
+	if s.kernel {
+		// Reading /proc/kallsyms takes some 80 ms: do it while the target runs, not after it exits.
+		s.kernelSyms = make(chan kernelArchive, 1)
+		go func() {
+			a, err := archive.Kernel()
+			s.kernelSyms <- kernelArchive{a, err}
+		}()
+	}
+	return g, nil
+}
+
 func (s *Session) initialLog(path string) experiment.Log {
 	var uts unix.Utsname
 	_ = unix.Uname(&uts)
@@ -287,7 +319,6 @@ func (s *Session) initialLog(path string) experiment.Log {
 		Pid:              uint32(s.pid),
 		StartTime:        time.Now().UnixNano(),
 		StartPerfNS:      s.startNS,
-		KernelStacks:     s.kernel,
 		Settings:         s.spec.Settings(),
 	}
 }
@@ -522,8 +553,9 @@ func (s *Session) writeArchives() {
 			s.w.Event(experiment.Event{Kind: "warning", Text: fmt.Sprintf("cannot archive %s: %v", path, err)})
 		}
 	}
-	if len(s.kernelPCs) > 0 {
-		a, err := archive.Kernel()
+	if len(s.kernelPCs) > 0 && s.kernelSyms != nil {
+		k := <-s.kernelSyms
+		a, err := k.a, k.err
 		if a != nil {
 			a.Symbols = usedSymbols(a, s.kernelPCs)
 			if werr := experiment.WriteArchive(s.dir, a); werr != nil && err == nil {

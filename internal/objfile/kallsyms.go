@@ -1,11 +1,12 @@
 package objfile
 
 import (
-	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"os"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,52 +24,57 @@ var ErrNoKernelAddresses = errors.New("kernel symbol addresses are hidden (all z
 // in the same module (0 for the last one). When every address is zero the
 // error wraps ErrNoKernelAddresses.
 func Kallsyms(path string) ([]experiment.Symbol, error) {
-	fh, err := os.Open(path)
+	data, err := readProcFile(path, 8<<20)
 	if err != nil {
 		return nil, fmt.Errorf("objfile: %w", err)
 	}
-	defer fh.Close()
-
+	// One string for the whole file: names are substrings of it, so parsing allocates per symbol only
+	// for module names (/proc/kallsyms has over 100,000 lines).
+	text := string(data)
 	type entry struct {
-		addr   uint64
-		text   bool
-		name   string
-		module string
+		addr         uint64
+		text         bool
+		name, module string
 	}
-	var all []entry
+	all := make([]entry, 0, strings.Count(text, "\n")+1)
 	nonzero := false
-	sc := bufio.NewScanner(fh)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for line := 1; sc.Scan(); line++ {
-		f := strings.Fields(sc.Text())
-		if len(f) == 0 {
+	for line := 1; len(text) > 0; line++ {
+		l := text
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			l, text = text[:i], text[i+1:]
+		} else {
+			text = ""
+		}
+		if strings.TrimSpace(l) == "" {
 			continue
 		}
-		if len(f) < 3 || len(f[1]) != 1 {
-			return nil, fmt.Errorf("objfile: %s:%d: malformed kallsyms line %q", path, line, sc.Text())
+		addrS, rest, ok1 := strings.Cut(strings.TrimLeft(l, " \t"), " ")
+		typ, rest, ok2 := strings.Cut(rest, " ")
+		if !ok1 || !ok2 || len(typ) != 1 || rest == "" {
+			return nil, fmt.Errorf("objfile: %s:%d: malformed kallsyms line %q", path, line, l)
 		}
-		addr, err := strconv.ParseUint(f[0], 16, 64)
+		addr, err := strconv.ParseUint(addrS, 16, 64)
 		if err != nil {
-			return nil, fmt.Errorf("objfile: %s:%d: bad address %q", path, line, f[0])
+			return nil, fmt.Errorf("objfile: %s:%d: bad address %q", path, line, addrS)
 		}
-		e := entry{addr: addr, name: f[2]}
-		switch f[1][0] {
+		e := entry{addr: addr, name: rest}
+		if name, mod, ok := strings.Cut(rest, "\t"); ok {
+			e.name, e.module = name, strings.Trim(strings.TrimSpace(mod), "[]")
+		}
+		switch typ[0] {
 		case 't', 'T', 'W':
 			e.text = true
-		}
-		if len(f) > 3 {
-			e.module = strings.Trim(f[3], "[]")
 		}
 		nonzero = nonzero || addr != 0
 		all = append(all, e)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("objfile: reading %s: %w", path, err)
-	}
 	if len(all) > 0 && !nonzero {
 		return nil, fmt.Errorf("objfile: %s: %w", path, ErrNoKernelAddresses)
 	}
-	sort.SliceStable(all, func(i, j int) bool { return all[i].addr < all[j].addr })
+	byAddr := func(a, b entry) int { return cmp.Compare(a.addr, b.addr) }
+	if !slices.IsSortedFunc(all, byAddr) {
+		slices.SortStableFunc(all, byAddr)
+	}
 
 	var syms []experiment.Symbol
 	for i := 0; i < len(all); i++ {
@@ -105,4 +111,28 @@ func SplitKernelName(name string) (fn, module string) {
 		return name[:i], name[i+2 : len(name)-1]
 	}
 	return name, ""
+}
+
+// readProcFile reads a whole file whose size stat cannot tell (files under /proc say 0), into a buffer that
+// starts at sizeHint bytes, so that a large file is not copied over and over as it grows.
+func readProcFile(path string, sizeHint int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, 0, sizeHint)
+	for {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, cap(buf))
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF || (err == nil && n == 0) {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }
