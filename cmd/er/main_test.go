@@ -514,3 +514,112 @@ func TestRecursion(t *testing.T) {
 	near(t, "ib's caller ia", p.callers["ib"]["ia"], all-m["top ia"], tol)
 	near(t, "ib's callee ia", p.callees["ib"]["ia"], m["excl ia"]-m["top ia"], tol)
 }
+
+func hasEvent(d *experiment.Data, kind, text string) bool {
+	for _, e := range d.Log.Events {
+		if e.Kind == kind && strings.Contains(e.Text, text) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestDurationLimit: -t stops recording after the given time; the target runs on to its end.
+func TestDurationLimit(t *testing.T) {
+	needCollect(t)
+	exp, r := collectExp(t, nil, "-t", "0.5", "-S", "0.2", "-C", "a comment", cprog(t, "cpubound"), "1", "1.5")
+	if r.code != 0 || !strings.Contains(r.stdout, "rusage") {
+		t.Fatalf("er collect -t: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	d := openExp(t, exp)
+	if cpu := recordedCPU(d); cpu < 0.4 || cpu > 0.6 {
+		t.Errorf("-t 0.5 recorded %.3f s of CPU, want about 0.5", cpu)
+	}
+	if !hasEvent(d, "limit", "duration limit") {
+		t.Errorf("no duration-limit event in log.xml: %+v", d.Log.Events)
+	}
+	if d.Notes != "a comment\n" {
+		t.Errorf("notes = %q", d.Notes)
+	}
+	// Sample points every 0.2 s over the 1.5 s run, plus start and end.
+	points := map[uint32]bool{}
+	for _, o := range d.Overview {
+		points[o.Sample] = true
+	}
+	if len(points) < 6 || len(points) > 11 {
+		t.Errorf("%d sample points, want about 9 (start, every 0.2 s for 1.5 s, end)", len(points))
+	}
+	r = er(t, "", nil, "print", "-header", exp)
+	if !strings.Contains(r.stdout, "duration limit") || !strings.Contains(r.stdout, "a comment") {
+		t.Errorf("header lacks the limit event or the notes:\n%s", r.stdout)
+	}
+}
+
+// TestSizeLimit: -L stops recording when the experiment reaches the size; the target runs on.
+func TestSizeLimit(t *testing.T) {
+	needCollect(t)
+	exp, r := collectExp(t, nil, "-L", "1", "-p", "0.1", cprog(t, "cpubound"), "2", "1.5")
+	if r.code != 0 || !strings.Contains(r.stdout, "rusage") {
+		t.Fatalf("er collect -L: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	d := openExp(t, exp)
+	if !hasEvent(d, "limit", "size limit of 1 MB") {
+		t.Errorf("no size-limit event: %+v", d.Log.Events)
+	}
+	var size int64
+	filepath.Walk(exp, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() && !strings.Contains(p, "/archives/") {
+			size += fi.Size()
+		}
+		return nil
+	})
+	// Recording stops at the first drain past 1 MB: at most 100 ms of samples (2 CPUs x 10,000/s x 40 bytes) over.
+	if size < 1<<20 || size > 1<<20+200<<10 {
+		t.Errorf("experiment data is %d bytes, want just over 1 MiB", size)
+	}
+	if cpu, all := recordedCPU(d), measured(t, r.stdout)["rusage"]; cpu > 0.9*all {
+		t.Errorf("recorded %.2f s of %.2f s: recording did not stop", cpu, all)
+	}
+}
+
+// TestCorruptExperiment: damaged files give a clear error naming the file and offset, and no panic.
+func TestCorruptExperiment(t *testing.T) {
+	needCollect(t)
+	exp, r := collectExp(t, nil, cprog(t, "behave"), "spin", "0.3")
+	if r.code != 0 {
+		t.Fatalf("er collect: %d %s", r.code, r.stderr)
+	}
+	clock := filepath.Join(exp, "profile.clock")
+	data, _ := os.ReadFile(clock)
+	data[len(data)-10] ^= 0xff // inside the payload of the last block
+	os.WriteFile(clock, data, 0o644)
+	r = er(t, "", nil, "print", "-functions", exp)
+	if r.code == 0 || !strings.Contains(r.stderr, "profile.clock") || !strings.Contains(r.stderr, "offset") || strings.Contains(r.stderr, "panic") {
+		t.Errorf("corrupted profile.clock: exit %d, stderr %q", r.code, r.stderr)
+	}
+	logf := filepath.Join(exp, "log.xml")
+	x, _ := os.ReadFile(logf)
+	os.WriteFile(logf, x[:len(x)/2], 0o644)
+	r = er(t, "", nil, "print", "-functions", exp)
+	if r.code == 0 || !strings.Contains(r.stderr, "log.xml") || strings.Contains(r.stderr, "panic") {
+		t.Errorf("truncated log.xml: exit %d, stderr %q", r.code, r.stderr)
+	}
+	r = er(t, "", nil, "print", "-functions", filepath.Join(t.TempDir(), "none.er"))
+	if r.code == 0 || !strings.Contains(r.stderr, "none.er") {
+		t.Errorf("missing experiment: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestClassicNames: the symlinks collect and er_print behave as the subcommands.
+func TestClassicNames(t *testing.T) {
+	needCollect(t)
+	exp := filepath.Join(t.TempDir(), "n.er")
+	out, err := exec.Command(filepath.Join(workDir, "collect"), "-o", exp, cprog(t, "behave"), "spin", "0.2").CombinedOutput()
+	if err != nil {
+		t.Fatalf("collect: %v\n%s", err, out)
+	}
+	out, err = exec.Command(filepath.Join(workDir, "er_print"), "-limit", "3", "-functions", exp).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "spin_for") {
+		t.Errorf("er_print: %v\n%s", err, out)
+	}
+}

@@ -367,8 +367,20 @@ func (s *Session) processGone(pid uint32, t int64) {
 	delete(s.live, pid)
 }
 
-// drain moves every record from the ring buffers into the experiment.
+// drain moves every record from the ring buffers into the experiment, stops recording at the size
+// limit, and flushes.
 func (s *Session) drain() {
+	s.readRecords()
+	if s.recording && s.spec.SizeLimitMB > 0 && s.w.Size() >= s.spec.SizeLimitMB<<20 {
+		s.stopRecording("limit", fmt.Sprintf("size limit of %d MB reached; data recording stopped, the target runs on", s.spec.SizeLimitMB))
+	}
+	if err := s.w.Flush(); err != nil {
+		fmt.Fprintf(s.stderr, "er collect: writing %s: %v\n", s.dir, err)
+	}
+}
+
+// readRecords moves every record from the ring buffers into the experiment.
+func (s *Session) readRecords() {
 	if s.events == nil {
 		return
 	}
@@ -412,12 +424,6 @@ func (s *Session) drain() {
 	if err != nil {
 		s.w.Event(experiment.Event{Time: s.rel(uint64(monotonicNS())), Kind: "error", Text: "reading perf events: " + err.Error()})
 	}
-	if s.recording && s.spec.SizeLimitMB > 0 && s.w.Size() >= s.spec.SizeLimitMB<<20 {
-		s.stopRecording("limit", fmt.Sprintf("size limit of %d MB reached; data recording stopped, the target runs on", s.spec.SizeLimitMB))
-	}
-	if err := s.w.Flush(); err != nil {
-		fmt.Fprintf(s.stderr, "er collect: writing %s: %v\n", s.dir, err)
-	}
 }
 
 func (s *Session) sample(r *perfevent.Sample) {
@@ -457,7 +463,7 @@ func (s *Session) stopRecording(kind, text string) {
 	if s.events != nil {
 		_ = s.events.Disable()
 	}
-	s.drain()
+	s.readRecords()
 	s.recording = false
 	s.w.Event(experiment.Event{Time: s.rel(uint64(monotonicNS())), Kind: kind, Text: text})
 	fmt.Fprintf(s.stderr, "er collect: %s\n", text)

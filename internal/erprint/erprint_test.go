@@ -190,6 +190,7 @@ func demo1() *experiment.Data {
 	b.add(4, 4243, u, "clone3", "start_thread", "worker", "compute", "_Z3sumPKdi")
 	end := b.t + 5000000
 	b.d.Log = demoLog(4242, end)
+	b.d.Notes = "tuned build\nsecond line of notes\n"
 	b.d.Log.Events = []experiment.Event{
 		{Time: 0, Kind: "start", Pid: 4242, Text: "target started"},
 		{Time: 0, Kind: "comment", Text: "first run"},

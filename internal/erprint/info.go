@@ -108,6 +108,12 @@ func (s *session) headerOf(i int) {
 	d := s.exps[i]
 	l := &d.Log
 	s.printf("Experiment: %s\n", s.dirs[i])
+	if d.Notes != "" { // the notes file (collect -C) is prepended to the header, as the manual says
+		s.printf("Notes:\n")
+		for _, line := range strings.Split(strings.TrimRight(d.Notes, "\n"), "\n") {
+			s.printf("  %s\n", line)
+		}
+	}
 	var errs, warns, comments, other []experiment.Event
 	for _, e := range l.Events {
 		switch e.Kind {
