@@ -623,3 +623,39 @@ func TestClassicNames(t *testing.T) {
 		t.Errorf("er_print: %v\n%s", err, out)
 	}
 }
+
+// TestDeletedBinary: after the binary is rebuilt differently or deleted, er print still shows the names
+// recorded in the experiment's archives.
+func TestDeletedBinary(t *testing.T) {
+	needCollect(t)
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "seed002")
+	data, err := os.ReadFile(cprog(t, "seed002"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(bin, data, 0o755)
+	exp, r := collectExp(t, []string{"ER_TEST_UNIT=0.01"}, bin)
+	if r.code != 0 {
+		t.Fatalf("er collect: %d %s", r.code, r.stderr)
+	}
+	os.WriteFile(bin, []byte("#!/bin/sh\necho rebuilt\n"), 0o755)
+	want := []string{"E", "main", "calibrate"}
+	p := printProfile(t, exp)
+	for _, f := range want {
+		if p.excl[f] == 0 {
+			t.Errorf("after a rebuild, er print lost %s: %v", f, p.excl)
+		}
+	}
+	os.Remove(bin)
+	p = printProfile(t, exp)
+	for _, f := range want {
+		if p.excl[f] == 0 {
+			t.Errorf("after the binary was deleted, er print lost %s: %v", f, p.excl)
+		}
+	}
+	m, _ := os.ReadFile(filepath.Join(exp, "map.xml"))
+	if !strings.Contains(string(m), `path="[kernel]"`) || !strings.Contains(string(m), `path="[vdso]"`) {
+		t.Errorf("map.xml lacks the kernel or the vdso:\n%s", m)
+	}
+}

@@ -286,6 +286,8 @@ func (s *Session) openClock() (*perfevent.Group, error) {
 	s.kernel = o.KernelCallchain
 	s.w.UpdateLog(func(l *experiment.Log) { l.KernelStacks = s.kernel })
 	if s.kernel {
+		// The kernel is mapped into every process; map.xml records it once, as process 0.
+		s.w.AddMapping(experiment.Mapping{Pid: 0, Start: experiment.KernelBase, End: ^uint64(0), Path: "[kernel]", UnloadTime: -1})
 		// Reading /proc/kallsyms takes some 80 ms: do it while the target runs, not after it exits.
 		s.kernelSyms = make(chan kernelArchive, 1)
 		go func() {
