@@ -51,6 +51,16 @@ func BenchmarkCollectOverhead(b *testing.B) {
 			b.ReportMetric(ratios[len(ratios)-1], "wall-ratio")
 		})
 	}
+	// The fixed cost of a collection (starting er and the target, opening the events, archiving),
+	// measured on a target that does nothing.
+	b.Run("fixed-cost", func(b *testing.B) {
+		var base, with []time.Duration
+		for r := 0; r < 5; r++ {
+			base = append(base, wallOf(b, "/bin/true"))
+			with = append(with, wallOf(b, erBin, "collect", "-o", filepath.Join(b.TempDir(), "t.er"), "/bin/true"))
+		}
+		b.ReportMetric(float64(median(with)-median(base))/1e6, "ms")
+	})
 }
 
 // BenchmarkPrintFunctions times `er print -functions` on an experiment of 1,000,000 samples made from a
