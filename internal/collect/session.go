@@ -475,6 +475,7 @@ func (s *Session) stopRecording(kind, text string) {
 func (s *Session) samplePoint(label string) {
 	s.sampleNo++
 	now := s.rel(uint64(monotonicNS()))
+	s.w.Event(experiment.Event{Time: now, Kind: "sample", Pid: uint32(s.pid), Text: fmt.Sprintf("sample point %d: %s", s.sampleNo, label)})
 	for pid := range s.procs {
 		u, err := readUsage(int(pid))
 		if err != nil {
@@ -508,6 +509,7 @@ func (s *Session) finish(waitErr error) error {
 		}
 		if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
 			s.sampleNo++
+			s.w.Event(experiment.Event{Time: end, Kind: "sample", Pid: uint32(s.pid), Text: fmt.Sprintf("sample point %d: end", s.sampleNo)})
 			s.writeOverview(end, uint32(s.pid), "end", procUsage{
 				userNS: ru.Utime.Nano(), systemNS: ru.Stime.Nano(), minFlt: ru.Minflt, majFlt: ru.Majflt,
 				volCS: ru.Nvcsw, involCS: ru.Nivcsw, rssBytes: ru.Maxrss * 1024})

@@ -123,7 +123,7 @@ func (s *session) headerOf(i int) {
 			warns = append(warns, e)
 		case "comment":
 			comments = append(comments, e)
-		case "start", "exit":
+		case "start", "exit", "sample": // sample points are listed by sample_list and overview
 		default:
 			other = append(other, e)
 		}
