@@ -316,7 +316,11 @@ func TestAccuracy(t *testing.T) {
 			want := measured(t, r.stdout)["rusage"]
 			d := openExp(t, exp)
 			got := recordedCPU(d)
-			t.Logf("recorded %.4f s, getrusage %.4f s: %.2f%%", got, want, 100*got/want)
+			counted := float64(d.Log.CountedCPUNS) / 1e9
+			t.Logf("recorded %.4f s, getrusage %.4f s: %.2f%%; counted by the kernel %.4f s", got, want, 100*got/want, counted)
+			if counted < want*0.99 || counted > want*1.01 {
+				t.Errorf("log.xml's counted CPU %.4f s is not within 1%% of getrusage %.4f s", counted, want)
+			}
 			if got < want*0.97 || got > want*1.03 {
 				t.Errorf("recorded CPU %.4f s is not within 3%% of getrusage %.4f s (%.2f%%)", got, want, 100*got/want)
 			}

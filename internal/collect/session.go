@@ -495,7 +495,11 @@ func (s *Session) writeOverview(t int64, pid uint32, label string, u procUsage) 
 func (s *Session) finish(waitErr error) error {
 	end := s.rel(uint64(monotonicNS()))
 	s.drain()
+	var counted int64
 	if s.events != nil {
+		if c, err := s.events.Count(); err == nil {
+			counted = int64(c)
+		}
 		_ = s.events.Close()
 	}
 	st := s.cmd.ProcessState
@@ -530,6 +534,7 @@ func (s *Session) finish(waitErr error) error {
 	}
 	s.w.UpdateLog(func(l *experiment.Log) {
 		l.EndTime, l.ExitStatus, l.ExitSignal, l.Exited = end, code, sig, st != nil
+		l.CountedCPUNS = counted
 	})
 	_ = s.w.Flush()
 	s.writeArchives()

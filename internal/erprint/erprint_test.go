@@ -191,6 +191,10 @@ func demo1() *experiment.Data {
 	end := b.t + 5000000
 	b.d.Log = demoLog(4242, end)
 	b.d.Notes = "tuned build\nsecond line of notes\n"
+	for _, c := range b.d.Clock {
+		b.d.Log.CountedCPUNS += c.Period
+	}
+	b.d.Log.CountedCPUNS += 7000000 // what the threads ran after their last sample
 	b.d.Log.Events = []experiment.Event{
 		{Time: 0, Kind: "start", Pid: 4242, Text: "target started"},
 		{Time: 0, Kind: "comment", Text: "first run"},

@@ -232,6 +232,7 @@ type stats struct {
 	minflt, majflt     int64
 	volcs, involcs     int64
 	maxRSS             int64
+	counted            int64 // CPU time the kernel counted on the clock event (0: not recorded)
 }
 
 // isLost says whether a log event reports lost data.
@@ -242,6 +243,7 @@ func isLost(e experiment.Event) bool {
 func statsOf(d *experiment.Data) stats {
 	var st stats
 	st.duration = duration(d)
+	st.counted = d.Log.CountedCPUNS
 	threads := map[[2]uint32]bool{}
 	procs := map[uint32]bool{}
 	vals := make([]int64, 3)
@@ -296,6 +298,7 @@ func statsOf(d *experiment.Data) stats {
 func (a *stats) add(b stats) {
 	a.duration = max(a.duration, b.duration)
 	a.events += b.events
+	a.counted += b.counted
 	for m := range a.cpu {
 		a.cpu[m] += b.cpu[m]
 	}
@@ -343,6 +346,12 @@ func (s *session) printStats(title string, st stats) {
 	for m, met := range analysis.ClockMetrics {
 		v := st.cpu[m]
 		rows = append(rows, [2]string{met.Title + " (sec.)", fmt.Sprintf("%s (%5.1f%%)", secondsMS(v), percent(v, st.cpu[0]))})
+	}
+	if st.counted > 0 {
+		// The samples stand for all the CPU time the kernel counted but the part of each thread's last
+		// interval that had not reached a sample when the thread stopped.
+		rows = append(rows, [2]string{"CPU Time counted by the kernel (sec.)",
+			fmt.Sprintf("%s (samples cover %.1f%%)", secondsMS(st.counted), percent(st.cpu[0], st.counted))})
 	}
 	rows = append(rows,
 		[2]string{"Lost data events", strconv.Itoa(st.lost)},

@@ -161,6 +161,7 @@ type Log struct {
 	ExitSignal       int    // terminating signal, 0 when none
 	Exited           bool   // the target's exit was seen
 	KernelStacks     bool   // kernel call stacks were recorded
+	CountedCPUNS     int64  // CPU time the kernel counted on the clock event while recording, all threads; 0 when unknown
 	Settings         []Setting
 	Events           []Event
 }

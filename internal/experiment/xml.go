@@ -151,6 +151,7 @@ type xmlEnd struct {
 	Exited     bool  `xml:"exited,attr"`
 	ExitStatus int   `xml:"exitStatus,attr"`
 	ExitSignal int   `xml:"exitSignal,attr"`
+	CountedCPU int64 `xml:"countedCPU,attr,omitempty"`
 }
 
 // descriptors lists the binary files and their record layouts, written into log.xml.
@@ -213,7 +214,7 @@ func encodeLog(l Log) []byte {
 		Target: xmlTarget{Pid: l.Pid, Cwd: qstr(l.Cwd)},
 		Start:  xmlStart{Time: l.StartTime, PerfNS: l.StartPerfNS},
 		Data:   xmlData{KernelStacks: l.KernelStacks, Files: descriptors},
-		End:    xmlEnd{Time: l.EndTime, Exited: l.Exited, ExitStatus: l.ExitStatus, ExitSignal: l.ExitSignal},
+		End:    xmlEnd{Time: l.EndTime, Exited: l.Exited, ExitStatus: l.ExitStatus, ExitSignal: l.ExitSignal, CountedCPU: l.CountedCPUNS},
 	}
 	if x.Version == "" {
 		x.Version = FormatVersion
@@ -298,6 +299,7 @@ func decodeLog(name string, b []byte) (Log, []string, error) {
 		ExitStatus:       x.End.ExitStatus,
 		ExitSignal:       x.End.ExitSignal,
 		Exited:           x.End.Exited,
+		CountedCPUNS:     x.End.CountedCPU,
 		KernelStacks:     x.Data.KernelStacks,
 	}
 	for _, a := range x.Target.Args {

@@ -51,6 +51,7 @@ func testLog() Log {
 		EndTime:          2500000000,
 		ExitStatus:       139,
 		ExitSignal:       11,
+		CountedCPUNS:     2480000000,
 		Exited:           true,
 		KernelStacks:     true,
 		Settings:         []Setting{{"clock", "on"}, {"interval_ns", "10000000"}, {"size_limit_mb", ""}},

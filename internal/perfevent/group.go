@@ -1,6 +1,7 @@
 package perfevent
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
@@ -95,6 +96,27 @@ func (g *Group) ioctl(req uint, name string) error {
 		}
 	}
 	return nil
+}
+
+// Count returns the event's count summed over every CPU's event, including the threads and child
+// processes it was inherited by, live or exited. For the clock events it is the CPU time, in ns, that the
+// samples stand for plus what was not yet sampled when each thread stopped (less than one period a thread).
+func (g *Group) Count() (uint64, error) {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if g.closed.Load() {
+		return 0, ErrClosed
+	}
+	var total uint64
+	var buf [8]byte
+	for i, fd := range g.fds {
+		n, err := unix.Read(fd, buf[:])
+		if err != nil || n != len(buf) {
+			return 0, fmt.Errorf("perfevent: reading the count of the event on cpu %d: %d bytes, %v", g.cpus[i], n, err)
+		}
+		total += binary.NativeEndian.Uint64(buf[:])
+	}
+	return total, nil
 }
 
 // Enable starts counting and sampling.

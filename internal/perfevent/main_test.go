@@ -85,7 +85,8 @@ type profile struct {
 	exits      []Exit
 	lost       uint64
 	throttled  int
-	cpuNS      int64 // the process's user+system time, with its waited-for children
+	cpuNS      int64  // the process's user+system time, with its waited-for children
+	count      uint64 // the group's Count after the task exited
 	start, end uint64
 }
 
@@ -162,6 +163,9 @@ func runProfiled(t *testing.T, o Options, argv ...string) *profile {
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("%v: %v", argv, err)
+	}
+	if p.count, err = g.Count(); err != nil {
+		t.Fatal(err)
 	}
 	p.end = monotonic(t)
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
