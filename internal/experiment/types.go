@@ -178,3 +178,16 @@ type Data struct {
 	Notes    string
 	Warnings []string // what the reader had to skip or repair (a truncated last block, a missing file)
 }
+
+// Pseudo-frames: values in a stack that are not addresses. They sit in the last page of the address space,
+// which is never mapped, and end a stack (they are its outermost entry).
+const (
+	// FrameTruncated ends a stack whose unwinding stopped before the outermost frame: the copied stack
+	// or the frame limit ran out. Shown as <Truncated-stack>.
+	FrameTruncated uint64 = 0xfffffffffffff001
+	// FrameUnwindFailed ends a stack whose unwinding could not go on (no unwind information and no valid
+	// frame pointer, or an unreadable frame). Shown as <Unwind-failed>.
+	FrameUnwindFailed uint64 = 0xfffffffffffff002
+	// PseudoFrameBase is the lowest pseudo-frame value.
+	PseudoFrameBase uint64 = 0xfffffffffffff000
+)
