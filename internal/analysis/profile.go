@@ -24,6 +24,7 @@ const (
 	FuncStatic                  // an address of a load object in no symbol: "<static>@0xADDR (<lib.so>)"; see Function
 	FuncUnknown                 // an address in no mapping, or an event without a stack: "<Unknown>"
 	FuncTotal                   // the pseudo-function <Total>, the root of every stack
+	FuncPseudo                  // a pseudo-frame that ends an incomplete stack: <Truncated-stack>, <Unwind-failed>
 )
 
 // Function is a function of the profile. Its identity is (Object, Addr, Kind).
@@ -55,6 +56,9 @@ const (
 	UnknownName = "<Unknown>"
 	KernelPath  = "[kernel]"
 	KernelName  = "<vmlinux>"
+
+	TruncatedName    = "<Truncated-stack>" // the unwind stopped before the outermost frame
+	UnwindFailedName = "<Unwind-failed>"   // the unwind could not go on
 )
 
 // Options control Analyze.
@@ -236,7 +240,7 @@ func (b *builder) resolveStack(es *expState, pm *procMaps, epoch int, stacks []e
 	// look up the byte before it, so that a call ending a function is charged to its caller.
 	for i := len(raw) - 1; i >= 0; i-- {
 		pc := raw[i]
-		if i > 0 && pc > 0 {
+		if i > 0 && pc > 0 && pc < experiment.PseudoFrameBase {
 			pc--
 		}
 		fr = append(fr, b.frameFunc(es, pm, epoch, pc))
@@ -264,6 +268,9 @@ func (b *builder) resolveStack(es *expState, pm *procMaps, epoch int, stacks []e
 
 // frameFunc finds the function of address pc in a process's mappings during epoch.
 func (b *builder) frameFunc(es *expState, pm *procMaps, epoch int, pc uint64) int32 {
+	if pc >= experiment.PseudoFrameBase {
+		return b.pseudoFunc(pc)
+	}
 	if pc >= experiment.KernelBase {
 		os := b.object(es, KernelPath)
 		if os.arch == nil {
@@ -324,6 +331,16 @@ func (b *builder) unknownFunc() int32 {
 		b.unknown = b.function(funcKey{obj: obj, kind: FuncUnknown}, UnknownName, 0)
 	}
 	return b.unknown
+}
+
+// pseudoFunc is the function of a pseudo-frame; it belongs to the <Unknown> pseudo-object.
+func (b *builder) pseudoFunc(pc uint64) int32 {
+	name := UnwindFailedName
+	if pc == experiment.FrameTruncated {
+		name = TruncatedName
+	}
+	obj := b.objectIndex(UnknownName, UnknownName, "")
+	return b.function(funcKey{obj: obj, addr: pc, kind: FuncPseudo}, name, 0)
 }
 
 func (b *builder) function(k funcKey, name string, size uint64) int32 {

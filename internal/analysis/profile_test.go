@@ -464,3 +464,26 @@ func TestAggregateExperiments(t *testing.T) {
 	}
 	checkIdentities(t, p)
 }
+
+func TestPseudoFrames(t *testing.T) {
+	d := &experiment.Data{
+		Log:    experiment.Log{Pid: 1},
+		Stacks: []experiment.Stack{{}, {0x1000, experiment.FrameTruncated}, {0x1000, experiment.FrameUnwindFailed}, {0x1000}},
+		Clock: []experiment.ClockSample{
+			{Pid: 1, Tid: 1, Mode: experiment.ModeUser, Period: 10, Stack: 1},
+			{Pid: 1, Tid: 1, Mode: experiment.ModeUser, Period: 20, Stack: 2},
+			{Pid: 1, Tid: 1, Mode: experiment.ModeUser, Period: 40, Stack: 3},
+		},
+	}
+	p, err := Analyze([]*experiment.Data{d}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for f := range p.Functions {
+		got[p.Functions[f].Name] = p.Inclusive(f)[0]
+	}
+	if got[TruncatedName] != 10 || got[UnwindFailedName] != 20 || got[TotalName] != 70 {
+		t.Errorf("inclusive by function = %v, want %s 10, %s 20, <Total> 70", got, TruncatedName, UnwindFailedName)
+	}
+}
