@@ -203,6 +203,10 @@ func (s *session) headerOf(i int) {
 	default:
 		s.printf("Target exited with status %d\n", l.ExitStatus)
 	}
+	if st := statsOf(d); st.events > 0 {
+		s.printf("Call stacks: %d complete, %d truncated, %d failed unwinds (of %d events)\n",
+			st.events-st.truncated-st.failed, st.truncated, st.failed, st.events)
+	}
 }
 
 // duration is the experiment's length: its end time, or the last event's time while unfinished.
@@ -233,6 +237,7 @@ type stats struct {
 	volcs, involcs     int64
 	maxRSS             int64
 	counted            int64 // CPU time the kernel counted on the clock event (0: not recorded)
+	truncated, failed  int64 // events whose call stack ends in <Truncated-stack> or <Unwind-failed>
 }
 
 // isLost says whether a log event reports lost data.
@@ -262,6 +267,16 @@ func statsOf(d *experiment.Data) stats {
 		}
 		threads[[2]uint32{c.Pid, c.Tid}] = true
 		procs[c.Pid] = true
+		if int(c.Stack) < len(d.Stacks) {
+			if frames := d.Stacks[c.Stack]; len(frames) > 0 {
+				switch frames[len(frames)-1] {
+				case experiment.FrameTruncated:
+					st.truncated++
+				case experiment.FrameUnwindFailed:
+					st.failed++
+				}
+			}
+		}
 	}
 	for _, e := range d.Log.Events {
 		switch {
@@ -299,6 +314,8 @@ func (a *stats) add(b stats) {
 	a.duration = max(a.duration, b.duration)
 	a.events += b.events
 	a.counted += b.counted
+	a.truncated += b.truncated
+	a.failed += b.failed
 	for m := range a.cpu {
 		a.cpu[m] += b.cpu[m]
 	}
@@ -352,6 +369,13 @@ func (s *session) printStats(title string, st stats) {
 		// interval that had not reached a sample when the thread stopped.
 		rows = append(rows, [2]string{"CPU Time counted by the kernel (sec.)",
 			fmt.Sprintf("%s (samples cover %.1f%%)", secondsMS(st.counted), percent(st.cpu[0], st.counted))})
+	}
+	if st.events > 0 {
+		complete := st.events - st.truncated - st.failed
+		rows = append(rows,
+			[2]string{"Complete call stacks", fmt.Sprintf("%d (%.1f%%)", complete, percent(complete, st.events))},
+			[2]string{"Truncated call stacks", fmt.Sprintf("%d (%.1f%%)", st.truncated, percent(st.truncated, st.events))},
+			[2]string{"Failed unwinds", fmt.Sprintf("%d (%.1f%%)", st.failed, percent(st.failed, st.events))})
 	}
 	rows = append(rows,
 		[2]string{"Lost data events", strconv.Itoa(st.lost)},
