@@ -180,12 +180,22 @@ func (s *Session) run(path string) error {
 		defer dt.Stop()
 		durationC = dt.C
 	}
+	// Wake up as soon as a ring buffer passes its watermark, not only on the tick: with stack copies a
+	// ring fills in a fraction of a second.
+	ready, drained, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	defer close(done)
+	if s.events != nil {
+		go s.watch(ready, drained, done)
+	}
 	var waitErr error
 loop:
 	for {
 		select {
 		case waitErr = <-waitc:
 			break loop
+		case <-ready:
+			s.readRecords()
+			drained <- struct{}{}
 		case sig := <-sigs:
 			s.forward(sig.(syscall.Signal))
 		case <-sampleTick:
@@ -197,6 +207,32 @@ loop:
 		}
 	}
 	return s.finish(waitErr)
+}
+
+// watch waits on the perf events and tells the main loop (ready) when a ring has data, then waits until
+// it was drained, so that Wait does not return at once for the same data.
+func (s *Session) watch(ready, drained, done chan struct{}) {
+	for {
+		err := s.events.Wait(time.Second)
+		if err != nil && err != perfevent.ErrTaskExited {
+			return // closed
+		}
+		if s.events.Pending() > 0 {
+			select {
+			case ready <- struct{}{}:
+			case <-done:
+				return
+			}
+			select {
+			case <-drained:
+			case <-done:
+				return
+			}
+		}
+		if err == perfevent.ErrTaskExited {
+			return
+		}
+	}
 }
 
 // start launches the target stopped at its first instruction, opens the perf events on it, writes the
