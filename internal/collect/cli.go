@@ -78,6 +78,11 @@ func dryRun(spec Spec, stdout, stderr io.Writer) int {
 	} else {
 		fmt.Fprintf(stdout, "  samples:     at start and end only\n")
 	}
+	if spec.StackBytes > 0 {
+		fmt.Fprintf(stdout, "  stacks:      DWARF unwinding of %d bytes of stack copied per sample\n", spec.StackBytes)
+	} else {
+		fmt.Fprintf(stdout, "  stacks:      frame pointers only\n")
+	}
 	if spec.Duration > 0 {
 		fmt.Fprintf(stdout, "  duration:    record for %v\n", spec.Duration)
 	}
@@ -105,10 +110,12 @@ Options:
   -t seconds                  stop recording after this long (2, 0.5, 3m); the target runs on
   -L megabytes                stop recording when the experiment reaches this size; the target runs on
   -S seconds|on|off           periodic sample points of process usage (default every 1 s)
+  -U bytes                    user stack copied per sample for DWARF unwinding (default %d, at most %d;
+                              0: frame-pointer stacks only); deeper stacks go on in the live process
   -n                          dry run: show what would be collected
   -V                          print er's version
 
-`, ms(IntervalOn), ms(IntervalHi), ms(IntervalLo), MinInterval, MaxInterval)
+`, ms(IntervalOn), ms(IntervalHi), ms(IntervalLo), MinInterval, MaxInterval, DefaultStackBytes, MaxStackBytes)
 	fmt.Fprintf(w, "This machine:\n")
 	fmt.Fprintf(w, "  CPUs: %d; perf_event_paranoid: %d\n", c.NumCPU, c.Paranoid)
 	if c.MaxSampleRate > 0 {

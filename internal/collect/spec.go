@@ -20,6 +20,12 @@ const (
 	IntervalHi = 1009 * time.Microsecond   // -p hi
 	IntervalLo = 100003 * time.Microsecond // -p lo
 
+	// DefaultStackBytes is how much of the user stack each sample copies for DWARF unwinding (-U); the
+	// unwinder goes on in the live process's memory when the copy is too small and the outer frames are
+	// unchanged. MaxStackBytes is the kernel's limit.
+	DefaultStackBytes = 16384
+	MaxStackBytes     = 65528
+
 	// MinInterval and MaxInterval bound an explicit -p value.
 	MinInterval = 100 * time.Microsecond
 	MaxInterval = 1 * time.Second
@@ -36,6 +42,7 @@ type Spec struct {
 	Duration     time.Duration // -t: stop recording after this long; 0 = until exit
 	SizeLimitMB  int64         // -L: stop recording at this size; 0 = no limit
 	SamplePeriod time.Duration // -S: periodic sample points; 0 = off
+	StackBytes   int           // -U: user stack bytes copied per sample for unwinding; 0 = frame pointers only
 	DryRun       bool          // -n
 	Version      bool          // -V
 	Target       []string      // the program and its arguments
@@ -50,7 +57,7 @@ func usageErr(format string, args ...any) error {
 
 // DefaultSpec is what `er collect prog` does with no options.
 func DefaultSpec() Spec {
-	return Spec{Clock: true, Interval: IntervalOn, ClockArg: "on", SamplePeriod: time.Second}
+	return Spec{Clock: true, Interval: IntervalOn, ClockArg: "on", SamplePeriod: time.Second, StackBytes: DefaultStackBytes}
 }
 
 // Parse reads er collect's options up to the target program. Options end at the first argument that does
@@ -83,7 +90,7 @@ func Parse(args []string) (Spec, error) {
 		case "-V", "--version":
 			s.Version = true
 			continue
-		case "-p", "-o", "-d", "-C", "-t", "-L", "-S":
+		case "-p", "-o", "-d", "-C", "-t", "-L", "-S", "-U":
 			if v, err = next(a); err != nil {
 				return s, err
 			}
@@ -111,6 +118,8 @@ func Parse(args []string) (Spec, error) {
 			s.SizeLimitMB, err = parseSizeLimit(v)
 		case "-S":
 			err = s.setSamples(v)
+		case "-U":
+			s.StackBytes, err = parseStackBytes(v)
 		}
 		if err != nil {
 			return s, err
@@ -201,6 +210,16 @@ func parseSeconds(opt, v string) (time.Duration, error) {
 	return time.Duration(f * float64(unit)), nil
 }
 
+// parseStackBytes reads -U: bytes of user stack to copy per sample, 0 for frame-pointer stacks only.
+// The kernel wants a multiple of 8.
+func parseStackBytes(v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > MaxStackBytes {
+		return 0, usageErr("-U %q: expected the bytes of stack to copy per sample, 0 (frame pointers only) to %d", v, MaxStackBytes)
+	}
+	return n &^ 7, nil
+}
+
 func parseSizeLimit(v string) (int64, error) {
 	switch v {
 	case "unlimited", "none", "0":
@@ -228,6 +247,7 @@ func (s Spec) Settings() []experiment.Setting {
 	} else {
 		out = append(out, experiment.Setting{Name: "sample_period_ns", Value: "0"})
 	}
+	out = append(out, experiment.Setting{Name: "stack_copy_bytes", Value: strconv.Itoa(s.StackBytes)})
 	if s.Duration > 0 {
 		out = append(out, experiment.Setting{Name: "duration_limit_ns", Value: strconv.FormatInt(s.Duration.Nanoseconds(), 10)})
 	}

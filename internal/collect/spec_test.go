@@ -13,15 +13,15 @@ func TestParse(t *testing.T) {
 		args []string
 		want Spec
 	}{
-		{[]string{"./a.out", "-x"}, Spec{Clock: true, Interval: IntervalOn, ClockArg: "on", SamplePeriod: time.Second, Target: []string{"./a.out", "-x"}}},
-		{[]string{"-p", "hi", "-o", "x.er", "-d", "/tmp", "-C", "one", "-C", "two", "-t", "2", "-L", "5", "-S", "off", "prog"},
-			Spec{Clock: true, Interval: IntervalHi, ClockArg: "hi", Output: "x.er", Dir: "/tmp", Comments: []string{"one", "two"},
+		{[]string{"./a.out", "-x"}, Spec{Clock: true, Interval: IntervalOn, ClockArg: "on", SamplePeriod: time.Second, StackBytes: DefaultStackBytes, Target: []string{"./a.out", "-x"}}},
+		{[]string{"-p", "hi", "-o", "x.er", "-d", "/tmp", "-C", "one", "-C", "two", "-t", "2", "-L", "5", "-S", "off", "-U", "8195", "prog"},
+			Spec{Clock: true, Interval: IntervalHi, ClockArg: "hi", Output: "x.er", StackBytes: 8192, Dir: "/tmp", Comments: []string{"one", "two"},
 				Duration: 2 * time.Second, SizeLimitMB: 5, Target: []string{"prog"}}},
-		{[]string{"-p", "500u", "-S", "0.5", "--", "-prog"}, Spec{Clock: true, Interval: 500 * time.Microsecond, ClockArg: "500u", SamplePeriod: 500 * time.Millisecond, Target: []string{"-prog"}}},
-		{[]string{"-p", "2.5", "-t", "1m", "p"}, Spec{Clock: true, Interval: 2500 * time.Microsecond, ClockArg: "2.5", SamplePeriod: time.Second, Duration: time.Minute, Target: []string{"p"}}},
-		{[]string{"-p", "lo", "-n", "p"}, Spec{Clock: true, Interval: IntervalLo, ClockArg: "lo", SamplePeriod: time.Second, DryRun: true, Target: []string{"p"}}},
-		{[]string{"-p", "off", "p"}, Spec{Clock: false, Interval: IntervalOn, ClockArg: "off", SamplePeriod: time.Second, Target: []string{"p"}}},
-		{[]string{"-V"}, Spec{Clock: true, Interval: IntervalOn, ClockArg: "on", SamplePeriod: time.Second, Version: true, Target: []string{}}},
+		{[]string{"-p", "500u", "-S", "0.5", "--", "-prog"}, Spec{Clock: true, Interval: 500 * time.Microsecond, ClockArg: "500u", SamplePeriod: 500 * time.Millisecond, StackBytes: DefaultStackBytes, Target: []string{"-prog"}}},
+		{[]string{"-p", "2.5", "-t", "1m", "p"}, Spec{Clock: true, Interval: 2500 * time.Microsecond, ClockArg: "2.5", SamplePeriod: time.Second, StackBytes: DefaultStackBytes, Duration: time.Minute, Target: []string{"p"}}},
+		{[]string{"-p", "lo", "-n", "p"}, Spec{Clock: true, Interval: IntervalLo, ClockArg: "lo", SamplePeriod: time.Second, StackBytes: DefaultStackBytes, DryRun: true, Target: []string{"p"}}},
+		{[]string{"-p", "off", "p"}, Spec{Clock: false, Interval: IntervalOn, ClockArg: "off", SamplePeriod: time.Second, StackBytes: DefaultStackBytes, Target: []string{"p"}}},
+		{[]string{"-V"}, Spec{Clock: true, Interval: IntervalOn, ClockArg: "on", SamplePeriod: time.Second, StackBytes: DefaultStackBytes, Version: true, Target: []string{}}},
 	}
 	for _, tt := range tests {
 		got, err := Parse(tt.args)
@@ -38,7 +38,7 @@ func TestParse(t *testing.T) {
 func TestParseErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"-p"}, {"-p", "fast", "x"}, {"-p", "0.01", "x"}, {"-p", "5000", "x"}, {"-o", "name", "x"}, {"-o", ".er", "x"},
-		{"-t", "-1", "x"}, {"-t", "soon", "x"}, {"-L", "big", "x"}, {"-S", "never", "x"}, {"-Q", "x"},
+		{"-t", "-1", "x"}, {"-U", "70000", "x"}, {"-U", "-8", "x"}, {"-t", "soon", "x"}, {"-L", "big", "x"}, {"-S", "never", "x"}, {"-Q", "x"},
 	} {
 		if _, err := Parse(args); !errors.Is(err, ErrUsage) {
 			t.Errorf("Parse(%q) = %v, want a usage error", args, err)
@@ -56,7 +56,7 @@ func TestSettings(t *testing.T) {
 		got[st.Name] = st.Value
 	}
 	want := map[string]string{"clock_profiling": "hi", "clock_interval_ns": "1009000", "sample_period_ns": "1000000000",
-		"duration_limit_ns": "3000000000", "size_limit_mb": "10"}
+		"duration_limit_ns": "3000000000", "size_limit_mb": "10", "stack_copy_bytes": "16384"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("Settings (-want +got):\n%s", d)
 	}
