@@ -71,18 +71,9 @@ func Kernel() (*experiment.Archive, error) {
 // VDSO describes the vdso, which is the same image in every process of this
 // kernel: it reads this process's [vdso] mapping from /proc/self/mem.
 func VDSO() (*experiment.Archive, error) {
-	start, end, err := vdsoRange(selfMapsPath)
+	img, err := VDSOImage()
 	if err != nil {
 		return nil, err
-	}
-	mem, err := os.Open(selfMemPath)
-	if err != nil {
-		return nil, fmt.Errorf("archive: reading the vdso: %w", err)
-	}
-	defer mem.Close()
-	img := make([]byte, end-start)
-	if _, err := mem.ReadAt(img, int64(start)); err != nil {
-		return nil, fmt.Errorf("archive: reading the vdso at %#x from %s: %w", start, selfMemPath, err)
 	}
 	f, err := objfile.NewFile("[vdso]", bytes.NewReader(img))
 	if err != nil {
@@ -100,6 +91,24 @@ func VDSO() (*experiment.Archive, error) {
 		Segments: f.Segments(),
 		Symbols:  syms,
 	}, nil
+}
+
+// VDSOImage returns the bytes of the vdso, an ELF image, as mapped in this process.
+func VDSOImage() ([]byte, error) {
+	start, end, err := vdsoRange(selfMapsPath)
+	if err != nil {
+		return nil, err
+	}
+	mem, err := os.Open(selfMemPath)
+	if err != nil {
+		return nil, fmt.Errorf("archive: reading the vdso: %w", err)
+	}
+	defer mem.Close()
+	img := make([]byte, end-start)
+	if _, err := mem.ReadAt(img, int64(start)); err != nil {
+		return nil, fmt.Errorf("archive: reading the vdso at %#x from %s: %w", start, selfMemPath, err)
+	}
+	return img, nil
 }
 
 // errNoVDSO says that the process has no [vdso] mapping.

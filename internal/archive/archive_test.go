@@ -182,3 +182,13 @@ func TestVDSORange(t *testing.T) {
 		t.Errorf("bad range: err = %v", err)
 	}
 }
+
+func TestVDSOImage(t *testing.T) {
+	img, err := VDSOImage()
+	if err != nil {
+		t.Skipf("no vdso here: %v", err)
+	}
+	if len(img) < 4 || string(img[:4]) != "\x7fELF" {
+		t.Errorf("the vdso image (%d bytes) does not start with the ELF magic", len(img))
+	}
+}
