@@ -8,4 +8,4 @@ require (
 	golang.org/x/sys v0.49.0
 )
 
-require golang.org/x/arch v0.32.0 // indirect
+require golang.org/x/arch v0.32.0

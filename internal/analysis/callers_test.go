@@ -91,6 +91,7 @@ func TestPropertiesRandomStacks(t *testing.T) {
 	for i := range 30 {
 		p := randomProfile(t, r, 2+i%6, 1+r.IntN(60))
 		checkIdentities(t, p)
+		checkLinesPCs(t, p)
 		if t.Failed() {
 			t.Fatalf("failed on random profile %d", i)
 		}

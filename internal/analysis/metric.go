@@ -1,4 +1,4 @@
-// Package analysis turns the events and call stacks of experiments into function and load-object metrics.
+// Package analysis turns the events and call stacks of experiments into function, load-object, source-line and instruction metrics.
 package analysis
 
 import "er/internal/experiment"

@@ -44,17 +44,20 @@ func StyleName(s NameStyle) string {
 func (p *Profile) FuncName(f int, style NameStyle) string {
 	fn := &p.Functions[f]
 	switch fn.Kind {
-	case FuncSymbol, FuncPLT:
+	case FuncSymbol, FuncPLT, FuncInlined:
 		return objfile.Demangle(fn.Name, style)
 	}
 	return fn.Name
 }
 
-// FindFunctions returns the functions named name in any style (long, short or mangled), ordered by
+// FindFunctions returns the functions on some stack named name in any style (long, short or mangled), ordered by
 // load-object name, then address, so that er_print's "name N" numbering is stable.
 func (p *Profile) FindFunctions(name string) []int {
 	var out []int
 	for f := range p.Functions {
+		if !p.Used(f) {
+			continue
+		}
 		if p.Functions[f].Name == name || p.FuncName(f, NameLong) == name || p.FuncName(f, NameShort) == name {
 			out = append(out, f)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -25,6 +26,8 @@ const (
 	FuncUnknown                 // an address in no mapping, or an event without a stack: "<Unknown>"
 	FuncTotal                   // the pseudo-function <Total>, the root of every stack
 	FuncPseudo                  // a pseudo-frame that ends an incomplete stack: <Truncated-stack>, <Unwind-failed>
+	FuncInlined                 // a function inlined into others, from the debug information; see Function
+	FuncPLTBind                 // the "@plt" pseudo-function of a load object: lazy binding of its PLT entries
 )
 
 // Function is a function of the profile. Its identity is (Object, Addr, Kind).
@@ -35,6 +38,19 @@ const (
 // addresses stay together, where one function per address would scatter a hot function's samples.
 // An object without an archive is a single gap, "<static>@0x0 (<lib.so>)". An address in no
 // mapping, or an event without a stack, is the FuncUnknown "<Unknown>".
+//
+// Code inlined into a function belongs to the inlined function, which is a function of its own
+// (unless Options.FoldInlines): the caller's frame is followed, on the stack, by a frame of the
+// inlined function. An inlined function is identified by its load object and name, so all its
+// inlined copies in one object are one function; when the object also has an out-of-line copy
+// with that symbol name, the inlined copies are that FuncSymbol, otherwise a FuncInlined whose
+// Addr is the lowest entry address of its copies seen and whose Size is 0.
+//
+// Calls through the PLT follow seed 004: a sample whose leaf PC is in a PLT stub ("f@plt") loses
+// that frame, so that its time is the caller's, at its call instruction; the dynamic linker's lazy
+// binding (_dl_runtime_resolve* and what it calls, seen as called from a PLT stub) becomes one
+// frame, the FuncPLTBind pseudo-function "@plt" of the calling load object. FuncPLT functions
+// remain only where a PLT stub is not the leaf, or where nothing calls it.
 type Function struct {
 	Name   string // raw (mangled) symbol name, or the pseudo-name of a FuncStatic, FuncUnknown or FuncTotal
 	Object int    // index into Profile.Objects
@@ -59,6 +75,7 @@ const (
 
 	TruncatedName    = "<Truncated-stack>" // the unwind stopped before the outermost frame
 	UnwindFailedName = "<Unwind-failed>"   // the unwind could not go on
+	PLTBindName      = "@plt"              // the lazy binding of a load object's PLT entries
 )
 
 // Options control Analyze.
@@ -66,6 +83,15 @@ type Options struct {
 	// LoadArchive supplies the archive of a load object (an absolute path) for which an experiment
 	// has none; er print sets it to build one from the file. Nil leaves such objects without symbols.
 	LoadArchive func(path string) (*experiment.Archive, error)
+	// OpenFile opens the file of a load object (an absolute path) described by archive a, for its
+	// debug information (inlined functions, source lines) and its code (instructions), only when
+	// it is the file that was profiled; OpenObjectFile does this. It is called at most once per
+	// file and archive, and only for objects with an archive. Nil reads no file: no inlined
+	// functions, no lines, no instructions.
+	OpenFile func(path string, a *experiment.Archive) (*ObjectFile, error)
+	// FoldInlines charges code inlined into a function to that function, as if nothing were
+	// inlined; lines keep the inlined code's source lines.
+	FoldInlines bool
 }
 
 // Profile is the result of Analyze: function and load-object metrics of one or more experiments.
@@ -74,7 +100,8 @@ type Options struct {
 // Internally every distinct call stack, as a sequence of functions from the root to the leaf, is
 // stored once in flat arrays with the summed metric values of its events; all views are computed
 // from those stacks. Function 0 is <Total> and object 0 its pseudo-object; <Total> is the implicit
-// caller of every stack's root function.
+// caller of every stack's root function. The line and instruction views (Lines, PCs) are computed
+// on first use from the distinct raw stacks, which the profile keeps with their values.
 type Profile struct {
 	Metrics   []Metric
 	Functions []Function
@@ -90,11 +117,31 @@ type Profile struct {
 	excl, incl []int64 // per function
 	objExcl    []int64 // per object
 	objIncl    []int64
+	onStack    []bool // per function: on some stack (not only in frames the PLT rules dropped)
+
+	raw     []rawStack // distinct raw stacks, for the line and instruction views
+	rawVals []int64    // values of raw stack r: rawVals[r*nm:(r+1)*nm]
+	b       *builder   // kept to resolve raw stacks again for the views; guarded by viewMu after Analyze
+	viewMu  sync.Mutex
 
 	edgesOnce sync.Once
 	edges     *edgeIndex
 	treeOnce  sync.Once
 	tree      *Tree
+	linesOnce sync.Once
+	lines     *LineTable
+	pcsOnce   sync.Once
+	pcs       *PCTable
+}
+
+// rawStack is one distinct stack of an experiment's stack table, as seen by one process in one
+// epoch of its mappings.
+type rawStack struct {
+	es    *expState
+	pm    *procMaps
+	epoch int32
+	id    uint32
+	stack int32 // its function stack
 }
 
 // Analyze aggregates the clock events of exps into a Profile. Experiments are aggregated: functions
@@ -113,15 +160,21 @@ func Analyze(exps []*experiment.Data, opt Options) (*Profile, error) {
 		stackStart: []int32{0},
 	}
 	b := &builder{
-		p:       p,
-		opt:     opt,
-		funcs:   map[funcKey]int32{},
-		objs:    map[string]int32{},
-		stacks:  map[string]int32{},
-		loaded:  map[string]*experiment.Archive{},
-		warned:  map[string]bool{},
-		unknown: -1,
+		p:        p,
+		opt:      opt,
+		funcs:    map[funcKey]int32{},
+		inlined:  map[inlKey]int32{},
+		objs:     map[string]int32{},
+		stacks:   map[string]int32{},
+		loaded:   map[string]*experiment.Archive{},
+		files:    map[fileKey]*fileState{},
+		objArch:  []*experiment.Archive{nil},
+		objOS:    []*objState{nil},
+		objFiles: []*fileState{nil},
+		warned:   map[string]bool{},
+		unknown:  -1,
 	}
+	p.b = b
 	for i, d := range exps {
 		if d == nil {
 			return nil, fmt.Errorf("analysis: experiment %d is nil", i+1)
@@ -129,6 +182,10 @@ func Analyze(exps []*experiment.Data, opt Options) (*Profile, error) {
 		b.addExperiment(i, d)
 	}
 	p.finish()
+	b.stacks, b.frameBuf, b.keyBuf = nil, nil, nil // the views resolve locations, not function stacks
+	for _, rs := range p.raw {
+		rs.es.cache = nil
+	}
 	return p, nil
 }
 
@@ -138,9 +195,20 @@ type funcKey struct {
 	kind FuncKind
 }
 
-type objState struct {
+// inlKey identifies an inlined function: its load object and name.
+type inlKey struct {
 	obj  int32
-	arch *experiment.Archive
+	name string
+}
+
+// objState is a load object as mapped in one experiment, with that experiment's archive of it.
+type objState struct {
+	obj    int32
+	path   string
+	arch   *experiment.Archive
+	file   *fileState // its checked file; valid once fileOK
+	fileOK bool
+	ldso   bool // the dynamic linker
 }
 
 type stackKey struct {
@@ -152,13 +220,20 @@ type builder struct {
 	p        *Profile
 	opt      Options
 	funcs    map[funcKey]int32
+	inlined  map[inlKey]int32
 	objs     map[string]int32
 	stacks   map[string]int32
 	loaded   map[string]*experiment.Archive // archives from LoadArchive, by path; nil on failure
+	files    map[fileKey]*fileState         // opened files; nil when none could be used
+	objFiles []*fileState                   // by object: the first usable file seen
+	objArch  []*experiment.Archive          // by object: the first archive seen
+	objOS    []*objState                    // by object: where that archive was seen
+	chains   []chain
 	warned   map[string]bool
 	unknown  int32 // <Unknown>, or -1 before first use
 	keyBuf   []byte
 	frameBuf []int32
+	locBuf   []location
 }
 
 // expState is what the builder knows about one experiment.
@@ -167,12 +242,12 @@ type expState struct {
 	d        *experiment.Data
 	procs    map[uint32]*procMaps
 	fallback *procMaps // the target process's mappings, for processes with none of their own
-	objs     map[string]objState
-	cache    map[stackKey]int32
+	objs     map[string]*objState
+	cache    map[stackKey]int32 // raw stack index
 }
 
 func (b *builder) addExperiment(idx int, d *experiment.Data) {
-	es := &expState{idx: int32(idx), d: d, procs: map[uint32]*procMaps{}, objs: map[string]objState{},
+	es := &expState{idx: int32(idx), d: d, procs: map[uint32]*procMaps{}, objs: map[string]*objState{},
 		cache: map[stackKey]int32{}}
 	byPid := map[uint32][]*experiment.Mapping{}
 	for i := range d.Mappings {
@@ -185,7 +260,8 @@ func (b *builder) addExperiment(idx int, d *experiment.Data) {
 		es.procs[pid] = newProcMaps(ms)
 	}
 	es.fallback = es.procs[d.Log.Pid]
-	nm := b.p.nm
+	p := b.p
+	nm := p.nm
 	vals := make([]int64, nm)
 	badStacks := 0
 	var lastPid uint32
@@ -210,45 +286,87 @@ func (b *builder) addExperiment(idx int, d *experiment.Data) {
 			stack = 0
 		}
 		key := stackKey{exp: es.idx, epoch: int32(epoch), pid: s.Pid, stack: stack}
-		fs, ok := es.cache[key]
+		r, ok := es.cache[key]
 		if !ok {
-			fs = b.resolveStack(es, lastPM, epoch, d.Stacks, stack)
-			es.cache[key] = fs
+			rs := rawStack{es: es, pm: lastPM, epoch: int32(epoch), id: stack}
+			rs.stack = b.internStack(b.expand(b.locations(rs)))
+			r = int32(len(p.raw))
+			p.raw = append(p.raw, rs)
+			p.rawVals = append(p.rawVals, make([]int64, nm)...)
+			es.cache[key] = r
 		}
 		clockValues(s, vals)
-		sv := b.p.stackVals[int(fs)*nm : int(fs+1)*nm]
+		rv := p.rawVals[int(r)*nm : int(r+1)*nm]
 		for m, v := range vals {
-			sv[m] += v
-			b.p.Total[m] += v
+			rv[m] += v
+			p.Total[m] += v
 		}
-		b.p.Events++
+		p.Events++
 	}
 	if badStacks > 0 {
-		b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("%s: %d clock events refer to stacks beyond the stack table (%d stacks); they are shown as %s",
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%s: %d clock events refer to stacks beyond the stack table (%d stacks); they are shown as %s",
 			d.Dir, badStacks, len(d.Stacks), UnknownName))
 	}
 }
 
-// resolveStack turns raw stack id into functions and interns the result.
-func (b *builder) resolveStack(es *expState, pm *procMaps, epoch int, stacks []experiment.Stack, id uint32) int32 {
-	fr := b.frameBuf[:0]
+// location is one frame of a raw stack, resolved to a load object and a function of its symbols.
+type location struct {
+	fn   int32     // the function of the symbol table holding addr, or a pseudo-function
+	obj  int32     // its load object
+	addr uint64    // the link-time address looked up (absolute in the kernel; the file offset without an archive)
+	ret  bool      // addr is a return address minus one: it is in the call instruction
+	os   *objState // the object as mapped; nil for pseudo-frames, unmapped addresses and @plt
+}
+
+// locations resolves the frames of a raw stack, leaf first, and applies the PLT rules. The result
+// is the builder's buffer: it is valid until the next call.
+func (b *builder) locations(rs rawStack) []location {
+	locs := b.locBuf[:0]
 	var raw experiment.Stack
-	if int(id) < len(stacks) {
-		raw = stacks[id]
+	if int(rs.id) < len(rs.es.d.Stacks) {
+		raw = rs.es.d.Stacks[rs.id]
 	}
-	// Raw stacks are leaf first; ours are root first. Every frame but the leaf is a return address:
-	// look up the byte before it, so that a call ending a function is charged to its caller.
+	// Every frame but the leaf is a return address: look up the byte before it, so that a call
+	// ending a function is charged to its caller. Frames are resolved from the root, which
+	// numbers functions and objects in the order of their first calls.
+	locs = slices.Grow(locs, len(raw))[:len(raw)]
 	for i := len(raw) - 1; i >= 0; i-- {
-		pc := raw[i]
+		pc, ret := raw[i], false
 		if i > 0 && pc > 0 && pc < experiment.PseudoFrameBase {
 			pc--
+			ret = true
 		}
-		fr = append(fr, b.frameFunc(es, pm, epoch, pc))
+		locs[i] = b.frameLoc(rs.es, rs.pm, int(rs.epoch), pc, ret)
 	}
-	if len(fr) == 0 {
-		fr = append(fr, b.unknownFunc())
+	if len(locs) == 0 {
+		f := b.unknownFunc()
+		locs = append(locs, location{fn: f, obj: int32(b.p.Functions[f].Object)})
+	}
+	locs = b.pltRules(locs)
+	b.locBuf = locs
+	return locs
+}
+
+// expand turns locations (leaf first) into functions, root first, with the inlined functions of
+// each location after it. The result is the builder's buffer.
+func (b *builder) expand(locs []location) []int32 {
+	fr := b.frameBuf[:0]
+	for i := len(locs) - 1; i >= 0; i-- {
+		l := &locs[i]
+		fr = append(fr, l.fn)
+		if b.opt.FoldInlines {
+			continue
+		}
+		if c := b.chainOf(l); c >= 0 {
+			fr = append(fr, b.chains[c].inl...)
+		}
 	}
 	b.frameBuf = fr
+	return fr
+}
+
+// internStack returns the index of the function stack fr, adding it when new.
+func (b *builder) internStack(fr []int32) int32 {
 	key := b.keyBuf[:0]
 	for _, f := range fr {
 		key = binary.LittleEndian.AppendUint32(key, uint32(f))
@@ -266,41 +384,52 @@ func (b *builder) resolveStack(es *expState, pm *procMaps, epoch int, stacks []e
 	return s
 }
 
-// frameFunc finds the function of address pc in a process's mappings during epoch.
-func (b *builder) frameFunc(es *expState, pm *procMaps, epoch int, pc uint64) int32 {
+// frameLoc finds the function of address pc in a process's mappings during epoch.
+func (b *builder) frameLoc(es *expState, pm *procMaps, epoch int, pc uint64, ret bool) location {
 	if pc >= experiment.PseudoFrameBase {
-		return b.pseudoFunc(pc)
+		f := b.pseudoFunc(pc)
+		return location{fn: f, obj: int32(b.p.Functions[f].Object), addr: pc}
 	}
 	if pc >= experiment.KernelBase {
 		os := b.object(es, KernelPath)
+		l := location{obj: os.obj, addr: pc, ret: ret, os: os}
 		if os.arch == nil {
-			return b.staticFunc(os.obj, 0, 0)
+			l.fn = b.staticFunc(os.obj, 0, 0)
+		} else {
+			l.fn = b.symbolFunc(os, pc)
 		}
-		return b.symbolFunc(os, pc)
+		return l
 	}
 	var m *experiment.Mapping
 	if pm != nil {
 		m = pm.find(epoch, pc)
 	}
 	if m == nil {
-		return b.unknownFunc()
+		f := b.unknownFunc()
+		return location{fn: f, obj: int32(b.p.Functions[f].Object), addr: pc, ret: ret}
 	}
 	os := b.object(es, m.Path)
-	if os.arch == nil {
-		return b.staticFunc(os.obj, 0, 0)
-	}
 	off := pc - m.Start + m.Offset
+	l := location{obj: os.obj, addr: off, ret: ret, os: os}
+	if os.arch == nil {
+		l.fn = b.staticFunc(os.obj, 0, 0)
+		return l
+	}
 	vaddr, ok := archive.FileOffsetToVaddr(os.arch, off)
 	if !ok {
 		if len(os.arch.Segments) > 0 {
-			return b.staticFunc(os.obj, off, 0)
+			l.fn = b.staticFunc(os.obj, off, 0)
+			l.os = nil // not a link-time address: no lines, no code
+			return l
 		}
 		vaddr = off // an archive without segments maps offsets to themselves
 	}
-	return b.symbolFunc(os, vaddr)
+	l.addr = vaddr
+	l.fn = b.symbolFunc(os, vaddr)
+	return l
 }
 
-func (b *builder) symbolFunc(os objState, vaddr uint64) int32 {
+func (b *builder) symbolFunc(os *objState, vaddr uint64) int32 {
 	sym, ok := archive.SymbolAt(os.arch, vaddr)
 	if !ok {
 		start, end := gapAt(os.arch.Symbols, vaddr)
@@ -354,7 +483,7 @@ func (b *builder) function(k funcKey, name string, size uint64) int32 {
 }
 
 // object returns the load object mapped from path in experiment es, with its archive.
-func (b *builder) object(es *expState, p string) objState {
+func (b *builder) object(es *expState, p string) *objState {
 	if os, ok := es.objs[p]; ok {
 		return os
 	}
@@ -366,7 +495,11 @@ func (b *builder) object(es *expState, p string) objState {
 	if a != nil {
 		kind = a.Kind
 	}
-	os := objState{obj: b.objectIndex(p, objectName(p), kind), arch: a}
+	os := &objState{obj: b.objectIndex(p, objectName(p), kind), path: p, arch: a, ldso: isDynamicLinker(p)}
+	if a != nil && b.objArch[os.obj] == nil {
+		b.objArch[os.obj] = a
+		b.objOS[os.obj] = os
+	}
 	es.objs[p] = os
 	return os
 }
@@ -408,6 +541,9 @@ func (b *builder) objectIndex(p, name, kind string) int32 {
 	o := int32(len(b.p.Objects))
 	b.p.Objects = append(b.p.Objects, Object{Name: name, Path: p, Kind: kind})
 	b.objs[p] = o
+	b.objArch = append(b.objArch, nil)
+	b.objOS = append(b.objOS, nil)
+	b.objFiles = append(b.objFiles, nil)
 	return o
 }
 
@@ -428,6 +564,9 @@ func objectName(p string) string {
 // finish computes exclusive and inclusive metrics of functions and load objects from the stacks.
 func (p *Profile) finish() {
 	nm, nf, no := p.nm, len(p.Functions), len(p.Objects)
+	for r, rs := range p.raw {
+		addTo(p.stackVals, int(rs.stack), p.rawVals[r*nm:(r+1)*nm])
+	}
 	p.excl = make([]int64, nf*nm)
 	p.incl = make([]int64, nf*nm)
 	p.objExcl = make([]int64, no*nm)
@@ -448,8 +587,11 @@ func (p *Profile) finish() {
 			}
 		}
 	}
+	p.onStack = make([]bool, nf)
+	p.onStack[0] = true
 	for f := 1; f < nf; f++ {
 		addTo(p.objExcl, p.Functions[f].Object, p.excl[f*nm:(f+1)*nm])
+		p.onStack[f] = fstamp[f] != 0
 	}
 	copy(p.excl[:nm], p.Total)
 	copy(p.incl[:nm], p.Total)
@@ -487,11 +629,16 @@ func (p *Profile) ObjectExclusive(o int) []int64 { return p.objExcl[o*p.nm : (o+
 // ObjectInclusive returns load object o's inclusive metrics: events with o anywhere on the stack.
 func (p *Profile) ObjectInclusive(o int) []int64 { return p.objIncl[o*p.nm : (o+1)*p.nm] }
 
-// ObjectFunctions returns the functions of load object o, by address.
+// Used reports whether function f is on some stack: a function met only in frames that the PLT
+// rules dropped (a PLT stub at the leaf, the dynamic linker's resolver) is not, and views leave
+// it out.
+func (p *Profile) Used(f int) bool { return f >= 0 && f < len(p.onStack) && p.onStack[f] }
+
+// ObjectFunctions returns the functions of load object o on some stack, by address.
 func (p *Profile) ObjectFunctions(o int) []int {
 	var fs []int
 	for f, fn := range p.Functions {
-		if fn.Object == o {
+		if fn.Object == o && p.Used(f) {
 			fs = append(fs, f)
 		}
 	}

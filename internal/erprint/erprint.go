@@ -42,11 +42,12 @@ var errQuit = errors.New("quit")
 type env struct {
 	open        func(dir string) (*experiment.Data, error)
 	loadArchive func(exps []*experiment.Data) func(path string) (*experiment.Archive, error)
+	openFile    func(path string, a *experiment.Archive) (*analysis.ObjectFile, error) // nil: no debug information or code
 	loc         *time.Location
 }
 
 func defaultEnv() env {
-	return env{open: experiment.Open, loadArchive: buildArchive, loc: time.Local}
+	return env{open: experiment.Open, loadArchive: buildArchive, openFile: analysis.OpenObjectFile, loc: time.Local}
 }
 
 // buildArchive returns a loader that describes a load object missing from the experiments' archives
@@ -218,10 +219,19 @@ type session struct {
 	fragment []int    // the call-stack fragment of cprepend, cappend, crmfirst, crmlast
 	names    []string // function names in the current style, filled as needed
 	depth    int      // script nesting
+	warned   int      // warnings of the profile printed so far
+
+	foldInlines bool        // inline off: code inlined into a function is that function's
+	sthresh     float64     // percent of the largest value that marks a hot source line
+	dthresh     float64     // the same for instructions
+	searchPath  []string    // where source files are looked for; "$expts" is the experiments' directories
+	pathmaps    [][2]string // prefixes of recorded paths, and what replaces them
+	sourceCache map[string]*sourceFile
 }
 
 func newSession(stdin io.Reader, stdout, stderr io.Writer, e env) *session {
-	s := &session{env: e, stdin: stdin, stdout: stdout, stderr: stderr, out: stdout}
+	s := &session{env: e, stdin: stdin, stdout: stdout, stderr: stderr, out: stdout,
+		sthresh: defaultThreshold, dthresh: defaultThreshold, searchPath: []string{"$expts", "."}}
 	s.metrics, _ = parseMetrics(defaultMetrics, analysis.ClockMetrics)
 	s.sortItem = s.metrics[0]
 	return s
@@ -251,7 +261,7 @@ func (s *session) profile() (*analysis.Profile, error) {
 	if len(s.exps) == 0 {
 		return nil, usagef("no experiment is loaded")
 	}
-	var opts analysis.Options
+	opts := analysis.Options{OpenFile: s.env.openFile, FoldInlines: s.foldInlines}
 	if s.env.loadArchive != nil {
 		opts.LoadArchive = s.env.loadArchive(s.exps)
 	}
@@ -259,11 +269,21 @@ func (s *session) profile() (*analysis.Profile, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, w := range p.Warnings {
+	s.prof, s.warned = p, 0
+	s.newWarnings()
+	return p, nil
+}
+
+// newWarnings prints the warnings the profile has added since the last call: files of load
+// objects are read when a view first needs them.
+func (s *session) newWarnings() {
+	if s.prof == nil {
+		return
+	}
+	for _, w := range s.prof.Warnings[s.warned:] {
 		fmt.Fprintf(s.stderr, "er print: warning: %s\n", w)
 	}
-	s.prof = p
-	return p, nil
+	s.warned = len(s.prof.Warnings)
 }
 
 // fail reports err on stderr and returns its exit code.

@@ -100,7 +100,9 @@ func funcCells(p *analysis.Profile, f int, its []item) []report.Cell {
 func (s *session) sortedFunctions(p *analysis.Profile) []int {
 	order := make([]int, 0, len(p.Functions)-1)
 	for f := 1; f < len(p.Functions); f++ {
-		order = append(order, f)
+		if p.Used(f) {
+			order = append(order, f)
+		}
 	}
 	names := make([]string, len(p.Functions))
 	for f := range names {
@@ -220,7 +222,6 @@ func (s *session) summaryItems() []item {
 
 // summaries prints the summary block of each function, or, in CSV or JSON, one table of them.
 func (s *session) summaries(p *analysis.Profile, fs []int) error {
-	ms := analysis.ClockMetrics
 	its := s.summaryItems()
 	if !s.text() {
 		all := append(append([]item(nil), its...), item{kind: itemSize}, item{kind: itemAddress})
@@ -235,7 +236,38 @@ func (s *session) summaries(p *analysis.Profile, fs []int) error {
 		}
 		return s.table(t)
 	}
-	labels := []string{"Size", "PC Address", "Load Object", "Mangled Name"}
+	for _, f := range fs {
+		fn := &p.Functions[f]
+		mangled := ""
+		if fn.Kind == analysis.FuncSymbol || fn.Kind == analysis.FuncPLT || fn.Kind == analysis.FuncInlined {
+			if fn.Name != p.FuncName(f, s.style) {
+				mangled = fn.Name
+			}
+		}
+		s.printBlock(p, s.funcName(p, f), its, func(it item) int64 { return funcValue(p, f, it) }, []blockField{
+			{label: "Size", value: strconv.FormatUint(fn.Size, 10), number: true},
+			{label: "PC Address", value: address(p, f)},
+			{label: "Load Object", value: p.Objects[fn.Object].Path},
+			{label: "Mangled Name", value: mangled},
+		})
+	}
+	return nil
+}
+
+// blockField is a labelled value of a summary block; a number is aligned with the metric values.
+type blockField struct {
+	label, value string
+	number       bool
+}
+
+// printBlock prints a summary block: the name, then the value and percentage of each item, then
+// the fields, with their labels right-aligned.
+func (s *session) printBlock(p *analysis.Profile, name string, its []item, value func(item) int64, fields []blockField) {
+	ms := analysis.ClockMetrics
+	var labels []string
+	for _, fd := range fields {
+		labels = append(labels, fd.label)
+	}
 	for _, it := range its {
 		labels = append(labels, it.title(ms))
 	}
@@ -243,41 +275,34 @@ func (s *session) summaries(p *analysis.Profile, fs []int) error {
 	for _, l := range labels {
 		lw = max(lw, len(l))
 	}
-	for _, f := range fs {
-		s.printf("%s\n", s.funcName(p, f))
-		vals := make([]string, len(its))
-		vw := 0
-		for j, it := range its {
-			vals[j] = report.FormatSeconds(funcValue(p, f, it))
-			if !ms[it.metric].Time {
-				vals[j] = strconv.FormatInt(funcValue(p, f, it), 10)
-			} else if strings.HasSuffix(vals[j], ".") {
-				vals[j] += "   "
-			}
-			vw = max(vw, len(vals[j]))
+	s.printf("%s\n", name)
+	vals := make([]string, len(its))
+	vw := 0
+	for j, it := range its {
+		vals[j] = report.FormatSeconds(value(it))
+		if !ms[it.metric].Time {
+			vals[j] = strconv.FormatInt(value(it), 10)
+		} else if strings.HasSuffix(vals[j], ".") {
+			vals[j] += "   "
 		}
-		for j, it := range its {
-			pc := percent(funcValue(p, f, it), p.Total[it.metric])
-			ps := fmt.Sprintf("%5.1f%%", pc)
-			if pc == 0 {
-				ps = "  0. %"
-			}
-			s.printf("\t%*s: %*s (%s)\n", lw, it.title(ms), vw, vals[j], ps)
-		}
-		fn := &p.Functions[f]
-		s.printf("\t%*s: %*d\n", lw, "Size", vw, fn.Size)
-		s.printf("\t%*s: %s\n", lw, "PC Address", address(p, f))
-		s.printf("\t%*s: %s\n", lw, "Load Object", p.Objects[fn.Object].Path)
-		mangled := ""
-		if fn.Kind == analysis.FuncSymbol || fn.Kind == analysis.FuncPLT {
-			if fn.Name != p.FuncName(f, s.style) {
-				mangled = fn.Name
-			}
-		}
-		s.printf("%s\n", strings.TrimRight(fmt.Sprintf("\t%*s: %s", lw, "Mangled Name", mangled), " "))
-		s.printf("\n")
+		vw = max(vw, len(vals[j]))
 	}
-	return nil
+	for j, it := range its {
+		pc := percent(value(it), p.Total[it.metric])
+		ps := fmt.Sprintf("%5.1f%%", pc)
+		if pc == 0 {
+			ps = "  0. %"
+		}
+		s.printf("\t%*s: %*s (%s)\n", lw, it.title(ms), vw, vals[j], ps)
+	}
+	for _, fd := range fields {
+		if fd.number {
+			s.printf("\t%*s: %*s\n", lw, fd.label, vw, fd.value)
+			continue
+		}
+		s.printf("%s\n", strings.TrimRight(fmt.Sprintf("\t%*s: %s", lw, fd.label, fd.value), " "))
+	}
+	s.printf("\n")
 }
 
 // attrCells are the cells of attributed values v for items its, as percentages of base.

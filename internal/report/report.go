@@ -47,6 +47,7 @@ type Row struct {
 	Mark    string // one character printed before the name: "*" marks the selected function; "" for none
 	Section string // group this row belongs to ("Callers", "Stack Fragment", "Callees"); "" for none
 	Depth   int    // depth in a tree table; 0 is the root
+	Flag    string // in a table with FlagWidth, printed before the row's cells: "##" marks a hot line
 }
 
 // Table is a titled table of rows. The name column comes last.
@@ -55,6 +56,9 @@ type Table struct {
 	Columns   []Column
 	NameTitle string // header of the name column; "" when the table has no name column
 	Tree      bool   // rows are a tree in depth-first order: names are drawn with branches
+	// FlagWidth, when not 0, starts every line of the text (headers too) with a gutter of that
+	// many characters and a space, holding the row's Flag; CSV and JSON get a "flag" field.
+	FlagWidth int
 	Rows      []Row
 }
 
@@ -201,7 +205,7 @@ func writeText(w io.Writer, t *Table) error {
 		showV := c.Value || c.Kind == Text
 		showP := c.Percent && c.Kind != Text
 		if showV {
-			tc.wv = len(c.Unit)
+			tc.wv = max(len(c.Unit), 1) // not 0, even when every cell is blank
 		}
 		if showP {
 			tc.wp = len("100.00")
@@ -254,8 +258,12 @@ func writeText(w io.Writer, t *Table) error {
 	for _, tc := range cols {
 		metricWidth += tc.width + 2
 	}
-	line := func(parts []string, name string) {
+	line := func(flag string, parts []string, name string) {
 		var l strings.Builder
+		if t.FlagWidth > 0 {
+			l.WriteString(pad(flag, t.FlagWidth, false))
+			l.WriteByte(' ')
+		}
 		for j, p := range parts {
 			l.WriteString(pad(p, cols[j].width, false))
 			l.WriteString("  ")
@@ -278,7 +286,7 @@ func writeText(w io.Writer, t *Table) error {
 		if h == 0 && t.NameTitle != "" {
 			name = " " + t.NameTitle
 		}
-		line(parts, name)
+		line("", parts, name)
 	}
 	if hasUnit {
 		for j, c := range t.Columns {
@@ -295,7 +303,7 @@ func writeText(w io.Writer, t *Table) error {
 			}
 			parts[j] = s
 		}
-		line(parts, "")
+		line("", parts, "")
 	}
 	prefixes := treePrefixes(t)
 	section := ""
@@ -330,7 +338,7 @@ func writeText(w io.Writer, t *Table) error {
 		if prefixes != nil {
 			name = prefixes[i] + name
 		}
-		line(parts, mark+name)
+		line(r.Flag, parts, mark+name)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -429,6 +437,9 @@ func delimitedHeader(t *Table) []string {
 	if t.Tree {
 		h = append(h, "depth")
 	}
+	if t.FlagWidth > 0 {
+		h = append(h, "flag")
+	}
 	if t.NameTitle != "" {
 		h = append(h, "name")
 	}
@@ -498,6 +509,9 @@ func writeDelimited(w io.Writer, t *Table, delim rune) error {
 		if t.Tree {
 			rec = append(rec, strconv.Itoa(r.Depth))
 		}
+		if t.FlagWidth > 0 {
+			rec = append(rec, r.Flag)
+		}
 		if t.NameTitle != "" {
 			rec = append(rec, r.Name)
 		}
@@ -528,6 +542,7 @@ type jsonRow struct {
 	Name     string                     `json:"name,omitempty"`
 	Selected bool                       `json:"selected,omitempty"`
 	Section  string                     `json:"section,omitempty"`
+	Flag     string                     `json:"flag,omitempty"`
 	Depth    *int                       `json:"depth,omitempty"`
 	Values   map[string]json.RawMessage `json:"values"`
 }
@@ -545,7 +560,7 @@ func writeJSON(w io.Writer, t *Table) error {
 			Value: c.Value || c.Kind == Text, Percent: c.Percent && c.Kind != Text})
 	}
 	for _, r := range t.Rows {
-		jr := jsonRow{Name: r.Name, Selected: r.Mark == "*", Section: r.Section, Values: map[string]json.RawMessage{}}
+		jr := jsonRow{Name: r.Name, Selected: r.Mark == "*", Section: r.Section, Flag: r.Flag, Values: map[string]json.RawMessage{}}
 		if t.Tree {
 			d := r.Depth
 			jr.Depth = &d

@@ -202,3 +202,69 @@ func TestFormat(t *testing.T) {
 		t.Errorf("wrap %q", got)
 	}
 }
+
+func TestFlags(t *testing.T) {
+	tb := &Table{
+		Columns:   []Column{{Title: "Excl. Total CPU", Unit: "sec.", Key: "e.totalcpu", Kind: Time, Value: true, Percent: true}},
+		NameTitle: "Source",
+		FlagWidth: 2,
+		Rows: []Row{
+			{Name: "   1. int x;", Cells: []Cell{{Blank: true}}},
+			{Name: "   2. x++;", Flag: "##", Cells: []Cell{{Value: 30e6, Pct: 60}}},
+			{Name: "   3. x--;", Cells: []Cell{{Value: 0, Pct: 0}}},
+		},
+	}
+	var b bytes.Buffer
+	if err := Write(&b, tb, Mode{Kind: TextMode}); err != nil {
+		t.Fatal(err)
+	}
+	want := `   Excl. Total    Source
+   CPU
+    sec.      %
+                     1. int x;
+## 0.030  60.00      2. x++;
+   0.      0.        3. x--;
+`
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+	b.Reset()
+	if err := Write(&b, tb, Mode{Kind: DelimitedMode, Delim: ','}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "e.totalcpu,e.%totalcpu,flag,name\n,,,\"   1. int x;\"\n0.030000000,60.00,##,\"   2. x++;\"\n0.000000000,0.00,,\"   3. x--;\"\n"; b.String() != want {
+		t.Errorf("csv:\n%s\nwant\n%s", b.String(), want)
+	}
+	b.Reset()
+	if err := Write(&b, tb, Mode{Kind: JSONMode}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `{"name":"   2. x++;","flag":"##","values":{"e.%totalcpu":60.00,"e.totalcpu":0.030000000}}`) {
+		t.Errorf("json: %s", b.String())
+	}
+}
+
+// TestBlankColumn: a value column whose cells are all blank is still a value column: its header has
+// no percent sign.
+func TestBlankColumn(t *testing.T) {
+	tb := &Table{
+		Columns: []Column{
+			{Title: "Excl. Total CPU", Unit: "sec.", Key: "e.totalcpu", Kind: Time, Value: true, Percent: true},
+			{Title: "Size", Key: "size", Kind: Count, Value: true},
+		},
+		NameTitle: "Name",
+		Rows:      []Row{{Name: "f", Cells: []Cell{{Value: 1e7, Pct: 50}, {Blank: true}}}},
+	}
+	var b bytes.Buffer
+	if err := Write(&b, tb, Mode{Kind: TextMode}); err != nil {
+		t.Fatal(err)
+	}
+	want := `Excl. Total   Size   Name
+CPU
+ sec.      %
+0.010  50.00         f
+`
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}

@@ -1,0 +1,196 @@
+package debuginfo
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"er/internal/objfile"
+)
+
+// findSeparate looks for a separate debug file of ef (the file in.Path):
+// by build id, then by .gnu_debuglink, and loads the first that fits.
+func (in *Info) findSeparate(ef *elf.File, debugDirs []string) {
+	var looked []string
+	var problems []string
+	if id := in.BuildID; len(id) >= 4 {
+		for _, dir := range debugDirs {
+			p := filepath.Join(dir, ".build-id", id[:2], id[2:]+".debug")
+			looked = append(looked, p)
+			ok, why := in.tryDebugFile(p, "build-id", func(dbg *elf.File) string {
+				if got := buildID(dbg); got != id {
+					return fmt.Sprintf("its build id is %q, not %q", got, id)
+				}
+				return ""
+			})
+			if ok {
+				return
+			}
+			if why != "" {
+				problems = append(problems, why)
+			}
+		}
+	}
+	if name, crc, ok := debugLink(ef); ok {
+		paths := debugLinkPaths(in.Path, name, debugDirs)
+		for _, p := range paths {
+			if st, err := os.Stat(p); err != nil || sameFile(st, in.Path) {
+				continue
+			}
+			ok, why := in.tryDebugFile(p, "debuglink", func(*elf.File) string {
+				got, err := fileCRC(p)
+				if err != nil {
+					return err.Error()
+				}
+				if got != crc {
+					return fmt.Sprintf("CRC %08x does not match the %08x in .gnu_debuglink of %s", got, crc, in.Path)
+				}
+				return ""
+			})
+			if ok {
+				return
+			}
+			if why != "" {
+				problems = append(problems, why)
+			}
+		}
+		looked = append(looked, paths...)
+	}
+	in.Note = "no DWARF: " + in.Path + " has no .debug_info"
+	if len(looked) > 0 {
+		in.Note += "; looked for " + strings.Join(looked, ", ")
+	}
+	if len(problems) > 0 {
+		in.Note += "; " + strings.Join(problems, "; ")
+		in.err = fmt.Errorf("debuginfo: %s", strings.Join(problems, "; "))
+	}
+}
+
+// tryDebugFile loads the debug file p when it exists, is ELF with DWARF, and
+// check (given the parsed file) returns "". It returns why not otherwise
+// ("" when p does not exist).
+func (in *Info) tryDebugFile(p, via string, check func(*elf.File) string) (bool, string) {
+	f, err := os.Open(p)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return false, ""
+		}
+		return false, err.Error()
+	}
+	defer f.Close()
+	dbg, err := newELF(p, f)
+	if err != nil {
+		return false, err.Error()
+	}
+	if !hasDWARF(dbg) {
+		return false, p + ": no .debug_info"
+	}
+	if why := check(dbg); why != "" {
+		return false, p + ": " + why
+	}
+	if err := in.load(p, dbg); err != nil {
+		return false, err.Error()
+	}
+	in.Source, in.Via = p, via
+	in.Note = fmt.Sprintf("DWARF from %s (found by %s)", p, via)
+	return true, ""
+}
+
+// buildID returns the GNU build id of ef in hex, or "".
+func buildID(ef *elf.File) (id string) {
+	defer func() {
+		if recover() != nil {
+			id = ""
+		}
+	}()
+	for _, s := range ef.Sections {
+		if s.Type != elf.SHT_NOTE {
+			continue
+		}
+		if data, err := s.Data(); err == nil {
+			if id := objfile.BuildIDFromNotes(data, ef.ByteOrder, s.Addralign); id != "" {
+				return id
+			}
+		}
+	}
+	return ""
+}
+
+// debugLink reads the .gnu_debuglink section: a file name, NUL, padding to
+// 4 bytes, and the CRC-32 of the debug file.
+func debugLink(ef *elf.File) (name string, crc uint32, ok bool) {
+	s := ef.Section(".gnu_debuglink")
+	if s == nil || s.Type == elf.SHT_NOBITS {
+		return "", 0, false
+	}
+	data, err := s.Data()
+	if err != nil {
+		return "", 0, false
+	}
+	i := bytes.IndexByte(data, 0)
+	if i <= 0 {
+		return "", 0, false
+	}
+	off := (i + 4) &^ 3
+	if off+4 > len(data) {
+		return "", 0, false
+	}
+	name = string(data[:i])
+	if strings.Contains(name, "/") {
+		return "", 0, false
+	}
+	order := ef.ByteOrder
+	if order == nil {
+		order = binary.LittleEndian
+	}
+	return name, order.Uint32(data[off:]), true
+}
+
+// debugLinkPaths lists where a debug file named name for the file at path
+// may be, as GDB looks: next to the file, in its .debug/ subdirectory, and
+// under each global debug directory followed by the file's directory; both
+// for the directory as given and with symbolic links resolved.
+func debugLinkPaths(path, name string, debugDirs []string) []string {
+	dirs := []string{filepath.Dir(path)}
+	if real, err := filepath.EvalSymlinks(path); err == nil && filepath.Dir(real) != dirs[0] {
+		dirs = append(dirs, filepath.Dir(real))
+	}
+	var out []string
+	for _, d := range dirs {
+		out = append(out, filepath.Join(d, name), filepath.Join(d, ".debug", name))
+	}
+	for _, g := range debugDirs {
+		for _, d := range dirs {
+			if abs, err := filepath.Abs(d); err == nil {
+				out = append(out, filepath.Join(g, abs, name))
+			}
+		}
+	}
+	return out
+}
+
+// sameFile reports whether st is the file at path.
+func sameFile(st os.FileInfo, path string) bool {
+	st2, err := os.Stat(path)
+	return err == nil && os.SameFile(st, st2)
+}
+
+// fileCRC is the CRC-32 (IEEE, as in .gnu_debuglink) of the file at p.
+func fileCRC(p string) (uint32, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	h := crc32.NewIEEE()
+	if _, err := io.Copy(h, f); err != nil {
+		return 0, fmt.Errorf("%s: %w", p, err)
+	}
+	return h.Sum32(), nil
+}

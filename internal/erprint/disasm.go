@@ -1,0 +1,206 @@
+package erprint
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"er/internal/analysis"
+	"er/internal/archive"
+	"er/internal/disasm"
+	"er/internal/objfile"
+	"er/internal/report"
+)
+
+// disasm prints the annotated disassembly of a function, or of the functions of a source file.
+func (s *session) disasm(args []string) error {
+	p, err := s.profile()
+	if err != nil {
+		return err
+	}
+	tg, err := s.sourceTarget(p, "disasm", args)
+	if err != nil {
+		return err
+	}
+	var funcs []fileFunc
+	if tg.f >= 0 {
+		ff, err := s.codeOf(p, tg.f)
+		if err != nil {
+			return fmt.Errorf("disasm: %w", err)
+		}
+		funcs = []fileFunc{ff}
+	} else {
+		for _, ff := range s.fileFunctions(p, tg.file) {
+			if ff.hi > ff.lo {
+				funcs = append(funcs, ff)
+			}
+		}
+		if len(funcs) == 0 {
+			return fmt.Errorf("disasm: no function with code is declared in %s", tg.file)
+		}
+	}
+	return s.annotatedDisasm(p, funcs)
+}
+
+// codeOf finds the code of function f: its symbol's address range.
+func (s *session) codeOf(p *analysis.Profile, f int) (fileFunc, error) {
+	fn := &p.Functions[f]
+	name := s.funcName(p, f)
+	switch fn.Kind {
+	case analysis.FuncSymbol, analysis.FuncStatic, analysis.FuncPLT, analysis.FuncKernel:
+	case analysis.FuncInlined:
+		var into []string
+		if cc, err := p.CallersCallees([]int{f}); err == nil {
+			for _, a := range cc.Callers {
+				into = append(into, s.funcName(p, a.Func))
+			}
+		}
+		return fileFunc{}, fmt.Errorf("%s is inlined: its code is in its callers (%s); disassemble them", name, strings.Join(into, ", "))
+	default:
+		return fileFunc{}, fmt.Errorf("%s has no code", name)
+	}
+	of := p.ObjectFile(fn.Object)
+	s.newWarnings()
+	if of == nil || of.Code == nil {
+		return fileFunc{}, fmt.Errorf("%s: no code: %s cannot be read or is not the file that was profiled", name, p.Objects[fn.Object].Path)
+	}
+	lo, hi := fn.Addr, fn.Addr+fn.Size
+	if fn.Size == 0 && of.Debug != nil {
+		if info, ok := of.Debug.Function(fn.Addr); ok && info.Hi > info.Lo {
+			lo, hi = info.Lo, info.Hi
+		}
+	}
+	if hi <= lo {
+		return fileFunc{}, fmt.Errorf("%s: the size of its code is not known", name)
+	}
+	return fileFunc{f: f, obj: fn.Object, name: name, lo: lo, hi: hi}, nil
+}
+
+// asmRow is a row of an annotated disassembly: a function header, a source line, or an instruction.
+type asmRow struct {
+	name       string
+	excl, incl []int64
+	hasValues  bool
+	line       int
+}
+
+// annotatedDisasm prints the instructions of funcs with their metrics, the source line of each
+// group of instructions, and hot instructions marked.
+func (s *session) annotatedDisasm(p *analysis.Profile, funcs []fileFunc) error {
+	pt := p.PCs()
+	its := metricItems(s.metrics)
+	zero := make([]int64, len(p.Metrics))
+	var rows []asmRow
+	var notFound []string
+	var sources []string
+	for _, ff := range funcs {
+		of := p.ObjectFile(ff.obj)
+		code, err := of.Code(ff.lo, ff.hi)
+		if err != nil {
+			return fmt.Errorf("disasm: %s: %w", ff.name, err)
+		}
+		sym := s.symbolizer(p, ff.obj)
+		rows = append(rows, asmRow{name: "<Function: " + ff.name + ">"})
+		lastFile, lastLine := "", -1
+		primary := ""
+		if of.Debug != nil {
+			if info, ok := of.Debug.Function(ff.lo); ok {
+				primary = info.DeclFile
+			}
+		}
+		for _, in := range disasm.Decode(code, ff.lo, sym) {
+			file, line := "", 0
+			var frames []string
+			if of.Debug != nil {
+				if fr, ok := of.Debug.Frames(in.Addr); ok && len(fr) > 0 {
+					file, line = fr[0].File, fr[0].Line
+					for k := len(fr) - 2; k >= 0; k-- {
+						frames = append(frames, fmt.Sprintf("%s %s:%d", objfile.Demangle(fr[k].Func, s.style), filepath.Base(fr[k].File), fr[k].Line))
+					}
+				}
+			}
+			if line > 0 && (file != lastFile || line != lastLine) {
+				sf := s.findSource(file)
+				text := ""
+				if line-1 < len(sf.lines) {
+					text = sf.lines[line-1]
+				} else if sf.path == "" && !slices.Contains(notFound, file) {
+					notFound = append(notFound, file)
+				}
+				if !slices.Contains(sources, file) {
+					sources = append(sources, file)
+				}
+				name := fmt.Sprintf("%6d. %s", line, text)
+				if file != primary {
+					name = fmt.Sprintf("%s:%d. %s", filepath.Base(file), line, text)
+				}
+				rows = append(rows, asmRow{name: name, line: line})
+			}
+			lastFile, lastLine = file, line
+			r := asmRow{excl: zero, incl: zero, hasValues: true, line: line}
+			if i := pt.Find(ff.obj, ff.f, in.Addr); i >= 0 && ff.f >= 0 {
+				r.excl, r.incl = pt.Exclusive(i), pt.Inclusive(i)
+			}
+			lineNo := "[   ?]"
+			if line > 0 {
+				lineNo = fmt.Sprintf("[%4d]", line)
+			}
+			r.name = fmt.Sprintf("%s %8x:  %s", lineNo, in.Addr, in.Text)
+			if len(frames) > 0 {
+				r.name += "  <-- " + strings.Join(frames, " <-- ")
+			}
+			rows = append(rows, r)
+		}
+	}
+	hot := hotLimits(its, len(rows), func(i int) *metricRow {
+		return &metricRow{excl: rows[i].excl, incl: rows[i].incl}
+	}, func(i int) bool { return rows[i].hasValues }, s.dthresh)
+	t := s.annotatedTable(its)
+	for _, r := range rows {
+		row := report.Row{Name: r.name, Cells: blankCells(len(its))}
+		if r.hasValues {
+			mr := &metricRow{excl: r.excl, incl: r.incl}
+			row.Cells = rowCells(p, mr, its)
+			row.Flag = hot.flag(mr)
+		}
+		if !s.text() {
+			row.Cells = append(row.Cells, report.Cell{Text: lineText(r.line)})
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	if s.text() {
+		for _, f := range sources {
+			s.printf("Source file: %s\n", displayPath(s.findSource(f), f))
+		}
+		for _, f := range notFound {
+			s.printf("%s\n", s.findSource(f).notFound(f))
+		}
+		s.printObjects(p, funcs)
+		s.printf("\n")
+	} else {
+		for _, f := range notFound {
+			fmt.Fprintf(s.stderr, "er print: warning: %s\n", s.findSource(f).notFound(f))
+		}
+	}
+	return s.table(t)
+}
+
+// symbolizer names link-time addresses of load object o by its symbols: "f", or "f+0x1a".
+func (s *session) symbolizer(p *analysis.Profile, o int) func(uint64) (string, bool) {
+	a := p.ObjectArchive(o)
+	return func(addr uint64) (string, bool) {
+		if a == nil {
+			return "", false
+		}
+		sym, ok := archive.SymbolAt(a, addr)
+		if !ok || sym.Size == 0 && addr != sym.Addr {
+			return "", false // beyond a symbol of unknown size: data, most likely
+		}
+		name := objfile.Demangle(sym.Name, s.style)
+		if addr == sym.Addr {
+			return name, true
+		}
+		return fmt.Sprintf("%s+0x%x", name, addr-sym.Addr), true
+	}
+}
