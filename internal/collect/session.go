@@ -47,6 +47,9 @@ type Session struct {
 	usedPaths  map[string]bool     // load objects to archive
 	kernelPCs  map[uint64]struct{} // kernel addresses in recorded stacks: their symbols are archived
 	kernelSyms chan kernelArchive  // the kernel's symbols, read in the background while the target runs
+	stacks     *stacker            // call stacks of the samples
+	batch      batch               // the records of one drain, put in time order
+	stackBuf   experiment.Stack
 }
 
 type kernelArchive struct {
@@ -145,7 +148,7 @@ func Run(spec Spec, stderr io.Writer) (string, error) {
 		return "", err
 	}
 	s := &Session{spec: spec, stderr: stderr, dir: dir, live: map[uint32][]experiment.Mapping{},
-		procs: map[uint32]bool{}, usedPaths: map[string]bool{}, kernelPCs: map[uint64]struct{}{}}
+		procs: map[uint32]bool{}, usedPaths: map[string]bool{}, kernelPCs: map[uint64]struct{}{}, stacks: newStacker()}
 	return dir, s.run(path)
 }
 
@@ -306,10 +309,17 @@ func (s *Session) openClock() (*perfevent.Group, error) {
 	o := perfevent.TaskClock(uint64(s.spec.Interval.Nanoseconds()))
 	o.Callchain = true
 	o.KernelCallchain = true
-	g, err := perfevent.OpenTask(s.pid, o)
+	if s.spec.StackBytes > 0 {
+		// Registers and a copy of the user stack, for DWARF unwinding; a sample is then some kilobytes,
+		// so the rings are larger.
+		o.SampleRegsUser = perfevent.RegsAMD64All
+		o.SampleStackUser = uint32(s.spec.StackBytes)
+		o.RingPages = 1024
+	}
+	g, err := openShrinking(s.pid, &o)
 	if errors.Is(err, perfevent.ErrPermission) {
 		o.KernelCallchain, o.ExcludeKernel = false, true
-		if g, err = perfevent.OpenTask(s.pid, o); err == nil {
+		if g, err = openShrinking(s.pid, &o); err == nil {
 			p, _ := perfevent.Paranoid()
 			s.w.Event(experiment.Event{Kind: "warning", Text: fmt.Sprintf("kernel profiling is not permitted "+
 				"(/proc/sys/kernel/perf_event_paranoid is %d): user-mode samples and stacks only; "+
@@ -332,6 +342,22 @@ func (s *Session) openClock() (*perfevent.Group, error) {
 		}()
 	}
 	return g, nil
+}
+
+// openShrinking opens the events with smaller rings when the kernel refuses to lock as much memory as asked
+// (an unprivileged user gets kernel.perf_event_mlock_kb, 516 KiB by default, for all CPUs together).
+func openShrinking(pid int, o *perfevent.Options) (*perfevent.Group, error) {
+	for {
+		g, err := perfevent.OpenTask(pid, *o)
+		if err == nil || o.RingPages <= 8 || !(errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOMEM)) ||
+			errors.Is(err, perfevent.ErrPermission) {
+			return g, err
+		}
+		if o.RingPages == 0 {
+			o.RingPages = perfevent.DefaultRingPages
+		}
+		o.RingPages /= 4
+	}
 }
 
 func (s *Session) initialLog(path string) experiment.Log {
@@ -398,11 +424,13 @@ func (s *Session) addMapping(m experiment.Mapping) {
 	}
 	s.live[m.Pid] = append(live, m)
 	s.usedPaths[m.Path] = true
+	s.stacks.addMapping(m)
 }
 
 func (s *Session) processGone(pid uint32, t int64) {
 	s.w.ProcessExit(pid, t)
 	delete(s.live, pid)
+	s.stacks.gone(pid)
 }
 
 // drain moves every record from the ring buffers into the experiment, stops recording at the size
@@ -422,45 +450,62 @@ func (s *Session) readRecords() {
 	if s.events == nil {
 		return
 	}
-	err := s.events.Drain(func(r perfevent.Record) {
-		switch r := r.(type) {
-		case *perfevent.Sample:
-			s.sample(r)
-		case *perfevent.Mmap2:
-			if !r.Executable {
-				return
-			}
-			s.addMapping(experiment.Mapping{Pid: r.Pid, Start: r.Addr, End: r.Addr + r.Len, Offset: r.Pgoff,
-				Path: r.Filename, BuildID: fmt.Sprintf("%x", r.BuildID), LoadTime: s.rel(r.Time), UnloadTime: -1})
-		case *perfevent.Fork:
-			if r.Pid == r.Ppid { // a new thread
-				return
-			}
-			t := s.rel(r.Time)
-			s.procs[r.Pid] = true
-			for _, m := range s.live[r.Ppid] {
-				m.Pid, m.LoadTime, m.UnloadTime = r.Pid, t, -1
-				s.addMapping(m)
-			}
-		case *perfevent.Comm:
-			if r.Exec {
-				s.processGone(r.Pid, s.rel(r.Time))
-			}
-		case *perfevent.Exit:
-			if r.Pid == r.Tid {
-				s.processGone(r.Pid, s.rel(r.Time))
-				delete(s.procs, r.Pid)
-			}
-		case *perfevent.Lost:
-			s.lost += int64(r.Lost)
-		case *perfevent.Throttle:
-			if !r.Unthrottle {
-				s.throttled++
-			}
-		}
-	})
+	err := s.events.Drain(s.batch.add)
+	for _, r := range s.batch.sorted() {
+		s.handle(r)
+	}
+	s.batch.reset()
 	if err != nil {
 		s.w.Event(experiment.Event{Time: s.rel(uint64(monotonicNS())), Kind: "error", Text: "reading perf events: " + err.Error()})
+	}
+}
+
+// handle records one perf record.
+func (s *Session) handle(r perfevent.Record) {
+	switch r := r.(type) {
+	case *perfevent.Sample:
+		s.sample(r)
+	case *perfevent.Mmap2:
+		if !r.Executable {
+			return
+		}
+		s.addMapping(experiment.Mapping{Pid: r.Pid, Start: r.Addr, End: r.Addr + r.Len, Offset: r.Pgoff,
+			Path: r.Filename, BuildID: fmt.Sprintf("%x", r.BuildID), LoadTime: s.rel(r.Time), UnloadTime: -1})
+	case *perfevent.Fork:
+		if r.Pid == r.Ppid { // a new thread
+			return
+		}
+		t := s.rel(r.Time)
+		s.procs[r.Pid] = true
+		for _, m := range s.live[r.Ppid] {
+			m.Pid, m.LoadTime, m.UnloadTime = r.Pid, t, -1
+			s.addMapping(m)
+		}
+	case *perfevent.Comm:
+		if r.Exec {
+			t := s.rel(r.Time)
+			s.processGone(r.Pid, t)
+			// The new image's vdso is mapped by the kernel without a mapping record.
+			if maps, err := readMaps(int(r.Pid)); err == nil {
+				for _, m := range maps {
+					if m.Path == "[vdso]" {
+						m.LoadTime = t
+						s.addMapping(m)
+					}
+				}
+			}
+		}
+	case *perfevent.Exit:
+		if r.Pid == r.Tid {
+			s.processGone(r.Pid, s.rel(r.Time))
+			delete(s.procs, r.Pid)
+		}
+	case *perfevent.Lost:
+		s.lost += int64(r.Lost)
+	case *perfevent.Throttle:
+		if !r.Unthrottle {
+			s.throttled++
+		}
 	}
 }
 
@@ -468,19 +513,14 @@ func (s *Session) sample(r *perfevent.Sample) {
 	if !s.recording {
 		return
 	}
-	k, u := perfevent.SplitCallchain(r.Callchain)
-	frames := make(experiment.Stack, 0, len(k)+len(u)+1)
-	frames = append(frames, k...)
-	frames = append(frames, u...)
-	if len(frames) == 0 {
-		frames = append(frames, r.IP)
-	}
+	frames := s.stacks.stack(r, s.stackBuf[:0])
+	s.stackBuf = frames
 	id, err := s.w.Stack(frames)
 	if err != nil {
 		return
 	}
 	for _, pc := range frames {
-		if pc >= experiment.KernelBase {
+		if pc >= experiment.KernelBase && pc < experiment.PseudoFrameBase {
 			s.kernelPCs[pc] = struct{}{}
 		}
 	}
@@ -564,6 +604,10 @@ func (s *Session) finish(waitErr error) error {
 	s.w.Event(experiment.Event{Time: end, Kind: "exit", Pid: uint32(s.pid), Text: text})
 	if s.lost > 0 {
 		s.w.Event(experiment.Event{Time: end, Kind: "warning", Text: fmt.Sprintf("%d samples lost: the ring buffer overflowed", s.lost)})
+	}
+	if st := s.stacks; st.failed > 0 {
+		s.w.Event(experiment.Event{Time: end, Kind: "warning", Text: fmt.Sprintf("%d of %d call stacks could not be unwound completely (most often: %s)",
+			st.failed, st.complete+st.truncated+st.failed, strings.Join(st.topReasons(3), "; "))})
 	}
 	if s.throttled > 0 {
 		s.w.Event(experiment.Event{Time: end, Kind: "warning", Text: fmt.Sprintf("the kernel throttled sampling %d times (perf_event_max_sample_rate)", s.throttled)})

@@ -1,0 +1,232 @@
+package collect
+
+import (
+	"sort"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"er/internal/experiment"
+	"er/internal/perfevent"
+	"er/internal/unwind"
+)
+
+// stacker turns samples into call stacks: the kernel frames of the kernel's call chain, then the user frames
+// found by DWARF unwinding of the sampled registers and stack copy (or, without a copy, the kernel's
+// frame-pointer chain). An unwind that stops early ends in a pseudo-frame (experiment.FrameTruncated or
+// FrameUnwindFailed), so the analysis shows it.
+//
+// It keeps, per process, the executable mappings with their call-frame information (unwind.Space).
+type stacker struct {
+	cache  unwind.Cache
+	spaces map[uint32]*unwind.Space
+	live   map[uint32]func(addr uint64, b []byte) bool
+	unw    unwind.Unwinder
+	copy   unwind.StackCopy
+	frames []uint64
+
+	complete, truncated, failed int64
+	reasons                     map[string]int64 // why unwinds failed, for the log
+}
+
+func newStacker() *stacker {
+	return &stacker{spaces: map[uint32]*unwind.Space{}, live: map[uint32]func(uint64, []byte) bool{},
+		reasons: map[string]int64{}}
+}
+
+// addMapping adds an executable mapping to its process's space. Load objects without usable CFI get a
+// module without a table: the unwinder then tries frame pointers there.
+func (st *stacker) addMapping(m experiment.Mapping) {
+	if m.Pid == 0 { // the kernel
+		return
+	}
+	sp := st.spaces[m.Pid]
+	if sp == nil {
+		sp = &unwind.Space{}
+		st.spaces[m.Pid] = sp
+	}
+	var t *unwind.Table
+	if m.Path == "[vdso]" || strings.HasPrefix(m.Path, "/") {
+		t, _ = st.cache.Table(m.Path)
+	}
+	sp.Add(unwind.NewModule(m.Start, m.End, m.Offset, m.Path, t))
+}
+
+// fork gives a new process a copy of its parent's space.
+func (st *stacker) fork(parent, child uint32) {
+	if sp := st.spaces[parent]; sp != nil {
+		st.spaces[child] = sp.Clone()
+	}
+}
+
+// gone forgets a process that exited or replaced its image with exec.
+func (st *stacker) gone(pid uint32) {
+	delete(st.spaces, pid)
+	delete(st.live, pid)
+}
+
+// stack appends the call stack of sample r, leaf first, to out.
+func (st *stacker) stack(r *perfevent.Sample, out experiment.Stack) experiment.Stack {
+	kernel, user := perfevent.SplitCallchain(r.Callchain)
+	out = append(out, kernel...)
+	sp := st.spaces[r.Pid]
+	if r.RegsABI != unix.PERF_SAMPLE_REGS_ABI_64 || len(r.Regs) == 0 || sp == nil {
+		// No user registers (a kernel thread, a 32-bit task), no stack copy asked for, or a process
+		// whose mappings are unknown: the kernel's frame-pointer chain is all there is.
+		out = append(out, user...)
+		if len(out) == 0 {
+			out = append(out, r.IP)
+		}
+		return out
+	}
+	regs := unwind.RegsFromSample(r.Regs, perfevent.RegsAMD64All)
+	st.copy.Reset(regs.SP(), r.Stack)
+	live := st.live[r.Pid]
+	if live == nil {
+		live = unwind.LiveReader(int(r.Pid))
+		st.live[r.Pid] = live
+	}
+	st.copy.Live = live
+	st.unw.Modules = sp.Find
+	frames, status, reason := st.unw.Unwind(regs, &st.copy, st.frames[:0])
+	st.frames = frames
+	out = append(out, frames...)
+	switch status {
+	case unwind.Complete:
+		st.complete++
+	case unwind.Truncated:
+		st.truncated++
+		out = append(out, experiment.FrameTruncated)
+	default:
+		st.failed++
+		st.reasons[reasonClass(reason)]++
+		out = append(out, experiment.FrameUnwindFailed)
+	}
+	return out
+}
+
+// reasonClass drops the addresses from an unwind failure's reason, so that like failures count together.
+func reasonClass(reason string) string {
+	f := strings.Fields(reason)
+	for i, w := range f {
+		if strings.HasPrefix(w, "0x") {
+			f[i] = "ADDR"
+		}
+	}
+	return strings.Join(f, " ")
+}
+
+// topReasons lists the most frequent unwind failures, most frequent first.
+func (st *stacker) topReasons(n int) []string {
+	type rc struct {
+		r string
+		c int64
+	}
+	var all []rc
+	for r, c := range st.reasons {
+		all = append(all, rc{r, c})
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].c > all[j].c || all[i].c == all[j].c && all[i].r < all[j].r })
+	var out []string
+	for i := 0; i < len(all) && i < n; i++ {
+		out = append(out, all[i].r)
+	}
+	return out
+}
+
+// recordTime is the time of a perf record, for putting the records of several rings in order.
+func recordTime(r perfevent.Record) uint64 {
+	switch r := r.(type) {
+	case *perfevent.Sample:
+		return r.Time
+	case *perfevent.Mmap2:
+		return r.Time
+	case *perfevent.Comm:
+		return r.Time
+	case *perfevent.Fork:
+		return r.Time
+	case *perfevent.Exit:
+		return r.Time
+	case *perfevent.Lost:
+		return r.Time
+	case *perfevent.Throttle:
+		return r.Time
+	}
+	return 0
+}
+
+// batch holds copies of the records of one Drain, so that they can be handled in time order once every
+// ring was read: a sample on one CPU may need a mapping recorded on another.
+type batch struct {
+	recs  []perfevent.Record
+	bytes []byte   // backing store of the copied stacks
+	words []uint64 // backing store of the copied call chains and registers
+}
+
+func (b *batch) reset() {
+	clear(b.recs)
+	b.recs, b.bytes, b.words = b.recs[:0], b.bytes[:0], b.words[:0]
+}
+
+// add copies r, which is only valid during the Drain callback.
+func (b *batch) add(r perfevent.Record) {
+	switch r := r.(type) {
+	case *perfevent.Sample:
+		c := *r
+		c.Callchain = b.keepWords(r.Callchain)
+		c.Regs = b.keepWords(r.Regs)
+		c.Stack = b.keepBytes(r.Stack[:min(uint64(len(r.Stack)), r.StackDynSize)])
+		b.recs = append(b.recs, &c)
+	case *perfevent.Mmap2:
+		c := *r
+		c.BuildID = append([]byte(nil), r.BuildID...)
+		b.recs = append(b.recs, &c)
+	case *perfevent.Comm:
+		c := *r
+		b.recs = append(b.recs, &c)
+	case *perfevent.Fork:
+		c := *r
+		b.recs = append(b.recs, &c)
+	case *perfevent.Exit:
+		c := *r
+		b.recs = append(b.recs, &c)
+	case *perfevent.Lost:
+		c := *r
+		b.recs = append(b.recs, &c)
+	case *perfevent.Throttle:
+		c := *r
+		b.recs = append(b.recs, &c)
+	}
+}
+
+// keepWords copies w into the batch's word store. Growing the store reallocates it, so earlier copies keep
+// pointing into the old array, which stays alive through them: no copy is ever overwritten.
+func (b *batch) keepWords(w []uint64) []uint64 {
+	if len(w) == 0 {
+		return nil
+	}
+	if cap(b.words)-len(b.words) < len(w) {
+		b.words = make([]uint64, 0, max(2*cap(b.words), len(w), 4096))
+	}
+	n := len(b.words)
+	b.words = append(b.words, w...)
+	return b.words[n:len(b.words):len(b.words)]
+}
+
+func (b *batch) keepBytes(p []byte) []byte {
+	if len(p) == 0 {
+		return nil
+	}
+	if cap(b.bytes)-len(b.bytes) < len(p) {
+		b.bytes = make([]byte, 0, max(2*cap(b.bytes), len(p), 1<<20))
+	}
+	n := len(b.bytes)
+	b.bytes = append(b.bytes, p...)
+	return b.bytes[n:len(b.bytes):len(b.bytes)]
+}
+
+// sorted returns the records in time order (stable: records of one ring keep their order).
+func (b *batch) sorted() []perfevent.Record {
+	sort.SliceStable(b.recs, func(i, j int) bool { return recordTime(b.recs[i]) < recordTime(b.recs[j]) })
+	return b.recs
+}
