@@ -1,0 +1,164 @@
+package main
+
+// End-to-end tests of complete call stacks (DWARF unwinding of gcc -O2 code without frame pointers),
+// inlined functions, and line-level metrics.
+
+import (
+	"encoding/csv"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// o2 is how the complete-stack tests build: optimized, no frame pointers (gcc's default at -O2).
+var o2 = []string{"-O2", "-g", "-pthread"}
+
+// TestCompleteStacks: at least 99% of the CPU time of -O2 programs that call through libc, recurse 10,000
+// deep, or run 4 threads is under main or the thread's start routine.
+func TestCompleteStacks(t *testing.T) {
+	needCollect(t)
+	for _, tc := range []struct {
+		prog  string
+		args  []string
+		roots []string // the CPU time under these functions must be >= 99% of the total
+	}{
+		{"libcalls", nil, []string{"main"}},
+		{"deeprec", []string{"10000", "1"}, []string{"main"}},
+		{"threads4", []string{"0.5"}, []string{"main", "worker"}},
+	} {
+		t.Run(tc.prog, func(t *testing.T) {
+			exp, r := collectExp(t, nil, append([]string{cbuild(t, tc.prog, o2...)}, tc.args...)...)
+			if r.code != 0 {
+				t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
+			}
+			p := printProfile(t, exp)
+			under := 0.0
+			for _, f := range tc.roots {
+				under += p.incl[f]
+			}
+			total := p.incl["<Total>"]
+			t.Logf("%.1f%% of %.3f s under %v; truncated %.3f s, failed %.3f s", 100*under/total, total, tc.roots,
+				p.incl["<Truncated-stack>"], p.incl["<Unwind-failed>"])
+			if under < 0.99*total {
+				t.Errorf("only %.1f%% of the CPU time has a complete stack (under %v)", 100*under/total, tc.roots)
+			}
+			st := er(t, "", nil, "print", "-statistics", exp).stdout
+			if !strings.Contains(st, "Complete call stacks") {
+				t.Errorf("statistics do not count complete stacks:\n%s", st)
+			}
+		})
+	}
+	// Frame-pointer mode (-U 0) shows what the kernel's chain alone gives on the same binary.
+	t.Run("frame-pointers-only", func(t *testing.T) {
+		exp, r := collectExp(t, nil, "-U", "0", cbuild(t, "libcalls", o2...))
+		if r.code != 0 {
+			t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
+		}
+		p := printProfile(t, exp)
+		share := p.incl["main"] / p.incl["<Total>"]
+		t.Logf("with -U 0 (frame pointers): %.1f%% under main", 100*share)
+		if share > 0.5 {
+			t.Errorf("-U 0 should leave frame-pointer stacks only, which lose main under libc; %.1f%% reach it", 100*share)
+		}
+	})
+}
+
+// TestSeed002O2: the seed 002 example built with -O2 -fno-optimize-sibling-calls, unwound with DWARF and
+// with small functions inlined, still gives the seed's values.
+func TestSeed002O2(t *testing.T) {
+	needCollect(t)
+	checkSeed002(t, cbuild(t, "seed002", "-O2", "-g", "-fno-optimize-sibling-calls"))
+}
+
+// TestLineMetrics: the three loops of lines.c get their share of work() within 3% of the total.
+func TestLineMetrics(t *testing.T) {
+	needCollect(t)
+	exp, r := collectExp(t, nil, cbuild(t, "lines", "-O1", "-g"), "4")
+	if r.code != 0 {
+		t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
+	}
+	m := measured(t, r.stdout)
+	pr := er(t, "", nil, "print", "-printmode", "csv", "-metrics", "e.totalcpu:i.totalcpu", "-lines", exp)
+	if pr.code != 0 {
+		t.Fatalf("er print -lines: %d %s", pr.code, pr.stderr)
+	}
+	got := map[int]float64{}
+	var total float64
+	rows, err := csv.NewReader(strings.NewReader(pr.stdout)).ReadAll()
+	if err != nil {
+		t.Fatalf("er print -lines CSV: %v\n%s", err, pr.stdout)
+	}
+	for _, f := range rows {
+		if len(f) != 3 {
+			continue
+		}
+		v, err := strconv.ParseFloat(f[0], 64)
+		if err != nil {
+			continue
+		}
+		if f[2] == "<Total>" {
+			total = v
+		}
+		var n int
+		if _, err := fmtSscanLine(f[2], &n); err == nil {
+			got[n] += v
+		}
+	}
+	for _, l := range []string{"A", "B", "C"} {
+		n := int(m["lineno "+l])
+		want := m["line "+l]
+		if abs(got[n]-want) > 0.03*total {
+			t.Errorf("line %d (loop %s): %.4f s, the program measured %.4f s: off by more than 3%% of %.3f s", n, l, got[n], want, total)
+		} else {
+			t.Logf("line %d (loop %s): %.4f s, measured %.4f s (%.2f%% of the total)", n, l, got[n], want, 100*abs(got[n]-want)/total)
+		}
+	}
+	src := er(t, "", nil, "print", "-source", "work", exp)
+	if src.code != 0 || !strings.Contains(src.stdout, "##") || !strings.Contains(src.stdout, "for (long i = 0; i < 5 * n; i++)") {
+		t.Errorf("er print -source work: exit %d\n%s%s", src.code, src.stdout, src.stderr)
+	}
+	dis := er(t, "", nil, "print", "-disasm", "work", exp)
+	if dis.code != 0 || !strings.Contains(dis.stdout, "call") {
+		t.Errorf("er print -disasm work: exit %d\n%s%s", dis.code, dis.stdout, dis.stderr)
+	}
+}
+
+// fmtSscanLine reads the line number of a `lines` row: "work, line 23 in "lines.c"".
+func fmtSscanLine(name string, n *int) (int, error) {
+	i := strings.Index(name, ", line ")
+	if i < 0 || !strings.HasPrefix(name, "work") {
+		return 0, os.ErrNotExist
+	}
+	rest := name[i+len(", line "):]
+	j := strings.IndexByte(rest, ' ')
+	if j < 0 {
+		return 0, os.ErrNotExist
+	}
+	v, err := strconv.Atoi(rest[:j])
+	*n = v
+	return 1, err
+}
+
+// TestInlinedFunction: hot(), inlined into caller1 and caller2, is a function of its own whose callers get
+// the time the program measured in each.
+func TestInlinedFunction(t *testing.T) {
+	needCollect(t)
+	exp, r := collectExp(t, nil, cbuild(t, "inline2", "-O2", "-g"))
+	if r.code != 0 {
+		t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
+	}
+	m := measured(t, r.stdout)
+	p := printProfile(t, exp, "hot", "caller1", "caller2")
+	tol := 0.02 * p.incl["<Total>"]
+	near(t, "hot's caller caller1", p.callers["hot"]["caller1"], m["caller caller1"], tol)
+	near(t, "hot's caller caller2", p.callers["hot"]["caller2"], m["caller caller2"], tol)
+	near(t, "caller1's callee hot", p.callees["caller1"]["hot"], m["caller caller1"], tol)
+	near(t, "exclusive hot", p.excl["hot"], m["caller caller1"]+m["caller caller2"], tol)
+	checkIdentities(t, p, 1e-6, "hot", "caller1", "caller2")
+	// Folded into its callers, hot disappears and they get its time.
+	fold := er(t, "", nil, "print", "-inline", "off", "-printmode", "csv", "-metrics", "e.totalcpu", "-functions", exp)
+	if strings.Contains(fold.stdout, ",hot\n") || !strings.Contains(fold.stdout, "caller1") {
+		t.Errorf("with inline off:\n%s", fold.stdout)
+	}
+}
