@@ -49,6 +49,18 @@ func BenchmarkCollectOverhead(b *testing.B) {
 				ratios = append(ratios, float64(median(with))/float64(median(base)))
 			}
 			b.ReportMetric(ratios[len(ratios)-1], "wall-ratio")
+			// The size of the data (samples and stacks; archives are per load object, not per sample).
+			exp := filepath.Join(b.TempDir(), "size.er")
+			wallOf(b, erBin, "collect", "-p", clock, "-o", exp, prog, "1", "1")
+			if d, err := experiment.Open(exp); err == nil && len(d.Clock) > 0 {
+				var bytes int64
+				for _, f := range []string{experiment.ClockFile, experiment.StacksFile} {
+					if st, err := os.Stat(filepath.Join(exp, f)); err == nil {
+						bytes += st.Size()
+					}
+				}
+				b.ReportMetric(float64(bytes)/float64(len(d.Clock))*1000/1024, "KiB/1000-samples")
+			}
 		})
 	}
 	// The fixed cost of a collection (starting er and the target, opening the events, archiving),
