@@ -162,3 +162,35 @@ func TestInlinedFunction(t *testing.T) {
 		t.Errorf("with inline off:\n%s", fold.stdout)
 	}
 }
+
+// TestSignalHandler: a signal handler's time is under the interrupted function, through the signal
+// trampoline, as seed 004 says.
+func TestSignalHandler(t *testing.T) {
+	needCollect(t)
+	exp, r := collectExp(t, nil, cbuild(t, "sighandler", o2...))
+	if r.code != 0 {
+		t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
+	}
+	m := measured(t, r.stdout)
+	p := printProfile(t, exp, "on_alarm", "busy")
+	total := p.incl["<Total>"]
+	near(t, "on_alarm's inclusive", p.incl["on_alarm"], m["handler"], 0.03*total)
+	if len(p.callers["on_alarm"]) != 1 {
+		t.Fatalf("on_alarm's callers = %v, want the signal trampoline alone", p.callers["on_alarm"])
+	}
+	var trampoline string
+	for caller := range p.callers["on_alarm"] {
+		trampoline = caller
+	}
+	// The trampoline is called by whatever the signal interrupted: busy, or the clock_gettime it calls.
+	tp := printProfile(t, exp, trampoline)
+	interrupted := tp.callers[trampoline]["busy"] + tp.callers[trampoline]["clock_gettime"]
+	if abs(interrupted-p.incl["on_alarm"]) > 0.03*total {
+		t.Errorf("the trampoline %s is called by %v; want busy and clock_gettime, with the handler's %.3f s", trampoline, tp.callers[trampoline], p.incl["on_alarm"])
+	}
+	if p.incl["busy"] < 0.98*total {
+		t.Errorf("busy's inclusive %.3f s does not hold the handler's time (total %.3f s)", p.incl["busy"], total)
+	}
+	t.Logf("handler %.3f s, called from %s, called from busy %.3f s; busy inclusive %.3f of %.3f s",
+		p.incl["on_alarm"], trampoline, tp.callers[trampoline]["busy"], p.incl["busy"], total)
+}
