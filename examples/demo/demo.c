@@ -26,7 +26,7 @@ unsigned long hash_string(const char *s) {
 	return h;
 }
 
-/* make_key writes "key-I" into buf (no libc: its frames have no frame pointers, see the README). */
+/* make_key writes "key-I" into buf. */
 void make_key(char *buf, int i) {
 	char digits[16];
 	int n = 0;
