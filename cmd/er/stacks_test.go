@@ -24,7 +24,7 @@ func TestCompleteStacks(t *testing.T) {
 		roots []string // the CPU time under these functions must be >= 99% of the total
 	}{
 		{"libcalls", nil, []string{"main"}},
-		{"deeprec", []string{"10000", "1"}, []string{"main"}},
+		{"deeprec", []string{"10000", "2"}, []string{"main"}},
 		{"threads4", []string{"0.5"}, []string{"main", "worker"}},
 	} {
 		t.Run(tc.prog, func(t *testing.T) {

@@ -315,6 +315,9 @@ func (s *Session) openClock() (*perfevent.Group, error) {
 		o.SampleRegsUser = perfevent.RegsAMD64All
 		o.SampleStackUser = uint32(s.spec.StackBytes)
 		o.RingPages = 1024
+		// Wake the reader at every sample: a stack deeper than the copy is completed from the live
+		// process, which works only while the process is still in the call it was sampled in.
+		o.WakeupEvents = 1
 	}
 	g, err := openShrinking(s.pid, &o)
 	if errors.Is(err, perfevent.ErrPermission) {

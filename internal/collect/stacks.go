@@ -89,6 +89,14 @@ func (st *stacker) stack(r *perfevent.Sample, out experiment.Stack) experiment.S
 	st.copy.Live = live
 	st.unw.Modules = sp.Find
 	frames, status, reason := st.unw.Unwind(regs, &st.copy, st.frames[:0])
+	if status != unwind.Complete && st.copy.UsedLive() {
+		// Frames read from the live process are trusted only when they lead to the outermost frame: a
+		// chain that breaks off there means the process had left the stack it had at the sample (it
+		// returned past the copied part and called something else). Keep the copied part only.
+		st.copy.Reset(regs.SP(), r.Stack)
+		st.copy.Live = nil
+		frames, status, reason = st.unw.Unwind(regs, &st.copy, frames[:0])
+	}
 	st.frames = frames
 	out = append(out, frames...)
 	switch status {
