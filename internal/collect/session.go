@@ -315,9 +315,10 @@ func (s *Session) openClock() (*perfevent.Group, error) {
 		o.SampleRegsUser = perfevent.RegsAMD64All
 		o.SampleStackUser = uint32(s.spec.StackBytes)
 		o.RingPages = 1024
-		// Wake the reader at every sample: a stack deeper than the copy is completed from the live
-		// process, which works only while the process is still in the call it was sampled in.
-		o.WakeupEvents = 1
+		// Wake the reader every 10 ms of sampled CPU time (every sample at -p on): a stack deeper than the
+		// copy is completed from the live process, which works only while the process is still in the call
+		// it was sampled in. More wakeups would cost the target: the kernel wakes the reader from its CPU.
+		o.WakeupEvents = uint32(max(1, (10*time.Millisecond)/s.spec.Interval))
 	}
 	g, err := openShrinking(s.pid, &o)
 	if errors.Is(err, perfevent.ErrPermission) {
