@@ -144,7 +144,7 @@ func fmtSscanLine(name string, n *int) (int, error) {
 // the time the program measured in each.
 func TestInlinedFunction(t *testing.T) {
 	needCollect(t)
-	exp, r := collectExp(t, nil, cbuild(t, "inline2", "-O2", "-g"))
+	exp, r := collectExp(t, nil, cbuild(t, "inline2", "-O2", "-g"), "300000000")
 	if r.code != 0 {
 		t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
 	}
