@@ -193,7 +193,9 @@ func regName(r uint16) string {
 // Unwind unwinds the stack whose leaf registers are r, reading stack memory from mem. It
 // appends to frames[:0] and returns the call stack leaf first: the leaf's PC, then each
 // caller's return address (the address after its call, or, for a function interrupted by a
-// signal, the interrupted PC). The reason says why an unwind was Failed or Truncated.
+// signal, the interrupted PC plus one). Every frame but the leaf is thus one past an address in
+// the instruction that frame was executing: look up frame-1. The reason says why an unwind was
+// Failed or Truncated.
 func (u *Unwinder) Unwind(r Regs, mem Memory, frames []uint64) ([]uint64, Status, string) {
 	frames = frames[:0]
 	maxFrames := u.MaxFrames
@@ -218,7 +220,13 @@ func (u *Unwinder) Unwind(r Regs, mem Memory, frames []uint64) ([]uint64, Status
 			return frames, Truncated, fmt.Sprintf("more than %d frames", maxFrames)
 		}
 		pc := cur.r[RegRIP]
-		frames = append(frames, pc)
+		if exact && len(frames) > 0 {
+			// A PC interrupted by a signal is stored plus one, so that, as for return addresses,
+			// frame-1 is an address in the instruction the frame was executing.
+			frames = append(frames, pc+1)
+		} else {
+			frames = append(frames, pc)
+		}
 		look := pc
 		if !exact {
 			look = pc - 1

@@ -108,10 +108,11 @@ func TestUnwindSynthetic(t *testing.T) {
 			nil, Failed, "no IP or SP"},
 		// A signal handler L returns to the trampoline S (at S's start + 1, found through pc-1);
 		// S restores the interrupted M, at its very first instruction 0x2000 (found at pc, not
-		// pc-1, which has no CFI), where M's CFA is rsp+8 and its RA at 0x7050.
+		// pc-1, which has no CFI), where M's CFA is rsp+8 and its RA at 0x7050. The interrupted PC is
+		// returned plus one, like a return address: frame-1 is in the interrupted instruction.
 		{"signal frame", regs(0x1010, 0x7000),
 			stackOf(0x7000, 0x4000, 0x0, 0x7048, 0x2000, 0x1, 0, 0, 0, 0, 0x3021, 0, 0),
-			[]uint64{0x1010, 0x4000, 0x2000, 0x3021}, Complete, ""},
+			[]uint64{0x1010, 0x4000, 0x2001, 0x3021}, Complete, ""},
 	}
 	for _, tt := range tests {
 		frames, st, why := u.Unwind(tt.regs, tt.stack, nil)
