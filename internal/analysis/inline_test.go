@@ -59,7 +59,11 @@ func (d *fakeDebug) Function(pc uint64) (debuginfo.Function, bool) {
 		return debuginfo.Function{}, false
 	}
 	last := r.frames[len(r.frames)-1]
-	return debuginfo.Function{Name: last.Func, Entry: last.Entry, DeclFile: last.File, DeclLine: last.Line}, true
+	entry := last.Entry
+	if entry == 0 {
+		entry = r.lo
+	}
+	return debuginfo.Function{Name: last.Func, Lo: r.lo, Hi: r.hi, Entry: entry, DeclFile: last.File, DeclLine: last.Line}, true
 }
 
 func (d *fakeDebug) Files() []string {
@@ -383,6 +387,42 @@ func TestPropertiesInlinedFunctions(t *testing.T) {
 		checkLinesPCs(t, p)
 		if t.Failed() {
 			t.Fatalf("failed on random profile %d", i)
+		}
+	}
+}
+
+// TestLocalFunctionFromDWARF: an address between the symbols of a stripped object is named by the
+// object's debug information when it has some, and is a <static> function otherwise.
+func TestLocalFunctionFromDWARF(t *testing.T) {
+	fk := newFake("main", "other")
+	gap := uint64(symSpan - 0x10) // main's symbol ends here; "other" starts at symSpan
+	fk.rawSample(3, at{"main", 0x20}, at{"main", gap + 4})
+	d := &fakeDebug{}
+	d.add(0x1000, 0x1000+gap, frame("main", "x.c", 3))
+	d.add(0x1000+gap, 0x1000+symSpan, frame("local_helper", "x.c", 9))
+	for _, tc := range []struct {
+		opt  Options
+		want string
+	}{
+		{withFiles(map[string]*fakeDebug{"/bin/prog": d}, nil), "local_helper"},
+		{Options{}, fmt.Sprintf("<static>@0x%x (<prog>)", 0x1000+gap)},
+	} {
+		p, err := Analyze([]*experiment.Data{fk.d}, tc.opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for f := range p.Functions {
+			if p.FuncName(f, NameLong) == tc.want && p.Exclusive(f)[0] == 3 {
+				found = true
+			}
+		}
+		if !found {
+			var names []string
+			for f := range p.Functions {
+				names = append(names, p.FuncName(f, NameLong))
+			}
+			t.Errorf("no function %q with the sample's 3 ns; functions: %q", tc.want, names)
 		}
 	}
 }
