@@ -207,30 +207,25 @@ func (b *batch) add(r perfevent.Record) {
 	}
 }
 
-// keepWords copies w into the batch's word store. Growing the store reallocates it, so earlier copies keep
-// pointing into the old array, which stays alive through them: no copy is ever overwritten.
-func (b *batch) keepWords(w []uint64) []uint64 {
-	if len(w) == 0 {
-		return nil
-	}
-	if cap(b.words)-len(b.words) < len(w) {
-		b.words = make([]uint64, 0, max(2*cap(b.words), len(w), 4096))
-	}
-	n := len(b.words)
-	b.words = append(b.words, w...)
-	return b.words[n:len(b.words):len(b.words)]
-}
+// keepWords and keepBytes copy a slice into the batch's store (see keep).
+func (b *batch) keepWords(w []uint64) []uint64 { return keep(&b.words, w, 4096) }
+func (b *batch) keepBytes(p []byte) []byte     { return keep(&b.bytes, p, 1<<20) }
 
-func (b *batch) keepBytes(p []byte) []byte {
+// keep copies p to the end of *store and returns the copy. When the store is full a new, larger one
+// replaces it: earlier copies keep pointing into the old array, which stays alive through them, so no
+// copy is ever overwritten before the store is reset.
+func keep[T any](store *[]T, p []T, minCap int) []T {
 	if len(p) == 0 {
 		return nil
 	}
-	if cap(b.bytes)-len(b.bytes) < len(p) {
-		b.bytes = make([]byte, 0, max(2*cap(b.bytes), len(p), 1<<20))
+	s := *store
+	if cap(s)-len(s) < len(p) {
+		s = make([]T, 0, max(2*cap(s), len(p), minCap))
 	}
-	n := len(b.bytes)
-	b.bytes = append(b.bytes, p...)
-	return b.bytes[n:len(b.bytes):len(b.bytes)]
+	n := len(s)
+	s = append(s, p...)
+	*store = s
+	return s[n:len(s):len(s)]
 }
 
 // sorted returns the records in time order (stable: records of one ring keep their order).
