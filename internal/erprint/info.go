@@ -129,7 +129,7 @@ func (s *session) headerOf(i int) {
 		}
 	}
 	event := func(e experiment.Event) string {
-		return fmt.Sprintf("  %s s, pid %d: %s", secondsMS(e.Time), e.Pid, e.Text)
+		return fmt.Sprintf("  %s s%s: %s", secondsMS(e.Time), pidOf(e), e.Text)
 	}
 	if len(errs) == 0 {
 		s.printf("No errors\n")
@@ -185,7 +185,7 @@ func (s *session) headerOf(i int) {
 	if len(other) > 0 {
 		s.printf("Events:\n")
 		for _, e := range other {
-			s.printf("  %s s, pid %d: %s: %s\n", secondsMS(e.Time), e.Pid, e.Kind, e.Text)
+			s.printf("  %s s%s: %s: %s\n", secondsMS(e.Time), pidOf(e), e.Kind, e.Text)
 		}
 		s.printf("\n")
 	}
@@ -207,6 +207,14 @@ func (s *session) headerOf(i int) {
 		s.printf("Call stacks: %d complete, %d truncated, %d failed unwinds (of %d events)\n",
 			st.events-st.truncated-st.failed, st.truncated, st.failed, st.events)
 	}
+}
+
+// pidOf names the process of an event, or nothing for an event of the whole collection (pid 0).
+func pidOf(e experiment.Event) string {
+	if e.Pid == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", pid %d", e.Pid)
 }
 
 // duration is the experiment's length: its end time, or the last event's time while unfinished.

@@ -51,3 +51,12 @@ func TestStats(t *testing.T) {
 		t.Errorf("sum %+v", all)
 	}
 }
+
+func TestPidOf(t *testing.T) {
+	if got := pidOf(experiment.Event{Pid: 42}); got != ", pid 42" {
+		t.Errorf("pidOf(42) = %q", got)
+	}
+	if got := pidOf(experiment.Event{}); got != "" {
+		t.Errorf("pidOf(0) = %q, want nothing for an event of the whole collection", got)
+	}
+}
