@@ -190,21 +190,22 @@ func (b *batch) add(r perfevent.Record) {
 		c.BuildID = append([]byte(nil), r.BuildID...)
 		b.recs = append(b.recs, &c)
 	case *perfevent.Comm:
-		c := *r
-		b.recs = append(b.recs, &c)
+		b.recs = append(b.recs, clone(r))
 	case *perfevent.Fork:
-		c := *r
-		b.recs = append(b.recs, &c)
+		b.recs = append(b.recs, clone(r))
 	case *perfevent.Exit:
-		c := *r
-		b.recs = append(b.recs, &c)
+		b.recs = append(b.recs, clone(r))
 	case *perfevent.Lost:
-		c := *r
-		b.recs = append(b.recs, &c)
+		b.recs = append(b.recs, clone(r))
 	case *perfevent.Throttle:
-		c := *r
-		b.recs = append(b.recs, &c)
+		b.recs = append(b.recs, clone(r))
 	}
+}
+
+// clone copies a record that holds no slices.
+func clone[T any](r *T) *T {
+	c := *r
+	return &c
 }
 
 // keepWords and keepBytes copy a slice into the batch's store (see keep).
