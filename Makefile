@@ -3,15 +3,25 @@ GO      ?= go
 GOFLAGS ?=
 BIN     := bin
 LINKS   := collect er_print
+CC      ?= gcc
+# The collector library's flags; preload/build.go has the same (its tests check).
+PRELOAD_CFLAGS := -O2 -g -Wall -Wextra -fPIC -std=gnu11 -fvisibility=hidden -shared
+PRELOAD_LIBS   := -ldl -lpthread
+PRELOAD_SRCS   := $(wildcard preload/c/*.c)
 FUZZTIME ?= 5s
 
 .PHONY: all build test unit fuzz demo bench clean vet
 
 all: build
 
-build:
+build: $(BIN)/libercollector.so
 	$(GO) build $(GOFLAGS) -o $(BIN)/er ./cmd/er
 	@for l in $(LINKS); do ln -sf er $(BIN)/$$l; done
+
+# The collector library that er collect preloads into the target for tracing.
+$(BIN)/libercollector.so: $(PRELOAD_SRCS) $(wildcard preload/c/*.h)
+	@mkdir -p $(BIN)
+	$(CC) $(PRELOAD_CFLAGS) -o $@ $(PRELOAD_SRCS) $(PRELOAD_LIBS)
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }

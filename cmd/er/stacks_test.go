@@ -68,7 +68,7 @@ func TestCompleteStacks(t *testing.T) {
 // with small functions inlined, still gives the seed's values.
 func TestSeed002O2(t *testing.T) {
 	needCollect(t)
-	checkSeed002(t, cbuild(t, "seed002", "-O2", "-g", "-fno-optimize-sibling-calls"))
+	checkSeed002(t, cbuild(t, "seed002", "-O2", "-g", "-fno-optimize-sibling-calls"), nil)
 }
 
 // TestLineMetrics: the three loops of lines.c get their share of work() within 3% of the total.

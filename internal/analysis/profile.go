@@ -107,10 +107,22 @@ type Profile struct {
 	Functions []Function
 	Objects   []Object
 	Total     []int64  // sum over all events
-	Events    int64    // number of events analysed
-	Warnings  []string // what could not be resolved: missing archives, bad stack references
+	Events    int64    // number of events analysed: clock samples, and tracing events that add to a metric
+	Warnings  []string // what could not be resolved: missing archives, bad stack references, ignored frees
+
+	// Events of each kind of data in the experiments, indexed by DataKind (all tracing events,
+	// also those that add to no metric, such as frees).
+	DataEvents [4]int64
+	// Heap holds the heap statistics (sizes, leaks, peaks); nil when there is no heap tracing.
+	Heap *HeapStats
+	// IO holds the I/O statistics; nil when there is no I/O tracing.
+	IO *IOStats
+	// IOFiles are the I/O metrics of each file, and IODescriptors of each file and descriptor, in
+	// the order first seen; nil when there is no I/O tracing.
+	IOFiles, IODescriptors []IOGroup
 
 	nm         int
+	lay        layout
 	stackStart []int32 // frames of stack s: frames[stackStart[s]:stackStart[s+1]], root first
 	frames     []int32
 	stackVals  []int64 // values of stack s: stackVals[s*nm:(s+1)*nm]
@@ -132,6 +144,8 @@ type Profile struct {
 	lines     *LineTable
 	pcsOnce   sync.Once
 	pcs       *PCTable
+	addrOnce  sync.Once
+	addr      []AddrStack
 }
 
 // rawStack is one distinct stack of an experiment's stack table, as seen by one process in one
@@ -144,20 +158,38 @@ type rawStack struct {
 	stack int32 // its function stack
 }
 
-// Analyze aggregates the clock events of exps into a Profile. Experiments are aggregated: functions
-// are identified by load-object path and address, so the same program's experiments merge.
+// Analyze aggregates the events of exps into a Profile: clock samples, and heap, synchronization
+// and I/O tracing events, each adding a value vector over Profile.Metrics (MetricsFor(exps)) at its
+// call stack. Experiments are aggregated: functions are identified by load-object path and address,
+// so the same program's experiments merge.
 func Analyze(exps []*experiment.Data, opt Options) (*Profile, error) {
 	if len(exps) == 0 {
 		return nil, errors.New("analysis: no experiment")
 	}
-	nm := len(ClockMetrics)
+	for i, d := range exps {
+		if d == nil {
+			return nil, fmt.Errorf("analysis: experiment %d is nil", i+1)
+		}
+	}
+	ms := MetricsFor(exps)
+	nm := len(ms)
 	p := &Profile{
-		Metrics:    ClockMetrics,
+		Metrics:    ms,
 		Functions:  []Function{{Name: TotalName, Kind: FuncTotal}},
 		Objects:    []Object{{Name: TotalName, Path: TotalName}},
 		Total:      make([]int64, nm),
 		nm:         nm,
+		lay:        newLayout(ms),
 		stackStart: []int32{0},
+	}
+	has := DataKinds(exps)
+	if has[DataHeap] {
+		p.Heap = &HeapStats{}
+	}
+	var groups *ioGroups
+	if has[DataIO] {
+		p.IO = &IOStats{}
+		groups = &ioGroups{nm: nm, files: map[string]int{}, fds: map[ioFile]int{}}
 	}
 	b := &builder{
 		p:        p,
@@ -176,10 +208,10 @@ func Analyze(exps []*experiment.Data, opt Options) (*Profile, error) {
 	}
 	p.b = b
 	for i, d := range exps {
-		if d == nil {
-			return nil, fmt.Errorf("analysis: experiment %d is nil", i+1)
-		}
-		b.addExperiment(i, d)
+		b.addExperiment(i, d, groups)
+	}
+	if groups != nil {
+		p.IOFiles, p.IODescriptors = groups.byFile, groups.byFD
 	}
 	p.finish()
 	b.stacks, b.frameBuf, b.keyBuf = nil, nil, nil // the views resolve locations, not function stacks
@@ -246,7 +278,7 @@ type expState struct {
 	cache    map[stackKey]int32 // raw stack index
 }
 
-func (b *builder) addExperiment(idx int, d *experiment.Data) {
+func (b *builder) addExperiment(idx int, d *experiment.Data, groups *ioGroups) {
 	es := &expState{idx: int32(idx), d: d, procs: map[uint32]*procMaps{}, objs: map[string]*objState{},
 		cache: map[stackKey]int32{}}
 	byPid := map[uint32][]*experiment.Mapping{}
@@ -261,52 +293,136 @@ func (b *builder) addExperiment(idx int, d *experiment.Data) {
 	}
 	es.fallback = es.procs[d.Log.Pid]
 	p := b.p
-	nm := p.nm
-	vals := make([]int64, nm)
-	badStacks := 0
-	var lastPid uint32
-	var lastPM *procMaps
-	havePM := false
-	for i := range d.Clock {
-		s := &d.Clock[i]
-		if !havePM || s.Pid != lastPid {
-			lastPid, havePM = s.Pid, true
-			lastPM = es.procs[s.Pid]
-			if lastPM == nil {
-				lastPM = es.fallback
+	lay := &p.lay
+	ea := eventAdder{b: b, es: es, vals: make([]int64, p.nm)}
+	if lay.clock >= 0 {
+		for i := range d.Clock {
+			s := &d.Clock[i]
+			ea.clear()
+			clockValues(s, ea.vals[lay.clock:lay.clock+len(ClockMetrics)])
+			ea.add(s.Pid, s.Time, s.Stack, true)
+		}
+		ea.warn("clock")
+	}
+	p.DataEvents[DataClock] += int64(len(d.Clock))
+	p.DataEvents[DataHeap] += int64(len(d.Heap))
+	p.DataEvents[DataSync] += int64(len(d.Sync))
+	p.DataEvents[DataIO] += int64(len(d.IO))
+	if p.Heap != nil && len(d.Heap) > 0 {
+		leaked, st := ReplayHeap(d, idx)
+		p.Heap.merge(st)
+		if w := heapWarning(d.Dir, st); w != "" {
+			p.Warnings = append(p.Warnings, w)
+		}
+		for i := range d.Heap {
+			e := &d.Heap[i]
+			ea.clear()
+			lay.heapValues(e, leaked[i], ea.vals)
+			ea.add(e.Pid, e.Time, e.Stack, false)
+		}
+		ea.warn("heap")
+	}
+	if lay.sync >= 0 {
+		for i := range d.Sync {
+			e := &d.Sync[i]
+			ea.clear()
+			lay.syncValues(e, ea.vals)
+			ea.add(e.Pid, e.Time, e.Stack, false)
+		}
+		ea.warn("synchronization")
+	}
+	if p.IO != nil && len(d.IO) > 0 {
+		files := ioEventFiles(d)
+		var st IOStats
+		st.Events = int64(len(d.IO))
+		for i := range d.IO {
+			e := &d.IO[i]
+			st.add(e)
+			ea.clear()
+			lay.ioValues(e, ea.vals)
+			if ea.add(e.Pid, e.Time, e.Stack, false) {
+				groups.add(files[i], ea.vals)
 			}
 		}
-		epoch := 0
-		if lastPM != nil {
-			epoch = lastPM.epoch(s.Time)
-		}
-		stack := s.Stack
-		if int(stack) >= len(d.Stacks) {
-			badStacks++
-			stack = 0
-		}
-		key := stackKey{exp: es.idx, epoch: int32(epoch), pid: s.Pid, stack: stack}
-		r, ok := es.cache[key]
-		if !ok {
-			rs := rawStack{es: es, pm: lastPM, epoch: int32(epoch), id: stack}
-			rs.stack = b.internStack(b.expand(b.locations(rs)))
-			r = int32(len(p.raw))
-			p.raw = append(p.raw, rs)
-			p.rawVals = append(p.rawVals, make([]int64, nm)...)
-			es.cache[key] = r
-		}
-		clockValues(s, vals)
-		rv := p.rawVals[int(r)*nm : int(r+1)*nm]
-		for m, v := range vals {
-			rv[m] += v
-			p.Total[m] += v
-		}
-		p.Events++
+		p.IO.merge(&st)
+		ea.warn("I/O")
 	}
-	if badStacks > 0 {
-		p.Warnings = append(p.Warnings, fmt.Sprintf("%s: %d clock events refer to stacks beyond the stack table (%d stacks); they are shown as %s",
-			d.Dir, badStacks, len(d.Stacks), UnknownName))
+}
+
+// eventAdder adds the value vectors of one experiment's events to the raw stacks of the profile.
+type eventAdder struct {
+	b         *builder
+	es        *expState
+	vals      []int64
+	lastPid   uint32
+	lastPM    *procMaps
+	havePM    bool
+	badStacks int
+}
+
+func (ea *eventAdder) clear() { clear(ea.vals) }
+
+// add adds ea.vals, the values of an event of process pid at time t with stack id stack, and
+// reports whether it did: an event whose values are all zero is skipped unless always (a clock
+// sample is always counted, a free is not).
+func (ea *eventAdder) add(pid uint32, t int64, stack uint32, always bool) bool {
+	if !always && !nonZero(ea.vals) {
+		return false
 	}
+	b, es, p := ea.b, ea.es, ea.b.p
+	nm := p.nm
+	if !ea.havePM || pid != ea.lastPid {
+		ea.lastPid, ea.havePM = pid, true
+		ea.lastPM = es.procs[pid]
+		if ea.lastPM == nil {
+			ea.lastPM = es.fallback
+		}
+	}
+	epoch := 0
+	if ea.lastPM != nil {
+		epoch = ea.lastPM.epoch(t)
+	}
+	if int(stack) >= len(es.d.Stacks) {
+		ea.badStacks++
+		stack = 0
+	}
+	key := stackKey{exp: es.idx, epoch: int32(epoch), pid: pid, stack: stack}
+	r, ok := es.cache[key]
+	if !ok {
+		rs := rawStack{es: es, pm: ea.lastPM, epoch: int32(epoch), id: stack}
+		rs.stack = b.internStack(b.expand(b.locations(rs)))
+		r = int32(len(p.raw))
+		p.raw = append(p.raw, rs)
+		p.rawVals = append(p.rawVals, make([]int64, nm)...)
+		es.cache[key] = r
+	}
+	rv := p.rawVals[int(r)*nm : int(r+1)*nm]
+	for m, v := range ea.vals {
+		rv[m] += v
+		p.Total[m] += v
+	}
+	p.Events++
+	return true
+}
+
+// warn reports the events of one kind whose stacks were beyond the stack table, and starts
+// counting again.
+func (ea *eventAdder) warn(kind string) {
+	if ea.badStacks > 0 {
+		d := ea.es.d
+		ea.b.p.Warnings = append(ea.b.p.Warnings, fmt.Sprintf("%s: %d %s events refer to stacks beyond the stack table (%d stacks); they are shown as %s",
+			d.Dir, ea.badStacks, kind, len(d.Stacks), UnknownName))
+	}
+	ea.badStacks = 0
+}
+
+func nonZero(v []int64) bool {
+	for _, x := range v {
+		if x != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // location is one frame of a raw stack, resolved to a load object and a function of its symbols.

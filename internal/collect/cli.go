@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"er/internal/perfevent"
@@ -16,6 +17,13 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	spec, err := Parse(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "er collect: %v\n", strings.TrimPrefix(err.Error(), "usage: "))
+		return 2
+	}
+	spec.ClockSource = os.Getenv(ClockSourceEnv)
+	switch spec.ClockSource {
+	case "", "perf", "sigprof":
+	default:
+		fmt.Fprintf(stderr, "er collect: $%s=%q: expected perf or sigprof\n", ClockSourceEnv, spec.ClockSource)
 		return 2
 	}
 	if spec.Version {

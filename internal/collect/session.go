@@ -50,6 +50,16 @@ type Session struct {
 	stacks     *stacker            // call stacks of the samples
 	batch      batch               // the records of one drain, put in time order
 	stackBuf   experiment.Stack
+	sigprof    bool   // clock profiling by the collector library's SIGPROF timers, not perf events
+	sigprofWhy string // why
+	lib        string // the collector library, when the target loads it
+	mapped     map[mapKey]bool
+}
+
+type mapKey struct {
+	pid   uint32
+	start uint64
+	path  string
 }
 
 type kernelArchive struct {
@@ -154,9 +164,28 @@ func Run(spec Spec, stderr io.Writer) (string, error) {
 
 func (s *Session) run(path string) error {
 	if s.spec.Clock {
-		if _, err := perfevent.Paranoid(); err != nil {
-			return fmt.Errorf("perf events are not available on this system: %v", err)
+		switch s.spec.ClockSource {
+		case "sigprof":
+			s.sigprof, s.sigprofWhy = true, "asked for ("+ClockSourceEnv+"=sigprof)"
+		case "perf":
+			if err := perfevent.ClockAvailable(); err != nil {
+				return fmt.Errorf("perf events are not available on this system: %v", err)
+			}
+		default:
+			if err := perfevent.ClockAvailable(); err != nil {
+				s.sigprof, s.sigprofWhy = true, "perf events are not available: "+err.Error()
+			}
 		}
+	}
+	if s.sigprof || s.spec.Tracing() {
+		lib, err := FindLibrary()
+		if err == nil {
+			err = checkDynamic(path, libraryUses(s.spec, s.sigprof))
+		}
+		if err != nil {
+			return err
+		}
+		s.lib = lib
 	}
 	// Forward the signals that ask the target to stop; install before the target starts.
 	sigs := make(chan os.Signal, 4)
@@ -244,6 +273,13 @@ func (s *Session) start(path string) error {
 	cmd := exec.Command(path)
 	cmd.Args = s.spec.Target
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if s.lib != "" {
+		env, err := preloadEnv(os.Environ(), s.lib, s.dir, s.spec, s.sigprof)
+		if err != nil {
+			return err
+		}
+		cmd.Env = env
+	}
 	if err := perfevent.StartStopped(cmd); err != nil {
 		return fmt.Errorf("cannot start %s: %v", path, err)
 	}
@@ -276,7 +312,16 @@ func (s *Session) start(path string) error {
 	} else {
 		w.Event(experiment.Event{Kind: "warning", Pid: uint32(s.pid), Text: "cannot read the target's mappings: " + err.Error()})
 	}
-	if s.spec.Clock {
+	if s.sigprof {
+		w.UpdateLog(func(l *experiment.Log) {
+			l.Settings = append(l.Settings, experiment.Setting{Name: "clock_source", Value: "sigprof"})
+		})
+		w.Event(experiment.Event{Kind: "warning", Text: "clock profiling by SIGPROF timers inside the target, " +
+			"without kernel stacks or exact CPU accounting: " + s.sigprofWhy})
+	} else if s.spec.Clock {
+		w.UpdateLog(func(l *experiment.Log) {
+			l.Settings = append(l.Settings, experiment.Setting{Name: "clock_source", Value: "perf"})
+		})
 		g, err := s.openClock()
 		if err != nil {
 			_ = w.Close()
@@ -419,6 +464,10 @@ func (s *Session) rel(t uint64) int64 { return int64(t) - s.startNS }
 
 // addMapping records an executable mapping and keeps the per-process live set used to copy mappings on fork.
 func (s *Session) addMapping(m experiment.Mapping) {
+	if s.mapped == nil {
+		s.mapped = map[mapKey]bool{}
+	}
+	s.mapped[mapKey{m.Pid, m.Start, m.Path}] = true
 	s.w.AddMapping(m)
 	live := s.live[m.Pid][:0]
 	for _, old := range s.live[m.Pid] {
@@ -620,6 +669,7 @@ func (s *Session) finish(waitErr error) error {
 		l.EndTime, l.ExitStatus, l.ExitSignal, l.Exited = end, code, sig, st != nil
 		l.CountedCPUNS = counted
 	})
+	s.traceMappings()
 	_ = s.w.Flush()
 	s.writeArchives()
 	if err := s.w.Close(); err != nil {
@@ -691,4 +741,23 @@ func usedSymbols(a *experiment.Archive, pcs map[uint64]struct{}) []experiment.Sy
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Addr < out[j].Addr })
 	return out
+}
+
+// traceMappings adds to map.xml the load objects that the collector library saw mapped and perf
+// events did not report (all of them when clock profiling was off or by SIGPROF), so that they
+// are archived.
+func (s *Session) traceMappings() {
+	if s.lib == "" {
+		return
+	}
+	maps, err := experiment.TraceMappings(s.dir)
+	if err != nil {
+		s.w.Event(experiment.Event{Kind: "warning", Text: "reading the collector library's mappings: " + err.Error()})
+		return
+	}
+	for _, m := range maps {
+		if !s.mapped[mapKey{m.Pid, m.Start, m.Path}] {
+			s.addMapping(m)
+		}
+	}
 }

@@ -43,6 +43,12 @@ type Spec struct {
 	SizeLimitMB  int64         // -L: stop recording at this size; 0 = no limit
 	SamplePeriod time.Duration // -S: periodic sample points; 0 = off
 	StackBytes   int           // -U: user stack bytes copied per sample for unwinding; 0 = frame pointers only
+	Heap         bool          // -H on: heap tracing
+	Sync         bool          // -s: synchronization wait tracing
+	SyncArg      string        // -s as given ("on", "all", "100")
+	SyncThresh   time.Duration // -s threshold; SyncCalibrate: measure it in the target (-s on)
+	IO           bool          // -i on: I/O tracing
+	ClockSource  string        // "" chooses perf events and falls back to SIGPROF; "perf" or "sigprof" forces one
 	DryRun       bool          // -n
 	Version      bool          // -V
 	Target       []string      // the program and its arguments
@@ -90,7 +96,7 @@ func Parse(args []string) (Spec, error) {
 		case "-V", "--version":
 			s.Version = true
 			continue
-		case "-p", "-o", "-d", "-C", "-t", "-L", "-S", "-U":
+		case "-p", "-o", "-d", "-C", "-t", "-L", "-S", "-U", "-H", "-s", "-i":
 			if v, err = next(a); err != nil {
 				return s, err
 			}
@@ -120,6 +126,12 @@ func Parse(args []string) (Spec, error) {
 			err = s.setSamples(v)
 		case "-U":
 			s.StackBytes, err = parseStackBytes(v)
+		case "-H":
+			s.Heap, err = parseOnOff(a, v)
+		case "-i":
+			s.IO, err = parseOnOff(a, v)
+		case "-s":
+			err = s.setSync(v)
 		}
 		if err != nil {
 			return s, err
@@ -175,6 +187,46 @@ func ParseInterval(v string) (time.Duration, error) {
 		return 0, usageErr("-p %q: the interval must be between %v and %v", v, MinInterval, MaxInterval)
 	}
 	return d, nil
+}
+
+// SyncCalibrate as Spec.SyncThresh asks the collector library to measure the threshold: six times
+// the mean time of an uncontended mutex lock, as the specification says.
+const SyncCalibrate time.Duration = -1
+
+// Tracing reports whether the spec needs the collector library inside the target.
+func (s Spec) Tracing() bool { return s.Heap || s.Sync || s.IO }
+
+func parseOnOff(opt, v string) (bool, error) {
+	switch v {
+	case "on":
+		return true, nil
+	case "off":
+		return false, nil
+	}
+	return false, usageErr("%s %q: expected on or off", opt, v)
+}
+
+// setSync reads -s: on (calibrated threshold), off, all (threshold 0), or a threshold in
+// microseconds.
+func (s *Spec) setSync(v string) error {
+	s.SyncArg = v
+	switch v {
+	case "on", "calibrate":
+		s.Sync, s.SyncThresh = true, SyncCalibrate
+		return nil
+	case "off":
+		s.Sync = false
+		return nil
+	case "all":
+		s.Sync, s.SyncThresh = true, 0
+		return nil
+	}
+	f, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSuffix(v, "us"), "u"), 64)
+	if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) || f > 1e9 {
+		return usageErr("-s %q: expected on (calibrated threshold), off, all, or a threshold in microseconds (100)", v)
+	}
+	s.Sync, s.SyncThresh = true, time.Duration(f*float64(time.Microsecond))
+	return nil
 }
 
 func (s *Spec) setSamples(v string) error {
@@ -248,6 +300,17 @@ func (s Spec) Settings() []experiment.Setting {
 		out = append(out, experiment.Setting{Name: "sample_period_ns", Value: "0"})
 	}
 	out = append(out, experiment.Setting{Name: "stack_copy_bytes", Value: strconv.Itoa(s.StackBytes)})
+	onOff := map[bool]string{true: "on", false: "off"}
+	out = append(out, experiment.Setting{Name: "heap_tracing", Value: onOff[s.Heap]},
+		experiment.Setting{Name: "io_tracing", Value: onOff[s.IO]})
+	switch {
+	case !s.Sync:
+		out = append(out, experiment.Setting{Name: "sync_tracing", Value: "off"})
+	case s.SyncThresh == SyncCalibrate:
+		out = append(out, experiment.Setting{Name: "sync_tracing", Value: "on (calibrated threshold)"})
+	default:
+		out = append(out, experiment.Setting{Name: "sync_tracing", Value: s.SyncArg})
+	}
 	if s.Duration > 0 {
 		out = append(out, experiment.Setting{Name: "duration_limit_ns", Value: strconv.FormatInt(s.Duration.Nanoseconds(), 10)})
 	}

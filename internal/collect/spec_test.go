@@ -22,6 +22,14 @@ func TestParse(t *testing.T) {
 		{[]string{"-p", "lo", "-n", "p"}, Spec{Clock: true, Interval: IntervalLo, ClockArg: "lo", SamplePeriod: time.Second, StackBytes: DefaultStackBytes, DryRun: true, Target: []string{"p"}}},
 		{[]string{"-p", "off", "p"}, Spec{Clock: false, Interval: IntervalOn, ClockArg: "off", SamplePeriod: time.Second, StackBytes: DefaultStackBytes, Target: []string{"p"}}},
 		{[]string{"-V"}, Spec{Clock: true, Interval: IntervalOn, ClockArg: "on", SamplePeriod: time.Second, StackBytes: DefaultStackBytes, Version: true, Target: []string{}}},
+		{[]string{"-H", "on", "-s", "on", "-i", "on", "p"}, Spec{Clock: true, Interval: IntervalOn, ClockArg: "on", SamplePeriod: time.Second, StackBytes: DefaultStackBytes,
+			Heap: true, Sync: true, SyncArg: "on", SyncThresh: SyncCalibrate, IO: true, Target: []string{"p"}}},
+		{[]string{"-s", "all", "-H", "off", "p"}, Spec{Clock: true, Interval: IntervalOn, ClockArg: "on", SamplePeriod: time.Second, StackBytes: DefaultStackBytes,
+			Sync: true, SyncArg: "all", Target: []string{"p"}}},
+		{[]string{"-s", "250", "p"}, Spec{Clock: true, Interval: IntervalOn, ClockArg: "on", SamplePeriod: time.Second, StackBytes: DefaultStackBytes,
+			Sync: true, SyncArg: "250", SyncThresh: 250 * time.Microsecond, Target: []string{"p"}}},
+		{[]string{"-s", "on", "-s", "off", "p"}, Spec{Clock: true, Interval: IntervalOn, ClockArg: "on", SamplePeriod: time.Second, StackBytes: DefaultStackBytes,
+			SyncArg: "off", SyncThresh: SyncCalibrate, Target: []string{"p"}}},
 	}
 	for _, tt := range tests {
 		got, err := Parse(tt.args)
@@ -39,6 +47,7 @@ func TestParseErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"-p"}, {"-p", "fast", "x"}, {"-p", "0.01", "x"}, {"-p", "5000", "x"}, {"-o", "name", "x"}, {"-o", ".er", "x"},
 		{"-t", "-1", "x"}, {"-U", "70000", "x"}, {"-U", "-8", "x"}, {"-t", "soon", "x"}, {"-L", "big", "x"}, {"-S", "never", "x"}, {"-Q", "x"},
+		{"-H", "yes", "x"}, {"-i", "1", "x"}, {"-s", "-5", "x"}, {"-s", "fast", "x"}, {"-H"},
 	} {
 		if _, err := Parse(args); !errors.Is(err, ErrUsage) {
 			t.Errorf("Parse(%q) = %v, want a usage error", args, err)
@@ -56,7 +65,8 @@ func TestSettings(t *testing.T) {
 		got[st.Name] = st.Value
 	}
 	want := map[string]string{"clock_profiling": "hi", "clock_interval_ns": "1009000", "sample_period_ns": "1000000000",
-		"duration_limit_ns": "3000000000", "size_limit_mb": "10", "stack_copy_bytes": "16384"}
+		"duration_limit_ns": "3000000000", "size_limit_mb": "10", "stack_copy_bytes": "16384",
+		"heap_tracing": "off", "io_tracing": "off", "sync_tracing": "off"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("Settings (-want +got):\n%s", d)
 	}

@@ -32,6 +32,8 @@ var groups = []string{
 	"Commands controlling the callers-callees and calltree lists:",
 	"Commands controlling source and disassembly listings:",
 	"Commands for load objects:",
+	"Commands controlling the leak and allocation lists:",
+	"Commands controlling the I/O activity report:",
 	"Commands listing experiments, samples, threads and CPUs:",
 	"Commands that list metrics:",
 	"Commands that control output:",
@@ -104,45 +106,63 @@ func init() {
 		{name: "lobjects", group: g[3], usage: "lobjects", help: "display load objects with current metrics (er)",
 			data: true, run: (*session).lobjects},
 
-		{name: "experiment_list", aliases: []string{"exp_list"}, group: g[4], usage: "experiment_list",
+		{name: "leaks", group: g[4], usage: "leaks", help: "display memory leaks, aggregated by callstack",
+			data: true, run: (*session).leaks},
+		{name: "allocs", group: g[4], usage: "allocs", help: "display allocations, aggregated by callstack",
+			data: true, run: (*session).allocs},
+		{name: "heap", group: g[4], usage: "heap", help: "display allocations and leaks, aggregated by callstack",
+			data: true, run: (*session).heap},
+		{name: "heapstat", group: g[4], usage: "heapstat", help: "display heap statistics: peak, allocation and leak sizes",
+			data: true, run: (*session).heapstat},
+
+		{name: "ioactivity", group: g[5], usage: "ioactivity", help: "display I/O activity, aggregated by file name",
+			data: true, run: (*session).ioactivity},
+		{name: "iodetail", group: g[5], usage: "iodetail", help: "display I/O activity, aggregated by file descriptor",
+			data: true, run: (*session).iodetail},
+		{name: "iocallstack", group: g[5], usage: "iocallstack", help: "display I/O activity, aggregated by callstack",
+			data: true, run: (*session).iocallstack},
+		{name: "iostat", group: g[5], usage: "iostat", help: "display I/O statistics: sizes and times of the calls",
+			data: true, run: (*session).iostat},
+
+		{name: "experiment_list", aliases: []string{"exp_list"}, group: g[6], usage: "experiment_list",
 			help: "display the loaded experiments", data: true, run: (*session).experimentList},
-		{name: "sample_list", group: g[4], usage: "sample_list", help: "display the sample points of each process",
+		{name: "sample_list", group: g[6], usage: "sample_list", help: "display the sample points of each process",
 			data: true, run: (*session).sampleList},
-		{name: "thread_list", aliases: []string{"lwp_list"}, group: g[4], usage: "thread_list", help: "display the threads with their events",
+		{name: "thread_list", aliases: []string{"lwp_list"}, group: g[6], usage: "thread_list", help: "display the threads with their events",
 			data: true, run: (*session).threadList},
-		{name: "cpu_list", group: g[4], usage: "cpu_list", help: "display the CPUs with their events",
+		{name: "cpu_list", group: g[6], usage: "cpu_list", help: "display the CPUs with their events",
 			data: true, run: (*session).cpuList},
 
-		{name: "metric_list", group: g[5], usage: "metric_list", help: "display the available metrics and their keywords",
+		{name: "metric_list", group: g[7], usage: "metric_list", help: "display the available metrics and their keywords",
 			run: (*session).metricList},
-		{name: "cmetric_list", aliases: []string{"gmetric_list"}, group: g[5], usage: "cmetric_list",
+		{name: "cmetric_list", aliases: []string{"gmetric_list"}, group: g[7], usage: "cmetric_list",
 			help: "display the available callers-callees metrics", run: (*session).cmetricList},
 
-		{name: "outfile", group: g[6], usage: "outfile {filename|-|--}", help: "open filename for subsequent output (- stdout, -- stderr)",
+		{name: "outfile", group: g[8], usage: "outfile {filename|-|--}", help: "open filename for subsequent output (- stdout, -- stderr)",
 			minArgs: 1, maxArgs: 1, run: (*session).outfile},
-		{name: "appendfile", group: g[6], usage: "appendfile filename", help: "open filename for subsequent appended output",
+		{name: "appendfile", group: g[8], usage: "appendfile filename", help: "open filename for subsequent appended output",
 			minArgs: 1, maxArgs: 1, run: (*session).appendfile},
-		{name: "limit", group: g[6], usage: "limit n", help: "limit output to the first n entries (n=0 for no limit)",
+		{name: "limit", group: g[8], usage: "limit n", help: "limit output to the first n entries (n=0 for no limit)",
 			minArgs: 1, maxArgs: 1, run: (*session).setLimit},
-		{name: "name", group: g[6], usage: "name {long|short|mangled}[:{soname|nosoname}]",
+		{name: "name", group: g[8], usage: "name {long|short|mangled}[:{soname|nosoname}]",
 			help: "set long/short/mangled names for functions", minArgs: 1, maxArgs: 1, run: (*session).setName},
-		{name: "printmode", group: g[6], usage: "printmode {text|csv|tsv|json|c}",
+		{name: "printmode", group: g[8], usage: "printmode {text|csv|tsv|json|c}",
 			help: "set the mode for printing tables (c: a one-character delimiter)", minArgs: 1, maxArgs: 1, run: (*session).setPrintmode},
 
-		{name: "header", group: g[7], usage: "header [exp_id]", help: "display information about the experiment",
+		{name: "header", group: g[9], usage: "header [exp_id]", help: "display information about the experiment",
 			maxArgs: 1, data: true, run: (*session).header},
-		{name: "overview", group: g[7], usage: "overview [exp_id]", help: "display the sample points' process usage",
+		{name: "overview", group: g[9], usage: "overview [exp_id]", help: "display the sample points' process usage",
 			maxArgs: 1, data: true, run: (*session).overview},
-		{name: "statistics", group: g[7], usage: "statistics [exp_id]", help: "display the execution statistics data",
+		{name: "statistics", group: g[9], usage: "statistics [exp_id]", help: "display the execution statistics data",
 			maxArgs: 1, data: true, run: (*session).statistics},
 
-		{name: "script", group: g[8], usage: "script file", help: "read er_print commands from script file",
+		{name: "script", group: g[10], usage: "script file", help: "read er_print commands from script file",
 			minArgs: 1, maxArgs: 1, run: func(s *session, a []string) error { return s.script(a[0]) }},
-		{name: "version", group: g[8], usage: "version", help: "display the current release version",
+		{name: "version", group: g[10], usage: "version", help: "display the current release version",
 			run: func(s *session, _ []string) error { s.printf("%s\n", version.String()); return nil }},
-		{name: "help", group: g[8], usage: "help", help: "display the list of available commands",
+		{name: "help", group: g[10], usage: "help", help: "display the list of available commands",
 			run: (*session).help},
-		{name: "quit", aliases: []string{"exit"}, group: g[8], usage: "quit", help: "terminate processing and exit",
+		{name: "quit", aliases: []string{"exit"}, group: g[10], usage: "quit", help: "terminate processing and exit",
 			run: func(*session, []string) error { return errQuit }},
 	}
 }
@@ -204,13 +224,13 @@ func helpUsage(c *command) string {
 }
 
 func (s *session) setMetrics(args []string) error {
-	items, err := parseMetrics(args[0], analysis.ClockMetrics)
+	items, err := parseMetrics(args[0], s.ms)
 	if err != nil {
 		return err
 	}
 	for _, it := range items {
 		if it.kind == itemMetric && it.flavor == attributed {
-			return usagef("metric %s applies to callers-callees only; they show the attributed metrics of the function list's metrics", it.spec(analysis.ClockMetrics))
+			return usagef("metric %s applies to callers-callees only; they show the attributed metrics of the function list's metrics", it.spec(s.ms))
 		}
 	}
 	s.metrics = items
@@ -224,7 +244,7 @@ func (s *session) setMetrics(args []string) error {
 		s.sortItem = items[0]
 	}
 	if s.text() {
-		ms := analysis.ClockMetrics
+		ms := s.ms
 		s.printf("Current metrics: %s\n", specString(s.metrics, ms))
 		s.printf("Current Sort Metric: %s\n", describeSort(s.sortItem, ms))
 	}
@@ -232,7 +252,7 @@ func (s *session) setMetrics(args []string) error {
 }
 
 func (s *session) setSort(args []string) error {
-	it, err := parseSort(args[0], s.metrics, analysis.ClockMetrics)
+	it, err := parseSort(args[0], s.metrics, s.ms)
 	if err != nil {
 		return err
 	}
@@ -241,7 +261,7 @@ func (s *session) setSort(args []string) error {
 	}
 	s.sortItem = it
 	if s.text() {
-		s.printf("Current Sort Metric: %s\n", describeSort(it, analysis.ClockMetrics))
+		s.printf("Current Sort Metric: %s\n", describeSort(it, s.ms))
 	}
 	return nil
 }
@@ -316,12 +336,12 @@ func (s *session) appendfile(args []string) error {
 }
 
 func (s *session) metricList(_ []string) error {
-	ms := analysis.ClockMetrics
+	ms := s.ms
 	s.printf("Current metrics: %s\n", specString(s.metrics, ms))
 	s.printf("Current Sort Metric: %s\n", describeSort(s.sortItem, ms))
 	s.printf("Available metrics:\n")
 	var rows [][2]string
-	for m := range ms {
+	for _, m := range listOrder(ms) {
 		for _, f := range []flavor{exclusive, inclusive} {
 			it := item{kind: itemMetric, metric: m, flavor: f, value: true, pct: true}
 			rows = append(rows, [2]string{it.title(ms), it.spec(ms)})
@@ -336,19 +356,33 @@ func (s *session) metricList(_ []string) error {
 }
 
 func (s *session) cmetricList(_ []string) error {
-	ms := analysis.ClockMetrics
+	ms := s.ms
 	cm := callerMetrics(s.metrics)
 	s.printf("Current caller-callee metrics: %s\n", specString(cm, ms))
 	s.printf("Current caller-callee sort Metric: %s\n", describeSort(s.callerSort(), ms))
 	s.printf("Available caller-callee metrics:\n")
 	var rows [][2]string
-	for m := range ms {
+	for _, m := range listOrder(ms) {
 		it := item{kind: itemMetric, metric: m, flavor: attributed, value: true, pct: true}
 		rows = append(rows, [2]string{it.title(ms), it.spec(ms)})
 	}
 	rows = append(rows, [2]string{"Name", "name"})
 	s.printLabels(rows)
 	return nil
+}
+
+// listOrder is the order metric_list shows the metrics in, as gprofng: the tracing metrics, then
+// the clock metrics.
+func listOrder(ms []analysis.Metric) []int {
+	var order, clock []int
+	for m := range ms {
+		if ms[m].Data == analysis.DataClock {
+			clock = append(clock, m)
+		} else {
+			order = append(order, m)
+		}
+	}
+	return append(order, clock...)
 }
 
 // printLabels prints "label: value" lines with the labels right-aligned.

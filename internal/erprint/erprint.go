@@ -210,7 +210,8 @@ type session struct {
 	exps []*experiment.Data
 	prof *analysis.Profile
 
-	metrics  []item // the function list's metric list
+	ms       []analysis.Metric // the metrics of the loaded experiments' data (analysis.MetricsFor)
+	metrics  []item            // the function list's metric list
 	sortItem item
 	limit    int
 	style    analysis.NameStyle
@@ -232,9 +233,16 @@ type session struct {
 func newSession(stdin io.Reader, stdout, stderr io.Writer, e env) *session {
 	s := &session{env: e, stdin: stdin, stdout: stdout, stderr: stderr, out: stdout,
 		sthresh: defaultThreshold, dthresh: defaultThreshold, searchPath: []string{"$expts", "."}}
-	s.metrics, _ = parseMetrics(defaultMetrics, analysis.ClockMetrics)
-	s.sortItem = s.metrics[0]
+	s.setDefaultMetrics(analysis.ClockMetrics)
 	return s
+}
+
+// setDefaultMetrics makes ms the available metrics, with their default metric list, sorted by its
+// first metric shown.
+func (s *session) setDefaultMetrics(ms []analysis.Metric) {
+	s.ms = ms
+	s.metrics, _ = parseMetrics(defaultSpec(ms), ms)
+	s.sortItem = firstVisible(s.metrics)
 }
 
 // load reads the experiments and prints their warnings.
@@ -250,6 +258,7 @@ func (s *session) load(dirs []string) error {
 		s.dirs = append(s.dirs, dir)
 		s.exps = append(s.exps, d)
 	}
+	s.setDefaultMetrics(analysis.MetricsFor(s.exps))
 	return nil
 }
 
@@ -268,6 +277,9 @@ func (s *session) profile() (*analysis.Profile, error) {
 	p, err := analysis.Analyze(s.exps, opts)
 	if err != nil {
 		return nil, err
+	}
+	if len(p.Metrics) != len(s.ms) {
+		return nil, fmt.Errorf("internal error: the profile has %d metrics, the session %d", len(p.Metrics), len(s.ms))
 	}
 	s.prof, s.warned = p, 0
 	s.newWarnings()

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -50,12 +51,27 @@ var objects = []object{
 		{Name: "worker", Addr: 0x1320, Size: 0x40},
 		{Name: "fib", Addr: 0x1360, Size: 0x40},
 		{Name: "extra", Addr: 0x13a0, Size: 0x40},
+		{Name: "leaky", Addr: 0x13e0, Size: 0x20},
+		{Name: "good", Addr: 0x1400, Size: 0x40},
+		{Name: "grow", Addr: 0x1440, Size: 0x60},
 	}},
 	{libcPath, libcBase, []experiment.Symbol{
 		{Name: "__libc_init_first", Addr: 0x27000, Size: 0x100},
 		{Name: "__libc_start_main", Addr: 0x27280, Size: 0x100},
 		{Name: "printf", Addr: 0x60100, Size: 0xc0},
+		{Name: "fprintf", Addr: 0x60200, Size: 0xc0},
+		{Name: "fopen", Addr: 0x7a000, Size: 0x300},
+		{Name: "fclose", Addr: 0x7a400, Size: 0x200},
 		{Name: "start_thread", Addr: 0x89000, Size: 0x300},
+		{Name: "malloc", Addr: 0xa0000, Size: 0x200},
+		{Name: "calloc", Addr: 0xa0400, Size: 0x200},
+		{Name: "realloc", Addr: 0xa0800, Size: 0x200},
+		{Name: "free", Addr: 0xa0c00, Size: 0x200},
+		{Name: "pthread_mutex_lock", Addr: 0xa1000, Size: 0x200},
+		{Name: "pthread_join", Addr: 0xa1400, Size: 0x200},
+		{Name: "open", Addr: 0x10d000, Size: 0x200},
+		{Name: "read", Addr: 0x10d400, Size: 0x200},
+		{Name: "close", Addr: 0x10d800, Size: 0x200},
 		{Name: "write", Addr: 0x10e280, Size: 0x90},
 		{Name: "clone3", Addr: 0x117000, Size: 0x40},
 	}},
@@ -71,8 +87,22 @@ var kernelSyms = []experiment.Symbol{
 	{Name: "entry_SYSCALL_64", Addr: 0xffffffff82000000, Kind: experiment.SymKernel},
 }
 
-// pc returns an address inside the named function, or a special address.
+// pc returns an address inside the named function ("f+0x24": at that offset), or a special address.
 func pc(name string) uint64 {
+	if n, off, ok := strings.Cut(name, "+"); ok {
+		o, err := strconv.ParseUint(off, 0, 64)
+		if err != nil {
+			panic(err)
+		}
+		for _, ob := range objects {
+			for _, sym := range ob.syms {
+				if sym.Name == n {
+					return ob.base + sym.Addr + o
+				}
+			}
+		}
+		panic("no function " + n)
+	}
 	switch name {
 	case "<static>":
 		return libcBase + 0x271c9 // in libc, between __libc_init_first and __libc_start_main
@@ -133,8 +163,11 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// add records n samples of the stack of funcs (root first) in mode, by thread tid.
-func (b *builder) add(n int, tid uint32, mode experiment.Mode, funcs ...string) {
+// stackOf returns the id of the stack of funcs (root first), adding it when new; none is stack 0.
+func (b *builder) stackOf(funcs ...string) uint32 {
+	if len(funcs) == 0 {
+		return 0
+	}
 	key := strings.Join(funcs, " ")
 	id, ok := b.seen[key]
 	if !ok {
@@ -146,6 +179,12 @@ func (b *builder) add(n int, tid uint32, mode experiment.Mode, funcs ...string) 
 		id = uint32(len(b.d.Stacks) - 1)
 		b.seen[key] = id
 	}
+	return id
+}
+
+// add records n samples of the stack of funcs (root first) in mode, by thread tid.
+func (b *builder) add(n int, tid uint32, mode experiment.Mode, funcs ...string) {
+	id := b.stackOf(funcs...)
 	for range n {
 		b.t += period
 		b.cpu = 1 - b.cpu
@@ -239,6 +278,10 @@ func testEnv() env {
 				return demo1(), nil
 			case "demo.2.er":
 				return demo2(), nil
+			case "heap.1.er":
+				return heapExp(), nil
+			case "io.1.er":
+				return ioExp(), nil
 			}
 			return nil, fmt.Errorf("open %s/log.xml: no such file or directory", dir)
 		},

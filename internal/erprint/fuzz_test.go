@@ -15,6 +15,8 @@ func FuzzInterpreter(f *testing.F) {
 		"header\nstatistics\noverview\nthread_list\ncpu_list\nsample_list\nexperiment_list\n", "metrics !\n", "sort \"\n",
 		"lines\npcs\nlsummary\npsummary\nsource main\ndisasm main\ninline off\nfunctions\nlines\n",
 		"setpath /nonexistent:.\naddpath x\npathmap /a /b\nsthresh 10\ndthresh 5\nsource compute.c 2\n",
+		"leaks\nallocs\nheap\nheapstat\nioactivity\niodetail\niocallstack\niostat\n",
+		"metrics i+heapleakcnt:e.%sync:i+%ioreadbytes\nsort heapleakbytes\nprintmode json\nheap\ncalltree\n",
 	} {
 		f.Add(seed)
 	}
@@ -24,10 +26,13 @@ func FuzzInterpreter(f *testing.F) {
 		if strings.Contains(lower, "outfile") || strings.Contains(lower, "appendfile") || strings.Contains(lower, "script") {
 			t.Skip("commands that touch files are not fuzzed")
 		}
-		var out, errb bytes.Buffer
-		code := run([]string{"demo.1.er", "demo.2.er"}, strings.NewReader(input), &out, &errb, testEnv())
-		if code != 0 && code != exitUsage && code != exitError {
-			t.Errorf("exit code %d", code)
+		// The clock experiments, and the tracing ones.
+		for _, exps := range [][]string{{"demo.1.er", "demo.2.er"}, {"heap.1.er", "io.1.er"}} {
+			var out, errb bytes.Buffer
+			code := run(exps, strings.NewReader(input), &out, &errb, testEnv())
+			if code != 0 && code != exitUsage && code != exitError {
+				t.Errorf("%v: exit code %d", exps, code)
+			}
 		}
 	})
 }

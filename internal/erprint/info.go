@@ -83,6 +83,31 @@ func describeSetting(set experiment.Setting) string {
 		if isNum {
 			return fmt.Sprintf("Data collection duration limit, %s secs.", strconv.FormatFloat(float64(ns)/1e9, 'f', -1, 64))
 		}
+	case "heap_tracing", "io_tracing":
+		switch set.Value {
+		case "off":
+			return ""
+		case "on":
+			return map[string]string{"heap_tracing": "Heap tracing.", "io_tracing": "IO tracing."}[set.Name]
+		}
+	case "sync_tracing":
+		// "on (calibrated threshold)", "all" (threshold 0), or a threshold in microseconds.
+		v := set.Value
+		switch {
+		case v == "off":
+			return ""
+		case v == "on":
+			return "Synchronization tracing."
+		case v == "all":
+			v = "0"
+		case strings.HasPrefix(v, "on ("):
+			return "Synchronization tracing, " + strings.TrimSuffix(strings.TrimPrefix(v, "on ("), ")") + "."
+		}
+		return fmt.Sprintf("Synchronization tracing, threshold = %s microsecs.", strings.TrimSuffix(strings.TrimSuffix(v, "us"), "u"))
+	case "sync_threshold_ns", "collector.sync_threshold_ns":
+		if isNum {
+			return fmt.Sprintf("Synchronization wait threshold = %s microsecs.", strconv.FormatFloat(float64(ns)/1e3, 'f', -1, 64))
+		}
 	case "size_limit_mb":
 		if set.Value == "0" {
 			return ""
@@ -207,6 +232,24 @@ func (s *session) headerOf(i int) {
 		s.printf("Call stacks: %d complete, %d truncated, %d failed unwinds (of %d events)\n",
 			st.events-st.truncated-st.failed, st.truncated, st.failed, st.events)
 	}
+	if t := tracingSummary(d); t != "" {
+		s.printf("Tracing data: %s\n", t)
+	}
+}
+
+// tracingSummary counts the tracing events of an experiment: "31 heap events, 12 synchronization
+// wait events"; "" when it has none.
+func tracingSummary(d *experiment.Data) string {
+	var parts []string
+	for _, k := range []struct {
+		n    int
+		what string
+	}{{len(d.Heap), "heap"}, {len(d.Sync), "synchronization wait"}, {len(d.IO), "I/O"}} {
+		if k.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s events", k.n, k.what))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // pidOf names the process of an event, or nothing for an event of the whole collection (pid 0).
@@ -229,6 +272,15 @@ func duration(d *experiment.Data) int64 {
 	for _, o := range d.Overview {
 		last = max(last, o.Time)
 	}
+	for i := range d.Heap {
+		last = max(last, d.Heap[i].Time)
+	}
+	for i := range d.Sync {
+		last = max(last, d.Sync[i].Time)
+	}
+	for i := range d.IO {
+		last = max(last, d.IO[i].Time)
+	}
 	return last
 }
 
@@ -246,6 +298,10 @@ type stats struct {
 	maxRSS             int64
 	counted            int64 // CPU time the kernel counted on the clock event (0: not recorded)
 	truncated, failed  int64 // events whose call stack ends in <Truncated-stack> or <Unwind-failed>
+
+	heapEvents, allocs, allocBytes, leaks, leakBytes int64 // heap tracing
+	syncEvents, syncWait                             int64 // synchronization wait tracing
+	ioEvents, ioCalls, ioTime, ioBytes, ioErrors     int64 // I/O tracing (calls: not IOInherited records)
 }
 
 // isLost says whether a log event reports lost data.
@@ -284,6 +340,41 @@ func statsOf(d *experiment.Data) stats {
 					st.failed++
 				}
 			}
+		}
+	}
+	for i := range d.Heap {
+		threads[[2]uint32{d.Heap[i].Pid, d.Heap[i].Tid}] = true
+		procs[d.Heap[i].Pid] = true
+	}
+	for i := range d.Sync {
+		threads[[2]uint32{d.Sync[i].Pid, d.Sync[i].Tid}] = true
+		procs[d.Sync[i].Pid] = true
+	}
+	for i := range d.IO {
+		threads[[2]uint32{d.IO[i].Pid, d.IO[i].Tid}] = true
+		procs[d.IO[i].Pid] = true
+	}
+	if len(d.Heap) > 0 {
+		_, hs := analysis.ReplayHeap(d, 0)
+		st.heapEvents = hs.Events
+		st.allocs, st.allocBytes = hs.Allocs.Count, hs.Allocs.Bytes
+		st.leaks, st.leakBytes = hs.Leaks.Count, hs.Leaks.Bytes
+	}
+	st.syncEvents = int64(len(d.Sync))
+	for i := range d.Sync {
+		st.syncWait += d.Sync[i].Wait
+	}
+	st.ioEvents = int64(len(d.IO))
+	for i := range d.IO {
+		e := &d.IO[i]
+		if e.Op.Class() == 0 {
+			continue
+		}
+		st.ioCalls++
+		st.ioTime += e.Dur
+		st.ioBytes += e.Bytes
+		if e.Err != 0 {
+			st.ioErrors++
 		}
 	}
 	for _, e := range d.Log.Events {
@@ -339,6 +430,18 @@ func (a *stats) add(b stats) {
 	a.volcs += b.volcs
 	a.involcs += b.involcs
 	a.maxRSS = max(a.maxRSS, b.maxRSS)
+	a.heapEvents += b.heapEvents
+	a.allocs += b.allocs
+	a.allocBytes += b.allocBytes
+	a.leaks += b.leaks
+	a.leakBytes += b.leakBytes
+	a.syncEvents += b.syncEvents
+	a.syncWait += b.syncWait
+	a.ioEvents += b.ioEvents
+	a.ioCalls += b.ioCalls
+	a.ioTime += b.ioTime
+	a.ioBytes += b.ioBytes
+	a.ioErrors += b.ioErrors
 }
 
 func (s *session) statistics(args []string) error {
@@ -368,7 +471,7 @@ func (s *session) printStats(title string, st stats) {
 		{"Threads", strconv.Itoa(st.threads)},
 		{"Clock profile events", strconv.FormatInt(st.events, 10)},
 	}
-	for m, met := range analysis.ClockMetrics {
+	for m, met := range analysis.ClockMetrics { // the clock data's own statistics
 		v := st.cpu[m]
 		rows = append(rows, [2]string{met.Title + " (sec.)", fmt.Sprintf("%s (%5.1f%%)", secondsMS(v), percent(v, st.cpu[0]))})
 	}
@@ -384,6 +487,24 @@ func (s *session) printStats(title string, st stats) {
 			[2]string{"Complete call stacks", fmt.Sprintf("%d (%.1f%%)", complete, percent(complete, st.events))},
 			[2]string{"Truncated call stacks", fmt.Sprintf("%d (%.1f%%)", st.truncated, percent(st.truncated, st.events))},
 			[2]string{"Failed unwinds", fmt.Sprintf("%d (%.1f%%)", st.failed, percent(st.failed, st.events))})
+	}
+	if st.heapEvents > 0 {
+		rows = append(rows,
+			[2]string{"Heap tracing events", strconv.FormatInt(st.heapEvents, 10)},
+			[2]string{"Allocations", fmt.Sprintf("%d (%d bytes)", st.allocs, st.allocBytes)},
+			[2]string{"Leaks", fmt.Sprintf("%d (%d bytes)", st.leaks, st.leakBytes)})
+	}
+	if st.syncEvents > 0 {
+		rows = append(rows,
+			[2]string{"Synchronization wait events", strconv.FormatInt(st.syncEvents, 10)},
+			[2]string{"Sync Wait Time (sec.)", secondsMS(st.syncWait)})
+	}
+	if st.ioEvents > 0 {
+		rows = append(rows,
+			[2]string{"I/O tracing events", strconv.FormatInt(st.ioEvents, 10)},
+			[2]string{"I/O calls", fmt.Sprintf("%d (%d failed)", st.ioCalls, st.ioErrors)},
+			[2]string{"I/O Time (sec.)", strconv.FormatFloat(float64(st.ioTime)/1e9, 'f', 6, 64)},
+			[2]string{"I/O bytes read and written", strconv.FormatInt(st.ioBytes, 10)})
 	}
 	rows = append(rows,
 		[2]string{"Lost data events", strconv.Itoa(st.lost)},
@@ -498,7 +619,7 @@ func (s *session) experimentList(_ []string) error {
 			target = filepath.Base(d.Log.Command[0])
 		}
 		t.Rows = append(t.Rows, report.Row{Name: s.dirs[i], Cells: []report.Cell{
-			{Text: strconv.Itoa(i + 1)}, {Text: strconv.Itoa(int(d.Log.Pid))}, {Value: int64(len(d.Clock))}, {Text: target}}})
+			{Text: strconv.Itoa(i + 1)}, {Text: strconv.Itoa(int(d.Log.Pid))}, {Value: int64(len(d.Clock) + len(d.Heap) + len(d.Sync) + len(d.IO))}, {Text: target}}})
 	}
 	return s.table(t)
 }

@@ -60,3 +60,20 @@ func TestPidOf(t *testing.T) {
 		t.Errorf("pidOf(0) = %q, want nothing for an event of the whole collection", got)
 	}
 }
+
+func TestDescribeTracingSettings(t *testing.T) {
+	for _, c := range []struct{ name, value, want string }{
+		{"heap_tracing", "on", "Heap tracing."},
+		{"heap_tracing", "off", ""},
+		{"io_tracing", "on", "IO tracing."},
+		{"sync_tracing", "off", ""},
+		{"sync_tracing", "on (calibrated threshold)", "Synchronization tracing, calibrated threshold."},
+		{"sync_tracing", "all", "Synchronization tracing, threshold = 0 microsecs."},
+		{"sync_tracing", "100", "Synchronization tracing, threshold = 100 microsecs."},
+		{"collector.sync_threshold_ns", "1650", "Synchronization wait threshold = 1.65 microsecs."},
+	} {
+		if got := describeSetting(experiment.Setting{Name: c.name, Value: c.value}); got != c.want {
+			t.Errorf("%s=%s: %q, want %q", c.name, c.value, got, c.want)
+		}
+	}
+}

@@ -148,7 +148,7 @@ func (s *session) pcName(p *analysis.Profile, in analysis.Instruction) string {
 }
 
 func (s *session) listTitle(what string) string {
-	return what + " sorted by metric: " + s.sortItem.title(analysis.ClockMetrics)
+	return what + " sorted by metric: " + s.sortItem.title(s.ms)
 }
 
 func (s *session) lines(_ []string) error {
@@ -170,7 +170,7 @@ func (s *session) pcs(_ []string) error {
 // printRows prints rows as a table of the metric list's items.
 func (s *session) printRows(p *analysis.Profile, title string, rows []metricRow) error {
 	its := shown(s.metrics)
-	t := &report.Table{Title: []string{title}, Columns: columns(its), NameTitle: "Name"}
+	t := &report.Table{Title: []string{title}, Columns: s.columns(its), NameTitle: "Name"}
 	for i := range rows {
 		t.Rows = append(t.Rows, report.Row{Name: rows[i].name, Cells: rowCells(p, &rows[i], its)})
 	}
@@ -237,7 +237,7 @@ func (s *session) psummary(_ []string) error {
 func (s *session) rowSummaries(p *analysis.Profile, title string, rows []metricRow, fields func(*metricRow) []blockField) error {
 	its := s.summaryItems()
 	if !s.text() {
-		cols := columns(its)
+		cols := s.columns(its)
 		if len(rows) > 0 {
 			for _, fd := range fields(&rows[0]) {
 				cols = append(cols, report.Column{Title: fd.label, Key: strings.ToLower(strings.ReplaceAll(fd.label, " ", "_")), Kind: report.Text})

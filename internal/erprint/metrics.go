@@ -71,7 +71,7 @@ func (it item) spec(ms []analysis.Metric) string {
 	}
 	v := ""
 	if it.value {
-		v += "."
+		v += valueChar(ms[it.metric])
 	}
 	if it.pct {
 		v += "%"
@@ -112,12 +112,55 @@ func (it item) column(ms []analysis.Metric) report.Column {
 	return c
 }
 
-// defaultMetrics is the function list's metric list when none is set, as gprofng's.
+// valueChar is the visibility character that shows a metric's value: '.' for a time, '+' for a
+// count or a number of bytes, as gprofng writes them ("i.sync:i+syncn").
+func valueChar(m analysis.Metric) string {
+	if m.Time {
+		return "."
+	}
+	return "+"
+}
+
+// defaultMetrics is the function list's metric list of clock data when none is set, as gprofng's.
 const defaultMetrics = "e.%totalcpu:i.%totalcpu:name"
 
+// defaultSpec is the function list's metric list for the metrics ms of the loaded experiments, as
+// gprofng chooses it: the heap metrics first, then the clock metrics, then the synchronization and
+// I/O metrics (inclusive values).
+func defaultSpec(ms []analysis.Metric) string {
+	var parts []string
+	has := func(name string) bool { return analysis.MetricIndex(ms, name) >= 0 }
+	if has("heapleakbytes") {
+		parts = append(parts, "i+heapleakbytes", "i+heapleakcnt", "i+heapallocbytes", "i+heapalloccnt")
+	}
+	if has("totalcpu") {
+		parts = append(parts, "e.%totalcpu", "i.%totalcpu")
+	}
+	if has("sync") {
+		parts = append(parts, "i.sync", "i+syncn")
+	}
+	if has("ioreadtime") {
+		parts = append(parts, "i.ioreadtime", "i.iowritetime", "i.ioothertime", "i.ioerrortime")
+	}
+	if len(parts) == 0 {
+		return defaultMetrics
+	}
+	return strings.Join(append(parts, "name"), ":")
+}
+
+// firstVisible is the default sort item of a metric list: its first metric shown, else the name.
+func firstVisible(list []item) item {
+	for _, it := range list {
+		if it.kind == itemMetric && !it.hidden() {
+			return it
+		}
+	}
+	return item{kind: itemName}
+}
+
 // parseMetrics reads a metric spec: items separated by ':', each a flavor ('e', 'i', 'a', or several),
-// a visibility ('.' value, '%' percentage, '.%' both, '!' hidden) and a metric name; or "name", "size",
-// "address"; or "default". A metric without a flavor means exclusive and inclusive; without a
+// a visibility ('.' or '+' value, '%' percentage, '.%' both, '!' hidden) and a metric name; or "name",
+// "size", "address"; or "default" (defaultSpec(ms)). A metric without a flavor means exclusive and inclusive; without a
 // visibility, '.'. The name item is added at the end when missing.
 func parseMetrics(spec string, ms []analysis.Metric) ([]item, error) {
 	var items []item
@@ -126,7 +169,7 @@ func parseMetrics(spec string, ms []analysis.Metric) ([]item, error) {
 		case "":
 			return nil, usagef("metric spec %q has an empty item", spec)
 		case "default":
-			def, err := parseMetrics(defaultMetrics, ms)
+			def, err := parseMetrics(defaultSpec(ms), ms)
 			if err != nil {
 				return nil, err
 			}
@@ -167,14 +210,14 @@ func parseItem(s string, ms []analysis.Metric) ([]item, error) {
 	}
 	i := 0
 	flavors := ""
-	for i < len(s) && strings.IndexByte("eia", s[i]) >= 0 && i+1 < len(s) && strings.IndexByte("eia.%!", s[i+1]) >= 0 {
+	for i < len(s) && strings.IndexByte("eia", s[i]) >= 0 && i+1 < len(s) && strings.IndexByte("eia.+%!", s[i+1]) >= 0 {
 		flavors += s[i : i+1]
 		i++
 	}
 	var value, pct, hide bool
-	for ; i < len(s) && strings.IndexByte(".%!", s[i]) >= 0; i++ {
+	for ; i < len(s) && strings.IndexByte(".+%!", s[i]) >= 0; i++ {
 		switch s[i] {
-		case '.':
+		case '.', '+':
 			value = true
 		case '%':
 			pct = true

@@ -91,3 +91,49 @@ func TestCallerMetrics(t *testing.T) {
 		t.Error("sameKey")
 	}
 }
+
+func TestTracingMetricSpecs(t *testing.T) {
+	all := append(append(append(append([]analysis.Metric(nil), analysis.ClockMetrics...), analysis.HeapMetrics...),
+		analysis.SyncMetrics...), analysis.IOMetrics...)
+	cases := []struct{ in, want string }{
+		{"i+heapleakbytes", "i+heapleakbytes:name"},
+		{"i.heapleakbytes", "i+heapleakbytes:name"}, // '.' is accepted for counts too
+		{"e+%syncn:i.sync", "e+%syncn:i.sync:name"},
+		{"ioreadcnt", "e+ioreadcnt:i+ioreadcnt:name"},
+		{"ei+%iowritebytes", "e+%iowritebytes:i+%iowritebytes:name"},
+		{"default", "i+heapleakbytes:i+heapleakcnt:i+heapallocbytes:i+heapalloccnt:e.%totalcpu:i.%totalcpu:i.sync:i+syncn:i.ioreadtime:i.iowritetime:i.ioothertime:i.ioerrortime:name"},
+	}
+	for _, c := range cases {
+		items, err := parseMetrics(c.in, all)
+		if err != nil {
+			t.Errorf("%s: %v", c.in, err)
+			continue
+		}
+		if got := specString(items, all); got != c.want {
+			t.Errorf("parseMetrics(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		ms   []analysis.Metric
+		want string
+	}{
+		{analysis.ClockMetrics, "e.%totalcpu:i.%totalcpu:name"},
+		{analysis.HeapMetrics, "i+heapleakbytes:i+heapleakcnt:i+heapallocbytes:i+heapalloccnt:name"},
+		{append(append([]analysis.Metric(nil), analysis.ClockMetrics...), analysis.SyncMetrics...), "e.%totalcpu:i.%totalcpu:i.sync:i+syncn:name"},
+		{analysis.IOMetrics, "i.ioreadtime:i.iowritetime:i.ioothertime:i.ioerrortime:name"},
+	} {
+		if got := defaultSpec(c.ms); got != c.want {
+			t.Errorf("defaultSpec = %q, want %q", got, c.want)
+		}
+	}
+	list, _ := parseMetrics("e!heapalloccnt:i+heapleakcnt:size", analysis.HeapMetrics)
+	if it := firstVisible(list); it.spec(analysis.HeapMetrics) != "i+heapleakcnt" {
+		t.Errorf("first visible %s", it.spec(analysis.HeapMetrics))
+	}
+	if it := firstVisible([]item{{kind: itemName}}); it.kind != itemName {
+		t.Errorf("first visible of no metric: %+v", it)
+	}
+	if _, err := parseMetrics("i.sync", analysis.HeapMetrics); err == nil {
+		t.Error("a metric of absent data accepted")
+	}
+}

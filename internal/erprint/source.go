@@ -590,7 +590,7 @@ func metricItems(list []item) []item {
 // annotatedTable is the table of an annotated source or disassembly listing: metric columns, a
 // gutter for the hot mark, and the text; CSV and JSON get the line number as a column.
 func (s *session) annotatedTable(its []item) *report.Table {
-	t := &report.Table{Columns: columns(its), FlagWidth: 2}
+	t := &report.Table{Columns: s.columns(its), FlagWidth: 2}
 	if !s.text() {
 		t.Columns = append(t.Columns, report.Column{Title: "Line", Key: "line", Kind: report.Text})
 		t.NameTitle = "Source"

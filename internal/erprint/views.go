@@ -44,10 +44,10 @@ func shown(list []item) []item {
 	return out
 }
 
-func columns(its []item) []report.Column {
+func (s *session) columns(its []item) []report.Column {
 	var cols []report.Column
 	for _, it := range its {
-		cols = append(cols, it.column(analysis.ClockMetrics))
+		cols = append(cols, it.column(s.ms))
 	}
 	return cols
 }
@@ -139,7 +139,7 @@ func (s *session) limited(n int) int {
 }
 
 func (s *session) sortTitle() string {
-	return "Functions sorted by metric: " + s.sortItem.title(analysis.ClockMetrics)
+	return "Functions sorted by metric: " + s.sortItem.title(s.ms)
 }
 
 func (s *session) functions(_ []string) error {
@@ -148,7 +148,7 @@ func (s *session) functions(_ []string) error {
 		return err
 	}
 	its := shown(s.metrics)
-	t := &report.Table{Title: []string{s.sortTitle()}, Columns: columns(its), NameTitle: "Name"}
+	t := &report.Table{Title: []string{s.sortTitle()}, Columns: s.columns(its), NameTitle: "Name"}
 	rows := append([]int{0}, s.sortedFunctions(p)...)
 	for _, f := range rows[:s.limited(len(rows))] {
 		t.Rows = append(t.Rows, report.Row{Name: s.funcName(p, f), Cells: funcCells(p, f, its)})
@@ -225,7 +225,7 @@ func (s *session) summaries(p *analysis.Profile, fs []int) error {
 	its := s.summaryItems()
 	if !s.text() {
 		all := append(append([]item(nil), its...), item{kind: itemSize}, item{kind: itemAddress})
-		cols := append(columns(all),
+		cols := append(s.columns(all),
 			report.Column{Title: "Load Object", Key: "object", Kind: report.Text},
 			report.Column{Title: "Mangled Name", Key: "mangled", Kind: report.Text})
 		t := &report.Table{Columns: cols, NameTitle: "Name"}
@@ -263,7 +263,7 @@ type blockField struct {
 // printBlock prints a summary block: the name, then the value and percentage of each item, then
 // the fields, with their labels right-aligned.
 func (s *session) printBlock(p *analysis.Profile, name string, its []item, value func(item) int64, fields []blockField) {
-	ms := analysis.ClockMetrics
+	ms := s.ms
 	var labels []string
 	for _, fd := range fields {
 		labels = append(labels, fd.label)
@@ -328,7 +328,7 @@ func (s *session) sortAttributed(p *analysis.Profile, as []analysis.Attributed) 
 }
 
 func (s *session) callerTitle() string {
-	return "Callers and callees sorted by metric: " + s.callerSort().title(analysis.ClockMetrics)
+	return "Callers and callees sorted by metric: " + s.callerSort().title(s.ms)
 }
 
 func (s *session) callersCallees(_ []string) error {
@@ -349,7 +349,7 @@ func (s *session) callersCallees(_ []string) error {
 		}
 		s.sortAttributed(p, cc.Callers)
 		s.sortAttributed(p, cc.Callees)
-		t := &report.Table{Columns: columns(its), NameTitle: "Name"}
+		t := &report.Table{Columns: s.columns(its), NameTitle: "Name"}
 		for _, a := range cc.Callers {
 			t.Rows = append(t.Rows, report.Row{Name: s.funcName(p, a.Func), Section: sectionIf(!s.text(), "Callers"), Cells: attrCells(a.Value, cc.Inclusive, its)})
 		}
@@ -432,7 +432,7 @@ func (s *session) fragmentView(p *analysis.Profile, frag []int) error {
 	s.sortAttributed(p, cc.Callers)
 	s.sortAttributed(p, cc.Callees)
 	its := shown(callerMetrics(s.metrics))
-	t := &report.Table{Title: []string{s.callerTitle()}, Columns: columns(its), NameTitle: "Name"}
+	t := &report.Table{Title: []string{s.callerTitle()}, Columns: s.columns(its), NameTitle: "Name"}
 	for _, a := range cc.Callers {
 		t.Rows = append(t.Rows, report.Row{Name: s.funcName(p, a.Func), Section: "Callers", Cells: attrCells(a.Value, cc.Inclusive, its)})
 	}
@@ -460,8 +460,8 @@ func (s *session) calltree(_ []string) error {
 	tr := p.CallTree()
 	its := shown(callerMetrics(s.metrics))
 	sortIt := s.callerSort()
-	t := &report.Table{Title: []string{"Functions Call Tree. Metric: " + sortIt.title(analysis.ClockMetrics)},
-		Columns: columns(its), NameTitle: "Name", Tree: true}
+	t := &report.Table{Title: []string{"Functions Call Tree. Metric: " + sortIt.title(s.ms)},
+		Columns: s.columns(its), NameTitle: "Name", Tree: true}
 	stack := []int{0}
 	for len(stack) > 0 && (s.limit == 0 || len(t.Rows) < s.limit) {
 		n := stack[len(stack)-1]
@@ -521,11 +521,11 @@ func (s *session) lobjects(_ []string) error {
 		}
 		return p.Objects[a].Name < p.Objects[b].Name
 	})
-	title := "Load Objects sorted by metric: " + sortIt.title(analysis.ClockMetrics)
+	title := "Load Objects sorted by metric: " + sortIt.title(s.ms)
 	if sortIt.kind != itemMetric {
 		title = "Load Objects sorted by metric: Name"
 	}
-	t := &report.Table{Title: []string{title}, Columns: columns(its), NameTitle: "Name"}
+	t := &report.Table{Title: []string{title}, Columns: s.columns(its), NameTitle: "Name"}
 	rows := append([]int{0}, order...)
 	for _, o := range rows[:s.limited(len(rows))] {
 		cells := make([]report.Cell, len(its))

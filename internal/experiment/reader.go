@@ -1,11 +1,13 @@
 package experiment
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -84,6 +86,14 @@ func Open(dir string) (*Data, error) {
 		}
 	}
 
+	nClock := len(d.Clock)
+	if err := readTraces(d, dir, warn); err != nil {
+		return nil, err
+	}
+	if len(d.Clock) > nClock {
+		slices.SortStableFunc(d.Clock, func(a, b ClockSample) int { return cmp.Compare(a.Time, b.Time) })
+	}
+
 	notes, err := readIfExists(path(NotesFile))
 	if err != nil {
 		return nil, err
@@ -95,7 +105,7 @@ func Open(dir string) (*Data, error) {
 	}
 
 	// Now the warnings, in the order of the files.
-	anyData := len(present) > 0 || mapBytes != nil
+	anyData := len(present) > 0 || mapBytes != nil || hasTraceFiles(dir)
 	switch {
 	case logBytes == nil && !anyData:
 		return nil, fmt.Errorf("%s: not an experiment: it has no %s and no data files", dir, LogFile)

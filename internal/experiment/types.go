@@ -166,6 +166,97 @@ type Log struct {
 	Events           []Event
 }
 
+// HeapOp is the memory function a heap-tracing event records.
+type HeapOp uint8
+
+// Heap operations, as the collector library numbers them in its records.
+const (
+	HeapMalloc        HeapOp = 1
+	HeapCalloc        HeapOp = 2
+	HeapRealloc       HeapOp = 3 // frees Old (when it succeeds) and allocates Addr
+	HeapFree          HeapOp = 4
+	HeapPosixMemalign HeapOp = 5
+	HeapAlignedAlloc  HeapOp = 6
+	HeapMemalign      HeapOp = 7
+	HeapValloc        HeapOp = 8
+	HeapPvalloc       HeapOp = 9
+	HeapReallocarray  HeapOp = 10 // as HeapRealloc
+	HeapMmap          HeapOp = 11 // an allocation of Size bytes at Addr
+	HeapMunmap        HeapOp = 12 // frees the mmap blocks that start in [Old, Old+Size)
+)
+
+// HeapEvent is one call of a memory function (heap tracing).
+//
+// An allocation that succeeded has Addr != 0 and Size bytes requested. A free, and the old
+// block of a successful realloc, has Old != 0. A realloc that fails (Addr == 0 with Size > 0)
+// frees nothing. Leaks are the allocations whose block is never freed.
+type HeapEvent struct {
+	Time  int64 // ns since start, when the call returned
+	Pid   uint32
+	Tid   uint32
+	Stack uint32 // leaf first: the memory function itself, then its callers
+	Op    HeapOp
+	Addr  uint64 // block returned; 0 for free and failures
+	Size  uint64 // bytes requested (for munmap: the length unmapped)
+	Old   uint64 // block freed (free's and realloc's argument; munmap's address)
+}
+
+// SyncOp is the synchronization function a sync-tracing event records.
+type SyncOp uint8
+
+// Synchronization operations.
+const (
+	SyncMutexLock    SyncOp = 1 // pthread_mutex_lock, pthread_mutex_timedlock
+	SyncCondWait     SyncOp = 2 // pthread_cond_wait, pthread_cond_timedwait, pthread_cond_clockwait
+	SyncRwlockRdlock SyncOp = 3
+	SyncRwlockWrlock SyncOp = 4
+	SyncJoin         SyncOp = 5 // pthread_join, pthread_timedjoin_np
+	SyncSemWait      SyncOp = 6 // sem_wait, sem_timedwait, sem_clockwait
+	SyncBarrierWait  SyncOp = 7
+	SyncSpinLock     SyncOp = 8
+)
+
+// SyncEvent is one call of a synchronization function that waited at least the threshold
+// (synchronization wait tracing).
+type SyncEvent struct {
+	Time   int64 // ns since start, when the call returned
+	Pid    uint32
+	Tid    uint32
+	Stack  uint32 // leaf first: the synchronization function, then its callers
+	Op     SyncOp
+	Wait   int64  // ns the call took
+	Object uint64 // address of the mutex, condition variable, lock, semaphore or barrier; the thread id joined
+}
+
+// IOOp is the I/O function an I/O-tracing event records.
+type IOOp uint8
+
+// IOClass sorts I/O operations into the metrics they feed.
+type IOClass uint8
+
+// I/O classes.
+const (
+	IORead  IOClass = 1
+	IOWrite IOClass = 2
+	IOOther IOClass = 3
+)
+
+// IOEvent is one call of an I/O function (I/O tracing).
+type IOEvent struct {
+	Time  int64 // ns since start, when the call returned
+	Pid   uint32
+	Tid   uint32
+	Stack uint32 // leaf first: the I/O function, then its callers
+	Op    IOOp
+	Dur   int64  // ns the call took
+	FD    int32  // file descriptor operated on (a stream's descriptor), or -1
+	FD2   int32  // the second descriptor: pipe's write end, dup2's target; -1 when none
+	Ret   int64  // the call's result: bytes moved for reads and writes, the new descriptor, the offset
+	Bytes int64  // bytes read or written (0 for other operations and errors)
+	Err   int32  // errno when the call failed, else 0
+	File  string // the file's name: given to open, or known from the descriptor's open
+}
+
 // Data is everything read from one experiment directory.
 type Data struct {
 	Dir      string
@@ -173,6 +264,9 @@ type Data struct {
 	Mappings []Mapping
 	Stacks   []Stack // index is the stack id; Stacks[0] is the empty stack
 	Clock    []ClockSample
+	Heap     []HeapEvent // in time order per thread
+	Sync     []SyncEvent
+	IO       []IOEvent
 	Overview []OverviewSample
 	Archives map[string]*Archive // by Mapping.Path
 	Notes    string

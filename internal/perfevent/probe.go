@@ -76,3 +76,12 @@ func tryOpen(o Options) error {
 	unix.Close(fd)
 	return nil
 }
+
+// ClockAvailable reports whether this process may open a user-mode task-clock event on a process
+// of its own: the least clock profiling needs. The error says why not (perf_event_paranoid, a
+// seccomp filter, a kernel without perf events).
+func ClockAvailable() error {
+	o := TaskClock(10e6)
+	o.ExcludeKernel = true
+	return tryOpen(o)
+}

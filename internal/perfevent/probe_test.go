@@ -32,6 +32,9 @@ func TestProbe(t *testing.T) {
 	if c.ClockProfiling == (c.ClockError != "") {
 		t.Errorf("ClockProfiling %v with error %q", c.ClockProfiling, c.ClockError)
 	}
+	if err := ClockAvailable(); (err == nil) != c.ClockProfiling {
+		t.Errorf("ClockAvailable() = %v, but Probe says clock profiling %v", err, c.ClockProfiling)
+	}
 	if c.HardwareCounters == (c.HardwareError != "") {
 		t.Errorf("HardwareCounters %v with error %q", c.HardwareCounters, c.HardwareError)
 	}

@@ -1,0 +1,410 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"er/internal/experiment"
+)
+
+// csvRows runs er print in CSV mode with the metric list metrics and the commands cmds, and
+// returns each row's values by its last field (the name); a row of a callers-callees section is
+// keyed "section/name".
+func csvRows(t *testing.T, exp, metrics string, cmds ...string) map[string][]float64 {
+	t.Helper()
+	args := append([]string{"print", "-printmode", "csv", "-metrics", metrics + ":name"}, cmds...)
+	r := er(t, "", nil, append(args, exp)...)
+	if r.code != 0 {
+		t.Fatalf("er %s: exit %d\n%s", strings.Join(args, " "), r.code, r.stderr)
+	}
+	rows := map[string][]float64{}
+	n := len(strings.Split(metrics, ":"))
+	for _, line := range strings.Split(r.stdout, "\n") {
+		f := strings.Split(line, ",")
+		if len(f) < n+1 || strings.HasSuffix(line, ",name") {
+			continue
+		}
+		key := strings.Join(f[n:], ",")
+		if len(f) > n+1 && (f[n] == "Callers" || f[n] == "Callees" || f[n] == "Stack Fragment") {
+			key = f[n] + "/" + strings.Join(f[n+1:], ",")
+		}
+		vals := make([]float64, n)
+		for i := range vals {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err != nil {
+				t.Fatalf("CSV line %q: %v", line, err)
+			}
+			vals[i] = v
+		}
+		rows[key] = vals
+	}
+	return rows
+}
+
+// expectations parses the lines "expect NAME key value key value ..." a test program prints.
+func expectations(t *testing.T, out string) map[string]map[string]float64 {
+	t.Helper()
+	m := map[string]map[string]float64{}
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 4 || f[0] != "expect" || len(f)%2 != 0 {
+			continue
+		}
+		kv := map[string]float64{}
+		for i := 2; i+1 < len(f); i += 2 {
+			v, err := strconv.ParseFloat(f[i+1], 64)
+			if err != nil {
+				t.Fatalf("line %q: %v", line, err)
+			}
+			kv[f[i]] = v
+		}
+		m[f[1]] = kv
+	}
+	if len(m) == 0 {
+		t.Fatalf("the program printed no expectations:\n%s", out)
+	}
+	return m
+}
+
+// leakStacks parses er print -leaks: each leak's bytes, instances and frames (function names).
+type leak struct {
+	instances, bytes int
+	frames           []string
+}
+
+func leakStacks(t *testing.T, exp string) []leak {
+	t.Helper()
+	r := er(t, "", nil, "print", "-leaks", exp)
+	if r.code != 0 {
+		t.Fatalf("er print -leaks: exit %d\n%s", r.code, r.stderr)
+	}
+	head := regexp.MustCompile(`^Leak #\d+, Instances = (\d+), Bytes Leaked = (\d+)$`)
+	var out []leak
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if m := head.FindStringSubmatch(line); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			b, _ := strconv.Atoi(m[2])
+			out = append(out, leak{instances: n, bytes: b})
+			continue
+		}
+		if strings.HasPrefix(line, "  ") && len(out) > 0 {
+			name, _, _ := strings.Cut(strings.TrimSpace(line), " + ")
+			out[len(out)-1].frames = append(out[len(out)-1].frames, name)
+		}
+	}
+	return out
+}
+
+// TestHeapTracing: every function's allocations, bytes, leaks and bytes leaked are exactly what
+// testdata/heap.c counted, realloc makes no false leak, and each leak's stack is complete and right.
+func TestHeapTracing(t *testing.T) {
+	needCollect(t)
+	for _, b := range []struct{ name, bin string }{
+		{"frame-pointers", cprog(t, "heap")},
+		{"O2", cbuild(t, "heap", "-O2", "-g", "-pthread")},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			exp, r := collectExp(t, nil, "-p", "off", "-H", "on", b.bin)
+			if r.code != 0 {
+				t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
+			}
+			want := expectations(t, r.stdout)
+			got := csvRows(t, exp, "i+heapalloccnt:i+heapallocbytes:i+heapleakcnt:i+heapleakbytes", "-functions")
+			for fn, w := range want {
+				g := got[fn]
+				if g == nil {
+					t.Errorf("%s: not in the function list", fn)
+					continue
+				}
+				if g[0] != w["allocs"] || g[1] != w["bytes"] || g[2] != w["leaks"] || g[3] != w["leaked"] {
+					t.Errorf("%s: allocations %v, bytes %v, leaks %v, bytes leaked %v; the program counted %v, %v, %v, %v",
+						fn, g[0], g[1], g[2], g[3], w["allocs"], w["bytes"], w["leaks"], w["leaked"])
+				}
+			}
+			leaks := leakStacks(t, exp)
+			find := func(bytes int) *leak {
+				for i := range leaks {
+					if leaks[i].bytes == bytes {
+						return &leaks[i]
+					}
+				}
+				return nil
+			}
+			for _, c := range []struct {
+				bytes, instances int
+				top              []string
+			}{
+				{3000, 3, []string{"malloc", "leak_direct", "main"}},
+				{4000, 1, []string{"realloc", "grow_leak", "main"}},
+				{4096, 1, []string{"mmap", "mapped", "main"}},
+				{14, 2, []string{"malloc", "in_thread", "start_thread"}},
+				{100, 1, []string{"calloc", "zeroed", "main"}},
+			} {
+				l := find(c.bytes)
+				if l == nil {
+					t.Errorf("no leak of %d bytes in %+v", c.bytes, leaks)
+					continue
+				}
+				if l.instances != c.instances || len(l.frames) < len(c.top) || strings.Join(l.frames[:len(c.top)], " ") != strings.Join(c.top, " ") {
+					t.Errorf("leak of %d bytes: %d instances, stack %q; want %d under %q", c.bytes, l.instances, l.frames, c.instances, c.top)
+				}
+			}
+			for _, l := range leaks {
+				if n := len(l.frames); n == 0 || (l.frames[n-1] != "_start" && l.frames[n-1] != "clone3" && l.frames[n-1] != "clone") {
+					t.Errorf("leak of %d bytes: the stack %q does not reach _start or clone3", l.bytes, l.frames)
+				}
+			}
+		})
+	}
+}
+
+// TestSyncTracing: the waits testdata/syncprog.c timed itself are found, within 5%, at the right
+// callers; pthread_join, condition, semaphore and barrier waits are captured.
+func TestSyncTracing(t *testing.T) {
+	needCollect(t)
+	bin := cprog(t, "syncprog")
+	for _, mode := range []string{"all", "on"} {
+		t.Run("s="+mode, func(t *testing.T) {
+			exp, r := collectExp(t, nil, "-p", "off", "-s", mode, bin)
+			if r.code != 0 {
+				t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
+			}
+			m := map[string][2]float64{}
+			for _, line := range strings.Split(r.stdout, "\n") {
+				f := strings.Fields(line)
+				if len(f) == 4 && f[0] == "waited" {
+					s, _ := strconv.ParseFloat(f[2], 64)
+					n, _ := strconv.ParseFloat(f[3], 64)
+					m[f[1]] = [2]float64{s, n}
+				}
+			}
+			rows := csvRows(t, exp, "e.sync:e+syncn", "-csingle", "pthread_mutex_lock")
+			for _, c := range []struct{ key, measured string }{
+				{"Callers/lock_a", "lock_a"}, {"Callers/lock_b", "lock_b"},
+			} {
+				got, want := rows[c.key], m[c.measured]
+				t.Logf("%s: %.6f s in %v waits; the program measured %.6f s in %v", c.key, got[0], got[1], want[0], want[1])
+				if got == nil || abs(got[0]-want[0]) > 0.05*want[0] || got[1] != want[1] {
+					t.Errorf("%s waited %v; the program measured %v", c.key, got, want)
+				}
+			}
+			funcs := csvRows(t, exp, "i.sync:i+syncn", "-functions")
+			for _, c := range []struct{ fn, measured string }{
+				{"join_wait", "join_wait"}, {"pthread_cond_wait", "cond_wait"}, {"sem_wait", "sem_wait"},
+			} {
+				got, want := funcs[c.fn], m[c.measured]
+				t.Logf("%s: %.6f s; the program measured %.6f s", c.fn, got[0], want[0])
+				if got == nil || abs(got[0]-want[0]) > 0.05*want[0] || got[1] < want[1] {
+					t.Errorf("%s waited %v; the program measured %v", c.fn, got, want)
+				}
+			}
+			bar := csvRows(t, exp, "e.sync:e+syncn", "-csingle", "pthread_barrier_wait")["Callers/others"]
+			if want := m["barrier_wait"]; bar == nil || abs(bar[0]-want[0]) > 0.05*want[0] {
+				t.Errorf("barrier wait from others: %v; the program measured %v", bar, want)
+			}
+			d := openExp(t, exp)
+			thresh := -1.0
+			for _, s := range d.Log.Settings {
+				if s.Name == "sync_threshold_ns" {
+					thresh, _ = strconv.ParseFloat(s.Value, 64)
+				}
+			}
+			t.Logf("threshold %.0f ns", thresh)
+			if mode == "all" && thresh != 0 || mode == "on" && (thresh <= 0 || thresh > 1e6) {
+				t.Errorf("-s %s: threshold %v ns", mode, thresh)
+			}
+		})
+	}
+}
+
+// TestIOTracing: counts and bytes of reads, writes, other calls and errors per file are exactly
+// what testdata/ioprog.c did, through POSIX and stdio calls.
+func TestIOTracing(t *testing.T) {
+	needCollect(t)
+	dir := t.TempDir()
+	exp, r := collectExp(t, nil, "-p", "off", "-i", "on", cprog(t, "ioprog"), dir)
+	if r.code != 0 {
+		t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
+	}
+	want := expectations(t, r.stdout)
+	got := csvRows(t, exp, "e+ioreadcnt:e+ioreadbytes:e+iowritecnt:e+iowritebytes:e+ioothercnt:e+ioerrorcnt", "-ioactivity")
+	for file, w := range want {
+		g := got[file]
+		wv := []float64{w["reads"], w["rbytes"], w["writes"], w["wbytes"], w["other"], w["errors"]}
+		if !slices.Equal(g, wv) {
+			t.Errorf("%s: reads, bytes, writes, bytes, other, errors = %v; the program did %v", file, g, wv)
+		}
+	}
+	// The program's report is one write of its length to stdout.
+	stdout := 0.0
+	for name, v := range got {
+		if !strings.HasPrefix(name, dir) && name != "<Total>" {
+			stdout += v[3]
+		}
+	}
+	if stdout != float64(len(r.stdout)) {
+		t.Errorf("bytes written outside %s: %v; the program wrote %d to stdout", dir, stdout, len(r.stdout))
+	}
+	// The functions that did it: posix_io calls write, stdio_io calls fprintf.
+	funcs := csvRows(t, exp, "i+iowritecnt:i+ioreadcnt", "-functions")
+	p, s := want[filepath.Join(dir, "posix.dat")], want[filepath.Join(dir, "stdio.txt")]
+	if funcs["posix_io"] == nil || funcs["posix_io"][0] != p["writes"] || funcs["stdio_io"] == nil || funcs["stdio_io"][1] != s["reads"] {
+		t.Errorf("posix_io %v, stdio_io %v; want %v writes and %v reads", funcs["posix_io"], funcs["stdio_io"], p["writes"], s["reads"])
+	}
+}
+
+// TestSigprofFallback: with perf events denied (forced here), clock profiling by SIGPROF passes
+// the seed 002 example and records the CPU time within 5% of getrusage, for 1 and 8 threads.
+func TestSigprofFallback(t *testing.T) {
+	needCollect(t)
+	env := []string{"ER_CLOCK_SOURCE=sigprof"}
+	t.Run("seed002", func(t *testing.T) { checkSeed002(t, cprog(t, "seed002"), env) })
+	prog := cprog(t, "cpubound")
+	for _, threads := range []string{"1", "8"} {
+		t.Run("threads="+threads, func(t *testing.T) {
+			exp, r := collectExp(t, env, prog, threads, "1")
+			if r.code != 0 {
+				t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
+			}
+			want := measured(t, r.stdout)["rusage"]
+			d := openExp(t, exp)
+			got := recordedCPU(d)
+			t.Logf("recorded %.4f s, getrusage %.4f s: %.2f%%", got, want, 100*got/want)
+			if got < want*0.95 || got > want*1.05 {
+				t.Errorf("recorded CPU %.4f s is not within 5%% of getrusage %.4f s", got, want)
+			}
+			source := ""
+			for _, s := range d.Log.Settings {
+				if s.Name == "clock_source" {
+					source = s.Value
+				}
+			}
+			if source != "sigprof" {
+				t.Errorf("clock_source %q, want sigprof", source)
+			}
+		})
+	}
+}
+
+// TestOwnSigprofHandler: a target with its own SIGPROF handler and ITIMER_PROF timer gets its
+// ticks and keeps its handler, under SIGPROF clock profiling and under perf events.
+func TestOwnSigprofHandler(t *testing.T) {
+	needCollect(t)
+	prog := cbuild(t, "profhandler", "-O1", "-g")
+	for _, source := range []string{"sigprof", "perf"} {
+		t.Run(source, func(t *testing.T) {
+			_, r := collectExp(t, []string{"ER_CLOCK_SOURCE=" + source}, prog)
+			if r.code != 0 {
+				t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
+			}
+			var ticks, about float64
+			for _, line := range strings.Split(r.stdout, "\n") {
+				if f := strings.Fields(line); len(f) == 5 && f[0] == "ticks" {
+					ticks, _ = strconv.ParseFloat(f[1], 64)
+					about, _ = strconv.ParseFloat(f[4], 64)
+				}
+			}
+			t.Logf("%v ticks of about %v", ticks, about)
+			if about == 0 || ticks < 0.9*about || ticks > 1.1*about {
+				t.Errorf("the program's own timer ticked %v times, about %v expected:\n%s", ticks, about, r.stdout)
+			}
+			if !strings.Contains(r.stdout, "handler ok") {
+				t.Errorf("the program's SIGPROF handler was replaced:\n%s", r.stdout)
+			}
+		})
+	}
+}
+
+// TestTracingSystemPrograms: Debian's sort, gzip and python3 under -H on -s on -i on give the same
+// output and exit code as without er.
+func TestTracingSystemPrograms(t *testing.T) {
+	needCollect(t)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.txt")
+	var b strings.Builder
+	for i := 0; i < 20000; i++ {
+		b.WriteString(strconv.Itoa((i * 7919) % 20011))
+		b.WriteByte('\n')
+	}
+	if err := os.WriteFile(in, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range [][]string{
+		{"sort", "-n", in},
+		{"sort", filepath.Join(dir, "missing")},
+		{"gzip", "-c", in},
+		{"python3", "-c", "import json, hashlib, threading\nt = threading.Thread(target=lambda: None); t.start(); t.join()\n" +
+			"print(json.dumps({'n': sum(range(100000)), 'h': hashlib.sha256(b'er').hexdigest()}))"},
+		{"python3", "-c", "import sys; print('bye'); sys.exit(3)"},
+	} {
+		// Debian's programs, not a wrapper earlier in $PATH (pyenv's python3 is a shell script).
+		path := filepath.Join("/usr/bin", c[0])
+		if _, err := os.Stat(path); err != nil {
+			t.Logf("%s is not installed; skipped", path)
+			continue
+		}
+		t.Run(strings.Join(c, " "), func(t *testing.T) {
+			plain := exec.Command(path, c[1:]...)
+			var pout, perr bytes.Buffer
+			plain.Stdout, plain.Stderr = &pout, &perr
+			_ = plain.Run()
+			code := plain.ProcessState.ExitCode()
+			exp, r := collectExp(t, nil, append([]string{"-H", "on", "-s", "on", "-i", "on", path}, c[1:]...)...)
+			if r.code != code || r.stdout != pout.String() {
+				t.Errorf("under er: exit %d, %d bytes of output; without: exit %d, %d bytes", r.code, len(r.stdout), code, pout.Len())
+			}
+			if !strings.Contains(r.stderr, perr.String()) {
+				t.Errorf("stderr under er %q lacks %q", r.stderr, perr.String())
+			}
+			d := openExp(t, exp)
+			if len(d.IO) == 0 || (c[0] != "gzip" && len(d.Heap) == 0) {
+				t.Errorf("%d I/O and %d heap events recorded", len(d.IO), len(d.Heap))
+			}
+			t.Logf("%d heap, %d sync, %d I/O events", len(d.Heap), len(d.Sync), len(d.IO))
+		})
+	}
+}
+
+// TestTracingStaticProgram: a statically linked program cannot load the collector library: er
+// collect says so and exits non-zero.
+func TestTracingStaticProgram(t *testing.T) {
+	needCollect(t)
+	bin := filepath.Join(t.TempDir(), "static")
+	src := filepath.Join("..", "..", "testdata", "cpubound.c")
+	if out, err := exec.Command("gcc", "-static", "-O1", "-pthread", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Skipf("cannot link statically here: %v\n%s", err, out)
+	}
+	r := er(t, "", nil, "collect", "-o", filepath.Join(t.TempDir(), "s.er"), "-H", "on", bin, "1", "0.1")
+	if r.code == 0 || !strings.Contains(r.stderr, "statically linked") || !strings.Contains(r.stderr, "-H") {
+		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestTracingCrash: a target that aborts keeps what the library wrote before.
+func TestTracingCrash(t *testing.T) {
+	needCollect(t)
+	exp, r := collectExp(t, nil, "-p", "off", "-H", "on", "-i", "on", cprog(t, "heap"), "abort")
+	if r.code != 128+6 {
+		t.Fatalf("er collect: exit %d, want %d (SIGABRT)\n%s", r.code, 128+6, r.stderr)
+	}
+	d := openExp(t, exp)
+	var leaked uint64
+	for _, e := range d.Heap {
+		if e.Op == experiment.HeapMalloc && e.Size == 1000 {
+			leaked += e.Size
+		}
+	}
+	if leaked != 3000 {
+		t.Errorf("after the crash the experiment holds %d bytes of leak_direct's allocations, want 3000", leaked)
+	}
+	if l := leakStacks(t, exp); len(l) == 0 {
+		t.Errorf("no leaks shown after the crash")
+	}
+}

@@ -1,0 +1,126 @@
+package collect
+
+import (
+	"debug/elf"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// LibraryName is the file name of the collector library (built by make from preload/).
+const LibraryName = "libercollector.so"
+
+// LibraryEnv names the environment variable that points er at a collector library elsewhere.
+const LibraryEnv = "ER_COLLECTOR_LIB"
+
+// FindLibrary locates the collector library: $ER_COLLECTOR_LIB, else beside the er executable,
+// else in ../lib/er/ from it.
+func FindLibrary() (string, error) {
+	if p := os.Getenv(LibraryEnv); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("the collector library $%s=%s: %v", LibraryEnv, p, err)
+		}
+		return filepath.Abs(p)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("cannot find the collector library %s: %v", LibraryName, err)
+	}
+	exe, _ = filepath.EvalSymlinks(exe)
+	dir := filepath.Dir(exe)
+	tried := []string{filepath.Join(dir, LibraryName), filepath.Join(dir, "..", "lib", "er", LibraryName)}
+	for _, p := range tried {
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("cannot find the collector library %s (looked in %s); build it with make, or set $%s",
+		LibraryName, strings.Join(tried, " and "), LibraryEnv)
+}
+
+// checkDynamic refuses a statically linked ELF program, which cannot load the collector
+// library. A script or a file that is not ELF passes: its interpreter is checked when it runs.
+func checkDynamic(path, why string) error {
+	f, err := elf.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s is statically linked: it cannot load the collector library that %s needs; "+
+		"link it dynamically, or collect clock profiles only (-p, without -H, -s or -i)", path, why)
+}
+
+// libraryUses names what the collector library is loaded for, for messages.
+func libraryUses(spec Spec, sigprof bool) string {
+	var what []string
+	if spec.Heap {
+		what = append(what, "heap tracing (-H)")
+	}
+	if spec.Sync {
+		what = append(what, "synchronization tracing (-s)")
+	}
+	if spec.IO {
+		what = append(what, "I/O tracing (-i)")
+	}
+	if sigprof {
+		what = append(what, "clock profiling by SIGPROF (perf events are not available)")
+	}
+	return strings.Join(what, " and ")
+}
+
+// preloadEnv returns env with the collector library loaded and configured for spec.
+func preloadEnv(env []string, lib, dir string, spec Spec, sigprof bool) ([]string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	var what []string
+	if spec.Heap {
+		what = append(what, "heap")
+	}
+	if spec.Sync {
+		what = append(what, "sync")
+	}
+	if spec.IO {
+		what = append(what, "io")
+	}
+	if sigprof {
+		what = append(what, "clock")
+	}
+	out := make([]string, 0, len(env)+5)
+	preload := lib
+	for _, e := range env {
+		k, v, _ := strings.Cut(e, "=")
+		switch k {
+		case "LD_PRELOAD":
+			if v != "" {
+				preload = lib + ":" + v
+			}
+			continue
+		case "ER_EXPDIR", "ER_TRACE", "ER_SYNC_THRESHOLD_NS", "ER_CLOCK_INTERVAL_NS":
+			continue
+		}
+		out = append(out, e)
+	}
+	thresh := "0"
+	switch {
+	case spec.SyncThresh == SyncCalibrate:
+		thresh = strconv.FormatUint(^uint64(0), 10)
+	case spec.SyncThresh > 0:
+		thresh = strconv.FormatInt(spec.SyncThresh.Nanoseconds(), 10)
+	}
+	out = append(out, "LD_PRELOAD="+preload, "ER_EXPDIR="+abs, "ER_TRACE="+strings.Join(what, ","),
+		"ER_SYNC_THRESHOLD_NS="+thresh, "ER_CLOCK_INTERVAL_NS="+strconv.FormatInt(spec.Interval.Nanoseconds(), 10))
+	return out, nil
+}
+
+// ClockSourceEnv names the environment variable that forces the clock-profiling source: "perf"
+// (fail when perf events are denied) or "sigprof" (SIGPROF timers inside the target).
+const ClockSourceEnv = "ER_CLOCK_SOURCE"

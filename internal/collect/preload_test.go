@@ -1,0 +1,79 @@
+package collect
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestFindLibrary(t *testing.T) {
+	dir := t.TempDir()
+	lib := filepath.Join(dir, LibraryName)
+	if err := os.WriteFile(lib, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(LibraryEnv, lib)
+	if got, err := FindLibrary(); err != nil || got != lib {
+		t.Errorf("FindLibrary() = %q, %v; want %q", got, err, lib)
+	}
+	t.Setenv(LibraryEnv, filepath.Join(dir, "none.so"))
+	if _, err := FindLibrary(); err == nil || !strings.Contains(err.Error(), "none.so") {
+		t.Errorf("FindLibrary() with a missing $%s: %v", LibraryEnv, err)
+	}
+	t.Setenv(LibraryEnv, "")
+	// The test binary has no library beside it: the error says where it looked and what to do.
+	if _, err := FindLibrary(); err == nil || !strings.Contains(err.Error(), "build it with make") {
+		t.Errorf("FindLibrary() = %v", err)
+	}
+}
+
+func TestCheckDynamic(t *testing.T) {
+	if err := checkDynamic("/bin/sh", "heap tracing"); err != nil {
+		t.Errorf("/bin/sh: %v", err)
+	}
+	if err := checkDynamic("/no/such/file", "x"); err != nil {
+		t.Errorf("a missing file is checked when it runs, not here: %v", err)
+	}
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc is not installed")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "s.c")
+	if err := os.WriteFile(src, []byte("int main(void){return 0;}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "s")
+	if out, err := exec.Command("gcc", "-static", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Skipf("no static libc here: %v\n%s", err, out)
+	}
+	err := checkDynamic(bin, "heap tracing (-H)")
+	if err == nil || !strings.Contains(err.Error(), "statically linked") || !strings.Contains(err.Error(), "heap tracing (-H)") {
+		t.Errorf("static binary: %v", err)
+	}
+}
+
+func TestPreloadEnv(t *testing.T) {
+	spec := Spec{Heap: true, Sync: true, SyncThresh: 250 * time.Microsecond, IO: true, Interval: IntervalHi}
+	env, err := preloadEnv([]string{"PATH=/bin", "LD_PRELOAD=/x/other.so", "ER_TRACE=old"}, "/lib/er.so", "/tmp/t.er", spec, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(env, "\n")
+	for _, want := range []string{"PATH=/bin", "LD_PRELOAD=/lib/er.so:/x/other.so", "ER_EXPDIR=/tmp/t.er", "ER_TRACE=heap,sync,io,clock",
+		"ER_SYNC_THRESHOLD_NS=250000", "ER_CLOCK_INTERVAL_NS=1009000"} {
+		if !strings.Contains(got, want+"\n") && !strings.HasSuffix(got, want) {
+			t.Errorf("environment lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "ER_TRACE=old") {
+		t.Errorf("the old ER_TRACE is kept:\n%s", got)
+	}
+	spec = Spec{Sync: true, SyncThresh: SyncCalibrate}
+	env, _ = preloadEnv(nil, "/l.so", "/e.er", spec, false)
+	if got := strings.Join(env, " "); !strings.Contains(got, "ER_SYNC_THRESHOLD_NS=18446744073709551615") || !strings.Contains(got, "ER_TRACE=sync ") {
+		t.Errorf("calibrated sync: %s", got)
+	}
+}

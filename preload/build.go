@@ -1,0 +1,35 @@
+package preload
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+)
+
+// CFlags are the flags the collector library is compiled with; the Makefile uses the same
+// (TestMakefileFlags checks).
+var CFlags = []string{"-O2", "-g", "-Wall", "-Wextra", "-fPIC", "-std=gnu11", "-fvisibility=hidden", "-shared"}
+
+// Libs are the libraries it links with.
+var Libs = []string{"-ldl", "-lpthread"}
+
+// Dir is the directory of the library's C sources, found from this file.
+func Dir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "c")
+}
+
+// Build compiles the collector library into out with gcc.
+func Build(out string) error {
+	srcs, err := filepath.Glob(filepath.Join(Dir(), "*.c"))
+	if err != nil || len(srcs) == 0 {
+		return fmt.Errorf("no C sources in %s", Dir())
+	}
+	args := append(append(append(append([]string{}, CFlags...), "-o", out), srcs...), Libs...)
+	if b, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("gcc %s: %v\n%s", strings.Join(args, " "), err, b)
+	}
+	return nil
+}

@@ -1,0 +1,41 @@
+/* unwind.h: the collector library's in-process stack unwinder (DWARF CFI, x86-64 Linux). */
+#ifndef ER_UNWIND_H
+#define ER_UNWIND_H
+
+#include <stdint.h>
+
+/* The pseudo-frames that end a stack whose unwinding stopped early (see trace.h). */
+#define ER_PC_TRUNCATED 0xfffffffffffff001ull /* max entries reached: more frames follow */
+#define ER_PC_FAILED 0xfffffffffffff002ull    /* no rule to find the caller, or a read would leave the stack */
+
+/* Hidden by default: the collector library calls these and exports nothing of its own. A test
+ * that links against the unwinder as a shared library defines ER_UNWIND_API to export them. */
+#ifndef ER_UNWIND_API
+#define ER_UNWIND_API __attribute__((visibility("hidden")))
+#endif
+
+/* Builds the table of loaded modules (text ranges, .eh_frame_hdr search tables, load biases).
+ * Call once, outside signal context, before the first unwind (the library constructor does). */
+ER_UNWIND_API void er_unwind_init(void);
+
+/* Rebuilds the module table after dlopen or dlclose (not from a signal handler). The new table
+ * replaces the old one with an atomic pointer swap; old tables are never freed. Cached rules of
+ * the old table are dropped. Until the next refresh, a PC in a module loaded since then has no CFI
+ * (frame-pointer fallback, else an unwind-failed frame). */
+ER_UNWIND_API void er_unwind_refresh(void);
+
+/* Unwinds the calling thread's stack. Leaf first: with skip = 0, pcs[0] is the return address of
+ * er_backtrace itself (a PC in its caller, like glibc backtrace()'s buffer[0]), pcs[1] the return
+ * address of that caller, and so on down to the outermost frame (_start, or the thread start
+ * under clone/clone3). skip drops that many of these first entries. Returns the number of entries
+ * written (at most max); when the unwind stopped early the last one is ER_PC_TRUNCATED or
+ * ER_PC_FAILED. Through a signal frame the list goes on as backtrace() does: the sigreturn
+ * trampoline's address, then the interrupted PC, then return addresses. Async-signal-safe. */
+ER_UNWIND_API int er_backtrace(uint64_t *pcs, int max, int skip);
+
+/* For a signal handler: unwinds the interrupted code from its ucontext_t (the handler's third
+ * argument). pcs[0] is the interrupted PC (REG_RIP), then return addresses, with the same
+ * pseudo-frames and return value as er_backtrace. Async-signal-safe. */
+ER_UNWIND_API int er_unwind_context(const void *ucontext, uint64_t *pcs, int max);
+
+#endif
