@@ -144,3 +144,48 @@ func inflate(src, dst string, n int) error {
 	}
 	return w.Close()
 }
+
+// BenchmarkHeapTracing reports the slowdown of heap tracing on testdata/mallocbench.c (1,000,000
+// malloc/free pairs under 5-frame stacks, built -O2 without frame pointers): wall(tool prog) /
+// wall(prog), the median of 5 runs, for er collect -p off -H on, and beside it, when installed,
+// gprofng collect app -p off -H on and heaptrack. Aim: below heaptrack.
+func BenchmarkHeapTracing(b *testing.B) {
+	if buildErr != nil {
+		b.Fatal(buildErr)
+	}
+	prog := cbuild(b, "mallocbench", "-O2", "-g")
+	runs := func(n int, tool func(i int) []string) time.Duration {
+		var w []time.Duration
+		for i := 0; i < n; i++ {
+			args := tool(i)
+			w = append(w, wallOf(b, args[0], args[1:]...))
+		}
+		return median(w)
+	}
+	base := runs(5, func(int) []string { return []string{prog} })
+	b.ReportMetric(float64(base)/1e6, "ms-plain")
+	tools := []struct {
+		name string
+		n    int
+		cmd  func(dir string, i int) []string
+	}{
+		{"er", 5, func(dir string, i int) []string {
+			return []string{erBin, "collect", "-p", "off", "-H", "on", "-o", filepath.Join(dir, "h"+strconv.Itoa(i)+".er"), prog}
+		}},
+		{"heaptrack", 5, func(dir string, i int) []string {
+			return []string{"heaptrack", "-o", filepath.Join(dir, "h"+strconv.Itoa(i)), prog}
+		}},
+		{"gprofng", 3, func(dir string, i int) []string {
+			return []string{"gprofng", "collect", "app", "-p", "off", "-H", "on", "-o", filepath.Join(dir, "g"+strconv.Itoa(i)+".er"), prog}
+		}},
+	}
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool.cmd("", 0)[0]); err != nil {
+			b.Logf("%s is not installed: no figure", tool.name)
+			continue
+		}
+		dir := b.TempDir()
+		d := runs(tool.n, func(i int) []string { return tool.cmd(dir, i) })
+		b.ReportMetric(float64(d)/float64(base), tool.name+"-ratio")
+	}
+}

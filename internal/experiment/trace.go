@@ -327,6 +327,12 @@ func (tr *traceReader) events(file string, pid uint32, recs []traceRec, param ui
 				d.Heap = append(d.Heap, HeapEvent{Time: tr.t(r.time), Pid: pid, Tid: r.tid, Op: HeapFree, Old: le.Uint64(b)})
 				continue
 			}
+			if len(b) == 16 { // the short form of an allocation that frees nothing
+				d.Heap = append(d.Heap, HeapEvent{Time: tr.t(r.time), Pid: pid, Tid: r.tid, Op: HeapOp(r.aux),
+					Addr: le.Uint64(b[8:]), Size: uint64(le.Uint32(b[4:]))})
+				ref(&d.Heap[len(d.Heap)-1].Stack, le.Uint32(b))
+				continue
+			}
 			if len(b) < 32 {
 				bad++
 				continue

@@ -93,7 +93,8 @@ func writeTraceExperiment(t *testing.T) string {
 		HeapTraceFile: traceFile(1, pid, 0, base, 4096,
 			[][]byte{
 				rec(recHeap, uint8(HeapMalloc), 7, base+100, uint32(1), uint32(0), uint64(0x1000), uint64(64), uint64(0)),
-				rec(recHeap, uint8(HeapFree), 8, base+300, uint64(0x1000)), // short form
+				rec(recHeap, uint8(HeapFree), 8, base+300, uint64(0x1000)),                          // short form
+				rec(recHeap, uint8(HeapCalloc), 9, base+350, uint32(1), uint32(48), uint64(0x3000)), // short form
 			},
 			[][]byte{
 				rec(recHeap, uint8(HeapRealloc), 8, base+200, uint32(2), uint32(0), uint64(0x2000), uint64(128), uint64(0x1000)),
@@ -140,12 +141,14 @@ func TestReadTraces(t *testing.T) {
 		{Time: 100, Pid: 42, Tid: 7, Op: HeapMalloc, Addr: 0x1000, Size: 64},
 		{Time: 200, Pid: 42, Tid: 8, Op: HeapRealloc, Addr: 0x2000, Size: 128, Old: 0x1000},
 		{Time: 300, Pid: 42, Tid: 8, Op: HeapFree, Old: 0x1000},
+		{Time: 350, Pid: 42, Tid: 9, Op: HeapCalloc, Addr: 0x3000, Size: 48},
 	}
-	if len(d.Heap) != 3 {
+	if len(d.Heap) != 4 {
 		t.Fatalf("heap %+v", d.Heap)
 	}
 	if !reflect.DeepEqual(stack(d.Heap[0].Stack), Stack{0x7f0010, 0x400100, 0x400200}) ||
-		!reflect.DeepEqual(stack(d.Heap[1].Stack), Stack{0x7f0020, 0x400300}) || d.Heap[2].Stack != 0 {
+		!reflect.DeepEqual(stack(d.Heap[1].Stack), Stack{0x7f0020, 0x400300}) || d.Heap[2].Stack != 0 ||
+		!reflect.DeepEqual(stack(d.Heap[3].Stack), Stack{0x7f0010, 0x400100, 0x400200}) {
 		t.Errorf("heap stacks %v %v %v", stack(d.Heap[0].Stack), stack(d.Heap[1].Stack), d.Heap[2].Stack)
 	}
 	for i := range d.Heap {

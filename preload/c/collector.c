@@ -104,7 +104,7 @@ static int block_new(struct er_thread *t, int slot)
 		if (er_sys(SYS_pwrite64, fd, (long)&z, 1, off + ER_BLOCK_SIZE - 1, 0, 0) != 1)
 			return 0;
 	}
-	void *p = (void *)er_sys(SYS_mmap, 0, ER_BLOCK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
+	void *p = (void *)er_sys(SYS_mmap, 0, ER_BLOCK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, off);
 	if ((unsigned long)p > -4096UL)
 		return 0;
 	b->base = p;

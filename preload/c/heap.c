@@ -86,6 +86,18 @@ static void record_at(struct er_thread *t, int op, const void *addr, size_t size
 		return;
 	}
 	uint32_t st = stack ? er_stack_here(t, (uintptr_t)fn) : 0;
+	if (!old && size <= UINT32_MAX) {
+		struct er_rec_alloc *a = er_rec_begin(t, SLOT_HEAP, sizeof *a);
+		if (a) {
+			a->stack = st;
+			a->size = (uint32_t)size;
+			a->addr = (uintptr_t)addr;
+			er_rec_commit(t, a, sizeof *a, ER_REC_HEAP, op, now);
+		}
+		t->busy = 0;
+		errno = saved;
+		return;
+	}
 	struct er_rec_heap *r = er_rec_begin(t, SLOT_HEAP, sizeof *r);
 	if (r) {
 		r->stack = st;

@@ -86,6 +86,14 @@ struct er_rec_heap {
 	uint64_t old;  /* block freed: free's, realloc's argument; munmap: address */
 };
 
+/* An allocation of less than 4 GiB that frees nothing is written short, as struct er_rec_alloc. */
+struct er_rec_alloc {
+	struct er_rec h;
+	uint32_t stack;
+	uint32_t size;
+	uint64_t addr;
+};
+
 struct er_rec_free {
 	struct er_rec h;
 	uint64_t old; /* the block freed */
@@ -131,6 +139,7 @@ struct er_rec_map {
 _Static_assert(sizeof(struct er_rec) == 16, "er_rec");
 _Static_assert(sizeof(struct er_rec_stack) == 24, "er_rec_stack");
 _Static_assert(sizeof(struct er_rec_heap) == 48, "er_rec_heap");
+_Static_assert(sizeof(struct er_rec_alloc) == 32, "er_rec_alloc");
 _Static_assert(sizeof(struct er_rec_free) == 24, "er_rec_free");
 _Static_assert(sizeof(struct er_rec_sync) == 40, "er_rec_sync");
 _Static_assert(sizeof(struct er_rec_io) == 64, "er_rec_io");
