@@ -2,7 +2,7 @@
  * function allocates and leaks and prints it ("expect FUNC allocs N bytes B leaks L leaked LB"), so
  * that a test can compare er's heap metrics with it exactly. Output goes through write(2), so that
  * stdio's own buffer allocation does not add to main's. With the argument "abort" it aborts
- * after leak_direct.
+ * after leak_direct; with "fork" it forks children while threads allocate.
  * Build: gcc -O1 -g -fno-omit-frame-pointer -fno-inline -pthread -o heap heap.c */
 #define _GNU_SOURCE
 #include <malloc.h>
@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 struct count {
@@ -129,10 +130,49 @@ __attribute__((noipa)) void *in_thread(void *arg) {
 	return NULL;
 }
 
+static volatile int stop;
+
+static void *churner(void *arg) {
+	(void)arg;
+	while (!stop) {
+		char *volatile p = malloc(48);
+		p[0] = 1;
+		free(p);
+	}
+	return NULL;
+}
+
+/* fork_while_threaded forks children while two threads allocate: each child allocates, runs a
+ * program (exec) and must finish; the parent goes on. */
+__attribute__((noipa)) void fork_while_threaded(void) {
+	pthread_t t[2];
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, churner, NULL);
+	for (int k = 0; k < 20; k++) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			char *volatile p = malloc(100);
+			free(p);
+			if (k % 2)
+				execl("/bin/true", "true", (char *)NULL);
+			_exit(0);
+		}
+		int st;
+		waitpid(pid, &st, 0);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			_exit(3);
+	}
+	stop = 1;
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+}
+
 int main(int argc, char **argv) {
 	leak_direct();
 	if (argc > 1 && strcmp(argv[1], "abort") == 0)
 		abort(); /* a crash: what was traced so far must stay readable */
+	if (argc > 1 && strcmp(argv[1], "fork") == 0)
+		fork_while_threaded();
 	churn();
 	grow();
 	grow_leak();

@@ -106,10 +106,21 @@ func leakStacks(t *testing.T, exp string) []leak {
 // testdata/heap.c counted, realloc makes no false leak, and each leak's stack is complete and right.
 func TestHeapTracing(t *testing.T) {
 	needCollect(t)
-	for _, b := range []struct{ name, bin string }{
+	builds := []struct{ name, bin string }{
 		{"frame-pointers", cprog(t, "heap")},
 		{"O2", cbuild(t, "heap", "-O2", "-g", "-pthread")},
-	} {
+	}
+	if _, err := exec.LookPath("g++"); err == nil {
+		bin := filepath.Join(t.TempDir(), "heapcpp")
+		src := filepath.Join("..", "..", "testdata", "heapcpp.cc")
+		if out, err := exec.Command("g++", "-O1", "-g", "-fno-omit-frame-pointer", "-fno-inline", "-o", bin, src).CombinedOutput(); err != nil {
+			t.Fatalf("g++: %v\n%s", err, out)
+		}
+		builds = append(builds, struct{ name, bin string }{"C++", bin})
+	} else {
+		t.Log("g++ is not installed: C++ new and delete are not tested")
+	}
+	for _, b := range builds {
 		t.Run(b.name, func(t *testing.T) {
 			exp, r := collectExp(t, nil, "-p", "off", "-H", "on", b.bin)
 			if r.code != 0 {
@@ -120,6 +131,9 @@ func TestHeapTracing(t *testing.T) {
 			for fn, w := range want {
 				g := got[fn]
 				if g == nil {
+					g = got[fn+"()"] // a C++ function
+				}
+				if g == nil {
 					t.Errorf("%s: not in the function list", fn)
 					continue
 				}
@@ -129,6 +143,12 @@ func TestHeapTracing(t *testing.T) {
 				}
 			}
 			leaks := leakStacks(t, exp)
+			if b.name == "C++" {
+				if len(leaks) != 2 || strings.Join(leaks[0].frames[:3], " ") != "malloc operator new(unsigned long) cpp_leak()" {
+					t.Errorf("C++ leaks %+v: want 2, from operator new in cpp_leak()", leaks)
+				}
+				return
+			}
 			find := func(bytes int) *leak {
 				for i := range leaks {
 					if leaks[i].bytes == bytes {
@@ -406,5 +426,23 @@ func TestTracingCrash(t *testing.T) {
 	}
 	if l := leakStacks(t, exp); len(l) == 0 {
 		t.Errorf("no leaks shown after the crash")
+	}
+}
+
+// TestTracingFork: a threaded target that forks while its threads allocate, and whose children
+// allocate and exec, runs to the end; the founder's events are recorded.
+func TestTracingFork(t *testing.T) {
+	needCollect(t)
+	exp, r := collectExp(t, nil, "-H", "on", "-s", "on", "-i", "on", cprog(t, "heap"), "fork")
+	if r.code != 0 {
+		t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
+	}
+	d := openExp(t, exp)
+	pids := map[uint32]int{}
+	for _, e := range d.Heap {
+		pids[e.Pid]++
+	}
+	if len(pids) != 1 || pids[d.Log.Pid] == 0 {
+		t.Errorf("heap events by process %v; want the target's (%d) only", pids, d.Log.Pid)
 	}
 }
