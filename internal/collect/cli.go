@@ -81,6 +81,23 @@ func dryRun(spec Spec, stdout, stderr io.Writer) int {
 	} else {
 		fmt.Fprintf(stdout, "  clock:       off\n")
 	}
+	if spec.Tracing() {
+		var what []string
+		if spec.Heap {
+			what = append(what, "heap")
+		}
+		if spec.Sync {
+			what = append(what, "synchronization waits (-s "+spec.SyncArg+")")
+		}
+		if spec.IO {
+			what = append(what, "I/O")
+		}
+		lib, err := FindLibrary()
+		if err != nil {
+			lib = "not found: " + err.Error()
+		}
+		fmt.Fprintf(stdout, "  tracing:     %s, by the collector library %s\n", strings.Join(what, ", "), lib)
+	}
 	if spec.SamplePeriod > 0 {
 		fmt.Fprintf(stdout, "  samples:     every %v\n", spec.SamplePeriod)
 	} else {
@@ -120,10 +137,16 @@ Options:
   -S seconds|on|off           periodic sample points of process usage (default every 1 s)
   -U bytes                    user stack copied per sample for DWARF unwinding (default %d, at most %d;
                               0: frame-pointer stacks only); deeper stacks go on in the live process
+  -H on|off                   heap tracing: allocations, frees and leaks, with their call stacks
+  -s on|off|all|<us>          synchronization wait tracing: waits of at least <us> microseconds;
+                              on = a threshold calibrated in the target, all = every wait
+  -i on|off                   I/O tracing: POSIX and stdio file calls, bytes, times and errors
   -n                          dry run: show what would be collected
   -V                          print er's version
 
 `, ms(IntervalOn), ms(IntervalHi), ms(IntervalLo), MinInterval, MaxInterval, DefaultStackBytes, MaxStackBytes)
+	fmt.Fprintf(w, "Environment: %s=perf|sigprof forces the clock source (by default SIGPROF timers inside the\n"+
+		"target replace perf events where those are denied); %s names the collector library.\n\n", ClockSourceEnv, LibraryEnv)
 	fmt.Fprintf(w, "This machine:\n")
 	fmt.Fprintf(w, "  CPUs: %d; perf_event_paranoid: %d\n", c.NumCPU, c.Paranoid)
 	if c.MaxSampleRate > 0 {
