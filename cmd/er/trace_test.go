@@ -446,3 +446,34 @@ func TestTracingFork(t *testing.T) {
 		t.Errorf("heap events by process %v; want the target's (%d) only", pids, d.Log.Pid)
 	}
 }
+
+// TestTracingDlopen: code loaded with dlopen after the start is unwound through and named, even
+// without clock profiling (no perf mappings): the library records the new object's mappings.
+func TestTracingDlopen(t *testing.T) {
+	needCollect(t)
+	dir := t.TempDir()
+	src := filepath.Join("..", "..", "testdata", "dlheap.c")
+	plugin, prog := filepath.Join(dir, "libplugin.so"), filepath.Join(dir, "dlheap")
+	for _, args := range [][]string{
+		{"-O2", "-g", "-shared", "-fPIC", "-DPLUGIN", "-o", plugin, src},
+		{"-O2", "-g", "-o", prog, src},
+	} {
+		if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+			t.Fatalf("gcc %v: %v\n%s", args, err, out)
+		}
+	}
+	exp, r := collectExp(t, nil, "-p", "off", "-H", "on", prog, plugin)
+	if r.code != 0 {
+		t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
+	}
+	var found *leak
+	leaks := leakStacks(t, exp)
+	for i := range leaks {
+		if leaks[i].bytes == 777 {
+			found = &leaks[i]
+		}
+	}
+	if found == nil || strings.Join(found.frames, " ") != "malloc plugin_alloc main __libc_start_call_main __libc_start_main _start" {
+		t.Errorf("the plug-in's leak: %+v (all: %+v)", found, leaks)
+	}
+}

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -156,6 +157,12 @@ static void thread_exit(void *arg)
 	pool_release();
 	for (int s = 0; s < SLOT_N; s++)
 		block_drop(&t->blk[s]);
+	for (int i = 0; i < 2; i++) {
+		void *c = t->cache[i];
+		t->cache[i] = NULL;
+		if (c)
+			er_sys(SYS_munmap, (long)c, sizeof(struct er_stack_cache), 0, 0, 0, 0);
+	}
 	t->busy = 0;
 }
 
@@ -176,37 +183,90 @@ struct er_thread *er_thread(void)
 
 /* ---- stacks ---- */
 
-static uint32_t stack_id(struct er_thread *t, uint64_t *pcs, int n)
+static uint64_t stack_hash(const uint64_t *pcs, int n)
 {
 	uint64_t h = 0x84222325cbf29ce4ULL ^ (uint64_t)n;
 	for (int i = 0; i < n; i++) {
 		h = (h ^ pcs[i]) * 0x9e3779b97f4a7c15ULL;
 		h ^= h >> 29;
 	}
-	h |= 1; /* 0 marks an empty cache entry */
+	return h | 1; /* 0 marks an empty cache entry */
+}
+
+/* stack_cache returns the thread's cache of stack ids (one for events, one for the SIGPROF
+ * handler), mapped on first use; NULL when memory is short. */
+static struct er_stack_cache *stack_cache(struct er_thread *t)
+{
 	int which = t->in_signal ? 1 : 0;
-	struct er_stack_cache *c = t->cache[which];
-	if (!c) {
-		c = map_anon(sizeof *c);
-		t->cache[which] = c;
-	}
-	unsigned idx = (unsigned)(h >> 20) & (ER_STACK_CACHE - 1);
-	if (c && c->hash[idx] == h)
-		return c->id[idx];
+	if (!t->cache[which])
+		t->cache[which] = map_anon(sizeof(struct er_stack_cache));
+	return t->cache[which];
+}
+
+static unsigned cache_slot(uint64_t h) { return (unsigned)(h >> 20) & (ER_STACK_CACHE - 1); }
+
+/* stack_known returns the id of the stack pcs[:n] if this thread recorded it, else 0. */
+static uint32_t stack_known(struct er_thread *t, const uint64_t *pcs, int n)
+{
+	uint64_t h = stack_hash(pcs, n);
+	struct er_stack_cache *c = stack_cache(t);
+	return c && c->hash[cache_slot(h)] == h ? c->id[cache_slot(h)] : 0;
+}
+
+/* stack_new writes the stack pcs[:n] with a new id and returns the id; 0 when it cannot. */
+static uint32_t stack_new(struct er_thread *t, const uint64_t *pcs, int n)
+{
 	uint32_t id = __atomic_fetch_add(&next_stack_id, 1, __ATOMIC_RELAXED);
 	size_t size = sizeof(struct er_rec_stack) + 8 * (size_t)n;
-	struct er_rec_stack *r = er_rec_begin(t, which ? SLOT_SIGSTACKS : SLOT_STACKS, size);
+	struct er_rec_stack *r = er_rec_begin(t, t->in_signal ? SLOT_SIGSTACKS : SLOT_STACKS, size);
 	if (!r)
 		return 0;
 	r->id = id;
 	r->n = (uint32_t)n;
 	memcpy(r + 1, pcs, 8 * (size_t)n);
 	er_rec_commit(t, r, size, ER_REC_STACK, 0, 0);
+	uint64_t h = stack_hash(pcs, n);
+	struct er_stack_cache *c = stack_cache(t);
 	if (c) {
-		c->hash[idx] = h;
-		c->id[idx] = id;
+		c->hash[cache_slot(h)] = h;
+		c->id[cache_slot(h)] = id;
 	}
 	return id;
+}
+
+static uint32_t stack_id(struct er_thread *t, const uint64_t *pcs, int n)
+{
+	uint32_t id = stack_known(t, pcs, n);
+	return id ? id : stack_new(t, pcs, n);
+}
+
+/* Objects loaded and unloaded so far, as the dynamic linker counts them. */
+static unsigned long long seen_adds, seen_subs;
+
+static int gen_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	unsigned long long *g = data;
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+		g[0] = info->dlpi_adds;
+		g[1] = info->dlpi_subs;
+	}
+	return 1;
+}
+
+/* modules_changed brings the unwinder's module table and the recorded mappings up to date when
+ * objects were loaded or unloaded (dlopen, dlclose) since it last looked, and says whether they
+ * were. Not for signal handlers: dl_iterate_phdr takes the loader's lock. */
+static int modules_changed(void)
+{
+	unsigned long long g[2] = {seen_adds, seen_subs};
+	dl_iterate_phdr(gen_cb, g);
+	if (g[0] == __atomic_load_n(&seen_adds, __ATOMIC_RELAXED) && g[1] == __atomic_load_n(&seen_subs, __ATOMIC_RELAXED))
+		return 0;
+	__atomic_store_n(&seen_adds, g[0], __ATOMIC_RELAXED);
+	__atomic_store_n(&seen_subs, g[1], __ATOMIC_RELAXED);
+	er_unwind_refresh();
+	er_maps_update();
+	return 1;
 }
 
 /* drop_self removes the library's own frames (the interposers, the thread start routine)
@@ -220,14 +280,30 @@ static int drop_self(uint64_t *pcs, int from, int n)
 	return k;
 }
 
+/* unwind_here fills pcs with leaf and the callers of the library's entry point, and returns
+ * their number. */
+static __attribute__((noinline)) int unwind_here(uint64_t *pcs, uintptr_t leaf)
+{
+	int n = er_backtrace(pcs + 1, ER_MAX_FRAMES, 0);
+	pcs[0] = leaf;
+	return drop_self(pcs, 1, (n < 0 ? 0 : n) + 1);
+}
+
 uint32_t er_stack_here(struct er_thread *t, uintptr_t leaf)
 {
 	uint64_t pcs[ER_MAX_FRAMES + 1];
-	int n = er_backtrace(pcs + 1, ER_MAX_FRAMES, 0);
-	if (n < 0)
-		n = 0;
-	pcs[0] = leaf;
-	return stack_id(t, pcs, drop_self(pcs, 1, n + 1));
+	int n = unwind_here(pcs, leaf);
+	uint32_t id = stack_known(t, pcs, n);
+	if (id)
+		return id;
+	/* A stack this thread has not seen: code that a dlopen brought in, perhaps. The unwinder
+	 * must know the object to go through it, and the experiment must name it. */
+	if (modules_changed()) {
+		n = unwind_here(pcs, leaf);
+		if ((id = stack_known(t, pcs, n)) != 0)
+			return id;
+	}
+	return stack_new(t, pcs, n);
 }
 
 uint32_t er_stack_context(struct er_thread *t, const void *uc)
@@ -363,32 +439,6 @@ static int self_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 1;
 }
 
-ER_EXPORT void *dlopen(const char *file, int mode)
-{
-	static void *(*real)(const char *, int);
-	if (!real)
-		real = er_next("dlopen");
-	void *h = real(file, mode);
-	if (h && er.active) {
-		er_unwind_refresh();
-		er_maps_update();
-	}
-	return h;
-}
-
-ER_EXPORT int dlclose(void *h)
-{
-	static int (*real)(void *);
-	if (!real)
-		real = er_next("dlclose");
-	int r = real(h);
-	if (er.active) {
-		er_unwind_refresh();
-		er_maps_update();
-	}
-	return r;
-}
-
 /* ---- start-up ---- */
 
 static void after_fork_child(void)
@@ -500,7 +550,7 @@ void er_init(void)
 	pthread_atfork(NULL, NULL, after_fork_child);
 	er.active = 1;
 	er_thread();
-	er_maps_update();
+	modules_changed(); /* the unwinder's table and the mappings of the objects loaded now */
 	if (sync) {
 		char buf[32];
 		int n = 0;
