@@ -57,20 +57,33 @@ func checkDynamic(path, why string) error {
 		"link it dynamically, or collect clock profiles only (-p, without -H, -s or -i)", path, why)
 }
 
+// libraryJob is one thing the collector library does: its word in ER_TRACE and its name in messages.
+type libraryJob struct{ word, title string }
+
+// libraryJobs lists what the collector library is loaded for.
+func libraryJobs(spec Spec, sigprof bool) []libraryJob {
+	var jobs []libraryJob
+	for _, j := range []struct {
+		on bool
+		libraryJob
+	}{
+		{spec.Heap, libraryJob{"heap", "heap tracing (-H)"}},
+		{spec.Sync, libraryJob{"sync", "synchronization tracing (-s)"}},
+		{spec.IO, libraryJob{"io", "I/O tracing (-i)"}},
+		{sigprof, libraryJob{"clock", "clock profiling by SIGPROF (perf events are not available)"}},
+	} {
+		if j.on {
+			jobs = append(jobs, j.libraryJob)
+		}
+	}
+	return jobs
+}
+
 // libraryUses names what the collector library is loaded for, for messages.
 func libraryUses(spec Spec, sigprof bool) string {
 	var what []string
-	if spec.Heap {
-		what = append(what, "heap tracing (-H)")
-	}
-	if spec.Sync {
-		what = append(what, "synchronization tracing (-s)")
-	}
-	if spec.IO {
-		what = append(what, "I/O tracing (-i)")
-	}
-	if sigprof {
-		what = append(what, "clock profiling by SIGPROF (perf events are not available)")
+	for _, j := range libraryJobs(spec, sigprof) {
+		what = append(what, j.title)
 	}
 	return strings.Join(what, " and ")
 }
@@ -82,17 +95,8 @@ func preloadEnv(env []string, lib, dir string, spec Spec, sigprof bool) ([]strin
 		return nil, err
 	}
 	var what []string
-	if spec.Heap {
-		what = append(what, "heap")
-	}
-	if spec.Sync {
-		what = append(what, "sync")
-	}
-	if spec.IO {
-		what = append(what, "io")
-	}
-	if sigprof {
-		what = append(what, "clock")
+	for _, j := range libraryJobs(spec, sigprof) {
+		what = append(what, j.word)
 	}
 	out := make([]string, 0, len(env)+5)
 	preload := lib

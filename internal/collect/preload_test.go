@@ -71,6 +71,10 @@ func TestPreloadEnv(t *testing.T) {
 	if strings.Contains(got, "ER_TRACE=old") {
 		t.Errorf("the old ER_TRACE is kept:\n%s", got)
 	}
+	if got, want := libraryUses(spec, true), "heap tracing (-H) and synchronization tracing (-s) and I/O tracing (-i) and "+
+		"clock profiling by SIGPROF (perf events are not available)"; got != want {
+		t.Errorf("libraryUses = %q, want %q", got, want)
+	}
 	spec = Spec{Sync: true, SyncThresh: SyncCalibrate}
 	env, _ = preloadEnv(nil, "/l.so", "/e.er", spec, false)
 	if got := strings.Join(env, " "); !strings.Contains(got, "ER_SYNC_THRESHOLD_NS=18446744073709551615") || !strings.Contains(got, "ER_TRACE=sync ") {
