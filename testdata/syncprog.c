@@ -50,13 +50,21 @@ static void *holder(void *arg) {
 }
 
 
-__attribute__((noipa)) void lock_a(int ms) {
-	struct hold h = {ms};
+/* start_holder starts a thread that takes the mutex and keeps it for h->ms milliseconds, and
+ * returns once it holds it. */
+static pthread_t start_holder(struct hold *h) {
 	pthread_t t;
 	held = 0;
-	pthread_create(&t, NULL, holder, &h);
+	pthread_create(&t, NULL, holder, h);
 	while (!held)
 		usleep(100);
+	return t;
+}
+
+/* lock_a and lock_b wait on the held mutex: two callers of pthread_mutex_lock. */
+__attribute__((noipa)) void lock_a(int ms) {
+	struct hold h = {ms};
+	pthread_t t = start_holder(&h);
 	double t0 = now();
 	pthread_mutex_lock(&mu);
 	note(0, "lock_a", now() - t0);
@@ -66,11 +74,7 @@ __attribute__((noipa)) void lock_a(int ms) {
 
 __attribute__((noipa)) void lock_b(int ms) {
 	struct hold h = {ms};
-	pthread_t t;
-	held = 0;
-	pthread_create(&t, NULL, holder, &h);
-	while (!held)
-		usleep(100);
+	pthread_t t = start_holder(&h);
 	double t0 = now();
 	pthread_mutex_lock(&mu);
 	note(1, "lock_b", now() - t0);
