@@ -9,6 +9,7 @@ import (
 
 	"er/internal/collect"
 	"er/internal/erprint"
+	"er/internal/expfiles"
 	"er/internal/version"
 )
 
@@ -16,13 +17,19 @@ func main() {
 	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
 }
 
-// run dispatches on the name er was invoked by (a symlink named collect or er_print) or on the subcommand.
+// run dispatches on the name er was invoked by (a symlink such as collect, er_print or er_rm) or on the subcommand.
 func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch filepath.Base(argv[0]) {
 	case "collect", "er_collect":
 		return collect.Main(argv[1:], stdout, stderr)
 	case "er_print":
 		return erprint.Main(argv[1:], stdin, stdout, stderr)
+	case "er_rm":
+		return expfiles.RmMain(argv[1:], stdout, stderr)
+	case "er_cp":
+		return expfiles.CpMain(argv[1:], stdout, stderr)
+	case "er_mv":
+		return expfiles.MvMain(argv[1:], stdout, stderr)
 	}
 	if len(argv) < 2 {
 		usage(stderr)
@@ -33,6 +40,12 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return collect.Main(argv[2:], stdout, stderr)
 	case "print":
 		return erprint.Main(argv[2:], stdin, stdout, stderr)
+	case "rm":
+		return expfiles.RmMain(argv[2:], stdout, stderr)
+	case "cp":
+		return expfiles.CpMain(argv[2:], stdout, stderr)
+	case "mv":
+		return expfiles.MvMain(argv[2:], stdout, stderr)
 	case "version", "-V", "--version":
 		fmt.Fprintln(stdout, version.String())
 		return 0
@@ -51,6 +64,10 @@ func usage(w io.Writer) {
 Commands:
   collect [options] program [args...]   run program and record an experiment (also as: collect)
   print [-command ...] experiment...    analyse experiments, as er_print (also as: er_print)
+  archive experiment                    copy load objects and sources into the experiment (also as: er_archive)
+  rm [-f] [-q] experiment|group...      remove experiments and experiment groups (also as: er_rm)
+  cp experiment new.er | exp... dir     copy experiments (also as: er_cp)
+  mv experiment new.er | exp... dir     move experiments (also as: er_mv)
   version                               print er's version
 
 Run a command with no arguments for its own help.

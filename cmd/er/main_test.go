@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 	if out, err := exec.Command("go", "build", "-o", erBin, ".").CombinedOutput(); err != nil {
 		buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 	}
-	for _, l := range []string{"collect", "er_print"} {
+	for _, l := range []string{"collect", "er_print", "er_rm", "er_cp", "er_mv"} {
 		_ = os.Symlink("er", filepath.Join(dir, l))
 	}
 	if _, err := exec.LookPath("gcc"); err == nil && buildErr == nil {

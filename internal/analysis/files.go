@@ -3,11 +3,12 @@ package analysis
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 
+	"er/internal/archive"
 	"er/internal/debuginfo"
 	"er/internal/experiment"
-	"er/internal/objfile"
 )
 
 // DebugInfo is what analysis reads from a load object's debug information: inline chains and line
@@ -31,6 +32,8 @@ type ObjectFile struct {
 	Debug DebugInfo // nil when the file has no debug information
 	// Code reads the bytes at link-time addresses [lo, hi). Nil when the code cannot be read.
 	Code func(lo, hi uint64) ([]byte, error)
+	// Note, when not empty, is a warning to show once: that Path is an archived copy, and why.
+	Note string
 }
 
 // OpenObjectFile is the usual Options.OpenFile: it opens the file at path when it is the file that
@@ -56,37 +59,36 @@ func OpenObjectFile(path string, a *experiment.Archive) (*ObjectFile, error) {
 // SameFile checks that the file at path is the load object that archive a describes: its GNU build
 // id equals the archive's, or, when the archive has none, its size and modification time are the
 // archive's.
-func SameFile(path string, a *experiment.Archive) error {
-	if a == nil {
-		return errors.New("the experiment has no archive for it to check the file against")
-	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	if a.BuildID != "" {
-		f, err := objfile.Open(path)
-		if err != nil {
-			return err
-		}
-		id := f.BuildID()
-		f.Close()
-		if id != a.BuildID {
-			return fmt.Errorf("%s has changed since the experiment (build id %s, was %s)", path, orNone(id), a.BuildID)
-		}
-		return nil
-	}
-	if st.Size() != a.Size || st.ModTime().UnixNano() != a.Mtime {
-		return fmt.Errorf("%s has changed since the experiment (size %d, modified %d; was %d, %d)", path, st.Size(), st.ModTime().UnixNano(), a.Size, a.Mtime)
-	}
-	return nil
-}
+func SameFile(path string, a *experiment.Archive) error { return archive.SameFile(path, a) }
 
-func orNone(s string) string {
-	if s == "" {
-		return "none"
+// WithArchivedCopies wraps open, an Options.OpenFile, for the experiments in dirs: when the file of
+// a load object is missing or is no longer the file that was profiled, and `er archive` kept a copy
+// of it in the archives of one of the experiments (or of their founders), it opens that copy
+// instead, and the ObjectFile's Note says so. Without a copy, open's error stands.
+func WithArchivedCopies(open func(path string, a *experiment.Archive) (*ObjectFile, error), dirs []string) func(path string, a *experiment.Archive) (*ObjectFile, error) {
+	return func(path string, a *experiment.Archive) (*ObjectFile, error) {
+		of, err := open(path, a)
+		if err == nil {
+			return of, nil
+		}
+		cp, ferr := archive.FindObject(dirs, a)
+		if ferr != nil {
+			return nil, fmt.Errorf("%w; no archived copy either: %v", err, ferr)
+		}
+		if cp == "" {
+			return nil, err
+		}
+		of, cerr := open(cp, a)
+		if cerr != nil {
+			return nil, fmt.Errorf("%w; the archived copy %s cannot be used either: %v", err, cp, cerr)
+		}
+		why := "the original changed"
+		if errors.Is(err, fs.ErrNotExist) {
+			why = "the original is missing"
+		}
+		of.Note = fmt.Sprintf("using the archived copy of %s: %s", path, why)
+		return of, nil
 	}
-	return s
 }
 
 // segmentReader reads link-time addresses of the file at path through its PT_LOAD segments.

@@ -259,3 +259,56 @@ func vaddrToOffset(a *experiment.Archive, vaddr uint64) (uint64, bool) {
 	}
 	return 0, false
 }
+
+// TestWithArchivedCopies: a load object's file that is missing or changed is read from the copy in
+// the experiment's archives (here a subexperiment's, in its founder), with a note saying so.
+func TestWithArchivedCopies(t *testing.T) {
+	exe := buildC(t, "inline.c", "-O1", "-g", "-Wl,--build-id=0x0123456789abcdef")
+	a, err := archive.Build(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	founder := filepath.Join(t.TempDir(), "test.1.er")
+	ix, err := archive.ReadIndex(founder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := ix.Add(archive.KindObject, exe, a.BuildID, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Write(); err != nil {
+		t.Fatal(err)
+	}
+	open := WithArchivedCopies(OpenObjectFile, []string{filepath.Join(founder, "_f1.er")})
+	of, err := open(exe, a)
+	if err != nil || of.Path != exe || of.Note != "" {
+		t.Fatalf("the original: %+v, %v; want it, with no note", of, err)
+	}
+	if err := os.Rename(exe, exe+".old"); err != nil {
+		t.Fatal(err)
+	}
+	of, err = open(exe, a)
+	if err != nil || of.Path != ix.FilePath(c) || of.Debug == nil || of.Code == nil {
+		t.Fatalf("the original missing: %+v, %v; want the copy %s with debug information and code", of, err, ix.FilePath(c))
+	}
+	if want := "using the archived copy of " + exe + ": the original is missing"; of.Note != want {
+		t.Errorf("note %q, want %q", of.Note, want)
+	}
+	sym := symbolNamed(t, a, "caller1")
+	if code, err := of.Code(sym.Addr, sym.Addr+sym.Size); err != nil || len(code) != int(sym.Size) {
+		t.Errorf("code of caller1 from the copy: %d bytes, %v", len(code), err)
+	}
+	if err := os.WriteFile(exe, []byte("rebuilt"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if of, err = open(exe, a); err != nil || !strings.HasSuffix(of.Note, ": the original changed") {
+		t.Errorf("the original changed: %+v, %v; want the copy, noted", of, err)
+	}
+	// Another build, of which there is no copy: the original's error stands.
+	other := *a
+	other.BuildID = "ffff"
+	if _, err := open(exe, &other); err == nil || !strings.Contains(err.Error(), "not an ELF file") {
+		t.Errorf("no copy: %v, want the original's error", err)
+	}
+}

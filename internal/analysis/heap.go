@@ -123,7 +123,21 @@ func isRealloc(op experiment.HeapOp) bool {
 // ignored: DoubleFrees when the block was freed before, UnknownFrees when it was never seen
 // (allocated before tracing began, or by code that is not traced).
 func ReplayHeap(d *experiment.Data, exp int) (leaked []bool, st *HeapStats) {
-	st = &HeapStats{Events: int64(len(d.Heap))}
+	return replayHeap(d, exp, nil)
+}
+
+// replayHeap is ReplayHeap with statistics of the events that keep selects (all when nil): the
+// heap is replayed with every event, so that leaked says whether a block is ever freed, but the
+// statistics count only the selected events: their allocations, their leaks, their failed
+// allocations and ignored frees, and each process's peak among the heap sizes right after them.
+func replayHeap(d *experiment.Data, exp int, keep []bool) (leaked []bool, st *HeapStats) {
+	kept := func(i int32) bool { return keep == nil || keep[i] }
+	st = &HeapStats{}
+	for i := range d.Heap {
+		if kept(int32(i)) {
+			st.Events++
+		}
+	}
 	leaked = make([]bool, len(d.Heap))
 	byPid := map[uint32][]int32{}
 	var pids []uint32
@@ -138,21 +152,32 @@ func ReplayHeap(d *experiment.Data, exp int) (leaked []bool, st *HeapStats) {
 	for _, pid := range pids {
 		evs := byPid[pid]
 		sort.SliceStable(evs, func(a, b int) bool { return d.Heap[evs[a]].Time < d.Heap[evs[b]].Time })
-		r := replayer{d: d, live: map[uint64]int32{}, mmaps: map[uint64]int32{}, freed: map[uint64]struct{}{}, st: st}
+		var skipped HeapStats // what the events that are not selected count
+		r := replayer{d: d, live: map[uint64]int32{}, mmaps: map[uint64]int32{}, freed: map[uint64]struct{}{}}
 		peak := HeapPeak{Exp: exp, Pid: pid}
+		selected := false
 		for _, i := range evs {
+			if r.st = st; !kept(i) {
+				r.st = &skipped
+			}
 			r.event(i)
-			if r.bytes > peak.Bytes {
-				peak.Bytes, peak.Time = r.bytes, d.Heap[i].Time
+			if kept(i) {
+				selected = true
+				if r.bytes > peak.Bytes {
+					peak.Bytes, peak.Time = r.bytes, d.Heap[i].Time
+				}
 			}
 		}
-		for _, i := range r.live {
-			leaked[i] = true
-			st.Leaks.Add(int64(d.Heap[i].Size), 0)
+		for _, m := range []map[uint64]int32{r.live, r.mmaps} {
+			for _, i := range m {
+				leaked[i] = true
+				if kept(i) {
+					st.Leaks.Add(int64(d.Heap[i].Size), 0)
+				}
+			}
 		}
-		for _, i := range r.mmaps {
-			leaked[i] = true
-			st.Leaks.Add(int64(d.Heap[i].Size), 0)
+		if !selected {
+			continue
 		}
 		st.Peaks = append(st.Peaks, peak)
 		if peak.Bytes > st.Peak.Bytes || len(st.Peaks) == 1 {

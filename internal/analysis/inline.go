@@ -56,6 +56,9 @@ func (b *builder) fileOf(os *objState) *fileState {
 				b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("no inlined functions, source lines or instructions for %s: %v", os.path, err))
 			}
 		case of != nil:
+			if of.Note != "" {
+				b.p.Warnings = append(b.p.Warnings, of.Note)
+			}
 			fs = &fileState{of: of, obj: os.obj, arch: a, chains: map[uint64]int32{}}
 			if b.objFiles[os.obj] == nil {
 				b.objFiles[os.obj] = fs

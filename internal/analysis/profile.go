@@ -92,6 +92,12 @@ type Options struct {
 	// FoldInlines charges code inlined into a function to that function, as if nothing were
 	// inlined; lines keep the inlined code's source lines.
 	FoldInlines bool
+	// Filter, when not nil, selects the events to analyse: an event adds to the metrics, to the
+	// heap and I/O statistics and to DataEvents only when Filter returns true for it. It is called
+	// once per event, in no particular order between experiments; see EventInfo. The heap is
+	// replayed with all events, so an allocation is a leak when its block is never freed, even
+	// by an event that the filter leaves out; the leaks shown are those among the selected events.
+	Filter func(ev *EventInfo) bool
 }
 
 // Profile is the result of Analyze: function and load-object metrics of one or more experiments.
@@ -111,7 +117,7 @@ type Profile struct {
 	Warnings  []string // what could not be resolved: missing archives, bad stack references, ignored frees
 
 	// Events of each kind of data in the experiments, indexed by DataKind (all tracing events,
-	// also those that add to no metric, such as frees).
+	// also those that add to no metric, such as frees); only those Options.Filter selects.
 	DataEvents [4]int64
 	// Heap holds the heap statistics (sizes, leaks, peaks); nil when there is no heap tracing.
 	Heap *HeapStats
@@ -295,26 +301,41 @@ func (b *builder) addExperiment(idx int, d *experiment.Data, groups *ioGroups) {
 	p := b.p
 	lay := &p.lay
 	ea := eventAdder{b: b, es: es, vals: make([]int64, p.nm)}
+	sel := newEventSel(b.opt.Filter, idx, d)
+	keepClock, keepHeap := sel.keepAll(DataClock, len(d.Clock)), sel.keepAll(DataHeap, len(d.Heap))
+	keepSync, keepIO := sel.keepAll(DataSync, len(d.Sync)), sel.keepAll(DataIO, len(d.IO))
 	if lay.clock >= 0 {
+		periods := countedPeriods(d)
 		for i := range d.Clock {
+			if keepClock != nil && !keepClock[i] {
+				continue
+			}
 			s := &d.Clock[i]
 			ea.clear()
+			if periods != nil {
+				c := *s
+				c.Period = periods[i]
+				s = &c
+			}
 			clockValues(s, ea.vals[lay.clock:lay.clock+len(ClockMetrics)])
 			ea.add(s.Pid, s.Time, s.Stack, true)
 		}
 		ea.warn("clock")
 	}
-	p.DataEvents[DataClock] += int64(len(d.Clock))
-	p.DataEvents[DataHeap] += int64(len(d.Heap))
-	p.DataEvents[DataSync] += int64(len(d.Sync))
-	p.DataEvents[DataIO] += int64(len(d.IO))
+	p.DataEvents[DataClock] += countKept(keepClock, len(d.Clock))
+	p.DataEvents[DataHeap] += countKept(keepHeap, len(d.Heap))
+	p.DataEvents[DataSync] += countKept(keepSync, len(d.Sync))
+	p.DataEvents[DataIO] += countKept(keepIO, len(d.IO))
 	if p.Heap != nil && len(d.Heap) > 0 {
-		leaked, st := ReplayHeap(d, idx)
+		leaked, st := replayHeap(d, idx, keepHeap)
 		p.Heap.merge(st)
 		if w := heapWarning(d.Dir, st); w != "" {
 			p.Warnings = append(p.Warnings, w)
 		}
 		for i := range d.Heap {
+			if keepHeap != nil && !keepHeap[i] {
+				continue
+			}
 			e := &d.Heap[i]
 			ea.clear()
 			lay.heapValues(e, leaked[i], ea.vals)
@@ -324,6 +345,9 @@ func (b *builder) addExperiment(idx int, d *experiment.Data, groups *ioGroups) {
 	}
 	if lay.sync >= 0 {
 		for i := range d.Sync {
+			if keepSync != nil && !keepSync[i] {
+				continue
+			}
 			e := &d.Sync[i]
 			ea.clear()
 			lay.syncValues(e, ea.vals)
@@ -334,8 +358,11 @@ func (b *builder) addExperiment(idx int, d *experiment.Data, groups *ioGroups) {
 	if p.IO != nil && len(d.IO) > 0 {
 		files := ioEventFiles(d)
 		var st IOStats
-		st.Events = int64(len(d.IO))
+		st.Events = countKept(keepIO, len(d.IO))
 		for i := range d.IO {
+			if keepIO != nil && !keepIO[i] {
+				continue
+			}
 			e := &d.IO[i]
 			st.add(e)
 			ea.clear()

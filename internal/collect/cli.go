@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"er/internal/perfevent"
 	"er/internal/version"
 )
@@ -32,7 +34,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 	}
-	if len(spec.Target) == 0 {
+	if len(spec.Target) == 0 && spec.Attach == 0 {
 		Usage(stdout, perfevent.Probe())
 		return 0
 	}
@@ -63,10 +65,20 @@ func Main(args []string, stdout, stderr io.Writer) int {
 }
 
 func dryRun(spec Spec, stdout, stderr io.Writer) int {
-	path, err := LookTarget(spec.Target[0])
-	if err != nil {
-		fmt.Fprintf(stderr, "er collect: %v\n", err)
-		return 127
+	path := ""
+	if spec.Attach > 0 {
+		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", spec.Attach))
+		if err != nil {
+			fmt.Fprintf(stderr, "er collect: -P %d: %v\n", spec.Attach, err)
+			return 1
+		}
+		path, spec.Target = exe, []string{fmt.Sprintf("process %d", spec.Attach)}
+	} else {
+		var err error
+		if path, err = LookTarget(spec.Target[0]); err != nil {
+			fmt.Fprintf(stderr, "er collect: %v\n", err)
+			return 127
+		}
 	}
 	dir, err := ExperimentDir(spec)
 	if err != nil {
@@ -97,6 +109,27 @@ func dryRun(spec Spec, stdout, stderr io.Writer) int {
 			lib = "not found: " + err.Error()
 		}
 		fmt.Fprintf(stdout, "  tracing:     %s, by the collector library %s\n", strings.Join(what, ", "), lib)
+	}
+	switch {
+	case spec.Attach > 0:
+		fmt.Fprintf(stdout, "  processes:   attach to process %d and its threads; follow the processes it creates (-F %s)\n", spec.Attach, spec.Follow)
+	case spec.Follow == "off":
+		fmt.Fprintf(stdout, "  processes:   the target only (-F off)\n")
+	default:
+		fmt.Fprintf(stdout, "  processes:   the target and its descendants (-F %s), each in a subexperiment\n", spec.Follow)
+	}
+	if spec.SampleSignal != 0 {
+		fmt.Fprintf(stdout, "  signals:     a sample point on %s (-l)\n", unix.SignalName(spec.SampleSignal))
+	}
+	if spec.PauseSignal != 0 {
+		fmt.Fprintf(stdout, "  signals:     pause and resume on %s (-y); recording starts %s\n", unix.SignalName(spec.PauseSignal),
+			map[bool]string{true: "paused", false: "at once"}[spec.StartPaused])
+	}
+	if spec.Archive != "off" {
+		fmt.Fprintf(stdout, "  archive:     -a %s\n", spec.Archive)
+	}
+	if spec.Group != "" {
+		fmt.Fprintf(stdout, "  group:       %s\n", spec.Group)
 	}
 	if spec.SamplePeriod > 0 {
 		fmt.Fprintf(stdout, "  samples:     every %v\n", spec.SamplePeriod)
@@ -141,6 +174,18 @@ Options:
   -s on|off|all|<us>          synchronization wait tracing: waits of at least <us> microseconds;
                               on = a threshold calibrated in the target, all = every wait
   -i on|off                   I/O tracing: POSIX and stdio file calls, bytes, times and errors
+  -F on|off|all|=regexp       follow descendant processes (default on): each fork, exec, clone,
+                              posix_spawn or system() child gets a subexperiment (_f1.er, _f1_x1.er);
+                              =regexp: only those whose program name or lineage matches
+  -P pid                      attach to a running process and its threads (no target program); record
+                              until it exits, -t passes, or Ctrl-C; it runs on unharmed
+  -l signal                   a sample point whenever the target receives signal (USR1, SIGUSR2, 12)
+  -y signal[,r]               pause and resume recording whenever the target receives signal; recording
+                              starts paused, or at once with ",r"; also when the signal is sent to er
+  -a ldobjects|usedldobjects|src|usedsrc|on|off
+                              copy load objects (and sources) into the experiment's archives
+                              (default ldobjects), so that it reads after they change or elsewhere
+  -g name.erg                 add the experiment to an experiment group file
   -n                          dry run: show what would be collected
   -V                          print er's version
 

@@ -71,6 +71,8 @@ func libraryJobs(spec Spec, sigprof bool) []libraryJob {
 		{spec.Sync, libraryJob{"sync", "synchronization tracing (-s)"}},
 		{spec.IO, libraryJob{"io", "I/O tracing (-i)"}},
 		{sigprof, libraryJob{"clock", "clock profiling by SIGPROF (perf events are not available)"}},
+		{spec.SampleSignal != 0, libraryJob{"", "sample points by signal (-l)"}},
+		{spec.PauseSignal != 0, libraryJob{"", "pause and resume by signal (-y)"}},
 	} {
 		if j.on {
 			jobs = append(jobs, j.libraryJob)
@@ -96,9 +98,11 @@ func preloadEnv(env []string, lib, dir string, spec Spec, sigprof bool) ([]strin
 	}
 	var what []string
 	for _, j := range libraryJobs(spec, sigprof) {
-		what = append(what, j.word)
+		if j.word != "" {
+			what = append(what, j.word)
+		}
 	}
-	out := make([]string, 0, len(env)+5)
+	out := make([]string, 0, len(env)+12)
 	preload := lib
 	for _, e := range env {
 		k, v, _ := strings.Cut(e, "=")
@@ -108,7 +112,8 @@ func preloadEnv(env []string, lib, dir string, spec Spec, sigprof bool) ([]strin
 				preload = lib + ":" + v
 			}
 			continue
-		case "ER_EXPDIR", "ER_TRACE", "ER_SYNC_THRESHOLD_NS", "ER_CLOCK_INTERVAL_NS":
+		case "ER_EXPDIR", "ER_TRACE", "ER_SYNC_THRESHOLD_NS", "ER_CLOCK_INTERVAL_NS", "ER_FOLLOW", "ER_FOUNDER_PID",
+			"ER_COLLECTOR_PID", "ER_SAMPLE_SIGNAL", "ER_PAUSE_SIGNAL", "ER_PAUSED", "ER_PARENT_START_NS":
 			continue
 		}
 		out = append(out, e)
@@ -121,7 +126,22 @@ func preloadEnv(env []string, lib, dir string, spec Spec, sigprof bool) ([]strin
 		thresh = strconv.FormatInt(spec.SyncThresh.Nanoseconds(), 10)
 	}
 	out = append(out, "LD_PRELOAD="+preload, "ER_EXPDIR="+abs, "ER_TRACE="+strings.Join(what, ","),
-		"ER_SYNC_THRESHOLD_NS="+thresh, "ER_CLOCK_INTERVAL_NS="+strconv.FormatInt(spec.Interval.Nanoseconds(), 10))
+		"ER_SYNC_THRESHOLD_NS="+thresh, "ER_CLOCK_INTERVAL_NS="+strconv.FormatInt(spec.Interval.Nanoseconds(), 10),
+		"ER_COLLECTOR_PID="+strconv.Itoa(os.Getpid()))
+	follow := "1"
+	if spec.Follow == "off" {
+		follow = "0"
+	}
+	out = append(out, "ER_FOLLOW="+follow)
+	if spec.SampleSignal != 0 {
+		out = append(out, "ER_SAMPLE_SIGNAL="+strconv.Itoa(int(spec.SampleSignal)))
+	}
+	if spec.PauseSignal != 0 {
+		out = append(out, "ER_PAUSE_SIGNAL="+strconv.Itoa(int(spec.PauseSignal)))
+		if spec.StartPaused {
+			out = append(out, "ER_PAUSED=1")
+		}
+	}
 	return out, nil
 }
 

@@ -20,28 +20,34 @@ import (
 
 	"er/internal/archive"
 	"er/internal/experiment"
+	"er/internal/expfiles"
 	"er/internal/perfevent"
 	"er/internal/version"
 )
 
-// Session is one live collection: a target started stopped, its perf events, and the experiment being written.
+// Session is one live collection: a target started stopped (or a running process attached to), its
+// perf events, and the experiments being written: the founder's and one per followed descendant.
 type Session struct {
 	spec   Spec
 	stderr io.Writer // er's own messages
 
-	dir     string // the experiment directory
-	w       *experiment.Writer
-	cmd     *exec.Cmd
+	dir     string             // the founder experiment's directory
+	w       *experiment.Writer // the founder experiment: events about the whole collection go there
+	cmd     *exec.Cmd          // nil when attached (-P)
 	pid     int
 	events  *perfevent.Group
 	startNS int64 // CLOCK_MONOTONIC at the start: sample times are relative to it
+	baseLog experiment.Log
 
 	recording  bool // samples are being written (false after -t or -L stopped recording)
 	kernel     bool // kernel stacks permitted
 	live       map[uint32][]experiment.Mapping
-	procs      map[uint32]bool // processes seen alive, for the overview
-	sampleNo   uint32
+	founder    *proc
+	cur        map[uint32]*proc // the running image of each process
+	images     []*proc          // every image seen, in order of appearance
+	global     proc             // pause and resume by a signal sent to er itself (no collector library)
 	samples    int64
+	dropped    int64 // samples of processes not known (a lost fork record)
 	lost       int64
 	throttled  int64
 	usedPaths  map[string]bool     // load objects to archive
@@ -49,17 +55,21 @@ type Session struct {
 	kernelSyms chan kernelArchive  // the kernel's symbols, read in the background while the target runs
 	stacks     *stacker            // call stacks of the samples
 	batch      batch               // the records of one drain, put in time order
-	stackBuf   experiment.Stack
-	sigprof    bool   // clock profiling by the collector library's SIGPROF timers, not perf events
-	sigprofWhy string // why
-	lib        string // the collector library, when the target loads it
-	mapped     map[mapKey]bool
-}
+	sigprof    bool                // clock profiling by the collector library's SIGPROF timers, not perf events
+	sigprofWhy string              // why
+	lib        string              // the collector library, when the target loads it
+	ctl        *control            // the channel to the collector library
+	closedSize int64               // bytes in the experiments of images already closed
 
-type mapKey struct {
-	pid   uint32
-	start uint64
-	path  string
+	threadCPU   map[*proc]map[uint32]int64 // CPU time counted by the kernel for each exited thread
+	readTotal   int64                      // sum of the counts the exited threads reported
+	orphanRead  int64                      // counts reported under the founder's main thread
+	exitedTasks map[*proc][]uint32         // threads that exited, by image
+	stoppedAt   int64                      // when -t or -L stopped recording; 0 while recording
+
+	subexperiments   int
+	libraryInstances int
+	founderDone      bool // the founder process has exited (or was detached from)
 }
 
 type kernelArchive struct {
@@ -92,7 +102,11 @@ func ExperimentDir(spec Spec) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("experiment directory %s: %v", dir, err)
 	}
-	re := regexp.MustCompile(`^test\.([0-9]+)\.er$`)
+	stem := "test"
+	if spec.Group != "" {
+		stem = strings.TrimSuffix(filepath.Base(spec.Group), ".erg")
+	}
+	re := regexp.MustCompile(`^` + regexp.QuoteMeta(stem) + `\.([0-9]+)\.er$`)
 	next := 1
 	for _, e := range ents {
 		if m := re.FindStringSubmatch(e.Name()); m != nil {
@@ -101,7 +115,7 @@ func ExperimentDir(spec Spec) (string, error) {
 			}
 		}
 	}
-	return filepath.Join(dir, fmt.Sprintf("test.%d.er", next)), nil
+	return filepath.Join(dir, fmt.Sprintf("%s.%d.er", stem, next)), nil
 }
 
 // LookTarget resolves the target program as a shell would, with a clear error when it cannot be run.
@@ -146,6 +160,13 @@ func monotonicNS() int64 {
 // Run collects an experiment of spec.Target. It returns the experiment directory and, when the target
 // ran, an *ExitError with its exit status (128+N when signal N killed it) or nil for status 0.
 func Run(spec Spec, stderr io.Writer) (string, error) {
+	if spec.Attach > 0 {
+		dir, err := ExperimentDir(spec)
+		if err != nil {
+			return "", err
+		}
+		return dir, newSession(spec, stderr, dir).attach(spec.Attach)
+	}
 	if len(spec.Target) == 0 {
 		return "", fmt.Errorf("%w: no target program given", ErrUsage)
 	}
@@ -157,9 +178,12 @@ func Run(spec Spec, stderr io.Writer) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s := &Session{spec: spec, stderr: stderr, dir: dir, live: map[uint32][]experiment.Mapping{},
-		procs: map[uint32]bool{}, usedPaths: map[string]bool{}, kernelPCs: map[uint64]struct{}{}, stacks: newStacker()}
-	return dir, s.run(path)
+	return dir, newSession(spec, stderr, dir).run(path)
+}
+
+func newSession(spec Spec, stderr io.Writer, dir string) *Session {
+	return &Session{spec: spec, stderr: stderr, dir: dir, live: map[uint32][]experiment.Mapping{},
+		cur: map[uint32]*proc{}, usedPaths: map[string]bool{}, kernelPCs: map[uint64]struct{}{}, stacks: newStacker()}
 }
 
 func (s *Session) run(path string) error {
@@ -177,27 +201,59 @@ func (s *Session) run(path string) error {
 			}
 		}
 	}
-	if s.sigprof || s.spec.Tracing() {
+	var libWarning string
+	if s.sigprof || s.spec.Tracing() || s.spec.SampleSignal != 0 || s.spec.PauseSignal != 0 {
 		lib, err := FindLibrary()
 		if err == nil {
 			err = checkDynamic(path, libraryUses(s.spec, s.sigprof))
 		}
-		if err != nil {
+		switch {
+		case err != nil && !s.sigprof && !s.spec.Tracing():
+			// Only the signals needed the library: er itself takes them.
+			libWarning = fmt.Sprintf("%v; send the -l/-y signals to er (process %d) instead of the target", err, os.Getpid())
+		case err != nil:
 			return err
+		default:
+			s.lib = lib
 		}
-		s.lib = lib
 	}
 	// Forward the signals that ask the target to stop; install before the target starts.
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
+	ctlSigs := s.notifyControlSignals()
+	defer signal.Stop(ctlSigs)
 
 	if err := s.start(path); err != nil {
 		return err
 	}
+	if libWarning != "" {
+		s.w.Event(experiment.Event{Kind: "warning", Text: libWarning})
+		fmt.Fprintf(s.stderr, "er collect: %s\n", libWarning)
+	}
 	waitc := make(chan error, 1)
 	go func() { waitc <- s.cmd.Wait() }()
+	return s.loop(waitc, sigs, ctlSigs)
+}
 
+// notifyControlSignals asks for the -l and -y signals sent to er itself.
+func (s *Session) notifyControlSignals() chan os.Signal {
+	c := make(chan os.Signal, 4)
+	var sigs []os.Signal
+	for _, sig := range []syscall.Signal{s.spec.SampleSignal, s.spec.PauseSignal} {
+		if sig != 0 {
+			sigs = append(sigs, sig)
+		}
+	}
+	if len(sigs) > 0 {
+		signal.Notify(c, sigs...)
+	}
+	return c
+}
+
+// loop records until the founder and every followed descendant have exited (or, attached, until
+// the process exits, -t expires, or er is interrupted).
+func (s *Session) loop(waitc chan error, sigs, ctlSigs chan os.Signal) error {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	var sampleTick <-chan time.Time
@@ -212,6 +268,10 @@ func (s *Session) run(path string) error {
 		defer dt.Stop()
 		durationC = dt.C
 	}
+	var msgs chan message
+	if s.ctl != nil {
+		msgs = s.ctl.msgs
+	}
 	// Wake up as soon as a ring buffer passes its watermark, not only on the tick: with stack copies a
 	// ring fills in a fraction of a second.
 	ready, drained, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
@@ -220,25 +280,86 @@ func (s *Session) run(path string) error {
 		go s.watch(ready, drained, done)
 	}
 	var waitErr error
-loop:
 	for {
 		select {
 		case waitErr = <-waitc:
-			break loop
+			s.founderDone = true
+			s.drain()
+			if n := s.liveFollowed(s.now()); n > 0 {
+				fmt.Fprintf(s.stderr, "er collect: the target exited; recording its %d descendant processes that still run until they exit (Ctrl-C stops)\n", n)
+				continue
+			}
+			return s.finish(waitErr)
 		case <-ready:
+			s.handleMessages()
 			s.readRecords()
 			drained <- struct{}{}
+		case m, ok := <-msgs:
+			if !ok {
+				msgs = nil
+				continue
+			}
+			s.handleMessage(m)
 		case sig := <-sigs:
+			if s.cmd == nil || s.founderDone {
+				fmt.Fprintf(s.stderr, "er collect: %v: stopping\n", sig)
+				return s.finish(waitErr)
+			}
 			s.forward(sig.(syscall.Signal))
+		case sig := <-ctlSigs:
+			s.controlSignal(sig.(syscall.Signal))
 		case <-sampleTick:
 			s.samplePoint("periodic")
 		case <-durationC:
+			if s.cmd == nil {
+				return s.finish(nil)
+			}
 			s.stopRecording("limit", fmt.Sprintf("duration limit of %v reached; data recording stopped, the target runs on", s.spec.Duration))
 		case <-tick.C:
 			s.drain()
+			if s.founderDone || s.cmd == nil {
+				if s.liveFollowed(s.now()) == 0 {
+					return s.finish(waitErr)
+				}
+			}
 		}
 	}
-	return s.finish(waitErr)
+}
+
+func (s *Session) now() int64 { return monotonicNS() - s.startNS }
+
+// handleMessages acts on the collector library's messages that are waiting.
+func (s *Session) handleMessages() {
+	for _, m := range s.ctl.pending() {
+		s.handleMessage(m)
+	}
+}
+
+// controlSignal handles a -l or -y signal sent to er itself. With the collector library in the
+// target, it is passed on to the founder process, as if sent to it; without, er takes the sample
+// point, or pauses and resumes recording for every process.
+func (s *Session) controlSignal(sig syscall.Signal) {
+	if s.lib != "" && s.cmd != nil && !s.founderDone {
+		_ = s.cmd.Process.Signal(sig)
+		return
+	}
+	t := s.now()
+	switch sig {
+	case s.spec.SampleSignal:
+		s.samplePoint("signal " + unix.SignalName(sig))
+	case s.spec.PauseSignal:
+		paused := !s.global.pausedAt(t)
+		s.global.addToggle(t, paused)
+		if paused {
+			s.ctl.set(statePause, 1)
+		} else {
+			s.ctl.set(statePause, 0)
+		}
+		kind := map[bool]string{true: "pause", false: "resume"}[paused]
+		s.forEachOpen(func(p *proc) {
+			p.w.Event(experiment.Event{Time: t, Kind: kind, Text: fmt.Sprintf("recording %sd by %s sent to er", kind, unix.SignalName(sig))})
+		})
+	}
 }
 
 // watch waits on the perf events and tells the main loop (ready) when a ring has data, then waits until
@@ -270,6 +391,9 @@ func (s *Session) watch(ready, drained, done chan struct{}) {
 // start launches the target stopped at its first instruction, opens the perf events on it, writes the
 // experiment's first files, and lets it run.
 func (s *Session) start(path string) error {
+	if err := os.MkdirAll(filepath.Dir(s.dir), 0o755); err != nil {
+		return fmt.Errorf("experiment directory: %v", err)
+	}
 	cmd := exec.Command(path)
 	cmd.Args = s.spec.Target
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
@@ -288,56 +412,36 @@ func (s *Session) start(path string) error {
 		_ = cmd.Process.Kill()
 		_ = perfevent.Detach(s.pid)
 		_ = cmd.Wait()
+		s.ctl.close()
 		return err
 	}
-
 	s.startNS = monotonicNS()
-	if err := os.MkdirAll(filepath.Dir(s.dir), 0o755); err != nil {
-		return fail(fmt.Errorf("experiment directory: %v", err))
-	}
-	w, err := experiment.Create(s.dir, s.initialLog(path))
-	if err != nil {
+	if err := s.createFounder(path); err != nil {
 		return fail(err)
 	}
-	s.w = w
-	if len(s.spec.Comments) > 0 {
-		if err := w.Notes(strings.Join(s.spec.Comments, "\n") + "\n"); err != nil {
-			return fail(err)
+	if s.lib != "" {
+		ctl, err := openControl(s.dir)
+		if err != nil {
+			return fail(fmt.Errorf("the collector library's control files: %v", err))
 		}
-	}
-	if maps, err := readMaps(s.pid); err == nil {
-		for _, m := range maps {
-			s.addMapping(m)
-		}
-	} else {
-		w.Event(experiment.Event{Kind: "warning", Pid: uint32(s.pid), Text: "cannot read the target's mappings: " + err.Error()})
+		s.ctl = ctl
 	}
 	if s.sigprof {
-		w.UpdateLog(func(l *experiment.Log) {
-			l.Settings = append(l.Settings, experiment.Setting{Name: "clock_source", Value: "sigprof"})
-		})
-		w.Event(experiment.Event{Kind: "warning", Text: "clock profiling by SIGPROF timers inside the target, " +
+		s.setting("clock_source", "sigprof")
+		s.w.Event(experiment.Event{Kind: "warning", Text: "clock profiling by SIGPROF timers inside the target, " +
 			"without kernel stacks or exact CPU accounting: " + s.sigprofWhy})
-	} else if s.spec.Clock {
-		w.UpdateLog(func(l *experiment.Log) {
-			l.Settings = append(l.Settings, experiment.Setting{Name: "clock_source", Value: "perf"})
-		})
-		g, err := s.openClock()
-		if err != nil {
-			_ = w.Close()
-			_ = os.RemoveAll(s.dir)
-			return fail(err)
+		if s.spec.Follow != "off" {
+			s.w.Event(experiment.Event{Kind: "warning", Text: "descendant processes are not recorded with SIGPROF clock profiling"})
 		}
-		s.events = g
-		if err := g.Enable(); err != nil {
-			return fail(err)
-		}
-		s.recording = true
 	}
-	s.procs[uint32(s.pid)] = true
-	w.Event(experiment.Event{Kind: "start", Pid: uint32(s.pid), Text: strings.Join(s.spec.Target, " ")})
+	if err := s.openEvents(); err != nil {
+		_ = s.w.Close()
+		_ = os.RemoveAll(s.dir)
+		return fail(err)
+	}
+	s.w.Event(experiment.Event{Kind: "start", Pid: uint32(s.pid), Text: strings.Join(s.spec.Target, " ")})
 	s.samplePoint("start")
-	if err := w.Flush(); err != nil {
+	if err := s.w.Flush(); err != nil {
 		return fail(err)
 	}
 	if err := perfevent.Detach(s.pid); err != nil {
@@ -348,11 +452,95 @@ func (s *Session) start(path string) error {
 	return nil
 }
 
+// createFounder writes the founder experiment's first files and reads the target's mappings.
+func (s *Session) createFounder(path string) error {
+	s.baseLog = s.initialLog(path)
+	w, err := experiment.Create(s.dir, s.baseLog)
+	if err != nil {
+		return err
+	}
+	s.w = w
+	s.founder = &proc{pid: uint32(s.pid), prog: filepath.Base(path), w: w, mapped: map[mapKey]bool{}}
+	if s.cmd != nil && s.lib != "" {
+		s.founder.initPaused = s.spec.StartPaused && s.spec.PauseSignal != 0
+	} else {
+		s.global.initPaused = s.spec.StartPaused && s.spec.PauseSignal != 0
+	}
+	s.images = append(s.images, s.founder)
+	s.cur[uint32(s.pid)] = s.founder
+	if len(s.spec.Comments) > 0 {
+		if err := w.Notes(strings.Join(s.spec.Comments, "\n") + "\n"); err != nil {
+			return err
+		}
+	}
+	if maps, err := readMaps(s.pid); err == nil {
+		for _, m := range maps {
+			s.addMapping(m)
+		}
+	} else {
+		w.Event(experiment.Event{Kind: "warning", Pid: uint32(s.pid), Text: "cannot read the target's mappings: " + err.Error()})
+	}
+	return nil
+}
+
+// setting adds a setting to the founder's log and to those of the subexperiments to come.
+func (s *Session) setting(name, value string) {
+	st := experiment.Setting{Name: name, Value: value}
+	s.baseLog.Settings = append(s.baseLog.Settings, st)
+	s.w.UpdateLog(func(l *experiment.Log) { l.Settings = append(l.Settings, st) })
+}
+
+// openEvents opens the perf events: the clock, or without clock profiling a dummy event that
+// reports the processes' forks, execs, exits and mappings, for the subexperiments of descendants.
+func (s *Session) openEvents() error {
+	if s.sigprof {
+		return nil
+	}
+	var g *perfevent.Group
+	var err error
+	if s.spec.Clock {
+		s.setting("clock_source", "perf")
+		g, err = s.openClock()
+	} else {
+		g, err = s.openSideband()
+	}
+	if err != nil {
+		return err
+	}
+	if g == nil {
+		return nil
+	}
+	if s.cmd == nil {
+		if err := s.addThreads(g); err != nil {
+			_ = g.Close()
+			return err
+		}
+	}
+	s.events = g
+	if err := g.Enable(); err != nil {
+		return err
+	}
+	s.recording = true
+	return nil
+}
+
+// openSideband opens a dummy software event: no samples, only the task and mapping records.
+func (s *Session) openSideband() (*perfevent.Group, error) {
+	o := perfevent.Dummy()
+	g, err := perfevent.OpenTask(s.pid, o)
+	if err != nil {
+		s.w.Event(experiment.Event{Kind: "warning", Text: "descendant processes cannot be followed: " + err.Error()})
+		return nil, nil
+	}
+	return g, nil
+}
+
 // openClock opens the clock-profiling events with kernel stacks, or with user stacks only where
 // perf_event_paranoid does not permit kernel profiling.
 func (s *Session) openClock() (*perfevent.Group, error) {
 	o := perfevent.TaskClock(uint64(s.spec.Interval.Nanoseconds()))
 	o.Callchain = true
+	o.InheritStat = true
 	o.KernelCallchain = true
 	if s.spec.StackBytes > 0 {
 		// Registers and a copy of the user stack, for DWARF unwinding; a sample is then some kilobytes,
@@ -462,13 +650,13 @@ func (s *Session) forward(sig syscall.Signal) {
 
 func (s *Session) rel(t uint64) int64 { return int64(t) - s.startNS }
 
-// addMapping records an executable mapping and keeps the per-process live set used to copy mappings on fork.
+// addMapping records an executable mapping in the experiment of its process's running image, and
+// keeps the per-process live set used to copy mappings on fork.
 func (s *Session) addMapping(m experiment.Mapping) {
-	if s.mapped == nil {
-		s.mapped = map[mapKey]bool{}
+	if p := s.cur[m.Pid]; p.open() {
+		p.mapped[mapKey{m.Start, m.Path}] = true
+		p.w.AddMapping(m)
 	}
-	s.mapped[mapKey{m.Pid, m.Start, m.Path}] = true
-	s.w.AddMapping(m)
 	live := s.live[m.Pid][:0]
 	for _, old := range s.live[m.Pid] {
 		if old.End <= m.Start || old.Start >= m.End {
@@ -480,25 +668,45 @@ func (s *Session) addMapping(m experiment.Mapping) {
 	s.stacks.addMapping(m)
 }
 
+// processGone ends the mappings of process pid's image at time t: it exited or exec replaced it.
 func (s *Session) processGone(pid uint32, t int64) {
-	s.w.ProcessExit(pid, t)
+	if p := s.cur[pid]; p.open() {
+		p.w.ProcessExit(pid, t)
+	}
 	delete(s.live, pid)
 	s.stacks.gone(pid)
 }
 
-// drain moves every record from the ring buffers into the experiment, stops recording at the size
-// limit, and flushes.
+// size is the bytes of all experiments written so far.
+func (s *Session) size() int64 {
+	n := s.closedSize
+	s.forEachOpen(func(p *proc) { n += p.w.Size() })
+	return n
+}
+
+// drain moves every record from the ring buffers into the experiments, stops recording at the size
+// limit, flushes, and closes the experiments of processes that ended a while ago.
 func (s *Session) drain() {
+	s.handleMessages()
 	s.readRecords()
-	if s.recording && s.spec.SizeLimitMB > 0 && s.w.Size() >= s.spec.SizeLimitMB<<20 {
+	if s.recording && s.spec.SizeLimitMB > 0 && s.size() >= s.spec.SizeLimitMB<<20 {
 		s.stopRecording("limit", fmt.Sprintf("size limit of %d MB reached; data recording stopped, the target runs on", s.spec.SizeLimitMB))
 	}
-	if err := s.w.Flush(); err != nil {
-		fmt.Fprintf(s.stderr, "er collect: writing %s: %v\n", s.dir, err)
+	s.forEachOpen(func(p *proc) {
+		if err := p.w.Flush(); err != nil {
+			fmt.Fprintf(s.stderr, "er collect: writing %s: %v\n", p.w.Dir(), err)
+		}
+	})
+	now := s.now()
+	for _, p := range s.images {
+		if p.open() && p.exited && p != s.founder && now-p.exitTime > time.Second.Nanoseconds() {
+			s.closedSize += p.w.Size()
+			s.closeImage(p)
+		}
 	}
 }
 
-// readRecords moves every record from the ring buffers into the experiment.
+// readRecords moves every record from the ring buffers into the experiments.
 func (s *Session) readRecords() {
 	if s.events == nil {
 		return
@@ -509,7 +717,7 @@ func (s *Session) readRecords() {
 	}
 	s.batch.reset()
 	if err != nil {
-		s.w.Event(experiment.Event{Time: s.rel(uint64(monotonicNS())), Kind: "error", Text: "reading perf events: " + err.Error()})
+		s.w.Event(experiment.Event{Time: s.now(), Kind: "error", Text: "reading perf events: " + err.Error()})
 	}
 }
 
@@ -529,30 +737,72 @@ func (s *Session) handle(r perfevent.Record) {
 			return
 		}
 		t := s.rel(r.Time)
-		s.procs[r.Pid] = true
+		parent := s.cur[r.Ppid]
+		if parent == nil {
+			parent = s.founder
+			s.w.Event(experiment.Event{Time: t, Kind: "warning", Pid: r.Pid, Text: fmt.Sprintf("process %d was created by process %d, which er did not see start; its lineage is counted under the founder", r.Pid, r.Ppid)})
+		}
+		s.newImage(r.Pid, r.Ppid, parent, 'f', t, parent.prog)
 		for _, m := range s.live[r.Ppid] {
 			m.Pid, m.LoadTime, m.UnloadTime = r.Pid, t, -1
 			s.addMapping(m)
 		}
 	case *perfevent.Comm:
-		if r.Exec {
-			t := s.rel(r.Time)
-			s.processGone(r.Pid, t)
-			// The new image's vdso is mapped by the kernel without a mapping record.
-			if maps, err := readMaps(int(r.Pid)); err == nil {
-				for _, m := range maps {
-					if m.Path == "[vdso]" {
-						m.LoadTime = t
-						s.addMapping(m)
-					}
+		if !r.Exec {
+			return
+		}
+		t := s.rel(r.Time)
+		old := s.cur[r.Pid]
+		s.processGone(r.Pid, t)
+		if old == nil {
+			old = s.founder
+		} else {
+			s.imageEnded(old, t, false)
+		}
+		ppid := old.ppid
+		s.newImage(r.Pid, ppid, old, 'x', t, progName(r.Pid, r.Comm))
+		// The new image's vdso is mapped by the kernel without a mapping record.
+		if maps, err := readMaps(int(r.Pid)); err == nil {
+			for _, m := range maps {
+				if m.Path == "[vdso]" {
+					m.LoadTime = t
+					s.addMapping(m)
 				}
 			}
 		}
 	case *perfevent.Exit:
-		if r.Pid == r.Tid {
-			s.processGone(r.Pid, s.rel(r.Time))
-			delete(s.procs, r.Pid)
+		if p := s.cur[r.Pid]; p != nil && (r.Pid != uint32(s.pid) || r.Tid != r.Pid) {
+			if s.exitedTasks == nil {
+				s.exitedTasks = map[*proc][]uint32{}
+			}
+			s.exitedTasks[p] = append(s.exitedTasks[p], r.Tid)
 		}
+		if r.Pid == r.Tid {
+			t := s.rel(r.Time)
+			p := s.cur[r.Pid]
+			s.processGone(r.Pid, t)
+			s.imageEnded(p, t, true)
+			delete(s.cur, r.Pid)
+		}
+	case *perfevent.Read:
+		s.readTotal += int64(r.Value)
+		if r.Pid == uint32(s.pid) && r.Tid == uint32(s.pid) {
+			// The founder's main thread holds the original events and reports no count of its own:
+			// this is a child's count that the kernel reported only when the founder exited.
+			s.orphanRead += int64(r.Value)
+			return
+		}
+		p := s.imageAt(r.Pid, s.rel(r.Time))
+		if p == nil {
+			return
+		}
+		if s.threadCPU == nil {
+			s.threadCPU = map[*proc]map[uint32]int64{}
+		}
+		if s.threadCPU[p] == nil {
+			s.threadCPU[p] = map[uint32]int64{}
+		}
+		s.threadCPU[p][r.Tid] += int64(r.Value)
 	case *perfevent.Lost:
 		s.lost += int64(r.Lost)
 	case *perfevent.Throttle:
@@ -566,9 +816,20 @@ func (s *Session) sample(r *perfevent.Sample) {
 	if !s.recording {
 		return
 	}
-	frames := s.stacks.stack(r, s.stackBuf[:0])
-	s.stackBuf = frames
-	id, err := s.w.Stack(frames)
+	t := s.rel(r.Time)
+	p := s.cur[r.Pid]
+	if !p.open() {
+		if p == nil {
+			s.dropped++
+		}
+		return
+	}
+	if p.pausedAt(t) || s.global.pausedAt(t) {
+		return
+	}
+	frames := s.stacks.stack(r, p.stackBuf[:0])
+	p.stackBuf = frames
+	id, err := p.w.Stack(frames)
 	if err != nil {
 		return
 	}
@@ -581,7 +842,7 @@ func (s *Session) sample(r *perfevent.Sample) {
 	if r.Kernel() {
 		mode = experiment.ModeKernel
 	}
-	if err := s.w.Clock(experiment.ClockSample{Time: s.rel(r.Time), Pid: r.Pid, Tid: r.Tid, CPU: r.CPU, Mode: mode,
+	if err := p.w.Clock(experiment.ClockSample{Time: t, Pid: r.Pid, Tid: r.Tid, CPU: r.CPU, Mode: mode,
 		Period: int64(r.Period), Stack: id}); err == nil {
 		s.samples++
 	}
@@ -591,48 +852,62 @@ func (s *Session) stopRecording(kind, text string) {
 	if !s.recording {
 		return
 	}
+	s.ctl.set(stateStop, 1)
 	if s.events != nil {
 		_ = s.events.Disable()
 	}
 	s.readRecords()
 	s.recording = false
-	s.w.Event(experiment.Event{Time: s.rel(uint64(monotonicNS())), Kind: kind, Text: text})
+	t := s.now()
+	s.stoppedAt = t
+	s.forEachOpen(func(p *proc) { p.w.Event(experiment.Event{Time: t, Kind: kind, Text: text}) })
 	fmt.Fprintf(s.stderr, "er collect: %s\n", text)
 }
 
-// samplePoint records the usage of every live process of the target.
+// samplePoint records a sample point in the experiment of every running followed process.
 func (s *Session) samplePoint(label string) {
-	s.sampleNo++
-	now := s.rel(uint64(monotonicNS()))
-	s.w.Event(experiment.Event{Time: now, Kind: "sample", Pid: uint32(s.pid), Text: fmt.Sprintf("sample point %d: %s", s.sampleNo, label)})
-	for pid := range s.procs {
-		u, err := readUsage(int(pid))
-		if err != nil {
-			continue
+	t := s.now()
+	for _, p := range s.images {
+		if p.open() && !p.exited {
+			s.imagePoint(p, t, label)
 		}
-		s.writeOverview(now, pid, label, u)
 	}
 }
 
-func (s *Session) writeOverview(t int64, pid uint32, label string, u procUsage) {
-	_ = s.w.Overview(experiment.OverviewSample{Time: t, Pid: pid, Sample: s.sampleNo, UserNS: u.userNS,
+// imagePoint records a sample point of one image: the usage of its process now.
+func (s *Session) imagePoint(p *proc, t int64, label string) {
+	u, err := readUsage(int(p.pid))
+	if err != nil {
+		return
+	}
+	s.writeOverview(p, t, label, u)
+}
+
+func (s *Session) writeOverview(p *proc, t int64, label string, u procUsage) {
+	p.sampleNo++
+	p.w.Event(experiment.Event{Time: t, Kind: "sample", Pid: p.pid, Text: fmt.Sprintf("sample point %d: %s", p.sampleNo, label)})
+	_ = p.w.Overview(experiment.OverviewSample{Time: t, Pid: p.pid, Sample: p.sampleNo, UserNS: u.userNS,
 		SystemNS: u.systemNS, MinFlt: u.minFlt, MajFlt: u.majFlt, VolCtxSw: u.volCS, InvolCtxSw: u.involCS,
 		RSSBytes: u.rssBytes, NumThreads: u.threads, Label: label})
 }
 
-// finish drains the last records, records the exit, writes the archives and closes the experiment.
+// finish drains the last records, records the exit, moves the collector library's data into the
+// experiments, writes the archives and closes the experiments.
 func (s *Session) finish(waitErr error) error {
-	end := s.rel(uint64(monotonicNS()))
+	end := s.now()
 	s.drain()
 	var counted int64
 	if s.events != nil {
-		if c, err := s.events.Count(); err == nil {
+		if c, err := s.events.Count(); err == nil && s.spec.Clock {
 			counted = int64(c)
 		}
 		_ = s.events.Close()
 	}
-	st := s.cmd.ProcessState
 	code, sig := 0, 0
+	var st *os.ProcessState
+	if s.cmd != nil {
+		st = s.cmd.ProcessState
+	}
 	if st != nil {
 		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			sig = int(ws.Signal())
@@ -640,23 +915,35 @@ func (s *Session) finish(waitErr error) error {
 		} else {
 			code = st.ExitCode()
 		}
-		if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
-			s.sampleNo++
-			s.w.Event(experiment.Event{Time: end, Kind: "sample", Pid: uint32(s.pid), Text: fmt.Sprintf("sample point %d: end", s.sampleNo)})
-			s.writeOverview(end, uint32(s.pid), "end", procUsage{
+		if ru, ok := st.SysUsage().(*syscall.Rusage); ok && s.founder.open() {
+			s.writeOverview(s.founder, end, "end", procUsage{
 				userNS: ru.Utime.Nano(), systemNS: ru.Stime.Nano(), minFlt: ru.Minflt, majFlt: ru.Majflt,
 				volCS: ru.Nvcsw, involCS: ru.Nivcsw, rssBytes: ru.Maxrss * 1024})
+		}
+	} else if s.cmd == nil {
+		if s.founder.open() && !s.founder.exited {
+			s.imagePoint(s.founder, end, "end")
 		}
 	} else if waitErr != nil {
 		s.w.Event(experiment.Event{Time: end, Kind: "error", Text: "waiting for the target: " + waitErr.Error()})
 	}
-	text := fmt.Sprintf("exit status %d", code)
-	if sig != 0 {
+	var text string
+	switch {
+	case s.cmd == nil && !s.founder.exited:
+		text = "detached; the process runs on"
+	case s.cmd == nil:
+		text = "the process exited"
+	case sig != 0:
 		text = fmt.Sprintf("killed by signal %d (%s)", sig, unix.SignalName(syscall.Signal(sig)))
+	default:
+		text = fmt.Sprintf("exit status %d", code)
 	}
 	s.w.Event(experiment.Event{Time: end, Kind: "exit", Pid: uint32(s.pid), Text: text})
 	if s.lost > 0 {
 		s.w.Event(experiment.Event{Time: end, Kind: "warning", Text: fmt.Sprintf("%d samples lost: the ring buffer overflowed", s.lost)})
+	}
+	if s.dropped > 0 {
+		s.w.Event(experiment.Event{Time: end, Kind: "warning", Text: fmt.Sprintf("%d samples of processes whose start was not seen were dropped", s.dropped)})
 	}
 	if st := s.stacks; st.failed > 0 {
 		s.w.Event(experiment.Event{Time: end, Kind: "warning", Text: fmt.Sprintf("%d of %d call stacks could not be unwound completely (most often: %s)",
@@ -665,18 +952,144 @@ func (s *Session) finish(waitErr error) error {
 	if s.throttled > 0 {
 		s.w.Event(experiment.Event{Time: end, Kind: "warning", Text: fmt.Sprintf("the kernel throttled sampling %d times (perf_event_max_sample_rate)", s.throttled)})
 	}
+	if s.spec.Clock && s.events != nil && counted > 0 {
+		// The founder's main thread has the original events, whose count includes every inherited
+		// thread's: what the exited threads reported is theirs.
+		if s.threadCPU == nil {
+			s.threadCPU = map[*proc]map[uint32]int64{}
+		}
+		if s.threadCPU[s.founder] == nil {
+			s.threadCPU[s.founder] = map[uint32]int64{}
+		}
+		if s.cmd != nil {
+			s.threadCPU[s.founder][uint32(s.pid)] += counted - s.readTotal
+		}
+		s.assignOrphanRead()
+		s.writeThreadCounts()
+	}
+	founderEnd := end
+	if s.founder.exited {
+		founderEnd = s.founder.exitTime
+	}
 	s.w.UpdateLog(func(l *experiment.Log) {
-		l.EndTime, l.ExitStatus, l.ExitSignal, l.Exited = end, code, sig, st != nil
-		l.CountedCPUNS = counted
+		l.EndTime, l.ExitStatus, l.ExitSignal, l.Exited = founderEnd, code, sig, st != nil || s.founder.exited
+		if s.subexperiments == 0 {
+			l.CountedCPUNS = counted
+		} else if tc := s.threadCPU[s.founder]; tc != nil {
+			var n int64
+			for _, ns := range tc {
+				n += ns
+			}
+			l.CountedCPUNS = n
+		}
 	})
-	s.traceMappings()
+	if s.ctl != nil {
+		s.handleMessages()
+		s.ctl.close()
+		s.relocateLibraryData()
+	}
+	s.forEachOpen(func(p *proc) {
+		if p != s.founder && !p.exited {
+			p.w.UpdateLog(func(l *experiment.Log) { l.EndTime = end })
+		}
+		s.traceMappings(p)
+	})
 	_ = s.w.Flush()
 	s.writeArchives()
+	var errs []error
+	s.forEachOpen(func(p *proc) {
+		if p != s.founder {
+			s.closeImage(p)
+		}
+	})
 	if err := s.w.Close(); err != nil {
-		return fmt.Errorf("writing %s: %v", s.dir, err)
+		errs = append(errs, fmt.Errorf("writing %s: %v", s.dir, err))
+	}
+	s.founder.closed = true
+	if s.subexperiments > 0 {
+		fmt.Fprintf(s.stderr, "er collect: %d descendant processes recorded in subexperiments of %s\n", s.subexperiments, s.dir)
+	}
+	if err := s.afterCollection(); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
 	}
 	if code != 0 {
 		return &ExitError{Code: code}
+	}
+	return nil
+}
+
+// assignOrphanRead gives the counts reported under the founder's main thread to the one exited
+// thread that reported none (the kernel reports a thread's count late, and under the founder,
+// when the thread's events were torn down before it could); with several such threads, none of
+// them gets a count, and their samples keep their own periods.
+func (s *Session) assignOrphanRead() {
+	if s.orphanRead == 0 {
+		return
+	}
+	type task struct {
+		p   *proc
+		tid uint32
+	}
+	var missing []task
+	for p, tids := range s.exitedTasks {
+		for _, tid := range tids {
+			if _, ok := s.threadCPU[p][tid]; !ok {
+				missing = append(missing, task{p, tid})
+			}
+		}
+	}
+	if len(missing) == 1 {
+		m := missing[0]
+		if s.threadCPU[m.p] == nil {
+			s.threadCPU[m.p] = map[uint32]int64{}
+		}
+		s.threadCPU[m.p][m.tid] = s.orphanRead
+	}
+}
+
+// writeThreadCounts records in each experiment the CPU time the kernel counted for its threads,
+// where recording was not paused or stopped during the image's life (the counts cover the whole
+// life; the samples only what was recorded).
+func (s *Session) writeThreadCounts() {
+	if s.stoppedAt != 0 || s.global.initPaused || len(s.global.toggles) > 0 || s.cmd == nil {
+		return
+	}
+	for p, threads := range s.threadCPU {
+		if !p.open() || p.initPaused || len(p.toggles) > 0 {
+			continue
+		}
+		var tc []experiment.ThreadCount
+		var total int64
+		for tid, ns := range threads {
+			if ns > 0 {
+				tc = append(tc, experiment.ThreadCount{Tid: tid, CPUNS: ns})
+				total += ns
+			}
+		}
+		sort.Slice(tc, func(i, j int) bool { return tc[i].Tid < tc[j].Tid })
+		p.w.UpdateLog(func(l *experiment.Log) {
+			l.ThreadCPU = tc
+			if p != s.founder {
+				l.CountedCPUNS = total
+			}
+		})
+	}
+}
+
+// afterCollection archives the experiment's load objects and sources (-a) and adds it to its
+// group (-g).
+func (s *Session) afterCollection() error {
+	if s.spec.Group != "" {
+		g := s.spec.Group
+		if !filepath.IsAbs(g) && s.spec.Dir != "" {
+			g = filepath.Join(s.spec.Dir, g)
+		}
+		if err := expfiles.AppendGroup(g, s.dir); err != nil {
+			return fmt.Errorf("adding the experiment to the group %s: %v", g, err)
+		}
 	}
 	return nil
 }
@@ -743,21 +1156,23 @@ func usedSymbols(a *experiment.Archive, pcs map[uint64]struct{}) []experiment.Sy
 	return out
 }
 
-// traceMappings adds to map.xml the load objects that the collector library saw mapped and perf
-// events did not report (all of them when clock profiling was off or by SIGPROF), so that they
-// are archived.
-func (s *Session) traceMappings() {
+// traceMappings adds to an image's map.xml the load objects that the collector library saw mapped
+// and perf events did not report (all of them when clock profiling was off or by SIGPROF), so that
+// they are archived.
+func (s *Session) traceMappings(p *proc) {
 	if s.lib == "" {
 		return
 	}
-	maps, err := experiment.TraceMappings(s.dir)
+	maps, err := experiment.TraceMappings(p.w.Dir())
 	if err != nil {
-		s.w.Event(experiment.Event{Kind: "warning", Text: "reading the collector library's mappings: " + err.Error()})
+		p.w.Event(experiment.Event{Kind: "warning", Text: "reading the collector library's mappings: " + err.Error()})
 		return
 	}
 	for _, m := range maps {
-		if !s.mapped[mapKey{m.Pid, m.Start, m.Path}] {
-			s.addMapping(m)
+		if !p.mapped[mapKey{m.Start, m.Path}] {
+			p.mapped[mapKey{m.Start, m.Path}] = true
+			p.w.AddMapping(m)
+			s.usedPaths[m.Path] = true
 		}
 	}
 }

@@ -5,9 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"er/internal/experiment"
 )
@@ -49,9 +53,17 @@ type Spec struct {
 	SyncThresh   time.Duration // -s threshold; SyncCalibrate: measure it in the target (-s on)
 	IO           bool          // -i on: I/O tracing
 	ClockSource  string        // "" chooses perf events and falls back to SIGPROF; "perf" or "sigprof" forces one
-	DryRun       bool          // -n
-	Version      bool          // -V
-	Target       []string      // the program and its arguments
+	Follow       string        // -F: "on" (default), "off", or "=regexp"; "all" is read as "on"
+	FollowRe     *regexp.Regexp
+	Attach       int            // -P: the pid of a running process to attach to; 0 = run Target
+	SampleSignal syscall.Signal // -l: a sample point whenever the target receives this signal; 0 = none
+	PauseSignal  syscall.Signal // -y: pause and resume recording whenever the target receives this signal
+	StartPaused  bool           // -y without ",r": recording starts paused
+	Archive      string         // -a: off, ldobjects (default), usedldobjects, src, usedsrc, on (ldobjects and src)
+	Group        string         // -g: the experiment group file (.erg) the experiment is added to
+	DryRun       bool           // -n
+	Version      bool           // -V
+	Target       []string       // the program and its arguments
 }
 
 // ErrUsage marks a command line that cannot be parsed; the message says what is wrong.
@@ -63,7 +75,8 @@ func usageErr(format string, args ...any) error {
 
 // DefaultSpec is what `er collect prog` does with no options.
 func DefaultSpec() Spec {
-	return Spec{Clock: true, Interval: IntervalOn, ClockArg: "on", SamplePeriod: time.Second, StackBytes: DefaultStackBytes}
+	return Spec{Clock: true, Interval: IntervalOn, ClockArg: "on", SamplePeriod: time.Second, StackBytes: DefaultStackBytes,
+		Follow: "on", Archive: "ldobjects"}
 }
 
 // Parse reads er collect's options up to the target program. Options end at the first argument that does
@@ -96,7 +109,7 @@ func Parse(args []string) (Spec, error) {
 		case "-V", "--version":
 			s.Version = true
 			continue
-		case "-p", "-o", "-d", "-C", "-t", "-L", "-S", "-U", "-H", "-s", "-i":
+		case "-p", "-o", "-d", "-C", "-t", "-L", "-S", "-U", "-H", "-s", "-i", "-F", "-P", "-l", "-y", "-a", "-g":
 			if v, err = next(a); err != nil {
 				return s, err
 			}
@@ -132,13 +145,105 @@ func Parse(args []string) (Spec, error) {
 			s.IO, err = parseOnOff(a, v)
 		case "-s":
 			err = s.setSync(v)
+		case "-F":
+			err = s.setFollow(v)
+		case "-P":
+			s.Attach, err = strconv.Atoi(v)
+			if err != nil || s.Attach <= 0 {
+				err = usageErr("-P %q: expected the process id of a running process", v)
+			}
+		case "-l":
+			s.SampleSignal, err = ParseSignal("-l", v)
+		case "-y":
+			sig, r, _ := strings.Cut(v, ",")
+			s.PauseSignal, err = ParseSignal("-y", sig)
+			s.StartPaused = true
+			switch r {
+			case "":
+			case "r":
+				s.StartPaused = false
+			default:
+				err = usageErr("-y %q: expected a signal, optionally followed by \",r\" to start recording at once", v)
+			}
+		case "-a":
+			switch v {
+			case "off", "on", "ldobjects", "usedldobjects", "src", "usedsrc":
+				s.Archive = v
+			default:
+				err = usageErr("-a %q: expected off, on, ldobjects, usedldobjects, src or usedsrc", v)
+			}
+		case "-g":
+			if !strings.HasSuffix(v, ".erg") || len(v) <= 4 || strings.HasSuffix(v, "/.erg") {
+				err = usageErr("-g %q: an experiment group name must end in .erg, such as run.erg", v)
+			}
+			s.Group = v
 		}
 		if err != nil {
 			return s, err
 		}
 	}
 	s.Target = args[i:]
+	if s.Attach > 0 && len(s.Target) > 0 {
+		return s, usageErr("-P %d attaches to a running process: give no target program", s.Attach)
+	}
+	if s.SampleSignal != 0 && s.SampleSignal == s.PauseSignal {
+		return s, usageErr("-l and -y name the same signal %v", s.SampleSignal)
+	}
 	return s, nil
+}
+
+func (s *Spec) setFollow(v string) error {
+	switch {
+	case v == "on" || v == "all":
+		s.Follow, s.FollowRe = "on", nil
+	case v == "off":
+		s.Follow, s.FollowRe = "off", nil
+	case strings.HasPrefix(v, "=") && len(v) > 1:
+		re, err := regexp.Compile(v[1:])
+		if err != nil {
+			return usageErr("-F %q: bad regular expression: %v", v, err)
+		}
+		s.Follow, s.FollowRe = v, re
+	default:
+		return usageErr("-F %q: expected on, off, all, or =regexp (matched against a descendant's program name or lineage, such as _f1_x1)", v)
+	}
+	return nil
+}
+
+// ParseSignal reads a signal for -l or -y: a name with or without SIG (USR1, SIGUSR1, PROF) or a
+// number. SIGKILL and SIGSTOP cannot be caught; SIGPROF is refused as the clock fallback uses it.
+func ParseSignal(opt, v string) (syscall.Signal, error) {
+	var sig syscall.Signal
+	if n, err := strconv.Atoi(v); err == nil {
+		sig = syscall.Signal(n)
+	} else {
+		name := strings.ToUpper(v)
+		if !strings.HasPrefix(name, "SIG") {
+			name = "SIG" + name
+		}
+		sig = unix.SignalNum(name)
+	}
+	switch {
+	case sig <= 0 || sig > 64:
+		return 0, usageErr("%s %q: not a signal (expected a name such as USR1 or SIGUSR2, or a number)", opt, v)
+	case sig == syscall.SIGKILL || sig == syscall.SIGSTOP:
+		return 0, usageErr("%s %q: %v cannot be caught", opt, v, unix.SignalName(sig))
+	case sig == syscall.SIGPROF:
+		return 0, usageErr("%s %q: SIGPROF is used by the clock-profiling fallback; choose another signal, such as USR1", opt, v)
+	}
+	return sig, nil
+}
+
+// Following reports whether a descendant with program name prog and lineage (such as "_f1_x1")
+// is recorded.
+func (s Spec) Following(prog, lineage string) bool {
+	switch {
+	case s.Follow == "off":
+		return false
+	case s.FollowRe != nil:
+		return s.FollowRe.MatchString(prog) || s.FollowRe.MatchString(lineage)
+	}
+	return true
 }
 
 func (s *Spec) setClock(v string) error {

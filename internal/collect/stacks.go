@@ -157,6 +157,8 @@ func recordTime(r perfevent.Record) uint64 {
 		return r.Time
 	case *perfevent.Lost:
 		return r.Time
+	case *perfevent.Read:
+		return r.Time
 	case *perfevent.Throttle:
 		return r.Time
 	}
@@ -196,6 +198,8 @@ func (b *batch) add(r perfevent.Record) {
 	case *perfevent.Exit:
 		b.recs = append(b.recs, clone(r))
 	case *perfevent.Lost:
+		b.recs = append(b.recs, clone(r))
+	case *perfevent.Read:
 		b.recs = append(b.recs, clone(r))
 	case *perfevent.Throttle:
 		b.recs = append(b.recs, clone(r))

@@ -23,6 +23,7 @@ type command struct {
 	maxArgs  int  // -1: any number
 	data     bool // needs an experiment
 	joinArgs bool // extra words in a script are one function name with spaces
+	rest     bool // in a script, the rest of the line is one argument; on the command line, the next word
 	run      func(s *session, args []string) error
 }
 
@@ -35,6 +36,7 @@ var groups = []string{
 	"Commands controlling the leak and allocation lists:",
 	"Commands controlling the I/O activity report:",
 	"Commands listing experiments, samples, threads and CPUs:",
+	"Commands selecting and filtering the data shown:",
 	"Commands that list metrics:",
 	"Commands that control output:",
 	"Commands that print other displays:",
@@ -132,39 +134,57 @@ func init() {
 			data: true, run: (*session).threadList},
 		{name: "cpu_list", group: g[6], usage: "cpu_list", help: "display the CPUs with their events",
 			data: true, run: (*session).cpuList},
+		{name: "sample_detail", group: g[10], usage: "sample_detail [exp_id]", help: "display the process usage in the selected samples, added up and each",
+			maxArgs: 1, data: true, run: (*session).sampleDetail},
 
-		{name: "metric_list", group: g[7], usage: "metric_list", help: "display the available metrics and their keywords",
+		{name: "sample_select", group: g[7], usage: "sample_select sample_spec", help: "select samples: all, or [exp_list:]list[+...] such as 2-5 or 1:3,4",
+			minArgs: 1, maxArgs: 1, data: true, rest: true, run: (*session).sampleSelect},
+		{name: "thread_select", group: g[7], usage: "thread_select thread_spec", help: "select threads by number (thread_list's Thread), as sample_select",
+			minArgs: 1, maxArgs: 1, data: true, rest: true, run: (*session).threadSelect},
+		{name: "lwp_select", group: g[7], usage: "lwp_select lwp_spec", help: "select threads by Linux thread id (thread_list's TID), as sample_select",
+			minArgs: 1, maxArgs: 1, data: true, rest: true, run: (*session).lwpSelect},
+		{name: "cpu_select", group: g[7], usage: "cpu_select cpu_spec", help: "select CPUs, as sample_select",
+			minArgs: 1, maxArgs: 1, data: true, rest: true, run: (*session).cpuSelect},
+		{name: "experiment_select", group: g[7], usage: "experiment_select exp_list", help: "select experiments: all, or a list such as 1,3-5",
+			minArgs: 1, maxArgs: 1, data: true, rest: true, run: (*session).experimentSelect},
+		{name: "filters", group: g[7], usage: "filters [expression|none]", help: "show only the events for which expression is true (none or nothing: all)",
+			maxArgs: 1, rest: true, run: (*session).filters},
+		{name: "describe", group: g[7], usage: "describe", help: "describe the fields of filter expressions and what each experiment recorded",
+			data: true, run: (*session).describe},
+
+		{name: "metric_list", group: g[8], usage: "metric_list", help: "display the available metrics and their keywords",
 			run: (*session).metricList},
-		{name: "cmetric_list", aliases: []string{"gmetric_list"}, group: g[7], usage: "cmetric_list",
+		{name: "cmetric_list", aliases: []string{"gmetric_list"}, group: g[8], usage: "cmetric_list",
 			help: "display the available callers-callees metrics", run: (*session).cmetricList},
 
-		{name: "outfile", group: g[8], usage: "outfile {filename|-|--}", help: "open filename for subsequent output (- stdout, -- stderr)",
+		{name: "outfile", group: g[9], usage: "outfile {filename|-|--}", help: "open filename for subsequent output (- stdout, -- stderr)",
 			minArgs: 1, maxArgs: 1, run: (*session).outfile},
-		{name: "appendfile", group: g[8], usage: "appendfile filename", help: "open filename for subsequent appended output",
+		{name: "appendfile", group: g[9], usage: "appendfile filename", help: "open filename for subsequent appended output",
 			minArgs: 1, maxArgs: 1, run: (*session).appendfile},
-		{name: "limit", group: g[8], usage: "limit n", help: "limit output to the first n entries (n=0 for no limit)",
+		{name: "limit", group: g[9], usage: "limit n", help: "limit output to the first n entries (n=0 for no limit)",
 			minArgs: 1, maxArgs: 1, run: (*session).setLimit},
-		{name: "name", group: g[8], usage: "name {long|short|mangled}[:{soname|nosoname}]",
+		{name: "name", group: g[9], usage: "name {long|short|mangled}[:{soname|nosoname}]",
 			help: "set long/short/mangled names for functions", minArgs: 1, maxArgs: 1, run: (*session).setName},
-		{name: "printmode", group: g[8], usage: "printmode {text|csv|tsv|json|c}",
+		{name: "printmode", group: g[9], usage: "printmode {text|csv|tsv|json|c}",
 			help: "set the mode for printing tables (c: a one-character delimiter)", minArgs: 1, maxArgs: 1, run: (*session).setPrintmode},
 
-		{name: "header", group: g[9], usage: "header [exp_id]", help: "display information about the experiment",
+		{name: "header", group: g[10], usage: "header [exp_id]", help: "display information about the experiment",
 			maxArgs: 1, data: true, run: (*session).header},
-		{name: "overview", group: g[9], usage: "overview [exp_id]", help: "display the sample points' process usage",
+		{name: "overview", group: g[10], usage: "overview [exp_id]", help: "display the sample points' process usage",
 			maxArgs: 1, data: true, run: (*session).overview},
-		{name: "statistics", group: g[9], usage: "statistics [exp_id]", help: "display the execution statistics data",
+		{name: "statistics", group: g[10], usage: "statistics [exp_id]", help: "display the execution statistics data",
 			maxArgs: 1, data: true, run: (*session).statistics},
 
-		{name: "script", group: g[10], usage: "script file", help: "read er_print commands from script file",
+		{name: "script", group: g[11], usage: "script file", help: "read er_print commands from script file",
 			minArgs: 1, maxArgs: 1, run: func(s *session, a []string) error { return s.script(a[0]) }},
-		{name: "version", group: g[10], usage: "version", help: "display the current release version",
+		{name: "version", group: g[11], usage: "version", help: "display the current release version",
 			run: func(s *session, _ []string) error { s.printf("%s\n", version.String()); return nil }},
-		{name: "help", group: g[10], usage: "help", help: "display the list of available commands",
+		{name: "help", group: g[11], usage: "help", help: "display the list of available commands",
 			run: (*session).help},
-		{name: "quit", aliases: []string{"exit"}, group: g[10], usage: "quit", help: "terminate processing and exit",
+		{name: "quit", aliases: []string{"exit"}, group: g[11], usage: "quit", help: "terminate processing and exit",
 			run: func(*session, []string) error { return errQuit }},
 	}
+	commands = append(commands, experimentCommands(g)...)
 }
 
 // lookup finds a command by name, alias, or unambiguous prefix.

@@ -173,7 +173,11 @@ func parseArgs(args []string) ([]step, []string, error) {
 			return nil, nil, err
 		}
 		st := step{cmd: cmd}
-		for len(st.args) < cmd.minArgs {
+		need := cmd.minArgs
+		if cmd.rest {
+			need = max(need, 1) // "-filters none" on the command line
+		}
+		for len(st.args) < need {
 			if i+1 >= len(args) {
 				return nil, nil, usagef("-%s needs an argument: %s", cmd.name, cmd.usage)
 			}
@@ -206,7 +210,9 @@ type session struct {
 	file   *os.File  // the open outfile, if any
 	status int       // worst exit code so far
 
-	dirs []string
+	args []string   // the experiments and groups as given, for add_exp and drop_exp
+	desc descFilter // en_desc
+	dirs []string   // the loaded experiments' directories, founders followed by their descendants
 	exps []*experiment.Data
 	prof *analysis.Profile
 
@@ -228,6 +234,9 @@ type session struct {
 	searchPath  []string    // where source files are looked for; "$expts" is the experiments' directories
 	pathmaps    [][2]string // prefixes of recorded paths, and what replaces them
 	sourceCache map[string]*sourceFile
+
+	sel     selection                     // sample_select, thread_select, ..., filters (select.go)
+	indexes map[expKey]*analysis.ExpIndex // threads and samples of the loaded experiments
 }
 
 func newSession(stdin io.Reader, stdout, stderr io.Writer, e env) *session {
@@ -245,18 +254,22 @@ func (s *session) setDefaultMetrics(ms []analysis.Metric) {
 	s.sortItem = firstVisible(s.metrics)
 }
 
-// load reads the experiments and prints their warnings.
-func (s *session) load(dirs []string) error {
-	for _, dir := range dirs {
-		d, err := s.env.open(dir)
+// load reads the experiments (with their descendants' subexperiments, as en_desc says; a group
+// file gives its experiments) and prints their warnings.
+func (s *session) load(args []string) error {
+	for _, arg := range args {
+		dirs, exps, err := s.expand(arg)
 		if err != nil {
-			return fmt.Errorf("cannot read experiment %s: %w", dir, err)
+			return err
 		}
-		for _, w := range d.Warnings {
-			fmt.Fprintf(s.stderr, "er print: warning: %s: %s\n", dir, w)
+		for i, d := range exps {
+			for _, w := range d.Warnings {
+				fmt.Fprintf(s.stderr, "er print: warning: %s: %s\n", dirs[i], w)
+			}
 		}
-		s.dirs = append(s.dirs, dir)
-		s.exps = append(s.exps, d)
+		s.args = append(s.args, arg)
+		s.dirs = append(s.dirs, dirs...)
+		s.exps = append(s.exps, exps...)
 	}
 	s.setDefaultMetrics(analysis.MetricsFor(s.exps))
 	return nil
@@ -270,7 +283,10 @@ func (s *session) profile() (*analysis.Profile, error) {
 	if len(s.exps) == 0 {
 		return nil, usagef("no experiment is loaded")
 	}
-	opts := analysis.Options{OpenFile: s.env.openFile, FoldInlines: s.foldInlines}
+	opts := analysis.Options{OpenFile: s.env.openFile, FoldInlines: s.foldInlines, Filter: s.eventFilter()}
+	if opts.OpenFile != nil { // copies that er archive kept stand in for missing or changed files
+		opts.OpenFile = analysis.WithArchivedCopies(opts.OpenFile, s.dirs)
+	}
 	if s.env.loadArchive != nil {
 		opts.LoadArchive = s.env.loadArchive(s.exps)
 	}
@@ -335,6 +351,9 @@ func (s *session) execLine(line string) error {
 		return err
 	}
 	args := words[1:]
+	if cmd.rest && len(args) > 1 {
+		args = []string{strings.Join(args, " ")}
+	}
 	if cmd.maxArgs >= 0 && len(args) > cmd.maxArgs && cmd.joinArgs {
 		args = joinName(args)
 	}

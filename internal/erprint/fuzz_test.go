@@ -17,6 +17,9 @@ func FuzzInterpreter(f *testing.F) {
 		"setpath /nonexistent:.\naddpath x\npathmap /a /b\nsthresh 10\ndthresh 5\nsource compute.c 2\n",
 		"leaks\nallocs\nheap\nheapstat\nioactivity\niodetail\niocallstack\niostat\n",
 		"metrics i+heapleakcnt:e.%sync:i+%ioreadbytes\nsort heapleakbytes\nprintmode json\nheap\ncalltree\n",
+		"thread_select 1:2+2:all\nsample_select 2\ncpu_select 0-1\nlwp_select 4242\nexperiment_select 1\nfunctions\nleaks\niostat\n",
+		"filters THRID IN (1,2) && TSTAMP >= 1.5e9 || !(SAMPLE % 2) ? CPUID : -1\ndescribe\nsample_detail\noverview\nthread_list\n",
+		"filters (((1)\nfilters 0x\nfilters 1e400\nfilters 9223372036854775807 * -1 / -1 << 70\nfunctions\nfilters\n",
 	} {
 		f.Add(seed)
 	}

@@ -3,7 +3,6 @@ package erprint
 import (
 	"fmt"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -533,49 +532,40 @@ func (s *session) printStats(title string, st stats) {
 	}
 }
 
+// overview lists the samples of each experiment with the usage of its processes in each, and
+// whether the sample selection holds them.
 func (s *session) overview(args []string) error {
 	ids, err := s.selectExps("overview", args)
 	if err != nil {
 		return err
 	}
 	for _, i := range ids {
-		d := s.exps[i]
-		byPid := map[uint32][]experiment.OverviewSample{}
-		var pids []uint32
-		for _, o := range d.Overview {
-			if _, ok := byPid[o.Pid]; !ok {
-				pids = append(pids, o.Pid)
-			}
-			byPid[o.Pid] = append(byPid[o.Pid], o)
-		}
-		sort.Slice(pids, func(a, b int) bool { return pids[a] < pids[b] })
-		if len(pids) == 0 {
+		usage := s.samplesUsage(i)
+		if len(usage) == 0 {
 			if s.text() {
-				s.printf("Experiment: %s: no sample points\n\n", s.dirs[i])
+				s.printf("Experiment %d: %s: no samples\n\n", i+1, s.dirs[i])
 			}
 			continue
 		}
-		for _, pid := range pids {
-			if err := s.table(overviewTable(s.dirs[i], pid, byPid[pid])); err != nil {
-				return err
-			}
+		if err := s.table(s.overviewTable(i, usage)); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// overviewTable lists one process's sample points, with the usage of each interval since the
-// previous point.
-func overviewTable(dir string, pid uint32, samples []experiment.OverviewSample) *report.Table {
-	sort.SliceStable(samples, func(a, b int) bool { return samples[a].Time < samples[b].Time })
+// overviewTable lists one experiment's samples with its processes' usage in each.
+func (s *session) overviewTable(i int, usage []sampleUsage) *report.Table {
 	count := func(title, key string) report.Column {
 		return report.Column{Title: title, Key: key, Kind: report.Count, Value: true}
 	}
 	t := &report.Table{
-		Title: []string{fmt.Sprintf("Experiment: %s, process %d: usage in each interval ending at a sample point", dir, pid)},
+		Title: []string{fmt.Sprintf("Experiment %d: %s: process usage in each sample", i+1, s.dirs[i])},
 		Columns: []report.Column{
 			{Title: "Sample", Key: "sample", Kind: report.Text},
-			{Title: "Time", Unit: "sec.", Key: "time", Kind: report.Time, Value: true},
+			{Title: "Sel", Key: "sel", Kind: report.Text},
+			{Title: "Start", Unit: "sec.", Key: "start", Kind: report.Time, Value: true},
+			{Title: "End", Unit: "sec.", Key: "end", Kind: report.Time, Value: true},
 			{Title: "User CPU", Unit: "sec.", Key: "user", Kind: report.Time, Value: true},
 			{Title: "Sys. CPU", Unit: "sec.", Key: "system", Kind: report.Time, Value: true},
 			count("Minor Faults", "minflt"),
@@ -585,46 +575,88 @@ func overviewTable(dir string, pid uint32, samples []experiment.OverviewSample) 
 			{Title: "RSS", Unit: "KB", Key: "rss_kb", Kind: report.Count, Value: true},
 			count("Threads", "threads"),
 		},
-		NameTitle: "Label",
+		NameTitle: "Labels",
 	}
-	var prev experiment.OverviewSample
-	for _, o := range samples {
-		t.Rows = append(t.Rows, report.Row{Name: o.Label, Cells: []report.Cell{
-			{Text: strconv.Itoa(int(o.Sample))},
-			{Value: o.Time},
-			{Value: o.UserNS - prev.UserNS},
-			{Value: o.SystemNS - prev.SystemNS},
-			{Value: o.MinFlt - prev.MinFlt},
-			{Value: o.MajFlt - prev.MajFlt},
-			{Value: o.VolCtxSw - prev.VolCtxSw},
-			{Value: o.InvolCtxSw - prev.InvolCtxSw},
-			{Value: o.RSSBytes >> 10},
-			{Value: int64(o.NumThreads)},
-		}})
-		prev = o
+	exp := int64(i + 1)
+	for k, sp := range s.expIndex(i).Samples() {
+		u := usage[k]
+		cells := []report.Cell{
+			{Text: strconv.Itoa(sp.Number)}, {Text: yesNo(s.sel.expSelected(exp) && s.sel.samples.has(exp, int64(sp.Number)))},
+			{Value: sp.Start}, {Value: sp.End},
+			{Value: u.user}, {Value: u.system}, {Value: u.minflt}, {Value: u.majflt}, {Value: u.volcs}, {Value: u.involcs},
+			{Value: u.rss >> 10}, {Value: u.threads},
+		}
+		if !u.known {
+			for c := 4; c < len(cells); c++ {
+				cells[c] = report.Cell{Blank: true}
+			}
+		}
+		t.Rows = append(t.Rows, report.Row{Name: sampleLabels(sp), Cells: cells})
 	}
 	return t
 }
 
+// sampleLabels names a sample by the labels of the points that bound it: "start - periodic".
+func sampleLabels(sp analysis.SamplePeriod) string {
+	switch {
+	case sp.Open && sp.StartLabel == "":
+		return "(no sample points)"
+	case sp.Open:
+		return sp.StartLabel + " - (after the last sample point)"
+	}
+	return sp.StartLabel + " - " + sp.EndLabel
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
 func (s *session) experimentList(_ []string) error {
-	t := &report.Table{Columns: []report.Column{
+	lineage := false
+	for _, d := range s.exps {
+		lineage = lineage || d.Log.Lineage != ""
+	}
+	cols := []report.Column{
 		{Title: "ID", Key: "id", Kind: report.Text},
+		{Title: "Sel", Key: "sel", Kind: report.Text},
 		{Title: "PID", Key: "pid", Kind: report.Text},
-		{Title: "Events", Key: "events", Kind: report.Count, Value: true},
-		{Title: "Target", Key: "target", Kind: report.Text, Left: true},
-	}, NameTitle: "Experiment"}
+	}
+	if lineage {
+		cols = append(cols, report.Column{Title: "PPID", Key: "ppid", Kind: report.Text},
+			report.Column{Title: "Lineage", Key: "lineage", Kind: report.Text, Left: true})
+	}
+	cols = append(cols, report.Column{Title: "Events", Key: "events", Kind: report.Count, Value: true},
+		report.Column{Title: "Target", Key: "target", Kind: report.Text, Left: true})
+	t := &report.Table{Columns: cols, NameTitle: "Experiment"}
 	for i, d := range s.exps {
 		target := ""
 		if len(d.Log.Command) > 0 {
 			target = filepath.Base(d.Log.Command[0])
 		}
-		t.Rows = append(t.Rows, report.Row{Name: s.dirs[i], Cells: []report.Cell{
-			{Text: strconv.Itoa(i + 1)}, {Text: strconv.Itoa(int(d.Log.Pid))}, {Value: int64(len(d.Clock) + len(d.Heap) + len(d.Sync) + len(d.IO))}, {Text: target}}})
+		var events int64
+		s.eachEvent(i, func(*analysis.EventInfo, int64) { events++ })
+		cells := []report.Cell{{Text: strconv.Itoa(i + 1)}, {Text: yesNo(s.sel.expSelected(int64(i + 1)))}, {Text: strconv.Itoa(int(d.Log.Pid))}}
+		if lineage {
+			ppid, lin := "-", d.Log.Lineage
+			if d.Log.Ppid != 0 {
+				ppid = strconv.Itoa(int(d.Log.Ppid))
+			}
+			if lin == "" {
+				lin = "(founder)"
+			}
+			cells = append(cells, report.Cell{Text: ppid}, report.Cell{Text: lin})
+		}
+		cells = append(cells, report.Cell{Value: events}, report.Cell{Text: target})
+		t.Rows = append(t.Rows, report.Row{Name: s.dirs[i], Cells: cells})
 	}
 	return s.table(t)
 }
 
-// countColumns are the event-count and CPU-time columns of the list views.
+// countColumns are the event-count and CPU-time columns of the list views: the events that the
+// selection keeps.
 func countColumns() []report.Column {
 	return []report.Column{
 		{Title: "Events", Key: "events", Kind: report.Count, Value: true},
@@ -634,36 +666,34 @@ func countColumns() []report.Column {
 
 type tally struct{ events, cpu int64 }
 
+// threadList lists the threads of each experiment, by number, with their selected events.
 func (s *session) threadList(_ []string) error {
 	t := &report.Table{Columns: append([]report.Column{
 		{Title: "Exp", Key: "exp", Kind: report.Text},
+		{Title: "Sel", Key: "sel", Kind: report.Text},
 		{Title: "PID", Key: "pid", Kind: report.Text},
+		{Title: "Thread", Key: "thread", Kind: report.Text},
 		{Title: "TID", Key: "tid", Kind: report.Text},
 	}, countColumns()...)}
 	var total int64
-	for i, d := range s.exps {
-		per := map[[2]uint32]*tally{}
-		var keys [][2]uint32
-		for _, c := range d.Clock {
-			k := [2]uint32{c.Pid, c.Tid}
-			if per[k] == nil {
-				per[k] = &tally{}
-				keys = append(keys, k)
-			}
-			per[k].events++
-			per[k].cpu += c.Period
-			total += c.Period
-		}
-		sort.Slice(keys, func(a, b int) bool {
-			return keys[a][0] < keys[b][0] || keys[a][0] == keys[b][0] && keys[a][1] < keys[b][1]
+	for i := range s.exps {
+		x := s.expIndex(i)
+		threads := x.Threads()
+		per := make([]tally, len(threads)+1)
+		s.eachEvent(i, func(ev *analysis.EventInfo, cpu int64) {
+			per[ev.Thread].events++
+			per[ev.Thread].cpu += cpu
+			total += cpu
 		})
-		for _, k := range keys {
+		exp := int64(i + 1)
+		for _, th := range threads {
+			sel := s.sel.expSelected(exp) && s.sel.threads.has(exp, int64(th.Number)) && s.sel.lwps.has(exp, int64(th.Tid))
 			t.Rows = append(t.Rows, report.Row{Cells: []report.Cell{
-				{Text: strconv.Itoa(i + 1)}, {Text: strconv.Itoa(int(k[0]))}, {Text: strconv.Itoa(int(k[1]))},
-				{Value: per[k].events}, {Value: per[k].cpu}}})
+				{Text: strconv.Itoa(i + 1)}, {Text: yesNo(sel)}, {Text: strconv.Itoa(int(th.Pid))}, {Text: strconv.Itoa(th.Number)},
+				{Text: strconv.Itoa(int(th.Tid))}, {Value: per[th.Number].events}, {Value: per[th.Number].cpu}}})
 		}
 	}
-	fillPercent(t, 4, total)
+	fillPercent(t, 6, total)
 	return s.table(t)
 }
 
@@ -675,92 +705,66 @@ func fillPercent(t *report.Table, col int, total int64) {
 	}
 }
 
+// cpuList lists the CPUs of each experiment's clock samples with the selected samples on each.
 func (s *session) cpuList(_ []string) error {
 	t := &report.Table{Columns: append([]report.Column{
 		{Title: "Exp", Key: "exp", Kind: report.Text},
+		{Title: "Sel", Key: "sel", Kind: report.Text},
 		{Title: "CPU", Key: "cpu", Kind: report.Text},
 	}, countColumns()...)}
 	var total int64
 	for i, d := range s.exps {
-		per := map[uint32]*tally{}
-		var keys []uint32
-		for _, c := range d.Clock {
-			if per[c.CPU] == nil {
-				per[c.CPU] = &tally{}
-				keys = append(keys, c.CPU)
-			}
-			per[c.CPU].events++
-			per[c.CPU].cpu += c.Period
-			total += c.Period
+		per := map[int64]*tally{}
+		for _, c := range cpusOf(d) {
+			per[int64(c)] = &tally{}
 		}
-		sort.Slice(keys, func(a, b int) bool { return keys[a] < keys[b] })
-		for _, k := range keys {
+		s.eachEvent(i, func(ev *analysis.EventInfo, cpu int64) {
+			if tl := per[ev.CPU]; tl != nil && ev.Kind == analysis.DataClock {
+				tl.events++
+				tl.cpu += cpu
+				total += cpu
+			}
+		})
+		exp := int64(i + 1)
+		for _, c := range cpusOf(d) {
+			tl := per[int64(c)]
 			t.Rows = append(t.Rows, report.Row{Cells: []report.Cell{
-				{Text: strconv.Itoa(i + 1)}, {Text: strconv.Itoa(int(k))}, {Value: per[k].events}, {Value: per[k].cpu}}})
+				{Text: strconv.Itoa(i + 1)}, {Text: yesNo(s.sel.expSelected(exp) && s.sel.cpus.has(exp, int64(c)))}, {Text: strconv.Itoa(int(c))},
+				{Value: tl.events}, {Value: tl.cpu}}})
 		}
 	}
-	fillPercent(t, 3, total)
+	fillPercent(t, 4, total)
 	return s.table(t)
 }
 
+// sampleList lists the samples of each experiment with their selected events.
 func (s *session) sampleList(_ []string) error {
 	t := &report.Table{Columns: append([]report.Column{
 		{Title: "Exp", Key: "exp", Kind: report.Text},
-		{Title: "PID", Key: "pid", Kind: report.Text},
+		{Title: "Sel", Key: "sel", Kind: report.Text},
 		{Title: "Sample", Key: "sample", Kind: report.Text},
-		{Title: "Time", Unit: "sec.", Key: "time", Kind: report.Time, Value: true},
-	}, countColumns()...), NameTitle: "Label"}
+		{Title: "Start", Unit: "sec.", Key: "start", Kind: report.Time, Value: true},
+		{Title: "End", Unit: "sec.", Key: "end", Kind: report.Time, Value: true},
+	}, countColumns()...), NameTitle: "Labels"}
 	var total int64
-	for i, d := range s.exps {
-		samples := append([]experiment.OverviewSample(nil), d.Overview...)
-		sort.SliceStable(samples, func(a, b int) bool {
-			x, y := samples[a], samples[b]
-			return x.Pid < y.Pid || x.Pid == y.Pid && x.Time < y.Time
+	for i := range s.exps {
+		samples := s.expIndex(i).Samples()
+		per := make([]tally, len(samples)+2)
+		s.eachEvent(i, func(ev *analysis.EventInfo, cpu int64) {
+			if ev.Sample < len(per) {
+				per[ev.Sample].events++
+				per[ev.Sample].cpu += cpu
+			}
+			total += cpu
 		})
-		// Each clock event goes to its process's first sample point at or after it.
-		events := map[uint32][]experiment.ClockSample{}
-		for _, c := range d.Clock {
-			events[c.Pid] = append(events[c.Pid], c)
-		}
-		for _, evs := range events {
-			sort.SliceStable(evs, func(a, b int) bool { return evs[a].Time < evs[b].Time })
-		}
-		next := map[uint32]int{} // per process, the first event not yet counted
-		for _, o := range samples {
-			evs := events[o.Pid]
-			var tl tally
-			k := next[o.Pid]
-			for ; k < len(evs) && evs[k].Time <= o.Time; k++ {
-				tl.events++
-				tl.cpu += evs[k].Period
-			}
-			next[o.Pid] = k
-			total += tl.cpu
-			t.Rows = append(t.Rows, report.Row{Name: o.Label, Cells: []report.Cell{
-				{Text: strconv.Itoa(i + 1)}, {Text: strconv.Itoa(int(o.Pid))}, {Text: strconv.Itoa(int(o.Sample))},
-				{Value: o.Time}, {Value: tl.events}, {Value: tl.cpu}}})
-		}
-		// Events after a process's last sample point (an experiment still being written).
-		pids := make([]uint32, 0, len(events))
-		for pid := range events {
-			pids = append(pids, pid)
-		}
-		sort.Slice(pids, func(a, b int) bool { return pids[a] < pids[b] })
-		for _, pid := range pids {
-			var tl tally
-			for _, e := range events[pid][next[pid]:] {
-				tl.events++
-				tl.cpu += e.Period
-			}
-			if tl.events == 0 {
-				continue
-			}
-			total += tl.cpu
-			t.Rows = append(t.Rows, report.Row{Name: "(after the last sample point)", Cells: []report.Cell{
-				{Text: strconv.Itoa(i + 1)}, {Text: strconv.Itoa(int(pid))}, {Text: "-"},
-				{Blank: true}, {Value: tl.events}, {Value: tl.cpu}}})
+		exp := int64(i + 1)
+		for _, sp := range samples {
+			t.Rows = append(t.Rows, report.Row{Name: sampleLabels(sp), Cells: []report.Cell{
+				{Text: strconv.Itoa(i + 1)}, {Text: yesNo(s.sel.expSelected(exp) && s.sel.samples.has(exp, int64(sp.Number)))},
+				{Text: strconv.Itoa(sp.Number)}, {Value: sp.Start}, {Value: sp.End},
+				{Value: per[sp.Number].events}, {Value: per[sp.Number].cpu}}})
 		}
 	}
-	fillPercent(t, 5, total)
+	fillPercent(t, 6, total)
 	return s.table(t)
 }

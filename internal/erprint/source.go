@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"er/internal/analysis"
+	"er/internal/archive"
 	"er/internal/experiment"
 	"er/internal/objfile"
 	"er/internal/report"
@@ -68,11 +69,43 @@ func (s *session) findSource(name string) *sourceFile {
 			break
 		}
 	}
+	s.archivedSource(name, sf)
 	if s.sourceCache == nil {
 		s.sourceCache = map[string]*sourceFile{}
 	}
 	s.sourceCache[name] = sf
 	return sf
+}
+
+// archivedSource replaces the file found for source name by the copy that `er archive` kept in the
+// experiments' archives when no file was found or the file found is not the one archived (its
+// SHA-256 differs), and says so.
+func (s *session) archivedSource(name string, sf *sourceFile) {
+	c, file, ok, err := archive.FindSource(s.dirs, name)
+	if err != nil {
+		fmt.Fprintf(s.stderr, "er print: warning: %v\n", err)
+		return
+	}
+	if !ok {
+		return
+	}
+	why := "the original is missing"
+	if sf.path != "" {
+		if sum, err := archive.FileSHA256(sf.path); err == nil && sum == c.SHA256 {
+			return
+		}
+		why = "the original changed"
+		if sf.path != name {
+			why = sf.path + " differs from it"
+		}
+	}
+	lines, err := readLines(file)
+	if err != nil {
+		fmt.Fprintf(s.stderr, "er print: warning: the archived copy %s of %s cannot be read: %v\n", file, name, err)
+		return
+	}
+	sf.path, sf.lines, sf.err = file, lines, nil
+	fmt.Fprintf(s.stderr, "er print: warning: using the archived copy of %s: %s\n", name, why)
 }
 
 // searchDirs expands the search path: "$expts" is each experiment's directory and its archives.

@@ -277,3 +277,51 @@ func TestAnnotateSums(t *testing.T) {
 		t.Error("line 31 has events")
 	}
 }
+
+// TestArchivedSource: a source file that is missing, or differs from the copy that er archive kept,
+// is read from the copy, with a warning; the same file is read as it is, silently.
+func TestArchivedSource(t *testing.T) {
+	tmp := t.TempDir()
+	exp := filepath.Join(tmp, "exp.1.er")
+	src := filepath.Join(tmp, "prog.c")
+	if err := os.WriteFile(src, []byte("line one\nline two\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := archive.ReadIndex(exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := ix.Add(archive.KindSource, src, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Write(); err != nil {
+		t.Fatal(err)
+	}
+	find := func() (*sourceFile, string) {
+		var stderr bytes.Buffer
+		s := newSession(strings.NewReader(""), &bytes.Buffer{}, &stderr, testEnv())
+		s.dirs = []string{exp}
+		return s.findSource(src), stderr.String()
+	}
+	if sf, warn := find(); sf.path != src || warn != "" {
+		t.Errorf("unchanged: found %q, warned %q; want the original, silently", sf.path, warn)
+	}
+	for _, c2 := range []struct {
+		name, content, why string
+	}{
+		{"edited", "line one\nline 2\n", "the original changed"},
+		{"missing", "", "the original is missing"},
+	} {
+		if c2.content != "" {
+			os.WriteFile(src, []byte(c2.content), 0o644)
+		} else {
+			os.Remove(src)
+		}
+		sf, warn := find()
+		if sf.path != ix.FilePath(c) || strings.Join(sf.lines, "|") != "line one|line two" || sf.err != nil ||
+			warn != "er print: warning: using the archived copy of "+src+": "+c2.why+"\n" {
+			t.Errorf("%s: found %q %q %v, warned %q; want the copy and %q", c2.name, sf.path, sf.lines, sf.err, warn, c2.why)
+		}
+	}
+}

@@ -103,6 +103,12 @@ func Open(dir string) (*Data, error) {
 	if err := readArchives(d, path(ArchivesDir), warn); err != nil {
 		return nil, err
 	}
+	if founder := FounderDir(dir); founder != "" {
+		// A subexperiment's load objects are archived in its founder's archives/.
+		if err := readArchives(d, filepath.Join(founder, ArchivesDir), nil); err != nil {
+			return nil, err
+		}
+	}
 
 	// Now the warnings, in the order of the files.
 	anyData := len(present) > 0 || mapBytes != nil || hasTraceFiles(dir)
@@ -160,7 +166,22 @@ func readData(file string, present map[string]string, read func(name string, f *
 	return err
 }
 
-// readArchives reads every archive file in dir into d.Archives.
+// FounderDir returns the founder experiment of a subexperiment (see IsSubexperiment): the first
+// directory up from dir that is not itself a subexperiment; "" when dir is not a subexperiment.
+func FounderDir(dir string) string {
+	d := filepath.Clean(dir)
+	for IsSubexperiment(d) {
+		d = filepath.Dir(d)
+	}
+	if d == filepath.Clean(dir) {
+		return ""
+	}
+	return d
+}
+
+// readArchives reads every archive file in dir into d.Archives. With warn nil, archives of load
+// objects that d.Archives already has are skipped silently (a subexperiment's own archives come
+// before its founder's).
 func readArchives(d *Data, dir string, warn func(string)) error {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -179,6 +200,9 @@ func readArchives(d *Data, dir string, warn func(string)) error {
 			return err
 		}
 		if _, dup := d.Archives[a.Path]; dup {
+			if warn == nil {
+				continue
+			}
 			warn(fmt.Sprintf("%s/%s: a second archive of %s; ignored", ArchivesDir, name, a.Path))
 			continue
 		}

@@ -241,3 +241,60 @@ func BenchmarkOpen(b *testing.B) {
 		}
 	}
 }
+
+func TestFounderDir(t *testing.T) {
+	for _, c := range []struct{ dir, want string }{
+		{"/x/test.1.er/_f1.er", "/x/test.1.er"},
+		{"/x/test.1.er/_f3_x1.er/", "/x/test.1.er"},
+		{"/x/test.1.er/_f1.er/_f1_f2.er", "/x/test.1.er"},
+		{"rel.er/_C1.er", "rel.er"},
+		{"/x/mpi.er/M_r3.er", "/x/mpi.er"},
+		{"/x/test.1.er", ""},
+		{"/x/test.1.er/f1.er", ""},   // no leading _
+		{"/x/dir/_f1.er", ""},        // the parent is no experiment
+		{"/x/test.1.er/_f1.erx", ""}, // not .er
+		{"_f1.er", ""},
+	} {
+		if got := FounderDir(c.dir); got != c.want {
+			t.Errorf("FounderDir(%q) = %q, want %q", c.dir, got, c.want)
+		}
+	}
+}
+
+// TestOpenSubexperimentArchives: a subexperiment reads its own archives, then its founder's.
+func TestOpenSubexperimentArchives(t *testing.T) {
+	founder, _ := writeExperiment(t)
+	sub := filepath.Join(founder, "_f1.er")
+	w, err := Create(sub, testLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	own := &Archive{Path: "[kernel]", Kind: "kernel", BuildID: "sub"}
+	if err := WriteArchive(sub, own); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Open(sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := d.Archives["[kernel]"]; a == nil || a.BuildID != "sub" {
+		t.Errorf("[kernel] archive %+v, want the subexperiment's own (build id sub)", a)
+	}
+	if a, want := d.Archives[testArchive().Path], testArchive(); a == nil || a.BuildID != want.BuildID || len(a.Symbols) != len(want.Symbols) {
+		t.Errorf("libc archive not read from the founder: %v", a)
+	}
+	if len(d.Warnings) != 0 {
+		t.Errorf("warnings %q, want none", d.Warnings)
+	}
+	// A founder does not read its subexperiments' archives.
+	fd, err := Open(founder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := fd.Archives["[kernel]"]; a == nil || a.BuildID != "" {
+		t.Errorf("founder's [kernel] archive %+v, want its own", a)
+	}
+}

@@ -154,6 +154,9 @@ type Log struct {
 	Command          []string // target argv
 	Cwd              string
 	Pid              uint32 // the target's pid
+	Ppid             uint32 // a descendant's parent process; 0 for the founder
+	Lineage          string // a descendant's lineage, as in its name (_f3_x1); "" for the founder
+	Attached         bool   // collected by attaching to a running process (-P)
 	StartTime        int64  // wall clock at start, Unix ns
 	StartPerfNS      int64  // perf clock (CLOCK_MONOTONIC) at start; sample times are relative to it
 	EndTime          int64  // ns since start at the end of collection; 0 while running
@@ -162,8 +165,18 @@ type Log struct {
 	Exited           bool   // the target's exit was seen
 	KernelStacks     bool   // kernel call stacks were recorded
 	CountedCPUNS     int64  // CPU time the kernel counted on the clock event while recording, all threads; 0 when unknown
-	Settings         []Setting
-	Events           []Event
+	// ThreadCPU is the CPU time the kernel counted for each thread of the process on the clock event,
+	// when recording ran without pause for the whole life of the thread; clock samples of such a
+	// thread are weighted so that they add up to its count. Empty when unknown.
+	ThreadCPU []ThreadCount
+	Settings  []Setting
+	Events    []Event
+}
+
+// ThreadCount is the exact CPU time of one thread, counted by the kernel.
+type ThreadCount struct {
+	Tid   uint32
+	CPUNS int64
 }
 
 // HeapOp is the memory function a heap-tracing event records.

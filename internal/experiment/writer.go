@@ -84,13 +84,16 @@ func (d *dataFile) flush() error {
 
 // Create makes the experiment directory dir, which must not exist, with its
 // archives directory, and writes log.xml, an empty map.xml and the headers of
-// the binary files at once.
+// the binary files at once. A descendant's subexperiment (log.Lineage set) has no
+// archives directory: its load objects are archived in the founder's.
 func Create(dir string, log Log) (*Writer, error) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, err
 	}
-	if err := os.Mkdir(filepath.Join(dir, ArchivesDir), 0o755); err != nil {
-		return nil, err
+	if log.Lineage == "" {
+		if err := os.Mkdir(filepath.Join(dir, ArchivesDir), 0o755); err != nil {
+			return nil, err
+		}
 	}
 	log.FormatVersion = FormatVersion
 	w := &Writer{dir: dir, log: log, logDirty: true, mapDirty: true, stackIDs: map[string]uint32{}}

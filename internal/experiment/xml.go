@@ -103,9 +103,12 @@ type xmlSystem struct {
 }
 
 type xmlTarget struct {
-	Pid  uint32 `xml:"pid,attr"`
-	Cwd  qstr   `xml:"cwd,attr"`
-	Args []qstr `xml:"arg"`
+	Pid      uint32 `xml:"pid,attr"`
+	Ppid     uint32 `xml:"ppid,attr,omitempty"`
+	Lineage  qstr   `xml:"lineage,attr,omitempty"`
+	Attached bool   `xml:"attached,attr,omitempty"`
+	Cwd      qstr   `xml:"cwd,attr"`
+	Args     []qstr `xml:"arg"`
 }
 
 type xmlStart struct {
@@ -147,11 +150,17 @@ type xmlEvent struct {
 }
 
 type xmlEnd struct {
-	Time       int64 `xml:"time,attr"`
-	Exited     bool  `xml:"exited,attr"`
-	ExitStatus int   `xml:"exitStatus,attr"`
-	ExitSignal int   `xml:"exitSignal,attr"`
-	CountedCPU int64 `xml:"countedCPU,attr,omitempty"`
+	Time       int64            `xml:"time,attr"`
+	Exited     bool             `xml:"exited,attr"`
+	ExitStatus int              `xml:"exitStatus,attr"`
+	ExitSignal int              `xml:"exitSignal,attr"`
+	CountedCPU int64            `xml:"countedCPU,attr,omitempty"`
+	Threads    []xmlThreadCount `xml:"thread"`
+}
+
+type xmlThreadCount struct {
+	Tid   uint32 `xml:"tid,attr"`
+	CPUNS int64  `xml:"cpuNS,attr"`
 }
 
 // descriptors lists the binary files and their record layouts, written into log.xml.
@@ -211,10 +220,10 @@ func encodeLog(l Log) []byte {
 			CPUs: l.CPUs, PageSize: l.PageSize, WordSize: l.WordSize,
 			ClockHz: l.ClockHz, MemoryBytes: l.MemoryBytes,
 		},
-		Target: xmlTarget{Pid: l.Pid, Cwd: qstr(l.Cwd)},
+		Target: xmlTarget{Pid: l.Pid, Ppid: l.Ppid, Lineage: qstr(l.Lineage), Attached: l.Attached, Cwd: qstr(l.Cwd)},
 		Start:  xmlStart{Time: l.StartTime, PerfNS: l.StartPerfNS},
 		Data:   xmlData{KernelStacks: l.KernelStacks, Files: descriptors},
-		End:    xmlEnd{Time: l.EndTime, Exited: l.Exited, ExitStatus: l.ExitStatus, ExitSignal: l.ExitSignal, CountedCPU: l.CountedCPUNS},
+		End:    xmlEnd{Time: l.EndTime, Exited: l.Exited, ExitStatus: l.ExitStatus, ExitSignal: l.ExitSignal, CountedCPU: l.CountedCPUNS, Threads: threadCounts(l.ThreadCPU)},
 	}
 	if x.Version == "" {
 		x.Version = FormatVersion
@@ -293,6 +302,9 @@ func decodeLog(name string, b []byte) (Log, []string, error) {
 		MemoryBytes:      x.System.MemoryBytes,
 		Cwd:              string(x.Target.Cwd),
 		Pid:              x.Target.Pid,
+		Ppid:             x.Target.Ppid,
+		Lineage:          string(x.Target.Lineage),
+		Attached:         x.Target.Attached,
 		StartTime:        x.Start.Time,
 		StartPerfNS:      x.Start.PerfNS,
 		EndTime:          x.End.Time,
@@ -300,6 +312,7 @@ func decodeLog(name string, b []byte) (Log, []string, error) {
 		ExitSignal:       x.End.ExitSignal,
 		Exited:           x.End.Exited,
 		CountedCPUNS:     x.End.CountedCPU,
+		ThreadCPU:        readThreadCounts(x.End.Threads),
 		KernelStacks:     x.Data.KernelStacks,
 	}
 	for _, a := range x.Target.Args {
@@ -367,4 +380,20 @@ func decodeMap(name string, b []byte) ([]Mapping, error) {
 		})
 	}
 	return ms, nil
+}
+
+func threadCounts(ts []ThreadCount) []xmlThreadCount {
+	var out []xmlThreadCount
+	for _, t := range ts {
+		out = append(out, xmlThreadCount{Tid: t.Tid, CPUNS: t.CPUNS})
+	}
+	return out
+}
+
+func readThreadCounts(xs []xmlThreadCount) []ThreadCount {
+	var out []ThreadCount
+	for _, x := range xs {
+		out = append(out, ThreadCount{Tid: x.Tid, CPUNS: x.CPUNS})
+	}
+	return out
 }

@@ -20,8 +20,11 @@ type Group struct {
 	drain  sync.Mutex   // serializes Drain (the decoder and rings' scratch are not shared)
 	closed atomic.Bool
 
-	fds   []int
+	fds   []int // one per CPU (the ring's owner, in ring order), then those AddTask redirected
+	fdCPU []int // the CPU of each fd
 	rings []*ring
+	attr  *unix.PerfEventAttr
+	opts  Options
 	wake  int // eventfd that Close signals to interrupt Wait
 	dec   *Decoder
 	cpus  []int
@@ -55,7 +58,7 @@ func OpenTask(pid int, o Options) (*Group, error) {
 	if err != nil {
 		return nil, fmt.Errorf("perfevent: %w", err)
 	}
-	g := &Group{dec: dec, cpus: cpus, wake: -1}
+	g := &Group{dec: dec, cpus: cpus, wake: -1, attr: attr, opts: o}
 	g.wake, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	if err != nil {
 		return nil, fmt.Errorf("perfevent: eventfd: %w", err)
@@ -67,6 +70,7 @@ func OpenTask(pid int, o Options) (*Group, error) {
 			return nil, err
 		}
 		g.fds = append(g.fds, fd)
+		g.fdCPU = append(g.fdCPU, cpu)
 		r, err := mapRing(fd, cpu, pages)
 		if err != nil {
 			g.Close()
@@ -77,6 +81,37 @@ func OpenTask(pid int, o Options) (*Group, error) {
 	}
 	g.pfds = append(g.pfds, unix.PollFd{Fd: int32(g.wake), Events: unix.POLLIN})
 	return g, nil
+}
+
+// AddTask opens the group's event for one more task (a thread of a process being attached to:
+// an inherited event follows only the threads created after it) on every CPU, writing into the
+// same rings.
+func (g *Group) AddTask(pid int) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed.Load() {
+		return ErrClosed
+	}
+	var opened []int
+	for i, cpu := range g.cpus {
+		fd, err := openEvent(g.attr, &g.opts, pid, cpu)
+		if err == nil {
+			if err = unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_SET_OUTPUT, g.fds[i]); err != nil {
+				unix.Close(fd)
+				err = fmt.Errorf("perfevent: redirecting the event of task %d on cpu %d: %w", pid, cpu, err)
+			}
+		}
+		if err != nil {
+			for _, fd := range opened {
+				unix.Close(fd)
+			}
+			return err
+		}
+		opened = append(opened, fd)
+	}
+	g.fds = append(g.fds, opened...)
+	g.fdCPU = append(g.fdCPU, g.cpus...)
+	return nil
 }
 
 // CPUs returns the CPUs the group's events are open on, in ring order.
@@ -92,7 +127,7 @@ func (g *Group) ioctl(req uint, name string) error {
 	}
 	for i, fd := range g.fds {
 		if err := unix.IoctlSetInt(fd, req, 0); err != nil {
-			return fmt.Errorf("perfevent: %s event on cpu %d: %w", name, g.cpus[i], err)
+			return fmt.Errorf("perfevent: %s event on cpu %d: %w", name, g.fdCPU[i], err)
 		}
 	}
 	return nil
@@ -112,7 +147,7 @@ func (g *Group) Count() (uint64, error) {
 	for i, fd := range g.fds {
 		n, err := unix.Read(fd, buf[:])
 		if err != nil || n != len(buf) {
-			return 0, fmt.Errorf("perfevent: reading the count of the event on cpu %d: %d bytes, %v", g.cpus[i], n, err)
+			return 0, fmt.Errorf("perfevent: reading the count of the event on cpu %d: %d bytes, %v", g.fdCPU[i], n, err)
 		}
 		total += binary.NativeEndian.Uint64(buf[:])
 	}
@@ -188,12 +223,12 @@ func (g *Group) Wait(timeout time.Duration) error {
 		return nil
 	}
 	hup := 0
-	for _, p := range pfds[:len(g.fds)] {
+	for _, p := range pfds[:len(g.rings)] {
 		if p.Revents&unix.POLLHUP != 0 {
 			hup++
 		}
 	}
-	if hup == len(g.fds) && hup > 0 {
+	if hup == len(g.rings) && hup > 0 {
 		return ErrTaskExited
 	}
 	return nil

@@ -27,6 +27,7 @@ type Options struct {
 	Disabled        bool   // open disabled; call Group.Enable to start
 	ContextSwitch   bool   // also emit PERF_RECORD_SWITCH records (decoded as *Switch)
 	BuildID         bool   // ask for build ids instead of device/inode in MMAP2 records (Linux 5.12+)
+	InheritStat     bool   // a PERF_RECORD_READ with its own count when each inherited thread exits
 	// RingPages is the number of data pages in each CPU's ring buffer, a
 	// power of 2; 0 means DefaultRingPages. Samples with a user stack copy
 	// need more: each sample takes about SampleStackUser bytes.
@@ -51,6 +52,12 @@ func TaskClock(periodNS uint64) Options {
 		PeriodNS:  periodNS,
 		Callchain: true,
 	}
+}
+
+// Dummy returns options for the software dummy event: it never samples, but like every event it
+// brings the fork, exec, exit and mapping records of the task and its descendants.
+func Dummy() Options {
+	return Options{Type: unix.PERF_TYPE_SOFTWARE, Config: unix.PERF_COUNT_SW_DUMMY, PeriodNS: 1}
 }
 
 // HardwareCounter returns options for a generic hardware event
@@ -166,6 +173,9 @@ func (o *Options) attr(dataBytes int) (*unix.PerfEventAttr, error) {
 	}
 	if o.ContextSwitch {
 		a.Bits |= unix.PerfBitContextSwitch
+	}
+	if o.InheritStat {
+		a.Bits |= unix.PerfBitInheritStat
 	}
 	if o.BuildID {
 		a.Bits |= bitBuildID

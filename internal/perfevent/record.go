@@ -72,6 +72,14 @@ type Exit struct {
 	Time                 uint64
 }
 
+// Read is a PERF_RECORD_READ: with Options.InheritStat, the count of the event in thread Tid of
+// process Pid when it exited (one record per CPU's event: sum them).
+type Read struct {
+	Pid, Tid uint32
+	Value    uint64
+	Time     uint64
+}
+
 // Lost is a PERF_RECORD_LOST: the ring was full and Lost records were dropped.
 type Lost struct {
 	ID   uint64
@@ -125,6 +133,7 @@ type Decoder struct {
 	fork    Fork
 	exit    Exit
 	lost    Lost
+	read    Read
 	thr     Throttle
 	lostS   LostSamples
 	sw      Switch
@@ -333,6 +342,10 @@ func (d *Decoder) Decode(rec []byte) (Record, error) {
 			d.exit = Exit{Pid: pid, Ppid: ppid, Tid: tid, Ptid: ptid, Time: t}
 			out = &d.exit
 		}
+	case unix.PERF_RECORD_READ:
+		d.read = Read{Pid: r.u32("pid"), Tid: r.u32("tid"), Time: time}
+		d.read.Value = r.u64("value")
+		out = &d.read
 	case unix.PERF_RECORD_LOST:
 		d.lost = Lost{ID: r.u64("id"), Lost: r.u64("lost"), Time: time}
 		out = &d.lost
@@ -368,7 +381,7 @@ func (d *Decoder) Decode(rec []byte) (Record, error) {
 // knownSideBand reports whether records of type typ carry a sample_id trailer that Decode strips.
 func knownSideBand(typ uint32) bool {
 	switch typ {
-	case unix.PERF_RECORD_MMAP2, unix.PERF_RECORD_COMM, unix.PERF_RECORD_FORK, unix.PERF_RECORD_EXIT,
+	case unix.PERF_RECORD_MMAP2, unix.PERF_RECORD_COMM, unix.PERF_RECORD_FORK, unix.PERF_RECORD_EXIT, unix.PERF_RECORD_READ,
 		unix.PERF_RECORD_LOST, unix.PERF_RECORD_THROTTLE, unix.PERF_RECORD_UNTHROTTLE,
 		unix.PERF_RECORD_LOST_SAMPLES, unix.PERF_RECORD_SWITCH, unix.PERF_RECORD_SWITCH_CPU_WIDE:
 		return true

@@ -1,7 +1,7 @@
 /* clock.c: clock profiling without perf events: a CPU-time timer in every thread delivers
  * SIGPROF; the handler records the interrupted call stack, counting the timer's overruns. The
- * target's own SIGPROF handler keeps working: the library stays the primary handler and passes
- * on every SIGPROF that is not its own timer's. */
+ * target's own SIGPROF handler keeps working: the library stays the primary handler (control.c
+ * keeps it) and passes on every SIGPROF that is not its own timer's. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -14,11 +14,6 @@
 
 #include "collector.h"
 
-#define TIMER_COOKIE ((void *)0x6572636cUL) /* sigev_value of the library's timers */
-
-static struct sigaction user_act;  /* what the target asked for SIGPROF */
-static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
-
 /* The kernel's struct sigevent for SIGEV_THREAD_ID. */
 struct ksigevent {
 	union sigval value;
@@ -28,41 +23,12 @@ struct ksigevent {
 	int pad[11];
 };
 
-static void forward(int sig, siginfo_t *si, void *uc)
+/* er_clock_sample records a sample of the interrupted thread: control.c's SIGPROF handler calls it
+ * for the library's own timers (others go to the program's handler). */
+void er_clock_sample(siginfo_t *si, void *uc)
 {
-	struct sigaction a = user_act;
-	if (a.sa_flags & SA_SIGINFO) {
-		if (a.sa_sigaction)
-			a.sa_sigaction(sig, si, uc);
+	if (!er.clock || er_off())
 		return;
-	}
-	if (a.sa_handler == SIG_IGN)
-		return;
-	if (a.sa_handler == SIG_DFL) {
-		/* SIGPROF's default action ends the process: do what would have happened. */
-		struct sigaction d;
-		memset(&d, 0, sizeof d);
-		d.sa_handler = SIG_DFL;
-		real_sigaction(SIGPROF, &d, NULL);
-		sigset_t set;
-		sigemptyset(&set);
-		sigaddset(&set, SIGPROF);
-		sigprocmask(SIG_UNBLOCK, &set, NULL);
-		er_sys(SYS_tgkill, getpid(), er_sys(SYS_gettid, 0, 0, 0, 0, 0, 0), SIGPROF, 0, 0, 0);
-		return;
-	}
-	a.sa_handler(sig);
-}
-
-static void handler(int sig, siginfo_t *si, void *uc)
-{
-	if (si->si_code != SI_TIMER || si->si_value.sival_ptr != TIMER_COOKIE) {
-		forward(sig, si, uc);
-		return;
-	}
-	if (!er.clock)
-		return;
-	int saved = errno;
 	struct er_thread *t = &er_self;
 	int nested = t->in_signal;
 	t->in_signal = 1;
@@ -79,7 +45,6 @@ static void handler(int sig, siginfo_t *si, void *uc)
 		er_rec_commit(t, r, sizeof *r, ER_REC_CLOCK, 0, now);
 	}
 	t->in_signal = nested;
-	errno = saved;
 }
 
 void er_clock_thread_start(struct er_thread *t)
@@ -88,7 +53,7 @@ void er_clock_thread_start(struct er_thread *t)
 		return;
 	struct ksigevent ev;
 	memset(&ev, 0, sizeof ev);
-	ev.value.sival_ptr = TIMER_COOKIE;
+	ev.value.sival_ptr = ER_TIMER_COOKIE;
 	ev.signo = SIGPROF;
 	ev.notify = SIGEV_THREAD_ID;
 	ev.tid = t->tid;
@@ -117,46 +82,12 @@ void er_clock_thread_stop(struct er_thread *t)
 
 void er_clock_init(void)
 {
-	if (!real_sigaction)
-		real_sigaction = er_next("sigaction");
-	struct sigaction a;
-	memset(&a, 0, sizeof a);
-	a.sa_sigaction = handler;
-	a.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigemptyset(&a.sa_mask);
-	if (real_sigaction(SIGPROF, &a, &user_act) != 0) {
+	if (!er_guard_signal(SIGPROF, ER_GUARD_CLOCK)) {
 		er.clock = 0;
 		er_note("error", "cannot install the SIGPROF handler");
 		return;
 	}
 	er_clock_thread_start(er_thread());
-}
-
-ER_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
-{
-	if (!real_sigaction)
-		real_sigaction = er_next("sigaction");
-	if (sig != SIGPROF || !er.clock)
-		return real_sigaction(sig, act, old);
-	if (old)
-		*old = user_act;
-	if (act)
-		user_act = *act;
-	return 0;
-}
-
-ER_EXPORT sighandler_t signal(int sig, sighandler_t h)
-{
-	static sighandler_t (*real)(int, sighandler_t);
-	if (!real)
-		real = (sighandler_t(*)(int, sighandler_t))er_next("signal");
-	if (sig != SIGPROF || !er.clock)
-		return real(sig, h);
-	sighandler_t prev = (user_act.sa_flags & SA_SIGINFO) ? (sighandler_t)(void (*)(void))user_act.sa_sigaction : user_act.sa_handler;
-	memset(&user_act, 0, sizeof user_act);
-	user_act.sa_handler = h;
-	user_act.sa_flags = SA_RESTART;
-	return prev;
 }
 
 struct start {

@@ -1,6 +1,6 @@
 /* collector.c: the collector library's core: start-up, trace files written in blocks, call
- * stacks, load-object maps and notes. The interposed functions are in heap.c, sync.c, io.c
- * and clock.c. */
+ * stacks, load-object maps and notes, and the instance a fork child starts. The interposed
+ * functions are in heap.c, sync.c, io.c, clock.c and control.c (signals, vfork). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -333,17 +333,22 @@ void er_note(const char *key, const char *value)
 }
 
 #define MAPS_N 1024
+/* The executable segments recorded so far, with their paths (kept so that a fork child can record
+ * them again in its own files without asking the dynamic linker, whose lock another thread of the
+ * parent may have held at the fork). */
 static struct known_map {
-	uint64_t start, end;
+	uint64_t start, end, offset;
+	uint32_t path_off, path_len;
 	int seen;
 } known[MAPS_N];
 static int known_n;
 static int maps_lock;
+static char map_paths[1 << 18];
+static uint32_t map_paths_used;
 
-static void map_record(uint64_t start, uint64_t end, uint64_t offset, const char *path, int aux)
+static void map_record(uint64_t start, uint64_t end, uint64_t offset, const char *path, size_t pl, int aux)
 {
 	struct er_thread *t = er_thread();
-	size_t pl = strlen(path);
 	size_t size = (sizeof(struct er_rec_map) + pl + 7) & ~(size_t)7;
 	struct er_rec_map *r = er_rec_begin(t, SLOT_STACKS, size);
 	if (!r)
@@ -354,6 +359,25 @@ static void map_record(uint64_t start, uint64_t end, uint64_t offset, const char
 	r->path_len = (uint32_t)pl;
 	memcpy(r + 1, path, pl);
 	er_rec_commit(t, r, size, ER_REC_MAP, aux, er_now());
+}
+
+/* keep_path stores path for a new known map: the previous entry's copy when it is the same. */
+static void keep_path(struct known_map *m, const char *path, size_t pl)
+{
+	if (known_n > 0) {
+		const struct known_map *p = &known[known_n - 1];
+		if (p->path_len == pl && memcmp(map_paths + p->path_off, path, pl) == 0) {
+			m->path_off = p->path_off;
+			m->path_len = p->path_len;
+			return;
+		}
+	}
+	if (map_paths_used + pl > sizeof map_paths)
+		return; /* full: a fork child records this one without its path */
+	memcpy(map_paths + map_paths_used, path, pl);
+	m->path_off = map_paths_used;
+	m->path_len = (uint32_t)pl;
+	map_paths_used += (uint32_t)pl;
 }
 
 static int maps_cb(struct dl_phdr_info *info, size_t size, void *data)
@@ -373,6 +397,7 @@ static int maps_cb(struct dl_phdr_info *info, size_t size, void *data)
 		strncpy(path, name, sizeof path - 1);
 		path[sizeof path - 1] = 0;
 	}
+	size_t pl = strlen(path);
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
@@ -389,19 +414,23 @@ static int maps_cb(struct dl_phdr_info *info, size_t size, void *data)
 		}
 		if (found)
 			continue;
-		if (known_n < MAPS_N)
-			known[known_n++] = (struct known_map){start, end, 1};
-		map_record(start, end, offset, path, initial ? 2 : 0);
+		if (known_n < MAPS_N) {
+			struct known_map m = {start, end, offset, 0, 0, 1};
+			keep_path(&m, path, pl);
+			known[known_n++] = m;
+		}
+		map_record(start, end, offset, path, pl, initial ? 2 : 0);
 	}
 	return 0;
 }
+
+static int maps_updates;
 
 /* er_maps_update records the executable segments of the objects loaded now that were not
  * recorded yet, and the unmapping of those that are gone. */
 void er_maps_update(void)
 {
-	static int updates;
-	if (!er.active)
+	if (!er.active || !(er.want & 1 << SLOT_STACKS))
 		return;
 	struct er_thread *t = er_thread();
 	int b = t->busy;
@@ -410,10 +439,10 @@ void er_maps_update(void)
 		;
 	for (int k = 0; k < known_n; k++)
 		known[k].seen = 0;
-	dl_iterate_phdr(maps_cb, updates++ == 0 ? &updates : NULL);
+	dl_iterate_phdr(maps_cb, maps_updates++ == 0 ? &maps_updates : NULL);
 	for (int k = 0; k < known_n;) {
 		if (!known[k].seen) {
-			map_record(known[k].start, known[k].end, 0, "", 1);
+			map_record(known[k].start, known[k].end, 0, "", 0, 1);
 			known[k] = known[--known_n];
 			continue;
 		}
@@ -441,16 +470,54 @@ static int self_cb(struct dl_phdr_info *info, size_t size, void *data)
 
 /* ---- start-up ---- */
 
-static void after_fork_child(void)
+/* fmt_u64 writes v in decimal at p and returns its length (async-signal-safe). */
+static int fmt_u64(char *p, uint64_t v)
 {
-	/* The child shares the parent's mapped blocks: it must never write them. Descendant
-	 * processes are not recorded yet. */
-	er.active = 0;
-	er.heap = er.sync = er.io = er.clock = 0;
-	struct er_thread *t = &er_self;
-	t->tid = 0;
-	for (int s = 0; s < SLOT_N; s++)
-		t->blk[s].base = NULL;
+	char tmp[24];
+	int n = 0;
+	do
+		tmp[n++] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	for (int i = 0; i < n; i++)
+		p[i] = tmp[n - 1 - i];
+	return n;
+}
+
+/* A text buffer for the info file and paths, filled without allocating. */
+struct text {
+	char b[4608];
+	size_t n;
+};
+
+static void put(struct text *x, const char *s, size_t l)
+{
+	if (x->n + l >= sizeof x->b)
+		l = sizeof x->b - 1 - x->n;
+	memcpy(x->b + x->n, s, l);
+	x->n += l;
+	x->b[x->n] = 0;
+}
+
+static void puts_(struct text *x, const char *s) { put(x, s, strlen(s)); }
+
+static void put_u64(struct text *x, uint64_t v)
+{
+	char d[24];
+	put(x, d, (size_t)fmt_u64(d, v));
+}
+
+uint64_t er_parse_u64(const char *s, int *ok)
+{
+	uint64_t v = 0;
+	*ok = s && *s;
+	for (; s && *s; s++) {
+		if (*s < '0' || *s > '9') {
+			*ok = 0;
+			return 0;
+		}
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	return v;
 }
 
 static int env_flag(const char *list, const char *word)
@@ -466,14 +533,34 @@ static int env_flag(const char *list, const char *word)
 	return 0;
 }
 
+static int sys_open(const char *path, int flags, int mode)
+{
+	return (int)er_sys(SYS_openat, AT_FDCWD, (long)path, flags, mode, 0, 0);
+}
+
+static void sys_close(int fd) { er_sys(SYS_close, fd, 0, 0, 0, 0, 0); }
+
+static int write_all(int fd, const char *b, size_t n)
+{
+	while (n > 0) {
+		long w = er_sys(SYS_write, fd, (long)b, (long)n, 0, 0, 0);
+		if (w == -1 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		b += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
 static int open_file(int slot)
 {
-	char path[4200];
-	size_t dl = strlen(er.dir);
-	memcpy(path, er.dir, dl);
-	path[dl] = '/';
-	strcpy(path + dl + 1, file_names[slot]);
-	int fd = (int)er_sys(SYS_openat, AT_FDCWD, (long)path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644, 0, 0);
+	struct text path = {.n = 0};
+	puts_(&path, er.dir);
+	puts_(&path, "/");
+	puts_(&path, file_names[slot]);
+	int fd = sys_open(path.b, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return fd;
 	struct er_file_header h;
@@ -482,16 +569,252 @@ static int open_file(int slot)
 	h.version = ER_VERSION;
 	h.kind = file_kinds[slot];
 	h.block_size = ER_BLOCK_SIZE;
-	h.pid = (uint32_t)getpid();
+	h.pid = (uint32_t)er.pid;
 	h.param = slot == SLOT_CLOCK ? er.clock_interval_ns : slot == SLOT_SYNC ? er.sync_threshold_ns : 0;
 	h.start_ns = er.start_ns;
 	if (er_sys(SYS_pwrite64, fd, (long)&h, sizeof h, 0, 0, 0) != (long)sizeof h ||
 	    er_sys(SYS_ftruncate, fd, ER_HEADER_SIZE, 0, 0, 0, 0) != 0) {
-		er_sys(SYS_close, fd, 0, 0, 0, 0, 0);
+		sys_close(fd);
 		return -1;
 	}
 	er.fd[slot] = fd;
 	return fd;
+}
+
+/* proc_dir writes ER_EXPDIR/.proc into x and creates it if it is missing. */
+static void proc_dir(struct text *x)
+{
+	x->n = 0;
+	puts_(x, er.expdir);
+	puts_(x, "/.proc");
+	er_sys(SYS_mkdir, (long)x->b, 0755, 0, 0, 0, 0); /* EEXIST is fine; other errors show below */
+}
+
+/* claim_founder creates ER_EXPDIR/.proc/founder; 1 when this instance created it. */
+static int claim_founder(void)
+{
+	struct text x;
+	proc_dir(&x);
+	puts_(&x, "/founder");
+	int fd = sys_open(x.b, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return 0;
+	x.n = 0;
+	puts_(&x, "pid=");
+	put_u64(&x, (uint64_t)er.pid);
+	puts_(&x, "\nstart_ns=");
+	put_u64(&x, er.start_ns);
+	puts_(&x, "\n");
+	write_all(fd, x.b, x.n);
+	sys_close(fd);
+	return 1;
+}
+
+static const char *const how_names[] = {"", "founder", "fork", "exec"};
+
+/* instance_begin creates this instance's directory, its info file and its data files (the slots
+ * of er.want that can be opened: er.want is trimmed to them). Raw system calls only: a fork child
+ * runs it. */
+static int instance_begin(void)
+{
+	struct text x;
+	proc_dir(&x);
+	puts_(&x, "/");
+	put_u64(&x, (uint64_t)er.pid);
+	puts_(&x, ".");
+	put_u64(&x, er.start_ns);
+	if (x.n >= sizeof er.dir || er_sys(SYS_mkdir, (long)x.b, 0755, 0, 0, 0, 0) != 0)
+		return -1;
+	memcpy(er.dir, x.b, x.n + 1);
+
+	x.n = 0;
+	puts_(&x, "pid=");
+	put_u64(&x, (uint64_t)er.pid);
+	puts_(&x, "\nppid=");
+	put_u64(&x, (uint64_t)er.ppid);
+	puts_(&x, "\nstart_ns=");
+	put_u64(&x, er.start_ns);
+	puts_(&x, "\nhow=");
+	puts_(&x, how_names[er.how]);
+	puts_(&x, "\nparent_start_ns=");
+	put_u64(&x, er.parent_start_ns);
+	puts_(&x, "\nexe=");
+	char exe[4096];
+	long n = er_sys(SYS_readlink, (long)"/proc/self/exe", (long)exe, sizeof exe - 1, 0, 0, 0);
+	put(&x, exe, n > 0 ? (size_t)n : 0);
+	puts_(&x, "\n");
+	struct text path = {.n = 0};
+	puts_(&path, er.dir);
+	puts_(&path, "/info");
+	int fd = sys_open(path.b, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	int bad = write_all(fd, x.b, x.n);
+	sys_close(fd);
+	if (bad)
+		return -1;
+
+	for (int s = 0; s < SLOT_N; s++)
+		er.fd[s] = -1;
+	/* The stacks file first: the other files' records refer to it. */
+	if ((er.want & ~(1 << SLOT_STACKS)) && open_file(SLOT_STACKS) < 0)
+		er.want = 0;
+	for (int s = 0; s < SLOT_N; s++)
+		if (s != SLOT_STACKS && (er.want & 1 << s) && open_file(s) < 0)
+			er.want &= ~(1 << s);
+	if (er.want == (1 << SLOT_STACKS))
+		er.want = 0; /* no data file: no stacks either */
+	return 0;
+}
+
+/* The environment variable ER_PARENT_START_NS tells an exec'd image the start_ns of the instance
+ * that exec'd it. The library sets it once (20 digits) and then rewrites the digits in place, so
+ * that a fork child, which must not allocate, can update it. */
+static char *env_parent;
+
+static void env_parent_set(uint64_t v)
+{
+	if (!env_parent)
+		return;
+	for (int i = 19; i >= 0; i--) {
+		env_parent[i] = (char)('0' + v % 10);
+		v /= 10;
+	}
+}
+
+static void env_parent_init(void)
+{
+	if (setenv("ER_PARENT_START_NS", "00000000000000000000", 1) != 0)
+		return;
+	char *v = getenv("ER_PARENT_START_NS");
+	if (v && strlen(v) == 20)
+		env_parent = v;
+	env_parent_set(er.start_ns);
+}
+
+static void note_threshold(void)
+{
+	if (!er.sync)
+		return;
+	char buf[32];
+	buf[fmt_u64(buf, er.sync_threshold_ns)] = 0;
+	er_note("sync_threshold_ns", buf);
+}
+
+/* ---- fork ---- */
+
+/* The forking thread marks itself busy from fork's prepare handler to its parent or child
+ * handler: calls that other fork handlers make meanwhile are not recorded (in the child they
+ * would go to the parent's blocks). It also holds the pool and maps locks across the fork when it
+ * can take them soon, so that the child finds them consistent. */
+static ER_TLS int fork_held;
+
+static int lock_try(int *l)
+{
+	for (int i = 0; i < (1 << 20); i++) {
+		if (!__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+			return 1;
+		__builtin_ia32_pause();
+	}
+	return 0;
+}
+
+static void fork_prepare(void)
+{
+	er_self.busy++;
+	fork_held = 0;
+	if (!er.active)
+		return;
+	if (lock_try(&maps_lock))
+		fork_held |= 1;
+	if (lock_try(&pool_lock))
+		fork_held |= 2;
+}
+
+static void fork_parent(void)
+{
+	if (fork_held & 2)
+		pool_release();
+	if (fork_held & 1)
+		__atomic_store_n(&maps_lock, 0, __ATOMIC_RELEASE);
+	fork_held = 0;
+	er_self.busy--;
+}
+
+static void fork_child(void)
+{
+	er_fork_child();
+	fork_held = 0;
+	er_self.busy--;
+}
+
+/* er_fork_child runs in a fork child (fork's child handler, or after _Fork): the only thread left
+ * is the one that forked. The parent's blocks are the parent's: they are forgotten, never written.
+ * With ER_FOLLOW=1 the child starts an instance of its own: new start time, directory and files,
+ * fresh stack ids; the unwinder's tables stay valid (same address space). Async-signal-safe: raw
+ * system calls, no allocation, no lock another thread may have held. */
+void er_fork_child(void)
+{
+	struct er_thread *t = &er_self;
+	__atomic_store_n(&pool_lock, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&maps_lock, 0, __ATOMIC_RELAXED);
+	t->tid = (int32_t)er_sys(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	t->has_timer = 0; /* timers are not inherited */
+	int parent_pid = er.pid;
+	uint64_t parent_start = er.start_ns;
+	er.pid = (int)er_sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	for (int s = 0; s < SLOT_N; s++)
+		block_drop(&t->blk[s]);
+	for (int i = 0; i < pool_n; i++)
+		block_drop(&pool[i]);
+	pool_n = 0;
+	for (int i = 0; i < 2; i++) {
+		if (t->cache[i])
+			er_sys(SYS_munmap, (long)t->cache[i], sizeof(struct er_stack_cache), 0, 0, 0, 0);
+		t->cache[i] = NULL;
+	}
+	int heap = er.heap, sync = er.sync, io = er.io, clock = er.clock;
+	er.heap = er.sync = er.io = er.clock = 0;
+	for (int s = 0; s < SLOT_N; s++) {
+		if (er.fd[s] >= 0)
+			sys_close(er.fd[s]);
+		er.fd[s] = -1;
+		next_block[s] = 0;
+	}
+	next_stack_id = 1;
+	if (!er.active)
+		return;
+	if (!er.follow) {
+		er.active = 0;
+		er_signals_release();
+		return;
+	}
+	er.ppid = parent_pid;
+	er.how = ER_HOW_FORK;
+	er.parent_start_ns = parent_start;
+	er.start_ns = er_now();
+	if (instance_begin() != 0) {
+		er.active = 0;
+		er_signals_release();
+		return;
+	}
+	env_parent_set(er.start_ns);
+	er_thread();
+	/* The mappings, as the parent knew them: the same address space. */
+	for (int k = 0; k < known_n && (er.want & 1 << SLOT_STACKS); k++)
+		map_record(known[k].start, known[k].end, known[k].offset, map_paths + known[k].path_off, known[k].path_len, 2);
+	er.heap = heap && (er.want & 1 << SLOT_HEAP);
+	er.sync = sync && (er.want & 1 << SLOT_SYNC);
+	note_threshold();
+	if (io && (er.want & 1 << SLOT_IO)) {
+		er.io = 1;
+		er_io_init();
+	}
+	if (clock && (er.want & 1 << SLOT_CLOCK)) {
+		er.clock = 1;
+		er_clock_thread_start(t);
+	}
+	er_send(ER_MSG_FORKED, (uint32_t)parent_pid, (uint32_t)parent_start, er.start_ns);
 }
 
 /* The constructor runs before the program's own constructors and main. */
@@ -500,6 +823,8 @@ __attribute__((constructor(101))) static void er_start(void)
 	er_init();
 }
 
+/* er_init starts the library in a new process image: the founder (the program er collect
+ * started) or an image that a descendant exec'd. */
 void er_init(void)
 {
 	static int done;
@@ -508,72 +833,79 @@ void er_init(void)
 	int saved = errno;
 	struct er_thread *t = &er_self;
 	t->busy = 1;
+	for (int s = 0; s < SLOT_N; s++)
+		er.fd[s] = -1;
 	const char *dir = getenv("ER_EXPDIR");
-	const char *what = getenv("ER_TRACE");
-	if (!dir || !*dir || strlen(dir) >= sizeof er.dir || !what) {
+	if (!dir || !*dir || strlen(dir) + 64 >= sizeof er.expdir) {
 		t->busy = 0;
 		errno = saved;
 		return;
 	}
-	strcpy(er.dir, dir);
+	strcpy(er.expdir, dir);
+	strcpy(er.control, dir);
+	strcat(er.control, "/.control");
+	er.pid = getpid();
+	er.ppid = getppid();
 	er.start_ns = er_now();
+	const char *fl = getenv("ER_FOLLOW");
+	er.follow = !(fl && strcmp(fl, "0") == 0);
+	int ok;
+	uint64_t founder = er_parse_u64(getenv("ER_FOUNDER_PID"), &ok);
+	/* Without ER_FOUNDER_PID, the first instance to claim is the founder. */
+	int is_founder = (!ok || founder == (uint64_t)er.pid) && claim_founder();
+	if (!is_founder && !er.follow) {
+		/* Not followed: record nothing, create nothing, leave the signals alone. */
+		t->busy = 0;
+		errno = saved;
+		return;
+	}
+	er.how = is_founder ? ER_HOW_FOUNDER : ER_HOW_EXEC;
+	if (!is_founder)
+		er.parent_start_ns = er_parse_u64(getenv("ER_PARENT_START_NS"), &ok);
+
+	const char *what = getenv("ER_TRACE");
 	const char *th = getenv("ER_SYNC_THRESHOLD_NS");
 	er.sync_threshold_ns = th ? strtoull(th, NULL, 10) : 0;
 	const char *iv = getenv("ER_CLOCK_INTERVAL_NS");
 	er.clock_interval_ns = iv ? strtoull(iv, NULL, 10) : 10000000;
 	if (er.clock_interval_ns < 100000)
 		er.clock_interval_ns = 100000;
-	/* The process that creates the stacks file first is the one recorded: descendants that
-	 * inherit LD_PRELOAD find it there and stay passive. */
-	if (open_file(SLOT_STACKS) < 0) {
+	int heap = env_flag(what, "heap"), sync = env_flag(what, "sync"), io = env_flag(what, "io"),
+	    clock = env_flag(what, "clock");
+	er.want = heap << SLOT_HEAP | sync << SLOT_SYNC | io << SLOT_IO | clock << SLOT_CLOCK;
+	if (er.want)
+		er.want |= 1 << SLOT_STACKS;
+	if (sync && er.sync_threshold_ns == (uint64_t)-1)
+		er_sync_calibrate();
+	if (instance_begin() != 0) {
 		t->busy = 0;
 		errno = saved;
 		return;
 	}
-	int heap = env_flag(what, "heap"), sync = env_flag(what, "sync"), io = env_flag(what, "io"),
-	    clock = env_flag(what, "clock");
-	if (heap)
-		heap = open_file(SLOT_HEAP) >= 0;
-	if (sync && er.sync_threshold_ns == (uint64_t)-1)
-		er_sync_calibrate();
-	if (sync)
-		sync = open_file(SLOT_SYNC) >= 0;
-	if (io)
-		io = open_file(SLOT_IO) >= 0;
-	if (clock)
-		clock = open_file(SLOT_CLOCK) >= 0;
+	er_ctl_map();
 	Dl_info di;
 	if (dladdr((void *)er_init, &di) && di.dli_fbase)
 		dl_iterate_phdr(self_cb, di.dli_fbase);
 	er_unwind_init();
 	thread_key_ok = pthread_key_create(&thread_key, thread_exit) == 0;
-	pthread_atfork(NULL, NULL, after_fork_child);
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	env_parent_init();
 	er.active = 1;
 	er_thread();
 	modules_changed(); /* the unwinder's table and the mappings of the objects loaded now */
-	if (sync) {
-		char buf[32];
-		int n = 0;
-		uint64_t v = er.sync_threshold_ns;
-		char tmp[32];
-		do
-			tmp[n++] = (char)('0' + v % 10);
-		while ((v /= 10) != 0);
-		for (int i = 0; i < n; i++)
-			buf[i] = tmp[n - 1 - i];
-		buf[n] = 0;
-		er_note("sync_threshold_ns", buf);
-	}
-	er.heap = heap;
-	er.sync = sync;
-	if (io) {
+	er.heap = heap && (er.want & 1 << SLOT_HEAP);
+	er.sync = sync && (er.want & 1 << SLOT_SYNC);
+	note_threshold();
+	if (io && (er.want & 1 << SLOT_IO)) {
 		er.io = 1;
 		er_io_init();
 	}
-	if (clock) {
+	if (clock && (er.want & 1 << SLOT_CLOCK)) {
 		er.clock = 1;
 		er_clock_init();
 	}
+	er_signals_init();
+	er_send(is_founder ? ER_MSG_STARTED : ER_MSG_EXECED, (uint32_t)er.ppid, 0, er.start_ns);
 	t->busy = 0;
 	errno = saved;
 }

@@ -4,12 +4,17 @@
 #define ER_COLLECTOR_H
 
 #include <stddef.h>
+#include <signal.h>
 #include <stdint.h>
 #include "trace.h"
 
 #define ER_HIDDEN __attribute__((visibility("hidden")))
 #define ER_EXPORT __attribute__((visibility("default")))
 #define ER_TLS __thread __attribute__((tls_model("initial-exec")))
+#define ER_STR2(x) #x
+#define ER_STR(x) ER_STR2(x)
+
+#define ER_TIMER_COOKIE ((void *)0x6572636cUL) /* sigev_value of the library's SIGPROF timers */
 
 /* Output slots of a thread: one current block per data file, and a second stack slot that only
  * the SIGPROF handler uses, so that a signal never writes into a block the thread is filling. */
@@ -31,7 +36,8 @@ struct er_stack_cache {
 /* er_thread is a thread's state, in initial-exec TLS (no allocation on first use). */
 struct er_thread {
 	int32_t tid;               /* 0 until first use */
-	int32_t busy;              /* inside the collector: calls made now are its own, not the target's */
+	int32_t busy;              /* > 0: inside the collector, in fork's handlers or in a vfork child:
+				    * calls made now are not recorded (offset 4: vfork's assembly uses it) */
 	int32_t in_signal;         /* inside the SIGPROF handler */
 	int32_t registered;        /* the thread-exit destructor is set */
 	struct er_block blk[SLOT_N];
@@ -40,21 +46,67 @@ struct er_thread {
 	int32_t has_timer;
 };
 
-/* er_state is the library's global state. */
-struct er_state {
-	int active;          /* this process records (it created the trace files) */
-	int heap, sync, io;  /* tracing enabled */
-	int clock;           /* SIGPROF clock profiling enabled */
-	uint64_t sync_threshold_ns;
-	uint64_t clock_interval_ns;
-	int fd[SLOT_N];      /* per file kind (SLOT_SIGSTACKS shares SLOT_STACKS' file) */
-	uint64_t start_ns;
-	uintptr_t self_lo, self_hi; /* this library's text: frames to skip */
-	char dir[4096];
-};
-
 extern struct er_state er ER_HIDDEN;
 extern ER_TLS struct er_thread er_self ER_HIDDEN;
+
+/* How a library instance began (the info file's how=). */
+enum er_how { ER_HOW_FOUNDER = 1, ER_HOW_FORK, ER_HOW_EXEC };
+
+/* er_state is the library's global state. An instance is the library in one process image: the
+ * founder, a fork child (which starts a new instance in the same image) or an exec'd image. */
+struct er_state {
+	int active;          /* this instance is followed: it has its directory under .proc */
+	int heap, sync, io;  /* tracing enabled */
+	int clock;           /* SIGPROF clock profiling enabled */
+	int want;            /* bit per slot: the data files this instance writes (a fork child too) */
+	uint64_t sync_threshold_ns;
+	uint64_t clock_interval_ns;
+	int fd[SLOT_N];      /* per file kind (SLOT_SIGSTACKS shares SLOT_STACKS' file); -1: none */
+	uint64_t start_ns;   /* CLOCK_MONOTONIC when this instance started */
+	uintptr_t self_lo, self_hi; /* this library's text: frames to skip */
+	/* processes and control */
+	int pid;             /* this instance's process */
+	int ppid;
+	int how;             /* enum er_how */
+	int follow;          /* ER_FOLLOW: descendants are recorded */
+	uint64_t parent_start_ns; /* fork: the parent instance's start_ns; exec: ER_PARENT_START_NS */
+	int sample_sig, pause_sig; /* ER_SAMPLE_SIGNAL, ER_PAUSE_SIGNAL; 0: none */
+	int paused;          /* this process's pause flag (the pause signal toggles it) */
+	char expdir[4096];   /* ER_EXPDIR */
+	char dir[4200];      /* this instance's directory: ER_EXPDIR/.proc/<pid>.<start_ns> */
+	char control[4200];  /* the FIFO: ER_EXPDIR/.control */
+};
+
+/* The control page that er writes (ER_EXPDIR/.proc/state), mapped read-only; a page of zeros
+ * when there is none. */
+#define ER_STATE_MAGIC 0x53524545u /* "EERS" */
+#define ER_STATE_STOP 2            /* word index: recording stopped for good */
+#define ER_STATE_PAUSE_ALL 3       /* word index: paused by er */
+extern const volatile uint32_t *er_ctl ER_HIDDEN;
+
+/* er_off says whether events are not to be recorded now: this process is paused (pause signal), or
+ * er paused or stopped recording (the control page's pause_all or stop word). The interposed calls
+ * still run. */
+static inline int er_off(void)
+{
+	return __atomic_load_n(&er.paused, __ATOMIC_RELAXED) |
+	       (__atomic_load_n((const volatile uint64_t *)(er_ctl + ER_STATE_STOP), __ATOMIC_RELAXED) != 0);
+}
+
+/* Control messages, library -> er, 32 bytes each, written to the FIFO ER_EXPDIR/.control. */
+#define ER_MSG_MAGIC 0x31435245u /* "ERC1" */
+enum er_msg_kind { ER_MSG_SAMPLE = 1, ER_MSG_PAUSED, ER_MSG_RESUMED, ER_MSG_STARTED, ER_MSG_FORKED, ER_MSG_EXECED };
+struct er_msg {
+	uint32_t magic;
+	uint32_t kind;
+	uint32_t pid;
+	uint32_t tid;
+	uint64_t time;  /* CLOCK_MONOTONIC ns; for 4-6 the instance's start_ns */
+	uint32_t arg;   /* 1-3: the signal; 4-6: the parent's pid */
+	uint32_t parent_start_lo32; /* 5: low 32 bits of the parent instance's start_ns */
+};
+_Static_assert(sizeof(struct er_msg) == 32, "er_msg");
+
 
 /* Real functions, resolved with dlsym(RTLD_NEXT). */
 extern void *(*real_malloc)(size_t) ER_HIDDEN;
@@ -80,5 +132,20 @@ ER_HIDDEN void er_clock_thread_stop(struct er_thread *t);
 ER_HIDDEN void er_sync_calibrate(void);
 ER_HIDDEN void er_io_init(void);
 ER_HIDDEN long er_sys(long n, long a, long b, long c, long d, long e, long f);
+/* er_parse_u64 parses a decimal number; *ok says whether s was one. */
+ER_HIDDEN uint64_t er_parse_u64(const char *s, int *ok);
+/* er_clock_sample records a clock sample: the SIGPROF handler, for the library's own timers. */
+ER_HIDDEN void er_clock_sample(siginfo_t *si, void *uc);
+
+/* Processes and control (control.c). */
+ER_HIDDEN void er_ctl_map(void);                    /* maps the control page */
+ER_HIDDEN void er_send(uint32_t kind, uint32_t arg, uint32_t parent_lo, uint64_t time);
+ER_HIDDEN void er_signals_init(void);               /* handlers for the sample and pause signals */
+ER_HIDDEN int er_guard_signal(int sig, int why);    /* takes sig over; 0 when it cannot */
+ER_HIDDEN void er_signals_release(void);            /* gives the program its own handlers back */
+ER_HIDDEN void er_fork_child(void);                 /* re-initialises the library in a fork child */
+#define ER_GUARD_CLOCK 1
+#define ER_GUARD_SAMPLE 2
+#define ER_GUARD_PAUSE 4
 
 #endif

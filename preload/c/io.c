@@ -90,7 +90,7 @@ void er_io_init(void)
 	er_sys(SYS_close, dfd, 0, 0, 0, 0, 0);
 }
 
-#define ON() (er.io && !er_self.busy)
+#define ON() (er.io && !er_self.busy && !er_off())
 #define REAL(name, type)                                                                           \
 	static __typeof__(type) real;                                                              \
 	if (__builtin_expect(!real, 0))                                                            \

@@ -1,0 +1,282 @@
+package analysis
+
+import (
+	"sort"
+
+	"er/internal/experiment"
+)
+
+// Filtering events.
+//
+// Options.Filter selects the events that a profile aggregates: er print's sample, thread, LWP, CPU
+// and experiment selections and its filter expressions. It sees each event as an EventInfo, which
+// an ExpIndex fills: besides what the event records, its thread's number in the experiment and
+// the sample it belongs to.
+//
+// Samples. Sample points are taken at the start of the recording, every -S seconds and at the end;
+// the overview file numbers them from 1 (the start point). A sample is the period between two
+// consecutive points, numbered as gprofng numbers them: sample k runs from point k to point k+1,
+// so that sample 1 is the period from the start to the first periodic point. An event at time t
+// belongs to the sample whose period holds it, t_k < t <= t_k+1; an event at or before the first
+// point is in sample 1, an event after the last point in sample N (N points), the period still open
+// when the recording stopped. An experiment without sample points is one sample, 1. Points are
+// those of the experiment: when several processes share an experiment, the point with one number
+// is at the time that number was first recorded.
+//
+// Threads. Threads are numbered from 1 in each experiment: the experiment's own process first, then
+// the others by process id; in a process, its main thread (tid = pid) first, then by thread id.
+// Every event of any kind counts to make the list, so the numbers do not depend on a filter.
+
+// EventInfo describes one event to Options.Filter.
+type EventInfo struct {
+	Exp    int      // experiment index, from 0, in the list given to Analyze
+	Kind   DataKind // the data the event belongs to
+	Pid    uint32   // process id
+	Tid    uint32   // thread id (the LWP id)
+	Thread int      // the thread's number in its experiment, from 1 (see ExpIndex.Threads)
+	CPU    int64    // the CPU the event was taken on; -1 when the event records none (tracing events)
+	Time   int64    // ns since the experiment's start: when the sample was taken, when the call returned
+	Dur    int64    // ns the event lasted: a synchronization wait, an I/O call; 0 for others
+	Sample int      // the sample the event belongs to (see ExpIndex.Samples)
+}
+
+// Thread is one thread of an experiment.
+type Thread struct {
+	Number   int // from 1
+	Pid, Tid uint32
+}
+
+// SamplePeriod is one sample of an experiment: the period between two sample points.
+type SamplePeriod struct {
+	Number     int
+	Start, End int64  // ns since the start; End is the last event's time when Open
+	StartPoint int    // the overview's number of the point that opens it; 0 when none
+	EndPoint   int    // the point that closes it; 0 when none
+	StartLabel string // the points' labels ("start", "periodic", "end", "signal ..."); "" for none
+	EndLabel   string
+	Open       bool // no sample point ends it: events after the last point, or no points at all
+}
+
+// ExpIndex numbers the threads and samples of one experiment and fills EventInfos of its events.
+type ExpIndex struct {
+	exp     int
+	d       *experiment.Data
+	threads []Thread
+	byTid   map[uint64]int // pid<<32|tid -> thread number
+	points  []point        // sample points by number
+	samples []SamplePeriod
+	periods []int64 // the clock samples' periods (ClockPeriods), computed on first use
+
+	lastKey    uint64 // cache of the last thread looked up
+	lastThread int
+}
+
+type point struct {
+	number int
+	time   int64
+	label  string
+}
+
+// NewExpIndex indexes experiment d, the exp-th (from 0) of those analysed together.
+func NewExpIndex(exp int, d *experiment.Data) *ExpIndex {
+	x := &ExpIndex{exp: exp, d: d, byTid: map[uint64]int{}, lastKey: ^uint64(0)}
+	var last int64
+	add := func(pid, tid uint32, t int64) {
+		k := uint64(pid)<<32 | uint64(tid)
+		if _, ok := x.byTid[k]; !ok {
+			x.byTid[k] = 0
+			x.threads = append(x.threads, Thread{Pid: pid, Tid: tid})
+		}
+		last = max(last, t)
+	}
+	for i := range d.Clock {
+		add(d.Clock[i].Pid, d.Clock[i].Tid, d.Clock[i].Time)
+	}
+	for i := range d.Heap {
+		add(d.Heap[i].Pid, d.Heap[i].Tid, d.Heap[i].Time)
+	}
+	for i := range d.Sync {
+		add(d.Sync[i].Pid, d.Sync[i].Tid, d.Sync[i].Time)
+	}
+	for i := range d.IO {
+		add(d.IO[i].Pid, d.IO[i].Tid, d.IO[i].Time)
+	}
+	own := d.Log.Pid
+	sort.Slice(x.threads, func(a, b int) bool {
+		ta, tb := x.threads[a], x.threads[b]
+		if ta.Pid != tb.Pid {
+			if ta.Pid == own || tb.Pid == own {
+				return ta.Pid == own
+			}
+			return ta.Pid < tb.Pid
+		}
+		if ta.Tid == ta.Pid || tb.Tid == tb.Pid {
+			return ta.Tid == ta.Pid && tb.Tid != tb.Pid
+		}
+		return ta.Tid < tb.Tid
+	})
+	for i := range x.threads {
+		x.threads[i].Number = i + 1
+		x.byTid[uint64(x.threads[i].Pid)<<32|uint64(x.threads[i].Tid)] = i + 1
+	}
+
+	byNum := map[int]int{} // point number -> index in x.points
+	for _, o := range d.Overview {
+		n := int(o.Sample)
+		if i, ok := byNum[n]; ok {
+			if o.Time < x.points[i].time {
+				x.points[i].time, x.points[i].label = o.Time, o.Label
+			}
+			continue
+		}
+		byNum[n] = len(x.points)
+		x.points = append(x.points, point{number: n, time: o.Time, label: o.Label})
+	}
+	sort.Slice(x.points, func(a, b int) bool { return x.points[a].number < x.points[b].number })
+	for k := 0; k+1 < len(x.points); k++ {
+		p, q := x.points[k], x.points[k+1]
+		start := p.time
+		if k == 0 {
+			start = min(start, 0)
+		}
+		x.samples = append(x.samples, SamplePeriod{Number: k + 1, Start: start, End: q.time,
+			StartPoint: p.number, EndPoint: q.number, StartLabel: p.label, EndLabel: q.label})
+	}
+	hasEvents := len(x.threads) > 0
+	switch n := len(x.points); {
+	case n == 0 && hasEvents:
+		x.samples = append(x.samples, SamplePeriod{Number: 1, End: last, Open: true})
+	case n > 0 && hasEvents && last > x.points[n-1].time:
+		p := x.points[n-1]
+		x.samples = append(x.samples, SamplePeriod{Number: max(n, 1), Start: p.time, End: last,
+			StartPoint: p.number, StartLabel: p.label, Open: true})
+	}
+	return x
+}
+
+// Data is the experiment indexed.
+func (x *ExpIndex) Data() *experiment.Data { return x.d }
+
+// Threads lists the experiment's threads by number.
+func (x *ExpIndex) Threads() []Thread { return x.threads }
+
+// ThreadNumber returns the number of thread tid of process pid, or 0 when it has no event.
+func (x *ExpIndex) ThreadNumber(pid, tid uint32) int {
+	k := uint64(pid)<<32 | uint64(tid)
+	if k == x.lastKey {
+		return x.lastThread
+	}
+	n := x.byTid[k]
+	x.lastKey, x.lastThread = k, n
+	return n
+}
+
+// Samples lists the experiment's samples by number: one per pair of consecutive sample points,
+// and one open sample when events follow the last point or there are no points.
+func (x *ExpIndex) Samples() []SamplePeriod { return x.samples }
+
+// SampleAt returns the number of the sample holding time t (see the comment at the top of this file).
+func (x *ExpIndex) SampleAt(t int64) int {
+	pts := x.points
+	if len(pts) < 2 {
+		return 1
+	}
+	// The first point k+1 (from the second) at or after t closes sample k.
+	k := sort.Search(len(pts)-1, func(i int) bool { return t <= pts[i+1].time })
+	return k + 1
+}
+
+// ClockPeriods returns the CPU time each clock sample stands for, indexed like Clock: its
+// period, weighted by its thread's counted CPU time when the experiment recorded it (as Analyze
+// does). The slice is the index's own.
+func (x *ExpIndex) ClockPeriods() []int64 {
+	if x.periods == nil {
+		x.periods = ClockPeriods(x.d)
+	}
+	return x.periods
+}
+
+// ClockPeriods returns the CPU time each clock sample of d stands for, as Analyze counts it.
+func ClockPeriods(d *experiment.Data) []int64 {
+	if p := countedPeriods(d); p != nil {
+		return p
+	}
+	p := make([]int64, len(d.Clock))
+	for i := range d.Clock {
+		p[i] = d.Clock[i].Period
+	}
+	return p
+}
+
+// Event fills ev with what event i of kind k records (i indexes Clock, Heap, Sync or IO).
+func (x *ExpIndex) Event(k DataKind, i int, ev *EventInfo) {
+	d := x.d
+	*ev = EventInfo{Exp: x.exp, Kind: k, CPU: -1}
+	switch k {
+	case DataClock:
+		e := &d.Clock[i]
+		ev.Pid, ev.Tid, ev.Time, ev.CPU = e.Pid, e.Tid, e.Time, int64(e.CPU)
+	case DataHeap:
+		e := &d.Heap[i]
+		ev.Pid, ev.Tid, ev.Time = e.Pid, e.Tid, e.Time
+	case DataSync:
+		e := &d.Sync[i]
+		ev.Pid, ev.Tid, ev.Time, ev.Dur = e.Pid, e.Tid, e.Time, e.Wait
+	case DataIO:
+		e := &d.IO[i]
+		ev.Pid, ev.Tid, ev.Time, ev.Dur = e.Pid, e.Tid, e.Time, e.Dur
+	}
+	ev.Thread = x.ThreadNumber(ev.Pid, ev.Tid)
+	ev.Sample = x.SampleAt(ev.Time)
+}
+
+// eventSel applies Options.Filter to the events of one experiment.
+type eventSel struct {
+	f  func(*EventInfo) bool
+	x  *ExpIndex
+	ev EventInfo
+}
+
+// newEventSel returns the filter of experiment exp, or nil when Options has none.
+func newEventSel(f func(*EventInfo) bool, exp int, d *experiment.Data) *eventSel {
+	if f == nil {
+		return nil
+	}
+	return &eventSel{f: f, x: NewExpIndex(exp, d)}
+}
+
+// keep reports whether the filter selects event i of kind k; a nil eventSel selects everything.
+func (s *eventSel) keep(k DataKind, i int) bool {
+	if s == nil {
+		return true
+	}
+	s.x.Event(k, i, &s.ev)
+	return s.f(&s.ev)
+}
+
+// keepAll returns, for each of n events of kind k, whether the filter selects it; nil when there
+// is no filter.
+func (s *eventSel) keepAll(k DataKind, n int) []bool {
+	if s == nil {
+		return nil
+	}
+	out := make([]bool, n)
+	for i := range out {
+		out[i] = s.keep(k, i)
+	}
+	return out
+}
+
+// countKept counts the events that keep selects among n (all n when keep is nil).
+func countKept(keep []bool, n int) int64 {
+	if keep == nil {
+		return int64(n)
+	}
+	var c int64
+	for _, k := range keep {
+		if k {
+			c++
+		}
+	}
+	return c
+}

@@ -1,0 +1,439 @@
+package archive
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"er/internal/experiment"
+	"er/internal/objfile"
+)
+
+// Copies of load objects and source files live under an experiment's archives/, beside the
+// symbol archives: the copy of a file whose content has SHA-256 S is
+// archives/objects/S[:32]/NAME or archives/sources/S[:32]/NAME (NAME: the original's base name
+// made safe), and archives/files.xml, the index, records for each copy the original's path, size,
+// modification time, build id and SHA-256. A copy keeps the original's modification time.
+const (
+	IndexFile     = "files.xml" // the index, in archives/
+	IndexVersion  = "1.0"
+	KindObject    = "object" // a copy of a load object
+	KindSource    = "source" // a copy of a source file
+	objectsSubdir = "objects"
+	sourcesSubdir = "sources"
+	hashDirLength = 32 // hex digits of the SHA-256 naming a copy's directory
+)
+
+// indexHint tells what to do about a damaged index.
+const indexHint = "delete it and run `er archive` again to rebuild it"
+
+// Copy is one archived copy of a load object or a source file.
+type Copy struct {
+	Kind    string // KindObject or KindSource
+	Path    string // the original: a load object's path as mapped, a source file's as the debug information names it
+	File    string // the copy, relative to archives/, with '/' separators
+	Size    int64  // bytes
+	Mtime   int64  // the original's modification time when it was copied, Unix ns; the copy has the same
+	BuildID string // hex GNU build id of a load object, "" when it has none (and for sources)
+	SHA256  string // hex SHA-256 of the content
+}
+
+// Index is the index of the copies in one archives directory.
+type Index struct {
+	Dir    string // the archives directory
+	Copies []Copy // in the order they were added
+}
+
+// ReadIndex reads the index of the copies in the experiment expDir. An experiment without
+// one has an empty index.
+func ReadIndex(expDir string) (*Index, error) {
+	ix := &Index{Dir: filepath.Join(expDir, experiment.ArchivesDir)}
+	file := filepath.Join(ix.Dir, IndexFile)
+	b, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return ix, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if ix.Copies, err = decodeIndex(b); err != nil {
+		return nil, fmt.Errorf("%s: %v; %s", file, err, indexHint)
+	}
+	return ix, nil
+}
+
+// Write writes the index to its directory atomically.
+func (ix *Index) Write() error {
+	if err := os.MkdirAll(ix.Dir, 0o755); err != nil {
+		return err
+	}
+	b, err := encodeIndex(ix.Copies)
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(ix.Dir, "."+IndexFile+".tmp")
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(ix.Dir, IndexFile)); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// Lookup returns the last copy of kind of the file at path for which match (nil: any) is true
+// and whose file is present in the archives directory with its recorded size.
+func (ix *Index) Lookup(kind, path string, match func(Copy) bool) (Copy, bool) {
+	for i := len(ix.Copies) - 1; i >= 0; i-- {
+		c := ix.Copies[i]
+		if c.Kind != kind || c.Path != path || match != nil && !match(c) {
+			continue
+		}
+		if st, err := os.Stat(ix.FilePath(c)); err == nil && st.Mode().IsRegular() && st.Size() == c.Size {
+			return c, true
+		}
+	}
+	return Copy{}, false
+}
+
+// FilePath is the path of copy c.
+func (ix *Index) FilePath(c Copy) string { return filepath.Join(ix.Dir, filepath.FromSlash(c.File)) }
+
+// Add copies the file at src, of kind KindObject (with its build id) or KindSource, into the
+// archives directory and records it in the index (Write saves the index). A file that the index
+// already holds, with the same size, modification time and build id, is not copied again unless
+// force is set; added says whether it was copied. The file must not change while it is copied.
+func (ix *Index) Add(kind, src, buildID string, force bool) (c Copy, added bool, err error) {
+	sub := map[string]string{KindObject: objectsSubdir, KindSource: sourcesSubdir}[kind]
+	if sub == "" {
+		return Copy{}, false, fmt.Errorf("archive: unknown kind of copy %q", kind)
+	}
+	st, err := os.Stat(src)
+	if err != nil {
+		return Copy{}, false, err
+	}
+	if !st.Mode().IsRegular() {
+		return Copy{}, false, fmt.Errorf("%s: not a regular file", src)
+	}
+	if !force {
+		same := func(c Copy) bool {
+			return c.Size == st.Size() && c.Mtime == st.ModTime().UnixNano() && c.BuildID == buildID
+		}
+		if c, ok := ix.Lookup(kind, src, same); ok {
+			return c, false, nil
+		}
+	}
+	if err := os.MkdirAll(ix.Dir, 0o755); err != nil {
+		return Copy{}, false, err
+	}
+	sum, tmp, err := copyToTemp(ix.Dir, src)
+	if err != nil {
+		return Copy{}, false, err
+	}
+	defer os.Remove(tmp) // after the rename, there is nothing left to remove
+	st2, err := os.Stat(src)
+	if err != nil {
+		return Copy{}, false, err
+	}
+	if st2.Size() != st.Size() || !st2.ModTime().Equal(st.ModTime()) {
+		return Copy{}, false, fmt.Errorf("%s changed while it was being copied; try again", src)
+	}
+	c = Copy{Kind: kind, Path: src, Size: st.Size(), Mtime: st.ModTime().UnixNano(), BuildID: buildID, SHA256: sum,
+		File: path.Join(sub, sum[:hashDirLength], safeName(src))}
+	dst := ix.FilePath(c)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return Copy{}, false, err
+	}
+	if err := os.Chtimes(tmp, st.ModTime(), st.ModTime()); err != nil {
+		return Copy{}, false, err
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		return Copy{}, false, err
+	}
+	kept := ix.Copies[:0]
+	for _, o := range ix.Copies {
+		if o.Kind != c.Kind || o.Path != c.Path || o.SHA256 != c.SHA256 {
+			kept = append(kept, o)
+		}
+	}
+	ix.Copies = append(kept, c)
+	return c, true, nil
+}
+
+// copyToTemp copies src to a new temporary file in dir and returns the SHA-256 of what it copied.
+func copyToTemp(dir, src string) (sum, tmp string, err error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return "", "", err
+	}
+	defer in.Close()
+	out, err := os.CreateTemp(dir, ".copy-*.tmp")
+	if err != nil {
+		return "", "", err
+	}
+	h := sha256.New()
+	_, err = io.Copy(io.MultiWriter(out, h), in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(out.Name())
+		return "", "", fmt.Errorf("copying %s: %w", src, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), out.Name(), nil
+}
+
+// safeName is the base name of p with every byte other than A-Z a-z 0-9 . _ - + (and a leading
+// '.') replaced by '_', cut to 64 bytes.
+func safeName(p string) string {
+	b := []byte(path.Base(p))
+	for i, c := range b {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-' || c == '+'
+		if !ok || i == 0 && c == '.' {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 64 {
+		b = b[:64]
+	}
+	if len(b) == 0 || string(b) == "_" {
+		return "_file"
+	}
+	return string(b)
+}
+
+// FileSHA256 returns the hex SHA-256 of the file's content.
+func FileSHA256(file string) (string, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// archiveDirs lists the experiments' directories whose archives hold their copies: each
+// experiment's own, then, for a subexperiment, its founder's.
+func archiveDirs(dirs []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		for _, e := range []string{d, experiment.FounderDir(d)} {
+			if e != "" && !seen[filepath.Clean(e)] {
+				seen[filepath.Clean(e)] = true
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
+// FindObject returns the path of the copy of the load object that archive a describes, kept in
+// the archives of the experiments dirs (or of their founders): a copy of a.Path with a's build id
+// or, when a has none, with its size and modification time. It returns "" when there is none;
+// an error when an index cannot be read.
+func FindObject(dirs []string, a *experiment.Archive) (string, error) {
+	if a == nil {
+		return "", nil
+	}
+	match := func(c Copy) bool {
+		if a.BuildID != "" {
+			return c.BuildID == a.BuildID
+		}
+		return c.Size == a.Size && c.Mtime == a.Mtime
+	}
+	for _, d := range archiveDirs(dirs) {
+		ix, err := ReadIndex(d)
+		if err != nil {
+			return "", err
+		}
+		if c, ok := ix.Lookup(KindObject, a.Path, match); ok {
+			return ix.FilePath(c), nil
+		}
+	}
+	return "", nil
+}
+
+// FindSource returns the copy of the source file named name (as the debug information names
+// it) kept in the archives of the experiments dirs (or of their founders), and its path; ok is
+// false when there is none. The error says which index cannot be read.
+func FindSource(dirs []string, name string) (c Copy, file string, ok bool, err error) {
+	for _, d := range archiveDirs(dirs) {
+		ix, err := ReadIndex(d)
+		if err != nil {
+			return Copy{}, "", false, err
+		}
+		if c, ok := ix.Lookup(KindSource, name, nil); ok {
+			return c, ix.FilePath(c), true, nil
+		}
+	}
+	return Copy{}, "", false, nil
+}
+
+// SameFile checks that the file at path is the load object that archive a describes: its GNU build
+// id equals the archive's, or, when the archive has none, its size and modification time are the
+// archive's.
+func SameFile(path string, a *experiment.Archive) error {
+	if a == nil {
+		return errors.New("the experiment has no archive for it to check the file against")
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if a.BuildID != "" {
+		f, err := objfile.Open(path)
+		if err != nil {
+			return err
+		}
+		id := f.BuildID()
+		f.Close()
+		if id != a.BuildID {
+			return fmt.Errorf("%s has changed since the experiment (build id %s, was %s)", path, orNone(id), a.BuildID)
+		}
+		return nil
+	}
+	if st.Size() != a.Size || st.ModTime().UnixNano() != a.Mtime {
+		return fmt.Errorf("%s has changed since the experiment (size %d, modified %d; was %d, %d)", path, st.Size(), st.ModTime().UnixNano(), a.Size, a.Mtime)
+	}
+	return nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// The index in XML.
+type xmlIndex struct {
+	XMLName xml.Name  `xml:"files"`
+	Version string    `xml:"version,attr"`
+	Objects []xmlCopy `xml:"object"`
+	Sources []xmlCopy `xml:"source"`
+}
+
+type xmlCopy struct {
+	Path    qstr   `xml:"path,attr"`
+	Copy    string `xml:"copy,attr"`
+	Size    int64  `xml:"size,attr"`
+	Mtime   int64  `xml:"mtime,attr"`
+	BuildID string `xml:"buildid,attr,omitempty"`
+	SHA256  string `xml:"sha256,attr"`
+}
+
+const indexComment = "<!-- copies of load objects and source files; the format is described in docs/experiment-format.md -->\n"
+
+func encodeIndex(copies []Copy) ([]byte, error) {
+	x := xmlIndex{Version: IndexVersion}
+	for _, c := range copies {
+		xc := xmlCopy{Path: qstr(c.Path), Copy: c.File, Size: c.Size, Mtime: c.Mtime, BuildID: c.BuildID, SHA256: c.SHA256}
+		if c.Kind == KindObject {
+			x.Objects = append(x.Objects, xc)
+		} else {
+			x.Sources = append(x.Sources, xc)
+		}
+	}
+	b, err := xml.MarshalIndent(x, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(append([]byte(xml.Header+indexComment), b...), '\n'), nil
+}
+
+func decodeIndex(b []byte) ([]Copy, error) {
+	var x xmlIndex
+	if err := xml.NewDecoder(bytes.NewReader(b)).Decode(&x); err != nil {
+		return nil, err
+	}
+	if major, _, _ := strings.Cut(x.Version, "."); major != "1" {
+		return nil, fmt.Errorf("version %q, this er reads version 1.x", x.Version)
+	}
+	var out []Copy
+	for _, k := range []struct {
+		kind, sub string
+		list      []xmlCopy
+	}{{KindObject, objectsSubdir, x.Objects}, {KindSource, sourcesSubdir, x.Sources}} {
+		for i, xc := range k.list {
+			c := Copy{Kind: k.kind, Path: string(xc.Path), File: xc.Copy, Size: xc.Size, Mtime: xc.Mtime, BuildID: xc.BuildID, SHA256: xc.SHA256}
+			if err := checkCopy(c, k.sub); err != nil {
+				return nil, fmt.Errorf("%s %d (%q): %v", k.kind, i+1, c.Path, err)
+			}
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// checkCopy checks an index entry: its copy must be sub/HASH/NAME with HASH the start of its SHA-256.
+func checkCopy(c Copy, sub string) error {
+	if len(c.SHA256) != 64 || strings.Trim(c.SHA256, "0123456789abcdef") != "" {
+		return fmt.Errorf("sha256 %q is not 64 lower-case hex digits", c.SHA256)
+	}
+	parts := strings.Split(c.File, "/")
+	if len(parts) != 3 || parts[0] != sub || parts[1] != c.SHA256[:hashDirLength] || parts[2] == "" || parts[2] == "." || parts[2] == ".." {
+		return fmt.Errorf("copy %q, want %s/%s/NAME", c.File, sub, c.SHA256[:hashDirLength])
+	}
+	if c.Size < 0 {
+		return fmt.Errorf("size %d", c.Size)
+	}
+	return nil
+}
+
+// qstr is a string stored in XML exactly: as itself when XML can hold it and it does not start
+// with a double quote, otherwise Go-quoted in ASCII.
+type qstr string
+
+// MarshalText implements encoding.TextMarshaler.
+func (s qstr) MarshalText() ([]byte, error) {
+	if xmlSafe(string(s)) && !strings.HasPrefix(string(s), `"`) {
+		return []byte(s), nil
+	}
+	return []byte(strconv.QuoteToASCII(string(s))), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *qstr) UnmarshalText(b []byte) error {
+	if !bytes.HasPrefix(b, []byte(`"`)) {
+		*s = qstr(b)
+		return nil
+	}
+	u, err := strconv.Unquote(string(b))
+	if err != nil {
+		return fmt.Errorf("bad quoted string %.40q", b)
+	}
+	*s = qstr(u)
+	return nil
+}
+
+// xmlSafe reports whether XML 1.0 can hold s as text.
+func xmlSafe(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		switch {
+		case r == '\t' || r == '\n' || r == '\r':
+		case r < 0x20, r >= 0xd800 && r < 0xe000, r == 0xfffe, r == 0xffff:
+			return false
+		}
+	}
+	return true
+}

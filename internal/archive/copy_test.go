@@ -1,0 +1,242 @@
+package archive
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"er/internal/experiment"
+)
+
+// writeFile writes content to p with modification time mtime.
+func writeFile(t *testing.T, p, content string, mtime time.Time) {
+	t.Helper()
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p, mtime, mtime); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestIndexAdd(t *testing.T) {
+	exp := filepath.Join(t.TempDir(), "test.1.er")
+	src := filepath.Join(t.TempDir(), "prog.c")
+	t0 := time.Unix(1700000000, 123456789)
+	writeFile(t, src, "int main(void) { return 0; }\n", t0)
+	ix, err := ReadIndex(exp)
+	if err != nil || len(ix.Copies) != 0 {
+		t.Fatalf("index of an experiment without one: %+v, %v", ix, err)
+	}
+	c, added, err := ix.Add(KindSource, src, "", false)
+	if err != nil || !added {
+		t.Fatalf("Add: %+v, %v, %v", c, added, err)
+	}
+	h := sha256.Sum256([]byte("int main(void) { return 0; }\n"))
+	sum := hex.EncodeToString(h[:])
+	if got, err := FileSHA256(src); err != nil || got != sum {
+		t.Errorf("FileSHA256 = %s, %v; want %s", got, err, sum)
+	}
+	want := Copy{Kind: KindSource, Path: src, File: "sources/" + sum[:32] + "/prog.c", Size: 29, Mtime: t0.UnixNano(), SHA256: sum}
+	if c != want {
+		t.Errorf("Add = %+v, want %+v", c, want)
+	}
+	copyPath := filepath.Join(exp, "archives", "sources", sum[:32], "prog.c")
+	if ix.FilePath(c) != copyPath {
+		t.Errorf("FilePath = %s, want %s", ix.FilePath(c), copyPath)
+	}
+	b, err := os.ReadFile(copyPath)
+	st, _ := os.Stat(copyPath)
+	if err != nil || string(b) != "int main(void) { return 0; }\n" || !st.ModTime().Equal(t0) {
+		t.Errorf("copy %s: %q, modified %v, %v; want the original's content and time %v", copyPath, b, st.ModTime(), err, t0)
+	}
+	// Again: nothing copied.
+	if c2, added, err := ix.Add(KindSource, src, "", false); err != nil || added || c2 != c {
+		t.Errorf("second Add = %+v, %v, %v; want the same copy, not added", c2, added, err)
+	}
+	// Forced: copied again, still one entry.
+	if _, added, err := ix.Add(KindSource, src, "", true); err != nil || !added || len(ix.Copies) != 1 {
+		t.Errorf("forced Add: added %v, %v, %d copies; want added, 1 copy", added, err, len(ix.Copies))
+	}
+	// Edited: a second version; Lookup finds the newest.
+	writeFile(t, src, "int main(void) { return 1; }\n", t0.Add(time.Minute))
+	c3, added, err := ix.Add(KindSource, src, "", false)
+	if err != nil || !added || c3.SHA256 == c.SHA256 || len(ix.Copies) != 2 {
+		t.Fatalf("Add of the edited file = %+v, %v, %v; %d copies", c3, added, err, len(ix.Copies))
+	}
+	if l, ok := ix.Lookup(KindSource, src, nil); !ok || l != c3 {
+		t.Errorf("Lookup = %+v, %v; want the newest %+v", l, ok, c3)
+	}
+	if l, ok := ix.Lookup(KindSource, src, func(x Copy) bool { return x.SHA256 == c.SHA256 }); !ok || l != c {
+		t.Errorf("Lookup of the first version = %+v, %v", l, ok)
+	}
+	if _, ok := ix.Lookup(KindObject, src, nil); ok {
+		t.Error("Lookup found a source as a load object")
+	}
+	if err := ix.Write(); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadIndex(exp)
+	if err != nil || !reflect.DeepEqual(back.Copies, ix.Copies) {
+		t.Errorf("ReadIndex = %+v, %v; want %+v", back, err, ix.Copies)
+	}
+	// A copy that went missing is not found.
+	os.Remove(ix.FilePath(c3))
+	if l, ok := ix.Lookup(KindSource, src, nil); !ok || l != c {
+		t.Errorf("Lookup after the newest copy was removed = %+v, %v; want the first", l, ok)
+	}
+	entries, _ := os.ReadDir(filepath.Join(exp, "archives"))
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".tmp") {
+			t.Errorf("temporary file left: %s", e.Name())
+		}
+	}
+}
+
+// TestIndexOddPath: any path is recorded exactly; the copy's name is made safe.
+func TestIndexOddPath(t *testing.T) {
+	exp := filepath.Join(t.TempDir(), "t.er")
+	src := filepath.Join(t.TempDir(), "a \"b\"\n\xff.c")
+	writeFile(t, src, "x", time.Unix(1, 0))
+	ix, _ := ReadIndex(exp)
+	c, _, err := ix.Add(KindObject, src, "abcd", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(c.File, "/a__b___.c") || !strings.HasPrefix(c.File, "objects/") {
+		t.Errorf("copy %s, want objects/HASH/a__b___.c", c.File)
+	}
+	if err := ix.Write(); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadIndex(exp)
+	if err != nil || len(back.Copies) != 1 || back.Copies[0] != c {
+		t.Errorf("ReadIndex = %+v, %v; want %+v", back.Copies, err, c)
+	}
+	for _, p := range []string{"/x/.hidden", "/", "/x/a/b/c\x00"} {
+		if n := safeName(p); strings.ContainsAny(n, "/\x00") || strings.HasPrefix(n, ".") || n == "" {
+			t.Errorf("safeName(%q) = %q", p, n)
+		}
+	}
+}
+
+func TestIndexAddErrors(t *testing.T) {
+	dir := t.TempDir()
+	ix, _ := ReadIndex(filepath.Join(dir, "t.er"))
+	for _, c := range []struct{ kind, src, want string }{
+		{KindSource, filepath.Join(dir, "gone.c"), "no such file"},
+		{KindSource, dir, "not a regular file"},
+		{"other", dir, "unknown kind"},
+	} {
+		if _, _, err := ix.Add(c.kind, c.src, "", false); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Add(%s, %s): %v, want %q", c.kind, c.src, err, c.want)
+		}
+	}
+}
+
+func TestReadIndexErrors(t *testing.T) {
+	sum := strings.Repeat("ab", 32)
+	for _, c := range []struct{ body, want string }{
+		{`<files version="2.0"></files>`, `version "2.0"`},
+		{`<files version="1.0"><source path="/a.c" copy="sources/x/a.c" size="1" mtime="1" sha256="xyz"/></files>`, "not 64 lower-case hex digits"},
+		{`<files version="1.0"><source path="/a.c" copy="../../../etc/passwd" size="1" mtime="1" sha256="` + sum + `"/></files>`, "want sources/" + sum[:32] + "/NAME"},
+		{`<files version="1.0"><object path="/a" copy="sources/` + sum[:32] + `/a" size="1" mtime="1" sha256="` + sum + `"/></files>`, "want objects/"},
+		{`<files version="1.0"><source path="/a.c" copy="sources/` + sum[:32] + `/a.c" size="-1" mtime="1" sha256="` + sum + `"/></files>`, "size -1"},
+		{`<files`, "unexpected EOF"},
+	} {
+		exp := filepath.Join(t.TempDir(), "t.er")
+		os.MkdirAll(filepath.Join(exp, "archives"), 0o755)
+		os.WriteFile(filepath.Join(exp, "archives", IndexFile), []byte(c.body), 0o644)
+		_, err := ReadIndex(exp)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), filepath.Join(exp, "archives", IndexFile)) ||
+			!strings.Contains(err.Error(), "er archive") {
+			t.Errorf("index %s: %v; want the file, %q and what to do", c.body, err, c.want)
+		}
+	}
+}
+
+func TestFindObjectAndSource(t *testing.T) {
+	founder := filepath.Join(t.TempDir(), "test.1.er")
+	sub := filepath.Join(founder, "_f1.er")
+	obj := filepath.Join(t.TempDir(), "lib.so")
+	t0 := time.Unix(1700000000, 5)
+	writeFile(t, obj, "not really elf", t0)
+	src := filepath.Join(t.TempDir(), "lib.c")
+	writeFile(t, src, "void f(void) {}\n", t0)
+	ix, _ := ReadIndex(founder)
+	if _, _, err := ix.Add(KindObject, obj, "", false); err != nil {
+		t.Fatal(err)
+	}
+	withID := filepath.Join(t.TempDir(), "withid.so")
+	writeFile(t, withID, "another", t0)
+	if _, _, err := ix.Add(KindObject, withID, "feed", false); err != nil {
+		t.Fatal(err)
+	}
+	cs, _, err := ix.Add(KindSource, src, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Write(); err != nil {
+		t.Fatal(err)
+	}
+	for _, dirs := range [][]string{{founder}, {sub}, {filepath.Join(t.TempDir(), "other.er"), sub}} {
+		a := &experiment.Archive{Path: obj, Size: 14, Mtime: t0.UnixNano()}
+		if p, err := FindObject(dirs, a); err != nil || !strings.HasPrefix(p, filepath.Join(founder, "archives", "objects")+"/") {
+			t.Errorf("FindObject(%q) = %q, %v; want the founder's copy", dirs, p, err)
+		}
+		a.Mtime++
+		if p, err := FindObject(dirs, a); err != nil || p != "" {
+			t.Errorf("FindObject(%q) of another time = %q, %v; want none", dirs, p, err)
+		}
+		if p, err := FindObject(dirs, &experiment.Archive{Path: withID, BuildID: "feed", Size: 1}); err != nil || p == "" {
+			t.Errorf("FindObject(%q) by build id = %q, %v", dirs, p, err)
+		}
+		if p, err := FindObject(dirs, &experiment.Archive{Path: withID, BuildID: "beef", Size: 7, Mtime: t0.UnixNano()}); err != nil || p != "" {
+			t.Errorf("FindObject(%q) of another build id = %q, %v; want none", dirs, p, err)
+		}
+		c, file, ok, err := FindSource(dirs, src)
+		if err != nil || !ok || c != cs || file != ix.FilePath(cs) {
+			t.Errorf("FindSource(%q) = %+v %s %v %v; want %+v", dirs, c, file, ok, err, cs)
+		}
+		if _, _, ok, err := FindSource(dirs, obj); ok || err != nil {
+			t.Errorf("FindSource(%q) of a load object: %v %v", dirs, ok, err)
+		}
+	}
+	if p, err := FindObject([]string{founder}, nil); p != "" || err != nil {
+		t.Errorf("FindObject(nil archive) = %q, %v", p, err)
+	}
+	os.WriteFile(filepath.Join(founder, "archives", IndexFile), []byte("<files"), 0o644)
+	if _, err := FindObject([]string{sub}, &experiment.Archive{Path: obj}); err == nil {
+		t.Error("FindObject with a damaged index: no error")
+	}
+	if _, _, _, err := FindSource([]string{sub}, src); err == nil {
+		t.Error("FindSource with a damaged index: no error")
+	}
+}
+
+// FuzzReadIndex: any index gives copies that pass the checks, or an error; never a panic.
+func FuzzReadIndex(f *testing.F) {
+	sum := strings.Repeat("0f", 32)
+	f.Add([]byte(`<files version="1.0"><object path="/a" copy="objects/` + sum[:32] + `/a" size="1" mtime="2" buildid="ab" sha256="` + sum + `"></object></files>`))
+	f.Add([]byte(`<files version="1.0"><source path="&quot;\xff&quot;" copy="sources/x/y" size="1" mtime="2" sha256="x"></source></files>`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		copies, err := decodeIndex(b)
+		if err != nil {
+			return
+		}
+		for _, c := range copies {
+			sub := map[string]string{KindObject: objectsSubdir, KindSource: sourcesSubdir}[c.Kind]
+			if err := checkCopy(c, sub); err != nil || strings.Contains(c.File, "..") {
+				t.Errorf("accepted %+v: %v", c, err)
+			}
+		}
+		if _, err := encodeIndex(copies); err != nil {
+			t.Errorf("cannot write back %+v: %v", copies, err)
+		}
+	})
+}

@@ -1,0 +1,246 @@
+package collect
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"er/internal/experiment"
+)
+
+// proc is one process image of the target's tree: the founder, a process a fork (or vfork,
+// or clone without CLONE_THREAD) created, or the new image an exec started in a process. Each
+// followed image has an experiment of its own: the founder's, or a subexperiment inside it named
+// by lineage, as seed 003 says: _f3.er for the third child its creator forked, _f3_x1.er for
+// the image that child's first exec started.
+type proc struct {
+	pid, ppid uint32
+	lineage   string // "" for the founder; "_f3_x1" for a descendant
+	parent    *proc
+	start     int64 // ns since the session start when the image began (the fork or the exec)
+	exited    bool
+	exitTime  int64
+	forks     int // children forked so far: the next is _f<forks+1>
+	execs     int // images exec started so far
+	prog      string
+	args      []string           // the command line, as its experiment's log records it
+	w         *experiment.Writer // nil when the image is not followed (-F)
+	closed    bool               // w was closed
+	sampleNo  uint32             // sample points recorded in its experiment
+	stackBuf  experiment.Stack
+	mapped    map[mapKey]bool
+
+	initPaused bool     // recording was paused when the image began (-y)
+	toggles    []toggle // pause and resume by signal, in time order
+}
+
+type toggle struct {
+	t      int64
+	paused bool
+}
+
+type mapKey struct {
+	start uint64
+	path  string
+}
+
+// pausedAt reports whether recording in the image was paused at time t.
+func (p *proc) pausedAt(t int64) bool {
+	paused := p.initPaused
+	for _, tg := range p.toggles {
+		if tg.t > t {
+			break
+		}
+		paused = tg.paused
+	}
+	return paused
+}
+
+// addToggle records a pause or resume at time t, keeping the list in time order.
+func (p *proc) addToggle(t int64, paused bool) {
+	i := sort.Search(len(p.toggles), func(i int) bool { return p.toggles[i].t > t })
+	p.toggles = append(p.toggles, toggle{})
+	copy(p.toggles[i+1:], p.toggles[i:])
+	p.toggles[i] = toggle{t, paused}
+}
+
+// open reports whether the image's experiment takes records.
+func (p *proc) open() bool { return p != nil && p.w != nil && !p.closed }
+
+// newImage adds the image of process pid that began at time t, with parent as its creator (the
+// forking process, or the image the exec replaced), and opens its subexperiment when -F follows
+// it. code is 'f' or 'x'.
+func (s *Session) newImage(pid, ppid uint32, parent *proc, code byte, t int64, prog string) *proc {
+	var n int
+	if code == 'x' {
+		parent.execs++
+		n = parent.execs
+	} else {
+		parent.forks++
+		n = parent.forks
+	}
+	p := &proc{pid: pid, ppid: ppid, parent: parent, start: t, prog: prog,
+		lineage: parent.lineage + "_" + string(code) + strconv.Itoa(n)}
+	if code == 'x' {
+		p.initPaused = s.spec.StartPaused && s.spec.PauseSignal != 0
+	} else {
+		p.initPaused = parent.pausedAt(t)
+	}
+	s.images = append(s.images, p)
+	s.cur[pid] = p
+	if !s.spec.Following(prog, p.lineage) {
+		return p
+	}
+	log := s.baseLog
+	log.Pid, log.Ppid, log.Lineage = pid, ppid, p.lineage
+	if code == 'x' {
+		log.Command = processArgs(pid, prog)
+	} else {
+		log.Command = parent.command(s)
+	}
+	p.args = log.Command
+	log.KernelStacks = s.kernel
+	log.Settings = append([]experiment.Setting{}, s.baseLog.Settings...)
+	log.Events = nil
+	dir := filepath.Join(s.dir, p.lineage+".er")
+	w, err := experiment.Create(dir, log)
+	if err != nil {
+		s.founder.w.Event(experiment.Event{Time: t, Kind: "warning", Pid: pid,
+			Text: fmt.Sprintf("cannot create the subexperiment %s: %v; the process is not recorded", filepath.Base(dir), err)})
+		return p
+	}
+	p.w = w
+	p.mapped = map[mapKey]bool{}
+	how := "forked by"
+	if code == 'x' {
+		how = "exec in"
+	}
+	w.Event(experiment.Event{Time: t, Kind: "start", Pid: pid,
+		Text: fmt.Sprintf("%s (%s process %d, %s)", strings.Join(log.Command, " "), how, parent.pid, nameOr(parent.lineage, "founder"))})
+	if s.kernel {
+		w.AddMapping(experiment.Mapping{Pid: 0, Start: experiment.KernelBase, End: ^uint64(0), Path: "[kernel]", UnloadTime: -1})
+	}
+	s.subexperiments++
+	if !s.recording {
+		w.Event(experiment.Event{Time: t, Kind: "limit", Text: "recording had stopped before this process began"})
+	}
+	s.imagePoint(p, t, "start")
+	return p
+}
+
+func nameOr(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
+
+// processArgs reads the arguments of process pid, which exec has just started.
+func processArgs(pid uint32, prog string) []string {
+	if data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && len(data) > 0 {
+		return strings.Split(strings.TrimSuffix(string(data), "\x00"), "\x00")
+	}
+	return []string{prog}
+}
+
+// command is the image's program and arguments; a forked child has its parent's.
+func (p *proc) command(s *Session) []string {
+	if p.args == nil && p == s.founder {
+		return s.spec.Target
+	}
+	return p.args
+}
+
+// progName is the program an image runs: the base name of its executable, or comm when the
+// process is gone.
+func progName(pid uint32, comm string) string {
+	if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil {
+		return filepath.Base(strings.TrimSuffix(exe, " (deleted)"))
+	}
+	return comm
+}
+
+// imageAt is the image of process pid that was running at time t (ns since the session start).
+func (s *Session) imageAt(pid uint32, t int64) *proc {
+	var best *proc
+	for _, p := range s.images {
+		if p.pid == pid && p.start <= t && (best == nil || p.start >= best.start) {
+			best = p
+		}
+	}
+	return best
+}
+
+// imageEnded records the end of an image at time t: its process exited, or exec replaced it.
+func (s *Session) imageEnded(p *proc, t int64, exited bool) {
+	if p == nil || p.exited {
+		return
+	}
+	p.exited, p.exitTime = true, t
+	if !p.open() {
+		return
+	}
+	p.w.ProcessExit(p.pid, t)
+	if p == s.founder {
+		return // the founder's end is recorded from its wait status
+	}
+	text := "exec started a new image"
+	if exited {
+		text = "exited"
+		if u, err := readUsage(int(p.pid)); err == nil { // a zombie not yet reaped still has its usage
+			s.writeOverview(p, t, "end", u)
+		}
+	}
+	p.w.Event(experiment.Event{Time: t, Kind: "exit", Pid: p.pid, Text: text})
+	p.w.UpdateLog(func(l *experiment.Log) { l.EndTime, l.Exited = t, exited })
+}
+
+// closeEnded closes the experiments of images that ended more than grace before now, so that a
+// long run with many short processes does not keep their files open.
+func (s *Session) closeEnded(now int64, grace time.Duration) {
+	for _, p := range s.images {
+		if p.open() && p.exited && p != s.founder && now-p.exitTime > grace.Nanoseconds() {
+			s.closeImage(p)
+		}
+	}
+}
+
+func (s *Session) closeImage(p *proc) {
+	if !p.open() {
+		return
+	}
+	if err := p.w.Close(); err != nil {
+		s.founder.w.Event(experiment.Event{Kind: "warning", Pid: p.pid, Text: fmt.Sprintf("writing %s: %v", filepath.Base(p.w.Dir()), err)})
+	}
+	p.closed = true
+}
+
+// liveFollowed counts the followed images whose processes are still running. An image whose
+// process is gone without an exit record (a lost record) is ended here.
+func (s *Session) liveFollowed(now int64) int {
+	n := 0
+	for _, p := range s.cur {
+		if p.exited || p.w == nil {
+			continue
+		}
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", p.pid)); err != nil {
+			s.imageEnded(p, now, true)
+			continue
+		}
+		n++
+	}
+	return n
+}
+
+// forEachOpen calls f for every image whose experiment is open.
+func (s *Session) forEachOpen(f func(p *proc)) {
+	for _, p := range s.images {
+		if p.open() {
+			f(p)
+		}
+	}
+}

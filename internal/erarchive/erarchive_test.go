@@ -1,0 +1,315 @@
+package erarchive
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"er/internal/archive"
+	"er/internal/experiment"
+)
+
+// fixture is a program built from testdata into a temporary directory: prog (prog.c and cold.c)
+// and libcold.so (cold.c), with copies of the sources.
+type fixture struct {
+	dir, prog, lib, progSrc, coldSrc string
+}
+
+func build(t *testing.T) *fixture {
+	t.Helper()
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skipf("gcc not installed: %v", err)
+	}
+	dir := t.TempDir()
+	f := &fixture{dir: dir, prog: filepath.Join(dir, "prog"), lib: filepath.Join(dir, "libcold.so"),
+		progSrc: filepath.Join(dir, "prog.c"), coldSrc: filepath.Join(dir, "cold.c")}
+	for _, s := range []string{"prog.c", "cold.c"} {
+		b, err := os.ReadFile(filepath.Join("testdata", s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, s), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.gcc(t, "-O1", "-g", "-Wl,--build-id", "-o", f.prog, f.progSrc, f.coldSrc)
+	f.gcc(t, "-O1", "-g", "-Wl,--build-id", "-shared", "-fPIC", "-o", f.lib, f.coldSrc)
+	return f
+}
+
+func (f *fixture) gcc(t *testing.T, args ...string) {
+	t.Helper()
+	if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+		t.Fatalf("gcc %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+const (
+	progBase = 0x555500000000
+	libBase  = 0x7f0000000000
+)
+
+// experiment writes an experiment at dir in which prog and libcold.so are mapped, with their
+// symbol archives, and samples in work() of prog, or with inLib in cold() of libcold.so.
+func (f *fixture) experiment(t *testing.T, dir string, inLib bool) {
+	t.Helper()
+	log := experiment.Log{FormatVersion: experiment.FormatVersion, Pid: 100, StartTime: time.Now().UnixNano(),
+		Settings: []experiment.Setting{{Name: "clock", Value: "on"}}}
+	w, err := experiment.Create(dir, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hot, base, fn := f.prog, uint64(progBase), "work"
+	if inLib {
+		hot, base, fn = f.lib, libBase, "cold"
+	}
+	for _, m := range []struct {
+		path string
+		base uint64
+	}{{f.prog, progBase}, {f.lib, libBase}} {
+		a, err := archive.Build(m.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := experiment.WriteArchive(dir, a); err != nil {
+			t.Fatal(err)
+		}
+		w.AddMapping(experiment.Mapping{Pid: 100, Start: m.base, End: m.base + 0x10000, Path: m.path, BuildID: a.BuildID, UnloadTime: -1})
+	}
+	w.AddMapping(experiment.Mapping{Pid: 100, Start: 0x7fff0000000, End: 0x7fff0002000, Path: "[vdso]", UnloadTime: -1})
+	a, err := archive.Build(hot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pc uint64
+	for _, s := range a.Symbols {
+		if s.Name == fn {
+			for _, seg := range a.Segments {
+				if s.Addr >= seg.Vaddr && s.Addr < seg.Vaddr+seg.Filesz {
+					pc = base + s.Addr - seg.Vaddr + seg.Offset + 2
+				}
+			}
+		}
+	}
+	if pc == 0 {
+		t.Fatalf("no %s in %s", fn, hot)
+	}
+	id, err := w.Stack(experiment.Stack{pc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		if err := w.Clock(experiment.ClockSample{Time: int64(i+1) * 1e7, Pid: 100, Tid: 100, Mode: experiment.ModeUser, Period: 1e7, Stack: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// archived lists the paths the index of exp holds, by kind.
+func archived(t *testing.T, exp string) (objects, sources []string) {
+	t.Helper()
+	ix, err := archive.ReadIndex(exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range ix.Copies {
+		if c.Kind == archive.KindObject {
+			objects = append(objects, c.Path)
+		} else {
+			sources = append(sources, c.Path)
+		}
+	}
+	slices.Sort(objects)
+	slices.Sort(sources)
+	return objects, sources
+}
+
+func TestModes(t *testing.T) {
+	f := build(t)
+	for _, c := range []struct {
+		mode             string
+		objects, sources []string
+	}{
+		{"off", nil, nil},
+		{"usedldobjects", []string{f.prog}, nil},
+		{"ldobjects", []string{f.lib, f.prog}, nil},
+		{"usedsrc", []string{f.prog}, []string{f.progSrc}},
+		{"src", []string{f.lib, f.prog}, []string{f.coldSrc, f.progSrc}},
+		{"on", []string{f.lib, f.prog}, []string{f.coldSrc, f.progSrc}},
+	} {
+		t.Run(c.mode, func(t *testing.T) {
+			exp := filepath.Join(t.TempDir(), "test.1.er")
+			f.experiment(t, exp, false)
+			var warnings []string
+			res, err := Archive(exp, Options{Mode: c.mode, Warn: func(w string) { warnings = append(warnings, w) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			objects, sources := archived(t, exp)
+			if !slices.Equal(objects, c.objects) || !slices.Equal(sources, c.sources) {
+				t.Errorf("archived objects %q, sources %q; want %q, %q", objects, sources, c.objects, c.sources)
+			}
+			if res.Objects != len(c.objects) || res.Sources != len(c.sources) || res.Kept != 0 || res.Skipped != 0 || len(warnings) != 0 {
+				t.Errorf("result %+v, warnings %q; want %d objects, %d sources copied, nothing else", res, warnings, len(c.objects), len(c.sources))
+			}
+			if c.mode == "off" {
+				if _, err := os.Stat(filepath.Join(exp, "archives", archive.IndexFile)); !os.IsNotExist(err) {
+					t.Errorf("mode off wrote an index: %v", err)
+				}
+				return
+			}
+			// Idempotent.
+			res, err = Archive(exp, Options{Mode: c.mode})
+			if n := len(c.objects) + len(c.sources); err != nil || res.Objects+res.Sources != 0 || res.Kept != n {
+				t.Errorf("again: %+v, %v; want nothing copied, %d kept", res, err, n)
+			}
+		})
+	}
+}
+
+func TestChangedFiles(t *testing.T) {
+	f := build(t)
+	exp := filepath.Join(t.TempDir(), "test.1.er")
+	f.experiment(t, exp, false)
+	// Rebuilt library (another build id), a source edited after the experiment started, a symbol
+	// archive missing (written again from the unchanged program).
+	f.gcc(t, "-O2", "-g", "-Wl,--build-id", "-shared", "-fPIC", "-DEXTRA", "-o", f.lib, f.coldSrc, "-Wl,--build-id=0x1234")
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(f.progSrc, later, later); err != nil {
+		t.Fatal(err)
+	}
+	arName := filepath.Join(exp, "archives", experiment.ArchiveName(f.prog))
+	if err := os.Remove(arName); err != nil {
+		t.Fatal(err)
+	}
+	var warnings []string
+	res, err := Archive(exp, Options{Mode: "src", Warn: func(w string) { warnings = append(warnings, w) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objects, sources := archived(t, exp)
+	if !slices.Equal(objects, []string{f.prog}) || !slices.Equal(sources, []string{f.coldSrc}) || res.Skipped != 2 {
+		t.Errorf("archived objects %q, sources %q, %+v; want prog and cold.c only, 2 skipped", objects, sources, res)
+	}
+	want := []string{
+		f.lib + ": not archived: " + f.lib + " has changed since the experiment (build id 1234, was ",
+		f.progSrc + ": not archived: it was modified after the experiment started (er archive -F archives it anyway)",
+	}
+	if len(warnings) != 2 || !strings.HasPrefix(warnings[0], want[0]) || warnings[1] != want[1] {
+		t.Errorf("warnings %q, want %q", warnings, want)
+	}
+	if _, err := experiment.ReadArchive(arName); err != nil {
+		t.Errorf("the missing symbol archive was not written again: %v", err)
+	}
+	// -F archives the edited source.
+	if _, err := Archive(exp, Options{Mode: "src", Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, sources := archived(t, exp); !slices.Equal(sources, []string{f.coldSrc, f.progSrc}) {
+		t.Errorf("with Force: sources %q", sources)
+	}
+	// Deleted: already archived, so kept, no warning.
+	os.Remove(f.prog)
+	warnings = nil
+	res, err = Archive(exp, Options{Mode: "usedsrc", Warn: func(w string) { warnings = append(warnings, w) }})
+	if err != nil || res.Kept != 2 || res.Skipped != 0 || len(warnings) != 0 {
+		t.Errorf("after the program was deleted: %+v, %v, %q; want 2 kept and no warning", res, err, warnings)
+	}
+}
+
+func TestMissingSources(t *testing.T) {
+	f := build(t)
+	exp := filepath.Join(t.TempDir(), "test.1.er")
+	f.experiment(t, exp, false)
+	os.Remove(f.progSrc)
+	var warnings []string
+	res, err := Archive(exp, Options{Mode: "usedsrc", Warn: func(w string) { warnings = append(warnings, w) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "1 source files of the debug information are not on this machine, so not archived: " + f.progSrc
+	if res.Objects != 1 || res.Sources != 0 || res.Skipped != 1 || len(warnings) != 1 || warnings[0] != want {
+		t.Errorf("%+v, warnings %q; want 1 object, the warning %q", res, warnings, want)
+	}
+}
+
+func TestSubexperiments(t *testing.T) {
+	f := build(t)
+	founder := filepath.Join(t.TempDir(), "test.1.er")
+	f.experiment(t, founder, false)
+	sub := filepath.Join(founder, "_f1.er")
+	f.experiment(t, sub, true) // its samples are in libcold.so
+	// A subexperiment has no archives of its own: it reads its founder's.
+	if err := os.RemoveAll(filepath.Join(sub, "archives")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Archive(founder, Options{Mode: "usedldobjects"}); err != nil {
+		t.Fatal(err)
+	}
+	if objects, _ := archived(t, founder); !slices.Equal(objects, []string{f.prog}) {
+		t.Errorf("without descendants: %q, want prog only", objects)
+	}
+	res, err := Archive(founder, Options{Mode: "usedldobjects", Descendants: true})
+	if err != nil || res.Objects != 1 || res.Kept != 1 {
+		t.Fatalf("with descendants: %+v, %v; want libcold.so copied, prog kept", res, err)
+	}
+	if objects, _ := archived(t, founder); !slices.Equal(objects, []string{f.lib, f.prog}) {
+		t.Errorf("with descendants: %q, want both", objects)
+	}
+	if _, err := os.Stat(filepath.Join(sub, "archives")); !os.IsNotExist(err) {
+		t.Errorf("the subexperiment got archives of its own: %v", err)
+	}
+	// Archiving the subexperiment itself also fills its founder's archives.
+	res, err = Archive(sub, Options{Mode: "usedsrc"})
+	if _, sources := archived(t, founder); err != nil || res.Sources != 1 || !slices.Equal(sources, []string{f.coldSrc}) {
+		t.Errorf("archiving the subexperiment: %+v, %v, sources %q; want cold.c in the founder", res, err, sources)
+	}
+}
+
+func TestMatch(t *testing.T) {
+	f := build(t)
+	exp := filepath.Join(t.TempDir(), "test.1.er")
+	f.experiment(t, exp, false)
+	if _, err := Archive(exp, Options{Mode: "src", Match: regexp.MustCompile(`\.so$|cold\.c$`)}); err != nil {
+		t.Fatal(err)
+	}
+	if objects, sources := archived(t, exp); !slices.Equal(objects, []string{f.lib}) || !slices.Equal(sources, []string{f.coldSrc}) {
+		t.Errorf("-m: objects %q, sources %q; want libcold.so and cold.c", objects, sources)
+	}
+}
+
+func TestMainCommand(t *testing.T) {
+	f := build(t)
+	exp := filepath.Join(t.TempDir(), "test.1.er")
+	f.experiment(t, exp, false)
+	os.Remove(f.lib)
+	var out, errb bytes.Buffer
+	code := Main([]string{"-a", "ldobjects", exp}, &out, &errb)
+	if code != 0 || !strings.Contains(out.String(), exp+": archived 1 load object and 0 source files (") ||
+		!strings.Contains(out.String(), "; 1 file not archived (see the warnings)") ||
+		errb.String() != "er archive: warning: "+f.lib+": not archived: it no longer exists\n" {
+		t.Errorf("exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	code = Main([]string{"-q", exp, filepath.Join(exp, "none.er"), "-a", "ldobjects"}, &out, &errb)
+	if code != 1 || !strings.Contains(out.String(), "1 already archived") || errb.String() != "er archive: "+filepath.Join(exp, "none.er")+": no such experiment\n" {
+		t.Errorf("-q with a missing experiment: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	errb.Reset()
+	if code := Main([]string{"-h"}, &out, &errb); code != 0 || !strings.Contains(errb.String(), "Usage: er archive") || !strings.Contains(errb.String(), "the default\nis usedsrc") {
+		t.Errorf("-h: exit %d\n%s", code, errb.String())
+	}
+	if code := Main([]string{"-x"}, &out, &errb); code != 2 {
+		t.Errorf("-x: exit %d", code)
+	}
+}

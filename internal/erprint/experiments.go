@@ -1,0 +1,147 @@
+package erprint
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"er/internal/experiment"
+	"er/internal/expfiles"
+)
+
+// experimentCommands are the commands that load and drop experiments.
+func experimentCommands(g []string) []*command {
+	return []*command{
+		{name: "en_desc", group: g[6], usage: "en_desc {on|off|=regexp}",
+			help:    "load descendant processes' subexperiments with each founder: all (on), none (off), or those whose lineage or program name matches",
+			minArgs: 1, maxArgs: 1, run: (*session).enDesc},
+		{name: "open_exp", group: g[6], usage: "open_exp experiment", help: "drop all loaded experiments and load this experiment or group",
+			minArgs: 1, maxArgs: 1, run: func(s *session, a []string) error { return s.reload(nil, a) }},
+		{name: "add_exp", group: g[6], usage: "add_exp experiment", help: "load one more experiment or group",
+			minArgs: 1, maxArgs: 1, run: func(s *session, a []string) error { return s.reload(s.args, a) }},
+		{name: "drop_exp", group: g[6], usage: "drop_exp experiment", help: "drop a loaded experiment (and the descendants loaded with it)",
+			minArgs: 1, maxArgs: 1, run: (*session).dropExp},
+	}
+}
+
+// descFilter is the en_desc setting: which subexperiments load with their founder.
+type descFilter struct {
+	off bool
+	re  *regexp.Regexp
+}
+
+func parseDesc(v string) (descFilter, error) {
+	switch {
+	case v == "on":
+		return descFilter{}, nil
+	case v == "off":
+		return descFilter{off: true}, nil
+	case strings.HasPrefix(v, "=") && len(v) > 1:
+		re, err := regexp.Compile(v[1:])
+		if err != nil {
+			return descFilter{}, usagef("en_desc %s: bad regular expression: %v", v, err)
+		}
+		return descFilter{re: re}, nil
+	}
+	return descFilter{}, usagef("en_desc %q: expected on, off or =regexp", v)
+}
+
+// wants reports whether a subexperiment loads: its lineage (from its name) or its program name
+// must match en_desc's regexp.
+func (f descFilter) wants(d *experiment.Data) bool {
+	if f.off {
+		return false
+	}
+	if f.re == nil {
+		return true
+	}
+	prog := ""
+	if len(d.Log.Command) > 0 {
+		prog = filepath.Base(d.Log.Command[0])
+	}
+	return f.re.MatchString(d.Log.Lineage) || f.re.MatchString(prog) ||
+		f.re.MatchString(strings.TrimSuffix(filepath.Base(d.Dir), ".er"))
+}
+
+// enDesc sets en_desc and reloads the experiments given so far.
+func (s *session) enDesc(args []string) error {
+	f, err := parseDesc(args[0])
+	if err != nil {
+		return err
+	}
+	s.desc = f
+	if len(s.args) == 0 {
+		return nil
+	}
+	return s.reload(nil, s.args)
+}
+
+// reload drops every loaded experiment and loads keep, then more.
+func (s *session) reload(keep, more []string) error {
+	args := append(append([]string{}, keep...), more...)
+	s.args, s.dirs, s.exps, s.prof = nil, nil, nil, nil
+	return s.load(args)
+}
+
+// dropExp drops the experiment (or group) given, as it was named when loaded.
+func (s *session) dropExp(args []string) error {
+	var keep []string
+	found := false
+	for _, a := range s.args {
+		if filepath.Clean(a) == filepath.Clean(args[0]) {
+			found = true
+			continue
+		}
+		keep = append(keep, a)
+	}
+	if !found {
+		return fmt.Errorf("drop_exp %s: no such experiment is loaded (experiment_list shows them)", args[0])
+	}
+	return s.reload(nil, keep)
+}
+
+// expand turns one command-line experiment into the directories to load: the experiment, then the
+// subexperiments en_desc selects, in lineage order; a group file gives its experiments.
+func (s *session) expand(arg string) ([]string, []*experiment.Data, error) {
+	var dirs []string
+	if strings.HasSuffix(arg, ".erg") {
+		list, err := readGroup(arg)
+		if err != nil {
+			return nil, nil, err
+		}
+		dirs = list
+	} else {
+		dirs = []string{arg}
+	}
+	var outDirs []string
+	var out []*experiment.Data
+	for _, dir := range dirs {
+		d, err := s.env.open(dir)
+		if err != nil {
+			return nil, nil, fmt.Errorf("cannot read experiment %s: %w", dir, err)
+		}
+		outDirs, out = append(outDirs, dir), append(out, d)
+		if experiment.IsSubexperiment(dir) || s.desc.off {
+			continue
+		}
+		subs, err := experiment.Descendants(dir)
+		if err != nil {
+			continue
+		}
+		for _, sub := range subs {
+			sd, err := s.env.open(sub)
+			if err != nil {
+				fmt.Fprintf(s.stderr, "er print: warning: cannot read the subexperiment %s: %v\n", sub, err)
+				continue
+			}
+			if s.desc.wants(sd) {
+				outDirs, out = append(outDirs, sub), append(out, sd)
+			}
+		}
+	}
+	return outDirs, out, nil
+}
+
+// readGroup reads an experiment group file.
+var readGroup = expfiles.ReadGroup

@@ -1,0 +1,1023 @@
+package erprint
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"er/internal/analysis"
+	"er/internal/experiment"
+	"er/internal/report"
+)
+
+// Selections and filters: which events the views aggregate. docs/filters.md describes the
+// commands and the grammar.
+//
+// The sample, thread, LWP and CPU selections take a selection spec, [exp-list:]list[+...]; the
+// experiment selection a list; filters an expression over the fields of an event. All of them
+// must hold for an event to be shown. Changing one recomputes the profile.
+
+// idRange is an inclusive range of ids.
+type idRange struct{ lo, hi int64 }
+
+// idSet is a set of ids: all of them, or a list of ranges; the zero value holds none.
+type idSet struct {
+	all    bool
+	ranges []idRange
+}
+
+var allIDs = idSet{all: true}
+
+func (m idSet) has(n int64) bool {
+	if m.all {
+		return true
+	}
+	for _, r := range m.ranges {
+		if n >= r.lo && n <= r.hi {
+			return true
+		}
+	}
+	return false
+}
+
+// String writes the set as it is given: "all", "1,3-5", or "none".
+func (m idSet) String() string {
+	if m.all {
+		return "all"
+	}
+	if len(m.ranges) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(m.ranges))
+	for i, r := range m.ranges {
+		parts[i] = strconv.FormatInt(r.lo, 10)
+		if r.hi != r.lo {
+			parts[i] += "-" + strconv.FormatInt(r.hi, 10)
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// parseIDSet parses "all" or a comma-separated list of numbers and ranges n-m.
+func parseIDSet(s string) (idSet, error) {
+	if strings.EqualFold(s, "all") {
+		return allIDs, nil
+	}
+	if s == "" {
+		return idSet{}, fmt.Errorf("an empty list")
+	}
+	var m idSet
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := parseID(lo)
+		if err != nil {
+			return idSet{}, fmt.Errorf("%q: %v", part, err)
+		}
+		b := a
+		if isRange {
+			if b, err = parseID(hi); err != nil {
+				return idSet{}, fmt.Errorf("%q: %v", part, err)
+			}
+			if b < a {
+				return idSet{}, fmt.Errorf("%q: the range ends before it starts", part)
+			}
+		}
+		m.ranges = append(m.ranges, idRange{a, b})
+	}
+	return m, nil
+}
+
+func parseID(s string) (int64, error) {
+	if s == "" {
+		return 0, fmt.Errorf("a number is missing")
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%q is not a number (0 or more)", s)
+	}
+	return n, nil
+}
+
+// selTerm selects the items of a set from the experiments of a set.
+type selTerm struct{ exps, items idSet }
+
+// selSpec is a selection of samples, threads, LWPs or CPUs: the union of its terms. The zero
+// value selects everything.
+type selSpec struct {
+	text  string // as given; "" for the default, all
+	terms []selTerm
+}
+
+func (sp selSpec) isAll() bool {
+	if sp.text == "" {
+		return true
+	}
+	for _, t := range sp.terms {
+		if t.exps.all && t.items.all {
+			return true
+		}
+	}
+	return false
+}
+
+// has reports whether the spec selects item n of experiment exp (from 1).
+func (sp selSpec) has(exp, n int64) bool {
+	if sp.text == "" {
+		return true
+	}
+	for _, t := range sp.terms {
+		if t.exps.has(exp) && t.items.has(n) {
+			return true
+		}
+	}
+	return false
+}
+
+// forExp describes what the spec selects in experiment exp: "all", "none", or the lists.
+func (sp selSpec) forExp(exp int64) string {
+	if sp.text == "" {
+		return "all"
+	}
+	var parts []string
+	for _, t := range sp.terms {
+		if !t.exps.has(exp) {
+			continue
+		}
+		if t.items.all {
+			return "all"
+		}
+		parts = append(parts, t.items.String())
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ",")
+}
+
+// parseSelSpec parses [exp-list:]list[+[exp-list:]list...]; blanks are ignored. nexps is the
+// number of loaded experiments: an experiment list may name no other.
+func parseSelSpec(s string, nexps int) (selSpec, error) {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsSpace(r) {
+			return -1
+		}
+		return r
+	}, s)
+	if s == "" {
+		return selSpec{}, fmt.Errorf("the selection is empty")
+	}
+	sp := selSpec{text: s}
+	for _, part := range strings.Split(s, "+") {
+		t := selTerm{exps: allIDs}
+		items := part
+		if e, rest, ok := strings.Cut(part, ":"); ok {
+			exps, err := parseIDSet(e)
+			if err != nil {
+				return selSpec{}, fmt.Errorf("experiment list %q: %v", e, err)
+			}
+			if err := checkExps(exps, nexps); err != nil {
+				return selSpec{}, err
+			}
+			t.exps, items = exps, rest
+		}
+		m, err := parseIDSet(items)
+		if err != nil {
+			return selSpec{}, fmt.Errorf("list %q: %v", items, err)
+		}
+		t.items = m
+		sp.terms = append(sp.terms, t)
+	}
+	return sp, nil
+}
+
+// checkExps checks that a list of experiments names loaded experiments only.
+func checkExps(m idSet, nexps int) error {
+	for _, r := range m.ranges {
+		if r.lo < 1 || r.hi > int64(nexps) {
+			return fmt.Errorf("experiment ids are 1 to %d (experiment_list shows them), not %s", nexps, idSet{ranges: []idRange{r}})
+		}
+	}
+	return nil
+}
+
+// selection is everything that selects events: the select commands and the filter expression.
+type selection struct {
+	samples, threads, lwps, cpus selSpec
+	exps                         idSet // experiment_select; the zero value (before any) is all
+	expsSet                      bool
+	filterText                   string // "" when there is no filter
+	filter                       evalFn
+}
+
+func (sel *selection) expSelected(exp int64) bool { return !sel.expsSet || sel.exps.has(exp) }
+
+// isAll reports whether the selection selects every event.
+func (sel *selection) isAll() bool {
+	return sel.samples.isAll() && sel.threads.isAll() && sel.lwps.isAll() && sel.cpus.isAll() &&
+		(!sel.expsSet || sel.exps.all) && sel.filter == nil
+}
+
+// match reports whether an event is selected. An event that records no CPU (tracing) is in no CPU
+// selection but all.
+func (sel *selection) match(ev *analysis.EventInfo) bool {
+	exp := int64(ev.Exp + 1)
+	if !sel.expSelected(exp) || !sel.samples.has(exp, int64(ev.Sample)) || !sel.threads.has(exp, int64(ev.Thread)) ||
+		!sel.lwps.has(exp, int64(ev.Tid)) {
+		return false
+	}
+	if !sel.cpus.isAll() && (ev.CPU < 0 || !sel.cpus.has(exp, ev.CPU)) {
+		return false
+	}
+	return sel.filter == nil || sel.filter(ev) != 0
+}
+
+// eventFilter is the filter of analysis.Options: nil when everything is selected.
+func (s *session) eventFilter() func(*analysis.EventInfo) bool {
+	if s.sel.isAll() {
+		return nil
+	}
+	sel := s.sel
+	return sel.match
+}
+
+// selected reports whether the current selection keeps ev.
+func (s *session) selected(ev *analysis.EventInfo) bool { return s.sel.match(ev) }
+
+// selectionChanged drops the profile: the next view recomputes it with the new selection. The
+// call-stack fragment names functions by their numbers in the old profile, so it goes too.
+func (s *session) selectionChanged() {
+	s.prof, s.names, s.fragment = nil, nil, nil
+}
+
+// expKey identifies a loaded experiment: its data, at its place in the list.
+type expKey struct {
+	d *experiment.Data
+	i int
+}
+
+// expIndex returns the index of loaded experiment i (from 0), made on first use.
+func (s *session) expIndex(i int) *analysis.ExpIndex {
+	k := expKey{s.exps[i], i}
+	if x, ok := s.indexes[k]; ok {
+		return x
+	}
+	if s.indexes == nil || len(s.indexes) > 4*len(s.exps) { // experiments were dropped or reloaded
+		s.indexes = map[expKey]*analysis.ExpIndex{}
+	}
+	x := analysis.NewExpIndex(i, s.exps[i])
+	s.indexes[k] = x
+	return x
+}
+
+// eachEvent calls fn for every event of experiment i that the selection keeps, with the CPU time it
+// stands for (clock samples; 0 for tracing events).
+func (s *session) eachEvent(i int, fn func(ev *analysis.EventInfo, cpu int64)) {
+	x := s.expIndex(i)
+	d := x.Data()
+	all := s.sel.isAll()
+	var ev analysis.EventInfo
+	periods := x.ClockPeriods()
+	for k, n := range [...]int{len(d.Clock), len(d.Heap), len(d.Sync), len(d.IO)} {
+		kind := analysis.DataKind(k)
+		for j := 0; j < n; j++ {
+			x.Event(kind, j, &ev)
+			if !all && !s.sel.match(&ev) {
+				continue
+			}
+			var cpu int64
+			if kind == analysis.DataClock {
+				cpu = periods[j]
+			}
+			fn(&ev, cpu)
+		}
+	}
+}
+
+// The select commands.
+
+func (s *session) sampleSelect(args []string) error {
+	return s.selectItems("sample_select", args, &s.sel.samples, func(i int) int { return len(s.expIndex(i).Samples()) })
+}
+
+func (s *session) threadSelect(args []string) error {
+	return s.selectItems("thread_select", args, &s.sel.threads, func(i int) int { return len(s.expIndex(i).Threads()) })
+}
+
+func (s *session) lwpSelect(args []string) error {
+	return s.selectItems("lwp_select", args, &s.sel.lwps, func(i int) int { return len(s.expIndex(i).Threads()) })
+}
+
+func (s *session) cpuSelect(args []string) error {
+	return s.selectItems("cpu_select", args, &s.sel.cpus, func(i int) int { return len(cpusOf(s.exps[i])) })
+}
+
+// selectItems sets one of the selections and shows, in text mode, what it selects in each experiment.
+func (s *session) selectItems(cmd string, args []string, dst *selSpec, total func(i int) int) error {
+	spec := ""
+	if len(args) > 0 {
+		spec = args[0]
+	}
+	sp, err := parseSelSpec(spec, len(s.exps))
+	if err != nil {
+		return usagef("%s %s: %v; expected all, or [experiments:]list such as 1,3-5 or 2:1-4+3:all", cmd, spec, err)
+	}
+	*dst = sp
+	s.selectionChanged()
+	if !s.text() {
+		return nil
+	}
+	t := &report.Table{Columns: []report.Column{
+		{Title: "Exp", Key: "exp", Kind: report.Text},
+		{Title: "Sel", Key: "sel", Kind: report.Text, Left: true},
+		{Title: "Total", Key: "total", Kind: report.Count, Value: true},
+	}}
+	for i := range s.exps {
+		t.Rows = append(t.Rows, report.Row{Cells: []report.Cell{
+			{Text: strconv.Itoa(i + 1)}, {Text: sp.forExp(int64(i + 1))}, {Value: int64(total(i))}}})
+	}
+	return s.table(t)
+}
+
+func (s *session) experimentSelect(args []string) error {
+	spec := strings.Join(strings.Fields(strings.Join(args, "")), "")
+	m, err := parseIDSet(spec)
+	if err == nil {
+		err = checkExps(m, len(s.exps))
+	}
+	if err != nil {
+		return usagef("experiment_select %s: %v; expected all, or a list of experiment ids such as 1,3-5", spec, err)
+	}
+	s.sel.exps, s.sel.expsSet = m, true
+	s.selectionChanged()
+	if !s.text() {
+		return nil
+	}
+	return s.experimentList(nil)
+}
+
+// filters sets the filter expression; none, or nothing, removes it.
+func (s *session) filters(args []string) error {
+	text := strings.TrimSpace(strings.Join(args, " "))
+	if text == "" || strings.EqualFold(text, "none") {
+		s.sel.filter, s.sel.filterText = nil, ""
+	} else {
+		f, err := parseFilter(text)
+		if err != nil {
+			return usagef("filters %s: %v", text, err)
+		}
+		s.sel.filter, s.sel.filterText = f, text
+	}
+	s.selectionChanged()
+	if s.text() {
+		if s.sel.filterText == "" {
+			s.printf("Current filter: none\n")
+		} else {
+			s.printf("Current filter: %s\n", s.sel.filterText)
+		}
+	}
+	return nil
+}
+
+// cpusOf lists the CPUs of an experiment's clock samples.
+func cpusOf(d *experiment.Data) []uint32 {
+	seen := map[uint32]bool{}
+	var cpus []uint32
+	for i := range d.Clock {
+		if c := d.Clock[i].CPU; !seen[c] {
+			seen[c] = true
+			cpus = append(cpus, c)
+		}
+	}
+	sort.Slice(cpus, func(a, b int) bool { return cpus[a] < cpus[b] })
+	return cpus
+}
+
+// Filter expressions.
+
+// evalFn computes an expression for one event; a condition is true when not 0.
+type evalFn func(ev *analysis.EventInfo) int64
+
+// filterField is a name usable in filter expressions.
+type filterField struct {
+	name string
+	help string
+	get  evalFn
+}
+
+var filterFields = []filterField{
+	{"EXPID", "experiment id, from 1, in load order (experiment_list; experiment_select)",
+		func(ev *analysis.EventInfo) int64 { return int64(ev.Exp + 1) }},
+	{"PID", "process id", func(ev *analysis.EventInfo) int64 { return int64(ev.Pid) }},
+	{"LWPID", "thread id, as Linux numbers threads (thread_list's TID; lwp_select)",
+		func(ev *analysis.EventInfo) int64 { return int64(ev.Tid) }},
+	{"THRID", "thread number in its experiment, from 1 (thread_list's Thread; thread_select)",
+		func(ev *analysis.EventInfo) int64 { return int64(ev.Thread) }},
+	{"CPUID", "CPU the event was taken on; -1 when the event records none (cpu_list; cpu_select)",
+		func(ev *analysis.EventInfo) int64 { return ev.CPU }},
+	{"SAMPLE", "sample number (sample_list; sample_select)", func(ev *analysis.EventInfo) int64 { return int64(ev.Sample) }},
+	{"TSTAMP", "time of the event, ns since the experiment's start (for a traced call, when it returned)",
+		func(ev *analysis.EventInfo) int64 { return ev.Time }},
+	{"TSTAMP_LO", "start of the event, ns: TSTAMP - EVT_TIME", func(ev *analysis.EventInfo) int64 { return ev.Time - ev.Dur }},
+	{"TSTAMP_HI", "end of the event, ns: TSTAMP", func(ev *analysis.EventInfo) int64 { return ev.Time }},
+	{"EVT_TIME", "duration of the event, ns: a synchronization wait, an I/O call; 0 for others",
+		func(ev *analysis.EventInfo) int64 { return ev.Dur }},
+}
+
+func lookupField(name string) *filterField {
+	for i := range filterFields {
+		if strings.EqualFold(filterFields[i].name, name) {
+			return &filterFields[i]
+		}
+	}
+	return nil
+}
+
+type tokKind uint8
+
+const (
+	tEOF tokKind = iota
+	tNum
+	tName
+	tOp
+)
+
+type token struct {
+	kind tokKind
+	text string
+	num  int64
+	pos  int // byte offset in the expression, from 0
+}
+
+// operators, longest first where one is a prefix of another.
+var operators = []string{"||", "&&", "==", "!=", "<=", ">=", "<<", ">>", "<", ">", "!", "~", "+", "-", "*", "/", "%",
+	"&", "|", "^", "?", ":", "(", ")", ","}
+
+func lex(src string) ([]token, error) {
+	var toks []token
+	for i := 0; i < len(src); {
+		c := src[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			i++
+		case c >= '0' && c <= '9' || c == '.' && i+1 < len(src) && src[i+1] >= '0' && src[i+1] <= '9':
+			j := i
+			for j < len(src) && (isAlnum(src[j]) || src[j] == '.' ||
+				(src[j] == '+' || src[j] == '-') && j > i && (src[j-1] == 'e' || src[j-1] == 'E') && !strings.HasPrefix(src[i:], "0x")) {
+				j++
+			}
+			n, err := parseNumber(src[i:j])
+			if err != nil {
+				return nil, fmt.Errorf("at column %d: %v", i+1, err)
+			}
+			toks = append(toks, token{kind: tNum, text: src[i:j], num: n, pos: i})
+			i = j
+		case isAlnum(c):
+			j := i
+			for j < len(src) && isAlnum(src[j]) {
+				j++
+			}
+			toks = append(toks, token{kind: tName, text: src[i:j], pos: i})
+			i = j
+		default:
+			op := ""
+			for _, o := range operators {
+				if strings.HasPrefix(src[i:], o) {
+					op = o
+					break
+				}
+			}
+			if op == "" {
+				if c == '=' {
+					return nil, fmt.Errorf("at column %d: \"=\" is not an operator; compare with ==", i+1)
+				}
+				return nil, fmt.Errorf("at column %d: unexpected %q", i+1, src[i:i+1])
+			}
+			toks = append(toks, token{kind: tOp, text: op, pos: i})
+			i += len(op)
+		}
+	}
+	return append(toks, token{kind: tEOF, pos: len(src)}), nil
+}
+
+func isAlnum(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// parseNumber reads a decimal or 0x hexadecimal integer, or a decimal number with a fraction or an
+// exponent whose value is whole (1.5e9).
+func parseNumber(s string) (int64, error) {
+	if n, err := strconv.ParseInt(s, 0, 64); err == nil {
+		return n, nil
+	}
+	if strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X") {
+		return 0, fmt.Errorf("%q is not a number", s)
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a number", s)
+	}
+	if f != math.Trunc(f) || math.Abs(f) >= 1<<63 {
+		return 0, fmt.Errorf("%s is not a whole number: fields are integers (TSTAMP is in nanoseconds)", s)
+	}
+	return int64(f), nil
+}
+
+// exprParser is a precedence-climbing parser of C expressions with C's precedence, and "IN".
+type exprParser struct {
+	toks []token
+	i    int
+	src  string
+}
+
+// parseFilter compiles a filter expression.
+func parseFilter(src string) (evalFn, error) {
+	toks, err := lex(src)
+	if err != nil {
+		return nil, err
+	}
+	p := &exprParser{toks: toks, src: src}
+	f, err := p.expr()
+	if err != nil {
+		return nil, err
+	}
+	if t := p.peek(); t.kind != tEOF {
+		return nil, p.errAt(t, "expected an operator")
+	}
+	return f, nil
+}
+
+func (p *exprParser) peek() token { return p.toks[p.i] }
+func (p *exprParser) next() token {
+	t := p.toks[p.i]
+	if t.kind != tEOF {
+		p.i++
+	}
+	return t
+}
+
+func (p *exprParser) errAt(t token, what string) error {
+	if t.kind == tEOF {
+		return fmt.Errorf("the expression ends too soon: %s", what)
+	}
+	return fmt.Errorf("at column %d (%q): %s", t.pos+1, t.text, what)
+}
+
+func (p *exprParser) isOp(ops ...string) (string, bool) {
+	t := p.peek()
+	if t.kind != tOp {
+		return "", false
+	}
+	for _, o := range ops {
+		if t.text == o {
+			return o, true
+		}
+	}
+	return "", false
+}
+
+// expr := cond; cond := lor ['?' expr ':' cond].
+func (p *exprParser) expr() (evalFn, error) {
+	c, err := p.binary(0)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := p.isOp("?"); !ok {
+		return c, nil
+	}
+	p.next()
+	a, err := p.expr()
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := p.isOp(":"); !ok {
+		return nil, p.errAt(p.peek(), "expected : of ?:")
+	}
+	p.next()
+	b, err := p.expr()
+	if err != nil {
+		return nil, err
+	}
+	return func(ev *analysis.EventInfo) int64 {
+		if c(ev) != 0 {
+			return a(ev)
+		}
+		return b(ev)
+	}, nil
+}
+
+// levels are the binary operators from the loosest to the tightest, as in C.
+var levels = [][]string{{"||"}, {"&&"}, {"|"}, {"^"}, {"&"}, {"==", "!="}, {"<", "<=", ">", ">="}, {"<<", ">>"}, {"+", "-"}, {"*", "/", "%"}}
+
+const relLevel = 6 // where "x IN (list)" binds
+
+func (p *exprParser) binary(level int) (evalFn, error) {
+	if level == len(levels) {
+		return p.unary()
+	}
+	l, err := p.binary(level + 1)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		if level == relLevel && p.peek().kind == tName && strings.EqualFold(p.peek().text, "IN") {
+			p.next()
+			if l, err = p.inList(l); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		op, ok := p.isOp(levels[level]...)
+		if !ok {
+			return l, nil
+		}
+		p.next()
+		r, err := p.binary(level + 1)
+		if err != nil {
+			return nil, err
+		}
+		l = binaryOp(op, l, r)
+	}
+}
+
+// inList parses "(e, e, ...)" after IN.
+func (p *exprParser) inList(l evalFn) (evalFn, error) {
+	if _, ok := p.isOp("("); !ok {
+		return nil, p.errAt(p.peek(), "expected ( after IN")
+	}
+	p.next()
+	var set []evalFn
+	for {
+		e, err := p.expr()
+		if err != nil {
+			return nil, err
+		}
+		set = append(set, e)
+		if _, ok := p.isOp(","); ok {
+			p.next()
+			continue
+		}
+		if _, ok := p.isOp(")"); !ok {
+			return nil, p.errAt(p.peek(), "expected , or ) in the list after IN")
+		}
+		p.next()
+		break
+	}
+	return func(ev *analysis.EventInfo) int64 {
+		v := l(ev)
+		for _, e := range set {
+			if e(ev) == v {
+				return 1
+			}
+		}
+		return 0
+	}, nil
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func binaryOp(op string, l, r evalFn) evalFn {
+	switch op {
+	case "||":
+		return func(ev *analysis.EventInfo) int64 { return b2i(l(ev) != 0 || r(ev) != 0) }
+	case "&&":
+		return func(ev *analysis.EventInfo) int64 { return b2i(l(ev) != 0 && r(ev) != 0) }
+	case "|":
+		return func(ev *analysis.EventInfo) int64 { return l(ev) | r(ev) }
+	case "^":
+		return func(ev *analysis.EventInfo) int64 { return l(ev) ^ r(ev) }
+	case "&":
+		return func(ev *analysis.EventInfo) int64 { return l(ev) & r(ev) }
+	case "==":
+		return func(ev *analysis.EventInfo) int64 { return b2i(l(ev) == r(ev)) }
+	case "!=":
+		return func(ev *analysis.EventInfo) int64 { return b2i(l(ev) != r(ev)) }
+	case "<":
+		return func(ev *analysis.EventInfo) int64 { return b2i(l(ev) < r(ev)) }
+	case "<=":
+		return func(ev *analysis.EventInfo) int64 { return b2i(l(ev) <= r(ev)) }
+	case ">":
+		return func(ev *analysis.EventInfo) int64 { return b2i(l(ev) > r(ev)) }
+	case ">=":
+		return func(ev *analysis.EventInfo) int64 { return b2i(l(ev) >= r(ev)) }
+	case "<<":
+		return func(ev *analysis.EventInfo) int64 { return l(ev) << (uint64(r(ev)) & 63) }
+	case ">>":
+		return func(ev *analysis.EventInfo) int64 { return l(ev) >> (uint64(r(ev)) & 63) }
+	case "+":
+		return func(ev *analysis.EventInfo) int64 { return l(ev) + r(ev) }
+	case "-":
+		return func(ev *analysis.EventInfo) int64 { return l(ev) - r(ev) }
+	case "*":
+		return func(ev *analysis.EventInfo) int64 { return l(ev) * r(ev) }
+	case "/":
+		return func(ev *analysis.EventInfo) int64 {
+			d := r(ev)
+			if d == 0 || d == -1 {
+				return l(ev) * d // x/0 is 0; x/-1 without overflowing a trap
+			}
+			return l(ev) / d
+		}
+	case "%":
+		return func(ev *analysis.EventInfo) int64 {
+			d := r(ev)
+			if d == 0 || d == -1 {
+				return 0
+			}
+			return l(ev) % d
+		}
+	}
+	panic("unknown operator " + op)
+}
+
+// unary := ('!' | '-' | '+' | '~') unary | primary.
+func (p *exprParser) unary() (evalFn, error) {
+	if op, ok := p.isOp("!", "-", "+", "~"); ok {
+		p.next()
+		e, err := p.unary()
+		if err != nil {
+			return nil, err
+		}
+		switch op {
+		case "!":
+			return func(ev *analysis.EventInfo) int64 { return b2i(e(ev) == 0) }, nil
+		case "-":
+			return func(ev *analysis.EventInfo) int64 { return -e(ev) }, nil
+		case "~":
+			return func(ev *analysis.EventInfo) int64 { return ^e(ev) }, nil
+		}
+		return e, nil
+	}
+	return p.primary()
+}
+
+// primary := number | field | '(' expr ')'.
+func (p *exprParser) primary() (evalFn, error) {
+	t := p.next()
+	switch t.kind {
+	case tNum:
+		n := t.num
+		return func(*analysis.EventInfo) int64 { return n }, nil
+	case tName:
+		f := lookupField(t.text)
+		if f == nil {
+			return nil, fmt.Errorf("at column %d: unknown field %q; the fields are %s (describe says more)", t.pos+1, t.text, fieldNames())
+		}
+		return f.get, nil
+	case tOp:
+		if t.text == "(" {
+			e, err := p.expr()
+			if err != nil {
+				return nil, err
+			}
+			if _, ok := p.isOp(")"); !ok {
+				return nil, p.errAt(p.peek(), "expected )")
+			}
+			p.next()
+			return e, nil
+		}
+	}
+	return nil, p.errAt(t, "expected a number, a field or (")
+}
+
+func fieldNames() string {
+	names := make([]string, len(filterFields))
+	for i, f := range filterFields {
+		names[i] = f.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// describe lists the fields of filter expressions, and what each experiment recorded of them.
+func (s *session) describe(_ []string) error {
+	s.printf("Fields of filter expressions (names are case-insensitive):\n")
+	w := 0
+	for _, f := range filterFields {
+		w = max(w, len(f.name))
+	}
+	for _, f := range filterFields {
+		s.printf("  %-*s  %s\n", w, f.name, f.help)
+	}
+	s.printf("\nOperators, as in C and with C's precedence: || && | ^ & == != < <= > >= << >> + - * / %% ! ~ ?:,\n")
+	s.printf("and x IN (a, b, ...). Numbers are integers: 42, 0x2a, 1.5e9.\n")
+	kinds := []struct {
+		kind  analysis.DataKind
+		title string
+	}{{analysis.DataClock, "Clock profiling"}, {analysis.DataHeap, "Heap tracing"},
+		{analysis.DataSync, "Synchronization wait tracing"}, {analysis.DataIO, "I/O tracing"}}
+	for i, d := range s.exps {
+		prog := ""
+		if len(d.Log.Command) > 0 {
+			prog = d.Log.Command[0]
+		}
+		s.printf("\nExperiment %d: %s [%s, PID %d]\n", i+1, s.dirs[i], prog, d.Log.Pid)
+		x := s.expIndex(i)
+		var ev analysis.EventInfo
+		n := [...]int{len(d.Clock), len(d.Heap), len(d.Sync), len(d.IO)}
+		some := false
+		for _, k := range kinds {
+			if n[k.kind] == 0 {
+				continue
+			}
+			some = true
+			lo := make([]int64, len(filterFields))
+			hi := make([]int64, len(filterFields))
+			for j := 0; j < n[k.kind]; j++ {
+				x.Event(k.kind, j, &ev)
+				for f := range filterFields {
+					v := filterFields[f].get(&ev)
+					if j == 0 || v < lo[f] {
+						lo[f] = v
+					}
+					if j == 0 || v > hi[f] {
+						hi[f] = v
+					}
+				}
+			}
+			s.printf("  %s: %d events\n", k.title, n[k.kind])
+			timed := k.kind == analysis.DataSync || k.kind == analysis.DataIO // events with a duration
+			for f, ff := range filterFields {
+				switch {
+				case ff.name == "CPUID" && k.kind != analysis.DataClock, // -1: no CPU recorded
+					(ff.name == "EVT_TIME" || ff.name == "TSTAMP_LO") && !timed, // 0, and TSTAMP
+					ff.name == "TSTAMP_HI": // TSTAMP
+					continue
+				}
+				rng := strconv.FormatInt(lo[f], 10)
+				if hi[f] != lo[f] {
+					rng += " to " + strconv.FormatInt(hi[f], 10)
+				}
+				s.printf("    %-*s  %s\n", w, ff.name, rng)
+			}
+		}
+		if !some {
+			s.printf("  no events\n")
+		}
+	}
+	return nil
+}
+
+// Sample usage.
+
+// sampleUsage is the usage of an experiment's processes during one sample, from the overview.
+type sampleUsage struct {
+	known              bool // a sample point ends the sample
+	user, system       int64
+	minflt, majflt     int64
+	volcs, involcs     int64
+	rss                int64 // at the end of the sample, all processes
+	threads            int64
+	processes          int
+	startAt, endAt     int64
+	startLbl, endLabel string
+}
+
+// samplesUsage returns the usage in each sample of experiment i (indexed like ExpIndex.Samples):
+// each process's change between the points that bound the sample, added up. The usage before the
+// first point is the first sample's.
+func (s *session) samplesUsage(i int) []sampleUsage {
+	x := s.expIndex(i)
+	samples := x.Samples()
+	out := make([]sampleUsage, len(samples))
+	closes := map[uint32]int{} // point number -> index of the sample it ends
+	for k, sp := range samples {
+		out[k].startAt, out[k].endAt, out[k].startLbl, out[k].endLabel = sp.Start, sp.End, sp.StartLabel, sp.EndLabel
+		if !sp.Open {
+			closes[uint32(sp.EndPoint)] = k
+			out[k].known = true
+		}
+		if k == 0 && sp.StartPoint > 0 {
+			closes[uint32(sp.StartPoint)] = 0
+		}
+	}
+	recs := append([]experiment.OverviewSample(nil), x.Data().Overview...)
+	sort.SliceStable(recs, func(a, b int) bool {
+		return recs[a].Pid < recs[b].Pid || recs[a].Pid == recs[b].Pid && recs[a].Time < recs[b].Time
+	})
+	var prev experiment.OverviewSample
+	for j, o := range recs {
+		if j == 0 || o.Pid != recs[j-1].Pid {
+			prev = experiment.OverviewSample{}
+		}
+		k, ok := closes[o.Sample]
+		if ok {
+			u := &out[k]
+			u.user += o.UserNS - prev.UserNS
+			u.system += o.SystemNS - prev.SystemNS
+			u.minflt += o.MinFlt - prev.MinFlt
+			u.majflt += o.MajFlt - prev.MajFlt
+			u.volcs += o.VolCtxSw - prev.VolCtxSw
+			u.involcs += o.InvolCtxSw - prev.InvolCtxSw
+			if samples[k].EndPoint == int(o.Sample) {
+				u.rss += o.RSSBytes
+				u.threads += int64(o.NumThreads)
+				u.processes++
+			}
+		}
+		prev = o
+	}
+	return out
+}
+
+// sampleDetail prints the usage in the selected samples, added up, then in each, as gprofng's
+// sample_detail.
+func (s *session) sampleDetail(args []string) error {
+	ids, err := s.selectExps("sample_detail", args)
+	if err != nil {
+		return err
+	}
+	for _, i := range ids {
+		exp := int64(i + 1)
+		s.printf("Experiment %d: %s\n", exp, s.dirs[i])
+		if !s.sel.expSelected(exp) {
+			s.printf("  not selected (experiment_select)\n\n")
+			continue
+		}
+		samples := s.expIndex(i).Samples()
+		usage := s.samplesUsage(i)
+		var sum sampleUsage
+		var picked []int
+		first := true
+		for k, sp := range samples {
+			if !s.sel.samples.has(exp, int64(sp.Number)) {
+				continue
+			}
+			picked = append(picked, k)
+			u := usage[k]
+			if first {
+				sum.startAt, sum.startLbl = u.startAt, u.startLbl
+				first = false
+			}
+			sum.endAt, sum.endLabel = u.endAt, u.endLabel
+			sum.known = sum.known || u.known
+			sum.user += u.user
+			sum.system += u.system
+			sum.minflt += u.minflt
+			sum.majflt += u.majflt
+			sum.volcs += u.volcs
+			sum.involcs += u.involcs
+			sum.rss, sum.threads, sum.processes = u.rss, u.threads, u.processes
+		}
+		if len(picked) == 0 {
+			s.printf("  no sample selected (sample_select %s)\n\n", s.sel.samples.forExp(exp))
+			continue
+		}
+		s.printf("\n  Aggregated statistics for the selected samples (%s)\n\n", s.sel.samples.forExp(exp))
+		s.printUsage(sum, 0)
+		s.printf("\n  Individual samples\n")
+		for _, k := range picked {
+			s.printf("\n")
+			s.printUsage(usage[k], samples[k].Number)
+		}
+		s.printf("\n")
+	}
+	return nil
+}
+
+// printUsage prints one sample's usage (n > 0) or the sum of several (n = 0).
+func (s *session) printUsage(u sampleUsage, n int) {
+	var rows [][2]string
+	if n > 0 {
+		rows = append(rows, [2]string{"Sample Number", strconv.Itoa(n)})
+	}
+	label := func(l string) string {
+		if l == "" {
+			return "-"
+		}
+		return l
+	}
+	dur := u.endAt - u.startAt
+	rows = append(rows,
+		[2]string{"Start Label", label(u.startLbl)},
+		[2]string{"End Label", label(u.endLabel)},
+		[2]string{"Start Time (sec.)", secondsMS(u.startAt)},
+		[2]string{"End Time (sec.)", secondsMS(u.endAt)},
+		[2]string{"Duration (sec.)", secondsMS(dur)})
+	if !u.known {
+		rows = append(rows, [2]string{"Process Times", "not recorded: no sample point ends the sample"})
+	} else {
+		rows = append(rows,
+			[2]string{"User CPU (sec.)", fmt.Sprintf("%s (%5.1f%% of the duration)", secondsMS(u.user), percent(u.user, dur))},
+			[2]string{"System CPU (sec.)", fmt.Sprintf("%s (%5.1f%% of the duration)", secondsMS(u.system), percent(u.system, dur))},
+			[2]string{"Minor Page Faults", strconv.FormatInt(u.minflt, 10)},
+			[2]string{"Major Page Faults", strconv.FormatInt(u.majflt, 10)},
+			[2]string{"Voluntary Context Switches", strconv.FormatInt(u.volcs, 10)},
+			[2]string{"Involuntary Context Switches", strconv.FormatInt(u.involcs, 10)},
+			[2]string{"Resident Set Size at the end (MB)", fmt.Sprintf("%.1f", float64(u.rss)/(1<<20))},
+			[2]string{"Threads at the end", strconv.FormatInt(u.threads, 10)})
+	}
+	w := 0
+	for _, r := range rows {
+		w = max(w, len(r[0]))
+	}
+	for _, r := range rows {
+		s.printf("    %*s: %s\n", w, r[0], r[1])
+	}
+}

@@ -1,0 +1,312 @@
+package erprint
+
+import (
+	"strings"
+	"testing"
+
+	"er/internal/analysis"
+)
+
+func TestParseIDSet(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"all", "all"}, {"ALL", "all"}, {"3", "3"}, {"1,3-5", "1,3-5"}, {"0-0,7", "0,7"},
+	} {
+		m, err := parseIDSet(c.in)
+		if err != nil || m.String() != c.want {
+			t.Errorf("parseIDSet(%q) = %s, %v; want %s", c.in, m, err, c.want)
+		}
+	}
+	m, _ := parseIDSet("1,3-5")
+	for n, want := range map[int64]bool{0: false, 1: true, 2: false, 3: true, 5: true, 6: false} {
+		if m.has(n) != want {
+			t.Errorf("1,3-5 has %d: %v", n, !want)
+		}
+	}
+	for _, bad := range []string{"", "x", "1,", "5-3", "-2", "1-", "1.5", "1;2"} {
+		if _, err := parseIDSet(bad); err == nil {
+			t.Errorf("parseIDSet(%q) did not fail", bad)
+		}
+	}
+	if (idSet{}).String() != "none" || (idSet{}).has(1) {
+		t.Error("the zero idSet holds nothing")
+	}
+}
+
+func TestParseSelSpec(t *testing.T) {
+	sp, err := parseSelSpec("1:1-4+2:5, 6", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		exp, n int64
+		want   bool
+	}{{1, 1, true}, {1, 4, true}, {1, 5, false}, {2, 5, true}, {2, 6, true}, {2, 1, false}, {3, 1, false}} {
+		if sp.has(c.exp, c.n) != c.want {
+			t.Errorf("1:1-4+2:5,6: experiment %d item %d: %v", c.exp, c.n, !c.want)
+		}
+	}
+	if sp.forExp(1) != "1-4" || sp.forExp(2) != "5,6" || sp.forExp(3) != "none" || sp.isAll() {
+		t.Errorf("forExp: %q %q %q", sp.forExp(1), sp.forExp(2), sp.forExp(3))
+	}
+	sp, _ = parseSelSpec("all:2", 2)
+	if !sp.has(1, 2) || !sp.has(2, 2) || sp.has(2, 1) || sp.forExp(2) != "2" {
+		t.Error("all:2")
+	}
+	sp, _ = parseSelSpec("all", 2)
+	if !sp.isAll() || sp.forExp(1) != "all" {
+		t.Error("all")
+	}
+	if !(selSpec{}).isAll() || !(selSpec{}).has(5, 99) {
+		t.Error("the zero selSpec selects everything")
+	}
+	for _, bad := range []string{"", "3:1", "0:1", "1:", "1:x", "a:1", "1-2-3"} {
+		if _, err := parseSelSpec(bad, 2); err == nil {
+			t.Errorf("parseSelSpec(%q) did not fail", bad)
+		}
+	}
+}
+
+func TestFilterExpressions(t *testing.T) {
+	ev := &analysis.EventInfo{Exp: 1, Kind: analysis.DataSync, Pid: 500, Tid: 502, Thread: 3, CPU: -1, Time: 2_500_000_000, Dur: 1000, Sample: 4}
+	for expr, want := range map[string]int64{
+		"THRID==3":                               1,
+		"thrid == 3 && lwpid == 502":             1,
+		"EXPID==1":                               0,
+		"EXPID==2 && PID==500":                   1,
+		"CPUID":                                  -1,
+		"SAMPLE IN (1, 4, 7)":                    1,
+		"SAMPLE in (1,2)":                        0,
+		"!(SAMPLE IN (1,2)) && THRID IN (3)":     1,
+		"TSTAMP > 2.4e9 && TSTAMP <= 2.5e9":      1,
+		"TSTAMP_LO":                              2_499_999_000,
+		"TSTAMP_HI - TSTAMP":                     0,
+		"EVT_TIME / 7":                           142,
+		"EVT_TIME % 7":                           6,
+		"EVT_TIME / 0":                           0,
+		"EVT_TIME % 0":                           0,
+		"1 + 2 * 3":                              7,
+		"(1 + 2) * 3":                            9,
+		"10 - 4 - 3":                             3,
+		"1 << 4 | 1":                             17,
+		"0x10 & 0x18 ^ 1":                        17,
+		"~0":                                     -1,
+		"-THRID":                                 -3,
+		"1 || 0 && 0":                            1,
+		"2 < 3 == 1":                             1,
+		"THRID == 3 ? 10 : 20":                   10,
+		"THRID != 3 ? 10 : SAMPLE > 2 ? 30 : 40": 30,
+		"TSTAMP / 1000000000":                    2,
+		"1 IN (0, 1) == 1":                       1,
+	} {
+		f, err := parseFilter(expr)
+		if err != nil {
+			t.Errorf("%s: %v", expr, err)
+			continue
+		}
+		if got := f(ev); got != want {
+			t.Errorf("%s = %d, want %d", expr, got, want)
+		}
+	}
+	for expr, msg := range map[string]string{
+		"THRID = 3":            `at column 7: "=" is not an operator; compare with ==`,
+		"THREAD==3":            `at column 1: unknown field "THREAD"`,
+		"THRID==":              `the expression ends too soon`,
+		"(THRID==3":            `expected )`,
+		"THRID 3":              `at column 7 ("3"): expected an operator`,
+		"SAMPLE IN 3":          `expected ( after IN`,
+		"SAMPLE IN (1 2)":      `expected , or ) in the list after IN`,
+		"TSTAMP > 1.5":         `1.5 is not a whole number`,
+		"THRID==3 $":           `at column 10: unexpected "$"`,
+		"THRID ? 1":            `expected : of ?:`,
+		"0xZZ":                 `"0xZZ" is not a number`,
+		"":                     `the expression ends too soon`,
+		"99999999999999999999": `is not a whole number`,
+	} {
+		_, err := parseFilter(expr)
+		if err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%q: error %v, want one with %q", expr, err, msg)
+		}
+	}
+}
+
+// session loads the synthetic experiments for a test.
+func testSession(t *testing.T, dirs ...string) (*session, *strings.Builder) {
+	t.Helper()
+	var out strings.Builder
+	s := newSession(strings.NewReader(""), &out, &strings.Builder{}, testEnv())
+	if err := s.load(dirs); err != nil {
+		t.Fatal(err)
+	}
+	return s, &out
+}
+
+func totalCPU(t *testing.T, s *session) int64 {
+	t.Helper()
+	p, err := s.profile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.Total[analysis.MetricTotalCPU]
+}
+
+// TestSelectionsPartition: every thread, sample, CPU or experiment alone adds up, to the
+// nanosecond, to the whole; and a filter expression gives the same as the selection.
+func TestSelectionsPartition(t *testing.T) {
+	s, _ := testSession(t, "demo.1.er", "demo.2.er")
+	all := totalCPU(t, s)
+	if all != 155*period {
+		t.Fatalf("total %d", all)
+	}
+	for _, c := range []struct {
+		cmd    string
+		filter string
+		specs  []string
+		want   []int64
+	}{
+		{"thread_select", "THRID==%s", []string{"1", "2"}, []int64{(109 + 22) * period, 24 * period}},
+		{"lwp_select", "LWPID==%s", []string{"4242", "4243", "5151"}, []int64{109 * period, 24 * period, 22 * period}},
+		{"cpu_select", "CPUID==%s", []string{"0", "1"}, []int64{77 * period, 78 * period}},
+		{"sample_select", "SAMPLE==%s", []string{"1", "2"}, []int64{(99 + 22) * period, 34 * period}},
+		{"experiment_select", "EXPID==%s", []string{"1", "2"}, []int64{133 * period, 22 * period}},
+	} {
+		var sum int64
+		for k, spec := range c.specs {
+			if err := s.execLine(c.cmd + " " + spec); err != nil {
+				t.Fatal(err)
+			}
+			got := totalCPU(t, s)
+			sum += got
+			if got != c.want[k] {
+				t.Errorf("%s %s: total %d, want %d", c.cmd, spec, got, c.want[k])
+			}
+			if err := s.execLine(c.cmd + " all"); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.execLine("filters " + strings.ReplaceAll(c.filter, "%s", spec)); err != nil {
+				t.Fatal(err)
+			}
+			if got2 := totalCPU(t, s); got2 != got {
+				t.Errorf("filters %s: total %d, %s gave %d", c.filter, got2, c.cmd, got)
+			}
+			if err := s.execLine("filters"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if sum != all {
+			t.Errorf("%s: the parts add up to %d, want %d", c.cmd, sum, all)
+		}
+		if got := totalCPU(t, s); got != all {
+			t.Errorf("after %s all and filters none: %d, want %d", c.cmd, got, all)
+		}
+	}
+	// Selections combine: thread 2 of experiment 1 in sample 2 (after 1 s), on CPU 1.
+	for _, line := range []string{"thread_select 1:2", "sample_select 2", "cpu_select 1"} {
+		if err := s.execLine(line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := totalCPU(t, s); got != 12*period {
+		t.Errorf("combined: %d, want %d", got, 12*period)
+	}
+	if err := s.execLine("filters TSTAMP < 1.3e9"); err != nil {
+		t.Fatal(err)
+	}
+	if got := totalCPU(t, s); got != 10*period {
+		t.Errorf("combined with a filter: %d, want %d", got, 10*period)
+	}
+}
+
+// TestSelectErrors: bad specs are usage errors that say what is wrong, and leave the selection.
+func TestSelectErrors(t *testing.T) {
+	s, _ := testSession(t, "demo.1.er")
+	if err := s.execLine("thread_select 2"); err != nil {
+		t.Fatal(err)
+	}
+	for line, msg := range map[string]string{
+		"thread_select 2:1":       "thread_select 2:1: experiment ids are 1 to 1 (experiment_list shows them), not 2",
+		"sample_select 3-1":       `sample_select 3-1: list "3-1": "3-1": the range ends before it starts`,
+		"cpu_select x":            `cpu_select x: list "x": "x": "x" is not a number (0 or more)`,
+		"experiment_select 0":     "experiment_select 0: experiment ids are 1 to 1",
+		"filters THRID = 2":       `filters THRID = 2: at column 7: "=" is not an operator; compare with ==`,
+		"lwp_select":              "usage: lwp_select lwp_spec",
+		"filters SAMPLE IN (1,2":  "expected , or )",
+		"thread_select 1:1 + 1:x": `list "x"`,
+	} {
+		err := s.execLine(line)
+		var ue *usageError
+		if err == nil || !strings.Contains(err.Error(), msg) || !errorsAs(err, &ue) {
+			t.Errorf("%s: %v, want a usage error with %q", line, err, msg)
+		}
+	}
+	if s.sel.threads.text != "2" {
+		t.Errorf("a failed selection changed it: %q", s.sel.threads.text)
+	}
+	if got := totalCPU(t, s); got != 24*period {
+		t.Errorf("thread 2: %d", got)
+	}
+}
+
+func errorsAs(err error, ue **usageError) bool {
+	u, ok := err.(*usageError)
+	*ue = u
+	return ok
+}
+
+// TestHeapLeaksSelected: leaks under a time filter are the leaked allocations among the selected
+// events.
+func TestHeapLeaksSelected(t *testing.T) {
+	s, _ := testSession(t, "heap.1.er")
+	p, err := s.profile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Heap.Leaks.Count != 5 || p.Heap.Allocs.Count != 21 {
+		t.Fatalf("unfiltered: %d leaks, %d allocations", p.Heap.Leaks.Count, p.Heap.Allocs.Count)
+	}
+	// The first three events are leaky's three leaks.
+	if err := s.execLine("filters TSTAMP <= 300000"); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ = s.profile(); p.Heap.Leaks.Count != 3 || p.Heap.Leaks.Bytes != 3000 || p.Heap.Allocs.Count != 3 || p.Heap.Events != 3 {
+		t.Errorf("first three events: %+v", p.Heap)
+	}
+	// good's allocations are freed after them: no leak, though the frees are not selected.
+	if err := s.execLine("filters TSTAMP > 300000 && TSTAMP <= 2300000 && (TSTAMP / 100000) % 2 == 0"); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ = s.profile(); p.Heap.Leaks.Count != 0 || p.Heap.Allocs.Count != 10 {
+		t.Errorf("good's allocations: %+v", p.Heap)
+	}
+}
+
+func TestSelectGolden(t *testing.T) {
+	one, two := "demo.1.er", "demo.2.er"
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"select_threads", []string{"-thread_select", "2", "-thread_list", "-functions", one, two}, exitOK},
+		{"select_samples", []string{"-sample_select", "1:2+2:all", "-sample_list", "-overview", "-sample_detail", "-functions", one, two}, exitOK},
+		{"select_cpus_lwps", []string{"-cpu_select", "1", "-lwp_select", "4242", "-cpu_list", "-thread_list", "-limit", "4", "-functions", one}, exitOK},
+		{"select_experiments", []string{"-experiment_select", "2", "-experiment_list", "-sample_detail", "-functions", one, two}, exitOK},
+		{"filters", []string{"-filters", "THRID==1 && TSTAMP > 0.5e9", "-limit", "5", "-functions", "-filters", "none", "-limit", "3", "-functions", one}, exitOK},
+		{"filters_csv", []string{"-printmode", "csv", "-filters", "CPUID IN (0)", "-thread_select", "1", "-thread_list", "-cpu_list", one}, exitOK},
+		{"describe", []string{"-describe", one, "heap.1.er", "io.1.er"}, exitOK},
+		{"sample_detail", []string{"-sample_detail", one, two}, exitOK},
+		{"filters_error", []string{"-filters", "THRID=1", "-functions", one}, exitUsage},
+		{"select_error", []string{"-sample_select", "3:1", "-functions", one}, exitUsage},
+	} {
+		got, code := runCase(c.args, "")
+		if code != c.code {
+			t.Errorf("%s: exit %d, want %d\n%s", c.name, code, c.code, got)
+		}
+		checkGolden(t, c.name, got)
+	}
+	// In a script, the rest of the line is the expression; "filters" alone removes it.
+	got, code := runCase([]string{one}, "filters THRID == 2 &&\tCPUID == 1\nlimit 2\nfunctions\nfilters\nfunctions\nthread_select 1, 2\n")
+	if code != exitOK {
+		t.Errorf("script: exit %d\n%s", code, got)
+	}
+	checkGolden(t, "filters_script", got)
+}

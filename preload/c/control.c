@@ -1,0 +1,391 @@
+/* control.c: er's control of the recording (docs/trace-format.md, "Processes and control"): the
+ * control page er writes, the messages the library sends er through a FIFO, the sample and pause
+ * signals, the program's own calls of sigaction and its relatives for the signals the library
+ * keeps, and vfork and _Fork, whose children fork's handlers do not see. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "collector.h"
+
+/* ---- the control page ---- */
+
+static const uint32_t zero_page[4] __attribute__((aligned(8)));
+const volatile uint32_t *er_ctl ER_HIDDEN = zero_page;
+
+/* er_ctl_map maps ER_EXPDIR/.proc/state read-only. A missing or short file, or one without the
+ * magic number, leaves the page of zeros: nothing paused or stopped. */
+void er_ctl_map(void)
+{
+	char path[sizeof er.expdir + 16];
+	strcpy(path, er.expdir);
+	strcat(path, "/.proc/state");
+	int fd = (int)er_sys(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0, 0, 0);
+	if (fd < 0)
+		return;
+	struct stat st;
+	void *p = MAP_FAILED;
+	if (er_sys(SYS_fstat, fd, (long)&st, 0, 0, 0, 0) == 0 && st.st_size >= 16)
+		p = (void *)er_sys(SYS_mmap, 0, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	er_sys(SYS_close, fd, 0, 0, 0, 0, 0);
+	if ((unsigned long)p > -4096UL)
+		return;
+	if (*(const volatile uint32_t *)p != ER_STATE_MAGIC) {
+		er_sys(SYS_munmap, (long)p, 4096, 0, 0, 0, 0);
+		return;
+	}
+	__atomic_store_n(&er_ctl, (const volatile uint32_t *)p, __ATOMIC_RELEASE);
+}
+
+/* ---- messages ---- */
+
+/* er_send writes one message to the FIFO ER_EXPDIR/.control: opened, written and closed each
+ * time, without blocking; every error (no FIFO, er gone, FIFO full) is ignored. time 0: now.
+ * Async-signal-safe. */
+void er_send(uint32_t kind, uint32_t arg, uint32_t parent_lo, uint64_t time)
+{
+	if (!er.control[0])
+		return;
+	int saved = errno;
+	int fd = (int)er_sys(SYS_openat, AT_FDCWD, (long)er.control, O_WRONLY | O_NONBLOCK | O_CLOEXEC, 0, 0, 0);
+	if (fd >= 0) {
+		struct er_msg m;
+		m.magic = ER_MSG_MAGIC;
+		m.kind = kind;
+		m.pid = (uint32_t)er_sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
+		m.tid = (uint32_t)er_sys(SYS_gettid, 0, 0, 0, 0, 0, 0);
+		m.time = time ? time : er_now();
+		m.arg = arg;
+		m.parent_start_lo32 = parent_lo;
+		er_sys(SYS_write, fd, (long)&m, sizeof m, 0, 0, 0);
+		er_sys(SYS_close, fd, 0, 0, 0, 0, 0);
+	}
+	errno = saved;
+}
+
+/* ---- signals ---- */
+
+#define NSIGS 65
+
+/* The signals the library keeps (guard: why) and what the program asked for them: its calls
+ * succeed, report its own previous settings and are remembered here, but not installed. */
+static int guard[NSIGS];
+static struct sigaction user_act[NSIGS];
+static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
+
+static int real_sa(int sig, const struct sigaction *a, struct sigaction *o)
+{
+	if (!real_sigaction)
+		real_sigaction = er_next("sigaction");
+	return real_sigaction(sig, a, o);
+}
+
+static int guarded(int sig) { return sig > 0 && sig < NSIGS && guard[sig]; }
+
+/* forward does for a signal the library keeps but did not send itself what the program asked
+ * for (SIGPROF from elsewhere than the library's timers). */
+static void forward(int sig, siginfo_t *si, void *uc)
+{
+	struct sigaction a = user_act[sig];
+	if (a.sa_flags & SA_SIGINFO) {
+		if (a.sa_sigaction)
+			a.sa_sigaction(sig, si, uc);
+		return;
+	}
+	if (a.sa_handler == SIG_IGN)
+		return;
+	if (a.sa_handler == SIG_DFL) {
+		/* Do what would have happened: the default action (SIGPROF's ends the process). */
+		struct sigaction d;
+		memset(&d, 0, sizeof d);
+		d.sa_handler = SIG_DFL;
+		real_sa(sig, &d, NULL);
+		sigset_t set;
+		sigemptyset(&set);
+		sigaddset(&set, sig);
+		sigprocmask(SIG_UNBLOCK, &set, NULL);
+		er_sys(SYS_tgkill, er_sys(SYS_getpid, 0, 0, 0, 0, 0, 0), er_sys(SYS_gettid, 0, 0, 0, 0, 0, 0), sig, 0, 0, 0);
+		return;
+	}
+	a.sa_handler(sig);
+}
+
+/* dispatch is the handler of every signal the library keeps. */
+static void dispatch(int sig, siginfo_t *si, void *uc)
+{
+	int saved = errno;
+	if (sig == SIGPROF && si && si->si_code == SI_TIMER && si->si_value.sival_ptr == ER_TIMER_COOKIE) {
+		er_clock_sample(si, uc);
+	} else if (guard[sig] & ER_GUARD_SAMPLE) {
+		if (er.active)
+			er_send(ER_MSG_SAMPLE, (uint32_t)sig, 0, 0);
+	} else if (guard[sig] & ER_GUARD_PAUSE) {
+		if (er.active) {
+			int p = __atomic_xor_fetch(&er.paused, 1, __ATOMIC_RELAXED);
+			er_send(p ? ER_MSG_PAUSED : ER_MSG_RESUMED, (uint32_t)sig, 0, 0);
+		}
+	} else {
+		forward(sig, si, uc);
+	}
+	errno = saved;
+}
+
+/* er_guard_signal installs the library's handler for sig and keeps it; 0 when it cannot. */
+int er_guard_signal(int sig, int why)
+{
+	if (sig <= 0 || sig >= NSIGS || sig == SIGKILL || sig == SIGSTOP)
+		return 0;
+	if (guard[sig]) {
+		guard[sig] |= why;
+		return 1;
+	}
+	struct sigaction a, old;
+	memset(&a, 0, sizeof a);
+	a.sa_sigaction = dispatch;
+	a.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&a.sa_mask);
+	if (real_sa(sig, NULL, &old) != 0)
+		return 0;
+	user_act[sig] = old;
+	guard[sig] = why;
+	if (real_sa(sig, &a, NULL) != 0) {
+		guard[sig] = 0;
+		return 0;
+	}
+	return 1;
+}
+
+/* er_signals_release gives the program the handlers it asked for (a fork child that is not
+ * followed). sigaction is async-signal-safe. */
+void er_signals_release(void)
+{
+	for (int sig = 1; sig < NSIGS; sig++) {
+		if (!guard[sig])
+			continue;
+		guard[sig] = 0;
+		real_sa(sig, &user_act[sig], NULL);
+	}
+	er.sample_sig = er.pause_sig = 0;
+}
+
+static int env_signal(const char *name)
+{
+	int ok;
+	uint64_t v = er_parse_u64(getenv(name), &ok);
+	return ok && v > 0 && v < NSIGS ? (int)v : 0;
+}
+
+/* er_signals_init installs the handlers of the sample and pause signals (ER_SAMPLE_SIGNAL,
+ * ER_PAUSE_SIGNAL) and starts paused when ER_PAUSED=1. */
+void er_signals_init(void)
+{
+	int s = env_signal("ER_SAMPLE_SIGNAL"), p = env_signal("ER_PAUSE_SIGNAL");
+	if (s && er_guard_signal(s, ER_GUARD_SAMPLE))
+		er.sample_sig = s;
+	if (p && p != s && er_guard_signal(p, ER_GUARD_PAUSE))
+		er.pause_sig = p;
+	const char *v = getenv("ER_PAUSED");
+	if (v && strcmp(v, "1") == 0)
+		__atomic_store_n(&er.paused, 1, __ATOMIC_RELAXED);
+}
+
+ER_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	if (!guarded(sig))
+		return real_sa(sig, act, old);
+	struct sigaction prev = user_act[sig];
+	if (act)
+		user_act[sig] = *act;
+	if (old)
+		*old = prev;
+	return 0;
+}
+
+ER_EXPORT int __sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	return sigaction(sig, act, old);
+}
+
+static sighandler_t handler_of(const struct sigaction *a)
+{
+	return (a->sa_flags & SA_SIGINFO) ? (sighandler_t)(void (*)(void))a->sa_sigaction : a->sa_handler;
+}
+
+/* remember sets the program's handler of a kept signal as signal() and its relatives would. */
+static sighandler_t remember(int sig, sighandler_t h, int flags, int block_self)
+{
+	if (h == SIG_ERR) {
+		errno = EINVAL;
+		return SIG_ERR;
+	}
+	sighandler_t prev = handler_of(&user_act[sig]);
+	struct sigaction a;
+	memset(&a, 0, sizeof a);
+	a.sa_handler = h;
+	a.sa_flags = flags;
+	sigemptyset(&a.sa_mask);
+	if (block_self)
+		sigaddset(&a.sa_mask, sig);
+	user_act[sig] = a;
+	return prev;
+}
+
+#define REAL_SIGNAL(name)                                                                       \
+	static sighandler_t (*real)(int, sighandler_t);                                         \
+	if (__builtin_expect(!real, 0))                                                         \
+		real = (sighandler_t(*)(int, sighandler_t))er_next(name)
+
+/* signal, bsd_signal and ssignal have BSD semantics: restart, the signal blocked in its handler. */
+ER_EXPORT sighandler_t signal(int sig, sighandler_t h)
+{
+	REAL_SIGNAL("signal");
+	return guarded(sig) ? remember(sig, h, SA_RESTART, 1) : real(sig, h);
+}
+
+ER_EXPORT sighandler_t bsd_signal(int sig, sighandler_t h)
+{
+	REAL_SIGNAL("bsd_signal");
+	return guarded(sig) ? remember(sig, h, SA_RESTART, 1) : real(sig, h);
+}
+
+ER_EXPORT sighandler_t ssignal(int sig, sighandler_t h)
+{
+	REAL_SIGNAL("ssignal");
+	return guarded(sig) ? remember(sig, h, SA_RESTART, 1) : real(sig, h);
+}
+
+/* sysv_signal: the handler is reset on delivery and the signal not blocked in it. */
+ER_EXPORT sighandler_t sysv_signal(int sig, sighandler_t h)
+{
+	REAL_SIGNAL("sysv_signal");
+	return guarded(sig) ? remember(sig, h, SA_RESETHAND | SA_NODEFER, 0) : real(sig, h);
+}
+
+ER_EXPORT sighandler_t __sysv_signal(int sig, sighandler_t h)
+{
+	REAL_SIGNAL("__sysv_signal");
+	return guarded(sig) ? remember(sig, h, SA_RESETHAND | SA_NODEFER, 0) : real(sig, h);
+}
+
+/* sigset (System V): SIG_HOLD blocks the signal (the mask is the program's to set); another
+ * disposition is remembered and unblocks it. Returns SIG_HOLD when the signal was blocked. */
+ER_EXPORT sighandler_t sigset(int sig, sighandler_t h)
+{
+	REAL_SIGNAL("sigset");
+	if (!guarded(sig))
+		return real(sig, h);
+	sigset_t set, old;
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	if (h == SIG_HOLD) {
+		if (sigprocmask(SIG_BLOCK, &set, &old) != 0)
+			return SIG_ERR;
+		return sigismember(&old, sig) ? SIG_HOLD : handler_of(&user_act[sig]);
+	}
+	if (h == SIG_ERR) {
+		errno = EINVAL;
+		return SIG_ERR;
+	}
+	if (sigprocmask(SIG_UNBLOCK, &set, &old) != 0)
+		return SIG_ERR;
+	sighandler_t prev = remember(sig, h, 0, 1);
+	return sigismember(&old, sig) ? SIG_HOLD : prev;
+}
+
+ER_EXPORT int sigignore(int sig)
+{
+	static int (*real)(int);
+	if (!real)
+		real = (int (*)(int))er_next("sigignore");
+	if (!guarded(sig))
+		return real(sig);
+	remember(sig, SIG_IGN, 0, 0);
+	return 0;
+}
+
+ER_EXPORT int siginterrupt(int sig, int flag)
+{
+	static int (*real)(int, int);
+	if (!real)
+		real = (int (*)(int, int))er_next("siginterrupt");
+	if (!guarded(sig))
+		return real(sig, flag);
+	if (flag)
+		user_act[sig].sa_flags &= ~SA_RESTART;
+	else
+		user_act[sig].sa_flags |= SA_RESTART;
+	return 0;
+}
+
+/* ---- children that fork's handlers do not see ---- */
+
+/* _Fork (glibc 2.34) forks without running the fork handlers: the child must still leave the
+ * parent's blocks alone. */
+ER_EXPORT pid_t _Fork(void)
+{
+	static pid_t (*real)(void);
+	if (!real)
+		real = (pid_t(*)(void))er_next("_Fork");
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	er_self.busy++;
+	pid_t p = real();
+	if (p == 0)
+		er_fork_child();
+	er_self.busy--;
+	return p;
+}
+
+/* vfork: the child shares the parent's memory, its thread's TLS included, until it execs or exits,
+ * so it must record nothing: it marks the thread busy, and the parent, resumed, restores the value
+ * it had. In assembly, as glibc's: the child must not return through a frame the parent still
+ * uses, so the return address is kept in a register across the system call. */
+_Static_assert(offsetof(struct er_thread, busy) == 4, "vfork's assembly: er_thread.busy at offset 4");
+
+ER_HIDDEN __attribute__((used)) long er_vfork_fail(long err)
+{
+	errno = (int)err;
+	return -1;
+}
+
+__asm__(".text\n"
+	".globl vfork\n"
+	".type vfork, @function\n"
+	".globl __vfork\n"
+	".type __vfork, @function\n"
+	"vfork:\n"
+	"__vfork:\n"
+	".cfi_startproc\n"
+	"	popq %rdi\n"
+	".cfi_adjust_cfa_offset -8\n"
+	".cfi_register 16, 5\n"
+	"	movq er_self@gottpoff(%rip), %rsi\n"
+	"	movl %fs:4(%rsi), %edx\n"
+	"	movl $" ER_STR(SYS_vfork) ", %eax\n"
+	"	syscall\n"
+	"	pushq %rdi\n"
+	".cfi_adjust_cfa_offset 8\n"
+	".cfi_rel_offset 16, 0\n"
+	"	testq %rax, %rax\n"
+	"	jnz 1f\n"
+	"	movl $1, %fs:4(%rsi)\n" /* the child: record nothing */
+	"	ret\n"
+	"1:	movl %edx, %fs:4(%rsi)\n" /* the parent, resumed */
+	"	cmpq $-4095, %rax\n"
+	"	jae 2f\n"
+	"	ret\n"
+	"2:	movq %rax, %rdi\n"
+	"	negq %rdi\n"
+	"	jmp er_vfork_fail\n"
+	".cfi_endproc\n"
+	".size vfork, .-vfork\n"
+	".size __vfork, .-__vfork\n");
