@@ -53,11 +53,11 @@ func TestArchiveDeletedBinaryEditedSource(t *testing.T) {
 	if out, err := exec.Command("gcc", "-O1", "-g", "-o", bin, src).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
-	exp, r := collectExp(t, nil, bin, "2")
+	exp, r := collectExp(t, nil, "-a", "off", bin, "2")
 	if r.code != 0 {
 		t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
 	}
-	bare, r := collectExp(t, nil, bin, "1") // never archived
+	bare, r := collectExp(t, nil, "-a", "off", bin, "1") // never archived
 	if r.code != 0 {
 		t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
 	}
@@ -167,12 +167,12 @@ func TestArchiveSubexperiment(t *testing.T) {
 	if err := os.WriteFile(bin, data, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	founder, r := collectExp(t, nil, cprog(t, "seed002"))
+	founder, r := collectExp(t, nil, "-a", "off", cprog(t, "seed002"))
 	if r.code != 0 {
 		t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
 	}
 	sub := filepath.Join(founder, "_f1.er") // as a descendant's experiment is named
-	if r := er(t, "", nil, "collect", "-o", sub, bin, "1"); r.code != 0 {
+	if r := er(t, "", nil, "collect", "-a", "off", "-o", sub, bin, "1"); r.code != 0 {
 		t.Fatalf("er collect -o %s: exit %d\n%s", sub, r.code, r.stderr)
 	}
 	a := erArchive(t, "-a", "usedldobjects", founder)
@@ -254,4 +254,47 @@ func archiveFiles(t *testing.T, exp string) []string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestCollectArchivesByDefault: er collect archives the load objects and sources with events
+// (-a usedsrc), so an experiment still shows source and disassembly after the binary is deleted and
+// the source edited (acceptance 5), and er print says which copy it uses.
+func TestCollectArchivesByDefault(t *testing.T) {
+	needCollect(t)
+	dir := t.TempDir()
+	orig, err := os.ReadFile(filepath.Join("..", "..", "testdata", "lines.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, bin := filepath.Join(dir, "lines.c"), filepath.Join(dir, "lines")
+	if err := os.WriteFile(src, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("gcc", "-O1", "-g", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	exp, r := collectExp(t, nil, bin, "1")
+	if r.code != 0 {
+		t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
+	}
+	if err := os.Remove(bin); err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.ReplaceAll(string(orig), "5 * n", "7 * n + 1")
+	if err := os.WriteFile(src, []byte("/* edited */\n"+edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := er(t, "", nil, "print", "-source", "work", "-disasm", "work", exp)
+	if p.code != 0 {
+		t.Fatalf("er print: exit %d\n%s", p.code, p.stderr)
+	}
+	if !strings.Contains(p.stdout, "5 * n") || strings.Contains(p.stdout, "7 * n + 1") {
+		t.Errorf("-source work does not show the original source:\n%s", p.stdout)
+	}
+	if !strings.Contains(p.stderr, "archived copy") {
+		t.Errorf("er print does not say it used the archived copies:\n%s", p.stderr)
+	}
+	if !strings.Contains(p.stdout, "imul") && !strings.Contains(p.stdout, "mul") {
+		t.Errorf("-disasm work shows no instructions:\n%s", p.stdout)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"er/internal/collect"
+	"er/internal/erarchive"
 	"er/internal/erprint"
 	"er/internal/expfiles"
 	"er/internal/version"
@@ -24,6 +25,8 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return collect.Main(argv[1:], stdout, stderr)
 	case "er_print":
 		return erprint.Main(argv[1:], stdin, stdout, stderr)
+	case "er_archive", "gp-archive":
+		return erarchive.Main(argv[1:], stdout, stderr)
 	case "er_rm":
 		return expfiles.RmMain(argv[1:], stdout, stderr)
 	case "er_cp":
@@ -40,6 +43,8 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return collect.Main(argv[2:], stdout, stderr)
 	case "print":
 		return erprint.Main(argv[2:], stdin, stdout, stderr)
+	case "archive":
+		return erarchive.Main(argv[2:], stdout, stderr)
 	case "rm":
 		return expfiles.RmMain(argv[2:], stdout, stderr)
 	case "cp":

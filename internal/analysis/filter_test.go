@@ -222,3 +222,25 @@ func TestCountKept(t *testing.T) {
 		t.Error("nil eventSel keeps everything")
 	}
 }
+
+// BenchmarkAnalyzeFiltered1M is BenchmarkAnalyze1M with a filter that keeps 2 of its 8 threads:
+// the cost of filtering (numbering threads and samples, calling the filter) against the smaller
+// profile it makes.
+func BenchmarkAnalyzeFiltered1M(b *testing.B) {
+	d := bigExperiment(1_000_000, 10_000, 20_000)
+	d.Overview = []experiment.OverviewSample{{Time: 0, Pid: 1, Sample: 1}, {Time: 500_000_000, Pid: 1, Sample: 2}, {Time: 1e9, Pid: 1, Sample: 3}}
+	keep := func(ev *EventInfo) bool { return ev.Thread <= 2 && ev.Sample >= 1 }
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		p, err := Analyze([]*experiment.Data{d}, Options{Filter: keep})
+		if err != nil {
+			b.Fatal(err)
+		}
+		p.edgeIndex()
+		p.CallTree()
+		if p.Events != 250_000 {
+			b.Fatal(p.Events)
+		}
+	}
+}

@@ -183,8 +183,9 @@ Options:
   -y signal[,r]               pause and resume recording whenever the target receives signal; recording
                               starts paused, or at once with ",r"; also when the signal is sent to er
   -a ldobjects|usedldobjects|src|usedsrc|on|off
-                              copy load objects (and sources) into the experiment's archives
-                              (default ldobjects), so that it reads after they change or elsewhere
+                              copy load objects (and sources) into the experiment's archives, so
+                              that it reads after they change or elsewhere (default usedsrc: the
+                              load objects and source files that have events)
   -g name.erg                 add the experiment to an experiment group file
   -n                          dry run: show what would be collected
   -V                          print er's version

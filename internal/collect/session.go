@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"er/internal/archive"
+	"er/internal/erarchive"
 	"er/internal/experiment"
 	"er/internal/expfiles"
 	"er/internal/perfevent"
@@ -1082,6 +1083,14 @@ func (s *Session) writeThreadCounts() {
 // afterCollection archives the experiment's load objects and sources (-a) and adds it to its
 // group (-g).
 func (s *Session) afterCollection() error {
+	if s.spec.Archive != "off" {
+		err := erarchive.Experiment(s.dir, s.spec.Archive, func(w string) {
+			fmt.Fprintf(s.stderr, "er collect: archive: %s\n", w)
+		})
+		if err != nil {
+			fmt.Fprintf(s.stderr, "er collect: archiving %s: %v (run er archive on it later)\n", s.dir, err)
+		}
+	}
 	if s.spec.Group != "" {
 		g := s.spec.Group
 		if !filepath.IsAbs(g) && s.spec.Dir != "" {

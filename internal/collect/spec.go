@@ -59,7 +59,7 @@ type Spec struct {
 	SampleSignal syscall.Signal // -l: a sample point whenever the target receives this signal; 0 = none
 	PauseSignal  syscall.Signal // -y: pause and resume recording whenever the target receives this signal
 	StartPaused  bool           // -y without ",r": recording starts paused
-	Archive      string         // -a: off, ldobjects (default), usedldobjects, src, usedsrc, on (ldobjects and src)
+	Archive      string         // -a: off, ldobjects, usedldobjects, src, usedsrc (default), on (ldobjects and src)
 	Group        string         // -g: the experiment group file (.erg) the experiment is added to
 	DryRun       bool           // -n
 	Version      bool           // -V
@@ -76,7 +76,7 @@ func usageErr(format string, args ...any) error {
 // DefaultSpec is what `er collect prog` does with no options.
 func DefaultSpec() Spec {
 	return Spec{Clock: true, Interval: IntervalOn, ClockArg: "on", SamplePeriod: time.Second, StackBytes: DefaultStackBytes,
-		Follow: "on", Archive: "ldobjects"}
+		Follow: "on", Archive: "usedsrc"}
 }
 
 // Parse reads er collect's options up to the target program. Options end at the first argument that does

@@ -2,6 +2,7 @@ package collect
 
 import (
 	"errors"
+	"syscall"
 	"testing"
 	"time"
 
@@ -32,6 +33,8 @@ func TestParse(t *testing.T) {
 			SyncArg: "off", SyncThresh: SyncCalibrate, Target: []string{"p"}}},
 	}
 	for _, tt := range tests {
+		// The defaults of the options not given: descendants followed, used objects and sources archived.
+		tt.want.Follow, tt.want.Archive = "on", "usedsrc"
 		got, err := Parse(tt.args)
 		if err != nil {
 			t.Errorf("Parse(%q): %v", tt.args, err)
@@ -69,5 +72,30 @@ func TestSettings(t *testing.T) {
 		"heap_tracing": "off", "io_tracing": "off", "sync_tracing": "off"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("Settings (-want +got):\n%s", d)
+	}
+}
+
+func TestParseProcessOptions(t *testing.T) {
+	s, err := Parse([]string{"-F", "=^cc1$", "-l", "USR2", "-y", "SIGUSR1,r", "-a", "off", "-g", "x.erg", "prog"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Follow != "=^cc1$" || !s.Following("cc1", "_f1_x1") || s.Following("cc", "_f1") ||
+		s.SampleSignal != syscall.SIGUSR2 || s.PauseSignal != syscall.SIGUSR1 || s.StartPaused ||
+		s.Archive != "off" || s.Group != "x.erg" {
+		t.Errorf("Parse: %+v", s)
+	}
+	if s, _ = Parse([]string{"-y", "10", "-F", "off", "p"}); !s.StartPaused || s.PauseSignal != syscall.SIGUSR1 || s.Following("p", "_f1") {
+		t.Errorf("-y 10 -F off: %+v", s)
+	}
+	if s, err = Parse([]string{"-P", "123", "-t", "2"}); err != nil || s.Attach != 123 || len(s.Target) != 0 {
+		t.Errorf("-P 123: %+v, %v", s, err)
+	}
+	for _, bad := range [][]string{{"-F", "sometimes", "p"}, {"-F", "=(", "p"}, {"-P", "0"}, {"-P", "12", "prog"},
+		{"-l", "KILL", "p"}, {"-y", "NOPE", "p"}, {"-y", "USR1,x", "p"}, {"-l", "USR1", "-y", "USR1", "p"},
+		{"-l", "PROF", "p"}, {"-a", "some", "p"}, {"-g", "x.er", "p"}} {
+		if _, err := Parse(bad); !errors.Is(err, ErrUsage) {
+			t.Errorf("Parse(%q): %v, want a usage error", bad, err)
+		}
 	}
 }

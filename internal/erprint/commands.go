@@ -170,7 +170,7 @@ func init() {
 
 		{name: "header", group: g[10], usage: "header [exp_id]", help: "display information about the experiment",
 			maxArgs: 1, data: true, run: (*session).header},
-		{name: "overview", group: g[10], usage: "overview [exp_id]", help: "display the sample points' process usage",
+		{name: "overview", group: g[10], usage: "overview [exp_id]", help: "display the process usage in each sample",
 			maxArgs: 1, data: true, run: (*session).overview},
 		{name: "statistics", group: g[10], usage: "statistics [exp_id]", help: "display the execution statistics data",
 			maxArgs: 1, data: true, run: (*session).statistics},

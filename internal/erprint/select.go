@@ -243,9 +243,6 @@ func (s *session) eventFilter() func(*analysis.EventInfo) bool {
 	return sel.match
 }
 
-// selected reports whether the current selection keeps ev.
-func (s *session) selected(ev *analysis.EventInfo) bool { return s.sel.match(ev) }
-
 // selectionChanged drops the profile: the next view recomputes it with the new selection. The
 // call-stack fragment names functions by their numbers in the old profile, so it goes too.
 func (s *session) selectionChanged() {

@@ -455,3 +455,53 @@ func TestBuildID(t *testing.T) {
 		t.Fatalf("no libc mmap2 record in %+v", p.mmaps)
 	}
 }
+
+// TestAddTask: the events of a second task write into the same rings, and its count adds up.
+func TestAddTask(t *testing.T) {
+	requireClock(t)
+	var cmds []*exec.Cmd
+	for i := 0; i < 2; i++ {
+		c := exec.Command("sh", "-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done")
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, c)
+	}
+	defer func() {
+		for _, c := range cmds {
+			_ = c.Process.Kill()
+			_ = c.Wait()
+		}
+	}()
+	g, err := OpenTask(cmds[0].Process.Pid, TaskClock(1_000_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if err := g.AddTask(cmds[1].Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Enable(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	pids := map[uint32]int{}
+	if err := g.Drain(func(r Record) {
+		if s, ok := r.(*Sample); ok {
+			pids[s.Pid]++
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cmds {
+		if pids[uint32(c.Process.Pid)] == 0 {
+			t.Errorf("no samples of task %d (samples by pid: %v)", c.Process.Pid, pids)
+		}
+	}
+	if n, err := g.Count(); err != nil || n == 0 {
+		t.Errorf("Count = %d, %v", n, err)
+	}
+	if err := g.AddTask(1 << 30); err == nil {
+		t.Error("AddTask of a missing task: no error")
+	}
+}

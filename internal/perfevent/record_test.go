@@ -294,3 +294,27 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func TestDecodeRead(t *testing.T) {
+	d, err := NewDecoder(unix.PERF_SAMPLE_TID|unix.PERF_SAMPLE_TIME, 0, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := make([]byte, 8+8+8+16)
+	binary.LittleEndian.PutUint32(rec, unix.PERF_RECORD_READ)
+	binary.LittleEndian.PutUint16(rec[6:], uint16(len(rec)))
+	binary.LittleEndian.PutUint32(rec[8:], 41)         // pid
+	binary.LittleEndian.PutUint32(rec[12:], 42)        // tid
+	binary.LittleEndian.PutUint64(rec[16:], 123456789) // value
+	binary.LittleEndian.PutUint32(rec[24:], 41)        // sample_id: pid, tid
+	binary.LittleEndian.PutUint32(rec[28:], 42)
+	binary.LittleEndian.PutUint64(rec[32:], 777) // sample_id: time
+	r, err := d.Decode(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := r.(*Read)
+	if !ok || *got != (Read{Pid: 41, Tid: 42, Value: 123456789, Time: 777}) {
+		t.Errorf("Decode(READ) = %#v", r)
+	}
+}

@@ -707,7 +707,7 @@ static void note_threshold(void)
  * handler: calls that other fork handlers make meanwhile are not recorded (in the child they
  * would go to the parent's blocks). It also holds the pool and maps locks across the fork when it
  * can take them soon, so that the child finds them consistent. */
-static ER_TLS int fork_held;
+static ER_TLS int fork_held, fork_busy;
 
 static int lock_try(int *l)
 {
@@ -721,7 +721,8 @@ static int lock_try(int *l)
 
 static void fork_prepare(void)
 {
-	er_self.busy++;
+	fork_busy = er_self.busy;
+	er_self.busy = 1;
 	fork_held = 0;
 	if (!er.active)
 		return;
@@ -738,14 +739,14 @@ static void fork_parent(void)
 	if (fork_held & 1)
 		__atomic_store_n(&maps_lock, 0, __ATOMIC_RELEASE);
 	fork_held = 0;
-	er_self.busy--;
+	er_self.busy = fork_busy;
 }
 
 static void fork_child(void)
 {
 	er_fork_child();
 	fork_held = 0;
-	er_self.busy--;
+	er_self.busy = fork_busy;
 }
 
 /* er_fork_child runs in a fork child (fork's child handler, or after _Fork): the only thread left
@@ -809,6 +810,7 @@ void er_fork_child(void)
 	if (io && (er.want & 1 << SLOT_IO)) {
 		er.io = 1;
 		er_io_init();
+		t->busy = 1; /* io's records end with busy 0; the caller restores the value */
 	}
 	if (clock && (er.want & 1 << SLOT_CLOCK)) {
 		er.clock = 1;

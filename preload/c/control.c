@@ -337,11 +337,12 @@ ER_EXPORT pid_t _Fork(void)
 		errno = ENOSYS;
 		return -1;
 	}
-	er_self.busy++;
+	int busy = er_self.busy;
+	er_self.busy = 1;
 	pid_t p = real();
 	if (p == 0)
 		er_fork_child();
-	er_self.busy--;
+	er_self.busy = busy;
 	return p;
 }
 

@@ -12,6 +12,9 @@
  *                          "SELF leaf 444444"; system("SELF leaf 555555"); vforks a child that
  *                          closes descriptor 4242 and execs "SELF leaf 666666"; waits for all and
  *                          mallocs 111112. Meanwhile a thread mallocs 777-byte blocks.
+ *   procs forks N          N children, forked in turn from the main thread and from a new thread while
+ *                          two threads allocate 777-byte blocks; child i mallocs 300000+i
+ *   procs reexec SELF SIZE malloc(SIZE+1) twice, then exec "SELF leaf SIZE" in the same process
  *   procs pause SIG        malloc(1001) x2, raise(SIG), malloc(1002) x2, raise(SIG), malloc(1003) x2
  *   procs sample SIG N     raise(SIG) N times
  *   procs handlers SIG     the program's own sigaction, signal, sigset, ... calls for SIG
@@ -171,6 +174,48 @@ static int tree(const char *self)
 	return failed;
 }
 
+struct forker {
+	int i;
+	pid_t pid;
+};
+
+static void *fork_one(void *arg)
+{
+	struct forker *f = arg;
+	f->pid = fork();
+	if (f->pid == 0) {
+		allocs(300000 + (size_t)f->i, 2);
+		exit(0);
+	}
+	return NULL;
+}
+
+static int forks(int n)
+{
+	pthread_t nt[2];
+	for (int i = 0; i < 2; i++)
+		pthread_create(&nt[i], NULL, noise, NULL);
+	pid_t pids[256];
+	for (int i = 0; i < n && i < 256; i++) {
+		struct forker f = {i, -1};
+		if (i % 2 == 0) {
+			fork_one(&f);
+		} else {
+			pthread_t t;
+			pthread_create(&t, NULL, fork_one, &f);
+			pthread_join(t, NULL);
+		}
+		pids[i] = f.pid;
+	}
+	for (int i = 0; i < n && i < 256; i++)
+		waitok(pids[i], "child");
+	stop_noise = 1;
+	for (int i = 0; i < 2; i++)
+		pthread_join(nt[i], NULL);
+	printf("stat founder=%d\n", (int)getpid());
+	return failed;
+}
+
 /* ---- signals ---- */
 
 static volatile int called, called2, called_other;
@@ -238,6 +283,13 @@ int main(int argc, char **argv)
 	}
 	if (argc >= 3 && strcmp(argv[1], "tree") == 0)
 		return tree(argv[2]);
+	if (argc >= 3 && strcmp(argv[1], "forks") == 0)
+		return forks(atoi(argv[2]));
+	if (argc >= 4 && strcmp(argv[1], "reexec") == 0) {
+		allocs((size_t)atol(argv[3]) + 1, 2);
+		execl(argv[2], argv[2], "leaf", argv[3], (char *)NULL);
+		return 1;
+	}
 	if (argc >= 3 && strcmp(argv[1], "pause") == 0) {
 		int sig = atoi(argv[2]);
 		allocs(1001, 2);
@@ -267,6 +319,6 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
-	fprintf(stderr, "usage: procs leaf SIZE | tree SELF | pause SIG | sample SIG N | handlers SIG | phases\n");
+	fprintf(stderr, "usage: procs leaf SIZE | tree SELF | forks N | reexec SELF SIZE | pause SIG | sample SIG N | handlers SIG | phases\n");
 	return 2;
 }

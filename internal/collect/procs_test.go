@@ -1,0 +1,95 @@
+package collect
+
+import (
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"er/internal/experiment"
+)
+
+func TestPausedAt(t *testing.T) {
+	p := &proc{initPaused: true}
+	p.addToggle(300, true)
+	p.addToggle(100, false) // messages may arrive out of order
+	p.addToggle(500, false)
+	for _, tc := range []struct {
+		t    int64
+		want bool
+	}{{50, true}, {100, false}, {200, false}, {300, true}, {499, true}, {500, false}, {900, false}} {
+		if got := p.pausedAt(tc.t); got != tc.want {
+			t.Errorf("pausedAt(%d) = %v, want %v", tc.t, got, tc.want)
+		}
+	}
+}
+
+// TestLineage names images as seed 003 does: counted per creator, fork then exec.
+func TestLineage(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "test.1.er")
+	spec := DefaultSpec()
+	spec.Target = []string{"prog"}
+	s := newSession(spec, nil, dir)
+	s.pid = 10
+	w, err := experiment.Create(dir, experiment.Log{Pid: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	s.w = w
+	s.founder = &proc{pid: 10, prog: "prog", w: w, mapped: map[mapKey]bool{}}
+	s.images = []*proc{s.founder}
+	s.cur[10] = s.founder
+	f1 := s.newImage(11, 10, s.founder, 'f', 100, "prog")
+	f2 := s.newImage(12, 10, s.founder, 'f', 200, "prog")
+	x1 := s.newImage(12, 10, f2, 'x', 300, "other")
+	f1f1 := s.newImage(13, 11, f1, 'f', 400, "prog")
+	x1f1 := s.newImage(14, 12, x1, 'f', 500, "other")
+	for _, tc := range []struct {
+		p    *proc
+		want string
+	}{{f1, "_f1"}, {f2, "_f2"}, {x1, "_f2_x1"}, {f1f1, "_f1_f1"}, {x1f1, "_f2_x1_f1"}} {
+		if tc.p.lineage != tc.want {
+			t.Errorf("lineage %q, want %q", tc.p.lineage, tc.want)
+		}
+		if !tc.p.open() || filepath.Base(tc.p.w.Dir()) != tc.want+".er" {
+			t.Errorf("%s: no subexperiment", tc.want)
+		}
+	}
+	if got := s.imageAt(12, 250); got != f2 {
+		t.Errorf("imageAt(12, 250) = %v, want _f2", got)
+	}
+	if got := s.imageAt(12, 350); got != x1 {
+		t.Errorf("imageAt(12, 350) = %v, want _f2_x1", got)
+	}
+	if got := s.imageAt(12, 150); got != nil {
+		t.Errorf("imageAt(12, 150) = %v before the process began", got)
+	}
+	if got := x1.command(s); len(got) == 0 {
+		t.Error("an exec'd image has no command")
+	}
+	if got := f1.command(s); len(got) != 1 || got[0] != "prog" {
+		t.Errorf("a forked child's command %q, want its parent's", got)
+	}
+	s.forEachOpen(func(p *proc) {
+		if p != s.founder {
+			s.closeImage(p)
+		}
+	})
+
+	// -F =regexp: unmatched images are counted but get no experiment.
+	spec.Follow, spec.FollowRe = "=other", mustRe(t, "other")
+	s.spec = spec
+	f3 := s.newImage(15, 10, s.founder, 'f', 600, "prog")
+	if f3.lineage != "_f3" || f3.open() {
+		t.Errorf("-F =other: _f3 %q open %v", f3.lineage, f3.open())
+	}
+}
+
+func mustRe(t *testing.T, re string) *regexp.Regexp {
+	t.Helper()
+	r, err := regexp.Compile(re)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
