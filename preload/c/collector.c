@@ -85,6 +85,11 @@ static int block_new(struct er_thread *t, int slot)
 	struct er_block *b = &t->blk[slot];
 	int file = slot == SLOT_SIGSTACKS ? SLOT_STACKS : slot;
 	block_drop(b);
+	/* A child made without glibc's fork (a fork or clone system call of its own) has not started
+	 * an instance: the files are its parent's. It writes no new block (the check costs a system
+	 * call per block). */
+	if ((int)er_sys(SYS_getpid, 0, 0, 0, 0, 0, 0) != er.pid)
+		return 0;
 	if (!t->in_signal) {
 		pool_acquire();
 		for (int i = 0; i < pool_n; i++) {

@@ -93,10 +93,26 @@ static void spin_cpu(long ns)
 	} while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < ns);
 }
 
+/* own_timer says whether the process has the collector library's SIGPROF timer for thread tid
+ * (sigev_value 0x6572636c), from /proc/self/timers. */
+static int own_timer(int tid)
+{
+	char b[8192], want[64];
+	int fd = open("/proc/self/timers", O_RDONLY);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, b, sizeof b - 1);
+	close(fd);
+	b[n > 0 ? n : 0] = 0;
+	snprintf(want, sizeof want, "notify: signal/tid.%d", tid);
+	return strstr(b, "signal: 27/000000006572636c") && strstr(b, want);
+}
+
 static void child1(void)
 {
 	allocs(222221, 3);
 	spin_cpu(30 * 1000 * 1000);
+	printf("stat child1_timer=%d\n", own_timer((int)getpid()));
 	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 	pthread_mutex_lock(&m);
 	pthread_mutex_unlock(&m);
