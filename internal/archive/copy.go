@@ -12,9 +12,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"er/internal/experiment"
 	"er/internal/objfile"
@@ -397,43 +395,5 @@ func checkCopy(c Copy, sub string) error {
 	return nil
 }
 
-// qstr is a string stored in XML exactly: as itself when XML can hold it and it does not start
-// with a double quote, otherwise Go-quoted in ASCII.
-type qstr string
-
-// MarshalText implements encoding.TextMarshaler.
-func (s qstr) MarshalText() ([]byte, error) {
-	if xmlSafe(string(s)) && !strings.HasPrefix(string(s), `"`) {
-		return []byte(s), nil
-	}
-	return []byte(strconv.QuoteToASCII(string(s))), nil
-}
-
-// UnmarshalText implements encoding.TextUnmarshaler.
-func (s *qstr) UnmarshalText(b []byte) error {
-	if !bytes.HasPrefix(b, []byte(`"`)) {
-		*s = qstr(b)
-		return nil
-	}
-	u, err := strconv.Unquote(string(b))
-	if err != nil {
-		return fmt.Errorf("bad quoted string %.40q", b)
-	}
-	*s = qstr(u)
-	return nil
-}
-
-// xmlSafe reports whether XML 1.0 can hold s as text.
-func xmlSafe(s string) bool {
-	if !utf8.ValidString(s) {
-		return false
-	}
-	for _, r := range s {
-		switch {
-		case r == '\t' || r == '\n' || r == '\r':
-		case r < 0x20, r >= 0xd800 && r < 0xe000, r == 0xfffe, r == 0xffff:
-			return false
-		}
-	}
-	return true
-}
+// qstr is a string stored in XML exactly (experiment.QString).
+type qstr = experiment.QString

@@ -189,7 +189,7 @@ func (s *Session) relocateLibraryData() {
 	if err != nil {
 		return
 	}
-	var moved, dropped int
+	var dropped int
 	for _, e := range ents {
 		if !e.IsDir() {
 			continue
@@ -221,12 +221,10 @@ func (s *Session) relocateLibraryData() {
 				s.founder.w.Event(experiment.Event{Kind: "warning", Pid: p.pid, Text: "moving the collector library's data: " + err.Error()})
 			}
 		}
-		moved++
 	}
 	if dropped > 0 {
 		s.founder.w.Event(experiment.Event{Kind: "comment", Text: fmt.Sprintf("%d processes traced by the collector library were not followed (-F %s); their data was discarded", dropped, s.spec.Follow)})
 	}
-	_ = moved
 	_ = os.RemoveAll(pd)
 	_ = os.Remove(filepath.Join(s.dir, controlName))
 }

@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"er/internal/experiment"
 )
@@ -197,16 +196,6 @@ func (s *Session) imageEnded(p *proc, t int64, exited bool) {
 	}
 	p.w.Event(experiment.Event{Time: t, Kind: "exit", Pid: p.pid, Text: text})
 	p.w.UpdateLog(func(l *experiment.Log) { l.EndTime, l.Exited = t, exited })
-}
-
-// closeEnded closes the experiments of images that ended more than grace before now, so that a
-// long run with many short processes does not keep their files open.
-func (s *Session) closeEnded(now int64, grace time.Duration) {
-	for _, p := range s.images {
-		if p.open() && p.exited && p != s.founder && now-p.exitTime > grace.Nanoseconds() {
-			s.closeImage(p)
-		}
-	}
 }
 
 func (s *Session) closeImage(p *proc) {

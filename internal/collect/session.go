@@ -698,6 +698,8 @@ func (s *Session) drain() {
 			fmt.Fprintf(s.stderr, "er collect: writing %s: %v\n", p.w.Dir(), err)
 		}
 	})
+	// Close the experiments of processes that ended a while ago, so that a long run with many short
+	// processes does not keep their files open.
 	now := s.now()
 	for _, p := range s.images {
 		if p.open() && p.exited && p != s.founder && now-p.exitTime > time.Second.Nanoseconds() {
@@ -988,6 +990,7 @@ func (s *Session) finish(waitErr error) error {
 		s.handleMessages()
 		s.ctl.close()
 		s.relocateLibraryData()
+		s.w.Event(experiment.Event{Time: end, Kind: "comment", Text: fmt.Sprintf("the collector library ran in %d process images", s.libraryInstances)})
 	}
 	s.forEachOpen(func(p *proc) {
 		if p != s.founder && !p.exited {

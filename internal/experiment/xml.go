@@ -18,6 +18,10 @@ const xmlComment = "<!-- er experiment; the format is described in docs/experime
 // and it does not start with a double quote, otherwise Go-quoted in ASCII.
 type qstr string
 
+// QString is qstr for the other XML files of an experiment (the archive index): a string attribute
+// or text stored exactly, as docs/experiment-format.md says ("Strings in XML").
+type QString = qstr
+
 // MarshalText implements encoding.TextMarshaler.
 func (s qstr) MarshalText() ([]byte, error) {
 	if xmlSafe(string(s)) && !strings.HasPrefix(string(s), `"`) {
