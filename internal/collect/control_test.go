@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-
-	"er/internal/experiment"
 )
 
 func TestControlChannel(t *testing.T) {
@@ -57,18 +55,8 @@ func TestControlChannel(t *testing.T) {
 // TestRelocate moves each library instance's files into the experiment of its image, by pid and
 // start time, and drops the data of images that are not followed.
 func TestRelocate(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "test.1.er")
-	s := newSession(DefaultSpec(), nil, dir)
-	s.startNS = 1000
-	w, err := experiment.Create(dir, experiment.Log{Pid: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	s.w = w
-	s.founder = &proc{pid: 10, w: w, mapped: map[mapKey]bool{}}
-	s.images = []*proc{s.founder}
-	s.cur[10] = s.founder
+	s := testSession(t, DefaultSpec())
+	dir := s.dir
 	child := s.newImage(11, 10, s.founder, 'f', 500, "prog")
 	s.spec.Follow = "off"
 	unfollowed := s.newImage(12, 10, s.founder, 'f', 600, "prog")

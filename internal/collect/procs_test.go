@@ -25,20 +25,9 @@ func TestPausedAt(t *testing.T) {
 
 // TestLineage names images as seed 003 does: counted per creator, fork then exec.
 func TestLineage(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "test.1.er")
 	spec := DefaultSpec()
 	spec.Target = []string{"prog"}
-	s := newSession(spec, nil, dir)
-	s.pid = 10
-	w, err := experiment.Create(dir, experiment.Log{Pid: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	s.w = w
-	s.founder = &proc{pid: 10, prog: "prog", w: w, mapped: map[mapKey]bool{}}
-	s.images = []*proc{s.founder}
-	s.cur[10] = s.founder
+	s := testSession(t, spec)
 	f1 := s.newImage(11, 10, s.founder, 'f', 100, "prog")
 	f2 := s.newImage(12, 10, s.founder, 'f', 200, "prog")
 	x1 := s.newImage(12, 10, f2, 'x', 300, "other")
@@ -92,4 +81,23 @@ func mustRe(t *testing.T, re string) *regexp.Regexp {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// testSession is a session whose founder, process 10 running "prog", has an experiment in a
+// temporary directory, as if it had started at 0 ns (CLOCK_MONOTONIC 1000).
+func testSession(t *testing.T, spec Spec) *Session {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "test.1.er")
+	s := newSession(spec, nil, dir)
+	s.pid, s.startNS = 10, 1000
+	w, err := experiment.Create(dir, experiment.Log{Pid: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.Close() })
+	s.w = w
+	s.founder = &proc{pid: 10, prog: "prog", w: w, mapped: map[mapKey]bool{}}
+	s.images = []*proc{s.founder}
+	s.cur[10] = s.founder
+	return s
 }
