@@ -2,7 +2,7 @@
 GO      ?= go
 GOFLAGS ?=
 BIN     := bin
-LINKS   := collect er_print er_archive er_rm er_cp er_mv
+LINKS   := collect er_print er_archive er_rm er_cp er_mv analyzer
 CC      ?= gcc
 # The collector library's flags; preload/build.go has the same (its tests check).
 PRELOAD_CFLAGS := -O2 -g -Wall -Wextra -fPIC -std=gnu11 -fvisibility=hidden -shared

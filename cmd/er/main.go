@@ -1,4 +1,5 @@
-// Command er is a performance analyzer for Linux: er collect records experiments, er print analyses them.
+// Command er is a performance analyzer for Linux: er collect records experiments; er print and
+// er analyzer (a web page) analyse them.
 package main
 
 import (
@@ -12,6 +13,7 @@ import (
 	"er/internal/erprint"
 	"er/internal/expfiles"
 	"er/internal/version"
+	"er/internal/web"
 )
 
 func main() {
@@ -33,6 +35,8 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return expfiles.CpMain(argv[1:], stdout, stderr)
 	case "er_mv":
 		return expfiles.MvMain(argv[1:], stdout, stderr)
+	case "analyzer", "er_analyzer":
+		return web.Main(argv[1:], stdout, stderr)
 	}
 	if len(argv) < 2 {
 		usage(stderr)
@@ -51,6 +55,8 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return expfiles.CpMain(argv[2:], stdout, stderr)
 	case "mv":
 		return expfiles.MvMain(argv[2:], stdout, stderr)
+	case "analyzer":
+		return web.Main(argv[2:], stdout, stderr)
 	case "version", "-V", "--version":
 		fmt.Fprintln(stdout, version.String())
 		return 0
@@ -73,6 +79,7 @@ Commands:
   rm [-f] [-q] experiment|group...      remove experiments and experiment groups (also as: er_rm)
   cp experiment new.er | exp... dir     copy experiments (also as: er_cp)
   mv experiment new.er | exp... dir     move experiments (also as: er_mv)
+  analyzer [--html dir] experiment...   the Analyzer: browse experiments in a web page (also as: analyzer)
   version                               print er's version
 
 Run a command with no arguments for its own help.

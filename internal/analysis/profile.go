@@ -98,6 +98,8 @@ type Options struct {
 	// replayed with all events, so an allocation is a leak when its block is never freed, even
 	// by an event that the filter leaves out; the leaks shown are those among the selected events.
 	Filter func(ev *EventInfo) bool
+	// Events keeps the list of the events analysed in Profile.EventList, for timelines.
+	Events bool
 }
 
 // Profile is the result of Analyze: function and load-object metrics of one or more experiments.
@@ -126,6 +128,9 @@ type Profile struct {
 	// IOFiles are the I/O metrics of each file, and IODescriptors of each file and descriptor, in
 	// the order first seen; nil when there is no I/O tracing.
 	IOFiles, IODescriptors []IOGroup
+	// EventList holds the events analysed, in the order of the experiments and of each data
+	// file, when Options.Events is set; nil otherwise.
+	EventList []Event
 
 	nm         int
 	lay        layout
@@ -318,7 +323,7 @@ func (b *builder) addExperiment(idx int, d *experiment.Data, groups *ioGroups) {
 				s = &c
 			}
 			clockValues(s, ea.vals[lay.clock:lay.clock+len(ClockMetrics)])
-			ea.add(s.Pid, s.Time, s.Stack, true)
+			ea.add(event{s.Pid, s.Tid, s.Time, 0, DataClock}, s.Stack, true)
 		}
 		ea.warn("clock")
 	}
@@ -339,7 +344,7 @@ func (b *builder) addExperiment(idx int, d *experiment.Data, groups *ioGroups) {
 			e := &d.Heap[i]
 			ea.clear()
 			lay.heapValues(e, leaked[i], ea.vals)
-			ea.add(e.Pid, e.Time, e.Stack, false)
+			ea.add(event{e.Pid, e.Tid, e.Time, 0, DataHeap}, e.Stack, false)
 		}
 		ea.warn("heap")
 	}
@@ -351,7 +356,7 @@ func (b *builder) addExperiment(idx int, d *experiment.Data, groups *ioGroups) {
 			e := &d.Sync[i]
 			ea.clear()
 			lay.syncValues(e, ea.vals)
-			ea.add(e.Pid, e.Time, e.Stack, false)
+			ea.add(event{e.Pid, e.Tid, e.Time, e.Wait, DataSync}, e.Stack, false)
 		}
 		ea.warn("synchronization")
 	}
@@ -367,13 +372,24 @@ func (b *builder) addExperiment(idx int, d *experiment.Data, groups *ioGroups) {
 			st.add(e)
 			ea.clear()
 			lay.ioValues(e, ea.vals)
-			if ea.add(e.Pid, e.Time, e.Stack, false) {
+			if ea.add(event{e.Pid, e.Tid, e.Time, e.Dur, DataIO}, e.Stack, false) {
 				groups.add(files[i], ea.vals)
 			}
 		}
 		p.IO.merge(&st)
 		ea.warn("I/O")
 	}
+}
+
+// Event is one event of Profile.EventList.
+type Event struct {
+	Time  int64 // ns since its experiment's start: when a sample was taken, when a traced call returned
+	Dur   int64 // ns a traced call lasted; 0 for samples
+	Pid   uint32
+	Tid   uint32
+	Exp   int32 // index of its experiment in the list given to Analyze
+	Kind  DataKind
+	Stack int32 // its function stack, for Profile.Stack
 }
 
 // eventAdder adds the value vectors of one experiment's events to the raw stacks of the profile.
@@ -389,10 +405,18 @@ type eventAdder struct {
 
 func (ea *eventAdder) clear() { clear(ea.vals) }
 
-// add adds ea.vals, the values of an event of process pid at time t with stack id stack, and
-// reports whether it did: an event whose values are all zero is skipped unless always (a clock
-// sample is always counted, a free is not).
-func (ea *eventAdder) add(pid uint32, t int64, stack uint32, always bool) bool {
+// event is what eventAdder.add needs to know of an event besides its values.
+type event struct {
+	pid, tid uint32
+	t, dur   int64
+	kind     DataKind
+}
+
+// add adds ea.vals, the values of event ev with stack id stack, and reports whether it did: an
+// event whose values are all zero is skipped unless always (a clock sample is always counted,
+// a free is not).
+func (ea *eventAdder) add(ev event, stack uint32, always bool) bool {
+	pid, t := ev.pid, ev.t
 	if !always && !nonZero(ea.vals) {
 		return false
 	}
@@ -429,6 +453,10 @@ func (ea *eventAdder) add(pid uint32, t int64, stack uint32, always bool) bool {
 		p.Total[m] += v
 	}
 	p.Events++
+	if b.opt.Events {
+		p.EventList = append(p.EventList, Event{Time: t, Dur: ev.dur, Tid: ev.tid, Pid: pid, Exp: es.idx,
+			Kind: ev.kind, Stack: p.raw[r].stack})
+	}
 	return true
 }
 

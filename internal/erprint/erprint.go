@@ -237,6 +237,13 @@ type session struct {
 
 	sel     selection                     // sample_select, thread_select, ..., filters (select.go)
 	indexes map[expKey]*analysis.ExpIndex // threads and samples of the loaded experiments
+
+	// For Engine: capture, when set, takes the tables of views instead of the output; keepEvents
+	// keeps the profile's event list; pick, when not 0, is the function (plus 1) that the next
+	// command taking a function name acts on, whatever its argument.
+	capture    func(*report.Table)
+	keepEvents bool
+	pick       int
 }
 
 func newSession(stdin io.Reader, stdout, stderr io.Writer, e env) *session {
@@ -283,7 +290,7 @@ func (s *session) profile() (*analysis.Profile, error) {
 	if len(s.exps) == 0 {
 		return nil, usagef("no experiment is loaded")
 	}
-	opts := analysis.Options{OpenFile: s.env.openFile, FoldInlines: s.foldInlines, Filter: s.eventFilter()}
+	opts := analysis.Options{OpenFile: s.env.openFile, FoldInlines: s.foldInlines, Filter: s.eventFilter(), Events: s.keepEvents}
 	if opts.OpenFile != nil { // copies that er archive kept stand in for missing or changed files
 		opts.OpenFile = analysis.WithArchivedCopies(opts.OpenFile, s.dirs)
 	}
@@ -470,6 +477,10 @@ func (s *session) printf(format string, args ...any) {
 // table writes a table to the current output in the current print mode; in text mode a blank
 // line follows it.
 func (s *session) table(t *report.Table) error {
+	if s.capture != nil {
+		s.capture(t)
+		return nil
+	}
 	if err := report.Write(s.out, t, s.mode); err != nil {
 		return err
 	}

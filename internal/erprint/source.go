@@ -214,6 +214,9 @@ type srcTarget struct {
 // sourceTarget resolves the argument of source or disasm: a function name (with an optional N
 // among functions of that name), else a source file (with an optional N among files that match).
 func (s *session) sourceTarget(p *analysis.Profile, cmd string, args []string) (srcTarget, error) {
+	if s.pick > 0 {
+		return srcTarget{f: s.pick - 1}, nil
+	}
 	if fs := p.FindFunctions(args[0]); len(fs) > 0 {
 		f, err := s.findFunction(p, cmd, args)
 		return srcTarget{f: f}, err

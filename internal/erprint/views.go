@@ -151,13 +151,16 @@ func (s *session) functions(_ []string) error {
 	t := &report.Table{Title: []string{s.sortTitle()}, Columns: s.columns(its), NameTitle: "Name"}
 	rows := append([]int{0}, s.sortedFunctions(p)...)
 	for _, f := range rows[:s.limited(len(rows))] {
-		t.Rows = append(t.Rows, report.Row{Name: s.funcName(p, f), Cells: funcCells(p, f, its)})
+		t.Rows = append(t.Rows, report.Row{ID: f + 1, Name: s.funcName(p, f), Cells: funcCells(p, f, its)})
 	}
 	return s.table(t)
 }
 
 // findFunction resolves a function name and an optional 1-based choice among same-named functions.
 func (s *session) findFunction(p *analysis.Profile, cmd string, args []string) (int, error) {
+	if s.pick > 0 {
+		return s.pick - 1, nil
+	}
 	name := args[0]
 	fs := p.FindFunctions(name)
 	if len(fs) == 0 {
@@ -232,7 +235,7 @@ func (s *session) summaries(p *analysis.Profile, fs []int) error {
 		for _, f := range fs {
 			cells := append(funcCells(p, f, all),
 				report.Cell{Text: p.Objects[p.Functions[f].Object].Path}, report.Cell{Text: p.Functions[f].Name})
-			t.Rows = append(t.Rows, report.Row{Name: s.funcName(p, f), Cells: cells})
+			t.Rows = append(t.Rows, report.Row{ID: f + 1, Name: s.funcName(p, f), Cells: cells})
 		}
 		return s.table(t)
 	}
@@ -351,11 +354,11 @@ func (s *session) callersCallees(_ []string) error {
 		s.sortAttributed(p, cc.Callees)
 		t := &report.Table{Columns: s.columns(its), NameTitle: "Name"}
 		for _, a := range cc.Callers {
-			t.Rows = append(t.Rows, report.Row{Name: s.funcName(p, a.Func), Section: sectionIf(!s.text(), "Callers"), Cells: attrCells(a.Value, cc.Inclusive, its)})
+			t.Rows = append(t.Rows, report.Row{ID: a.Func + 1, Name: s.funcName(p, a.Func), Section: sectionIf(!s.text(), "Callers"), Cells: attrCells(a.Value, cc.Inclusive, its)})
 		}
-		t.Rows = append(t.Rows, report.Row{Name: s.funcName(p, f), Mark: "*", Section: sectionIf(!s.text(), "Function"), Cells: attrCells(cc.Exclusive, cc.Inclusive, its)})
+		t.Rows = append(t.Rows, report.Row{ID: f + 1, Name: s.funcName(p, f), Mark: "*", Section: sectionIf(!s.text(), "Function"), Cells: attrCells(cc.Exclusive, cc.Inclusive, its)})
 		for _, a := range cc.Callees {
-			t.Rows = append(t.Rows, report.Row{Name: s.funcName(p, a.Func), Section: sectionIf(!s.text(), "Callees"), Cells: attrCells(a.Value, cc.Inclusive, its)})
+			t.Rows = append(t.Rows, report.Row{ID: a.Func + 1, Name: s.funcName(p, a.Func), Section: sectionIf(!s.text(), "Callees"), Cells: attrCells(a.Value, cc.Inclusive, its)})
 		}
 		if err := s.table(t); err != nil {
 			return err
@@ -434,7 +437,7 @@ func (s *session) fragmentView(p *analysis.Profile, frag []int) error {
 	its := shown(callerMetrics(s.metrics))
 	t := &report.Table{Title: []string{s.callerTitle()}, Columns: s.columns(its), NameTitle: "Name"}
 	for _, a := range cc.Callers {
-		t.Rows = append(t.Rows, report.Row{Name: s.funcName(p, a.Func), Section: "Callers", Cells: attrCells(a.Value, cc.Inclusive, its)})
+		t.Rows = append(t.Rows, report.Row{ID: a.Func + 1, Name: s.funcName(p, a.Func), Section: "Callers", Cells: attrCells(a.Value, cc.Inclusive, its)})
 	}
 	for i, f := range cc.Fragment {
 		cells := make([]report.Cell, len(its))
@@ -444,10 +447,10 @@ func (s *session) fragmentView(p *analysis.Profile, frag []int) error {
 		if i == len(cc.Fragment)-1 {
 			cells = attrCells(cc.Exclusive, cc.Inclusive, its)
 		}
-		t.Rows = append(t.Rows, report.Row{Name: s.funcName(p, f), Section: "Stack Fragment", Cells: cells})
+		t.Rows = append(t.Rows, report.Row{ID: f + 1, Name: s.funcName(p, f), Section: "Stack Fragment", Cells: cells})
 	}
 	for _, a := range cc.Callees {
-		t.Rows = append(t.Rows, report.Row{Name: s.funcName(p, a.Func), Section: "Callees", Cells: attrCells(a.Value, cc.Inclusive, its)})
+		t.Rows = append(t.Rows, report.Row{ID: a.Func + 1, Name: s.funcName(p, a.Func), Section: "Callees", Cells: attrCells(a.Value, cc.Inclusive, its)})
 	}
 	return s.table(t)
 }
@@ -466,7 +469,7 @@ func (s *session) calltree(_ []string) error {
 	for len(stack) > 0 && (s.limit == 0 || len(t.Rows) < s.limit) {
 		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		t.Rows = append(t.Rows, report.Row{Name: s.funcName(p, tr.Func(n)), Depth: tr.Depth(n),
+		t.Rows = append(t.Rows, report.Row{ID: tr.Func(n) + 1, Name: s.funcName(p, tr.Func(n)), Depth: tr.Depth(n),
 			Cells: attrCells(tr.Inclusive(n), p.Total, its)})
 		kids := make([]int, 0, len(tr.Children(n)))
 		for _, c := range tr.Children(n) {

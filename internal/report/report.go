@@ -47,7 +47,10 @@ type Row struct {
 	Mark    string // one character printed before the name: "*" marks the selected function; "" for none
 	Section string // group this row belongs to ("Callers", "Stack Fragment", "Callees"); "" for none
 	Depth   int    // depth in a tree table; 0 is the root
-	Flag    string // in a table with FlagWidth, printed before the row's cells: "##" marks a hot line
+	// ID links the row to what it shows, for programs (the web GUI): a function's index in the
+	// profile plus 1; 0 for none. It is never printed.
+	ID   int
+	Flag string // in a table with FlagWidth, printed before the row's cells: "##" marks a hot line
 }
 
 // Table is a titled table of rows. The name column comes last.

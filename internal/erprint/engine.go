@@ -1,0 +1,180 @@
+package erprint
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+
+	"er/internal/analysis"
+	"er/internal/experiment"
+	"er/internal/report"
+)
+
+// Engine is an er_print session driven by a program instead of by typed or scripted commands:
+// the back end of the Analyzer web GUI. Views come back as tables, with each function row
+// linked to its function (report.Row.ID); messages come back as text. An Engine is not safe for
+// concurrent use.
+type Engine struct {
+	s      *session
+	out    bytes.Buffer
+	tables []*report.Table
+}
+
+// Result is what a command produced: its tables, and the text it printed.
+type Result struct {
+	Tables []*report.Table
+	Text   string
+}
+
+// Column is one metric column of the function list.
+type Column struct {
+	report.Column
+	Metric    int  // index into the profile's metrics
+	Inclusive bool // inclusive; otherwise exclusive
+}
+
+// NewEngine loads the experiments and groups named by args, with their descendants, as er print
+// does. The warnings of the experiments are in Warnings.
+func NewEngine(args []string) (*Engine, error) {
+	return newEngine(args, defaultEnv())
+}
+
+func newEngine(args []string, e env) (*Engine, error) {
+	eng := &Engine{}
+	s := newSession(strings.NewReader(""), &eng.out, &eng.out, e)
+	s.mode = report.Mode{Kind: report.JSONMode}
+	s.capture = func(t *report.Table) { eng.tables = append(eng.tables, t) }
+	s.keepEvents = true
+	eng.s = s
+	if err := s.load(args); err != nil {
+		return nil, err
+	}
+	return eng, nil
+}
+
+// Exec runs one command line, as in a script ("metrics e.%totalcpu:name", "filters TSTAMP < 5e9").
+func (e *Engine) Exec(line string) (Result, error) {
+	return e.run(func() error { return e.s.execLine(line) })
+}
+
+// ExecFunc runs a command whose argument is a function (csingle, cprepend, cappend, fsingle,
+// source, disasm) on function f, an index into the current profile's functions.
+func (e *Engine) ExecFunc(cmd string, f int) (Result, error) {
+	return e.run(func() error {
+		c, err := lookup(cmd)
+		if err != nil {
+			return err
+		}
+		p, err := e.s.profile()
+		if err != nil {
+			return err
+		}
+		if f < 0 || f >= len(p.Functions) {
+			return usagef("%s: there is no function %d (the profile has %d)", cmd, f, len(p.Functions))
+		}
+		e.s.pick = f + 1
+		defer func() { e.s.pick = 0 }()
+		return e.s.exec(c, []string{fmt.Sprintf("#%d", f)})
+	})
+}
+
+func (e *Engine) run(fn func() error) (Result, error) {
+	e.out.Reset()
+	e.tables = nil
+	err := fn()
+	r := Result{Tables: e.tables, Text: e.out.String()}
+	e.tables = nil
+	e.out.Reset()
+	return r, err
+}
+
+// Profile returns the profile of the loaded experiments under the current selection, computed
+// on first use; its EventList is filled.
+func (e *Engine) Profile() (*analysis.Profile, error) { return e.s.profile() }
+
+// FuncName is function f's name in the current name style.
+func (e *Engine) FuncName(f int) string {
+	p, err := e.s.profile()
+	if err != nil || f < 0 || f >= len(p.Functions) {
+		return ""
+	}
+	return e.s.funcName(p, f)
+}
+
+// Columns are the function list's metric columns, as the metrics command set them.
+func (e *Engine) Columns() []Column {
+	var out []Column
+	for _, it := range shown(e.s.metrics) {
+		if it.kind != itemMetric {
+			continue
+		}
+		out = append(out, Column{Column: it.column(e.s.ms), Metric: it.metric, Inclusive: it.flavor == inclusive})
+	}
+	return out
+}
+
+// SortMetric is the metric the function list is sorted by, and whether it is inclusive; -1 when
+// it is sorted by something else (name, size, address).
+func (e *Engine) SortMetric() (metric int, incl bool) {
+	if e.s.sortItem.kind != itemMetric {
+		return -1, false
+	}
+	return e.s.sortItem.metric, e.s.sortItem.flavor == inclusive
+}
+
+// SortKey is the key of the column the function list is sorted by ("e.totalcpu", "name").
+func (e *Engine) SortKey() string {
+	it := e.s.sortItem
+	if it.kind != itemMetric {
+		return it.spec(e.s.ms)
+	}
+	return string(it.flavor) + "." + e.s.ms[it.metric].Name
+}
+
+// Metrics are the metrics of the loaded experiments' data.
+func (e *Engine) Metrics() []analysis.Metric { return e.s.ms }
+
+// Experiments are the loaded experiments, founders followed by their descendants, and their
+// directories.
+func (e *Engine) Experiments() ([]string, []*experiment.Data) { return e.s.dirs, e.s.exps }
+
+// Index is the index of loaded experiment i (from 0): its threads and samples.
+func (e *Engine) Index(i int) *analysis.ExpIndex { return e.s.expIndex(i) }
+
+// Filter is the current filter expression; "" when there is none.
+func (e *Engine) Filter() string { return e.s.sel.filterText }
+
+// Warnings are the warnings of the experiments as loaded and of the profile so far.
+func (e *Engine) Warnings() []string {
+	var out []string
+	for i, d := range e.s.exps {
+		for _, w := range d.Warnings {
+			out = append(out, e.s.dirs[i]+": "+w)
+		}
+	}
+	if e.s.prof != nil {
+		out = append(out, e.s.prof.Warnings...)
+	}
+	return out
+}
+
+// WriteText runs a command line and copies what it printed as text to w (tables in text mode).
+func (e *Engine) WriteText(w io.Writer, line string) error {
+	mode, capture := e.s.mode, e.s.capture
+	e.s.mode, e.s.capture = report.Mode{Kind: report.TextMode}, nil
+	defer func() { e.s.mode, e.s.capture = mode, capture }()
+	r, err := e.run(func() error { return e.s.execLine(line) })
+	io.WriteString(w, r.Text)
+	return err
+}
+
+// MetricSpec is the function list's metric list, as the metrics command takes it.
+func (e *Engine) MetricSpec() string { return specString(e.s.metrics, e.s.ms) }
+
+// NameIn is function f's name in profile p, an earlier profile of this engine or the current
+// one, in the current name style.
+func (e *Engine) NameIn(p *analysis.Profile, f int) string { return e.s.makeName(p, f) }
+
+// KeepEvents says whether the profiles computed from now on fill their EventList.
+func (e *Engine) KeepEvents(keep bool) { e.s.keepEvents = keep }

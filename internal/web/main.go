@@ -1,0 +1,89 @@
+package web
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+)
+
+// Main runs `er analyzer` with args, the words after it: it serves the Analyzer on a loopback
+// port until killed, or with --html writes a static report and returns. It returns the exit code:
+// 0, 1 when the experiments cannot be read or the server fails, 2 for a usage error.
+func Main(args []string, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("er analyzer", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	bind := fl.String("bind", "127.0.0.1", "address to listen on; anything but a loopback address lets other machines read your experiments")
+	port := fl.Int("port", 0, "port to listen on; 0 for a free one")
+	noBrowser := fl.Bool("no-browser", false, "do not open a web browser")
+	html := fl.String("html", "", "write a static HTML report of the views into `dir` and exit, instead of serving")
+	fl.Usage = func() {
+		fmt.Fprintln(stderr, "usage: er analyzer [--bind addr] [--port n] [--no-browser] [--html dir] experiment...")
+		fl.PrintDefaults()
+	}
+	if err := fl.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	if fl.NArg() == 0 {
+		fmt.Fprintln(stderr, "er analyzer: no experiment given")
+		fl.Usage()
+		return 2
+	}
+	if *port < 0 || *port > 65535 {
+		fmt.Fprintf(stderr, "er analyzer: --port %d is not a port number (0 to 65535)\n", *port)
+		return 2
+	}
+	s, err := Open(fl.Args())
+	if err != nil {
+		fmt.Fprintf(stderr, "er analyzer: %v\n", err)
+		return 1
+	}
+	for _, w := range s.eng.Warnings() {
+		fmt.Fprintf(stderr, "er analyzer: warning: %s\n", w)
+	}
+	if *html != "" {
+		if err := s.WriteStatic(*html); err != nil {
+			fmt.Fprintf(stderr, "er analyzer: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "er analyzer: static report written: %s/index.html\n", *html)
+		return 0
+	}
+	addr := net.JoinHostPort(*bind, strconv.Itoa(*port))
+	err = s.Serve(addr, func(url string) {
+		fmt.Fprintf(stdout, "er analyzer: %s\n", url)
+		if ip := net.ParseIP(*bind); ip == nil || !ip.IsLoopback() {
+			fmt.Fprintf(stderr, "er analyzer: warning: listening on %s: other machines can read these experiments and their sources\n", *bind)
+		}
+		if !*noBrowser {
+			openBrowser(url, stderr)
+		}
+	})
+	fmt.Fprintf(stderr, "er analyzer: %v\n", err)
+	return 1
+}
+
+// openBrowser starts the desktop's browser on url when there is a display, and says what to do
+// otherwise.
+func openBrowser(url string, stderr io.Writer) {
+	if os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
+		fmt.Fprintln(stderr, "er analyzer: no display: open the URL above in a browser (over ssh: ssh -L PORT:127.0.0.1:PORT host)")
+		return
+	}
+	for _, b := range []string{"xdg-open", "sensible-browser", "x-www-browser"} {
+		if path, err := exec.LookPath(b); err == nil {
+			cmd := exec.Command(path, url)
+			if cmd.Start() == nil {
+				go cmd.Wait()
+				return
+			}
+		}
+	}
+	fmt.Fprintln(stderr, "er analyzer: no browser found (xdg-open): open the URL above in a browser")
+}

@@ -1,0 +1,123 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// Bounds of a static report: the functions whose callers-callees, source and disassembly it
+// holds (the first in the function list), and the call tree nodes it can open (those with at
+// least staticNodeShare of the total, up to staticNodes of them).
+const (
+	staticFuncs     = 40
+	staticNodes     = 3000
+	staticNodeShare = 0.002
+	staticTimeline  = 1200 // bins; app.js's TL_WIDTH_STATIC
+)
+
+// WriteStatic writes a static report of the views into dir: the page, and data.js with the
+// answers the page would ask the server for, for the current metrics and filter. It opens
+// from the file system in a browser, with no server.
+func (s *Server) WriteStatic(dir string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.static = true
+	defer func() { s.static = false }()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	data := map[string]any{}
+	routes := s.routes()
+	get := func(path string) (any, error) {
+		req, err := http.NewRequest("GET", path, nil)
+		if err != nil {
+			return nil, err
+		}
+		h := routes[req.URL.Path]
+		v, err := h(req)
+		if err != nil {
+			v = map[string]string{"error": err.Error()}
+		}
+		return v, err
+	}
+	record := func(key, path string) error {
+		v, err := get(path)
+		data[key] = v
+		return err
+	}
+	if err := record("/api/overview", "/api/overview"); err != nil {
+		return err
+	}
+	if err := record("/api/functions", "/api/functions?limit=0"); err != nil {
+		return err
+	}
+	ft := data["/api/functions"].(*table)
+	for i, r := range ft.Rows {
+		if i > staticFuncs {
+			break
+		}
+		for _, v := range []string{"callers", "source", "disasm"} {
+			path := fmt.Sprintf("/api/%s?f=%d", v, r.ID)
+			record(path, path) // an error (no source) is recorded for the page to show
+		}
+	}
+	if err := record("/api/tree?node=0&hot=1", "/api/tree?node=0&hot=1"); err != nil {
+		return err
+	}
+	tv, err := s.treeIndex()
+	if err != nil {
+		return err
+	}
+	total := tv.p.Total[tv.metric]
+	queue := []int{0}
+	for n := 0; len(queue) > 0 && n < staticNodes; n++ {
+		node := queue[0]
+		queue = queue[1:]
+		path := "/api/tree?node=" + strconv.Itoa(node)
+		record(path, path)
+		for _, c := range tv.children(node, s.eng.FuncName) {
+			if len(tv.tr.Children(c)) > 0 && float64(tv.tr.Inclusive(c)[tv.metric]) >= staticNodeShare*float64(total) {
+				queue = append(queue, c)
+			}
+		}
+	}
+	if err := record("/api/flame", "/api/flame"); err != nil {
+		return err
+	}
+	tl := fmt.Sprintf("/api/timeline?t0=0&t1=%d&w=%d", s.duration(), staticTimeline)
+	if err := record(tl, tl); err != nil {
+		return err
+	}
+	for cmd := range tableCommands {
+		path := "/api/table?cmd=" + cmd
+		record(path, path)
+	}
+	if len(s.cmp) > 1 {
+		record("/api/compare", "/api/compare")
+	}
+	var buf bytes.Buffer
+	buf.WriteString("// er analyzer static report: the answers of the views, by request.\nwindow.ER_STATIC = ")
+	if err := json.NewEncoder(&buf).Encode(data); err != nil {
+		return err
+	}
+	buf.WriteString(";\n")
+	if err := os.WriteFile(filepath.Join(dir, "data.js"), buf.Bytes(), 0o644); err != nil {
+		return err
+	}
+	return fs.WalkDir(static, "static", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() == "data.js" {
+			return err
+		}
+		b, err := static.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, d.Name()), b, 0o644)
+	})
+}

@@ -1,0 +1,824 @@
+// er analyzer: the page. Every view asks the server (or, in a static report, window.ER_STATIC) for
+// its data as JSON and draws it; names are always set as text, never parsed as HTML.
+"use strict";
+
+const STATIC = window.ER_STATIC || null;
+const VIEW_TITLES = {
+  overview: "Overview", functions: "Functions", callers: "Callers-Callees", calltree: "Call Tree",
+  flame: "Flame Graph", source: "Source", disasm: "Disassembly", timeline: "Timeline", threads: "Threads",
+  cpus: "CPUs", samples: "Samples", objects: "Load Objects", heap: "Heap", sync: "Synchronization",
+  io: "I/O", compare: "Compare",
+};
+const TL_WIDTH_STATIC = 1200;
+
+const state = {
+  view: "functions",
+  f: -1,            // the selected function
+  gen: 0,           // bumped when the filter or metrics change: every view is stale
+  rendered: {},     // view -> key of what it shows
+  overview: null,
+  funcSort: "",
+  funcQuery: "",
+  flameRoot: 0,
+  flameInvert: false,
+  tl: { t0: 0, t1: 0, sel: null, data: null },
+};
+
+// ---------- helpers ----------
+
+const $ = (sel, root) => (root || document).querySelector(sel);
+function el(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  if (attrs) for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "class") e.className = v;
+    else if (k === "text") e.textContent = v;
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const k of kids) if (k !== null && k !== undefined) e.append(k.nodeType ? k : document.createTextNode(String(k)));
+  return e;
+}
+function svg(tag, attrs) {
+  const e = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
+  return e;
+}
+
+let inflight = 0;
+function busy(d) {
+  inflight += d;
+  document.body.dataset.busy = inflight > 0 ? "1" : "0";
+}
+
+async function api(path, body) {
+  if (STATIC) {
+    if (body !== undefined) throw new Error("this is a static report: run er analyzer on the experiment to change filters or metrics");
+    if (!(path in STATIC)) throw new Error("not in this static report: " + path + " (run er analyzer on the experiment for every view)");
+    const v = STATIC[path];
+    if (v && v.error) throw new Error(v.error);
+    return v;
+  }
+  busy(1);
+  try {
+    const opt = body === undefined ? {} : { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) };
+    const r = await fetch(path, opt);
+    const j = await r.json();
+    if (!r.ok) throw new Error(j.error || r.statusText);
+    return j;
+  } finally {
+    busy(-1);
+  }
+}
+
+function message(text, isError) {
+  const m = $("#message");
+  m.textContent = text || "";
+  m.className = isError ? "error" : "";
+}
+
+function secs(ns) {
+  if (ns === 0) return "0.";
+  return (ns / 1e9).toFixed(3);
+}
+function pct(p) {
+  if (p < 0) return "";
+  if (p === 0) return "0. %";
+  return p.toFixed(2) + "%";
+}
+function fmtValue(col, c) {
+  if (c.b) return "";
+  if (col.kind === "text") return c.t || "";
+  const parts = [];
+  if (col.value) parts.push(col.kind === "time" ? secs(c.v) : String(c.v));
+  if (col.pct && c.p >= 0) parts.push(pct(c.p));
+  return parts.join("  ");
+}
+function hueOf(name) {
+  let h = 2166136261;
+  for (let i = 0; i < name.length; i++) { h ^= name.charCodeAt(i); h = Math.imul(h, 16777619); }
+  return (h >>> 0);
+}
+function flameColor(name) {
+  const h = hueOf(name);
+  return `hsl(${10 + (h % 45)}, ${70 + (h >> 8) % 25}%, ${58 + (h >> 16) % 14}%)`;
+}
+function tlColor(name) {
+  const h = hueOf(name);
+  return `hsl(${h % 360}, ${55 + (h >> 9) % 30}%, ${48 + (h >> 17) % 16}%)`;
+}
+
+// ---------- metric tables ----------
+
+// metricTable draws a table of the server's table JSON. opts: sortable, onSort, onClick, onDblClick,
+// rowClass(row) -> class, selected (function id), code (name column holds code).
+function metricTable(t, opts) {
+  opts = opts || {};
+  const tbl = el("table", { class: "metrics" });
+  const head = el("tr");
+  if (t.rows.some((r) => r.flag)) head.append(el("th", { class: "left" }, ""));
+  t.columns.forEach((c) => {
+    const th = el("th", { "data-key": c.key, class: (c.left ? "left " : "") + (opts.sort === c.key ? "sorted" : ""), title: c.title + (c.unit ? " (" + c.unit + ")" : "") }, c.title);
+    if (opts.onSort) th.addEventListener("click", () => opts.onSort(c.key));
+    head.append(th);
+  });
+  if (t.nameTitle !== undefined) {
+    const th = el("th", { class: "name" + (opts.sort === "name" ? " sorted" : ""), "data-key": "name" }, t.nameTitle || "Name");
+    if (opts.onSort) th.addEventListener("click", () => opts.onSort("name"));
+    head.append(th);
+  }
+  tbl.append(el("thead", null, head));
+  const body = el("tbody");
+  const hasFlag = t.rows.some((r) => r.flag);
+  let section = "";
+  for (const r of t.rows) {
+    if (opts.sections && r.section && r.section !== section) {
+      section = r.section;
+      body.append(el("tr", { class: "section" }, el("td", { colspan: t.columns.length + 1 + (hasFlag ? 1 : 0) }, section)));
+    }
+    const cls = [opts.rowClass ? opts.rowClass(r) : ""];
+    if (r.id === 0 && r.name === "<Total>") cls.push("total");
+    if (opts.selected !== undefined && r.id === opts.selected && r.id >= 0) cls.push("selected");
+    const tr = el("tr", { class: cls.join(" ").trim() || null, "data-id": r.id >= 0 ? r.id : null });
+    if (hasFlag) tr.append(el("td", { class: "flag left" }, r.flag || ""));
+    t.columns.forEach((c, j) => {
+      const cell = r.cells[j] || { v: 0, p: -1 };
+      const td = el("td", { "data-key": c.key, "data-value": c.kind === "text" ? null : (cell.b ? null : cell.v), class: c.left ? "left" : null });
+      if (c.kind !== "text" && c.pct && !cell.b && cell.p >= 0 && opts.bars && j === 0) {
+        td.append(el("span", { class: "bar", style: "width:" + Math.round(Math.min(100, cell.p) * 0.5) + "px" }));
+      }
+      td.append(document.createTextNode(fmtValue(c, cell)));
+      tr.append(td);
+    });
+    if (t.nameTitle !== undefined) tr.append(el("td", { class: opts.code ? "code" : "name" }, r.name));
+    if (opts.decorate) opts.decorate(tr, r);
+    if (r.id >= 0 && opts.onClick) tr.addEventListener("click", () => opts.onClick(r, tr));
+    if (r.id >= 0 && opts.onDblClick) tr.addEventListener("dblclick", () => opts.onDblClick(r, tr));
+    body.append(tr);
+  }
+  tbl.append(body);
+  return tbl;
+}
+
+function errorBox(err) {
+  return el("div", { class: "error-box" }, String(err.message || err));
+}
+
+// ---------- navigation ----------
+
+function buildTabs(views) {
+  const nav = $("#tabs");
+  nav.textContent = "";
+  for (const v of views) {
+    nav.append(el("button", { type: "button", "data-view": v, onclick: () => show(v) }, VIEW_TITLES[v] || v));
+  }
+}
+
+function writeHash() {
+  const h = "#view=" + state.view + (state.f >= 0 ? "&f=" + state.f : "");
+  if (location.hash !== h) history.replaceState(null, "", h);
+}
+
+function readHash() {
+  const m = new URLSearchParams(location.hash.slice(1));
+  if (m.get("view") && VIEW_TITLES[m.get("view")]) state.view = m.get("view");
+  if (m.get("f") !== null && !isNaN(+m.get("f"))) state.f = +m.get("f");
+}
+
+function show(view) {
+  state.view = view;
+  for (const b of document.querySelectorAll("#tabs button")) b.classList.toggle("active", b.dataset.view === view);
+  for (const s of document.querySelectorAll("main > .view")) s.classList.toggle("active", s.id === "view-" + view);
+  writeHash();
+  load(view);
+}
+
+function select(f, name) {
+  state.f = f;
+  $("#sel-func").textContent = name || "";
+  writeHash();
+}
+
+// viewKey says what a view shows now; a view is drawn again only when its key changes.
+function viewKey(view) {
+  const dep = { callers: 1, source: 1, disasm: 1 };
+  return state.gen + (dep[view] ? ":" + state.f : "") + (view === "functions" ? ":" + state.funcSort + ":" + state.funcQuery : "") +
+    (view === "flame" ? ":" + state.flameRoot + ":" + state.flameInvert : "") + (view === "timeline" ? ":" + state.tl.t0 + ":" + state.tl.t1 : "");
+}
+
+async function load(view, force) {
+  const sec = $("#view-" + view);
+  const key = viewKey(view);
+  if (!force && state.rendered[view] === key) return;
+  sec.dataset.ready = "0";
+  try {
+    await VIEWS[view](sec);
+    state.rendered[view] = key;
+    message("");
+  } catch (err) {
+    state.rendered[view] = key;
+    const box = sec.querySelector(".view-error") || el("div", { class: "view-error" });
+    box.textContent = "";
+    box.append(errorBox(err));
+    if (!box.parentNode) sec.prepend(box);
+    message(String(err.message || err), true);
+  }
+  sec.dataset.ready = "1";
+}
+
+function clearError(sec) {
+  const b = sec.querySelector(".view-error");
+  if (b) b.remove();
+}
+
+function invalidate() {
+  state.gen++;
+  load(state.view, true);
+}
+
+function needFunction(sec) {
+  if (state.f >= 0) return true;
+  sec.textContent = "";
+  sec.append(el("p", { class: "muted" }, "Select a function in the Functions view first."));
+  return false;
+}
+
+// ---------- views ----------
+
+const VIEWS = {};
+
+VIEWS.overview = async (sec) => {
+  const o = await api("/api/overview");
+  state.overview = o;
+  sec.textContent = "";
+  sec.append(el("h2", null, "Experiments"));
+  const cards = el("div", { class: "cards" });
+  const card = (k, v, small) => cards.append(el("div", { class: "card" }, el("div", { class: "k" }, k), el("div", { class: "v" + (small ? " small" : "") }, v)));
+  card("Duration", secs(o.duration) + " s");
+  card("Data", (o.kinds || []).join(", ") || "none");
+  card("Events analysed", String(o.events));
+  for (const m of o.metrics.slice(0, 4)) if (m.total) card(m.title, m.time ? secs(m.total) + " s" : String(m.total));
+  sec.append(cards);
+  const t = {
+    columns: ["Experiment", "Command", "Host", "PID", "Threads", "Duration", "Clock", "Heap", "Sync", "I/O", "End"].map((x, i) => ({ key: "c" + i, title: x, kind: "text", left: i < 3 || i === 10 })),
+    rows: o.experiments.map((e) => ({ id: -1, name: "", cells: [e.Name, e.Command, e.Host, String(e.Pid), String(e.Threads), secs(e.Duration) + " s", ...e.Events.map(String), e.Exit].map((x) => ({ t: x, v: 0, p: -1 })) })),
+  };
+  sec.append(metricTable(t));
+  sec.append(el("h3", null, "Events over time"));
+  const cv = el("canvas", { class: "hist", id: "overview-hist" });
+  sec.append(cv);
+  requestAnimationFrame(() => drawHistogram(cv, o.histogram));
+  if (o.warnings && o.warnings.length) {
+    sec.append(el("h3", null, "Warnings"));
+    for (const w of o.warnings) sec.append(el("div", { class: "warn" }, w));
+  }
+};
+
+function drawHistogram(cv, h) {
+  const dpr = window.devicePixelRatio || 1;
+  const W = cv.clientWidth || 800, H = cv.clientHeight || 160;
+  cv.width = W * dpr; cv.height = H * dpr;
+  const g = cv.getContext("2d");
+  g.scale(dpr, dpr);
+  g.clearRect(0, 0, W, H);
+  const names = Object.keys(h.series || {});
+  const colors = { clock: "#f5a623", heap: "#2f6fde", synchronization: "#c0392b", "I/O": "#27ae60" };
+  let maxv = 1;
+  for (let b = 0; b < h.bins; b++) {
+    let s = 0;
+    for (const n of names) s += h.series[n][b];
+    maxv = Math.max(maxv, s);
+  }
+  const bw = (W - 50) / h.bins;
+  for (let b = 0; b < h.bins; b++) {
+    let y = H - 18;
+    for (const n of names) {
+      const v = h.series[n][b];
+      const hh = (v / maxv) * (H - 28);
+      g.fillStyle = colors[n] || "#888";
+      g.fillRect(45 + b * bw, y - hh, Math.max(1, bw - 0.5), hh);
+      y -= hh;
+    }
+  }
+  g.fillStyle = "#6b7385";
+  g.font = "11px sans-serif";
+  g.fillText(String(maxv), 4, 14);
+  g.fillText("0", 4, H - 18);
+  g.fillText("0 s", 45, H - 4);
+  const end = secs(h.t1) + " s";
+  g.fillText(end, W - 8 - g.measureText(end).width, H - 4);
+  let x = 120;
+  for (const n of names) {
+    g.fillStyle = colors[n] || "#888";
+    g.fillRect(x, H - 12, 10, 10);
+    g.fillStyle = "#333";
+    g.fillText(n + " events", x + 14, H - 3);
+    x += g.measureText(n + " events").width + 34;
+  }
+}
+
+VIEWS.functions = async (sec) => {
+  let path = "/api/functions";
+  if (!STATIC) {
+    const q = new URLSearchParams();
+    if (state.funcSort) q.set("sort", state.funcSort);
+    if (state.funcQuery) q.set("q", state.funcQuery);
+    if ([...q].length) path += "?" + q.toString();
+  }
+  let t = await api(path);
+  if (STATIC) t = localSortSearch(t);
+  clearError(sec);
+  state.funcSort = t.sort || state.funcSort;
+  const box = $("#func-table");
+  box.textContent = "";
+  const shownN = t.rows.length - 1;
+  $("#func-count").textContent = `${shownN} of ${t.matched - 1} functions` + (state.funcQuery ? ` matching "${state.funcQuery}"` : "");
+  box.append(metricTable(t, {
+    sort: t.sort, bars: true, selected: state.f,
+    onSort: (key) => { state.funcSort = key; load("functions"); },
+    onClick: (r, tr) => {
+      for (const x of box.querySelectorAll("tr.selected")) x.classList.remove("selected");
+      tr.classList.add("selected");
+      select(r.id, r.name);
+    },
+    onDblClick: (r) => { select(r.id, r.name); show("callers"); },
+  }));
+  if (state.f >= 0) {
+    const r = t.rows.find((x) => x.id === state.f);
+    if (r) $("#sel-func").textContent = r.name;
+  }
+};
+
+// localSortSearch sorts and searches the function list of a static report in the page.
+function localSortSearch(t) {
+  t = { ...t, rows: t.rows.slice() };
+  const total = t.rows.shift();
+  let rows = t.rows;
+  if (state.funcQuery) {
+    let m;
+    if (state.funcQuery.startsWith("/")) { const re = new RegExp(state.funcQuery.slice(1), "i"); m = (s) => re.test(s); }
+    else { const q = state.funcQuery.toLowerCase(); m = (s) => s.toLowerCase().includes(q); }
+    rows = rows.filter((r) => m(r.name));
+  }
+  const key = state.funcSort || t.sort;
+  const j = t.columns.findIndex((c) => c.key === key);
+  if (key === "name") rows.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  else if (j >= 0) rows.sort((a, b) => b.cells[j].v - a.cells[j].v || (a.name < b.name ? -1 : 1));
+  t.rows = [total, ...rows];
+  t.matched = t.rows.length;
+  t.sort = key;
+  return t;
+}
+
+VIEWS.callers = async (sec) => {
+  if (!needFunction(sec)) return;
+  const t = await api("/api/callers?f=" + state.f);
+  sec.textContent = "";
+  const center = t.rows.find((r) => r.section === "Stack Fragment");
+  sec.append(el("h2", null, "Callers and callees of ", el("code", null, center ? center.name : "")));
+  if (t.title) sec.append(el("div", { class: "muted" }, t.title.join(" ")));
+  const cls = { Callers: "caller", "Stack Fragment": "center", Callees: "callee" };
+  sec.append(el("div", { class: "scroll" }, metricTable(t, {
+    sections: true,
+    rowClass: (r) => cls[r.section] || "",
+    onClick: (r) => { select(r.id, r.name); load("callers"); },
+  })));
+  if (center) $("#sel-func").textContent = center.name;
+};
+
+VIEWS.calltree = async (sec) => {
+  const t = await api("/api/tree?node=0&hot=1");
+  sec.textContent = "";
+  sec.append(el("div", { class: "toolbar" }, el("span", { class: "muted" }, "Click ▸ to open a node; click a row to select its function. The hottest path is open.")));
+  const tree = el("div", { class: "tree" });
+  const cols = t.columns.map(() => "minmax(110px, max-content)").join(" ");
+  tree.style.setProperty("--cols", cols);
+  const head = el("div", { class: "head" });
+  for (const c of t.columns) head.append(el("span", { "data-key": c.key, title: c.title }, c.title));
+  head.append(el("span", { class: "name" }, "Name"));
+  tree.append(head);
+  const add = (r, after) => {
+    const n = el("div", { class: "node", "data-node": r.node, "data-id": r.id, "data-depth": r.depth });
+    t.columns.forEach((c, j) => n.append(el("span", { "data-key": c.key, "data-value": r.cells[j].v }, fmtValue(c, r.cells[j]))));
+    const name = el("span", { class: "name" });
+    name.append(document.createTextNode("  ".repeat(r.depth)));
+    const tw = el("span", { class: "twisty" }, r.kids ? (r.extra === "open" ? "▾" : "▸") : " ");
+    name.append(tw, document.createTextNode(r.name));
+    n.append(name);
+    n.dataset.open = r.extra === "open" ? "1" : "0";
+    if (state.f === r.id) n.classList.add("selected");
+    n.addEventListener("click", (ev) => {
+      if (ev.target === tw) return;
+      for (const x of tree.querySelectorAll(".node.selected")) x.classList.remove("selected");
+      n.classList.add("selected");
+      select(r.id, r.name);
+    });
+    if (r.kids) tw.addEventListener("click", () => toggle(n, r, tw));
+    if (after) after.after(n); else tree.append(n);
+    return n;
+  };
+  const toggle = async (n, r, tw) => {
+    if (n.dataset.open === "1") {
+      let x = n.nextElementSibling;
+      while (x && +x.dataset.depth > r.depth) { const nx = x.nextElementSibling; x.remove(); x = nx; }
+      n.dataset.open = "0";
+      tw.textContent = "▸";
+      return;
+    }
+    const sub = await api("/api/tree?node=" + r.node);
+    let after = n;
+    for (const k of sub.rows) after = add(k, after);
+    n.dataset.open = "1";
+    tw.textContent = "▾";
+  };
+  for (const r of t.rows) add(r);
+  sec.append(el("div", { class: "scroll" }, tree));
+};
+
+VIEWS.flame = async (sec) => {
+  const path = "/api/flame" + (state.flameRoot && !STATIC ? "?root=" + state.flameRoot : "");
+  const d = await api(path);
+  clearError(sec);
+  state.flame = d;
+  drawFlame();
+};
+
+function drawFlame() {
+  const d = state.flame;
+  const box = $("#flame-box");
+  box.textContent = "";
+  const crumbs = $("#flame-path");
+  crumbs.textContent = "";
+  for (const p of d.path || []) {
+    crumbs.append(el("a", { onclick: () => { state.flameRoot = p.n; load("flame"); } }, p.name), " › ");
+  }
+  if (!d.nodes.length) { box.append(el("p", { class: "muted" }, "No data.")); return; }
+  // In a static report every node is there: zoom by drawing the subtree of the chosen node.
+  let nodes = d.nodes, rootIdx = 0;
+  if (STATIC && state.flameRoot) {
+    const i = nodes.findIndex((n) => n.n === state.flameRoot);
+    if (i >= 0) rootIdx = i;
+  }
+  const W = Math.max(600, box.clientWidth - 4), RH = 18;
+  const root = nodes[rootIdx];
+  const x = new Float64Array(nodes.length), inSub = new Uint8Array(nodes.length);
+  const next = new Float64Array(nodes.length);
+  let maxDepth = 0;
+  inSub[rootIdx] = 1;
+  x[rootIdx] = 0;
+  next[rootIdx] = 0;
+  for (let i = rootIdx + 1; i < nodes.length; i++) {
+    const n = nodes[i];
+    if (n.p < 0 || !inSub[n.p]) continue;
+    inSub[i] = 1;
+    x[i] = x[n.p] + next[n.p];
+    next[n.p] += n.v;
+    next[i] = 0;
+    maxDepth = Math.max(maxDepth, n.d - root.d);
+  }
+  const H = (maxDepth + 1) * RH + 4;
+  const s = svg("svg", { id: "flame-svg", width: W, height: H, viewBox: `0 0 ${W} ${H}` });
+  const scale = W / Math.max(1, root.v);
+  const q = ($("#flame-search").value || "").trim();
+  let match = null;
+  if (q) {
+    try { match = q.startsWith("/") ? ((re) => (t) => re.test(t))(new RegExp(q.slice(1), "i")) : (t) => t.toLowerCase().includes(q.toLowerCase()); }
+    catch (e) { match = null; }
+  }
+  let matched = 0;
+  for (let i = rootIdx; i < nodes.length; i++) {
+    if (!inSub[i]) continue;
+    const n = nodes[i];
+    const w = n.v * scale;
+    if (w < 0.4) continue;
+    const depth = n.d - root.d;
+    const y = state.flameInvert ? H - (depth + 1) * RH : depth * RH;
+    const name = d.names[n.f] || "?";
+    const g = svg("g", { class: "frame", "data-id": n.f, "data-node": n.n });
+    if (match && match(name)) { g.classList.add("match"); matched += n.v; }
+    const r = svg("rect", { x: x[i] * scale, y: y, width: Math.max(0.5, w), height: RH - 1, fill: n.f === 0 ? "#b8c2d8" : flameColor(name), rx: 1.5 });
+    const title = svg("title");
+    title.textContent = `${name}\n${fmtMetric(d, n.v)} (${(100 * n.v / Math.max(1, d.total)).toFixed(2)}% of total), self ${fmtMetric(d, n.s)}`;
+    g.append(title, r);
+    if (w > 28) {
+      const t = svg("text", { x: x[i] * scale + 3, y: y + RH - 5 });
+      const maxChars = Math.floor((w - 6) / 6.6);
+      t.textContent = name.length > maxChars ? name.slice(0, Math.max(0, maxChars - 1)) + "…" : name;
+      g.append(t);
+    }
+    g.addEventListener("click", () => {
+      if (n.f > 0) select(n.f, name);
+      state.flameRoot = n.n;
+      load("flame");
+    });
+    s.append(g);
+  }
+  box.append(s);
+  $("#flame-info").textContent = `${d.metric}; ${nodes.length} boxes` + (match ? `; matches: ${(100 * matched / Math.max(1, root.v)).toFixed(1)}%` : "");
+}
+
+function fmtMetric(d, v) {
+  return d.time ? secs(v) + " s" : String(v);
+}
+
+async function annotated(sec, kind) {
+  if (!needFunction(sec)) return;
+  const t = await api(`/api/${kind}?f=${state.f}`);
+  sec.textContent = "";
+  sec.append(el("h2", null, (kind === "source" ? "Source of " : "Disassembly of ") , el("code", null, $("#sel-func").textContent || "function " + state.f)));
+  if (t.title) sec.append(el("div", { class: "muted" }, t.title.join(" ")));
+  const tbl = metricTable(t, {
+    code: true,
+    rowClass: (r) => "line" + (r.flag && r.flag.trim() ? " hot" : "") + (r.cells.every((c) => c.b || c.v === 0) ? " nometric" : ""),
+    decorate: (tr, r) => { if (r.line) tr.dataset.line = r.line; },
+  });
+  const wrap = el("div", { class: "scroll" }, tbl);
+  sec.append(wrap);
+  if (t.text) sec.append(el("pre", { class: "text" }, t.text));
+  const hot = tbl.querySelector("tr.hot");
+  if (hot) requestAnimationFrame(() => { wrap.scrollTop = Math.max(0, hot.offsetTop - 120); });
+}
+VIEWS.source = (sec) => annotated(sec, "source");
+VIEWS.disasm = (sec) => annotated(sec, "disasm");
+
+// ---------- timeline ----------
+
+const TL = { label: 170, rowH: 22, axis: 24 };
+
+VIEWS.timeline = async (sec) => {
+  const o = state.overview || await api("/api/overview");
+  state.overview = o;
+  if (!state.tl.t1) { state.tl.t0 = 0; state.tl.t1 = o.duration; }
+  const canvas = $("#timeline-canvas");
+  const wrap = $("#timeline-wrap");
+  const w = STATIC ? TL_WIDTH_STATIC : Math.max(200, Math.min(4000, Math.floor((wrap.clientWidth || 1000) - TL.label - 20)));
+  const d = await api(`/api/timeline?t0=${state.tl.t0}&t1=${state.tl.t1}&w=${w}`);
+  clearError(sec);
+  state.tl.data = d;
+  drawTimeline();
+  legend(d);
+  const f = o.filter && o.filter.range;
+  if (state.tl.sel === null && f) state.tl.sel = f.slice();
+  fillRange();
+};
+
+function fillRange() {
+  const s = state.tl.sel;
+  $("#range-start").value = s ? (s[0] / 1e9).toFixed(4) : "";
+  $("#range-end").value = s ? (s[1] / 1e9).toFixed(4) : "";
+}
+
+function legend(d) {
+  const count = {};
+  for (const r of d.rows) r.leaf.forEach((f, i) => { if (f >= 0) count[f] = (count[f] || 0) + r.count[i]; });
+  const top = Object.keys(count).sort((a, b) => count[b] - count[a]).slice(0, 14);
+  const lg = $("#timeline-legend");
+  lg.textContent = "";
+  lg.append(el("div", { class: "muted" }, "Leaf functions (most events first)"));
+  for (const f of top) {
+    const i = el("i");
+    i.style.background = tlColor(d.names[f]);
+    lg.append(el("div", null, i, d.names[f]));
+  }
+}
+
+function drawTimeline() {
+  const d = state.tl.data;
+  if (!d) return;
+  const canvas = $("#timeline-canvas");
+  const dpr = window.devicePixelRatio || 1;
+  const W = TL.label + d.w + 10, H = TL.axis + d.rows.length * TL.rowH + 6;
+  canvas.width = W * dpr; canvas.height = H * dpr;
+  canvas.style.width = W + "px"; canvas.style.height = H + "px";
+  const g = canvas.getContext("2d");
+  g.setTransform(dpr, 0, 0, dpr, 0, 0);
+  g.fillStyle = "#fff"; g.fillRect(0, 0, W, H);
+  // time axis
+  g.fillStyle = "#6b7385"; g.font = "11px sans-serif";
+  const span = d.t1 - d.t0;
+  const step = niceStep(span / 8);
+  for (let t = Math.ceil(d.t0 / step) * step; t <= d.t1; t += step) {
+    const x = TL.label + ((t - d.t0) / span) * d.w;
+    g.fillRect(x, TL.axis - 6, 1, 6);
+    g.fillText((t / 1e9).toFixed(step < 1e7 ? 3 : step < 1e8 ? 2 : 1) + " s", x + 2, TL.axis - 9);
+  }
+  g.fillStyle = "#e3e6ec"; g.fillRect(TL.label, TL.axis - 1, d.w, 1);
+  d.rows.forEach((r, i) => {
+    const y = TL.axis + i * TL.rowH;
+    g.fillStyle = i % 2 ? "#fafbfd" : "#fff";
+    g.fillRect(0, y, W, TL.rowH);
+    g.fillStyle = "#1d2330"; g.font = "12px ui-monospace, monospace";
+    g.fillText(r.label, 6, y + 15);
+    let maxc = 1;
+    for (const c of r.count) maxc = Math.max(maxc, c);
+    for (let b = 0; b < d.w; b++) {
+      const f = r.leaf[b];
+      if (f < 0) continue;
+      g.globalAlpha = 0.35 + 0.65 * Math.min(1, r.count[b] / maxc);
+      g.fillStyle = tlColor(d.names[f]);
+      g.fillRect(TL.label + b, y + 3, 1, TL.rowH - 6);
+    }
+    g.globalAlpha = 1;
+  });
+  const s = state.tl.sel;
+  if (s) {
+    const x0 = TL.label + Math.max(0, (s[0] - d.t0) / span) * d.w, x1 = TL.label + Math.min(1, (s[1] - d.t0) / span) * d.w;
+    if (x1 > x0) {
+      g.fillStyle = "rgba(47,111,222,0.14)"; g.fillRect(x0, TL.axis, x1 - x0, H - TL.axis);
+      g.fillStyle = "#2f6fde"; g.fillRect(x0, TL.axis, 1, H - TL.axis); g.fillRect(x1, TL.axis, 1, H - TL.axis);
+    }
+  }
+}
+
+function niceStep(x) {
+  const p = Math.pow(10, Math.floor(Math.log10(Math.max(1, x))));
+  for (const m of [1, 2, 5, 10]) if (m * p >= x) return m * p;
+  return 10 * p;
+}
+
+function tlTime(ev) {
+  const d = state.tl.data;
+  const rect = $("#timeline-canvas").getBoundingClientRect();
+  const x = ev.clientX - rect.left - TL.label;
+  const y = ev.clientY - rect.top - TL.axis;
+  const t = d.t0 + (Math.min(Math.max(x, 0), d.w) / d.w) * (d.t1 - d.t0);
+  return { t: Math.round(t), row: Math.floor(y / TL.rowH), x };
+}
+
+function setupTimeline() {
+  const canvas = $("#timeline-canvas");
+  let drag = null, hoverTimer = null;
+  canvas.addEventListener("mousedown", (ev) => {
+    if (!state.tl.data) return;
+    drag = tlTime(ev);
+    ev.preventDefault();
+  });
+  window.addEventListener("mousemove", (ev) => {
+    if (drag && state.tl.data) {
+      const p = tlTime(ev);
+      state.tl.sel = [Math.min(drag.t, p.t), Math.max(drag.t, p.t)];
+      fillRange();
+      drawTimeline();
+    }
+  });
+  window.addEventListener("mouseup", (ev) => {
+    if (!drag) return;
+    const p = tlTime(ev);
+    const a = drag;
+    drag = null;
+    if (Math.abs(p.x - a.x) < 3) { stackAt(ev, true); return; }
+    state.tl.sel = [Math.min(a.t, p.t), Math.max(a.t, p.t)];
+    fillRange();
+    drawTimeline();
+    applyRange();
+  });
+  canvas.addEventListener("mousemove", (ev) => {
+    if (drag) return;
+    clearTimeout(hoverTimer);
+    hoverTimer = setTimeout(() => stackAt(ev, false), 60);
+  });
+  $("#range-apply").addEventListener("click", () => {
+    const a = parseFloat($("#range-start").value), b = parseFloat($("#range-end").value);
+    if (!(b > a)) { message("The range needs a start before its end, in seconds.", true); return; }
+    state.tl.sel = [Math.round(a * 1e9), Math.round(b * 1e9)];
+    drawTimeline();
+    applyRange();
+  });
+  $("#range-clear").addEventListener("click", async () => {
+    state.tl.sel = null;
+    fillRange();
+    drawTimeline();
+    await setFilter({ range: [0, 0] });
+  });
+  $("#tl-zoom").addEventListener("click", () => {
+    if (!state.tl.sel) return;
+    state.tl.t0 = state.tl.sel[0]; state.tl.t1 = state.tl.sel[1];
+    load("timeline");
+  });
+  $("#tl-unzoom").addEventListener("click", () => {
+    const o = state.overview;
+    const c = (state.tl.t0 + state.tl.t1) / 2, half = state.tl.t1 - state.tl.t0;
+    state.tl.t0 = Math.max(0, Math.round(c - half)); state.tl.t1 = Math.min(o.duration, Math.round(c + half));
+    if (state.tl.t1 - state.tl.t0 >= o.duration) { state.tl.t0 = 0; state.tl.t1 = o.duration; }
+    load("timeline");
+  });
+}
+
+async function stackAt(ev, sticky) {
+  const d = state.tl.data;
+  if (!d || STATIC) return;
+  const p = tlTime(ev);
+  if (p.row < 0 || p.row >= d.rows.length || p.x < 0) return;
+  const tol = Math.max(1, Math.round(((d.t1 - d.t0) / d.w) * 2));
+  const e = await api(`/api/event?row=${p.row}&t=${p.t}&tol=${tol}`);
+  const box = $("#timeline-stack");
+  box.textContent = "";
+  if (!e.found) { box.append(el("span", { class: "muted" }, "No event here.")); return; }
+  box.append(el("div", { class: "muted" }, `${e.row}: ${e.kind} event at ${(e.time / 1e9).toFixed(6)} s` + (e.dur ? `, lasted ${(e.dur / 1e6).toFixed(3)} ms` : "")));
+  for (const fr of e.frames) {
+    const a = el("div", null, fr.name);
+    a.style.cursor = "pointer";
+    a.addEventListener("click", () => select(fr.id, fr.name));
+    box.append(a);
+  }
+}
+
+async function applyRange() {
+  const s = state.tl.sel;
+  if (!s) return;
+  await setFilter({ range: s });
+}
+
+async function setFilter(body) {
+  try {
+    const f = await api("/api/filter", body);
+    showFilter(f);
+    state.overview = null;
+    state.gen++;
+    state.rendered.timeline = viewKey("timeline");
+    message("");
+  } catch (err) {
+    message(String(err.message || err), true);
+  }
+}
+
+function showFilter(f) {
+  $("#filter-text").textContent = f.text || "";
+  if (document.activeElement !== $("#filter-expr")) $("#filter-expr").value = f.expr || "";
+}
+
+// ---------- tables of er print ----------
+
+async function tables(sec, cmds, intro) {
+  sec.textContent = "";
+  if (intro) sec.append(el("p", { class: "muted" }, intro));
+  for (const [cmd, title] of cmds) {
+    const r = await api("/api/table?cmd=" + cmd);
+    if (title) sec.append(el("h3", null, title));
+    for (const t of r.tables) sec.append(metricTable(t, { sections: true }));
+    if (r.text && r.text.trim()) sec.append(el("pre", { class: "text" }, r.text));
+  }
+}
+
+VIEWS.threads = (sec) => tables(sec, [["thread_list", "Threads"]]);
+VIEWS.cpus = (sec) => tables(sec, [["cpu_list", "CPUs"]]);
+VIEWS.samples = (sec) => tables(sec, [["sample_list", "Samples"]]);
+VIEWS.objects = (sec) => tables(sec, [["lobjects", "Load objects by metric"], ["objects", "Load objects and their files"]]);
+VIEWS.heap = (sec) => tables(sec, [["heapstat", "Heap statistics"], ["leaks", "Leaks by call stack"], ["allocs", "Allocations by call stack"]]);
+VIEWS.io = (sec) => tables(sec, [["iostat", "I/O statistics"], ["ioactivity", "I/O by file"]]);
+VIEWS.sync = (sec) => tables(sec, [["statistics", "Statistics"]], "Synchronization wait time per function is in the Functions view with the metrics i.sync:i+syncn (the default when the experiment has synchronization data).");
+
+VIEWS.compare = async (sec) => {
+  const r = await api("/api/compare");
+  sec.textContent = "";
+  sec.append(el("h2", null, "Comparing " + r.experiments.join(" and ") + " by " + r.metric));
+  sec.append(el("div", { class: "scroll" }, metricTable(r.table, { bars: false })));
+};
+
+// ---------- start ----------
+
+async function start() {
+  readHash();
+  setupTimeline();
+  $("#func-search").addEventListener("input", () => {
+    clearTimeout(start.searchTimer);
+    start.searchTimer = setTimeout(() => { state.funcQuery = $("#func-search").value.trim(); load("functions"); }, 150);
+  });
+  $("#flame-search").addEventListener("input", () => { if (state.flame) drawFlame(); });
+  $("#flame-reset").addEventListener("click", () => { state.flameRoot = 0; load("flame"); });
+  $("#flame-invert").addEventListener("click", () => { state.flameInvert = !state.flameInvert; if (state.flame) drawFlame(); });
+  $("#filter-apply").addEventListener("click", async () => { await setFilter({ expr: $("#filter-expr").value }); load(state.view, true); });
+  $("#filter-expr").addEventListener("keydown", async (ev) => { if (ev.key === "Enter") { await setFilter({ expr: $("#filter-expr").value }); load(state.view, true); } });
+  $("#filter-clear").addEventListener("click", async () => { state.tl.sel = null; fillRange(); await setFilter({}); load(state.view, true); });
+  $("#metric-apply").addEventListener("click", async () => {
+    try {
+      const r = await api("/api/metrics", { spec: $("#metric-spec").value });
+      state.funcSort = r.sort;
+      invalidate();
+    } catch (err) { message(String(err.message || err), true); }
+  });
+  window.addEventListener("resize", () => { if (state.view === "flame" && state.flame) drawFlame(); });
+  window.addEventListener("hashchange", () => { const v = state.view, f = state.f; readHash(); if (state.view !== v || state.f !== f) show(state.view); });
+  try {
+    const o = await api("/api/overview");
+    state.overview = o;
+    buildTabs(o.views);
+    $("#exp-name").textContent = o.experiments.map((e) => e.Name).join(", ") + (STATIC ? "  (static report)" : "");
+    document.title = "er analyzer: " + o.experiments.map((e) => e.Name).join(", ");
+    $("#metric-spec").value = o.metricSpec || "";
+    showFilter(o.filter || {});
+    if (STATIC) for (const id of ["filter-expr", "filter-apply", "filter-clear", "metric-spec", "metric-apply", "range-apply", "range-clear"]) $("#" + id).disabled = true;
+    if (!o.views.includes(state.view)) state.view = "functions";
+    if (state.f >= 0) {
+      const t = await api("/api/functions" + (STATIC ? "" : "?limit=0"));
+      const r = t.rows.find((x) => x.id === state.f);
+      $("#sel-func").textContent = r ? r.name : "";
+    }
+    show(state.view);
+  } catch (err) {
+    document.body.dataset.busy = "0";
+    $("#main").prepend(errorBox(err));
+  }
+}
+
+start();

@@ -1,0 +1,343 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+
+	"er/internal/analysis"
+	"er/internal/experiment"
+)
+
+// timeline indexes the events of the profile of all events by thread and time.
+type timeline struct {
+	p     *analysis.Profile
+	rows  []tlRow
+	leaf  []int32 // the leaf function of each function stack, -1 until needed
+	names map[int32]string
+}
+
+// tlRow is one thread of one experiment: its events in time order.
+type tlRow struct {
+	Exp    int     `json:"exp"`
+	Pid    uint32  `json:"pid"`
+	Tid    uint32  `json:"tid"`
+	Thread int     `json:"thread"`
+	Label  string  `json:"label"`
+	events []int32 // indexes into p.EventList
+}
+
+func (s *Server) timelineIndex() (*timeline, error) {
+	if s.tl != nil {
+		return s.tl, nil
+	}
+	p := s.base
+	dirs, _ := s.eng.Experiments()
+	type key struct {
+		exp int32
+		pid uint32
+		tid uint32
+	}
+	byKey := map[key]int{}
+	tl := &timeline{p: p, leaf: make([]int32, p.NumStacks()), names: map[int32]string{}}
+	for i := range tl.leaf {
+		tl.leaf[i] = -1
+	}
+	for i := range p.EventList {
+		e := &p.EventList[i]
+		k := key{e.Exp, e.Pid, e.Tid}
+		r, ok := byKey[k]
+		if !ok {
+			r = len(tl.rows)
+			byKey[k] = r
+			x := s.eng.Index(int(e.Exp))
+			num := x.ThreadNumber(e.Pid, e.Tid)
+			label := fmt.Sprintf("T:%d (tid %d)", num, e.Tid)
+			if len(dirs) > 1 {
+				label = fmt.Sprintf("%d %s", e.Exp+1, label)
+			}
+			tl.rows = append(tl.rows, tlRow{Exp: int(e.Exp) + 1, Pid: e.Pid, Tid: e.Tid, Thread: num, Label: label})
+		}
+		tl.rows[r].events = append(tl.rows[r].events, int32(i))
+	}
+	sort.SliceStable(tl.rows, func(i, j int) bool {
+		a, b := &tl.rows[i], &tl.rows[j]
+		if a.Exp != b.Exp {
+			return a.Exp < b.Exp
+		}
+		return a.Thread < b.Thread
+	})
+	for _, r := range tl.rows {
+		ev := r.events
+		sort.SliceStable(ev, func(i, j int) bool { return p.EventList[ev[i]].Time < p.EventList[ev[j]].Time })
+	}
+	s.tl = tl
+	return tl, nil
+}
+
+// name is the name of function f of the timeline's profile.
+func (tl *timeline) name(s *Server, f int32) string {
+	n, ok := tl.names[f]
+	if !ok {
+		n = s.eng.NameIn(tl.p, int(f))
+		tl.names[f] = n
+	}
+	return n
+}
+
+// funcKey identifies a function across profiles of the same experiments.
+type funcKey struct {
+	obj  string
+	name string
+	addr uint64
+	kind analysis.FuncKind
+}
+
+func keyOf(p *analysis.Profile, f int) funcKey {
+	fn := &p.Functions[f]
+	return funcKey{p.Objects[fn.Object].Path, fn.Name, fn.Addr, fn.Kind}
+}
+
+// currentID maps function f of the profile of all events to the current profile's; -1 when the
+// current profile does not have it.
+func (s *Server) currentID(f int) (int, error) {
+	p, err := s.eng.Profile()
+	if err != nil {
+		return 0, err
+	}
+	if p == s.base {
+		return f, nil
+	}
+	if s.idsOf != p {
+		s.ids, s.idsOf = make(map[funcKey]int, len(p.Functions)), p
+		for i := range p.Functions {
+			s.ids[keyOf(p, i)] = i
+		}
+	}
+	if id, ok := s.ids[keyOf(s.base, f)]; ok {
+		return id, nil
+	}
+	return -1, nil
+}
+
+// leafOf is the leaf function of function stack st.
+func (tl *timeline) leafOf(st int32) int32 {
+	if st < 0 || int(st) >= len(tl.leaf) {
+		return 0
+	}
+	if tl.leaf[st] < 0 {
+		funcs, _ := tl.p.Stack(int(st))
+		tl.leaf[st] = 0
+		if len(funcs) > 0 {
+			tl.leaf[st] = funcs[len(funcs)-1]
+		}
+	}
+	return tl.leaf[st]
+}
+
+// window returns the events of row r with t0 <= Time < t1.
+func (tl *timeline) window(r *tlRow, t0, t1 int64) []int32 {
+	ev := tl.p.EventList
+	lo := sort.Search(len(r.events), func(i int) bool { return ev[r.events[i]].Time >= t0 })
+	hi := sort.Search(len(r.events), func(i int) bool { return ev[r.events[i]].Time >= t1 })
+	return r.events[lo:hi]
+}
+
+// maxBins bounds the width of a timeline answer.
+const maxBins = 4096
+
+// timeline answers, for the time window [t0, t1) cut into w bins, each thread's events: per bin,
+// the leaf function seen most often there (-1 for none) and the number of events.
+func (s *Server) timeline(r *http.Request) (any, error) {
+	tl, err := s.timelineIndex()
+	if err != nil {
+		return nil, err
+	}
+	dur := s.duration()
+	t0, err := intParam(r, "t0", 0)
+	if err != nil {
+		return nil, err
+	}
+	t1, err := intParam(r, "t1", dur)
+	if err != nil {
+		return nil, err
+	}
+	w, err := intParam(r, "w", 1000)
+	if err != nil {
+		return nil, err
+	}
+	if w < 1 || w > maxBins {
+		return nil, badRequest("parameter w=%d is out of range (1 to %d)", w, maxBins)
+	}
+	if t1 <= t0 {
+		return nil, badRequest("time window [%d, %d) is empty", t0, t1)
+	}
+	type rowOut struct {
+		tlRow
+		Leaf  []int32 `json:"leaf"`
+		Count []int32 `json:"count"`
+	}
+	rows := []rowOut{}
+	names := map[int32]string{}
+	counts := map[int32]int32{}
+	span := float64(t1 - t0)
+	for i := range tl.rows {
+		row := &tl.rows[i]
+		ro := rowOut{tlRow: *row, Leaf: make([]int32, w), Count: make([]int32, w)}
+		for b := range ro.Leaf {
+			ro.Leaf[b] = -1
+		}
+		evs := tl.window(row, t0, t1)
+		for k := 0; k < len(evs); {
+			b := int(float64(tl.p.EventList[evs[k]].Time-t0) / span * float64(w))
+			b = min(max(b, 0), int(w)-1)
+			clear(counts)
+			var n int32
+			for ; k < len(evs); k++ {
+				e := &tl.p.EventList[evs[k]]
+				if int(float64(e.Time-t0)/span*float64(w)) > b && b < int(w)-1 {
+					break
+				}
+				counts[tl.leafOf(e.Stack)]++
+				n++
+			}
+			best, bestN := int32(-1), int32(0)
+			for f, c := range counts {
+				if c > bestN || c == bestN && f < best {
+					best, bestN = f, c
+				}
+			}
+			ro.Leaf[b], ro.Count[b] = best, n
+			if _, ok := names[best]; !ok {
+				names[best] = tl.name(s, best)
+			}
+		}
+		rows = append(rows, ro)
+	}
+	return map[string]any{"t0": t0, "t1": t1, "w": w, "duration": dur, "rows": rows, "names": names}, nil
+}
+
+// event answers the event of timeline row (an index into the rows) nearest to time t, within tol
+// ns: its time, kind, duration and call stack, leaf first.
+func (s *Server) event(r *http.Request) (any, error) {
+	tl, err := s.timelineIndex()
+	if err != nil {
+		return nil, err
+	}
+	ri, err := intParam(r, "row", 0)
+	if err != nil {
+		return nil, err
+	}
+	t, err := intParam(r, "t", 0)
+	if err != nil {
+		return nil, err
+	}
+	tol, err := intParam(r, "tol", 1_000_000)
+	if err != nil {
+		return nil, err
+	}
+	if ri < 0 || int(ri) >= len(tl.rows) {
+		return nil, badRequest("parameter row=%d is not a row of the timeline (0 to %d)", ri, len(tl.rows)-1)
+	}
+	evs := tl.window(&tl.rows[ri], t-tol, t+tol+1)
+	if len(evs) == 0 {
+		return map[string]any{"found": false}, nil
+	}
+	best := evs[0]
+	for _, i := range evs {
+		if abs(tl.p.EventList[i].Time-t) < abs(tl.p.EventList[best].Time-t) {
+			best = i
+		}
+	}
+	e := &tl.p.EventList[best]
+	funcs, _ := tl.p.Stack(int(e.Stack))
+	type frame struct {
+		ID   int32  `json:"id"`
+		Name string `json:"name"`
+	}
+	frames := []frame{}
+	for i := len(funcs) - 1; i >= 0; i-- {
+		id, err := s.currentID(int(funcs[i]))
+		if err != nil {
+			return nil, err
+		}
+		frames = append(frames, frame{int32(id), tl.name(s, funcs[i])})
+	}
+	return map[string]any{"found": true, "time": e.Time, "dur": e.Dur, "kind": kindLabel(e.Kind),
+		"row": tl.rows[ri].Label, "frames": frames}, nil
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func kindLabel(k analysis.DataKind) string {
+	switch k {
+	case analysis.DataHeap:
+		return "heap"
+	case analysis.DataSync:
+		return "synchronization"
+	case analysis.DataIO:
+		return "I/O"
+	}
+	return "clock"
+}
+
+// histogram counts the events of each kind in bins of [t0, t1).
+func (tl *timeline) histogram(t0, t1 int64, bins int) map[string]any {
+	p := tl.p
+	series := map[string][]int64{}
+	if t1 <= t0 {
+		t1 = t0 + 1
+	}
+	span := float64(t1 - t0)
+	for i := range p.EventList {
+		e := &p.EventList[i]
+		if e.Time < t0 || e.Time >= t1 {
+			continue
+		}
+		name := kindLabel(e.Kind)
+		v := series[name]
+		if v == nil {
+			v = make([]int64, bins)
+			series[name] = v
+		}
+		v[int(float64(e.Time-t0)/span*float64(bins))]++
+	}
+	return map[string]any{"t0": t0, "t1": t1, "bins": bins, "series": series}
+}
+
+// duration is the longest of the experiments: its end, or its last event when it has none.
+func (s *Server) duration() int64 {
+	_, exps := s.eng.Experiments()
+	var dur int64
+	for _, d := range exps {
+		end := d.Log.EndTime
+		if end == 0 {
+			end = lastEvent(d)
+		}
+		dur = max(dur, end)
+	}
+	return max(dur, 1)
+}
+
+// lastEvent is the time of an experiment's last event.
+func lastEvent(d *experiment.Data) int64 {
+	var t int64
+	for i := range d.Clock {
+		t = max(t, d.Clock[i].Time)
+	}
+	for i := range d.Heap {
+		t = max(t, d.Heap[i].Time)
+	}
+	for i := range d.Sync {
+		t = max(t, d.Sync[i].Time)
+	}
+	for i := range d.IO {
+		t = max(t, d.IO[i].Time)
+	}
+	return t
+}

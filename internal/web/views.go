@@ -1,0 +1,447 @@
+package web
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"er/internal/analysis"
+	"er/internal/erprint"
+	"er/internal/report"
+)
+
+// table is a view's table as the page receives it.
+type table struct {
+	Title     []string `json:"title,omitempty"`
+	Columns   []column `json:"columns"`
+	NameTitle string   `json:"nameTitle,omitempty"`
+	Tree      bool     `json:"tree,omitempty"`
+	Rows      []row    `json:"rows"`
+	Matched   int      `json:"matched"` // rows before the limit (the function list: those that match the search)
+	Sort      string   `json:"sort,omitempty"`
+	Text      string   `json:"text,omitempty"` // what the command printed besides its tables
+}
+
+type column struct {
+	Key   string `json:"key"`
+	Title string `json:"title"`
+	Unit  string `json:"unit,omitempty"`
+	Kind  string `json:"kind"` // "time", "count" or "text"
+	Value bool   `json:"value"`
+	Pct   bool   `json:"pct"`
+	Left  bool   `json:"left,omitempty"`
+}
+
+type row struct {
+	ID      int     `json:"id"` // the function shown, or -1
+	Name    string  `json:"name"`
+	Section string  `json:"section,omitempty"`
+	Mark    string  `json:"mark,omitempty"`
+	Flag    string  `json:"flag,omitempty"`
+	Depth   int     `json:"depth,omitempty"`
+	Cells   []cell  `json:"cells"`
+	Node    int     `json:"node,omitempty"` // call tree node
+	Kids    bool    `json:"kids,omitempty"` // call tree: the node has children
+	Line    int     `json:"line,omitempty"` // source: the line number
+	Extra   *string `json:"extra,omitempty"`
+}
+
+// cell is a value: V raw (ns or count), P percent (-1 for none), T text, B blank.
+type cell struct {
+	V int64   `json:"v"`
+	P float64 `json:"p"`
+	T string  `json:"t,omitempty"`
+	B bool    `json:"b,omitempty"`
+}
+
+func kindName(k report.Kind) string {
+	switch k {
+	case report.Time:
+		return "time"
+	case report.Count:
+		return "count"
+	}
+	return "text"
+}
+
+func toColumn(c report.Column) column {
+	return column{Key: c.Key, Title: c.Title, Unit: c.Unit, Kind: kindName(c.Kind), Value: c.Value, Pct: c.Percent, Left: c.Left}
+}
+
+func toCell(c report.Cell) cell {
+	p := c.Pct
+	if math.IsNaN(p) || math.IsInf(p, 0) {
+		p = -1
+	}
+	return cell{V: c.Value, P: p, T: c.Text, B: c.Blank}
+}
+
+// toTable converts a table of er print's views.
+func toTable(t *report.Table) *table {
+	out := &table{Title: t.Title, NameTitle: t.NameTitle, Tree: t.Tree, Rows: make([]row, 0, len(t.Rows)), Matched: len(t.Rows)}
+	for _, c := range t.Columns {
+		out.Columns = append(out.Columns, toColumn(c))
+	}
+	for _, r := range t.Rows {
+		out.Rows = append(out.Rows, toRow(r))
+	}
+	return out
+}
+
+func toRow(r report.Row) row {
+	cells := make([]cell, len(r.Cells))
+	for i, c := range r.Cells {
+		cells[i] = toCell(c)
+	}
+	return row{ID: r.ID - 1, Name: r.Name, Section: r.Section, Mark: r.Mark, Flag: r.Flag, Depth: r.Depth, Cells: cells}
+}
+
+// oneTable runs a command that prints one table.
+func (s *Server) oneTable(res erprint.Result, err error) (*table, error) {
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Tables) == 0 {
+		return &table{Columns: []column{}, Rows: []row{}, Text: res.Text}, nil
+	}
+	t := toTable(res.Tables[0])
+	t.Text = res.Text
+	return t, nil
+}
+
+// funcParam reads the function parameter f.
+func (s *Server) funcParam(r *http.Request) (int, error) {
+	f, err := intParam(r, "f", -1)
+	if err != nil {
+		return 0, err
+	}
+	p, err := s.eng.Profile()
+	if err != nil {
+		return 0, err
+	}
+	if f < 0 || int(f) >= len(p.Functions) {
+		return 0, badRequest("parameter f=%d is not a function of the profile (0 to %d)", f, len(p.Functions)-1)
+	}
+	return int(f), nil
+}
+
+// defaultLimit is how many functions the function list sends, at most, unless told.
+const defaultLimit = 2000
+
+// functions is the function list: sorted by the sort parameter (a column key or "name"), the
+// rows whose names contain q (case-insensitive; a regular expression when it starts with '/'),
+// with <Total> first, at most limit rows.
+func (s *Server) functions(r *http.Request) (any, error) {
+	q := r.URL.Query()
+	if key := q.Get("sort"); key != "" && key != s.eng.SortKey() {
+		if _, err := s.eng.Exec("sort " + key); err != nil {
+			return nil, badRequest("%v", err)
+		}
+	}
+	limit, err := intParam(r, "limit", defaultLimit)
+	if err != nil {
+		return nil, err
+	}
+	match, err := nameMatcher(q.Get("q"))
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.oneTable(s.eng.Exec("functions"))
+	if err != nil {
+		return nil, err
+	}
+	t.Sort = s.eng.SortKey()
+	if match != nil {
+		kept := t.Rows[:0]
+		for i, r := range t.Rows {
+			if i == 0 || match(r.Name) {
+				kept = append(kept, r)
+			}
+		}
+		t.Rows = kept
+	}
+	t.Matched = len(t.Rows)
+	if limit > 0 && len(t.Rows) > int(limit)+1 {
+		t.Rows = t.Rows[:limit+1]
+	}
+	return t, nil
+}
+
+// nameMatcher compiles a search: a case-insensitive substring, or a regular expression after '/'.
+func nameMatcher(q string) (func(string) bool, error) {
+	if q == "" {
+		return nil, nil
+	}
+	if strings.HasPrefix(q, "/") {
+		re, err := regexp.Compile("(?i)" + q[1:])
+		if err != nil {
+			return nil, badRequest("search %q: %v", q, err)
+		}
+		return re.MatchString, nil
+	}
+	lq := strings.ToLower(q)
+	return func(s string) bool { return strings.Contains(strings.ToLower(s), lq) }, nil
+}
+
+// callers is the callers-callees view of function f, or of the fragment frag (function indexes
+// separated by commas, caller first).
+func (s *Server) callers(r *http.Request) (any, error) {
+	f, err := s.funcParam(r)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.oneTable(s.eng.ExecFunc("csingle", f))
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// source is the annotated source of function f.
+func (s *Server) source(r *http.Request) (any, error) {
+	f, err := s.funcParam(r)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.oneTable(s.eng.ExecFunc("source", f))
+	if err != nil {
+		return nil, err
+	}
+	return lineNumbers(t), nil
+}
+
+// disasm is the annotated disassembly of function f.
+func (s *Server) disasm(r *http.Request) (any, error) {
+	f, err := s.funcParam(r)
+	if err != nil {
+		return nil, err
+	}
+	return s.oneTable(s.eng.ExecFunc("disasm", f))
+}
+
+// lineNumbers sets each source row's line number from its "line" column.
+func lineNumbers(t *table) *table {
+	col := -1
+	for j, c := range t.Columns {
+		if c.Key == "line" {
+			col = j
+		}
+	}
+	if col < 0 {
+		return t
+	}
+	for i := range t.Rows {
+		if c := t.Rows[i].Cells; col < len(c) {
+			t.Rows[i].Line, _ = strconv.Atoi(strings.TrimSpace(c[col].T))
+		}
+	}
+	return t
+}
+
+// tableCommands are the er print commands whose tables the page may ask for by name.
+var tableCommands = map[string]bool{
+	"thread_list": true, "cpu_list": true, "sample_list": true, "lobjects": true, "objects": true,
+	"experiment_list": true, "leaks": true, "allocs": true, "heap": true, "heapstat": true,
+	"iostat": true, "ioactivity": true, "iodetail": true, "statistics": true, "overview": true,
+	"lines": true, "pcs": true,
+}
+
+// table runs one of tableCommands and answers all its tables.
+func (s *Server) table(r *http.Request) (any, error) {
+	cmd := r.URL.Query().Get("cmd")
+	if !tableCommands[cmd] {
+		return nil, badRequest("cmd=%q is not a table the page may ask for", cmd)
+	}
+	res, err := s.eng.Exec(cmd)
+	if err != nil {
+		return nil, err
+	}
+	out := struct {
+		Tables []*table `json:"tables"`
+		Text   string   `json:"text,omitempty"`
+	}{Tables: []*table{}, Text: res.Text}
+	for _, t := range res.Tables {
+		out.Tables = append(out.Tables, toTable(t))
+	}
+	return out, nil
+}
+
+// filterRequest is the body of POST /api/filter: a time range, an er print filter expression, or
+// neither to clear the filter.
+type filterRequest struct {
+	Range *[2]int64 `json:"range"`
+	Expr  *string   `json:"expr"`
+}
+
+// setFilter sets the filter of every view: the time range and expression given, combined.
+func (s *Server) setFilter(r *http.Request) (any, error) {
+	var req filterRequest
+	if err := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 1<<16)).Decode(&req); err != nil {
+		return nil, badRequest("filter request: %v", err)
+	}
+	rng, expr := s.rangeNS, s.expr
+	switch {
+	case req.Range == nil && req.Expr == nil:
+		rng, expr = nil, ""
+	default:
+		if req.Range != nil {
+			rg := *req.Range
+			if rg[1] <= rg[0] {
+				rng = nil
+			} else {
+				rng = &rg
+			}
+		}
+		if req.Expr != nil {
+			expr = strings.TrimSpace(*req.Expr)
+		}
+	}
+	if err := s.applyFilter(rng, expr); err != nil {
+		return nil, badRequest("%v", err)
+	}
+	return s.filterState(), nil
+}
+
+// applyFilter sets the engine's filter to the range and expression; on error the old one stays.
+func (s *Server) applyFilter(rng *[2]int64, expr string) error {
+	var parts []string
+	if rng != nil {
+		parts = append(parts, fmt.Sprintf("TSTAMP >= %d && TSTAMP < %d", rng[0], rng[1]))
+	}
+	if expr != "" {
+		parts = append(parts, "("+expr+")")
+	}
+	line := "filters none"
+	if len(parts) > 0 {
+		line = "filters " + strings.Join(parts, " && ")
+	}
+	if _, err := s.eng.Exec(line); err != nil {
+		if _, err2 := s.eng.Exec(s.filterLine()); err2 != nil {
+			return fmt.Errorf("%v (restoring the filter: %v)", err, err2)
+		}
+		return err
+	}
+	for _, e := range s.cmp {
+		if _, err := e.Exec(line); err != nil {
+			return err
+		}
+	}
+	s.rangeNS, s.expr = rng, expr
+	s.tree = nil
+	return nil
+}
+
+func (s *Server) filterLine() string {
+	if f := s.eng.Filter(); f != "" {
+		return "filters " + f
+	}
+	return "filters none"
+}
+
+type filterState struct {
+	Range *[2]int64 `json:"range"`
+	Expr  string    `json:"expr"`
+	Text  string    `json:"text"`
+}
+
+func (s *Server) filterState() filterState {
+	return filterState{Range: s.rangeNS, Expr: s.expr, Text: s.eng.Filter()}
+}
+
+// setMetrics sets the metric list ({"spec": "e.%totalcpu:i.%totalcpu:name"}; "default" for the
+// default).
+func (s *Server) setMetrics(r *http.Request) (any, error) {
+	var req struct {
+		Spec string `json:"spec"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 1<<16)).Decode(&req); err != nil {
+		return nil, badRequest("metrics request: %v", err)
+	}
+	if _, err := s.eng.Exec("metrics " + req.Spec); err != nil {
+		return nil, badRequest("%v", err)
+	}
+	s.tree = nil
+	return map[string]string{"sort": s.eng.SortKey()}, nil
+}
+
+// overview describes the experiments: what was run, for how long, what data, and a histogram of
+// the metrics over time.
+func (s *Server) overview(r *http.Request) (any, error) {
+	p, err := s.eng.Profile()
+	if err != nil {
+		return nil, err
+	}
+	dirs, exps := s.eng.Experiments()
+	type expInfo struct {
+		Dir, Name, Command, Host, Lineage string
+		Pid, Ppid                         uint32
+		Start, Duration                   int64
+		Exit                              string
+		Events                            [4]int
+		Threads                           int
+		CPUs                              int
+	}
+	var infos []expInfo
+	var dur int64
+	for i, d := range exps {
+		lg := &d.Log
+		end := lg.EndTime
+		if end == 0 {
+			end = lastEvent(d)
+		}
+		dur = max(dur, end)
+		exit := "running or crashed (no end recorded)"
+		switch {
+		case lg.ExitSignal != 0:
+			exit = fmt.Sprintf("killed by signal %d", lg.ExitSignal)
+		case lg.Exited:
+			exit = fmt.Sprintf("exit status %d", lg.ExitStatus)
+		case lg.EndTime != 0:
+			exit = "collection ended"
+		}
+		infos = append(infos, expInfo{Dir: dirs[i], Name: filepath.Base(dirs[i]), Command: strings.Join(lg.Command, " "),
+			Host: lg.Host, Lineage: lg.Lineage, Pid: lg.Pid, Ppid: lg.Ppid, Start: lg.StartTime, Duration: end,
+			Exit: exit, Events: [4]int{len(d.Clock), len(d.Heap), len(d.Sync), len(d.IO)},
+			Threads: len(s.eng.Index(i).Threads()), CPUs: lg.CPUs})
+	}
+	var metrics []map[string]any
+	for i, m := range p.Metrics {
+		metrics = append(metrics, map[string]any{"name": m.Name, "title": m.Title, "time": m.Time, "total": p.Total[i]})
+	}
+	tl, err := s.timelineIndex()
+	if err != nil {
+		return nil, err
+	}
+	has := analysis.DataKinds(exps)
+	views := []string{"overview", "functions", "callers", "calltree", "flame", "source", "disasm", "timeline",
+		"threads", "cpus", "samples", "objects"}
+	for k, name := range []string{"", "heap", "sync", "io"} {
+		if k > 0 && has[k] {
+			views = append(views, name)
+		}
+	}
+	if len(s.cmp) > 1 {
+		views = append(views, "compare")
+	}
+	return map[string]any{
+		"experiments": infos, "duration": dur, "metrics": metrics, "events": p.Events,
+		"dataEvents": p.DataEvents, "warnings": s.eng.Warnings(), "views": views,
+		"filter": s.filterState(), "histogram": tl.histogram(0, dur, 240), "static": s.static,
+		"kinds": dataKindNames(has), "metricSpec": s.eng.MetricSpec(),
+	}, nil
+}
+
+func dataKindNames(has [4]bool) []string {
+	var out []string
+	for k, name := range []string{"clock profiling", "heap tracing", "synchronization tracing", "I/O tracing"} {
+		if has[k] {
+			out = append(out, name)
+		}
+	}
+	return out
+}
