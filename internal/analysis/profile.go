@@ -323,7 +323,7 @@ func (b *builder) addExperiment(idx int, d *experiment.Data, groups *ioGroups) {
 				s = &c
 			}
 			clockValues(s, ea.vals[lay.clock:lay.clock+len(ClockMetrics)])
-			ea.add(event{s.Pid, s.Tid, s.Time, 0, DataClock}, s.Stack, true)
+			ea.add(event{s.Pid, s.Tid, s.Time, s.Period, DataClock}, s.Stack, true)
 		}
 		ea.warn("clock")
 	}
@@ -384,7 +384,7 @@ func (b *builder) addExperiment(idx int, d *experiment.Data, groups *ioGroups) {
 // Event is one event of Profile.EventList.
 type Event struct {
 	Time  int64 // ns since its experiment's start: when a sample was taken, when a traced call returned
-	Dur   int64 // ns a traced call lasted; 0 for samples
+	Dur   int64 // ns a traced call lasted; for a clock sample, the CPU time it stands for, just before Time; 0 for others
 	Pid   uint32
 	Tid   uint32
 	Exp   int32 // index of its experiment in the list given to Analyze

@@ -40,6 +40,7 @@ type Server struct {
 	ids   map[funcKey]int // the current profile's functions by identity, to map base's to them
 	idsOf *analysis.Profile
 	tree  *treeView // the call tree of the current profile, with sorted children
+	dur   int64     // duration(), once computed
 
 	// static is set while WriteStatic records responses: the page then sorts and searches locally.
 	static bool

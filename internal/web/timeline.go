@@ -25,6 +25,7 @@ type tlRow struct {
 	Thread int     `json:"thread"`
 	Label  string  `json:"label"`
 	events []int32 // indexes into p.EventList
+	maxDur int64   // the longest Dur of its events
 }
 
 func (s *Server) timelineIndex() (*timeline, error) {
@@ -59,6 +60,7 @@ func (s *Server) timelineIndex() (*timeline, error) {
 			tl.rows = append(tl.rows, tlRow{Exp: int(e.Exp) + 1, Pid: e.Pid, Tid: e.Tid, Thread: num, Label: label})
 		}
 		tl.rows[r].events = append(tl.rows[r].events, int32(i))
+		tl.rows[r].maxDur = max(tl.rows[r].maxDur, e.Dur)
 	}
 	sort.SliceStable(tl.rows, func(i, j int) bool {
 		a, b := &tl.rows[i], &tl.rows[j]
@@ -181,24 +183,23 @@ func (s *Server) timeline(r *http.Request) (any, error) {
 	names := map[int32]string{}
 	counts := map[int32]int32{}
 	span := float64(t1 - t0)
+	bin := func(t int64) int {
+		return min(max(int(float64(t-t0)/span*float64(w)), 0), int(w)-1)
+	}
 	for i := range tl.rows {
 		row := &tl.rows[i]
 		ro := rowOut{tlRow: *row, Leaf: make([]int32, w), Count: make([]int32, w)}
 		for b := range ro.Leaf {
 			ro.Leaf[b] = -1
 		}
+		// Each bin shows the leaf function of most of the events that end in it.
 		evs := tl.window(row, t0, t1)
 		for k := 0; k < len(evs); {
-			b := int(float64(tl.p.EventList[evs[k]].Time-t0) / span * float64(w))
-			b = min(max(b, 0), int(w)-1)
+			b := bin(tl.p.EventList[evs[k]].Time)
 			clear(counts)
 			var n int32
-			for ; k < len(evs); k++ {
-				e := &tl.p.EventList[evs[k]]
-				if int(float64(e.Time-t0)/span*float64(w)) > b && b < int(w)-1 {
-					break
-				}
-				counts[tl.leafOf(e.Stack)]++
+			for ; k < len(evs) && bin(tl.p.EventList[evs[k]].Time) == b; k++ {
+				counts[tl.leafOf(tl.p.EventList[evs[k]].Stack)]++
 				n++
 			}
 			best, bestN := int32(-1), int32(0)
@@ -208,8 +209,27 @@ func (s *Server) timeline(r *http.Request) (any, error) {
 				}
 			}
 			ro.Leaf[b], ro.Count[b] = best, n
-			if _, ok := names[best]; !ok {
-				names[best] = tl.name(s, best)
+		}
+		// A bin where no event ends shows the event whose span (a sample's CPU time, a call's
+		// duration) covers it.
+		for _, k := range tl.window(row, t0, t1+row.maxDur) {
+			e := &tl.p.EventList[k]
+			if e.Dur <= 0 || e.Time-e.Dur >= t1 {
+				continue
+			}
+			leaf := int32(-1)
+			for b := bin(max(e.Time-e.Dur, t0)); b <= bin(min(e.Time, t1-1)); b++ {
+				if ro.Leaf[b] < 0 {
+					if leaf < 0 {
+						leaf = tl.leafOf(e.Stack)
+					}
+					ro.Leaf[b], ro.Count[b] = leaf, 1
+				}
+			}
+		}
+		for _, f := range ro.Leaf {
+			if _, ok := names[f]; !ok && f >= 0 {
+				names[f] = tl.name(s, f)
 			}
 		}
 		rows = append(rows, ro)
@@ -310,18 +330,16 @@ func (tl *timeline) histogram(t0, t1 int64, bins int) map[string]any {
 	return map[string]any{"t0": t0, "t1": t1, "bins": bins, "series": series}
 }
 
-// duration is the longest of the experiments: its end, or its last event when it has none.
+// duration is the time span of the experiments: from their start to the end of the last one,
+// or just past its last event when that is later.
 func (s *Server) duration() int64 {
-	_, exps := s.eng.Experiments()
-	var dur int64
-	for _, d := range exps {
-		end := d.Log.EndTime
-		if end == 0 {
-			end = lastEvent(d)
+	if s.dur == 0 {
+		_, exps := s.eng.Experiments()
+		for _, d := range exps {
+			s.dur = max(s.dur, d.Log.EndTime, lastEvent(d)+1)
 		}
-		dur = max(dur, end)
 	}
-	return max(dur, 1)
+	return s.dur
 }
 
 // lastEvent is the time of an experiment's last event.

@@ -387,14 +387,10 @@ func (s *Server) overview(r *http.Request) (any, error) {
 		CPUs                              int
 	}
 	var infos []expInfo
-	var dur int64
+	dur := s.duration()
 	for i, d := range exps {
 		lg := &d.Log
-		end := lg.EndTime
-		if end == 0 {
-			end = lastEvent(d)
-		}
-		dur = max(dur, end)
+		end := max(lg.EndTime, lastEvent(d))
 		exit := "running or crashed (no end recorded)"
 		switch {
 		case lg.ExitSignal != 0:

@@ -103,9 +103,11 @@ function flameColor(name) {
   const h = hueOf(name);
   return `hsl(${10 + (h % 45)}, ${70 + (h >> 8) % 25}%, ${58 + (h >> 16) % 14}%)`;
 }
+// PALETTE colours the leaf functions with the most events, in order; the others get muted colours.
+const PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#86bcb6", "#d37295", "#a0cbe8"];
 function tlColor(name) {
   const h = hueOf(name);
-  return `hsl(${h % 360}, ${55 + (h >> 9) % 30}%, ${48 + (h >> 17) % 16}%)`;
+  return `hsl(${h % 360}, ${18 + (h >> 9) % 20}%, ${62 + (h >> 17) % 14}%)`;
 }
 
 // ---------- metric tables ----------
@@ -143,7 +145,8 @@ function metricTable(t, opts) {
     if (hasFlag) tr.append(el("td", { class: "flag left" }, r.flag || ""));
     t.columns.forEach((c, j) => {
       const cell = r.cells[j] || { v: 0, p: -1 };
-      const td = el("td", { "data-key": c.key, "data-value": c.kind === "text" ? null : (cell.b ? null : cell.v), class: c.left ? "left" : null });
+      const zero = c.kind !== "text" && !cell.b && cell.v === 0;
+      const td = el("td", { "data-key": c.key, "data-value": c.kind === "text" ? null : (cell.b ? null : cell.v), class: (c.left ? "left" : "") + (zero ? " zero" : "") || null });
       if (c.kind !== "text" && c.pct && !cell.b && cell.p >= 0 && opts.bars && j === 0) {
         td.append(el("span", { class: "bar", style: "width:" + Math.round(Math.min(100, cell.p) * 0.5) + "px" }));
       }
@@ -555,8 +558,8 @@ VIEWS.timeline = async (sec) => {
   const d = await api(`/api/timeline?t0=${state.tl.t0}&t1=${state.tl.t1}&w=${w}`);
   clearError(sec);
   state.tl.data = d;
-  drawTimeline();
   legend(d);
+  drawTimeline();
   const f = o.filter && o.filter.range;
   if (state.tl.sel === null && f) state.tl.sel = f.slice();
   fillRange();
@@ -571,13 +574,16 @@ function fillRange() {
 function legend(d) {
   const count = {};
   for (const r of d.rows) r.leaf.forEach((f, i) => { if (f >= 0) count[f] = (count[f] || 0) + r.count[i]; });
-  const top = Object.keys(count).sort((a, b) => count[b] - count[a]).slice(0, 14);
+  const ranked = Object.keys(count).sort((a, b) => count[b] - count[a]);
+  d.colors = {};
+  ranked.forEach((f, i) => { d.colors[f] = i < PALETTE.length ? PALETTE[i] : tlColor(d.names[f]); });
+  const top = ranked.slice(0, 14);
   const lg = $("#timeline-legend");
   lg.textContent = "";
   lg.append(el("div", { class: "muted" }, "Leaf functions (most events first)"));
   for (const f of top) {
     const i = el("i");
-    i.style.background = tlColor(d.names[f]);
+    i.style.background = d.colors[f];
     lg.append(el("div", null, i, d.names[f]));
   }
 }
@@ -615,7 +621,7 @@ function drawTimeline() {
       const f = r.leaf[b];
       if (f < 0) continue;
       g.globalAlpha = 0.35 + 0.65 * Math.min(1, r.count[b] / maxc);
-      g.fillStyle = tlColor(d.names[f]);
+      g.fillStyle = d.colors[f] || tlColor(d.names[f]);
       g.fillRect(TL.label + b, y + 3, 1, TL.rowH - 6);
     }
     g.globalAlpha = 1;
@@ -772,7 +778,12 @@ VIEWS.compare = async (sec) => {
   const r = await api("/api/compare");
   sec.textContent = "";
   sec.append(el("h2", null, "Comparing " + r.experiments.join(" and ") + " by " + r.metric));
-  sec.append(el("div", { class: "scroll" }, metricTable(r.table, { bars: false })));
+  sec.append(el("div", { class: "scroll" }, metricTable(r.table, {
+    decorate: (tr, row) => {
+      const c = row.cells[row.cells.length - 1];
+      tr.lastElementChild.previousElementSibling.classList.add(c.v > 0 ? "up" : c.v < 0 ? "down" : "same");
+    },
+  })));
 };
 
 // ---------- start ----------
