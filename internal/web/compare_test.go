@@ -1,0 +1,57 @@
+package web
+
+import (
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestCompare checks the side-by-side function list of two experiments: one has thread 2's samples
+// removed by a second copy with fewer events, so the changes are known.
+func TestCompare(t *testing.T) {
+	dir := t.TempDir()
+	a := writeTestExperiment(t, dir)
+	b := filepath.Join(dir, "web.2.er")
+	if err := os.Rename(writeTestExperiment(t, t.TempDir()), b); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open([]string{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	var res struct {
+		Table       table    `json:"table"`
+		Experiments []string `json:"experiments"`
+	}
+	get(t, ts, "/api/compare", 200, &res)
+	if len(res.Experiments) != 2 || res.Experiments[0] != "web.1.er" || res.Experiments[1] != "web.2.er" {
+		t.Errorf("experiments %v", res.Experiments)
+	}
+	if len(res.Table.Columns) != 5 {
+		t.Fatalf("columns %+v", res.Table.Columns)
+	}
+	total := res.Table.Rows[0]
+	if total.Cells[0].V != 450*period || total.Cells[2].V != 450*period || total.Cells[4].V != 0 {
+		t.Errorf("totals %+v", total.Cells)
+	}
+	leafA := findRow(t, res.Table.Rows, "leafA")
+	if leafA.Cells[0].V != 100*period || leafA.Cells[2].V != 100*period || leafA.Cells[4].V != 0 {
+		t.Errorf("leafA %+v", leafA.Cells)
+	}
+	// The overview offers the comparison; a filter applies to both experiments.
+	var o struct {
+		Views []string `json:"views"`
+	}
+	get(t, ts, "/api/overview", 200, &o)
+	if o.Views[len(o.Views)-1] != "compare" {
+		t.Errorf("views %v", o.Views)
+	}
+	post(t, ts, "/api/filter", `{"range":[0,500000000]}`, 200, nil)
+	get(t, ts, "/api/compare", 200, &res)
+	if got := res.Table.Rows[0].Cells; got[0].V != 110*period || got[2].V != 110*period {
+		t.Errorf("filtered totals %+v", got)
+	}
+}

@@ -1,0 +1,90 @@
+package web
+
+import "testing"
+
+// TestTimelineAndRange checks the timeline's bins and stacks, and that a time range filters every view
+// as er print's filter does.
+func TestTimelineAndRange(t *testing.T) {
+	_, ts, exp := testServer(t)
+	var tl struct {
+		Rows []struct {
+			Label string  `json:"label"`
+			Tid   uint32  `json:"tid"`
+			Leaf  []int32 `json:"leaf"`
+			Count []int32 `json:"count"`
+		} `json:"rows"`
+		Names map[int32]string `json:"names"`
+	}
+	get(t, ts, "/api/timeline?t0=0&t1=2000002001&w=20", 200, &tl)
+	if len(tl.Rows) != 2 || tl.Rows[0].Tid != 100 || tl.Rows[1].Tid != 101 {
+		t.Fatalf("rows %+v", tl.Rows)
+	}
+	r0 := tl.Rows[0]
+	// Bins of just over 100 ms: thread 1 has 10 samples of leafA or leafB and 2 or 3 of work in
+	// each (the first: 10 to 100 ms, and work at 40 and 80).
+	if tl.Names[r0.Leaf[0]] != "leafA" || tl.Names[r0.Leaf[19]] != "leafB" || r0.Count[0] != 12 {
+		t.Errorf("thread 1: bin 0 %s (%d events), bin 19 %s", tl.Names[r0.Leaf[0]], r0.Count[0], tl.Names[r0.Leaf[19]])
+	}
+	var total int32
+	for _, c := range r0.Count {
+		total += c
+	}
+	if total != 250 {
+		t.Errorf("thread 1 has %d events in its bins, want 250", total)
+	}
+	get(t, ts, "/api/timeline?w=0", 400, nil)
+	get(t, ts, "/api/timeline?t0=5&t1=5", 400, nil)
+
+	var ev struct {
+		Found  bool `json:"found"`
+		Time   int64
+		Frames []struct {
+			ID   int    `json:"id"`
+			Name string `json:"name"`
+		} `json:"frames"`
+	}
+	get(t, ts, "/api/event?row=0&t=1500000000&tol=5000000", 200, &ev)
+	if !ev.Found || ev.Time != 1_500_000_000 || len(ev.Frames) != 3 || ev.Frames[0].Name != "leafB" || ev.Frames[2].Name != "main" {
+		t.Errorf("event at 1.5 s: %+v", ev)
+	}
+
+	var fs filterState
+	post(t, ts, "/api/filter", `{"range":[0,500000000]}`, 200, &fs)
+	if fs.Range == nil || fs.Text != "TSTAMP >= 0 && TSTAMP < 500000000" {
+		t.Errorf("filter state %+v", fs)
+	}
+	var tbl table
+	get(t, ts, "/api/functions", 200, &tbl)
+	want := printRows(t, "-filters", "TSTAMP >= 0 && TSTAMP < 500000000", "-functions", exp)
+	if tbl.Rows[0].Cells[0].V != want[0].v["e.totalcpu"] || want[0].v["e.totalcpu"] != 49*period+49*period+12*period {
+		t.Errorf("total in range %d, er print %d", tbl.Rows[0].Cells[0].V, want[0].v["e.totalcpu"])
+	}
+	for _, r := range tbl.Rows {
+		if r.Name == "leafB" {
+			t.Errorf("leafB in the first half: %+v", r)
+		}
+	}
+	// The frames of the timeline name functions of the profile now shown.
+	get(t, ts, "/api/event?row=0&t=200000000&tol=5000000", 200, &ev)
+	leafA := findRow(t, tbl.Rows, "leafA")
+	if ev.Frames[0].ID != leafA.ID {
+		t.Errorf("leafA is function %d in the event, %d in the list", ev.Frames[0].ID, leafA.ID)
+	}
+	// An expression combines with the range; a bad one leaves the filter as it was.
+	post(t, ts, "/api/filter", `{"expr":"THRID == 2"}`, 200, &fs)
+	get(t, ts, "/api/functions", 200, &tbl)
+	if tbl.Rows[0].Cells[0].V != 49*period || fs.Text != "TSTAMP >= 0 && TSTAMP < 500000000 && (THRID == 2)" {
+		t.Errorf("range and thread 2: total %d, filter %q", tbl.Rows[0].Cells[0].V, fs.Text)
+	}
+	post(t, ts, "/api/filter", `{"expr":"NOSUCH == 1"}`, 400, nil)
+	get(t, ts, "/api/functions", 200, &tbl)
+	if tbl.Rows[0].Cells[0].V != 49*period {
+		t.Errorf("after a bad filter: total %d", tbl.Rows[0].Cells[0].V)
+	}
+	post(t, ts, "/api/filter", `{}`, 200, &fs)
+	get(t, ts, "/api/functions", 200, &tbl)
+	if tbl.Rows[0].Cells[0].V != 450*period || fs.Text != "" {
+		t.Errorf("cleared: total %d, filter %q", tbl.Rows[0].Cells[0].V, fs.Text)
+	}
+	post(t, ts, "/api/filter", `{"range":`, 400, nil)
+}
