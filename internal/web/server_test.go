@@ -145,4 +145,3 @@ func TestLocalOnly(t *testing.T) {
 		t.Errorf("the page: %d %.200s", rec.Code, rec.Body.String())
 	}
 }
-
