@@ -789,6 +789,7 @@ VIEWS.compare = async (sec) => {
 // ---------- start ----------
 
 async function start() {
+  if (STATIC) document.body.dataset.busy = "0";
   readHash();
   setupTimeline();
   $("#func-search").addEventListener("input", () => {
