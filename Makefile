@@ -10,7 +10,7 @@ PRELOAD_LIBS   := -ldl -lpthread
 PRELOAD_SRCS   := $(wildcard preload/c/*.c)
 FUZZTIME ?= 5s
 
-.PHONY: all build test unit fuzz demo bench clean vet
+.PHONY: all build test unit fuzz browser demo bench clean vet
 
 all: build
 
@@ -26,6 +26,7 @@ $(BIN)/libercollector.so: $(PRELOAD_SRCS) $(wildcard preload/c/*.h)
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./...
+	cd browsertests && $(GO) vet ./...
 
 # -p 1: one package at a time. The end-to-end tests measure a target's CPU time while the collector runs
 # beside it; other packages' tests on the same two cores would delay the collector's reading of the samples.
@@ -36,7 +37,12 @@ unit: build
 fuzz:
 	FUZZTIME=$(FUZZTIME) GO=$(GO) ./scripts/fuzz.sh
 
-test: vet unit fuzz
+# The Analyzer's page in a real headless Chromium (browsertests/ is a module of its own: chromedp).
+# ER_BROWSER_TESTS=1: a missing Chromium fails the tests instead of skipping them.
+browser: build
+	cd browsertests && ER_BROWSER_TESTS=1 $(GO) test -count=1 ./...
+
+test: vet unit fuzz browser
 
 demo: build
 	./scripts/demo.sh

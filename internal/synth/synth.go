@@ -67,7 +67,6 @@ type fn struct {
 	obj     uint8
 	addr    uint64 // link-time address; absolute for the kernel
 	size    uint64
-	level   int32   // depth in the call graph of the executable; 0 for main and the thread start function
 	callees []int32 // functions of the executable it calls, the most called first
 	libs    []int32 // library call chains it makes (indexes into gen.chains)
 }
@@ -336,8 +335,8 @@ func (g *gen) libSymbols() {
 			add("__" + n + s)
 		}
 	}
-	for i := 0; len(g.funcs)-from < libCount; i++ {
-		add("__" + libcNames[i%len(libcNames)] + strings.Repeat("_", i/len(libcNames)))
+	for i := 0; len(g.funcs)-from < libCount; i++ { // glibc's internal aliases
+		add(fmt.Sprintf("__GI_%s%s", libcNames[i%len(libcNames)], strings.Repeat("_", i/len(libcNames))))
 	}
 	g.layOut(from, len(g.funcs), libText+0x40)
 	g.chains = []chain{
@@ -452,7 +451,6 @@ func (g *gen) callGraph() {
 	}
 	for l, fs := range g.levels {
 		for _, f := range fs {
-			g.funcs[f].level = int32(l + 1)
 			var p int32
 			switch {
 			case l > 0:
