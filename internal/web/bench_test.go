@@ -4,105 +4,26 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"er/internal/experiment"
+	"er/internal/synth"
 )
 
-// writeBigExperiment writes an experiment of nSamples clock samples by 16 threads over 60 s, in an
-// executable of nFuncs functions that call each other as a random call graph, with nStacks distinct stacks made by random walks from main,
-// 3 to 40 frames deep; half the samples go to a few stacks, as in real programs, the other half
-// anywhere.
-func writeBigExperiment(tb testing.TB, dir string, nSamples, nFuncs, nStacks int) string {
-	tb.Helper()
-	r := rand.New(rand.NewPCG(1, 2))
-	const base, fsize = 0x400000, 0x80
-	path := filepath.Join(dir, "big.1.er")
-	const dur = 60_000_000_000
-	lg := experiment.Log{FormatVersion: "1.0", CollectorVersion: "er bench", Host: "bench", OS: "Linux", Arch: "x86_64",
-		CPUs: 16, Command: []string{"./big"}, Pid: 1, StartTime: 1_700_000_000_000_000_000, EndTime: dur, Exited: true}
-	w, err := experiment.Create(path, lg)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	size := uint64(nFuncs+1) * fsize
-	w.AddMapping(experiment.Mapping{Pid: 1, Start: base, End: base + size, Path: "/opt/bench/big", UnloadTime: -1})
-	a := &experiment.Archive{Path: "/opt/bench/big", Kind: "elf", Size: int64(size), Segments: []experiment.Segment{{Filesz: size, Memsz: size}}}
-	for i := range nFuncs {
-		name := fmt.Sprintf("fn_%05d_compute", i)
-		switch {
-		case i == 0:
-			name = "main"
-		case i%7 == 0:
-			name = fmt.Sprintf("_ZN3app6module%dINS_4NodeILi%dEEEE7processERKSt6vectorIiSaIiEE", i%100, i)
-		}
-		a.Symbols = append(a.Symbols, experiment.Symbol{Name: name, Addr: uint64(i) * fsize, Size: fsize})
-	}
-	// Each function calls one to four others; main's callees and theirs are few, so the top of
-	// the tree is shared by many stacks, as in real programs.
-	kids := make([][]int, nFuncs)
-	for i := range nFuncs {
-		for range 1 + r.IntN(4) {
-			j := 1 + r.IntN(nFuncs-1)
-			if i < 50 && r.IntN(2) == 0 {
-				j = 1 + r.IntN(49)
-			}
-			kids[i] = append(kids[i], j)
-		}
-	}
-	ids := make([]uint32, nStacks)
-	for s := range ids {
-		depth := 3 + r.IntN(38)
-		var st experiment.Stack // leaf first
-		f := 0
-		frames := []int{0}
-		for len(frames) < depth && len(kids[f]) > 0 {
-			f = kids[f][r.IntN(len(kids[f]))]
-			frames = append(frames, f)
-		}
-		for i := len(frames) - 1; i >= 0; i-- {
-			off := uint64(0x10)
-			if i == len(frames)-1 {
-				off = uint64(r.IntN(fsize))
-			}
-			st = append(st, base+uint64(frames[i])*fsize+off)
-		}
-		if ids[s], err = w.Stack(st); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	for i := range nSamples {
-		u := r.Float64()
-		if i%2 == 0 {
-			u = u * u * u
-		}
-		s := int(u * float64(nStacks))
-		err := w.Clock(experiment.ClockSample{Time: int64(i) * (dur / int64(nSamples)), Pid: 1, Tid: uint32(2 + i%16),
-			CPU: uint32(i % 16), Mode: experiment.Mode(1 + i%5/4), Period: 1_000_000, Stack: ids[s]})
-		if err != nil {
-			tb.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		tb.Fatal(err)
-	}
-	if err := experiment.WriteArchive(path, a); err != nil {
-		tb.Fatal(err)
-	}
-	return path
-}
-
 // BenchmarkViews1M measures each view's answer on an experiment of 1 million samples and 20,000
-// functions: the time from request to the last byte of JSON, with the profile already analysed
+// functions (internal/synth: a realistic call graph, 16 threads, 60 s, five phases): the time from request to the last byte of JSON, with the profile already analysed
 // (as after the page's first view). Aim: every view under 300 ms. "filter" is a time range set
 // and the function list computed again under it, which analyses the experiment again.
 func BenchmarkViews1M(b *testing.B) {
-	exp := writeBigExperiment(b, b.TempDir(), 1_000_000, 24_000, 200_000)
+	exp := filepath.Join(b.TempDir(), "big.1.er")
+	err := synth.Write(exp, synth.Spec{Samples: 1_000_000, Functions: 20_000, Threads: 16, Stacks: 50_000,
+		Seed: 1, Duration: 60_000_000_000, Interval: 1_009_000})
+	if err != nil {
+		b.Fatal(err)
+	}
 	s, err := Open([]string{exp})
 	if err != nil {
 		b.Fatal(err)
