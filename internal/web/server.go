@@ -25,10 +25,9 @@ var static embed.FS
 // Server serves the Analyzer over the experiments it was opened on. One Server holds one analysis
 // state (metrics, sort, filter) shared by every page that talks to it, as a single-user tool.
 type Server struct {
-	mu   sync.Mutex
-	args []string
-	eng  *erprint.Engine
-	cmp  []*erprint.Engine // one engine per argument, for comparing; nil with one argument
+	mu  sync.Mutex
+	eng *erprint.Engine
+	cmp []*erprint.Engine // one engine per argument, for comparing; nil with one argument
 
 	rangeNS *[2]int64 // the time range selected in the timeline; nil for none
 	expr    string    // the filter expression entered; "" for none
@@ -52,7 +51,7 @@ func Open(args []string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{args: args, eng: eng}
+	s := &Server{eng: eng}
 	if s.base, err = eng.Profile(); err != nil {
 		return nil, err
 	}

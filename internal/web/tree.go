@@ -112,7 +112,7 @@ func (s *Server) calltree(r *http.Request) (any, error) {
 			rows[i] = mk(c)
 		}
 		out.Rows = append(out.Rows[:pos+1], append(rows, out.Rows[pos+1:]...)...)
-		out.Rows[pos].Extra = &openMark
+		out.Rows[pos].Open = true
 		if len(kids) > 0 && float64(tv.tr.Inclusive(kids[0])[tv.metric]) >= hotShare*float64(total) && total > 0 {
 			open(kids[0], pos+1)
 		}
@@ -121,9 +121,6 @@ func (s *Server) calltree(r *http.Request) (any, error) {
 	out.Matched = len(out.Rows)
 	return out, nil
 }
-
-// openMark marks a call tree row whose children follow it.
-var openMark = "open"
 
 func percent(v, base int64) float64 {
 	if base == 0 {

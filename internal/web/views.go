@@ -38,17 +38,17 @@ type column struct {
 }
 
 type row struct {
-	ID      int     `json:"id"` // the function shown, or -1
-	Name    string  `json:"name"`
-	Section string  `json:"section,omitempty"`
-	Mark    string  `json:"mark,omitempty"`
-	Flag    string  `json:"flag,omitempty"`
-	Depth   int     `json:"depth,omitempty"`
-	Cells   []cell  `json:"cells"`
-	Node    int     `json:"node,omitempty"` // call tree node
-	Kids    bool    `json:"kids,omitempty"` // call tree: the node has children
-	Line    int     `json:"line,omitempty"` // source: the line number
-	Extra   *string `json:"extra,omitempty"`
+	ID      int    `json:"id"` // the function shown, or -1
+	Name    string `json:"name"`
+	Section string `json:"section,omitempty"`
+	Mark    string `json:"mark,omitempty"`
+	Flag    string `json:"flag,omitempty"`
+	Depth   int    `json:"depth,omitempty"`
+	Cells   []cell `json:"cells"`
+	Node    int    `json:"node,omitempty"` // call tree node
+	Kids    bool   `json:"kids,omitempty"` // call tree: the node has children
+	Line    int    `json:"line,omitempty"` // source: the line number
+	Open    bool   `json:"open,omitempty"` // call tree: the node's children follow it
 }
 
 // cell is a value: V raw (ns or count), P percent (-1 for none), T text, B blank.

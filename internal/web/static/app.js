@@ -405,10 +405,10 @@ VIEWS.calltree = async (sec) => {
     t.columns.forEach((c, j) => n.append(el("span", { "data-key": c.key, "data-value": r.cells[j].v }, fmtValue(c, r.cells[j]))));
     const name = el("span", { class: "name" });
     name.append(document.createTextNode("  ".repeat(r.depth)));
-    const tw = el("span", { class: "twisty" }, r.kids ? (r.extra === "open" ? "▾" : "▸") : " ");
+    const tw = el("span", { class: "twisty" }, r.kids ? (r.open ? "▾" : "▸") : " ");
     name.append(tw, document.createTextNode(r.name));
     n.append(name);
-    n.dataset.open = r.extra === "open" ? "1" : "0";
+    n.dataset.open = r.open ? "1" : "0";
     if (state.f === r.id) n.classList.add("selected");
     n.addEventListener("click", (ev) => {
       if (ev.target === tw) return;
