@@ -3,16 +3,19 @@ package browsertests
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,41 +24,64 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// The shared fixture: er built from this checkout, one experiment of testdata/guiprog.c, and
-// er analyzer serving it.
+// The shared fixture, made once by TestMain: er built from this checkout, testdata/guiprog.c
+// compiled, one experiment of it, and er analyzer serving that experiment.
 var (
-	tmp      string
-	erBin    string
-	expDir   string
-	url      string
-	setupErr error
-	chromium string
+	tmp       string // the fixture's directory
+	erBin     string // TMP/er
+	expDir    string // TMP/gui.1.er
+	serverURL string // er analyzer's URL
+	chromium  string // the browser's path; "" when there is none
+	setupErr  error  // why the fixture could not be made
+	withCXX   bool   // the program has the C++ template (g++ was there)
+
+	// phase holds the program's two phases, [start, end] in ns since the experiment's start:
+	// phase[0] runs alpha on the main thread, phase[1] beta.
+	phase [2][2]int64
 )
 
+// The view tabs every experiment has (the contract's list; heap, sync and io come with their data).
+var allViews = []string{"overview", "functions", "callers", "calltree", "flame", "source", "disasm", "timeline",
+	"threads", "cpus", "samples", "objects"}
+
+const installHint = "install it with: apt-get install -y chromium"
+
 func TestMain(m *testing.M) {
-	code := func() int {
-		var err error
-		tmp, err = os.MkdirTemp("", "er-browser-")
-		if err != nil {
-			setupErr = err
-			return m.Run()
-		}
-		defer os.RemoveAll(tmp)
-		chromium = findChromium()
-		if chromium != "" {
-			var stop func()
-			stop, setupErr = setup()
-			if stop != nil {
-				defer stop()
-			}
-		}
-		return m.Run()
-	}()
-	os.Exit(code)
+	os.Exit(testMain(m))
 }
 
+func testMain(m *testing.M) int {
+	chromium = findChromium()
+	if chromium == "" {
+		return m.Run() // every test skips, or fails under ER_BROWSER_TESTS=1
+	}
+	var err error
+	if tmp, err = os.MkdirTemp("", "er-browsertests-"); err != nil {
+		setupErr = err
+		return m.Run()
+	}
+	defer os.RemoveAll(tmp)
+	stop, err := setup()
+	setupErr = err
+	if stop != nil {
+		defer stop()
+	}
+	return m.Run()
+}
+
+// findChromium is $ER_CHROMIUM when set (when it is not a file: none), else the Debian package's
+// /usr/bin/chromium, else a Chromium on $PATH.
 func findChromium() string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+	if p := os.Getenv("ER_CHROMIUM"); p != "" {
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p
+		}
+		return ""
+	}
+	if st, err := os.Stat("/usr/bin/chromium"); err == nil && !st.IsDir() {
+		return "/usr/bin/chromium"
+	}
+	for _, name := range []string{"chromium", "chromium-browser"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
 		}
@@ -63,564 +89,1069 @@ func findChromium() string {
 	return ""
 }
 
-// setup builds er and the test program, collects the experiment and starts er analyzer.
-func setup() (func(), error) {
-	prog := filepath.Join(tmp, "guiprog")
-	if out, err := exec.Command("gcc", "-O1", "-g", "-fno-omit-frame-pointer", "-fno-inline", "-pthread", "-o", prog, "testdata/guiprog.c").CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("gcc: %v\n%s", err, out)
+func command(dir string, env []string, name string, args ...string) ([]byte, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return out, fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return out, nil
+}
+
+// setup builds er and the program, collects the experiment and starts er analyzer on it; stop ends
+// er analyzer.
+func setup() (stop func(), err error) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		return nil, err
+	}
+	erBin = filepath.Join(tmp, "er")
+	if _, err := command(root, nil, "go", "build", "-o", erBin, "./cmd/er"); err != nil {
+		return nil, err
+	}
+	prog, err := buildProgram()
+	if err != nil {
+		return nil, err
+	}
+	// -p hi needs only perf events; where they are denied er profiles with its collector library,
+	// which make builds into ../bin (the er built here is not beside it).
+	var env []string
+	if lib := filepath.Join(root, "bin", "libercollector.so"); os.Getenv("ER_COLLECTOR_LIB") == "" {
+		if _, err := os.Stat(lib); err == nil {
+			env = append(env, "ER_COLLECTOR_LIB="+lib)
+		}
 	}
 	expDir = filepath.Join(tmp, "gui.1.er")
-	// The collector library: built by make beside er in bin/; er collect finds it there.
-	if out, err := exec.Command("make", "-C", "..", "build").CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("make build: %v\n%s", err, out)
+	out, err := command(tmp, env, erBin, "collect", "-o", expDir, "-p", "hi", prog, "0.6")
+	if err != nil {
+		return nil, err
 	}
-	erBin = filepath.Join("..", "bin", "er")
-	if abs, err := filepath.Abs(erBin); err == nil {
-		erBin = abs
+	if err := readPhases(string(out)); err != nil {
+		return nil, err
 	}
-	if out, err := exec.Command(erBin, "collect", "-o", expDir, "-p", "hi", prog, "0.5").CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("er collect: %v\n%s", err, out)
+	return startAnalyzer()
+}
+
+// buildProgram compiles testdata/guiprog.c, with testdata/guitmpl.cpp when there is a g++.
+func buildProgram() (string, error) {
+	flags := []string{"-O1", "-g", "-fno-omit-frame-pointer", "-fno-inline", "-pthread"}
+	src, err := filepath.Abs("testdata")
+	if err != nil {
+		return "", err
 	}
+	prog := filepath.Join(tmp, "guiprog")
+	if _, err := exec.LookPath("g++"); err != nil {
+		_, err := command(tmp, nil, "gcc", append(flags, "-DNO_CXX", "-o", prog, filepath.Join(src, "guiprog.c"))...)
+		return prog, err
+	}
+	if _, err := command(tmp, nil, "gcc", append(flags, "-c", "-o", "guiprog.o", filepath.Join(src, "guiprog.c"))...); err != nil {
+		return "", err
+	}
+	if _, err := command(tmp, nil, "g++", append(flags, "-c", "-o", "guitmpl.o", filepath.Join(src, "guitmpl.cpp"))...); err != nil {
+		return "", err
+	}
+	if _, err := command(tmp, nil, "g++", "-pthread", "-o", prog, "guiprog.o", "guitmpl.o"); err != nil {
+		return "", err
+	}
+	withCXX = true
+	return prog, nil
+}
+
+// readPhases reads the program's "phaseN START END" lines (CLOCK_MONOTONIC ns) and makes them
+// relative to the experiment's start, log.xml's start@perfNS.
+func readPhases(out string) error {
+	logXML, err := os.ReadFile(filepath.Join(expDir, "log.xml"))
+	if err != nil {
+		return err
+	}
+	m := regexp.MustCompile(`<start\b[^>]*\bperfNS="(\d+)"`).FindSubmatch(logXML)
+	if m == nil {
+		return fmt.Errorf("no start@perfNS in %s/log.xml", expDir)
+	}
+	origin, _ := strconv.ParseInt(string(m[1]), 10, 64)
+	lines := regexp.MustCompile(`(?m)^phase([12]) (\d+) (\d+)\s*$`).FindAllStringSubmatch(out, -1)
+	if len(lines) != 2 {
+		return fmt.Errorf("the program printed %d phase lines, want 2:\n%s", len(lines), out)
+	}
+	for _, l := range lines {
+		i, _ := strconv.Atoi(l[1])
+		a, _ := strconv.ParseInt(l[2], 10, 64)
+		b, _ := strconv.ParseInt(l[3], 10, 64)
+		phase[i-1] = [2]int64{a - origin, b - origin}
+	}
+	if !(0 <= phase[0][0] && phase[0][0] < phase[0][1] && phase[0][1] <= phase[1][0] && phase[1][0] < phase[1][1]) {
+		return fmt.Errorf("phases %v (ns since the experiment's start, perfNS %d) out of order:\n%s", phase, origin, out)
+	}
+	return nil
+}
+
+// startAnalyzer runs er analyzer --no-browser on the experiment and reads its URL.
+func startAnalyzer() (func(), error) {
 	cmd := exec.Command(erBin, "analyzer", "--no-browser", expDir)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
 	}
-	var stderr bytes.Buffer
+	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	stop := func() { cmd.Process.Kill(); cmd.Wait() }
-	lines := make(chan string, 1)
+	stop := func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	}
+	urls := make(chan string, 1)
 	go func() {
+		defer close(urls)
 		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), "http://") {
-				lines <- sc.Text()
+		found := false
+		for sc.Scan() { // read to the end, so that er analyzer never blocks on its stdout
+			if l := sc.Text(); !found && strings.Contains(l, "http://") {
+				f := strings.Fields(l)
+				urls <- f[len(f)-1]
+				found = true
 			}
 		}
 	}()
 	select {
-	case l := <-lines:
-		f := strings.Fields(l)
-		url = f[len(f)-1]
+	case u, ok := <-urls:
+		if !ok {
+			return stop, fmt.Errorf("er analyzer ended without printing its URL; stderr:\n%s", stderr.String())
+		}
+		serverURL = u
+		return stop, nil
 	case <-time.After(60 * time.Second):
-		return stop, fmt.Errorf("er analyzer printed no URL in 60 s; stderr: %s", stderr.String())
+		return stop, fmt.Errorf("er analyzer printed no URL in 60 s; stderr:\n%s", stderr.String())
 	}
-	return stop, nil
 }
 
-// need skips or fails the test when the fixture is missing.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// need skips the test without Chromium (fails it under ER_BROWSER_TESTS=1), and fails it when the
+// fixture could not be made.
 func need(t *testing.T) {
 	t.Helper()
 	if chromium == "" {
-		msg := "no chromium: install it with apt-get install -y chromium"
+		msg := "no Chromium for the browser tests (/usr/bin/chromium, or $ER_CHROMIUM): " + installHint
 		if os.Getenv("ER_BROWSER_TESTS") == "1" {
 			t.Fatal(msg)
 		}
 		t.Skip(msg)
 	}
 	if setupErr != nil {
-		t.Fatal(setupErr)
+		t.Fatalf("setting up the browser tests: %v", setupErr)
 	}
 }
 
-// browser starts a headless Chromium and returns its context; JavaScript exceptions and console
-// errors fail the test.
-func browser(t *testing.T) context.Context {
+// ---------- the page ----------
+
+// page is one headless Chromium showing the Analyzer, for one test. JavaScript exceptions and
+// console errors in it fail the test.
+type page struct {
+	t   *testing.T
+	ctx context.Context
+
+	mu   sync.Mutex
+	errs []string
+}
+
+func newPage(t *testing.T) *page {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
 		chromedp.DisableGPU, chromedp.WindowSize(1400, 900), chromedp.Flag("hide-scrollbars", true))
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelC := chromedp.NewContext(actx)
-	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
-	var mu sync.Mutex
-	var errs []string
-	chromedp.ListenTarget(ctx, func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
+	cctx, cancelC := chromedp.NewContext(actx)
+	ctx, cancelT := context.WithTimeout(cctx, 60*time.Second)
+	p := &page{t: t, ctx: ctx}
+	chromedp.ListenTarget(cctx, func(ev any) {
+		var msg string
 		switch ev := ev.(type) {
 		case *runtime.EventExceptionThrown:
-			errs = append(errs, "exception: "+ev.ExceptionDetails.Error())
+			msg = ev.ExceptionDetails.Error() // with the exception's description and stack
 		case *runtime.EventConsoleAPICalled:
-			if ev.Type == runtime.APITypeError {
-				var parts []string
-				for _, a := range ev.Args {
-					parts = append(parts, string(a.Value))
-				}
-				errs = append(errs, "console.error: "+strings.Join(parts, " "))
+			if ev.Type != runtime.APITypeError && ev.Type != runtime.APITypeAssert {
+				return
 			}
+			var parts []string
+			for _, a := range ev.Args {
+				if len(a.Value) > 0 {
+					parts = append(parts, string(a.Value))
+				} else {
+					parts = append(parts, a.Description)
+				}
+			}
+			msg = "console." + string(ev.Type) + ": " + strings.Join(parts, " ")
+		default:
+			return
 		}
+		p.mu.Lock()
+		p.errs = append(p.errs, msg)
+		p.mu.Unlock()
 	})
 	if err := chromedp.Run(ctx); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	t.Cleanup(func() {
 		cancelT()
 		cancelC()
 		cancelA()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, e := range errs {
-			t.Errorf("in the page: %s", e)
-		}
+		t.Fatalf("starting %s: %v", chromium, err)
+	}
+	t.Cleanup(func() {
+		p.checkErrors("at the end")
+		cancelT()
+		cancelC()
+		cancelA()
 	})
-	return ctx
+	return p
 }
 
-// run runs actions, failing the test on error.
-func run(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action) {
-	t.Helper()
-	if err := chromedp.Run(ctx, actions...); err != nil {
-		t.Fatalf("%s: %v", what, err)
+// checkErrors fails the test on the page's JavaScript errors since the last check.
+func (p *page) checkErrors(where string) {
+	p.t.Helper()
+	p.mu.Lock()
+	errs := p.errs
+	p.errs = nil
+	p.mu.Unlock()
+	for _, e := range errs {
+		p.t.Errorf("JavaScript error in the page (%s): %s", where, e)
 	}
 }
 
-// waitJS polls a JavaScript expression until it is true.
-func waitJS(t *testing.T, ctx context.Context, what, expr string) {
-	t.Helper()
+func (p *page) run(what string, actions ...chromedp.Action) {
+	p.t.Helper()
+	if err := chromedp.Run(p.ctx, actions...); err != nil {
+		p.checkErrors(what)
+		p.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// eval evaluates a JavaScript expression into res.
+func (p *page) eval(what, js string, res any) {
+	p.t.Helper()
+	p.run(what, chromedp.Evaluate(js, res))
+}
+
+// waitJS polls a JavaScript expression until it is true, for at most 20 s (generous: no timing
+// is tested).
+func (p *page) waitJS(what, expr string) {
+	p.t.Helper()
+	if !p.tryWaitJS(expr, 20*time.Second) {
+		p.checkErrors(what)
+		p.t.Fatalf("waiting for %s: %s is still false after 20 s", what, expr)
+	}
+}
+
+// tryWaitJS polls a JavaScript expression for at most d; it says whether it came true.
+func (p *page) tryWaitJS(expr string, d time.Duration) bool {
+	p.t.Helper()
+	end := time.Now().Add(d)
 	for {
 		var ok bool
-		if err := chromedp.Run(ctx, chromedp.Evaluate(expr, &ok)); err != nil {
-			t.Fatalf("waiting for %s: %v", what, err)
+		if err := chromedp.Run(p.ctx, chromedp.Evaluate("!!("+expr+")", &ok)); err != nil {
+			p.t.Fatalf("evaluating %s: %v", expr, err)
 		}
 		if ok {
-			return
+			return true
+		}
+		if time.Now().After(end) {
+			return false
 		}
 		select {
-		case <-ctx.Done():
-			t.Fatalf("waiting for %s (%s): %v", what, expr, ctx.Err())
-		case <-time.After(40 * time.Millisecond):
+		case <-p.ctx.Done():
+			p.t.Fatalf("evaluating %s: %v", expr, p.ctx.Err())
+		case <-time.After(30 * time.Millisecond):
 		}
 	}
 }
 
 // waitView waits until the view has drawn its data and no request is in flight.
-func waitView(t *testing.T, ctx context.Context, view string) {
-	t.Helper()
-	waitJS(t, ctx, view, fmt.Sprintf(`document.querySelector("#view-%s").dataset.ready === "1" && document.body.dataset.busy === "0"`, view))
+func (p *page) waitView(view string) {
+	p.t.Helper()
+	p.waitJS("view "+view+" ready", fmt.Sprintf(`document.querySelector("#view-%s")?.dataset.ready === "1" && document.body.dataset.busy === "0"`, view))
 }
 
-// tab clicks a view's tab and waits for it.
-func tab(t *testing.T, ctx context.Context, view string) {
-	t.Helper()
-	run(t, ctx, "click tab "+view, chromedp.Click(fmt.Sprintf(`#tabs button[data-view="%s"]`, view), chromedp.ByQuery))
-	waitView(t, ctx, view)
+// open loads url and waits for view.
+func (p *page) open(url, view string) {
+	p.t.Helper()
+	p.run("open "+url, chromedp.Navigate(url))
+	p.waitView(view)
 }
 
-// screenshot saves the page as name.png in $ER_SCREENSHOTS (or the test's temporary directory).
-func screenshot(t *testing.T, ctx context.Context, name string) {
-	t.Helper()
+// tab clicks a view's tab and waits for the view.
+func (p *page) tab(view string) {
+	p.t.Helper()
+	p.run("click the tab "+view, chromedp.Click(fmt.Sprintf(`#tabs button[data-view="%s"]`, view), chromedp.ByQuery))
+	p.waitView(view)
+}
+
+// text is the text content of the element sel.
+func (p *page) text(sel string) string {
+	p.t.Helper()
+	var s string
+	p.eval("text of "+sel, fmt.Sprintf(`document.querySelector(%q)?.textContent ?? "<no element>"`, sel), &s)
+	return s
+}
+
+func (p *page) count(sel string) int {
+	p.t.Helper()
+	var n int
+	p.eval("count "+sel, fmt.Sprintf(`document.querySelectorAll(%q).length`, sel), &n)
+	return n
+}
+
+// viewError fails the test when a view shows an error, or the status bar does.
+func (p *page) viewError(view string) {
+	p.t.Helper()
+	var msg string
+	p.eval("errors of "+view, fmt.Sprintf(`[...document.querySelectorAll("#view-%s .view-error, #view-%s .error-box, #message.error")].map(e => e.textContent).join("; ")`, view, view), &msg)
+	if msg != "" {
+		p.t.Errorf("view %s shows an error: %s", view, msg)
+	}
+}
+
+// shot saves a full-page screenshot as name.png in $ER_SCREENSHOTS (default: the test's temporary
+// directory).
+func (p *page) shot(name string) {
+	p.t.Helper()
 	dir := os.Getenv("ER_SCREENSHOTS")
 	if dir == "" {
-		dir = t.TempDir()
+		dir = p.t.TempDir()
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
+		p.t.Fatal(err)
 	}
 	var buf []byte
-	run(t, ctx, "screenshot "+name, chromedp.CaptureScreenshot(&buf))
+	p.run("screenshot "+name, chromedp.FullScreenshot(&buf, 100)) // 100: PNG
 	if err := os.WriteFile(filepath.Join(dir, name+".png"), buf, 0o644); err != nil {
-		t.Fatal(err)
+		p.t.Fatal(err)
 	}
 }
 
-// pageRow is a row of a metrics table as the page shows it.
-type pageRow struct {
-	ID    int               `json:"id"`
-	Name  string            `json:"name"`
-	Cells map[string]string `json:"cells"` // data-key -> data-value
-	Class string            `json:"class"`
+// typeInto replaces the text of an input and fires its input event, as typing does.
+func (p *page) typeInto(sel, text string) {
+	p.t.Helper()
+	var ok bool
+	p.eval("type into "+sel, fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e) return false;
+		e.focus(); e.value = %q; e.dispatchEvent(new Event("input", {bubbles: true})); e.dispatchEvent(new Event("change", {bubbles: true})); return true; })()`, sel, text), &ok)
+	if !ok {
+		p.t.Fatalf("no %s", sel)
+	}
 }
 
-// rows reads the body rows of the metrics table under sel.
-func rows(t *testing.T, ctx context.Context, sel string) []pageRow {
-	t.Helper()
+// pageRow is a body row of a metrics table as the page shows it.
+type pageRow struct {
+	ID    int               `json:"id"` // data-id, -1 without
+	Name  string            `json:"name"`
+	HTML  string            `json:"html"` // the name cell's innerHTML
+	Code  string            `json:"code"`
+	Line  string            `json:"line"` // data-line
+	Class []string          `json:"class"`
+	Cells map[string]string `json:"cells"` // data-key -> data-value
+}
+
+func (r pageRow) is(class string) bool { return slices.Contains(r.Class, class) }
+
+// rows reads the rows sel of a metrics table.
+func (p *page) rows(sel string) []pageRow {
+	p.t.Helper()
 	var out []pageRow
-	js := fmt.Sprintf(`[...document.querySelectorAll(%q)].map(tr => ({
-		id: tr.dataset.id === undefined ? -1 : +tr.dataset.id,
-		name: (tr.querySelector("td.name, td.code") || {textContent: ""}).textContent,
-		class: tr.className,
-		cells: Object.fromEntries([...tr.querySelectorAll("td[data-key][data-value]")].map(td => [td.dataset.key, td.dataset.value]))}))`, sel)
-	run(t, ctx, "read "+sel, chromedp.Evaluate(js, &out))
+	js := fmt.Sprintf(`[...document.querySelectorAll(%q)].map(tr => {
+		const name = tr.querySelector("td.name"), code = tr.querySelector("td.code");
+		return {
+			id: tr.dataset.id === undefined || tr.dataset.id === "" ? -1 : +tr.dataset.id,
+			name: name ? name.textContent : "", html: name ? name.innerHTML : "", code: code ? code.textContent : "", line: tr.dataset.line ?? "",
+			class: [...tr.classList],
+			cells: Object.fromEntries([...tr.querySelectorAll("td[data-key]")].map(td => [td.dataset.key, td.dataset.value ?? ""]))};
+	})`, sel)
+	p.eval("read "+sel, js, &out)
 	return out
 }
 
+func (p *page) functions() []pageRow {
+	p.t.Helper()
+	return p.rows("#view-functions table.metrics tbody tr")
+}
+
+// value is the raw value of a cell.
 func value(t *testing.T, r pageRow, key string) int64 {
 	t.Helper()
-	v, err := strconv.ParseInt(r.Cells[key], 10, 64)
+	s, ok := r.Cells[key]
+	if !ok {
+		t.Fatalf("row %q has no cell %s (cells %v)", r.Name, key, r.Cells)
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		t.Fatalf("row %q: %s=%q: %v", r.Name, key, r.Cells[key], err)
+		t.Fatalf("row %q: data-value of %s is %q, not an integer", r.Name, key, s)
 	}
 	return v
 }
 
 func findRow(t *testing.T, rs []pageRow, name string) pageRow {
 	t.Helper()
-	for _, r := range rs {
-		if r.Name == name {
-			return r
-		}
+	if r, ok := lookRow(rs, name); ok {
+		return r
 	}
-	t.Fatalf("no row %q", name)
+	t.Fatalf("no row %q among %d rows", name, len(rs))
 	return pageRow{}
 }
 
-// printRow is a row of er print -printmode json: its name and values (ns for times) by key.
-type printRow struct {
-	name string
-	v    map[string]int64
+func lookRow(rs []pageRow, name string) (pageRow, bool) {
+	for _, r := range rs {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return pageRow{}, false
 }
 
-// erPrint runs er print -printmode json args on the experiment and returns its first table's rows.
-func erPrint(t *testing.T, args ...string) []printRow {
+// ---------- er print ----------
+
+// printRow is a row of er print -printmode json: its name, section and values (raw: ns for
+// times) by column key.
+type printRow struct {
+	name, section string
+	v             map[string]int64
+}
+
+// erPrint runs `er print -printmode json ARGS EXP` and returns the rows of its first table.
+func erPrint(t *testing.T, args ...string) (keys []string, rows []printRow) {
 	t.Helper()
-	cmd := exec.Command(erBin, append(append([]string{"print", "-printmode", "json"}, args...), expDir)...)
-	out, err := cmd.Output()
+	all := append(append([]string{"print", "-printmode", "json"}, args...), expDir)
+	out, err := exec.Command(erBin, all...).Output()
 	if err != nil {
-		t.Fatalf("er print %v: %v", args, err)
+		t.Fatalf("er %s: %v", strings.Join(all, " "), err)
 	}
 	var tbl struct {
 		Columns []struct {
 			Key string `json:"key"`
 		} `json:"columns"`
 		Rows []struct {
-			Name   string                     `json:"name"`
-			Values map[string]json.RawMessage `json:"values"`
+			Name    string                     `json:"name"`
+			Section string                     `json:"section"`
+			Values  map[string]json.RawMessage `json:"values"`
 		} `json:"rows"`
 	}
-	line, _, _ := bytes.Cut(out, []byte("\n"))
-	if err := json.Unmarshal(line, &tbl); err != nil {
-		t.Fatalf("er print %v: %v: %s", args, err, out)
-	}
-	var rs []printRow
-	for _, r := range tbl.Rows {
-		pr := printRow{name: r.Name, v: map[string]int64{}}
-		for _, c := range tbl.Columns {
-			pr.v[c.Key] = nanos(t, string(r.Values[c.Key]))
+	var line []byte
+	for l := range bytes.Lines(out) {
+		if bytes.HasPrefix(l, []byte("{")) {
+			line = l
+			break
 		}
-		rs = append(rs, pr)
 	}
-	return rs
+	if err := json.Unmarshal(line, &tbl); err != nil {
+		t.Fatalf("er %s: %v:\n%s", strings.Join(all, " "), err, out)
+	}
+	for _, c := range tbl.Columns {
+		keys = append(keys, c.Key)
+	}
+	for _, r := range tbl.Rows {
+		pr := printRow{name: r.Name, section: r.Section, v: map[string]int64{}}
+		for _, k := range keys {
+			pr.v[k] = raw(t, string(r.Values[k]))
+		}
+		rows = append(rows, pr)
+	}
+	return keys, rows
 }
 
-// nanos reads seconds written with 9 decimals as nanoseconds, exactly.
-func nanos(t *testing.T, s string) int64 {
+// raw reads a JSON number of er print: an integer count, or seconds with up to 9 decimals, as
+// nanoseconds, exactly.
+func raw(t *testing.T, s string) int64 {
 	t.Helper()
-	sec, frac, _ := strings.Cut(s, ".")
-	frac = (frac + "000000000")[:9]
+	sec, frac, dot := strings.Cut(s, ".")
+	if !dot {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			t.Fatalf("not a number: %q", s)
+		}
+		return v
+	}
+	if len(frac) > 9 {
+		t.Fatalf("more than ns precision: %q", s)
+	}
 	a, err1 := strconv.ParseInt(sec, 10, 64)
-	b, err2 := strconv.ParseInt(frac, 10, 64)
-	if err1 != nil || err2 != nil {
+	b, err2 := strconv.ParseInt((frac + "000000000")[:9], 10, 64)
+	if err1 != nil || err2 != nil || strings.HasPrefix(sec, "-") {
 		t.Fatalf("not seconds: %q", s)
 	}
 	return a*1e9 + b
 }
 
-// compareFunctions checks that the page's function list is er print's, row for row, value for value.
-func compareFunctions(t *testing.T, page []pageRow, want []printRow) {
+// compareRows checks the page's rows against er print's, row for row, value for value.
+func compareRows(t *testing.T, what string, page []pageRow, keys []string, want []printRow) {
 	t.Helper()
 	if len(page) != len(want) {
-		t.Errorf("the page shows %d functions, er print %d", len(page), len(want))
+		t.Errorf("%s: the page shows %d rows, er print %d", what, len(page), len(want))
 	}
+	bad := 0
 	for i := range min(len(page), len(want)) {
 		if page[i].Name != want[i].name {
-			t.Errorf("row %d: page %q, er print %q", i, page[i].Name, want[i].name)
-			continue
-		}
-		for key, v := range want[i].v {
-			if got := value(t, page[i], key); got != v {
-				t.Errorf("%s %s: page %d, er print %d", page[i].Name, key, got, v)
+			t.Errorf("%s: row %d is %q in the page, %q in er print", what, i, page[i].Name, want[i].name)
+			bad++
+		} else {
+			for _, k := range keys {
+				if got := value(t, page[i], k); got != want[i].v[k] {
+					t.Errorf("%s: %s %s: %d in the page, %d in er print", what, page[i].Name, k, got, want[i].v[k])
+					bad++
+				}
 			}
 		}
+		if bad > 20 {
+			t.Fatalf("%s: too many differences", what)
+		}
 	}
 }
 
-// TestFunctionsMatchPrint loads the experiment and checks the Functions view against er print.
+// ---------- the tests ----------
+
+// TestFunctionsMatchPrint checks the Functions view against er print -functions: the same rows
+// in the same order with exactly the same values; then the same after sorting by a column and
+// searching.
 func TestFunctionsMatchPrint(t *testing.T) {
 	need(t)
-	ctx := browser(t)
-	run(t, ctx, "open "+url, chromedp.Navigate(url))
-	waitView(t, ctx, "functions")
-	page := rows(t, ctx, "#view-functions tbody tr")
-	want := erPrint(t, "-functions")
-	compareFunctions(t, page, want)
-	t.Logf("%d rows; <Total> %.3f s of CPU, exactly er print's", len(page), float64(value(t, page[0], "e.totalcpu"))/1e9)
-	screenshot(t, ctx, "functions")
-	tab(t, ctx, "overview")
-	screenshot(t, ctx, "overview")
+	p := newPage(t)
+	p.open(serverURL, "functions")
+	p.sortBy("e.totalcpu") // er print's default
+	page := p.functions()
+	keys, want := erPrint(t, "-functions")
+	if len(page) == 0 || page[0].ID != 0 || page[0].Name != "<Total>" {
+		t.Fatalf("the first row is not <Total> with data-id 0: %+v", page[:min(1, len(page))])
+	}
+	var heads []string
+	p.eval("column keys", `[...document.querySelectorAll("#view-functions table.metrics th[data-key]:not(.name)")].map(th => th.dataset.key)`, &heads)
+	if !slices.Equal(heads, keys) {
+		t.Errorf("the page's columns %v, er print's %v", heads, keys)
+	}
+	compareRows(t, "functions", page, keys, want)
+	t.Logf("Functions: %d rows, <Total> %d ns of CPU (%.3f s), all equal to er print's", len(page), value(t, page[0], "e.totalcpu"), float64(value(t, page[0], "e.totalcpu"))/1e9)
+	for _, name := range []string{"alpha", "beta", "work", "leaf_a", "leaf_b", "leaf_g", "gamma_thread", "main"} {
+		findRow(t, page, name)
+	}
+	// The C++ name is text: <, > and & are escaped in the HTML, and read back literally.
+	if withCXX {
+		var cxx pageRow
+		for _, r := range page {
+			if strings.Contains(r.Name, "accumulate<") {
+				cxx = r
+			}
+		}
+		switch {
+		case cxx.Name == "":
+			t.Errorf("no C++ template function accumulate<...> among the functions")
+		case !strings.Contains(cxx.Name, "<int, unsigned long>") || !strings.Contains(cxx.Name, "&"):
+			t.Errorf("the C++ name reads %q", cxx.Name)
+		case !strings.Contains(cxx.HTML, "&lt;") || !strings.Contains(cxx.HTML, "&amp;") || strings.Contains(cxx.HTML, "<int"):
+			t.Errorf("the C++ name's HTML is %q, want <, > and & escaped", cxx.HTML)
+		default:
+			t.Logf("C++ name shown literally: %s", cxx.Name)
+		}
+	}
+	p.shot("functions")
+
+	// Sort by inclusive time: a click on its header, and the order is er print -sort's.
+	p.sortBy("i.totalcpu")
+	defer p.sortBy("e.totalcpu") // the sort is the server's: it stays for the next page
+	var v []int64
+	p.eval("inclusive times", `[...document.querySelectorAll('#view-functions table.metrics tbody tr td[data-key="i.totalcpu"]')].map(td => +td.dataset.value)`, &v)
+	if !slices.IsSortedFunc(v, func(a, b int64) int { return cmp.Compare(b, a) }) {
+		t.Errorf("sorted by i.totalcpu, the page shows %v", v)
+	}
+	keys, want = erPrint(t, "-sort", "i.totalcpu", "-functions")
+	compareRows(t, "functions by i.totalcpu", p.functions(), keys, want)
+
+	// Search: the rows whose names contain "leaf_", in the same order.
+	p.typeInto("#func-search", "leaf_")
+	p.waitJS("search leaf_", `(() => { const r = [...document.querySelectorAll("#view-functions table.metrics tbody tr")].filter(tr => tr.dataset.id !== "0");
+		return r.length > 0 && r.every(tr => tr.querySelector("td.name").textContent.includes("leaf_")); })()`)
+	p.waitView("functions")
+	var found []pageRow
+	for _, r := range p.functions() {
+		if r.ID != 0 {
+			found = append(found, r)
+		}
+	}
+	var leaves []printRow
+	for _, r := range want {
+		if strings.Contains(r.name, "leaf_") {
+			leaves = append(leaves, r)
+		}
+	}
+	compareRows(t, `functions matching "leaf_"`, found, keys, leaves)
+	p.typeInto("#func-search", "")
+	p.waitJS("search cleared", fmt.Sprintf(`document.querySelectorAll("#view-functions table.metrics tbody tr").length === %d`, len(want)))
+	p.waitView("functions")
+
+	p.tab("overview")
+	if s := p.text("#view-overview"); !strings.Contains(s, "guiprog") {
+		t.Errorf("the overview does not name the target guiprog: %.300q", s)
+	}
+	p.shot("overview")
 }
 
-// TestClickThrough selects alpha and follows it through Callers-Callees, Source, Flame Graph and
-// Timeline.
+// TestClickThrough selects alpha and follows it through Callers-Callees, Source, Disassembly,
+// Call Tree, Flame Graph and Timeline.
 func TestClickThrough(t *testing.T) {
 	need(t)
-	ctx := browser(t)
-	run(t, ctx, "open", chromedp.Navigate(url))
-	waitView(t, ctx, "functions")
-	fl := rows(t, ctx, "#view-functions tbody tr")
-	alpha := findRow(t, fl, "alpha")
-	sel := fmt.Sprintf(`#view-functions tbody tr[data-id="%d"]`, alpha.ID)
-	run(t, ctx, "click alpha", chromedp.Click(sel, chromedp.ByQuery))
-	var selName string
-	run(t, ctx, "read selection", chromedp.Text("#sel-func", &selName, chromedp.ByQuery))
-	if selName != "alpha" {
-		t.Errorf("#sel-func %q after clicking alpha", selName)
+	p := newPage(t)
+	p.open(serverURL, "functions")
+	alpha := findRow(t, p.functions(), "alpha")
+	sel := fmt.Sprintf(`#view-functions table.metrics tbody tr[data-id="%d"]`, alpha.ID)
+	p.run("click alpha", chromedp.Click(sel+" td.name", chromedp.ByQuery))
+	p.waitJS("alpha selected", `document.querySelector("#sel-func").textContent === "alpha"`)
+	if n := p.count(`#view-functions tbody tr.selected[data-id="` + strconv.Itoa(alpha.ID) + `"]`); n != 1 {
+		t.Errorf("after clicking alpha, %d rows tr.selected with its id", n)
 	}
-	// Double-click: Callers-Callees of alpha; its callers' attributed time adds up to its inclusive.
-	run(t, ctx, "double-click alpha", chromedp.DoubleClick(sel, chromedp.ByQuery))
-	waitJS(t, ctx, "callers view", `document.querySelector("#view-callers").classList.contains("active")`)
-	waitView(t, ctx, "callers")
-	cc := rows(t, ctx, "#view-callers tbody tr[data-id]")
+
+	// Double-click: Callers-Callees of alpha, equal to er print -csingle alpha.
+	p.run("double-click alpha", chromedp.DoubleClick(sel+" td.name", chromedp.ByQuery))
+	p.waitJS("the callers view", `location.hash.startsWith("#view=callers")`)
+	p.waitView("callers")
+	cc := p.rows("#view-callers table.metrics tbody tr[data-id]")
+	keys, want := erPrint(t, "-csingle", "alpha")
+	compareRows(t, "callers-callees of alpha", cc, keys, want)
+	class := map[string]string{"Callers": "caller", "Stack Fragment": "center", "Callees": "callee"}
 	var callers int64
-	center := pageRow{ID: -1}
 	var callerNames []string
-	for _, r := range cc {
+	center := pageRow{ID: -1}
+	for i, r := range cc {
+		if i < len(want) && !r.is(class[want[i].section]) {
+			t.Errorf("callers-callees row %q has classes %v, er print puts it in %q", r.Name, r.Class, want[i].section)
+		}
 		switch {
-		case strings.Contains(r.Class, "center"):
+		case r.is("center"):
 			center = r
-		case strings.Contains(r.Class, "caller"):
+		case r.is("caller"):
 			callers += value(t, r, "a.totalcpu")
 			callerNames = append(callerNames, r.Name)
 		}
 	}
 	if center.Name != "alpha" || center.ID != alpha.ID {
-		t.Errorf("centre row %q (%d), want alpha (%d)", center.Name, center.ID, alpha.ID)
+		t.Errorf("tr.center is %q (data-id %d), want alpha (%d)", center.Name, center.ID, alpha.ID)
+	}
+	if !slices.Contains(callerNames, "main") {
+		t.Errorf("alpha's callers %v lack main", callerNames)
 	}
 	if callers != value(t, alpha, "i.totalcpu") {
-		t.Errorf("alpha's callers add up to %d ns, its inclusive time is %d", callers, value(t, alpha, "i.totalcpu"))
+		t.Errorf("alpha's callers' attributed times add up to %d ns, its inclusive time is %d ns", callers, value(t, alpha, "i.totalcpu"))
 	}
-	if len(callerNames) != 1 || callerNames[0] != "main" {
-		t.Errorf("alpha's callers: %v, want [main]", callerNames)
+	t.Logf("callers of alpha %v: %d ns = alpha's inclusive time", callerNames, callers)
+	p.shot("callers")
+	// A click on the caller main re-centres on it; a click on its callee alpha comes back.
+	caller := findRow(t, cc, "main")
+	p.run("click main", chromedp.Click(fmt.Sprintf(`#view-callers tbody tr.caller[data-id="%d"] td.name`, caller.ID), chromedp.ByQuery))
+	p.waitJS("centred on main", `document.querySelector("#view-callers tr.center td.name")?.textContent === "main"`)
+	p.waitView("callers")
+	if s := p.text("#sel-func"); s != "main" {
+		t.Errorf("#sel-func %q after clicking the caller main", s)
 	}
-	screenshot(t, ctx, "callers")
+	p.run("click alpha", chromedp.Click(fmt.Sprintf(`#view-callers tbody tr.callee[data-id="%d"] td.name`, alpha.ID), chromedp.ByQuery))
+	p.waitJS("centred on alpha", `document.querySelector("#view-callers tr.center td.name")?.textContent === "alpha"`)
+	p.waitView("callers")
 
-	// Source: alpha's lines, the hot one is its loop.
-	tab(t, ctx, "source")
-	lines := rows(t, ctx, "#view-source tbody tr.line")
-	hot := rows(t, ctx, "#view-source tbody tr.hot")
+	// Source: alpha's lines; its own loop is hot.
+	p.tab("source")
+	lines := p.rows("#view-source table.metrics tbody tr.line")
+	var hot []string
+	for _, r := range lines {
+		if r.is("hot") {
+			hot = append(hot, strings.TrimSpace(r.Code))
+		}
+	}
 	if len(lines) < 5 || len(hot) == 0 {
-		t.Fatalf("source: %d lines, %d hot", len(lines), len(hot))
+		t.Errorf("source of alpha: %d lines tr.line, %d tr.hot", len(lines), len(hot))
 	}
-	if !strings.Contains(hot[0].Name, "alpha's loop") {
-		t.Errorf("the hot line of alpha is %q, want its loop", hot[0].Name)
+	if !slices.ContainsFunc(hot, func(s string) bool { return strings.Contains(s, "alpha's own loop") }) {
+		t.Errorf("the hot lines of alpha %q lack its own loop", hot)
 	}
-	screenshot(t, ctx, "source")
-	tab(t, ctx, "disasm")
-	if n := len(rows(t, ctx, "#view-disasm tbody tr.line")); n < 5 {
-		t.Errorf("disassembly of alpha: %d rows", n)
+	// Source rows have data-line; the hot line of alpha's own loop is that line of guiprog.c.
+	numbered, loopLine := 0, sourceLine(t, "alpha's own loop")
+	for _, r := range lines {
+		if r.Line != "" {
+			numbered++
+		}
+		if strings.Contains(r.Code, "alpha's own loop") && (r.Line != strconv.Itoa(loopLine) || !r.is("hot")) {
+			t.Errorf("the row of alpha's own loop has data-line %q, classes %v; want line %d, hot", r.Line, r.Class, loopLine)
+		}
 	}
-	screenshot(t, ctx, "disasm")
+	if numbered < 5 {
+		t.Errorf("source of alpha: %d rows with data-line", numbered)
+	}
+	p.shot("source")
+	p.tab("disasm")
+	if n, h := p.count("#view-disasm table.metrics tbody tr.line"), p.count("#view-disasm table.metrics tbody tr.hot"); n < 5 || h == 0 {
+		t.Errorf("disassembly of alpha: %d rows tr.line, %d tr.hot", n, h)
+	}
+	p.shot("disasm")
 
-	// Call tree: the hot path is open.
-	tab(t, ctx, "calltree")
-	var nodes int
-	run(t, ctx, "count nodes", chromedp.Evaluate(`document.querySelectorAll("#view-calltree .node").length`, &nodes))
-	if nodes < 5 {
-		t.Errorf("call tree: %d nodes shown", nodes)
+	// Call tree: the hot path is open; the root's twisty closes and opens it.
+	p.tab("calltree")
+	open := p.count("#view-calltree .tree .node")
+	if open < 5 {
+		t.Errorf("call tree: %d nodes shown on load", open)
 	}
-	screenshot(t, ctx, "calltree")
+	p.shot("calltree")
+	// The hot path is open: the twisty of its first node after the root closes its subtree and
+	// opens it again; then the same for the root, <Total>.
+	var first string
+	p.eval("the hot path's first node", `document.querySelectorAll("#view-calltree .tree .node")[1]?.dataset.node ?? ""`, &first)
+	for _, node := range []struct{ name, sel string }{
+		{"the first node of the hot path", fmt.Sprintf(`#view-calltree .tree .node[data-node="%s"]`, first)},
+		{"the root <Total>", `#view-calltree .tree .node[data-id="0"]`},
+	} {
+		nodeSel := node.sel
+		nodes := `document.querySelectorAll("#view-calltree .tree .node").length`
+		before := p.count("#view-calltree .tree .node")
+		if p.count(nodeSel) == 0 {
+			t.Errorf("call tree: no node of %s among %d", node.name, before)
+			continue
+		}
+		p.run("close "+node.name, chromedp.Click(nodeSel+" .twisty", chromedp.ByQuery))
+		if !p.tryWaitJS(fmt.Sprintf("%s < %d", nodes, before), 10*time.Second) {
+			t.Errorf("call tree: a click on the twisty of %s (%s .twisty, open, %d nodes shown) did not close it: %d nodes, the twisty reads %q",
+				node.name, nodeSel, before, p.count("#view-calltree .tree .node"), p.text(nodeSel+" .twisty"))
+			continue
+		}
+		closed := p.count("#view-calltree .tree .node")
+		p.run("open "+node.name, chromedp.Click(nodeSel+" .twisty", chromedp.ByQuery))
+		if !p.tryWaitJS(fmt.Sprintf("%s > %d", nodes, closed), 10*time.Second) {
+			t.Errorf("call tree: a click on the twisty of %s (closed, %d nodes shown) did not open it", node.name, closed)
+		}
+		p.waitView("calltree")
+		t.Logf("call tree: %d nodes; %s closed %d; open again %d", before, node.name, closed, p.count("#view-calltree .tree .node"))
+	}
+	p.checkErrors("call tree")
 
-	// Flame graph: alpha has a box; a click zooms to it.
-	tab(t, ctx, "flame")
+	// Flame graph: alpha has a box; the search marks it; a click zooms to it.
+	p.tab("flame")
 	box := fmt.Sprintf(`#flame-svg g.frame[data-id="%d"]`, alpha.ID)
-	var n int
-	run(t, ctx, "count alpha's boxes", chromedp.Evaluate(fmt.Sprintf(`document.querySelectorAll(%q).length`, box), &n))
-	if n == 0 {
-		t.Fatal("no flame graph box for alpha")
+	nbox := p.count("#flame-svg g.frame")
+	if n := p.count(box); n == 0 {
+		t.Fatalf("no flame graph box for alpha among %d boxes", nbox)
 	}
-	screenshot(t, ctx, "flame")
-	run(t, ctx, "click alpha's box", chromedp.Click(box+" rect", chromedp.ByQuery))
-	waitJS(t, ctx, "zoom", `document.querySelector("#flame-path").textContent.includes("main")`)
-	waitView(t, ctx, "flame")
-	var widths []float64
-	run(t, ctx, "alpha's width", chromedp.Evaluate(fmt.Sprintf(`[+document.querySelector(%q).getAttribute("width"), +document.querySelector("#flame-svg").getAttribute("width")]`, box+" rect"), &widths))
-	if len(widths) != 2 || math.Abs(widths[0]-widths[1]) > 1 {
-		t.Errorf("after zooming, alpha's box is %v wide of the graph", widths)
+	p.typeInto("#flame-search", "alpha")
+	p.waitJS("alpha marked", fmt.Sprintf(`document.querySelector(%q)?.classList.contains("match")`, box))
+	var marked []string
+	p.eval("marked boxes", `[...document.querySelectorAll("#flame-svg g.frame.match")].map(g => g.dataset.id)`, &marked)
+	if len(marked) == 0 || slices.ContainsFunc(marked, func(id string) bool { return id != strconv.Itoa(alpha.ID) }) {
+		t.Errorf("searching alpha marks the boxes of functions %v, want only %d", marked, alpha.ID)
 	}
-	screenshot(t, ctx, "flame-zoom")
+	p.typeInto("#flame-search", "")
+	p.shot("flame")
+	width := fmt.Sprintf(`(() => { const b = document.querySelector(%q), s = document.querySelector("#flame-svg");
+		return b && s ? b.getBoundingClientRect().width / s.getBoundingClientRect().width : 0; })()`, box+" rect")
+	p.run("click alpha's box", chromedp.Click(box+" rect", chromedp.ByQuery))
+	p.waitJS("zoomed to alpha", width+" > 0.97")
+	p.waitView("flame")
+	p.shot("flame-zoom")
+	p.run("reset zoom", chromedp.Click("#flame-reset", chromedp.ByQuery))
+	p.waitJS("zoom reset", width+" < 0.9")
+	p.run("invert", chromedp.Click("#flame-invert", chromedp.ByQuery))
+	p.waitView("flame")
+	if n := p.count("#flame-svg g.frame"); n != nbox {
+		t.Errorf("the icicle graph has %d boxes, the flame graph %d", n, nbox)
+	}
 
-	// Timeline: a canvas with one row per thread; hovering shows a call stack.
-	tab(t, ctx, "timeline")
+	// Timeline: a canvas; hovering in phase 1 over the main thread shows a call stack.
+	p.tab("timeline")
 	var size []float64
-	run(t, ctx, "canvas size", chromedp.Evaluate(`[document.querySelector("#timeline-canvas").width, document.querySelector("#timeline-canvas").height]`, &size))
-	if len(size) != 2 || size[0] < 400 || size[1] < 40 {
-		t.Fatalf("timeline canvas %v", size)
+	p.eval("canvas size", `(() => { const c = document.querySelector("#timeline-canvas"), r = c.getBoundingClientRect(); return [c.width, c.height, r.width, r.height]; })()`, &size)
+	if len(size) != 4 || size[0] < 200 || size[1] < 40 || size[2] < 200 || size[3] < 40 {
+		t.Fatalf("timeline canvas [width height cssWidth cssHeight] %v", size)
 	}
-	x, y := canvasPoint(t, ctx, 0.25, 0)
-	run(t, ctx, "hover", chromedp.MouseEvent(input.MouseMoved, x, y))
-	waitJS(t, ctx, "stack", `document.querySelector("#timeline-stack").textContent.includes("main")`)
-	screenshot(t, ctx, "timeline")
+	x, y := timelinePoint(p, (phase[0][0]+phase[0][1])/2)
+	p.run("hover", chromedp.MouseEvent(input.MouseMoved, x, y))
+	if !p.tryWaitJS(`/alpha|gamma_thread/.test(document.querySelector("#timeline-stack").textContent)`, 10*time.Second) {
+		t.Errorf("hovering the timeline at (%.0f, %.0f), phase 1, first row: #timeline-stack reads %q", x, y, p.text("#timeline-stack"))
+	}
+	t.Logf("timeline stack in phase 1: %q", p.text("#timeline-stack"))
+	p.shot("timeline")
 
 	for _, v := range []string{"threads", "cpus", "samples", "objects"} {
-		tab(t, ctx, v)
-		var n int
-		run(t, ctx, "rows of "+v, chromedp.Evaluate(fmt.Sprintf(`document.querySelectorAll("#view-%s table.metrics tbody tr").length`, v), &n))
-		if n == 0 {
+		p.tab(v)
+		if n := p.count(fmt.Sprintf("#view-%s table.metrics tbody tr", v)); n == 0 {
 			t.Errorf("%s: no rows", v)
 		}
-		screenshot(t, ctx, v)
+		p.viewError(v)
+		p.shot(v)
+	}
+	p.tab("threads")
+	if n := p.count("#view-threads table.metrics tbody tr"); n < 2 {
+		t.Errorf("threads: %d rows, the program has 2 threads", n)
 	}
 }
 
-// canvasPoint is the page position of the timeline at fraction frac of its time axis, in thread
-// row row.
-func canvasPoint(t *testing.T, ctx context.Context, frac float64, row int) (float64, float64) {
+// sourceLine is the number of the line of testdata/guiprog.c that contains text.
+func sourceLine(t *testing.T, text string) int {
 	t.Helper()
-	var p []float64
-	js := fmt.Sprintf(`(() => { const r = document.querySelector("#timeline-canvas").getBoundingClientRect();
-		const d = state.tl.data; return [r.left + TL.label + %f * d.w, r.top + TL.axis + (%d + 0.5) * TL.rowH]; })()`, frac, row)
-	run(t, ctx, "canvas point", chromedp.Evaluate(js, &p))
-	return p[0], p[1]
-}
-
-// total reads <Total>'s exclusive CPU time in the Functions view.
-func total(t *testing.T, ctx context.Context) int64 {
-	t.Helper()
-	tab(t, ctx, "functions")
-	rs := rows(t, ctx, "#view-functions tbody tr")
-	if len(rs) == 0 || rs[0].Name != "<Total>" {
-		t.Fatalf("no <Total> row: %v", rs)
+	src, err := os.ReadFile(filepath.Join("testdata", "guiprog.c"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	return value(t, rs[0], "e.totalcpu")
-}
-
-// TestTimeRange selects the first half of the run on the timeline, by typing and by dragging, and
-// checks that Functions shows what er print shows under the same filter.
-func TestTimeRange(t *testing.T) {
-	need(t)
-	ctx := browser(t)
-	run(t, ctx, "open", chromedp.Navigate(url))
-	waitView(t, ctx, "functions")
-	all := rows(t, ctx, "#view-functions tbody tr")
-	full := value(t, all[0], "e.totalcpu")
-	alphaAll := value(t, findRow(t, all, "alpha"), "i.totalcpu")
-	betaAll := value(t, findRow(t, all, "beta"), "i.totalcpu")
-
-	var dur float64
-	run(t, ctx, "duration", chromedp.Evaluate(`state.overview.duration`, &dur))
-	tab(t, ctx, "timeline")
-	end := fmt.Sprintf("%.4f", dur/2/1e9)
-	run(t, ctx, "type a range",
-		chromedp.SetValue("#range-start", "0", chromedp.ByQuery),
-		chromedp.SetValue("#range-end", end, chromedp.ByQuery),
-		chromedp.Click("#range-apply", chromedp.ByQuery))
-	waitJS(t, ctx, "filter text", `document.querySelector("#filter-text").textContent.startsWith("TSTAMP >= 0 &&")`)
-	var filter string
-	run(t, ctx, "filter text", chromedp.Text("#filter-text", &filter, chromedp.ByQuery))
-	screenshot(t, ctx, "range")
-	half := total(t, ctx)
-	page := rows(t, ctx, "#view-functions tbody tr")
-	compareFunctions(t, page, erPrint(t, "-filters", filter, "-functions"))
-	alpha := value(t, findRow(t, page, "alpha"), "i.totalcpu")
-	var beta int64
-	for _, r := range page {
-		if r.Name == "beta" {
-			beta = value(t, r, "i.totalcpu")
+	for i, l := range strings.Split(string(src), "\n") {
+		if strings.Contains(l, text) {
+			return i + 1
 		}
 	}
-	t.Logf("range %s: total %.3f s of %.3f s; alpha %.3f of %.3f s; beta %.3f of %.3f s", filter,
-		float64(half)/1e9, float64(full)/1e9, float64(alpha)/1e9, float64(alphaAll)/1e9, float64(beta)/1e9, float64(betaAll)/1e9)
-	if half >= full || alpha < alphaAll*8/10 || beta > betaAll*2/10 {
-		t.Errorf("the first half has total %d of %d, alpha %d of %d, beta %d of %d", half, full, alpha, alphaAll, beta, betaAll)
+	t.Fatalf("no %q in testdata/guiprog.c", text)
+	return 0
+}
+
+// timelinePoint is the page position over the timeline of time ns (since the experiment's
+// start), in the first thread's row. The contract gives no geometry: it reads the page's own
+// (TL: the label column, axis and row heights; state.tl.data: the shown time span and width).
+func timelinePoint(p *page, ns int64) (float64, float64) {
+	p.t.Helper()
+	var xy []float64
+	js := fmt.Sprintf(`(() => { if (typeof TL !== "object" || !state.tl || !state.tl.data) return [];
+		const c = document.querySelector("#timeline-canvas"), d = state.tl.data;
+		c.scrollIntoView({block: "nearest", inline: "nearest"});
+		const r = c.getBoundingClientRect();
+		return [r.left + TL.label + (%d - d.t0) / (d.t1 - d.t0) * d.w, r.top + TL.axis + TL.rowH / 2]; })()`, ns)
+	p.eval("timeline geometry", js, &xy)
+	if len(xy) != 2 {
+		p.t.Fatal("the page has no TL / state.tl.data: the test cannot place the mouse on the timeline")
 	}
-	screenshot(t, ctx, "functions-range")
+	return xy[0], xy[1]
+}
+
+// sortBy sorts the functions by a column, a click on its header when it is not the sort already.
+// The sort is kept by er analyzer for every page, as er print's sort command.
+func (p *page) sortBy(key string) {
+	p.t.Helper()
+	p.tab("functions")
+	sorted := fmt.Sprintf(`#view-functions table.metrics th.sorted[data-key="%s"]`, key)
+	if p.count(sorted) == 1 {
+		return
+	}
+	p.run("sort by "+key, chromedp.Click(fmt.Sprintf(`#view-functions table.metrics th[data-key="%s"]`, key), chromedp.ByQuery))
+	p.waitJS("sorted by "+key, fmt.Sprintf(`document.querySelector(%q)`, sorted))
+	p.waitView("functions")
+}
+
+// totals reads the Functions view.
+func (p *page) totals() []pageRow {
+	p.t.Helper()
+	p.tab("functions")
+	rs := p.functions()
+	if len(rs) == 0 || rs[0].Name != "<Total>" {
+		p.t.Fatalf("no <Total> row in %v", rs)
+	}
+	return rs
+}
+
+var rangeText = regexp.MustCompile(`TSTAMP\s*>=?\s*(\d+)\s*&&\s*TSTAMP\s*<=?\s*(\d+)`)
+
+// filterRange reads #filter-text as a time range.
+func (p *page) filterRange() (string, int64, int64) {
+	p.t.Helper()
+	s := p.text("#filter-text")
+	m := rangeText.FindStringSubmatch(s)
+	if m == nil {
+		p.t.Fatalf("#filter-text %q is not a time range TSTAMP >= A && TSTAMP < B", s)
+	}
+	a, _ := strconv.ParseInt(m[1], 10, 64)
+	b, _ := strconv.ParseInt(m[2], 10, 64)
+	return s, a, b
+}
+
+func inclusive(t *testing.T, rs []pageRow, name string) int64 {
+	t.Helper()
+	if r, ok := lookRow(rs, name); ok {
+		return value(t, r, "i.totalcpu")
+	}
+	return 0
+}
+
+// TestTimeRange filters to phase 1 by typing its range, and to phase 2 by dragging across the
+// timeline: Functions then shows what er print shows under the same filter.
+func TestTimeRange(t *testing.T) {
+	need(t)
+	p := newPage(t)
+	p.open(serverURL, "functions")
+	p.sortBy("e.totalcpu") // er print's default
+	all := p.functions()
+	keys, want := erPrint(t, "-functions")
+	compareRows(t, "functions", all, keys, want)
+	full := value(t, all[0], "e.totalcpu")
+	alphaAll, betaAll := inclusive(t, all, "alpha"), inclusive(t, all, "beta")
+
+	// Phase 1, typed in seconds with 9 decimals: the filter is that range in ns, exactly.
+	a, b := phase[0][0], phase[0][1]
+	p.tab("timeline")
+	p.run("type phase 1",
+		chromedp.SetValue("#range-start", fmt.Sprintf("%d.%09d", a/1e9, a%1e9), chromedp.ByQuery),
+		chromedp.SetValue("#range-end", fmt.Sprintf("%d.%09d", b/1e9, b%1e9), chromedp.ByQuery),
+		chromedp.Click("#range-apply", chromedp.ByQuery))
+	p.waitJS("the filter", `document.querySelector("#filter-text").textContent !== ""`)
+	text, fa, fb := p.filterRange()
+	if fa != a || fb != b {
+		t.Errorf("typed %d..%d ns, the filter is %q", a, b, text)
+	}
+	p.waitView("timeline")
+	p.shot("range")
+	rs := p.totals()
+	keys, want = erPrint(t, "-filters", fmt.Sprintf("TSTAMP >= %d && TSTAMP <= %d", a, b), "-functions")
+	compareRows(t, "functions in phase 1", rs, keys, want)
+	part, alpha, beta := value(t, rs[0], "e.totalcpu"), inclusive(t, rs, "alpha"), inclusive(t, rs, "beta")
+	t.Logf("phase 1 %q: total %d of %d ns; alpha %d of %d; beta %d of %d", text, part, full, alpha, alphaAll, beta, betaAll)
+	if part >= full || alpha < alphaAll*9/10 || beta > betaAll/20 {
+		t.Errorf("phase 1: total %d of %d ns, alpha %d of %d, beta %d of %d: want less, nearly all of alpha, little of beta",
+			part, full, alpha, alphaAll, beta, betaAll)
+	}
+	p.shot("functions-range")
 
 	// Clear it: the totals come back.
-	tab(t, ctx, "timeline")
-	run(t, ctx, "clear", chromedp.Click("#range-clear", chromedp.ByQuery))
-	waitJS(t, ctx, "no filter", `document.querySelector("#filter-text").textContent === ""`)
-	if got := total(t, ctx); got != full {
-		t.Errorf("after clearing the range: total %d, want %d", got, full)
-	}
+	p.tab("timeline")
+	p.run("clear the range", chromedp.Click("#range-clear", chromedp.ByQuery))
+	p.waitJS("no filter", `document.querySelector("#filter-text").textContent === ""`)
+	p.waitView("timeline")
+	rs = p.totals()
+	keys, want = erPrint(t, "-functions")
+	compareRows(t, "functions after clearing the range", rs, keys, want)
 
-	// Drag across the second half of the timeline.
-	tab(t, ctx, "timeline")
-	x0, y := canvasPoint(t, ctx, 0.5, 0)
-	x1, _ := canvasPoint(t, ctx, 0.98, 0)
-	run(t, ctx, "drag", chromedp.ActionFunc(func(ctx context.Context) error {
-		if err := input.DispatchMouseEvent(input.MousePressed, x0, y).WithButton(input.Left).WithClickCount(1).Do(ctx); err != nil {
+	// Phase 2 by dragging the mouse across the timeline, from 5% into it to 5% before its end.
+	p.tab("timeline")
+	n := phase[1][1] - phase[1][0]
+	x0, y := timelinePoint(p, phase[1][0]+n/20)
+	x1, _ := timelinePoint(p, phase[1][1]-n/20)
+	p.run("drag", chromedp.ActionFunc(func(ctx context.Context) error {
+		if err := input.DispatchMouseEvent(input.MousePressed, x0, y).WithButton(input.Left).WithButtons(1).WithClickCount(1).Do(ctx); err != nil {
 			return err
 		}
 		for i := 1; i <= 10; i++ {
 			x := x0 + (x1-x0)*float64(i)/10
-			if err := input.DispatchMouseEvent(input.MouseMoved, x, y).WithButton(input.Left).Do(ctx); err != nil {
+			if err := input.DispatchMouseEvent(input.MouseMoved, x, y).WithButton(input.Left).WithButtons(1).Do(ctx); err != nil {
 				return err
 			}
 		}
 		return input.DispatchMouseEvent(input.MouseReleased, x1, y).WithButton(input.Left).WithClickCount(1).Do(ctx)
 	}))
-	waitJS(t, ctx, "filter text", `document.querySelector("#filter-text").textContent.startsWith("TSTAMP >=")`)
-	run(t, ctx, "filter text", chromedp.Text("#filter-text", &filter, chromedp.ByQuery))
-	screenshot(t, ctx, "range-drag")
-	second := total(t, ctx)
-	page = rows(t, ctx, "#view-functions tbody tr")
-	compareFunctions(t, page, erPrint(t, "-filters", filter, "-functions"))
-	t.Logf("dragged range %s: total %.3f s", filter, float64(second)/1e9)
-	if second >= full || second == half {
-		t.Errorf("dragged range: total %d (full %d, first half %d)", second, full, half)
+	p.waitJS("the filter", `document.querySelector("#filter-text").textContent !== ""`)
+	text, fa, fb = p.filterRange()
+	if fa < phase[1][0] || fa > phase[1][0]+n/10 || fb < phase[1][1]-n/10 || fb > phase[1][1] {
+		t.Errorf("dragged over %d..%d ns, the filter is %q", phase[1][0]+n/20, phase[1][1]-n/20, text)
 	}
-	for _, r := range page {
-		if r.Name == "alpha" && value(t, r, "i.totalcpu") > alphaAll/10 {
-			t.Errorf("alpha has %d ns in the second half", value(t, r, "i.totalcpu"))
-		}
+	p.waitView("timeline")
+	p.shot("range-drag")
+	rs = p.totals()
+	keys, want = erPrint(t, "-filters", text, "-functions")
+	compareRows(t, "functions in the dragged range", rs, keys, want)
+	part, alpha, beta = value(t, rs[0], "e.totalcpu"), inclusive(t, rs, "alpha"), inclusive(t, rs, "beta")
+	t.Logf("dragged %q: total %d of %d ns; alpha %d of %d; beta %d of %d", text, part, full, alpha, alphaAll, beta, betaAll)
+	if part >= full || alpha > alphaAll/50 || beta < betaAll*6/10 {
+		t.Errorf("dragged over phase 2: total %d of %d ns, alpha %d of %d, beta %d of %d: want less, none of alpha, most of beta",
+			part, full, alpha, alphaAll, beta, betaAll)
 	}
-	run(t, ctx, "clear filter", chromedp.Click("#filter-clear", chromedp.ByQuery))
-	waitJS(t, ctx, "no filter", `document.querySelector("#filter-text").textContent === ""`)
+	p.tab("timeline")
+	p.run("clear the range", chromedp.Click("#range-clear", chromedp.ByQuery))
+	p.waitJS("no filter", `document.querySelector("#filter-text").textContent === ""`)
+	p.waitView("timeline")
+	if got := value(t, p.totals()[0], "e.totalcpu"); got != full {
+		t.Errorf("after clearing the range: <Total> %d ns, want %d", got, full)
+	}
 }
 
-// TestViewsRender visits every tab and checks each draws without a JavaScript error.
+// TestViewsRender visits every tab: each view draws (data-ready="1") without an error; the URL's
+// hash follows, and restores the view and selection.
 func TestViewsRender(t *testing.T) {
 	need(t)
-	ctx := browser(t)
-	run(t, ctx, "open", chromedp.Navigate(url+"#view=overview"))
-	waitView(t, ctx, "overview")
+	p := newPage(t)
+	p.open(serverURL+"#view=overview", "overview")
 	var views []string
-	run(t, ctx, "tabs", chromedp.Evaluate(`[...document.querySelectorAll("#tabs button")].map(b => b.dataset.view)`, &views))
-	if len(views) < 12 {
-		t.Fatalf("tabs %v", views)
+	p.eval("tabs", `[...document.querySelectorAll("#tabs button[data-view]")].map(b => b.dataset.view)`, &views)
+	for _, v := range allViews {
+		if !slices.Contains(views, v) {
+			t.Errorf("no tab %s among %v", v, views)
+		}
 	}
+	// The views of a function need one selected: alpha, as a user would pick it first.
+	p.tab("functions")
+	alpha := findRow(t, p.functions(), "alpha")
+	p.run("click alpha", chromedp.Click(fmt.Sprintf(`#view-functions tbody tr[data-id="%d"] td.name`, alpha.ID), chromedp.ByQuery))
+	p.waitJS("alpha selected", `document.querySelector("#sel-func").textContent === "alpha"`)
 	for _, v := range views {
-		tab(t, ctx, v)
+		p.tab(v)
+		p.checkErrors("view " + v)
+		p.viewError(v)
+		var shown []string
+		p.eval("shown views", `[...document.querySelectorAll("main section[id^=view-]")].filter(s => s.getClientRects().length > 0).map(s => s.id)`, &shown)
+		if !slices.Equal(shown, []string{"view-" + v}) {
+			t.Errorf("with tab %s the sections shown are %v", v, shown)
+		}
+		if h := p.text("#view-" + v); strings.TrimSpace(h) == "" {
+			t.Errorf("view %s is empty", v)
+		}
 		var hash string
-		run(t, ctx, "hash", chromedp.Evaluate(`location.hash`, &hash))
+		p.eval("hash", `location.hash`, &hash)
 		if !strings.HasPrefix(hash, "#view="+v) {
 			t.Errorf("after opening %s the URL's hash is %q", v, hash)
 		}
+		p.shot(v)
 	}
-	// A hash with a function restores the view and the selection.
-	run(t, ctx, "open callers by hash", chromedp.Navigate(url+"#view=functions"))
-	waitView(t, ctx, "functions")
-	alpha := findRow(t, rows(t, ctx, "#view-functions tbody tr"), "alpha")
-	run(t, ctx, "reload at callers", chromedp.Navigate(fmt.Sprintf("%s#view=callers&f=%d", url, alpha.ID)), chromedp.Reload())
-	waitView(t, ctx, "callers")
-	var center string
-	run(t, ctx, "centre", chromedp.Text("#view-callers tr.center td.name", &center, chromedp.ByQuery))
-	if center != "alpha" {
-		t.Errorf("callers view from the URL centres on %q", center)
+	// Loading a URL with a hash restores the view and the selection.
+	p.run("reload at callers of alpha", chromedp.Navigate(fmt.Sprintf("%s#view=callers&f=%d", serverURL, alpha.ID)), chromedp.Reload())
+	p.waitView("callers")
+	if s := p.text("#view-callers tr.center td.name"); s != "alpha" {
+		t.Errorf("the callers view loaded from the URL centres on %q", s)
+	}
+	if s := p.text("#sel-func"); s != "alpha" {
+		t.Errorf("#sel-func %q after loading the URL with f=%d", s, alpha.ID)
 	}
 }
 
-// TestStaticReport writes a static report and checks it shows the same function list, and a flame
-// graph, from the file system.
+// TestStaticReport writes a static report and checks, from the file system, that it shows the
+// same function list and a flame graph.
 func TestStaticReport(t *testing.T) {
 	need(t)
 	dir := filepath.Join(t.TempDir(), "report")
 	if out, err := exec.Command(erBin, "analyzer", "--html", dir, expDir).CombinedOutput(); err != nil {
 		t.Fatalf("er analyzer --html: %v\n%s", err, out)
 	}
-	ctx := browser(t)
-	run(t, ctx, "open the report", chromedp.Navigate("file://"+filepath.Join(dir, "index.html")))
-	waitView(t, ctx, "functions")
-	compareFunctions(t, rows(t, ctx, "#view-functions tbody tr"), erPrint(t, "-functions"))
-	screenshot(t, ctx, "static-functions")
-	tab(t, ctx, "flame")
-	var n int
-	run(t, ctx, "boxes", chromedp.Evaluate(`document.querySelectorAll("#flame-svg g.frame").length`, &n))
-	if n < 5 {
-		t.Errorf("static flame graph: %d boxes", n)
+	if _, err := os.Stat(filepath.Join(dir, "index.html")); err != nil {
+		t.Fatal(err)
 	}
-	tab(t, ctx, "timeline")
-	screenshot(t, ctx, "static-timeline")
+	p := newPage(t)
+	p.open("file://"+filepath.Join(dir, "index.html"), "functions")
+	keys, want := erPrint(t, "-functions")
+	page := p.functions()
+	compareRows(t, "static report functions", page, keys, want)
+	t.Logf("static report: %d function rows equal to er print's", len(page))
+	p.shot("static-functions")
+	p.tab("flame")
+	if n := p.count("#flame-svg g.frame"); n < 5 {
+		t.Errorf("static report's flame graph: %d boxes", n)
+	}
+	if n := p.count(`#flame-svg g.frame[data-id="` + strconv.Itoa(findRow(t, page, "alpha").ID) + `"]`); n == 0 {
+		t.Errorf("static report's flame graph has no box for alpha")
+	}
+	p.viewError("flame")
+	p.shot("static-flame")
+	p.tab("timeline")
+	p.viewError("timeline")
+	p.shot("static-timeline")
 }

@@ -401,6 +401,8 @@ VIEWS.calltree = async (sec) => {
   head.append(el("span", { class: "name" }, "Name"));
   tree.append(head);
   const add = (r, after) => {
+    r.depth = r.depth || 0; // the JSON leaves out zeros: the root's depth and node
+    r.node = r.node || 0;
     const n = el("div", { class: "node", "data-node": r.node, "data-id": r.id, "data-depth": r.depth });
     t.columns.forEach((c, j) => n.append(el("span", { "data-key": c.key, "data-value": r.cells[j].v }, fmtValue(c, r.cells[j]))));
     const name = el("span", { class: "name" });
