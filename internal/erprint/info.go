@@ -264,23 +264,7 @@ func duration(d *experiment.Data) int64 {
 	if d.Log.EndTime > 0 {
 		return d.Log.EndTime
 	}
-	var last int64
-	for _, c := range d.Clock {
-		last = max(last, c.Time)
-	}
-	for _, o := range d.Overview {
-		last = max(last, o.Time)
-	}
-	for i := range d.Heap {
-		last = max(last, d.Heap[i].Time)
-	}
-	for i := range d.Sync {
-		last = max(last, d.Sync[i].Time)
-	}
-	for i := range d.IO {
-		last = max(last, d.IO[i].Time)
-	}
-	return last
+	return d.LastTime()
 }
 
 // stats are the totals of one experiment, or of all.

@@ -286,6 +286,28 @@ type Data struct {
 	Warnings []string // what the reader had to skip or repair (a truncated last block, a missing file)
 }
 
+// LastTime is the time of the experiment's last event or sample point, ns since its start; 0 when
+// it has none.
+func (d *Data) LastTime() int64 {
+	var t int64
+	for i := range d.Clock {
+		t = max(t, d.Clock[i].Time)
+	}
+	for i := range d.Overview {
+		t = max(t, d.Overview[i].Time)
+	}
+	for i := range d.Heap {
+		t = max(t, d.Heap[i].Time)
+	}
+	for i := range d.Sync {
+		t = max(t, d.Sync[i].Time)
+	}
+	for i := range d.IO {
+		t = max(t, d.IO[i].Time)
+	}
+	return t
+}
+
 // Pseudo-frames: values in a stack that are not addresses. They sit in the last page of the address space,
 // which is never mapped, and end a stack (they are its outermost entry).
 const (

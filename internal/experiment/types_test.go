@@ -18,3 +18,23 @@ func TestFormatVersion(t *testing.T) {
 		t.Errorf("FormatVersion %q, binary headers say %s", FormatVersion, want)
 	}
 }
+
+// TestLastTime checks that the last event is found among every kind of data and sample point.
+func TestLastTime(t *testing.T) {
+	d := &Data{}
+	if got := d.LastTime(); got != 0 {
+		t.Errorf("no events: %d", got)
+	}
+	d.Clock = []ClockSample{{Time: 5}, {Time: 3}}
+	d.Heap = []HeapEvent{{Time: 7}}
+	d.Sync = []SyncEvent{{Time: 6}}
+	d.IO = []IOEvent{{Time: 4}}
+	d.Overview = []OverviewSample{{Time: 2}}
+	if got := d.LastTime(); got != 7 {
+		t.Errorf("last time %d, want 7 (the heap event)", got)
+	}
+	d.Overview = append(d.Overview, OverviewSample{Time: 9})
+	if got := d.LastTime(); got != 9 {
+		t.Errorf("last time %d, want 9 (the sample point)", got)
+	}
+}

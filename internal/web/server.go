@@ -40,6 +40,7 @@ type Server struct {
 	idsOf *analysis.Profile
 	tree  *treeView // the call tree of the current profile, with sorted children
 	dur   int64     // duration(), once computed
+	ends  []int64   // each experiment's end or last event, as duration() computes them
 
 	// static is set while WriteStatic records responses: the page then sorts and searches locally.
 	static bool

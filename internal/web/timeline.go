@@ -6,7 +6,6 @@ import (
 	"sort"
 
 	"er/internal/analysis"
-	"er/internal/experiment"
 )
 
 // timeline indexes the events of the profile of all events by thread and time.
@@ -333,29 +332,13 @@ func (tl *timeline) histogram(t0, t1 int64, bins int) map[string]any {
 // duration is the time span of the experiments: from their start to the end of the last one,
 // or just past its last event when that is later.
 func (s *Server) duration() int64 {
-	if s.dur == 0 {
+	if s.ends == nil {
 		_, exps := s.eng.Experiments()
 		for _, d := range exps {
-			s.dur = max(s.dur, d.Log.EndTime, lastEvent(d)+1)
+			last := d.LastTime()
+			s.ends = append(s.ends, max(d.Log.EndTime, last))
+			s.dur = max(s.dur, d.Log.EndTime, last+1)
 		}
 	}
 	return s.dur
-}
-
-// lastEvent is the time of an experiment's last event.
-func lastEvent(d *experiment.Data) int64 {
-	var t int64
-	for i := range d.Clock {
-		t = max(t, d.Clock[i].Time)
-	}
-	for i := range d.Heap {
-		t = max(t, d.Heap[i].Time)
-	}
-	for i := range d.Sync {
-		t = max(t, d.Sync[i].Time)
-	}
-	for i := range d.IO {
-		t = max(t, d.IO[i].Time)
-	}
-	return t
 }

@@ -390,7 +390,7 @@ func (s *Server) overview(r *http.Request) (any, error) {
 	dur := s.duration()
 	for i, d := range exps {
 		lg := &d.Log
-		end := max(lg.EndTime, lastEvent(d))
+		end := s.ends[i]
 		exit := "running or crashed (no end recorded)"
 		switch {
 		case lg.ExitSignal != 0:
