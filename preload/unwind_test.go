@@ -237,11 +237,13 @@ func testHarnessOutput(t *testing.T, h hout) {
 		sameAsBacktrace(t, h.find(t, "qsort"), 8)
 		sameAsBacktrace(t, h.find(t, "bsearch"), 5)
 		sameAsBacktrace(t, h.find(t, "dlopen"), 6)
+		// probe, rbx_user, asm_rbxcfa (CFA in rbx, which rbx_user saved), rbx_cfa, main, 2 in libc, _start.
+		sameAsBacktrace(t, h.find(t, "rbxcfa"), 8)
 		thread := h.find(t, "thread")
 		sameAsBacktrace(t, thread, 13)
 		// Every main-thread stack ends at _start's frame, the thread's at another (clone3).
 		outer := nested.stacks["er"][len(nested.stacks["er"])-1]
-		for _, name := range []string{"recursion", "qsort", "bsearch", "dlopen"} {
+		for _, name := range []string{"recursion", "qsort", "bsearch", "dlopen", "rbxcfa"} {
 			er := h.find(t, name).stacks["er"]
 			if er[len(er)-1] != outer {
 				t.Errorf("%s ends at %x, nested at %x", name, er[len(er)-1], outer)

@@ -12,7 +12,7 @@
 #include <ucontext.h>
 
 /* DWARF register numbers of x86-64. */
-enum { RBP = 6, RSP = 7, RIP = 16, NREG = 17 };
+enum { RBX = 3, RBP = 6, RSP = 7, RIP = 16, NREG = 17 };
 
 /* ---- Module table ---- */
 
@@ -289,7 +289,8 @@ static int parse_cie(const struct mod *m, uint64_t p, struct cie *c)
 	return !r.bad;
 }
 
-/* Rules for the two registers we track besides the CFA: rbp and the return address. */
+/* Rules for the registers we track besides the CFA: the return address, rbp, and rbx (ld.so's
+ * lazy-binding and TLS-descriptor trampolines realign the stack and keep their CFA in rbx). */
 enum { H_SAME, H_UNDEF, H_AT_CFA, H_VAL_CFA, H_AT_RBP, H_OTHER };
 enum { C_REG, C_DEREF, C_PLT, C_BAD }; /* CFA = reg+off, *(reg+off), the PLT expression, unknown */
 
@@ -301,12 +302,12 @@ struct regrule {
 struct row {
 	uint8_t cfa_how, cfa_reg, plt_k;
 	int64_t cfa_off;
-	struct regrule rbp, ra;
+	struct regrule rbp, rbx, ra;
 };
 
 static void set_rule(struct row *row, const struct cie *c, uint64_t reg, int how, int64_t off)
 {
-	struct regrule *rr = reg == c->ra_reg ? &row->ra : reg == RBP ? &row->rbp : NULL;
+	struct regrule *rr = reg == c->ra_reg ? &row->ra : reg == RBP ? &row->rbp : reg == RBX ? &row->rbx : NULL;
 	if (rr)
 		rr->how = how, rr->off = off;
 }
@@ -387,7 +388,7 @@ static int run_cfa(struct rd r, const struct cie *c, uint64_t loc, uint64_t pc, 
 			r.p += len;
 			if (op == 0x0f)
 				cfa_expr(row, e);
-			else if (op == 0x10 && reg == RBP && len >= 2 && e.p[0] == 0x76) { /* rbp saved at [rbp+off] */
+			else if (op == 0x10 && len >= 2 && e.p[0] == 0x76) { /* saved at [rbp+off]: gcc's DRAP frames */
 				e.p++;
 				int64_t off = rd_sleb(&e);
 				set_rule(row, c, reg, e.bad || e.p != e.end ? H_OTHER : H_AT_RBP, off);
@@ -415,6 +416,8 @@ static int run_cfa(struct rd r, const struct cie *c, uint64_t loc, uint64_t pc, 
 			row->ra = init->ra;
 		else if (reg == RBP)
 			row->rbp = init->rbp;
+		else if (reg == RBX)
+			row->rbx = init->rbx;
 	}
 	return r.bad ? -1 : 0;
 }
@@ -425,13 +428,13 @@ static int run_cfa(struct rd r, const struct cie *c, uint64_t loc, uint64_t pc, 
 enum { R_FAIL, R_CFA, R_DEREF, R_PLT, R_SIGNAL, R_END, R_FP };
 struct rule {
 	int32_t cfa_off; /* CFA = reg + cfa_off (R_DEREF: *(reg + cfa_off); R_PLT: + 8 past plt_k) */
-	int32_t rbp_off;
+	int16_t rbp_off, rbx_off;
 	int16_t ra_off;  /* the return address is saved at CFA + ra_off */
 	uint8_t kind;    /* R_*: R_END = outermost frame, R_FP = no CFI: use the frame pointer */
 	uint8_t cfa_reg;
-	uint8_t rbp_how; /* H_SAME, H_AT_CFA, H_VAL_CFA, H_AT_RBP; anything else: rbp is lost */
+	uint8_t rbp_how, rbx_how; /* H_SAME, H_AT_CFA, H_VAL_CFA, H_AT_RBP; anything else: the register is lost */
 	uint8_t plt_k;
-	uint8_t pad[2];
+	uint8_t pad;
 };
 _Static_assert(sizeof(struct rule) == 16, "rule");
 
@@ -480,7 +483,7 @@ static __attribute__((noinline)) struct rule compute_rule(const struct modtab *t
 			return fail;
 		r.p += alen;
 	}
-	struct row row = {C_BAD, 0, 0, 0, {H_SAME, 0}, {H_SAME, 0}}, init;
+	struct row row = {C_BAD, 0, 0, 0, {H_SAME, 0}, {H_SAME, 0}, {H_SAME, 0}}, init;
 	if (run_cfa(c.insn, &c, start, ~0ull, &row, NULL) || (init = row, run_cfa(r, &c, start, key, &row, &init)))
 		return fail;
 	ru.kind = row.ra.how == H_UNDEF ? R_END
@@ -492,8 +495,10 @@ static __attribute__((noinline)) struct rule compute_rule(const struct modtab *t
 	ru.cfa_off = row.cfa_off;
 	ru.ra_off = row.ra.off;
 	ru.plt_k = row.plt_k;
-	ru.rbp_how = fits(row.rbp.off, 32) ? row.rbp.how : H_OTHER;
+	ru.rbp_how = fits(row.rbp.off, 16) ? row.rbp.how : H_OTHER;
 	ru.rbp_off = row.rbp.off;
+	ru.rbx_how = fits(row.rbx.off, 16) ? row.rbx.how : H_OTHER;
+	ru.rbx_off = row.rbx.off;
 	return ru;
 no_fde:
 	/* No CFI: maybe an undescribed sigreturn trampoline, "mov $15, %rax; syscall" (rt_sigreturn). */
@@ -523,14 +528,15 @@ static struct centry *centry_of(uint64_t key)
  * the cache stays in registers. */
 static inline void pack(const struct rule *r, uint64_t w[2])
 {
-	w[0] = (uint32_t)r->cfa_off | (uint64_t)(uint32_t)r->rbp_off << 32;
+	w[0] = (uint32_t)r->cfa_off | (uint64_t)(uint16_t)r->rbp_off << 32 | (uint64_t)(uint16_t)r->rbx_off << 48;
 	w[1] = (uint16_t)r->ra_off | (uint64_t)r->kind << 16 | (uint64_t)r->cfa_reg << 24 |
-	       (uint64_t)r->rbp_how << 32 | (uint64_t)r->plt_k << 40;
+	       (uint64_t)r->rbp_how << 32 | (uint64_t)r->rbx_how << 40 | (uint64_t)r->plt_k << 48;
 }
 
 static inline struct rule unpack(uint64_t w0, uint64_t w1)
 {
-	struct rule r = {(int32_t)w0, (int32_t)(w0 >> 32), (int16_t)w1, w1 >> 16, w1 >> 24, w1 >> 32, w1 >> 40, {0, 0}};
+	struct rule r = {(int32_t)w0, (int16_t)(w0 >> 32), (int16_t)(w0 >> 48), (int16_t)w1, w1 >> 16, w1 >> 24,
+			 w1 >> 32, w1 >> 40, w1 >> 48, 0};
 	return r;
 }
 
@@ -593,7 +599,7 @@ static uint64_t stack_lo(uint64_t sp)
 
 /* Where the unwind stands. Kept apart from all[] so that the compiler keeps it in registers. */
 struct cursor {
-	uint64_t pc, sp, bp; /* rip, rsp, rbp */
+	uint64_t pc, sp, bp, bx; /* rip, rsp, rbp, rbx */
 	uint32_t valid;      /* bit i: DWARF register i is known (all[i], or pc, sp, bp) */
 	uint64_t lo, hi;     /* the current stack's readable range */
 };
@@ -622,7 +628,7 @@ static int sigframe(struct cursor *c, uint64_t *all)
 	 * on the sigaltstack). */
 	if ((all[RSP] <= c->sp || all[RSP] >= hi) && !(hi = stack_top(all[RSP])))
 		return -1;
-	c->pc = all[RIP], c->sp = all[RSP], c->bp = all[RBP];
+	c->pc = all[RIP], c->sp = all[RSP], c->bp = all[RBP], c->bx = all[RBX];
 	c->valid = (1u << NREG) - 1;
 	c->lo = stack_lo(c->sp);
 	c->hi = hi;
@@ -650,13 +656,14 @@ static inline __attribute__((always_inline)) int step(struct cursor *c, uint64_t
 		if (!(c->valid & 1u << RBP) || (bp & 7) || bp < c->sp || bp > c->hi - 16)
 			return -1;
 		cfa = bp + 16, ru.ra_off = -8, ru.rbp_how = H_AT_CFA, ru.rbp_off = -16;
+		ru.rbx_how = H_OTHER; /* where it saved rbx, if it did, is unknown */
 		break;
 	case R_CFA:
 	case R_DEREF:
 	case R_PLT:
 		if (!(c->valid >> ru.cfa_reg & 1))
 			return -1;
-		cfa = (ru.cfa_reg == RSP ? c->sp : ru.cfa_reg == RBP ? bp : all[ru.cfa_reg]) + ru.cfa_off;
+		cfa = (ru.cfa_reg == RSP ? c->sp : ru.cfa_reg == RBP ? bp : ru.cfa_reg == RBX ? c->bx : all[ru.cfa_reg]) + ru.cfa_off;
 		if (ru.kind == R_DEREF && !rd_stack(c, cfa, &cfa))
 			return -1;
 		if (ru.kind == R_PLT && (c->pc & 15) >= ru.plt_k)
@@ -668,7 +675,15 @@ static inline __attribute__((always_inline)) int step(struct cursor *c, uint64_t
 	/* The CFA grows strictly, frame after frame, and stays on this stack: no loops, no wild reads. */
 	if (cfa <= c->sp || cfa > c->hi || !rd_stack(c, cfa + ru.ra_off, &ra))
 		return -1;
-	uint32_t valid = 1u << RSP | 1u << RIP | 1u << RBP;
+	uint32_t valid = 1u << RSP | 1u << RIP | 1u << RBP | 1u << RBX;
+	uint64_t bx = c->bx;
+	switch (ru.rbx_how) { /* before rbp's rule: H_AT_RBP means this frame's rbp */
+	case H_SAME: valid &= c->valid | ~(1u << RBX); break;
+	case H_AT_CFA: valid &= rd_stack(c, cfa + ru.rbx_off, &bx) ? ~0u : ~(1u << RBX); break;
+	case H_VAL_CFA: bx = cfa + ru.rbx_off; break;
+	case H_AT_RBP: valid &= (c->valid & 1u << RBP) && rd_stack(c, bp + ru.rbx_off, &bx) ? ~0u : ~(1u << RBX); break;
+	default: valid &= ~(1u << RBX);
+	}
 	switch (ru.rbp_how) {
 	case H_SAME: valid &= c->valid | ~(1u << RBP); break;
 	case H_AT_CFA: valid &= rd_stack(c, cfa + ru.rbp_off, &bp) ? ~0u : ~(1u << RBP); break;
@@ -676,7 +691,7 @@ static inline __attribute__((always_inline)) int step(struct cursor *c, uint64_t
 	case H_AT_RBP: valid &= (c->valid & 1u << RBP) && rd_stack(c, bp + ru.rbp_off, &bp) ? ~0u : ~(1u << RBP); break;
 	default: valid &= ~(1u << RBP);
 	}
-	c->sp = cfa, c->pc = ra, c->bp = bp, c->valid = valid;
+	c->sp = cfa, c->pc = ra, c->bp = bp, c->bx = bx, c->valid = valid;
 	return ra ? 1 : 0;
 }
 
@@ -684,7 +699,7 @@ static inline __attribute__((always_inline)) int step(struct cursor *c, uint64_t
 static int walk(uint64_t *all, uint32_t valid, uint64_t *pcs, int max, int skip)
 {
 	const struct modtab *t = __atomic_load_n(&g_tab, __ATOMIC_ACQUIRE);
-	struct cursor c = {all[RIP], all[RSP], all[RBP], valid, stack_lo(all[RSP]), stack_top(all[RSP])};
+	struct cursor c = {all[RIP], all[RSP], all[RBP], all[RBX], valid, stack_lo(all[RSP]), stack_top(all[RSP])};
 	int n = 0, exact = 1;
 	if (max <= 0)
 		return 0;
@@ -715,10 +730,10 @@ __attribute__((noinline)) int er_backtrace(uint64_t *pcs, int max, int skip)
 {
 	uint64_t all[NREG];
 	/* Start from this very instruction: its PC, rsp and rbp fit its own CFI row. */
-	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
-			 : "=r"(all[RIP]), "=r"(all[RSP]), "=r"(all[RBP]));
+	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2\n\tmov %%rbx, %3"
+			 : "=r"(all[RIP]), "=r"(all[RSP]), "=r"(all[RBP]), "=r"(all[RBX]));
 	skip = skip < 0 ? 0 : skip > 100000 ? 100000 : skip;
-	int n = walk(all, 1u << RIP | 1u << RSP | 1u << RBP, pcs, max, skip + 1); /* + our own frame */
+	int n = walk(all, 1u << RIP | 1u << RSP | 1u << RBP | 1u << RBX, pcs, max, skip + 1); /* + our own frame */
 	__asm__ volatile("" ::: "memory"); /* no tail call: our frame must stay */
 	return n;
 }

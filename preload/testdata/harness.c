@@ -269,6 +269,46 @@ void asm_badrbp(void (*fn)(void));
 void asm_fp(void (*fn)(void));
 extern char asm_badrbp_end[], asm_fp_end[];
 
+/* asm_rbxcfa(fn, arg): realigns the stack as ld.so's lazy-binding and TLS-descriptor trampolines do, its
+ * CFA held in rbx (CFA = rbx + 16), and calls fn(arg). The callee saves rbx and clobbers it, so the
+ * unwinder must restore rbx from the callee's frame to find this one's CFA. */
+__asm__(".text\n"
+	".globl asm_rbxcfa\n"
+	".type asm_rbxcfa, @function\n"
+	"asm_rbxcfa:\n"
+	"	.cfi_startproc\n"
+	"	push %rbx\n"
+	"	.cfi_def_cfa_offset 16\n"
+	"	.cfi_offset rbx, -16\n"
+	"	mov %rsp, %rbx\n"
+	"	.cfi_def_cfa_register rbx\n"
+	"	and $-64, %rsp\n"
+	"	sub $64, %rsp\n"
+	"	mov %rdi, %rax\n"
+	"	mov %rsi, %rdi\n"
+	"	call *%rax\n"
+	"	mov %rbx, %rsp\n"
+	"	.cfi_def_cfa_register rsp\n"
+	"	pop %rbx\n"
+	"	.cfi_def_cfa_offset 8\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	".size asm_rbxcfa, .-asm_rbxcfa\n");
+void asm_rbxcfa(void (*fn)(const char *), const char *arg);
+
+static NOINL void rbx_user(const char *name)
+{
+	__asm__ volatile("mov $0xdeadbeef, %%ebx" : : : "rbx"); /* garbage in rbx: the prologue saved the caller's */
+	probe(name);
+	sink++;
+}
+
+static NOINL void rbx_cfa(const char *name)
+{
+	asm_rbxcfa(rbx_user, name);
+	sink++;
+}
+
 static NOINL void probe_er_only(void)
 {
 	uint64_t pcs[MAXF];
@@ -504,6 +544,7 @@ int main(int argc, char **argv)
 	void (*dso_call)(void (*)(const char *), const char *) = (void (*)(void (*)(const char *), const char *))(uintptr_t)dlsym(h, "dso_call");
 	dso_call(probe, "dlopen");
 
+	rbx_cfa("rbxcfa");
 	limits_rec(10);
 	via_asm(asm_badrbp, "badrbp");
 	via_asm(asm_fp, "fp");
