@@ -37,9 +37,7 @@ type AddrStack struct {
 // inlined functions are not frames of their own. Do not change the result.
 func (p *Profile) AddrStacks() []AddrStack {
 	p.addrOnce.Do(func() {
-		p.viewMu.Lock()
-		defer p.viewMu.Unlock()
-		p.addr = p.computeAddrStacks()
+		p.lazy(func() { p.addr = p.computeAddrStacks() })
 	})
 	return p.addr
 }

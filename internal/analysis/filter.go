@@ -69,6 +69,8 @@ type ExpIndex struct {
 
 	lastKey    uint64 // cache of the last thread looked up
 	lastThread int
+	lastSample int        // index of the last sample SampleAt found (from 0), or -1
+	threadOf   [4][]int32 // by DataKind: each event's thread number; made on first use
 }
 
 type point struct {
@@ -79,7 +81,7 @@ type point struct {
 
 // NewExpIndex indexes experiment d, the exp-th (from 0) of those analysed together.
 func NewExpIndex(exp int, d *experiment.Data) *ExpIndex {
-	x := &ExpIndex{exp: exp, d: d, byTid: map[uint64]int{}, lastKey: ^uint64(0)}
+	x := &ExpIndex{exp: exp, d: d, byTid: map[uint64]int{}, lastKey: ^uint64(0), lastSample: -1}
 	var last int64
 	add := func(pid, tid uint32, t int64) {
 		k := uint64(pid)<<32 | uint64(tid)
@@ -181,8 +183,13 @@ func (x *ExpIndex) SampleAt(t int64) int {
 	if len(pts) < 2 {
 		return 1
 	}
-	// The first point k+1 (from the second) at or after t closes sample k.
+	// The first point k+1 (from the second) at or after t closes sample k. Events come mostly in
+	// time order: try the last sample found first.
+	if k := x.lastSample; k >= 0 && (k == 0 || t > pts[k].time) && (k == len(pts)-1 || t <= pts[k+1].time) {
+		return k + 1
+	}
 	k := sort.Search(len(pts)-1, func(i int) bool { return t <= pts[i+1].time })
+	x.lastSample = k
 	return k + 1
 }
 
@@ -210,6 +217,13 @@ func ClockPeriods(d *experiment.Data) []int64 {
 
 // Event fills ev with what event i of kind k records (i indexes Clock, Heap, Sync or IO).
 func (x *ExpIndex) Event(k DataKind, i int, ev *EventInfo) {
+	x.event(k, i, ev)
+	ev.Thread = x.ThreadNumber(ev.Pid, ev.Tid)
+	ev.Sample = x.SampleAt(ev.Time)
+}
+
+// event fills ev with what event i of kind k records itself: not its thread or sample numbers.
+func (x *ExpIndex) event(k DataKind, i int, ev *EventInfo) {
 	d := x.d
 	*ev = EventInfo{Exp: x.exp, Kind: k, CPU: -1}
 	switch k {
@@ -226,23 +240,43 @@ func (x *ExpIndex) Event(k DataKind, i int, ev *EventInfo) {
 		e := &d.IO[i]
 		ev.Pid, ev.Tid, ev.Time, ev.Dur = e.Pid, e.Tid, e.Time, e.Dur
 	}
-	ev.Thread = x.ThreadNumber(ev.Pid, ev.Tid)
-	ev.Sample = x.SampleAt(ev.Time)
+}
+
+// threadNumbers returns the thread number of each event of kind k, computed once: filters are
+// applied to every event, again whenever the selection changes, and the threads of a
+// multithreaded program's events interleave.
+func (x *ExpIndex) threadNumbers(k DataKind) []int32 {
+	if x.threadOf[k] != nil {
+		return x.threadOf[k]
+	}
+	var ev EventInfo
+	n := [...]int{DataClock: len(x.d.Clock), DataHeap: len(x.d.Heap), DataSync: len(x.d.Sync), DataIO: len(x.d.IO)}[k]
+	out := make([]int32, n)
+	for i := range out {
+		x.event(k, i, &ev)
+		out[i] = int32(x.ThreadNumber(ev.Pid, ev.Tid))
+	}
+	x.threadOf[k] = out
+	return out
 }
 
 // eventSel applies Options.Filter to the events of one experiment.
 type eventSel struct {
-	f  func(*EventInfo) bool
-	x  *ExpIndex
-	ev EventInfo
+	f       func(*EventInfo) bool
+	x       *ExpIndex
+	ev      EventInfo
+	threads []int32 // of the kind of events being selected
 }
 
-// newEventSel returns the filter of experiment exp, or nil when Options has none.
-func newEventSel(f func(*EventInfo) bool, exp int, d *experiment.Data) *eventSel {
+// newEventSel returns filter f of the events of experiment es, or nil when f is nil.
+func newEventSel(f func(*EventInfo) bool, es *expState) *eventSel {
 	if f == nil {
 		return nil
 	}
-	return &eventSel{f: f, x: NewExpIndex(exp, d)}
+	if es.index == nil {
+		es.index = NewExpIndex(int(es.idx), es.d)
+	}
+	return &eventSel{f: f, x: es.index}
 }
 
 // keep reports whether the filter selects event i of kind k; a nil eventSel selects everything.
@@ -250,7 +284,9 @@ func (s *eventSel) keep(k DataKind, i int) bool {
 	if s == nil {
 		return true
 	}
-	s.x.Event(k, i, &s.ev)
+	s.x.event(k, i, &s.ev)
+	s.ev.Thread = int(s.threads[i])
+	s.ev.Sample = s.x.SampleAt(s.ev.Time)
 	return s.f(&s.ev)
 }
 
@@ -261,6 +297,7 @@ func (s *eventSel) keepAll(k DataKind, n int) []bool {
 		return nil
 	}
 	out := make([]bool, n)
+	s.threads = s.x.threadNumbers(k)
 	for i := range out {
 		out[i] = s.keep(k, i)
 	}

@@ -38,12 +38,22 @@ func TestExpIndexSamples(t *testing.T) {
 	if got := x.Samples(); !slices.Equal(got, want) {
 		t.Errorf("samples\n got %+v\nwant %+v", got, want)
 	}
-	for _, c := range []struct {
+	cases := []struct {
 		t    int64
 		want int
-	}{{-5, 1}, {0, 1}, {1, 1}, {35, 1}, {36, 2}, {70, 2}, {71, 3}, {1000, 3}} {
+	}{{-5, 1}, {0, 1}, {1, 1}, {35, 1}, {36, 2}, {70, 2}, {71, 3}, {1000, 3}}
+	for _, c := range cases {
 		if got := x.SampleAt(c.t); got != c.want {
 			t.Errorf("SampleAt(%d) = %d, want %d", c.t, got, c.want)
+		}
+	}
+	// SampleAt remembers the last sample found: every time after every other.
+	for _, a := range cases {
+		for _, c := range cases {
+			x.SampleAt(a.t)
+			if got := x.SampleAt(c.t); got != c.want {
+				t.Errorf("SampleAt(%d) after SampleAt(%d) = %d, want %d", c.t, a.t, got, c.want)
+			}
 		}
 	}
 	// No sample points: one open sample.

@@ -53,11 +53,11 @@ func (b *builder) fileOf(os *objState) *fileState {
 		case err != nil:
 			if w := "file " + os.path; !b.warned[w] {
 				b.warned[w] = true
-				b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("no inlined functions, source lines or instructions for %s: %v", os.path, err))
+				b.warnRes(fmt.Sprintf("no inlined functions, source lines or instructions for %s: %v", os.path, err))
 			}
 		case of != nil:
 			if of.Note != "" {
-				b.p.Warnings = append(b.p.Warnings, of.Note)
+				b.warnRes(of.Note)
 			}
 			fs = &fileState{of: of, obj: os.obj, arch: a, chains: map[uint64]int32{}}
 			if b.objFiles[os.obj] == nil {
@@ -145,19 +145,20 @@ func (b *builder) inlineFunc(os *objState, fs *fileState, fr debuginfo.Frame) in
 // profiled (see Options.OpenFile), else nil.
 // It opens the file the first time; a file that cannot be used adds a warning to p.Warnings.
 func (p *Profile) ObjectFile(o int) *ObjectFile {
-	p.viewMu.Lock()
-	defer p.viewMu.Unlock()
-	b := p.b
-	if o <= 0 || o >= len(b.objOS) {
-		return nil
-	}
-	if b.objFiles[o] == nil {
-		b.fileOf(b.objOS[o])
-	}
-	if fs := b.objFiles[o]; fs != nil {
-		return fs.of
-	}
-	return nil
+	var of *ObjectFile
+	p.lazy(func() {
+		b := p.b
+		if o <= 0 || o >= len(b.objOS) {
+			return
+		}
+		if b.objFiles[o] == nil {
+			b.fileOf(b.objOS[o])
+		}
+		if fs := b.objFiles[o]; fs != nil {
+			of = fs.of
+		}
+	})
+	return of
 }
 
 // ObjectArchive returns the archive of load object o (its symbols and segments), or nil.

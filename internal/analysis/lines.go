@@ -71,9 +71,7 @@ func (t *LineTable) Files() []string { return t.files }
 // stacks and the debug information of its load objects.
 func (p *Profile) Lines() *LineTable {
 	p.linesOnce.Do(func() {
-		p.viewMu.Lock()
-		defer p.viewMu.Unlock()
-		p.lines = p.computeLines()
+		p.lazy(func() { p.lines = p.computeLines() })
 	})
 	return p.lines
 }
@@ -209,9 +207,7 @@ func (t *PCTable) Find(o, sym int, addr uint64) int {
 // stacks; call sites are found in the code of the load objects' files when they can be read.
 func (p *Profile) PCs() *PCTable {
 	p.pcsOnce.Do(func() {
-		p.viewMu.Lock()
-		defer p.viewMu.Unlock()
-		p.pcs = p.computePCs()
+		p.lazy(func() { p.pcs = p.computePCs() })
 	})
 	return p.pcs
 }

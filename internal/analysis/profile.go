@@ -145,7 +145,9 @@ type Profile struct {
 	raw     []rawStack // distinct raw stacks, for the line and instruction views
 	rawVals []int64    // values of raw stack r: rawVals[r*nm:(r+1)*nm]
 	b       *builder   // kept to resolve raw stacks again for the views; guarded by viewMu after Analyze
-	viewMu  sync.Mutex
+	viewMu  *sync.Mutex
+	root    *Profile // the unfiltered profile this one was refiltered from (Refilter); nil for Analyze's
+	seenRes int      // how many of b.resWarn are in Warnings
 
 	edgesOnce sync.Once
 	edges     *edgeIndex
@@ -183,25 +185,10 @@ func Analyze(exps []*experiment.Data, opt Options) (*Profile, error) {
 		}
 	}
 	ms := MetricsFor(exps)
-	nm := len(ms)
-	p := &Profile{
-		Metrics:    ms,
-		Functions:  []Function{{Name: TotalName, Kind: FuncTotal}},
-		Objects:    []Object{{Name: TotalName, Path: TotalName}},
-		Total:      make([]int64, nm),
-		nm:         nm,
-		lay:        newLayout(ms),
-		stackStart: []int32{0},
-	}
-	has := DataKinds(exps)
-	if has[DataHeap] {
-		p.Heap = &HeapStats{}
-	}
-	var groups *ioGroups
-	if has[DataIO] {
-		p.IO = &IOStats{}
-		groups = &ioGroups{nm: nm, files: map[string]int{}, fds: map[ioFile]int{}}
-	}
+	p := newProfile(ms, DataKinds(exps))
+	p.Functions = []Function{{Name: TotalName, Kind: FuncTotal}}
+	p.Objects = []Object{{Name: TotalName, Path: TotalName}}
+	p.viewMu = &sync.Mutex{}
 	b := &builder{
 		p:        p,
 		opt:      opt,
@@ -218,18 +205,144 @@ func Analyze(exps []*experiment.Data, opt Options) (*Profile, error) {
 		unknown:  -1,
 	}
 	p.b = b
+	groups := p.newIOGroups()
 	for i, d := range exps {
-		b.addExperiment(i, d, groups)
+		es := b.newExpState(i, d)
+		b.exps = append(b.exps, es)
+		if opt.Filter == nil { // only an unfiltered profile can be refiltered: it keeps every event's raw stack
+			for k, n := range [...]int{DataClock: len(d.Clock), DataHeap: len(d.Heap), DataSync: len(d.Sync), DataIO: len(d.IO)} {
+				es.rawOf[k] = make([]int32, n)
+				for j := range es.rawOf[k] {
+					es.rawOf[k][j] = -1
+				}
+			}
+		}
+		ea := eventAdder{b: b, p: p, es: es, vals: make([]int64, p.nm), keepEvents: opt.Events}
+		ea.addAll(opt.Filter, groups)
 	}
 	if groups != nil {
 		p.IOFiles, p.IODescriptors = groups.byFile, groups.byFD
 	}
 	p.finish()
+	p.seenRes = len(b.resWarn)
 	b.stacks, b.frameBuf, b.keyBuf = nil, nil, nil // the views resolve locations, not function stacks
-	for _, rs := range p.raw {
-		rs.es.cache = nil
+	for _, es := range b.exps {
+		es.cache = nil
 	}
 	return p, nil
+}
+
+// newProfile returns an empty profile of metrics ms for experiments with the data kinds has.
+func newProfile(ms []Metric, has [4]bool) *Profile {
+	p := &Profile{
+		Metrics:    ms,
+		Total:      make([]int64, len(ms)),
+		nm:         len(ms),
+		lay:        newLayout(ms),
+		stackStart: []int32{0},
+	}
+	if has[DataHeap] {
+		p.Heap = &HeapStats{}
+	}
+	if has[DataIO] {
+		p.IO = &IOStats{}
+	}
+	return p
+}
+
+// newIOGroups returns the sums by file and descriptor to fill, nil without I/O tracing.
+func (p *Profile) newIOGroups() *ioGroups {
+	if p.IO == nil {
+		return nil
+	}
+	return &ioGroups{nm: p.nm, files: map[string]int{}, fds: map[ioFile]int{}}
+}
+
+// Refilter analyses the profile's experiments again with another event filter (nil: all events),
+// as Analyze would with the same options and that filter, but much faster: it reuses the
+// functions, load objects and call stacks that p resolved, and only sums the selected events'
+// values again. p must come from Analyze without a filter, or from Refilter. The result shares
+// p's function and object tables, so function and object indices mean the same in both; the
+// tables may hold functions that no selected event reaches, for which Used is false.
+func (p *Profile) Refilter(filter func(ev *EventInfo) bool) (*Profile, error) {
+	root := p
+	if p.root != nil {
+		root = p.root
+	}
+	b := root.b
+	if b.opt.Filter != nil {
+		return nil, errors.New("analysis: only a profile analysed without a filter can be refiltered")
+	}
+	root.viewMu.Lock()
+	defer root.viewMu.Unlock()
+	q := newProfile(root.Metrics, [4]bool{DataHeap: root.Heap != nil, DataIO: root.IO != nil})
+	q.Functions, q.Objects = root.Functions, root.Objects
+	q.b, q.viewMu, q.root = b, root.viewMu, root
+	q.Warnings = append(q.Warnings, b.resWarn...)
+	q.seenRes = len(b.resWarn)
+	re := &reuse{base: root, raw: make([]int32, len(root.raw)), stack: make([]int32, root.NumStacks())}
+	for i := range re.raw {
+		re.raw[i] = -1
+	}
+	for i := range re.stack {
+		re.stack[i] = -1
+	}
+	groups := q.newIOGroups()
+	for _, es := range b.exps {
+		ea := eventAdder{b: b, p: q, es: es, vals: make([]int64, q.nm), keepEvents: b.opt.Events, re: re}
+		ea.addAll(filter, groups)
+	}
+	if groups != nil {
+		q.IOFiles, q.IODescriptors = groups.byFile, groups.byFD
+	}
+	q.finish()
+	return q, nil
+}
+
+// reuse maps the raw and function stacks of the unfiltered profile base to those of a refiltered
+// one, numbered in the order the selected events first reach them (-1: not yet).
+type reuse struct {
+	base       *Profile
+	raw, stack []int32
+}
+
+// rawIndex returns the refiltered profile p's raw stack for base's raw stack rb, adding it.
+func (re *reuse) rawIndex(p *Profile, rb int32) int32 {
+	if r := re.raw[rb]; r >= 0 {
+		return r
+	}
+	rs := re.base.raw[rb]
+	s := re.stack[rs.stack]
+	if s < 0 {
+		fr, _ := re.base.stack(int(rs.stack))
+		s = int32(p.NumStacks())
+		p.frames = append(p.frames, fr...)
+		p.stackStart = append(p.stackStart, int32(len(p.frames)))
+		p.stackVals = append(p.stackVals, make([]int64, p.nm)...)
+		re.stack[rs.stack] = s
+	}
+	rs.stack = s
+	r := int32(len(p.raw))
+	p.raw = append(p.raw, rs)
+	p.rawVals = append(p.rawVals, make([]int64, p.nm)...)
+	re.raw[rb] = r
+	return r
+}
+
+// lazy runs fn, a view's first computation, under the lock of the builder that p shares with the
+// profiles refiltered from the same one. fn may add functions and load objects (inlined functions
+// found in debug information) and warnings (files that cannot be read) through the builder, which
+// adds them to the unfiltered profile; p then takes the tables and the new warnings.
+func (p *Profile) lazy(fn func()) {
+	p.viewMu.Lock()
+	defer p.viewMu.Unlock()
+	fn()
+	b := p.b
+	if p != b.p {
+		p.Functions, p.Objects = b.p.Functions, b.p.Objects
+		p.Warnings = append(p.Warnings, b.resWarn[p.seenRes:]...)
+	}
+	p.seenRes = len(b.resWarn)
 }
 
 type funcKey struct {
@@ -272,6 +385,8 @@ type builder struct {
 	objArch  []*experiment.Archive          // by object: the first archive seen
 	objOS    []*objState                    // by object: where that archive was seen
 	chains   []chain
+	exps     []*expState // by experiment
+	resWarn  []string    // the warnings about symbols and files, which no filter changes
 	warned   map[string]bool
 	unknown  int32 // <Unknown>, or -1 before first use
 	keyBuf   []byte
@@ -286,10 +401,15 @@ type expState struct {
 	procs    map[uint32]*procMaps
 	fallback *procMaps // the target process's mappings, for processes with none of their own
 	objs     map[string]*objState
-	cache    map[stackKey]int32 // raw stack index
+	cache    map[stackKey]int32 // raw stack index, while Analyze runs
+	rawOf    [4][]int32         // by DataKind: each event's raw stack in the unfiltered profile (-1: none); nil when filtered
+	periods  []int64            // the clock samples' periods weighted by the threads' counts; nil: as recorded
+	ioFiles  []ioFile           // the file of each I/O event
+	index    *ExpIndex          // for filters; made on first use
 }
 
-func (b *builder) addExperiment(idx int, d *experiment.Data, groups *ioGroups) {
+// newExpState prepares experiment d, number idx in the list, for adding its events.
+func (b *builder) newExpState(idx int, d *experiment.Data) *expState {
 	es := &expState{idx: int32(idx), d: d, procs: map[uint32]*procMaps{}, objs: map[string]*objState{},
 		cache: map[stackKey]int32{}}
 	byPid := map[uint32][]*experiment.Mapping{}
@@ -303,14 +423,24 @@ func (b *builder) addExperiment(idx int, d *experiment.Data, groups *ioGroups) {
 		es.procs[pid] = newProcMaps(ms)
 	}
 	es.fallback = es.procs[d.Log.Pid]
-	p := b.p
+	es.periods = countedPeriods(d)
+	if len(d.IO) > 0 {
+		es.ioFiles = ioEventFiles(d)
+	}
+	return es
+}
+
+// addAll adds the events of ea's experiment that filter selects (all when nil) to ea.p, and their
+// I/O metrics by file and descriptor to groups.
+func (ea *eventAdder) addAll(filter func(ev *EventInfo) bool, groups *ioGroups) {
+	es, p := ea.es, ea.p
+	d, idx := es.d, int(es.idx)
 	lay := &p.lay
-	ea := eventAdder{b: b, es: es, vals: make([]int64, p.nm)}
-	sel := newEventSel(b.opt.Filter, idx, d)
+	sel := newEventSel(filter, es)
 	keepClock, keepHeap := sel.keepAll(DataClock, len(d.Clock)), sel.keepAll(DataHeap, len(d.Heap))
 	keepSync, keepIO := sel.keepAll(DataSync, len(d.Sync)), sel.keepAll(DataIO, len(d.IO))
 	if lay.clock >= 0 {
-		periods := countedPeriods(d)
+		periods := es.periods
 		for i := range d.Clock {
 			if keepClock != nil && !keepClock[i] {
 				continue
@@ -323,7 +453,7 @@ func (b *builder) addExperiment(idx int, d *experiment.Data, groups *ioGroups) {
 				s = &c
 			}
 			clockValues(s, ea.vals[lay.clock:lay.clock+len(ClockMetrics)])
-			ea.add(event{s.Pid, s.Tid, s.Time, s.Period, DataClock}, s.Stack, true)
+			ea.add(event{s.Pid, s.Tid, s.Time, s.Period, DataClock, i}, s.Stack, true)
 		}
 		ea.warn("clock")
 	}
@@ -344,7 +474,7 @@ func (b *builder) addExperiment(idx int, d *experiment.Data, groups *ioGroups) {
 			e := &d.Heap[i]
 			ea.clear()
 			lay.heapValues(e, leaked[i], ea.vals)
-			ea.add(event{e.Pid, e.Tid, e.Time, 0, DataHeap}, e.Stack, false)
+			ea.add(event{e.Pid, e.Tid, e.Time, 0, DataHeap, i}, e.Stack, false)
 		}
 		ea.warn("heap")
 	}
@@ -356,12 +486,12 @@ func (b *builder) addExperiment(idx int, d *experiment.Data, groups *ioGroups) {
 			e := &d.Sync[i]
 			ea.clear()
 			lay.syncValues(e, ea.vals)
-			ea.add(event{e.Pid, e.Tid, e.Time, e.Wait, DataSync}, e.Stack, false)
+			ea.add(event{e.Pid, e.Tid, e.Time, e.Wait, DataSync, i}, e.Stack, false)
 		}
 		ea.warn("synchronization")
 	}
 	if p.IO != nil && len(d.IO) > 0 {
-		files := ioEventFiles(d)
+		files := es.ioFiles
 		var st IOStats
 		st.Events = countKept(keepIO, len(d.IO))
 		for i := range d.IO {
@@ -372,7 +502,7 @@ func (b *builder) addExperiment(idx int, d *experiment.Data, groups *ioGroups) {
 			st.add(e)
 			ea.clear()
 			lay.ioValues(e, ea.vals)
-			if ea.add(event{e.Pid, e.Tid, e.Time, e.Dur, DataIO}, e.Stack, false) {
+			if ea.add(event{e.Pid, e.Tid, e.Time, e.Dur, DataIO, i}, e.Stack, false) {
 				groups.add(files[i], ea.vals)
 			}
 		}
@@ -394,13 +524,17 @@ type Event struct {
 
 // eventAdder adds the value vectors of one experiment's events to the raw stacks of the profile.
 type eventAdder struct {
-	b         *builder
-	es        *expState
-	vals      []int64
-	lastPid   uint32
-	lastPM    *procMaps
-	havePM    bool
-	badStacks int
+	b          *builder
+	p          *Profile // the profile to add to: b.p, or one refiltered from it
+	re         *reuse   // set when refiltering: raw stacks come from b.p
+	es         *expState
+	vals       []int64
+	keepEvents bool
+	lastPid    uint32
+	lastPM     *procMaps
+	havePM     bool
+	badStacks  int
+	missing    int // refiltering: events whose raw stack the unfiltered profile lacks
 }
 
 func (ea *eventAdder) clear() { clear(ea.vals) }
@@ -410,6 +544,7 @@ type event struct {
 	pid, tid uint32
 	t, dur   int64
 	kind     DataKind
+	i        int // its index among the experiment's events of its kind
 }
 
 // add adds ea.vals, the values of event ev with stack id stack, and reports whether it did: an
@@ -420,8 +555,44 @@ func (ea *eventAdder) add(ev event, stack uint32, always bool) bool {
 	if !always && !nonZero(ea.vals) {
 		return false
 	}
-	b, es, p := ea.b, ea.es, ea.b.p
+	es, p := ea.es, ea.p
 	nm := p.nm
+	var r int32
+	if ea.re != nil {
+		if int(stack) >= len(es.d.Stacks) {
+			ea.badStacks++
+		}
+		rb := int32(-1)
+		if raws := es.rawOf[ev.kind]; ev.i < len(raws) {
+			rb = raws[ev.i]
+		}
+		if rb < 0 { // cannot happen: the unfiltered profile added every event that adds a value
+			ea.missing++
+			return false
+		}
+		r = ea.re.rawIndex(p, rb)
+	} else {
+		r = ea.resolve(pid, t, stack)
+		if raws := es.rawOf[ev.kind]; raws != nil {
+			raws[ev.i] = r
+		}
+	}
+	rv := p.rawVals[int(r)*nm : int(r+1)*nm]
+	for m, v := range ea.vals {
+		rv[m] += v
+		p.Total[m] += v
+	}
+	p.Events++
+	if ea.keepEvents {
+		p.EventList = append(p.EventList, Event{Time: t, Dur: ev.dur, Tid: ev.tid, Pid: pid, Exp: es.idx,
+			Kind: ev.kind, Stack: p.raw[r].stack})
+	}
+	return true
+}
+
+// resolve returns the raw stack of stack id stack of process pid at time t, adding it when new.
+func (ea *eventAdder) resolve(pid uint32, t int64, stack uint32) int32 {
+	b, es, p := ea.b, ea.es, ea.p
 	if !ea.havePM || pid != ea.lastPid {
 		ea.lastPid, ea.havePM = pid, true
 		ea.lastPM = es.procs[pid]
@@ -444,28 +615,23 @@ func (ea *eventAdder) add(ev event, stack uint32, always bool) bool {
 		rs.stack = b.internStack(b.expand(b.locations(rs)))
 		r = int32(len(p.raw))
 		p.raw = append(p.raw, rs)
-		p.rawVals = append(p.rawVals, make([]int64, nm)...)
+		p.rawVals = append(p.rawVals, make([]int64, p.nm)...)
 		es.cache[key] = r
 	}
-	rv := p.rawVals[int(r)*nm : int(r+1)*nm]
-	for m, v := range ea.vals {
-		rv[m] += v
-		p.Total[m] += v
-	}
-	p.Events++
-	if b.opt.Events {
-		p.EventList = append(p.EventList, Event{Time: t, Dur: ev.dur, Tid: ev.tid, Pid: pid, Exp: es.idx,
-			Kind: ev.kind, Stack: p.raw[r].stack})
-	}
-	return true
+	return r
 }
 
 // warn reports the events of one kind whose stacks were beyond the stack table, and starts
 // counting again.
 func (ea *eventAdder) warn(kind string) {
+	if ea.missing > 0 {
+		ea.p.Warnings = append(ea.p.Warnings, fmt.Sprintf("internal error: %s: %d %s events have no stack in the unfiltered profile; they are left out",
+			ea.es.d.Dir, ea.missing, kind))
+		ea.missing = 0
+	}
 	if ea.badStacks > 0 {
 		d := ea.es.d
-		ea.b.p.Warnings = append(ea.b.p.Warnings, fmt.Sprintf("%s: %d %s events refer to stacks beyond the stack table (%d stacks); they are shown as %s",
+		ea.p.Warnings = append(ea.p.Warnings, fmt.Sprintf("%s: %d %s events refer to stacks beyond the stack table (%d stacks); they are shown as %s",
 			d.Dir, ea.badStacks, kind, len(d.Stacks), UnknownName))
 	}
 	ea.badStacks = 0
@@ -704,9 +870,15 @@ func (b *builder) loadArchive(es *expState, p string) *experiment.Archive {
 	b.loaded[p] = a
 	if err != nil && !b.warned[p] {
 		b.warned[p] = true
-		b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("%s: no symbols for %s: %v; its functions are shown as <static>", es.d.Dir, p, err))
+		b.warnRes(fmt.Sprintf("%s: no symbols for %s: %v; its functions are shown as <static>", es.d.Dir, p, err))
 	}
 	return a
+}
+
+// warnRes adds a warning about symbols or files, which holds for every filter, to the profile.
+func (b *builder) warnRes(w string) {
+	b.p.Warnings = append(b.p.Warnings, w)
+	b.resWarn = append(b.resWarn, w)
 }
 
 func (b *builder) objectIndex(p, name, kind string) int32 {

@@ -490,3 +490,55 @@ func TestPseudoFrames(t *testing.T) {
 		t.Errorf("inclusive by function = %v, want %s 10, %s 20, <Total> 70", got, TruncatedName, UnwindFailedName)
 	}
 }
+
+// TestRefilter: a refiltered profile sums only the selected events, over the unfiltered
+// profile's function numbers; refiltering it again starts from the unfiltered one; a filtered
+// profile cannot be refiltered. (internal/erprint compares Refilter with Analyze on every view.)
+func TestRefilter(t *testing.T) {
+	fk := seedExample()
+	for i := range fk.d.Clock {
+		fk.d.Clock[i].Time = int64(i + 1)
+	}
+	all := analyze(t, fk.d)
+	viaB := func(ev *EventInfo) bool { return ev.Time >= 6 } // the samples of main->B...
+	q, err := all.Refilter(viaB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Total[MetricTotalCPU] != 20 || q.Events != 5 || q.DataEvents[DataClock] != 5 {
+		t.Errorf("refiltered: total %d, %d events (%d clock), want 20, 5 (5)", q.Total[MetricTotalCPU], q.Events, q.DataEvents[DataClock])
+	}
+	for name, w := range map[string][3]int64{"main": {0, 20, 1}, "A": {0, 0, 0}, "B": {5, 20, 1}, "C": {3, 15, 1}, "G": {3, 3, 1}} {
+		f := fn(t, all, name)
+		used := int64(0)
+		if q.Used(f) {
+			used = 1
+		}
+		if got := [3]int64{q.Exclusive(f)[0], q.Inclusive(f)[0], used}; got != w {
+			t.Errorf("%s: exclusive, inclusive, used %v, want %v", name, got, w)
+		}
+	}
+	if q.NumStacks() != 5 || len(q.Functions) != len(all.Functions) {
+		t.Errorf("%d stacks, %d functions; want 5 stacks and the %d functions of all", q.NumStacks(), len(q.Functions), len(all.Functions))
+	}
+	checkIdentities(t, q)
+	// Refiltering q starts from all, not from q.
+	r, err := q.Refilter(func(ev *EventInfo) bool { return ev.Time < 6 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Total[MetricTotalCPU] != 12 || r.Inclusive(fn(t, all, "A"))[0] != 10 {
+		t.Errorf("refiltered again: total %d, A %d; want 12 and 10", r.Total[MetricTotalCPU], r.Inclusive(fn(t, all, "A"))[0])
+	}
+	// No filter: the same as all.
+	if n, _ := all.Refilter(nil); !slices.Equal(n.Total, all.Total) || n.NumStacks() != all.NumStacks() {
+		t.Errorf("refiltered with no filter: %v in %d stacks, want %v in %d", n.Total, n.NumStacks(), all.Total, all.NumStacks())
+	}
+	filtered, err := Analyze([]*experiment.Data{fk.d}, Options{Filter: viaB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := filtered.Refilter(nil); err == nil {
+		t.Error("a filtered profile was refiltered")
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -215,6 +216,12 @@ type session struct {
 	dirs []string   // the loaded experiments' directories, founders followed by their descendants
 	exps []*experiment.Data
 	prof *analysis.Profile
+	// base is the profile of all events: a selection refilters it (analysis.Profile.Refilter)
+	// rather than resolving every stack again, so the load objects, their indices and the warnings
+	// about symbols are the same under every selection. It holds for the experiments, inline
+	// setting and event list setting in baseKey.
+	base    *analysis.Profile
+	baseKey baseKey
 
 	ms       []analysis.Metric // the metrics of the loaded experiments' data (analysis.MetricsFor)
 	metrics  []item            // the function list's metric list
@@ -290,16 +297,32 @@ func (s *session) profile() (*analysis.Profile, error) {
 	if len(s.exps) == 0 {
 		return nil, usagef("no experiment is loaded")
 	}
-	opts := analysis.Options{OpenFile: s.env.openFile, FoldInlines: s.foldInlines, Filter: s.eventFilter(), Events: s.keepEvents}
-	if opts.OpenFile != nil { // copies that er archive kept stand in for missing or changed files
-		opts.OpenFile = analysis.WithArchivedCopies(opts.OpenFile, s.dirs)
+	key := baseKey{exps: s.exps, fold: s.foldInlines, events: s.keepEvents}
+	if s.base != nil && !s.baseKey.equal(key) {
+		s.base = nil
 	}
-	if s.env.loadArchive != nil {
-		opts.LoadArchive = s.env.loadArchive(s.exps)
+	filter := s.eventFilter()
+	var p *analysis.Profile
+	var err error
+	if s.base == nil {
+		opts := analysis.Options{OpenFile: s.env.openFile, FoldInlines: s.foldInlines, Events: s.keepEvents}
+		if opts.OpenFile != nil { // copies that er archive kept stand in for missing or changed files
+			opts.OpenFile = analysis.WithArchivedCopies(opts.OpenFile, s.dirs)
+		}
+		if s.env.loadArchive != nil {
+			opts.LoadArchive = s.env.loadArchive(s.exps)
+		}
+		if p, err = analysis.Analyze(s.exps, opts); err != nil {
+			return nil, err
+		}
+		s.base, s.baseKey, s.names = p, key, nil // names by function number
+		s.baseKey.exps = slices.Clone(s.exps)
 	}
-	p, err := analysis.Analyze(s.exps, opts)
-	if err != nil {
-		return nil, err
+	p = s.base
+	if filter != nil {
+		if p, err = s.base.Refilter(filter); err != nil {
+			return nil, err
+		}
 	}
 	if len(p.Metrics) != len(s.ms) {
 		return nil, fmt.Errorf("internal error: the profile has %d metrics, the session %d", len(p.Metrics), len(s.ms))
@@ -307,6 +330,16 @@ func (s *session) profile() (*analysis.Profile, error) {
 	s.prof, s.warned = p, 0
 	s.newWarnings()
 	return p, nil
+}
+
+// baseKey is what a session's unfiltered profile was computed for.
+type baseKey struct {
+	exps         []*experiment.Data
+	fold, events bool
+}
+
+func (k baseKey) equal(o baseKey) bool {
+	return k.fold == o.fold && k.events == o.events && slices.Equal(k.exps, o.exps)
 }
 
 // newWarnings prints the warnings the profile has added since the last call: files of load

@@ -243,10 +243,11 @@ func (s *session) eventFilter() func(*analysis.EventInfo) bool {
 	return sel.match
 }
 
-// selectionChanged drops the profile: the next view recomputes it with the new selection. The
-// call-stack fragment names functions by their numbers in the old profile, so it goes too.
+// selectionChanged drops the profile: the next view refilters the profile of all events with
+// the new selection. Function numbers stay, and so do the names made of them; the call-stack
+// fragment goes, as it may name functions the selection leaves out.
 func (s *session) selectionChanged() {
-	s.prof, s.names, s.fragment = nil, nil, nil
+	s.prof, s.fragment = nil, nil
 }
 
 // expKey identifies a loaded experiment: its data, at its place in the list.

@@ -1,6 +1,11 @@
 package erprint
 
 import (
+	"bytes"
+	"fmt"
+	"reflect"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -309,4 +314,246 @@ func TestSelectGolden(t *testing.T) {
 		t.Errorf("script: exit %d\n%s", code, got)
 	}
 	checkGolden(t, "filters_script", got)
+}
+
+// TestRefilterSameAsAnalyze: a session analyses all events once, and a selection refilters that
+// profile (analysis.Profile.Refilter). Every view of a selection must print the same whether
+// views of all events came first or not (views compute lines, instructions and inlined functions
+// on first use, in the state the profiles share), and warn the same.
+func TestRefilterSameAsAnalyze(t *testing.T) {
+	annotateExperiment(t)
+	common := []string{"-functions", "-callers-callees", "-calltree", "-lines", "-pcs", "-objects", "-overview", "-statistics"}
+	sels := func(more ...[]string) [][]string {
+		return append([][]string{
+			{"-filters", "THRID==1"},
+			{"-filters", "TSTAMP > 0.3e9 && TSTAMP < 0.9e9"},
+			{"-filters", "THRID==2 || CPUID==1"},
+			{"-thread_select", "2"},
+			{"-cpu_select", "1"},
+			{"-filters", "THRID==99"}, // nothing
+			{"-filters", "THRID==1", "-thread_select", "1", "-functions", "-filters", "none"},
+		}, more...)
+	}
+	for _, c := range []struct {
+		name  string
+		env   env
+		exps  []string
+		views []string
+		sels  [][]string
+	}{
+		{"demo", testEnv(), []string{"demo.1.er", "demo.2.er"}, common,
+			sels([]string{"-experiment_select", "2"}, []string{"-sample_select", "1:2+2:all"})},
+		{"heap", testEnv(), []string{"heap.1.er"},
+			append(common, "-leaks", "-allocs", "-heap", "-heapstat"),
+			sels([]string{"-filters", "TSTAMP > 0.0005e9"})},
+		{"io", testEnv(), []string{"io.1.er"},
+			append(common, "-ioactivity", "-iodetail", "-iocallstack", "-iostat", "-metrics", "e.%sync:i.%sync:e+syncn", "-functions"),
+			sels([]string{"-filters", "TSTAMP > 0.0005e9"})},
+		{"heap+io", testEnv(), []string{"heap.1.er", "io.1.er"},
+			append(common, "-leaks", "-heapstat", "-iostat"),
+			sels([]string{"-experiment_select", "1"})},
+		{"annotate", annotateEnv(), []string{"annotate.1.er"},
+			append(common, "-source", "work", "-disasm", "caller2", "-inline", "off", "-functions", "-lines", "-source", "caller1"),
+			sels([]string{"-filters", "TSTAMP > 0.5e9"})},
+	} {
+		erPrint := func(args ...string) (string, []string) {
+			var out, errb bytes.Buffer
+			run(append(args, c.exps...), strings.NewReader(""), &out, &errb, c.env)
+			lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+			sort.Strings(lines)
+			return out.String(), lines
+		}
+		for _, sel := range c.sels {
+			name := c.name + " " + strings.Join(sel, " ")
+			fresh := append(append([]string{"-limit", "0"}, sel...), c.views...)
+			want, wantErr := erPrint(fresh...)
+			head, headErr := erPrint("-limit", "0") // what loading the experiments prints
+			// The same, after a view of all events and again after every view.
+			for _, first := range [][]string{{"-functions"}, common} {
+				pre := append([]string{"-limit", "0"}, first...)
+				again := append(append(slices.Clone(pre), sel...), c.views...)
+				got, gotErr := erPrint(again...)
+				before, beforeErr := erPrint(pre...)
+				if !strings.HasPrefix(got, before) {
+					t.Fatalf("%s: the output does not start with that of %v", name, pre)
+				}
+				if got = got[len(before):]; got != strings.TrimPrefix(want, head) {
+					t.Errorf("%s after %v: the views differ from a fresh session's:\n%s", name, first, diff(strings.TrimPrefix(want, head), got))
+				}
+				// Warnings: a new profile prints its own again; in any order.
+				if extra := without(gotErr, beforeErr); !slices.Equal(extra, without(wantErr, headErr)) {
+					t.Errorf("%s after %v: warnings %q, want %q", name, first, extra, wantErr)
+				}
+			}
+		}
+	}
+}
+
+// without returns the lines of all that remain once each line of some is taken out once.
+func without(all, some []string) []string {
+	n := map[string]int{}
+	for _, s := range some {
+		n[s]++
+	}
+	var out []string
+	for _, s := range all {
+		if n[s] > 0 {
+			n[s]--
+			continue
+		}
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// TestRefilterMatchesAnalyze checks analysis.Profile.Refilter against analysis.Analyze with the
+// same filter, on every figure both compute: totals, event counts, each function's exclusive and
+// inclusive values and whether it is used, every call stack, line and instruction, the heap and
+// I/O statistics and groups, and the event list. Functions are compared by name and object,
+// since the two number them differently.
+func TestRefilterMatchesAnalyze(t *testing.T) {
+	annotateExperiment(t)
+	for _, c := range []struct {
+		env  env
+		exps []string
+		sels []string // er print commands that set the selection
+	}{
+		{testEnv(), []string{"demo.1.er", "demo.2.er"}, []string{"filters THRID==1", "filters TSTAMP > 0.3e9 && TSTAMP < 0.9e9",
+			"thread_select 2", "cpu_select 1", "experiment_select 2", "sample_select 1:2+2:all", "filters THRID==99"}},
+		{testEnv(), []string{"heap.1.er"}, []string{"filters TSTAMP > 0.0005e9", "filters THRID==1", "filters TSTAMP < 0.0004e9"}},
+		{testEnv(), []string{"io.1.er"}, []string{"filters TSTAMP > 0.0005e9", "filters THRID==1"}},
+		{testEnv(), []string{"heap.1.er", "io.1.er"}, []string{"experiment_select 1", "filters TSTAMP < 0.0005e9"}},
+		{annotateEnv(), []string{"annotate.1.er"}, []string{"filters TSTAMP > 0.5e9", "filters TSTAMP < 0.3e9"}},
+	} {
+		for _, fold := range []bool{false, true} {
+			s := newSession(strings.NewReader(""), &strings.Builder{}, &strings.Builder{}, c.env)
+			if err := s.load(c.exps); err != nil {
+				t.Fatal(err)
+			}
+			opts := analysis.Options{OpenFile: c.env.openFile, FoldInlines: fold, Events: true}
+			all, err := analysis.Analyze(s.exps, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, sel := range c.sels {
+				name := fmt.Sprintf("%v %s (fold %v)", c.exps, sel, fold)
+				words := strings.Fields(sel)
+				if err := s.exec(commandByName(t, words[0]), []string{strings.Join(words[1:], " ")}); err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				opts.Filter = s.eventFilter()
+				want, err := analysis.Analyze(s.exps, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := all.Refilter(opts.Filter)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want.Events == 0 && sel != "filters THRID==99" {
+					t.Errorf("%s selects nothing: not a test", name)
+				}
+				if d := cmpProfiles(got, want); d != "" {
+					t.Errorf("%s: Refilter differs from Analyze: %s", name, d)
+				}
+				s.exec(commandByName(t, "filters"), []string{"none"})
+				s.sel = selection{}
+				s.selectionChanged()
+			}
+		}
+	}
+}
+
+func commandByName(t *testing.T, name string) *command {
+	t.Helper()
+	for i := range commands {
+		if commands[i].name == name {
+			return commands[i]
+		}
+	}
+	t.Fatalf("no command %s", name)
+	return nil
+}
+
+// cmpProfiles describes the first difference between two profiles of the same experiments, or
+// returns "".
+func cmpProfiles(a, b *analysis.Profile) string {
+	fkey := func(p *analysis.Profile, f int) string {
+		fn := p.Functions[f]
+		return fn.Name + "@" + p.Objects[fn.Object].Path
+	}
+	type vals struct{ excl, incl string }
+	funcs := func(p *analysis.Profile) map[string]vals {
+		m := map[string]vals{}
+		for f := range p.Functions {
+			if f == 0 || p.Used(f) {
+				m[fkey(p, f)] = vals{fmt.Sprint(p.Exclusive(f)), fmt.Sprint(p.Inclusive(f))}
+			}
+		}
+		return m
+	}
+	stacks := func(p *analysis.Profile) map[string]string {
+		m := map[string]string{}
+		for s := range p.NumStacks() {
+			fr, v := p.Stack(s)
+			var k []string
+			for _, f := range fr {
+				k = append(k, fkey(p, int(f)))
+			}
+			m[strings.Join(k, ";")] = fmt.Sprint(v)
+		}
+		return m
+	}
+	lines := func(p *analysis.Profile) map[string]string {
+		m := map[string]string{}
+		lt := p.Lines()
+		for i, l := range lt.Lines {
+			m[fmt.Sprintf("%s:%s:%d", fkey(p, l.Func), l.File, l.Line)] = fmt.Sprint(lt.Exclusive(i), lt.Inclusive(i))
+		}
+		return m
+	}
+	pcs := func(p *analysis.Profile) map[string]string {
+		m := map[string]string{}
+		pt := p.PCs()
+		for i, in := range pt.PCs {
+			m[fmt.Sprintf("%s:%s:%#x", fkey(p, in.Func), fkey(p, in.Symbol), in.Addr)] = fmt.Sprint(pt.Exclusive(i), pt.Inclusive(i))
+		}
+		return m
+	}
+	events := func(p *analysis.Profile) []string {
+		var out []string
+		for _, e := range p.EventList {
+			fr, _ := p.Stack(int(e.Stack))
+			var k []string
+			for _, f := range fr {
+				k = append(k, fkey(p, int(f)))
+			}
+			out = append(out, fmt.Sprint(e.Time, e.Dur, e.Pid, e.Tid, e.Exp, e.Kind, k))
+		}
+		return out
+	}
+	for _, c := range []struct {
+		what string
+		a, b any
+	}{
+		{"totals", a.Total, b.Total},
+		{"events", a.Events, b.Events},
+		{"data events", a.DataEvents, b.DataEvents},
+		{"heap", a.Heap, b.Heap},
+		{"I/O", a.IO, b.IO},
+		{"I/O files", a.IOFiles, b.IOFiles},
+		{"I/O descriptors", a.IODescriptors, b.IODescriptors},
+		{"functions", funcs(a), funcs(b)},
+		{"stacks", stacks(a), stacks(b)},
+		{"lines", lines(a), lines(b)},
+		{"instructions", pcs(a), pcs(b)},
+		{"event list", events(a), events(b)},
+	} {
+		if !reflect.DeepEqual(c.a, c.b) {
+			return fmt.Sprintf("%s:\n%v\nwant\n%v", c.what, c.a, c.b)
+		}
+	}
+	return ""
 }
