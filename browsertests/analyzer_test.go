@@ -1153,5 +1153,12 @@ func TestStaticReport(t *testing.T) {
 	p.shot("static-flame")
 	p.tab("timeline")
 	p.viewError("timeline")
+	// Hover works from the report's table of the event nearest each pixel: phase 1, main thread.
+	x, y := timelinePoint(p, (phase[0][0]+phase[0][1])/2)
+	p.run("hover", chromedp.MouseEvent(input.MouseMoved, x, y))
+	if !p.tryWaitJS(`/alpha/.test(document.querySelector("#timeline-stack").textContent)`, 10*time.Second) {
+		t.Errorf("static report: hovering the timeline in phase 1: #timeline-stack reads %q", p.text("#timeline-stack"))
+	}
+	t.Logf("static report: timeline stack in phase 1: %q", p.text("#timeline-stack"))
 	p.shot("static-timeline")
 }

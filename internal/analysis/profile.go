@@ -261,10 +261,11 @@ func (p *Profile) newIOGroups() *ioGroups {
 // Refilter analyses the profile's experiments again with another event filter (nil: all events),
 // as Analyze would with the same options and that filter, but much faster: it reuses the
 // functions, load objects and call stacks that p resolved, and only sums the selected events'
-// values again. p must come from Analyze without a filter, or from Refilter. The result shares
+// values again; events says whether to fill its EventList (Options.Events), whatever p did. p
+// must come from Analyze without a filter, or from Refilter. The result shares
 // p's function and object tables, so function and object indices mean the same in both; the
 // tables may hold functions that no selected event reaches, for which Used is false.
-func (p *Profile) Refilter(filter func(ev *EventInfo) bool) (*Profile, error) {
+func (p *Profile) Refilter(filter func(ev *EventInfo) bool, events bool) (*Profile, error) {
 	root := p
 	if p.root != nil {
 		root = p.root
@@ -289,7 +290,7 @@ func (p *Profile) Refilter(filter func(ev *EventInfo) bool) (*Profile, error) {
 	}
 	groups := q.newIOGroups()
 	for _, es := range b.exps {
-		ea := eventAdder{b: b, p: q, es: es, vals: make([]int64, q.nm), keepEvents: b.opt.Events, re: re}
+		ea := eventAdder{b: b, p: q, es: es, vals: make([]int64, q.nm), keepEvents: events, re: re}
 		ea.addAll(filter, groups)
 	}
 	if groups != nil {

@@ -501,7 +501,7 @@ func TestRefilter(t *testing.T) {
 	}
 	all := analyze(t, fk.d)
 	viaB := func(ev *EventInfo) bool { return ev.Time >= 6 } // the samples of main->B...
-	q, err := all.Refilter(viaB)
+	q, err := all.Refilter(viaB, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -523,22 +523,32 @@ func TestRefilter(t *testing.T) {
 	}
 	checkIdentities(t, q)
 	// Refiltering q starts from all, not from q.
-	r, err := q.Refilter(func(ev *EventInfo) bool { return ev.Time < 6 })
+	r, err := q.Refilter(func(ev *EventInfo) bool { return ev.Time < 6 }, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.Total[MetricTotalCPU] != 12 || r.Inclusive(fn(t, all, "A"))[0] != 10 {
 		t.Errorf("refiltered again: total %d, A %d; want 12 and 10", r.Total[MetricTotalCPU], r.Inclusive(fn(t, all, "A"))[0])
 	}
+	// The event list, asked for though all has none: the selected events in order, on their stacks.
+	if len(all.EventList) != 0 || len(q.EventList) != 0 || len(r.EventList) != 5 {
+		t.Errorf("event lists of all, q, r: %d, %d, %d events; want 0, 0, 5", len(all.EventList), len(q.EventList), len(r.EventList))
+	}
+	for i, e := range r.EventList {
+		fr, _ := r.Stack(int(e.Stack))
+		if e.Time != int64(i+1) || r.FuncName(int(fr[len(fr)-1]), NameLong) != []string{"main", "C", "E", "F", "G"}[i] {
+			t.Errorf("event %d: time %d, leaf %s", i, e.Time, r.FuncName(int(fr[len(fr)-1]), NameLong))
+		}
+	}
 	// No filter: the same as all.
-	if n, _ := all.Refilter(nil); !slices.Equal(n.Total, all.Total) || n.NumStacks() != all.NumStacks() {
+	if n, _ := all.Refilter(nil, false); !slices.Equal(n.Total, all.Total) || n.NumStacks() != all.NumStacks() {
 		t.Errorf("refiltered with no filter: %v in %d stacks, want %v in %d", n.Total, n.NumStacks(), all.Total, all.NumStacks())
 	}
 	filtered, err := Analyze([]*experiment.Data{fk.d}, Options{Filter: viaB})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := filtered.Refilter(nil); err == nil {
+	if _, err := filtered.Refilter(nil, false); err == nil {
 		t.Error("a filtered profile was refiltered")
 	}
 }

@@ -219,9 +219,10 @@ type session struct {
 	// base is the profile of all events: a selection refilters it (analysis.Profile.Refilter)
 	// rather than resolving every stack again, so the load objects, their indices and the warnings
 	// about symbols are the same under every selection. It holds for the experiments, inline
-	// setting and event list setting in baseKey.
-	base    *analysis.Profile
-	baseKey baseKey
+	// setting in baseKey.
+	base       *analysis.Profile
+	baseKey    baseKey
+	baseEvents bool // base has its EventList
 
 	ms       []analysis.Metric // the metrics of the loaded experiments' data (analysis.MetricsFor)
 	metrics  []item            // the function list's metric list
@@ -297,7 +298,7 @@ func (s *session) profile() (*analysis.Profile, error) {
 	if len(s.exps) == 0 {
 		return nil, usagef("no experiment is loaded")
 	}
-	key := baseKey{exps: s.exps, fold: s.foldInlines, events: s.keepEvents}
+	key := baseKey{exps: s.exps, fold: s.foldInlines}
 	if s.base != nil && !s.baseKey.equal(key) {
 		s.base = nil
 	}
@@ -315,12 +316,12 @@ func (s *session) profile() (*analysis.Profile, error) {
 		if p, err = analysis.Analyze(s.exps, opts); err != nil {
 			return nil, err
 		}
-		s.base, s.baseKey, s.names = p, key, nil // names by function number
+		s.base, s.baseKey, s.baseEvents, s.names = p, key, s.keepEvents, nil // names by function number
 		s.baseKey.exps = slices.Clone(s.exps)
 	}
 	p = s.base
-	if filter != nil {
-		if p, err = s.base.Refilter(filter); err != nil {
+	if filter != nil || s.keepEvents && !s.baseEvents {
+		if p, err = s.base.Refilter(filter, s.keepEvents); err != nil {
 			return nil, err
 		}
 	}
@@ -334,12 +335,12 @@ func (s *session) profile() (*analysis.Profile, error) {
 
 // baseKey is what a session's unfiltered profile was computed for.
 type baseKey struct {
-	exps         []*experiment.Data
-	fold, events bool
+	exps []*experiment.Data
+	fold bool
 }
 
 func (k baseKey) equal(o baseKey) bool {
-	return k.fold == o.fold && k.events == o.events && slices.Equal(k.exps, o.exps)
+	return k.fold == o.fold && slices.Equal(k.exps, o.exps)
 }
 
 // newWarnings prints the warnings the profile has added since the last call: files of load

@@ -448,7 +448,7 @@ func TestRefilterMatchesAnalyze(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := all.Refilter(opts.Filter)
+				got, err := all.Refilter(opts.Filter, true)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -94,6 +94,12 @@ func (s *Server) WriteStatic(dir string) error {
 	if err := record(tl, tl); err != nil {
 		return err
 	}
+	// The timeline's hover and click: the event nearest each pixel, with its call stack.
+	evs, err := s.eventsByPixel(0, s.duration(), staticTimeline)
+	if err != nil {
+		return err
+	}
+	data["timeline-events"] = evs
 	for cmd := range tableCommands {
 		path := "/api/table?cmd=" + cmd
 		record(path, path)

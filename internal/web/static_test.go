@@ -2,8 +2,11 @@ package web
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -55,6 +58,41 @@ func TestWriteStatic(t *testing.T) {
 	// The synthetic program has no file: its source view is an error the page shows.
 	if !strings.Contains(string(data["/api/source?f="+strconv.Itoa(work.ID)]), `"error"`) {
 		t.Errorf("source of work: %s", data["/api/source?f="+strconv.Itoa(work.ID)])
+	}
+	// The timeline's hover: the event nearest each pixel is the one /api/event finds there.
+	var evs staticEvents
+	if err := json.Unmarshal(data["timeline-events"], &evs); err != nil {
+		t.Fatal(err)
+	}
+	if evs.T0 != 0 || evs.T1 != 2000002001 || evs.W != 1200 || len(evs.Rows) == 0 {
+		t.Fatalf("timeline events: t0 %d t1 %d w %d, %d rows", evs.T0, evs.T1, evs.W, len(evs.Rows))
+	}
+	checked := 0
+	tol := int64(math.Round(float64(evs.T1-evs.T0) / float64(evs.W) * 2))
+	for ri, px := range evs.Rows {
+		for x := 0; x < evs.W; x += 97 {
+			tm := evs.T0 + int64(math.Round((float64(x)+0.5)/float64(evs.W)*float64(evs.T1-evs.T0)))
+			var live struct {
+				Found  bool    `json:"found"`
+				Time   int64   `json:"time"`
+				Frames []frame `json:"frames"`
+			}
+			get(t, ts, fmt.Sprintf("/api/event?row=%d&t=%d&tol=%d", ri, tm, tol), 200, &live)
+			k := px[x]
+			if !live.Found {
+				if k >= 0 {
+					t.Errorf("row %d pixel %d: the report has event %d, the server none", ri, x, k)
+				}
+				continue
+			}
+			checked++
+			if k < 0 || evs.Events[k].Time != live.Time || !slices.Equal(evs.Stacks[evs.Events[k].Stack], live.Frames) {
+				t.Errorf("row %d pixel %d: the report has event %d, the server %+v", ri, x, k, live)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("no pixel of the timeline has an event")
 	}
 	var o struct {
 		Static bool `json:"static"`

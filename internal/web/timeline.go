@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"sort"
 
@@ -258,32 +259,110 @@ func (s *Server) event(r *http.Request) (any, error) {
 	if ri < 0 || int(ri) >= len(tl.rows) {
 		return nil, badRequest("parameter row=%d is not a row of the timeline (0 to %d)", ri, len(tl.rows)-1)
 	}
-	evs := tl.window(&tl.rows[ri], t-tol, t+tol+1)
-	if len(evs) == 0 {
+	best := tl.nearest(int(ri), t, tol)
+	if best < 0 {
 		return map[string]any{"found": false}, nil
 	}
-	best := evs[0]
-	for _, i := range evs {
-		if abs(tl.p.EventList[i].Time-t) < abs(tl.p.EventList[best].Time-t) {
+	e := &tl.p.EventList[best]
+	frames, err := s.frames(tl, e.Stack)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"found": true, "time": e.Time, "dur": e.Dur, "kind": kindLabel(e.Kind),
+		"row": tl.rows[ri].Label, "frames": frames}, nil
+}
+
+// nearest returns the event of row ri nearest to time t, no further than tol; -1 if none.
+func (tl *timeline) nearest(ri int, t, tol int64) int32 {
+	best := int32(-1)
+	for _, i := range tl.window(&tl.rows[ri], t-tol, t+tol+1) {
+		if best < 0 || abs(tl.p.EventList[i].Time-t) < abs(tl.p.EventList[best].Time-t) {
 			best = i
 		}
 	}
-	e := &tl.p.EventList[best]
-	funcs, _ := tl.p.Stack(int(e.Stack))
-	type frame struct {
-		ID   int32  `json:"id"`
-		Name string `json:"name"`
-	}
-	frames := []frame{}
+	return best
+}
+
+// frame is a function of a call stack, as the page shows it: its id in the current profile (-1
+// when the current selection leaves it out) and its name.
+type frame struct {
+	ID   int32  `json:"id"`
+	Name string `json:"name"`
+}
+
+// frames lists the functions of function stack st, leaf first.
+func (s *Server) frames(tl *timeline, st int32) ([]frame, error) {
+	funcs, _ := tl.p.Stack(int(st))
+	out := []frame{}
 	for i := len(funcs) - 1; i >= 0; i-- {
 		id, err := s.currentID(int(funcs[i]))
 		if err != nil {
 			return nil, err
 		}
-		frames = append(frames, frame{int32(id), tl.name(s, funcs[i])})
+		out = append(out, frame{int32(id), tl.name(s, funcs[i])})
 	}
-	return map[string]any{"found": true, "time": e.Time, "dur": e.Dur, "kind": kindLabel(e.Kind),
-		"row": tl.rows[ri].Label, "frames": frames}, nil
+	return out, nil
+}
+
+// staticEvents are the answers of /api/event for every pixel of the timeline of the whole run, for
+// a static report: rows[r][x] indexes events, -1 when nothing is near; events index stacks.
+type staticEvents struct {
+	T0     int64         `json:"t0"`
+	T1     int64         `json:"t1"`
+	W      int           `json:"w"`
+	Rows   [][]int32     `json:"rows"`
+	Events []staticEvent `json:"events"`
+	Stacks [][]frame     `json:"stacks"`
+}
+
+type staticEvent struct {
+	Time  int64  `json:"time"`
+	Dur   int64  `json:"dur"`
+	Kind  string `json:"kind"`
+	Stack int32  `json:"stack"`
+}
+
+// eventsByPixel computes the staticEvents of the range [t0, t1] drawn w pixels wide, with the
+// tolerance app.js asks for (two pixels).
+func (s *Server) eventsByPixel(t0, t1 int64, w int) (*staticEvents, error) {
+	tl, err := s.timelineIndex()
+	if err != nil {
+		return nil, err
+	}
+	out := &staticEvents{T0: t0, T1: t1, W: w, Rows: make([][]int32, len(tl.rows))}
+	evIdx, stIdx := map[int32]int32{}, map[int32]int32{}
+	tol := max(1, int64(math.Round(float64(t1-t0)/float64(w)*2)))
+	for ri := range tl.rows {
+		px := make([]int32, w)
+		for x := range px {
+			t := t0 + int64(math.Round((float64(x)+0.5)/float64(w)*float64(t1-t0)))
+			best := tl.nearest(ri, t, tol)
+			if best < 0 {
+				px[x] = -1
+				continue
+			}
+			k, ok := evIdx[best]
+			if !ok {
+				e := &tl.p.EventList[best]
+				st, ok := stIdx[e.Stack]
+				if !ok {
+					fr, err := s.frames(tl, e.Stack)
+					if err != nil {
+						return nil, err
+					}
+					st = int32(len(out.Stacks))
+					out.Stacks = append(out.Stacks, fr)
+					stIdx[e.Stack] = st
+				}
+				k = int32(len(out.Events))
+				out.Events = append(out.Events, staticEvent{e.Time, e.Dur, kindLabel(e.Kind), st})
+				evIdx[best] = k
+			}
+			px[x] = k
+		}
+		out.Rows[ri] = px
+	}
+	return out, nil
 }
 
 func abs(x int64) int64 {

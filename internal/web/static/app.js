@@ -712,13 +712,26 @@ function setupTimeline() {
   });
 }
 
+// staticEvent answers as /api/event would from the static report's table of the event nearest
+// each pixel of the whole run's timeline; null when the report has none for this view.
+function staticEvent(d, p) {
+  const S = STATIC["timeline-events"];
+  if (!S || S.t0 !== d.t0 || S.t1 !== d.t1 || !S.rows[p.row]) return null;
+  const x = Math.min(S.w - 1, Math.max(0, Math.floor(((p.t - S.t0) / Math.max(1, S.t1 - S.t0)) * S.w)));
+  const k = S.rows[p.row][x];
+  if (k < 0) return { found: false };
+  const e = S.events[k];
+  return { found: true, time: e.time, dur: e.dur, kind: e.kind, row: d.rows[p.row].label, frames: S.stacks[e.stack] };
+}
+
 async function stackAt(ev, sticky) {
   const d = state.tl.data;
-  if (!d || STATIC) return;
+  if (!d) return;
   const p = tlTime(ev);
   if (p.row < 0 || p.row >= d.rows.length || p.x < 0) return;
   const tol = Math.max(1, Math.round(((d.t1 - d.t0) / d.w) * 2));
-  const e = await api(`/api/event?row=${p.row}&t=${p.t}&tol=${tol}`);
+  const e = STATIC ? staticEvent(d, p) : await api(`/api/event?row=${p.row}&t=${p.t}&tol=${tol}`);
+  if (!e) return;
   const box = $("#timeline-stack");
   box.textContent = "";
   if (!e.found) { box.append(el("span", { class: "muted" }, "No event here.")); return; }
@@ -821,7 +834,10 @@ async function start() {
     document.title = "er analyzer: " + o.experiments.map((e) => e.Name).join(", ");
     $("#metric-spec").value = o.metricSpec || "";
     showFilter(o.filter || {});
-    if (STATIC) for (const id of ["filter-expr", "filter-apply", "filter-clear", "metric-spec", "metric-apply", "range-apply", "range-clear"]) $("#" + id).disabled = true;
+    if (STATIC) {
+      for (const id of ["filter-expr", "filter-apply", "filter-clear", "metric-spec", "metric-apply", "range-apply", "range-clear", "tl-zoom", "tl-unzoom"]) $("#" + id).disabled = true;
+      $("#tl-hint").textContent = "A static report: hover or click shows a call stack; ranges and zoom need er analyzer.";
+    }
     if (!o.views.includes(state.view)) state.view = "functions";
     if (state.f >= 0) {
       const t = await api("/api/functions" + (STATIC ? "" : "?limit=0"));
