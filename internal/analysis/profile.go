@@ -266,10 +266,7 @@ func (p *Profile) newIOGroups() *ioGroups {
 // p's function and object tables, so function and object indices mean the same in both; the
 // tables may hold functions that no selected event reaches, for which Used is false.
 func (p *Profile) Refilter(filter func(ev *EventInfo) bool, events bool) (*Profile, error) {
-	root := p
-	if p.root != nil {
-		root = p.root
-	}
+	root := p.Unfiltered()
 	b := root.b
 	if b.opt.Filter != nil {
 		return nil, errors.New("analysis: only a profile analysed without a filter can be refiltered")
@@ -298,6 +295,15 @@ func (p *Profile) Refilter(filter func(ev *EventInfo) bool, events bool) (*Profi
 	}
 	q.finish()
 	return q, nil
+}
+
+// Unfiltered returns the profile of all events that p was refiltered from, or p itself when it
+// comes from Analyze. The two number functions and load objects alike.
+func (p *Profile) Unfiltered() *Profile {
+	if p.root != nil {
+		return p.root
+	}
+	return p
 }
 
 // reuse maps the raw and function stacks of the unfiltered profile base to those of a refiltered

@@ -522,6 +522,9 @@ func TestRefilter(t *testing.T) {
 		t.Errorf("%d stacks, %d functions; want 5 stacks and the %d functions of all", q.NumStacks(), len(q.Functions), len(all.Functions))
 	}
 	checkIdentities(t, q)
+	if q.Unfiltered() != all || all.Unfiltered() != all {
+		t.Error("Unfiltered does not lead back to the profile of all events")
+	}
 	// Refiltering q starts from all, not from q.
 	r, err := q.Refilter(func(ev *EventInfo) bool { return ev.Time < 6 }, true)
 	if err != nil {

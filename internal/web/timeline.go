@@ -110,6 +110,12 @@ func (s *Server) currentID(f int) (int, error) {
 	if p == s.base {
 		return f, nil
 	}
+	if p.Unfiltered() == s.base { // refiltered: the same numbers
+		if p.Used(f) {
+			return f, nil
+		}
+		return -1, nil
+	}
 	if s.idsOf != p {
 		s.ids, s.idsOf = make(map[funcKey]int, len(p.Functions)), p
 		for i := range p.Functions {

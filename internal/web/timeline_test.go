@@ -76,6 +76,11 @@ func TestTimelineAndRange(t *testing.T) {
 	if tbl.Rows[0].Cells[0].V != 49*period || fs.Text != "TSTAMP >= 0 && TSTAMP < 500000000 && (THRID == 2)" {
 		t.Errorf("range and thread 2: total %d, filter %q", tbl.Rows[0].Cells[0].V, fs.Text)
 	}
+	// The timeline shows every event; a frame that the selection leaves out has no id there.
+	get(t, ts, "/api/event?row=0&t=1500000000&tol=5000000", 200, &ev)
+	if !ev.Found || len(ev.Frames) != 3 || ev.Frames[0].Name != "leafB" || ev.Frames[0].ID != -1 {
+		t.Errorf("event at 1.5 s under range and thread 2: %+v, want leafB with id -1", ev)
+	}
 	post(t, ts, "/api/filter", `{"expr":"NOSUCH == 1"}`, 400, nil)
 	get(t, ts, "/api/functions", 200, &tbl)
 	if tbl.Rows[0].Cells[0].V != 49*period {
