@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,6 +47,8 @@ uint64_t er_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+static long min_l(long a, long b) { return a < b ? a : b; }
+
 static void *map_anon(size_t size)
 {
 	void *p = (void *)er_sys(SYS_mmap, 0, (long)size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -77,9 +80,101 @@ static void block_drop(struct er_block *b)
 	b->off = 0;
 }
 
-/* block_new gives slot a fresh block of its file: one from the pool, or a new one at the end
- * of the file. The file is extended with fallocate (or a write of its last byte), which never
- * shrinks it, so threads extending it at once cannot lose each other's blocks. */
+/* ---- data files ----
+ *
+ * The library holds no descriptor between blocks: the target may close every descriptor, or dup2
+ * its own files over any number, at any time, and the library must never write into a file of the
+ * target's. A block is had by opening the file by its path, checking that it is the file the
+ * library created (device and inode), growing it, mapping the block and closing the descriptor.
+ * Each file's header page stays mapped: what was lost is written there, with no new disk space. */
+struct er_file {
+	uint64_t dev, ino;                   /* the file created; 0: none */
+	volatile struct er_file_header *hdr; /* its header page, mapped shared */
+	char path[sizeof er.dir + 16];
+};
+static struct er_file files[SLOT_N];
+
+static void file_forget(struct er_file *f)
+{
+	if (f->hdr)
+		er_sys(SYS_munmap, (long)f->hdr, ER_HEADER_SIZE, 0, 0, 0, 0);
+	f->hdr = NULL;
+	f->dev = f->ino = 0;
+}
+
+/* file_open opens the data file of slot file for writing: -errno when it cannot, -ESTALE when its
+ * path now names another file. */
+static int file_open(int file)
+{
+	struct er_file *f = &files[file];
+	if (!f->ino)
+		return -ENOENT;
+	int fd = (int)er_sys(SYS_openat, AT_FDCWD, (long)f->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0, 0, 0);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	if (er_sys(SYS_fstat, fd, (long)&st, 0, 0, 0, 0) != 0 || (uint64_t)st.st_dev != f->dev || (uint64_t)st.st_ino != f->ino) {
+		er_sys(SYS_close, fd, 0, 0, 0, 0, 0);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+/* er_stop stops all recording of this instance for good, the first time it is called: err says
+ * why (ENOSPC: the disk is full). Every data file's header says so, and er is told. The target
+ * runs on. Async-signal-safe. */
+static void er_stop(int err)
+{
+	int zero = 0;
+	if (!__atomic_compare_exchange_n(&er.stop_errno, &zero, err ? err : EIO, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return;
+	__atomic_store_n(&er.stopped, 1, __ATOMIC_RELEASE);
+	uint64_t now = er_now();
+	for (int s = 0; s < SLOT_N; s++) {
+		volatile struct er_file_header *h = files[s].hdr;
+		if (h) {
+			h->stop_ns = now;
+			h->stop_errno = (uint32_t)er.stop_errno;
+		}
+	}
+	er_send(ER_MSG_STOPPED, (uint32_t)er.stop_errno, 0, now);
+}
+
+/* grow makes the bytes [off, off+len) of fd real disk space (never a hole: a store into a hole of
+ * a shared mapping on a full disk is a SIGBUS). 0, or -errno. */
+static int grow(int fd, long off, long len)
+{
+	if (er_sys(SYS_fallocate, fd, 0, off, len, 0, 0) == 0)
+		return 0;
+	int err = errno;
+	if (err != EOPNOTSUPP && err != ENOSYS)
+		return -err;
+	/* A file system without fallocate: write zeros. */
+	static const char zeros[4096];
+	for (long done = 0; done < len;) {
+		long w = er_sys(SYS_pwrite64, fd, (long)zeros, min_l(len - done, (long)sizeof zeros), off + done, 0, 0);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -ENOSPC;
+		done += w;
+	}
+	return 0;
+}
+
+/* block_lost counts a record of file that could not be written. */
+static void block_lost(int file)
+{
+	volatile struct er_file_header *h = files[file].hdr;
+	if (h)
+		__atomic_fetch_add(&h->lost, 1, __ATOMIC_RELAXED);
+}
+
+/* block_new gives slot a fresh block of its file: one from the pool, or a new one at the end of
+ * the file. Threads extending the file at once each grow their own block's range. 0 when there is
+ * no block: after transient errors (no descriptor or memory left) the caller counts its record
+ * lost; a file that cannot
+ * grow (a full disk) or was replaced stops the recording. */
 static int block_new(struct er_thread *t, int slot)
 {
 	struct er_block *b = &t->blk[slot];
@@ -89,6 +184,8 @@ static int block_new(struct er_thread *t, int slot)
 	 * an instance: the files are its parent's. It writes no new block (the check costs a system
 	 * call per block). */
 	if ((int)er_sys(SYS_getpid, 0, 0, 0, 0, 0, 0) != er.pid)
+		return 0;
+	if (__atomic_load_n(&er.stopped, __ATOMIC_RELAXED))
 		return 0;
 	if (!t->in_signal) {
 		pool_acquire();
@@ -102,17 +199,31 @@ static int block_new(struct er_thread *t, int slot)
 		}
 		pool_release();
 	}
+	int saved = errno;
+	int fd = file_open(file);
+	if (fd < 0) {
+		if (fd == -ESTALE || fd == -ENOENT)
+			er_stop(-fd);
+		errno = saved;
+		return 0;
+	}
 	uint64_t idx = __atomic_fetch_add(&next_block[file], 1, __ATOMIC_RELAXED);
 	long off = ER_HEADER_SIZE + (long)idx * ER_BLOCK_SIZE;
-	int fd = er.fd[file];
-	if (er_sys(SYS_fallocate, fd, 0, off, ER_BLOCK_SIZE, 0, 0) != 0) {
-		char z = 0;
-		if (er_sys(SYS_pwrite64, fd, (long)&z, 1, off + ER_BLOCK_SIZE - 1, 0, 0) != 1)
-			return 0;
-	}
-	void *p = (void *)er_sys(SYS_mmap, 0, ER_BLOCK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, off);
-	if ((unsigned long)p > -4096UL)
+	int err = grow(fd, off, ER_BLOCK_SIZE);
+	void *p = MAP_FAILED;
+	if (err == 0)
+		p = (void *)er_sys(SYS_mmap, 0, ER_BLOCK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, off);
+	er_sys(SYS_close, fd, 0, 0, 0, 0, 0);
+	if (err != 0) {
+		er_stop(-err);
+		errno = saved;
 		return 0;
+	}
+	if ((unsigned long)p > -4096UL) {
+		errno = saved;
+		return 0;
+	}
+	errno = saved;
 	b->base = p;
 	b->off = 0;
 	b->file = (uint32_t)file;
@@ -125,8 +236,11 @@ void *er_rec_begin(struct er_thread *t, int slot, size_t size)
 	if (size > ER_BLOCK_SIZE || size % 8 != 0)
 		return NULL;
 	if (!b->base || b->off + size > ER_BLOCK_SIZE) {
-		if (!block_new(t, slot))
+		if (!block_new(t, slot)) {
+			if (!__atomic_load_n(&er.stopped, __ATOMIC_RELAXED))
+				block_lost(slot == SLOT_SIGSTACKS ? SLOT_STACKS : slot);
 			return NULL;
+		}
 	}
 	void *p = b->base + b->off;
 	b->off += (uint32_t)size;
@@ -559,15 +673,20 @@ static int write_all(int fd, const char *b, size_t n)
 	return 0;
 }
 
+/* open_file creates the data file of slot with its header, keeps the header page mapped and closes
+ * the descriptor; 0, or -errno. */
 static int open_file(int slot)
 {
+	struct er_file *f = &files[slot];
 	struct text path = {.n = 0};
 	puts_(&path, er.dir);
 	puts_(&path, "/");
 	puts_(&path, file_names[slot]);
-	int fd = sys_open(path.b, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (path.n >= sizeof f->path)
+		return -ENAMETOOLONG;
+	int fd = sys_open(path.b, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
-		return fd;
+		return -errno;
 	struct er_file_header h;
 	memset(&h, 0, sizeof h);
 	memcpy(h.magic, ER_MAGIC, 8);
@@ -577,13 +696,26 @@ static int open_file(int slot)
 	h.pid = (uint32_t)er.pid;
 	h.param = slot == SLOT_CLOCK ? er.clock_interval_ns : slot == SLOT_SYNC ? er.sync_threshold_ns : 0;
 	h.start_ns = er.start_ns;
-	if (er_sys(SYS_pwrite64, fd, (long)&h, sizeof h, 0, 0, 0) != (long)sizeof h ||
-	    er_sys(SYS_ftruncate, fd, ER_HEADER_SIZE, 0, 0, 0, 0) != 0) {
-		sys_close(fd);
-		return -1;
+	struct stat st;
+	void *p = MAP_FAILED;
+	int err = grow(fd, 0, ER_HEADER_SIZE);
+	if (err == 0 && er_sys(SYS_pwrite64, fd, (long)&h, sizeof h, 0, 0, 0) != (long)sizeof h)
+		err = -(errno ? errno : EIO);
+	if (err == 0 && er_sys(SYS_fstat, fd, (long)&st, 0, 0, 0, 0) != 0)
+		err = -errno;
+	if (err == 0) {
+		p = (void *)er_sys(SYS_mmap, 0, ER_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if ((unsigned long)p > -4096UL)
+			err = -ENOMEM;
 	}
-	er.fd[slot] = fd;
-	return fd;
+	sys_close(fd);
+	if (err != 0)
+		return err;
+	memcpy(f->path, path.b, path.n + 1);
+	f->dev = (uint64_t)st.st_dev;
+	f->ino = (uint64_t)st.st_ino;
+	f->hdr = p;
+	return 0;
 }
 
 /* proc_dir writes ER_EXPDIR/.proc into x and creates it if it is missing. */
@@ -660,15 +792,23 @@ static int instance_begin(void)
 		return -1;
 
 	for (int s = 0; s < SLOT_N; s++)
-		er.fd[s] = -1;
-	/* The stacks file first: the other files' records refer to it. */
-	if ((er.want & ~(1 << SLOT_STACKS)) && open_file(SLOT_STACKS) < 0)
+		file_forget(&files[s]);
+	/* The stacks file first: the other files' records refer to it. A file that cannot be created
+	 * (a full disk) stops the recording of this instance, and er is told. */
+	int err = 0;
+	if ((er.want & ~(1 << SLOT_STACKS)) && (err = open_file(SLOT_STACKS)) < 0)
 		er.want = 0;
-	for (int s = 0; s < SLOT_N; s++)
-		if (s != SLOT_STACKS && (er.want & 1 << s) && open_file(s) < 0)
+	for (int s = 0; s < SLOT_N; s++) {
+		int e;
+		if (s != SLOT_STACKS && (er.want & 1 << s) && (e = open_file(s)) < 0) {
 			er.want &= ~(1 << s);
+			err = err ? err : e;
+		}
+	}
 	if (er.want == (1 << SLOT_STACKS))
 		er.want = 0; /* no data file: no stacks either */
+	if (err)
+		er_stop(-err);
 	return 0;
 }
 
@@ -782,11 +922,10 @@ void er_fork_child(void)
 	int heap = er.heap, sync = er.sync, io = er.io, clock = er.clock;
 	er.heap = er.sync = er.io = er.clock = 0;
 	for (int s = 0; s < SLOT_N; s++) {
-		if (er.fd[s] >= 0)
-			sys_close(er.fd[s]);
-		er.fd[s] = -1;
+		file_forget(&files[s]); /* the parent's */
 		next_block[s] = 0;
 	}
+	er.stopped = er.stop_errno = 0;
 	next_stack_id = 1;
 	if (!er.active)
 		return;
@@ -840,8 +979,6 @@ void er_init(void)
 	int saved = errno;
 	struct er_thread *t = &er_self;
 	t->busy = 1;
-	for (int s = 0; s < SLOT_N; s++)
-		er.fd[s] = -1;
 	const char *dir = getenv("ER_EXPDIR");
 	if (!dir || !*dir || strlen(dir) + 64 >= sizeof er.expdir) {
 		t->busy = 0;

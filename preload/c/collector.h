@@ -61,7 +61,8 @@ struct er_state {
 	int want;            /* bit per slot: the data files this instance writes (a fork child too) */
 	uint64_t sync_threshold_ns;
 	uint64_t clock_interval_ns;
-	int fd[SLOT_N];      /* per file kind (SLOT_SIGSTACKS shares SLOT_STACKS' file); -1: none */
+	int stopped;         /* recording stopped for good: a data file could not grow (the disk is full) */
+	int stop_errno;      /* why */
 	uint64_t start_ns;   /* CLOCK_MONOTONIC when this instance started */
 	uintptr_t self_lo, self_hi; /* this library's text: frames to skip */
 	/* processes and control */
@@ -89,20 +90,28 @@ extern const volatile uint32_t *er_ctl ER_HIDDEN;
  * still run. */
 static inline int er_off(void)
 {
-	return __atomic_load_n(&er.paused, __ATOMIC_RELAXED) |
+	return __atomic_load_n(&er.paused, __ATOMIC_RELAXED) | __atomic_load_n(&er.stopped, __ATOMIC_RELAXED) |
 	       (__atomic_load_n((const volatile uint64_t *)(er_ctl + ER_STATE_STOP), __ATOMIC_RELAXED) != 0);
 }
 
 /* Control messages, library -> er, 32 bytes each, written to the FIFO ER_EXPDIR/.control. */
 #define ER_MSG_MAGIC 0x31435245u /* "ERC1" */
-enum er_msg_kind { ER_MSG_SAMPLE = 1, ER_MSG_PAUSED, ER_MSG_RESUMED, ER_MSG_STARTED, ER_MSG_FORKED, ER_MSG_EXECED };
+enum er_msg_kind {
+	ER_MSG_SAMPLE = 1,
+	ER_MSG_PAUSED,
+	ER_MSG_RESUMED,
+	ER_MSG_STARTED,
+	ER_MSG_FORKED,
+	ER_MSG_EXECED,
+	ER_MSG_STOPPED, /* recording stopped for good: arg is the errno (ENOSPC: the disk is full) */
+};
 struct er_msg {
 	uint32_t magic;
 	uint32_t kind;
 	uint32_t pid;
 	uint32_t tid;
 	uint64_t time;  /* CLOCK_MONOTONIC ns; for 4-6 the instance's start_ns */
-	uint32_t arg;   /* 1-3: the signal; 4-6: the parent's pid */
+	uint32_t arg;   /* 1-3: the signal; 4-6: the parent's pid; 7: the errno */
 	uint32_t parent_start_lo32; /* 5: low 32 bits of the parent instance's start_ns */
 };
 _Static_assert(sizeof(struct er_msg) == 32, "er_msg");

@@ -71,12 +71,6 @@ void er_io_init(void)
 				fd = fd * 10 + (*p - '0');
 			if (fd == dfd)
 				continue;
-			int own = 0;
-			for (int s = 0; s < SLOT_N; s++)
-				if (er.fd[s] == fd && fd > 2)
-					own = 1;
-			if (own)
-				continue;
 			char path[64], target[MAX_NAME];
 			strcpy(path, "/proc/self/fd/");
 			strcat(path, d->d_name);

@@ -39,6 +39,12 @@ struct er_file_header {
 	uint32_t pid;        /* the process writing the file */
 	uint64_t param;      /* clock: the interval in ns; sync: the threshold in ns; else 0 */
 	uint64_t start_ns;   /* CLOCK_MONOTONIC when the library started */
+	/* What was not recorded, updated while the process runs (the header page stays mapped, and a
+	 * store into it needs no new space on the disk). */
+	uint32_t stop_errno; /* recording stopped for good: the error (ENOSPC: the disk is full); 0: it ran on */
+	uint32_t pad;
+	uint64_t stop_ns;    /* CLOCK_MONOTONIC when it stopped */
+	uint64_t lost;       /* records of this file that could not be written (no block to write them in) */
 };
 
 /* Record kinds (er_rec.kind). */
@@ -136,6 +142,7 @@ struct er_rec_map {
 	uint32_t pad;
 };
 
+_Static_assert(sizeof(struct er_file_header) == 64, "er_file_header");
 _Static_assert(sizeof(struct er_rec) == 16, "er_rec");
 _Static_assert(sizeof(struct er_rec_stack) == 24, "er_rec_stack");
 _Static_assert(sizeof(struct er_rec_heap) == 48, "er_rec_heap");
