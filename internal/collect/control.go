@@ -44,6 +44,7 @@ const (
 	msgStarted = 4
 	msgForked  = 5
 	msgExeced  = 6
+	msgStopped = 7 // the library stopped recording for good: signo holds the errno
 )
 
 type message struct {
@@ -175,6 +176,12 @@ func (s *Session) handleMessage(m message) {
 		}
 	case msgStarted, msgForked, msgExeced:
 		s.libraryInstances++
+	case msgStopped:
+		err := fmt.Errorf("the collector library in process %d: writing its trace: %v", m.pid, unix.Errno(m.signo))
+		if s.writeErr != nil && p.open() { // else writeFailed's warning says it, in every experiment
+			p.w.Event(experiment.Event{Time: t, Kind: "warning", Pid: m.pid, Text: fmt.Sprintf("%v: the library stopped recording at %.3f s", err, float64(t)/1e9)})
+		}
+		s.writeFailed(err)
 	}
 }
 
@@ -182,14 +189,14 @@ func unixSignal(n uint32) unix.Signal { return unix.Signal(n) }
 
 // relocateLibraryData moves the files each collector-library instance wrote under .proc/ into the
 // experiment of the image it ran in, and removes .proc/ and the FIFO. Data of images that are not
-// followed is removed.
+// followed is removed. Data that cannot be moved stays in .proc/ (the reader finds it there).
 func (s *Session) relocateLibraryData() {
 	pd := filepath.Join(s.dir, procDirName)
 	ents, err := os.ReadDir(pd)
 	if err != nil {
 		return
 	}
-	var dropped int
+	var dropped, kept int
 	for _, e := range ents {
 		if !e.IsDir() {
 			continue
@@ -204,9 +211,11 @@ func (s *Session) relocateLibraryData() {
 		p := s.imageAt(uint32(pid), start-s.startNS)
 		if p == nil || p.w == nil {
 			dropped++
+			_ = os.RemoveAll(src)
 			continue
 		}
 		files, _ := os.ReadDir(src)
+		moved := true
 		for _, f := range files {
 			if f.Name() == "info" || f.IsDir() {
 				continue
@@ -218,13 +227,23 @@ func (s *Session) relocateLibraryData() {
 				continue
 			}
 			if err := os.Rename(filepath.Join(src, f.Name()), dst); err != nil {
+				moved = false
 				s.founder.w.Event(experiment.Event{Kind: "warning", Pid: p.pid, Text: "moving the collector library's data: " + err.Error()})
 			}
+		}
+		if moved {
+			_ = os.RemoveAll(src)
+		} else {
+			kept++
 		}
 	}
 	if dropped > 0 {
 		s.founder.w.Event(experiment.Event{Kind: "comment", Text: fmt.Sprintf("%d processes traced by the collector library were not followed (-F %s); their data was discarded", dropped, s.spec.Follow)})
 	}
-	_ = os.RemoveAll(pd)
 	_ = os.Remove(filepath.Join(s.dir, controlName))
+	if kept > 0 {
+		s.founder.w.Event(experiment.Event{Kind: "warning", Text: fmt.Sprintf("the collector library's data of %d process images could not be moved into their experiments: it stays in %s", kept, procDirName)})
+		return
+	}
+	_ = os.RemoveAll(pd)
 }

@@ -202,7 +202,7 @@ func (s *Session) closeImage(p *proc) {
 	if !p.open() {
 		return
 	}
-	if err := p.w.Close(); err != nil {
+	if prior, err := p.w.Err(), p.w.Close(); err != nil && (err != prior || s.writeErr == nil) {
 		s.founder.w.Event(experiment.Event{Kind: "warning", Pid: p.pid, Text: fmt.Sprintf("writing %s: %v", filepath.Base(p.w.Dir()), err)})
 	}
 	p.closed = true

@@ -67,6 +67,7 @@ type Session struct {
 	orphanRead  int64                      // counts reported under the founder's main thread
 	exitedTasks map[*proc][]uint32         // threads that exited, by image
 	stoppedAt   int64                      // when -t or -L stopped recording; 0 while recording
+	writeErr    error                      // the first write that failed (a full disk): recording stopped
 
 	subexperiments   int
 	libraryInstances int
@@ -690,12 +691,17 @@ func (s *Session) size() int64 {
 func (s *Session) drain() {
 	s.handleMessages()
 	s.readRecords()
+	s.forEachOpen(func(p *proc) {
+		if err := p.w.Err(); err != nil {
+			s.writeFailed(err)
+		}
+	})
 	if s.recording && s.spec.SizeLimitMB > 0 && s.size() >= s.spec.SizeLimitMB<<20 {
 		s.stopRecording("limit", fmt.Sprintf("size limit of %d MB reached; data recording stopped, the target runs on", s.spec.SizeLimitMB))
 	}
 	s.forEachOpen(func(p *proc) {
 		if err := p.w.Flush(); err != nil {
-			fmt.Fprintf(s.stderr, "er collect: writing %s: %v\n", p.w.Dir(), err)
+			s.writeFailed(err)
 		}
 	})
 	// Close the experiments of processes that ended a while ago, so that a long run with many short
@@ -851,6 +857,16 @@ func (s *Session) sample(r *perfevent.Sample) {
 	}
 }
 
+// writeFailed stops recording when an experiment cannot be written (a full disk, a failing disk): the
+// target runs on, what was recorded is kept, and er says so once.
+func (s *Session) writeFailed(err error) {
+	if s.writeErr != nil {
+		return
+	}
+	s.writeErr = err
+	s.stopRecording("warning", fmt.Sprintf("%v: recording stopped at %.3f s; the target runs on, and what was recorded so far is kept", err, float64(s.now())/1e9))
+}
+
 func (s *Session) stopRecording(kind, text string) {
 	if !s.recording {
 		return
@@ -998,15 +1014,21 @@ func (s *Session) finish(waitErr error) error {
 		}
 		s.traceMappings(p)
 	})
-	_ = s.w.Flush()
-	s.writeArchives()
+	if s.writeErr != nil {
+		// The disk is full: the space kept back is for the logs, not for archives.
+		s.w.ReleaseReserve()
+		s.w.Event(experiment.Event{Time: end, Kind: "warning", Text: "load objects and sources were not archived: the disk was full (run er archive on the experiment when there is space)"})
+	} else {
+		_ = s.w.Flush()
+		s.writeArchives()
+	}
 	var errs []error
 	s.forEachOpen(func(p *proc) {
 		if p != s.founder {
 			s.closeImage(p)
 		}
 	})
-	if err := s.w.Close(); err != nil {
+	if prior, err := s.w.Err(), s.w.Close(); err != nil && (err != prior || s.writeErr == nil) {
 		errs = append(errs, fmt.Errorf("writing %s: %v", s.dir, err))
 	}
 	s.founder.closed = true
@@ -1086,7 +1108,7 @@ func (s *Session) writeThreadCounts() {
 // afterCollection archives the experiment's load objects and sources (-a) and adds it to its
 // group (-g).
 func (s *Session) afterCollection() error {
-	if s.spec.Archive != "off" {
+	if s.spec.Archive != "off" && s.writeErr == nil {
 		err := erarchive.Experiment(s.dir, s.spec.Archive, func(w string) {
 			fmt.Fprintf(s.stderr, "er collect: archive: %s\n", w)
 		})

@@ -3,10 +3,13 @@ package experiment
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
+	"syscall"
 )
 
 // Trace files: written inside the target by the collector library (preload/), one per data
@@ -27,7 +30,10 @@ const (
 	traceMagic      = "ERTRACE1"
 	traceVersion    = 1
 	traceHeaderSize = 4096
-	traceHeaderLen  = 40 // bytes of the header that are used
+	traceHeaderLen  = 40 // bytes of the header that a file has at least
+	// traceHeaderStopLen: the header's fields of what was not recorded (stop errno, stop time, lost
+	// records) end here; they are zero in files of collectors that did not write them.
+	traceHeaderStopLen = 64
 
 	recStack = 1
 	recHeap  = 2
@@ -48,6 +54,9 @@ type traceHeader struct {
 	pid       uint32
 	param     uint64
 	startNS   uint64
+	stopErrno uint32 // the library stopped recording for good (ENOSPC: a full disk); 0: it did not
+	stopNS    uint64 // when, CLOCK_MONOTONIC
+	lost      uint64 // records that could not be written
 }
 
 // traceRec is one record as found in a block.
@@ -76,6 +85,9 @@ func readTraceFile(file string, b []byte) (h traceHeader, recs []traceRec, warni
 	}
 	h = traceHeader{kind: le.Uint32(b[12:]), blockSize: le.Uint32(b[16:]), pid: le.Uint32(b[20:]),
 		param: le.Uint64(b[24:]), startNS: le.Uint64(b[32:])}
+	if len(b) >= traceHeaderStopLen {
+		h.stopErrno, h.stopNS, h.lost = le.Uint32(b[40:]), le.Uint64(b[48:]), le.Uint64(b[56:])
+	}
 	if want := traceFileKinds[filepath.Base(file)]; want != 0 && h.kind != want {
 		return h, nil, "", formatErrorf(file, 12, hint, "file kind %d, want %d for this name", h.kind, want)
 	}
@@ -122,6 +134,7 @@ type traceReader struct {
 	pending  []pendingStack    // events whose stacks are resolved at the end
 	missing  int
 	base     int64 // CLOCK_MONOTONIC of time 0
+	stops    map[uint32]*traceStop
 }
 
 type pendingStack struct {
@@ -155,6 +168,7 @@ func readTraces(d *Data, dir string, warn func(string)) error {
 			tr.base = int64(h.startNS)
 		}
 		pid := h.pid
+		warn(tr.lostData(name, h))
 		switch name {
 		case TraceStacksFile:
 			maps, werr := tr.stacks(file, pid, recs)
@@ -183,6 +197,7 @@ func readTraces(d *Data, dir string, warn func(string)) error {
 			tr.missing++
 		}
 	}
+	tr.stopWarnings(warn)
 	if tr.missing > 0 {
 		warn(fmt.Sprintf("%s: %d trace events refer to stacks that were never written; they have no stack", TraceStacksFile, tr.missing))
 	}
@@ -198,6 +213,51 @@ func readTraces(d *Data, dir string, warn func(string)) error {
 }
 
 func (tr *traceReader) t(ns uint64) int64 { return int64(ns) - tr.base }
+
+// lostData notes what the header of the trace file name says was not recorded; stopWarnings says it.
+func (tr *traceReader) lostData(name string, h traceHeader) string {
+	what := map[string]string{HeapTraceFile: "heap events", SyncTraceFile: "synchronization waits", IOTraceFile: "I/O calls",
+		ClockTraceFile: "clock samples", TraceStacksFile: "call stacks"}[name]
+	if h.stopErrno != 0 {
+		if tr.stops == nil {
+			tr.stops = map[uint32]*traceStop{}
+		}
+		st := tr.stops[h.pid]
+		if st == nil {
+			st = &traceStop{errno: h.stopErrno, ns: h.stopNS}
+			tr.stops[h.pid] = st
+		}
+		st.what = append(st.what, what)
+		st.heap = st.heap || name == HeapTraceFile
+	}
+	if h.lost != 0 {
+		return fmt.Sprintf("%s: %d records of process %d could not be written (no memory or descriptor for a new block): some %s are missing",
+			name, h.lost, h.pid, what)
+	}
+	return ""
+}
+
+// traceStop is a process whose collector library stopped recording for good.
+type traceStop struct {
+	errno uint32
+	ns    uint64
+	what  []string
+	heap  bool
+}
+
+// stopWarnings says, for each process whose library stopped recording, when and why, and what is missing.
+func (tr *traceReader) stopWarnings(warn func(string)) {
+	pids := slices.Sorted(maps.Keys(tr.stops))
+	for _, pid := range pids {
+		st := tr.stops[pid]
+		s := fmt.Sprintf("the collector library stopped recording in process %d at %.3f s: %v; the %s after that are missing",
+			pid, float64(tr.t(st.ns))/1e9, syscall.Errno(st.errno), strings.Join(st.what, ", "))
+		if st.heap {
+			s += " (blocks freed after that are shown as leaks)"
+		}
+		warn(s)
+	}
+}
 
 // stacks reads the stacks, mappings and notes of a stacks file.
 func (tr *traceReader) stacks(file string, pid uint32, recs []traceRec) (maps []Mapping, warning string) {

@@ -3,9 +3,12 @@ package experiment
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // ErrClosed is returned by a Writer's methods after Close.
@@ -34,7 +37,16 @@ type Writer struct {
 	notesSize int64
 	err       error // the first write error; every later write returns it
 	closed    bool
+	reserve   string // a file of disk space kept for the final log.xml and map.xml; "" when none
 }
+
+// ReserveFile holds disk space that a founder experiment's Writer keeps so that it can write its
+// final log.xml and map.xml when the disk fills up during a run (ReleaseReserve, Close). Readers
+// ignore it; a collector that was killed leaves it behind.
+const ReserveFile = ".reserve"
+
+// reserveBytes is the size of the reserve: log.xml, map.xml and notes of a large run fit in it.
+const reserveBytes = 256 << 10
 
 // dataFile is one binary file being written.
 type dataFile struct {
@@ -69,13 +81,20 @@ func (d *dataFile) pending() int64 {
 	return int64(len(d.buf))
 }
 
-// flush writes the pending records as one block, in one write.
+// flush writes the pending records as one block, in one write. A block that could not be written
+// whole (a full disk) is cut off again, so that the file ends with its last whole block.
 func (d *dataFile) flush() error {
 	if d.count == 0 {
 		return nil
 	}
 	sealBlock(d.buf, d.count)
 	n, err := d.f.Write(d.buf)
+	if err != nil && n > 0 {
+		if terr := d.f.Truncate(d.written); terr == nil {
+			_, _ = d.f.Seek(d.written, io.SeekStart)
+			n = 0
+		}
+	}
 	d.written += int64(n)
 	d.buf = d.buf[:blockHeaderSize]
 	d.count = 0
@@ -86,31 +105,39 @@ func (d *dataFile) flush() error {
 // archives directory, and writes log.xml, an empty map.xml and the headers of
 // the binary files at once. A descendant's subexperiment (log.Lineage set) has no
 // archives directory: its load objects are archived in the founder's.
-func Create(dir string, log Log) (*Writer, error) {
+func Create(dir string, log Log) (_ *Writer, err error) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, err
 	}
+	var w *Writer
+	defer func() {
+		if err != nil { // what was made of an experiment that cannot be written (a full disk) goes
+			if w != nil {
+				w.closeFiles()
+			}
+			os.RemoveAll(dir)
+		}
+	}()
 	if log.Lineage == "" {
 		if err := os.Mkdir(filepath.Join(dir, ArchivesDir), 0o755); err != nil {
 			return nil, err
 		}
 	}
 	log.FormatVersion = FormatVersion
-	w := &Writer{dir: dir, log: log, logDirty: true, mapDirty: true, stackIDs: map[string]uint32{}}
-	var err error
+	w = &Writer{dir: dir, log: log, logDirty: true, mapDirty: true, stackIDs: map[string]uint32{}}
+	if log.Lineage == "" {
+		w.reserve = makeReserve(dir)
+	}
 	if w.clock, err = newDataFile(dir, ClockFile, kindClock); err != nil {
 		return nil, err
 	}
 	if w.stacks, err = newDataFile(dir, StacksFile, kindStacks); err != nil {
-		w.closeFiles()
 		return nil, err
 	}
 	if w.overview, err = newDataFile(dir, OverviewFile, kindOverview); err != nil {
-		w.closeFiles()
 		return nil, err
 	}
 	if err := w.writeXML(); err != nil {
-		w.closeFiles()
 		return nil, err
 	}
 	return w, nil
@@ -118,6 +145,48 @@ func Create(dir string, log Log) (*Writer, error) {
 
 // Dir is the experiment directory.
 func (w *Writer) Dir() string { return w.dir }
+
+// makeReserve allocates the reserve file in dir and returns its path; "" when the space is not there.
+func makeReserve(dir string) string {
+	path := filepath.Join(dir, ReserveFile)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return ""
+	}
+	err = unix.Fallocate(int(f.Fd()), 0, 0, reserveBytes)
+	if errors.Is(err, unix.EOPNOTSUPP) {
+		_, err = f.Write(make([]byte, reserveBytes))
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return ""
+	}
+	return path
+}
+
+// ReleaseReserve gives the reserved disk space back, for the last writes of a run on a full disk.
+func (w *Writer) ReleaseReserve() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.releaseReserve()
+}
+
+func (w *Writer) releaseReserve() {
+	if w.reserve != "" {
+		os.Remove(w.reserve)
+		w.reserve = ""
+	}
+}
+
+// Err returns the first write error, which stopped the writing of records (a full disk); nil if none.
+func (w *Writer) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
 
 // check returns the error that stops writing, if any. Call with w.mu held.
 func (w *Writer) check() error {
@@ -332,19 +401,28 @@ func (w *Writer) Size() int64 {
 	return n
 }
 
-// Close flushes everything, writes the final log.xml and closes the files.
-// Closing a closed Writer does nothing.
+// Close flushes everything, writes the final log.xml and closes the files. After a write error
+// (a full disk) the records stay as they were, but the final log.xml and map.xml are still written,
+// in the space of the reserve: Close returns the first error. Closing a closed Writer does nothing.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
 		return nil
 	}
-	w.logDirty = true
+	w.logDirty, w.mapDirty = true, true
 	err := w.err
 	if err == nil {
 		err = w.flush()
 	}
+	if err != nil {
+		// Whatever failed, the log and the map of what was recorded are written if they can be.
+		w.releaseReserve()
+		if xerr := w.writeXML(); xerr != nil && !errors.Is(err, xerr) {
+			err = errors.Join(err, fmt.Errorf("experiment %s: %w", w.dir, xerr))
+		}
+	}
+	w.releaseReserve()
 	if cerr := w.closeFiles(); err == nil {
 		err = w.fail(cerr)
 	}

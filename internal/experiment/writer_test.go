@@ -363,3 +363,61 @@ func TestConcurrentWriters(t *testing.T) {
 		}
 	}
 }
+
+// After a write error (a full disk: /dev/full here) the records stay as they were, and Close still
+// writes the final log.xml, in the space of the reserve, which is gone afterwards.
+func TestCloseAfterWriteError(t *testing.T) {
+	w, dir := newWriter(t)
+	if w.reserve == "" {
+		t.Fatalf("no reserve in %s", dir)
+	}
+	if got := fileSize(t, filepath.Join(dir, ReserveFile)); got != reserveBytes {
+		t.Errorf("reserve of %d bytes, want %d", got, reserveBytes)
+	}
+	id, _ := w.Stack(Stack{7})
+	w.Clock(ClockSample{Time: 1, Stack: id})
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip(err)
+	}
+	w.clock.f.Close()
+	w.clock.f = full
+	w.Clock(ClockSample{Time: 2, Stack: id})
+	ferr := w.Flush()
+	if ferr == nil || w.Err() != ferr {
+		t.Fatalf("Flush to /dev/full: %v, Err %v", ferr, w.Err())
+	}
+	w.Event(Event{Time: 3, Kind: "warning", Text: "the disk is full"})
+	w.UpdateLog(func(l *Log) { l.EndTime, l.Exited, l.ExitStatus = 9, true, 7 })
+	if err := w.Close(); err != ferr {
+		t.Errorf("Close: %v, want the first error %v", err, ferr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ReserveFile)); !os.IsNotExist(err) {
+		t.Errorf("the reserve is still there: %v", err)
+	}
+	d, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Clock) != 1 || d.Log.EndTime != 9 || !d.Log.Exited || d.Log.ExitStatus != 7 || len(d.Log.Events) == 0 {
+		t.Errorf("after Close: %d samples, end %d, exited %v status %d, events %+v", len(d.Clock), d.Log.EndTime, d.Log.Exited, d.Log.ExitStatus, d.Log.Events)
+	}
+}
+
+// A subexperiment keeps no reserve: the founder's serves the whole run.
+func TestNoReserveInSubexperiment(t *testing.T) {
+	l := testLog()
+	l.Lineage = "_f1"
+	dir := filepath.Join(t.TempDir(), "_f1.er")
+	w, err := Create(dir, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := os.Stat(filepath.Join(dir, ReserveFile)); !os.IsNotExist(err) {
+		t.Errorf("a subexperiment has a reserve: %v", err)
+	}
+}
