@@ -6,6 +6,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -168,4 +169,79 @@ func TestFullDisk(t *testing.T) {
 			}
 		})
 	}
+}
+
+// goProg builds the Go program testdata/NAME (a main package with cgo) and returns the binary.
+func goProg(t *testing.T, name string) string {
+	t.Helper()
+	bin := filepath.Join(workDir, name)
+	if _, err := os.Stat(bin); err == nil {
+		return bin
+	}
+	src := t.TempDir()
+	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", name, "*.go"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no Go files in testdata/%s: %v", name, err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(src, filepath.Base(f)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(src, "go.mod"), []byte("module "+name+"\n\ngo 1.26\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1", "GOFLAGS=-mod=mod")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build testdata/%s: %v\n%s", name, err, out)
+	}
+	return bin
+}
+
+// TestCgoSigprof: the SIGPROF clock fallback profiles a Go program with cgo (goroutines in Go and C
+// code, growing stacks) without harm, also while the program profiles itself with runtime/pprof; the
+// CPU time recorded at -p hi (1 ms: a thread's last partial interval is lost, and a Go program has about
+// 8 threads) is within 10% of what the program measured (each run is about 1 s of CPU).
+func TestCgoSigprof(t *testing.T) {
+	needCollect(t)
+	prog := goProg(t, "cgospin")
+	for _, own := range []bool{false, true} {
+		t.Run(fmt.Sprintf("pprof=%v", own), func(t *testing.T) {
+			for i := range 3 {
+				args := []string{prog, "-rounds", "2500"}
+				pprofFile := filepath.Join(t.TempDir(), "own.pprof")
+				if own {
+					args = append(args, "-pprof", pprofFile)
+				}
+				exp, r := collectExp(t, []string{"ER_CLOCK_SOURCE=sigprof"}, append([]string{"-p", "hi"}, args...)...)
+				if r.code != 0 || !strings.Contains(r.stdout, "done") {
+					t.Fatalf("run %d: er collect: exit %d\n%s\n%s", i, r.code, r.stdout, lastLines(r.stderr, 30))
+				}
+				want := measured(t, r.stdout)["cpu"]
+				got := recordedCPU(openExp(t, exp))
+				t.Logf("run %d: recorded %.3f s of the %.3f s the program measured", i, got, want)
+				if got < 0.9*want || got > 1.1*want {
+					t.Errorf("run %d: recorded %.3f s, the program measured %.3f s", i, got, want)
+				}
+				if own {
+					b, err := os.ReadFile(pprofFile)
+					if err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+						t.Errorf("run %d: the program's own profile is not a gzip'd pprof file (%d bytes, %v)", i, len(b), err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// lastLines returns the last n lines of s.
+func lastLines(s string, n int) string {
+	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(l[max(0, len(l)-n):], "\n")
 }

@@ -149,7 +149,7 @@ int er_guard_signal(int sig, int why)
 	struct sigaction a, old;
 	memset(&a, 0, sizeof a);
 	a.sa_sigaction = dispatch;
-	a.sa_flags = SA_SIGINFO | SA_RESTART;
+	a.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK; /* on the alternate stack where the thread has one (a Go thread must) */
 	sigemptyset(&a.sa_mask);
 	if (real_sa(sig, NULL, &old) != 0)
 		return 0;
