@@ -245,3 +245,43 @@ func lastLines(s string, n int) string {
 	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return strings.Join(l[max(0, len(l)-n):], "\n")
 }
+
+// heapExpectations checks er's heap metrics of each function the program counted ("expect FUNC
+// allocs N bytes B leaks L leaked LB") against what it counted, exactly.
+func heapExpectations(t *testing.T, exp, out string) {
+	t.Helper()
+	got := csvRows(t, exp, "i+heapalloccnt:i+heapallocbytes:i+heapleakcnt:i+heapleakbytes", "-functions")
+	for fn, w := range expectations(t, out) {
+		g := got[fn]
+		if g == nil || g[0] != w["allocs"] || g[1] != w["bytes"] || g[2] != w["leaks"] || g[3] != w["leaked"] {
+			t.Errorf("%s: allocations, bytes, leaks, bytes leaked %v; the program counted %v %v %v %v", fn, g, w["allocs"], w["bytes"], w["leaks"], w["leaked"])
+		}
+	}
+}
+
+// TestSignalHandlerHeap: malloc and free called in a signal handler, which interrupts the program
+// while it is inside traced calls, are recorded, and in a handler nested in it: no false leak of the
+// blocks the handler frees, every block it leaks is found, and the program sees its own handlers.
+func TestSignalHandlerHeap(t *testing.T) {
+	needCollect(t)
+	prog := cprog(t, "sigheap")
+	for _, v := range []struct {
+		name string
+		env  []string
+		args []string
+	}{
+		{"perf", nil, []string{"-p", "off", "-H", "on"}},
+		{"sigprof", []string{"ER_CLOCK_SOURCE=sigprof"}, []string{"-p", "hi", "-H", "on"}},
+	} {
+		t.Run(v.name, func(t *testing.T) {
+			exp, r := collectExp(t, v.env, append(v.args, prog)...)
+			if r.code != 0 {
+				t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
+			}
+			heapExpectations(t, exp, r.stdout)
+			if !strings.Contains(r.stdout, "handlers ok") {
+				t.Errorf("sigaction did not give the program back its own handlers:\n%s", r.stdout)
+			}
+		})
+	}
+}

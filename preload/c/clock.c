@@ -30,8 +30,9 @@ void er_clock_sample(siginfo_t *si, void *uc)
 	if (!er.clock || er_off())
 		return;
 	struct er_thread *t = &er_self;
-	int nested = t->in_signal;
-	t->in_signal = 1;
+	if (t->level + 1 >= ER_LEVELS)
+		return;
+	t->level++; /* the sample is recorded whatever the interrupted code was doing */
 	t = er_thread();
 	uint64_t now = er_now();
 	uint32_t st = er_stack_context(t, uc);
@@ -44,7 +45,7 @@ void er_clock_sample(siginfo_t *si, void *uc)
 		r->cpu = cpu;
 		er_rec_commit(t, r, sizeof *r, ER_REC_CLOCK, 0, now);
 	}
-	t->in_signal = nested;
+	t->level--;
 }
 
 void er_clock_thread_start(struct er_thread *t)

@@ -22,8 +22,8 @@
 struct er_state er ER_HIDDEN;
 ER_TLS struct er_thread er_self ER_HIDDEN;
 
-static const char *const file_names[SLOT_N] = {"heaptrace", "synctrace", "iotrace", "clocktrace", "tracestacks", ""};
-static const uint32_t file_kinds[SLOT_N] = {ER_FILE_HEAP, ER_FILE_SYNC, ER_FILE_IO, ER_FILE_CLOCK, ER_FILE_STACKS, 0};
+static const char *const file_names[SLOT_N] = {"heaptrace", "synctrace", "iotrace", "clocktrace", "tracestacks"};
+static const uint32_t file_kinds[SLOT_N] = {ER_FILE_HEAP, ER_FILE_SYNC, ER_FILE_IO, ER_FILE_CLOCK, ER_FILE_STACKS};
 
 static uint64_t next_block[SLOT_N];     /* per file: the next block index to hand out */
 static uint32_t next_stack_id = 1;      /* stack ids; 0 is the empty stack */
@@ -177,8 +177,8 @@ static void block_lost(int file)
  * grow (a full disk) or was replaced stops the recording. */
 static int block_new(struct er_thread *t, int slot)
 {
-	struct er_block *b = &t->blk[slot];
-	int file = slot == SLOT_SIGSTACKS ? SLOT_STACKS : slot;
+	struct er_block *b = &t->lv[t->level].blk[slot];
+	int file = slot;
 	block_drop(b);
 	/* A child made without glibc's fork (a fork or clone system call of its own) has not started
 	 * an instance: the files are its parent's. It writes no new block (the check costs a system
@@ -187,7 +187,7 @@ static int block_new(struct er_thread *t, int slot)
 		return 0;
 	if (__atomic_load_n(&er.stopped, __ATOMIC_RELAXED))
 		return 0;
-	if (!t->in_signal) {
+	if (t->level == 0) { /* a signal handler must not wait for the lock the code it interrupted holds */
 		pool_acquire();
 		for (int i = 0; i < pool_n; i++) {
 			if ((int)pool[i].file == file) {
@@ -232,13 +232,13 @@ static int block_new(struct er_thread *t, int slot)
 
 void *er_rec_begin(struct er_thread *t, int slot, size_t size)
 {
-	struct er_block *b = &t->blk[slot];
+	struct er_block *b = &t->lv[t->level].blk[slot];
 	if (size > ER_BLOCK_SIZE || size % 8 != 0)
 		return NULL;
 	if (!b->base || b->off + size > ER_BLOCK_SIZE) {
 		if (!block_new(t, slot)) {
 			if (!__atomic_load_n(&er.stopped, __ATOMIC_RELAXED))
-				block_lost(slot == SLOT_SIGSTACKS ? SLOT_STACKS : slot);
+				block_lost(slot);
 			return NULL;
 		}
 	}
@@ -258,31 +258,59 @@ void er_rec_commit(struct er_thread *t, void *rec, size_t size, int kind, int au
 
 /* ---- threads ---- */
 
+/* levels_drop unmaps the blocks and stack caches of every level of t. */
+static void levels_drop(struct er_thread *t)
+{
+	for (int l = 0; l < ER_LEVELS; l++) {
+		for (int s = 0; s < SLOT_N; s++)
+			block_drop(&t->lv[l].blk[s]);
+		void *c = t->lv[l].cache;
+		t->lv[l].cache = NULL;
+		if (c)
+			er_sys(SYS_munmap, (long)c, sizeof(struct er_stack_cache), 0, 0, 0, 0);
+	}
+}
+
 static void thread_exit(void *arg)
 {
 	struct er_thread *t = arg;
 	if (t != &er_self)
 		return;
-	t->busy = 1;
+	t->busy = ER_BUSY;
 	er_clock_thread_stop(t);
 	pool_acquire();
-	for (int s = 0; s < SLOT_N; s++) {
-		struct er_block *b = &t->blk[s];
-		if (b->base && s != SLOT_SIGSTACKS && b->off + 256 <= ER_BLOCK_SIZE && pool_n < POOL_N) {
-			pool[pool_n++] = *b;
-			b->base = NULL;
+	for (int l = 0; l < ER_LEVELS; l++) {
+		for (int s = 0; s < SLOT_N; s++) {
+			struct er_block *b = &t->lv[l].blk[s];
+			if (b->base && b->off + 256 <= ER_BLOCK_SIZE && pool_n < POOL_N) {
+				pool[pool_n++] = *b;
+				b->base = NULL;
+			}
 		}
 	}
 	pool_release();
-	for (int s = 0; s < SLOT_N; s++)
-		block_drop(&t->blk[s]);
-	for (int i = 0; i < 2; i++) {
-		void *c = t->cache[i];
-		t->cache[i] = NULL;
-		if (c)
-			er_sys(SYS_munmap, (long)c, sizeof(struct er_stack_cache), 0, 0, 0, 0);
-	}
+	levels_drop(t);
 	t->busy = 0;
+}
+
+uint64_t er_signal_enter(struct er_thread *t)
+{
+	uint64_t saved = (uint64_t)(uint32_t)t->busy | (uint64_t)(uint32_t)t->level << 32;
+	if (t->busy == ER_HOLD)
+		return saved;
+	if (t->level + 1 >= ER_LEVELS) {
+		t->busy = ER_BUSY; /* too deep: not recorded */
+		return saved;
+	}
+	t->level++;
+	t->busy = 0;
+	return saved;
+}
+
+void er_signal_leave(struct er_thread *t, uint64_t saved)
+{
+	t->busy = (int32_t)(uint32_t)saved;
+	t->level = (int32_t)(saved >> 32);
 }
 
 struct er_thread *er_thread(void)
@@ -290,10 +318,10 @@ struct er_thread *er_thread(void)
 	struct er_thread *t = &er_self;
 	if (__builtin_expect(t->tid == 0, 0))
 		t->tid = (int32_t)er_sys(SYS_gettid, 0, 0, 0, 0, 0, 0);
-	if (__builtin_expect(!t->registered, 0) && !t->in_signal && thread_key_ok) {
+	if (__builtin_expect(!t->registered, 0) && t->level == 0 && thread_key_ok) {
 		t->registered = 1;
 		int b = t->busy;
-		t->busy = 1;
+		t->busy = ER_BUSY;
 		pthread_setspecific(thread_key, t);
 		t->busy = b;
 	}
@@ -312,14 +340,14 @@ static uint64_t stack_hash(const uint64_t *pcs, int n)
 	return h | 1; /* 0 marks an empty cache entry */
 }
 
-/* stack_cache returns the thread's cache of stack ids (one for events, one for the SIGPROF
- * handler), mapped on first use; NULL when memory is short. */
+/* stack_cache returns the thread's cache of stack ids at its signal level, mapped on first use;
+ * NULL when memory is short. */
 static struct er_stack_cache *stack_cache(struct er_thread *t)
 {
-	int which = t->in_signal ? 1 : 0;
-	if (!t->cache[which])
-		t->cache[which] = map_anon(sizeof(struct er_stack_cache));
-	return t->cache[which];
+	struct er_level *l = &t->lv[t->level];
+	if (!l->cache)
+		l->cache = map_anon(sizeof(struct er_stack_cache));
+	return l->cache;
 }
 
 static unsigned cache_slot(uint64_t h) { return (unsigned)(h >> 20) & (ER_STACK_CACHE - 1); }
@@ -337,7 +365,7 @@ static uint32_t stack_new(struct er_thread *t, const uint64_t *pcs, int n)
 {
 	uint32_t id = __atomic_fetch_add(&next_stack_id, 1, __ATOMIC_RELAXED);
 	size_t size = sizeof(struct er_rec_stack) + 8 * (size_t)n;
-	struct er_rec_stack *r = er_rec_begin(t, t->in_signal ? SLOT_SIGSTACKS : SLOT_STACKS, size);
+	struct er_rec_stack *r = er_rec_begin(t, SLOT_STACKS, size);
 	if (!r)
 		return 0;
 	r->id = id;
@@ -416,8 +444,9 @@ uint32_t er_stack_here(struct er_thread *t, uintptr_t leaf)
 	if (id)
 		return id;
 	/* A stack this thread has not seen: code that a dlopen brought in, perhaps. The unwinder
-	 * must know the object to go through it, and the experiment must name it. */
-	if (modules_changed()) {
+	 * must know the object to go through it, and the experiment must name it. (Not in a signal
+	 * handler: the code it interrupted may hold the dynamic linker's lock.) */
+	if (t->level == 0 && modules_changed()) {
 		n = unwind_here(pcs, leaf);
 		if ((id = stack_known(t, pcs, n)) != 0)
 			return id;
@@ -867,7 +896,7 @@ static int lock_try(int *l)
 static void fork_prepare(void)
 {
 	fork_busy = er_self.busy;
-	er_self.busy = 1;
+	er_self.busy = ER_HOLD;
 	fork_held = 0;
 	if (!er.active)
 		return;
@@ -909,16 +938,11 @@ void er_fork_child(void)
 	int parent_pid = er.pid;
 	uint64_t parent_start = er.start_ns;
 	er.pid = (int)er_sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
-	for (int s = 0; s < SLOT_N; s++)
-		block_drop(&t->blk[s]);
+	levels_drop(t);
+	t->level = 0;
 	for (int i = 0; i < pool_n; i++)
 		block_drop(&pool[i]);
 	pool_n = 0;
-	for (int i = 0; i < 2; i++) {
-		if (t->cache[i])
-			er_sys(SYS_munmap, (long)t->cache[i], sizeof(struct er_stack_cache), 0, 0, 0, 0);
-		t->cache[i] = NULL;
-	}
 	int heap = er.heap, sync = er.sync, io = er.io, clock = er.clock;
 	er.heap = er.sync = er.io = er.clock = 0;
 	for (int s = 0; s < SLOT_N; s++) {

@@ -16,9 +16,8 @@
 
 #define ER_TIMER_COOKIE ((void *)0x6572636cUL) /* sigev_value of the library's SIGPROF timers */
 
-/* Output slots of a thread: one current block per data file, and a second stack slot that only
- * the SIGPROF handler uses, so that a signal never writes into a block the thread is filling. */
-enum er_slot { SLOT_HEAP, SLOT_SYNC, SLOT_IO, SLOT_CLOCK, SLOT_STACKS, SLOT_SIGSTACKS, SLOT_N };
+/* Output slots of a thread: one current block per data file. */
+enum er_slot { SLOT_HEAP, SLOT_SYNC, SLOT_IO, SLOT_CLOCK, SLOT_STACKS, SLOT_N };
 
 struct er_block {
 	char *base;   /* mapped block, or NULL */
@@ -33,16 +32,31 @@ struct er_stack_cache {
 	uint32_t id[ER_STACK_CACHE];
 };
 
+/* Signal levels. A signal handler runs at the level above the code it interrupted, which may be in
+ * the middle of a record: each level has blocks and a stack cache of its own, so that a handler
+ * (the library's SIGPROF handler, or a handler of the program's that allocates) records without
+ * touching what the interrupted code was writing. Level 0 is the program outside handlers. */
+#define ER_LEVELS 4
+
+struct er_level {
+	struct er_block blk[SLOT_N];
+	struct er_stack_cache *cache; /* mmap'd lazily */
+};
+
+/* What busy holds: 0, the calls the thread makes are recorded; ER_BUSY, it is inside the collector
+ * (calls are the collector's own, or the traced call's own); ER_HOLD, it is in fork's handlers or a
+ * vfork child, where nothing may be recorded, not even by a signal handler. */
+#define ER_BUSY 1
+#define ER_HOLD 2
+
 /* er_thread is a thread's state, in initial-exec TLS (no allocation on first use). */
 struct er_thread {
-	int32_t tid;               /* 0 until first use */
-	int32_t busy;              /* > 0: inside the collector, in fork's handlers or in a vfork child:
-				    * calls made now are not recorded (offset 4: vfork's assembly uses it) */
-	int32_t in_signal;         /* inside the SIGPROF handler */
-	int32_t registered;        /* the thread-exit destructor is set */
-	struct er_block blk[SLOT_N];
-	struct er_stack_cache *cache[2]; /* [0] for events, [1] for the signal handler; mmap'd lazily */
-	void *timer;               /* SIGPROF fallback: this thread's CPU-time timer id, or NULL */
+	int32_t tid;        /* 0 until first use */
+	int32_t busy;       /* 0, ER_BUSY or ER_HOLD (offset 4: vfork's assembly uses it) */
+	int32_t level;      /* the signal level: 0 outside signal handlers */
+	int32_t registered; /* the thread-exit destructor is set */
+	struct er_level lv[ER_LEVELS];
+	void *timer;        /* SIGPROF fallback: this thread's CPU-time timer id, or NULL */
 	int32_t has_timer;
 };
 
@@ -153,6 +167,10 @@ ER_HIDDEN void er_signals_init(void);               /* handlers for the sample a
 ER_HIDDEN int er_guard_signal(int sig, int why);    /* takes sig over; 0 when it cannot */
 ER_HIDDEN void er_signals_release(void);            /* gives the program its own handlers back */
 ER_HIDDEN void er_fork_child(void);                 /* re-initialises the library in a fork child */
+/* er_signal_enter enters a signal handler's level: its calls are recorded (unless the thread holds,
+ * or the levels are used up); it returns what er_signal_leave restores. */
+ER_HIDDEN uint64_t er_signal_enter(struct er_thread *t);
+ER_HIDDEN void er_signal_leave(struct er_thread *t, uint64_t saved);
 #define ER_GUARD_CLOCK 1
 #define ER_GUARD_SAMPLE 2
 #define ER_GUARD_PAUSE 4

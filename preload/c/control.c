@@ -89,6 +89,20 @@ static int real_sa(int sig, const struct sigaction *a, struct sigaction *o)
 
 static int guarded(int sig) { return sig > 0 && sig < NSIGS && guard[sig]; }
 
+/* er_run_handler runs a handler of the program's at a signal level of its own: the calls it makes
+ * (malloc and free, most often) are recorded, even when the code it interrupted was inside the
+ * collector or inside a traced call. */
+static void er_run_handler(int sig, siginfo_t *si, void *uc, const struct sigaction *a)
+{
+	struct er_thread *t = &er_self;
+	uint64_t saved = er_signal_enter(t);
+	if (a->sa_flags & SA_SIGINFO)
+		a->sa_sigaction(sig, si, uc);
+	else
+		a->sa_handler(sig);
+	er_signal_leave(t, saved);
+}
+
 /* forward does for a signal the library keeps but did not send itself what the program asked
  * for (SIGPROF from elsewhere than the library's timers). */
 static void forward(int sig, siginfo_t *si, void *uc)
@@ -96,7 +110,7 @@ static void forward(int sig, siginfo_t *si, void *uc)
 	struct sigaction a = user_act[sig];
 	if (a.sa_flags & SA_SIGINFO) {
 		if (a.sa_sigaction)
-			a.sa_sigaction(sig, si, uc);
+			er_run_handler(sig, si, uc, &a);
 		return;
 	}
 	if (a.sa_handler == SIG_IGN)
@@ -114,7 +128,7 @@ static void forward(int sig, siginfo_t *si, void *uc)
 		er_sys(SYS_tgkill, er_sys(SYS_getpid, 0, 0, 0, 0, 0, 0), er_sys(SYS_gettid, 0, 0, 0, 0, 0, 0), sig, 0, 0, 0);
 		return;
 	}
-	a.sa_handler(sig);
+	er_run_handler(sig, si, uc, &a);
 }
 
 /* dispatch is the handler of every signal the library keeps. */
@@ -196,10 +210,73 @@ void er_signals_init(void)
 		__atomic_store_n(&er.paused, 1, __ATOMIC_RELAXED);
 }
 
+/* ---- the program's handlers of the other signals ----
+ *
+ * While heap, synchronization or I/O tracing is on, a handler the program installs for any other
+ * signal is installed behind er_wrap_handler(), which runs it at a signal level of its own (er_run_handler), so
+ * that the calls it makes are recorded. The program sees its own handler and flags, as it set them.
+ * The current handler of each signal is one of two copies, switched atomically, so that a signal
+ * arriving while another thread changes the handler reads a whole one. */
+static struct sigaction wact[NSIGS][2];
+static int wcur[NSIGS];
+static int wact_lock;
+
+static int wrapping(void) { return er.active && (er.heap || er.sync || er.io); }
+
+static void er_wrap_handler(int sig, siginfo_t *si, void *uc)
+{
+	struct sigaction a = wact[sig][__atomic_load_n(&wcur[sig], __ATOMIC_ACQUIRE)];
+	er_run_handler(sig, si, uc, &a);
+}
+
+static int is_handler(const struct sigaction *a)
+{
+	void (*h)(int) = a->sa_handler;
+	return h != SIG_DFL && h != SIG_IGN && h != SIG_ERR && h != NULL;
+}
+
+static int is_wrap(const struct sigaction *a) { return (a->sa_flags & SA_SIGINFO) && a->sa_sigaction == er_wrap_handler; }
+
+/* wrap_sigaction is sigaction for a signal the library does not keep, while wrapping. Signals are
+ * blocked while it holds its lock (sigaction is async-signal-safe: a handler may call it). */
+static int wrap_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	sigset_t all, mask;
+	sigfillset(&all);
+	er_sys(SYS_rt_sigprocmask, SIG_BLOCK, (long)&all, (long)&mask, sizeof(long), 0, 0);
+	while (__atomic_exchange_n(&wact_lock, 1, __ATOMIC_ACQUIRE))
+		__builtin_ia32_pause();
+	struct sigaction prog = wact[sig][wcur[sig]], cur;
+	int r;
+	if (act && is_handler(act)) {
+		int n = !wcur[sig];
+		wact[sig][n] = *act;
+		__atomic_store_n(&wcur[sig], n, __ATOMIC_RELEASE);
+		struct sigaction w = *act;
+		w.sa_sigaction = er_wrap_handler;
+		w.sa_flags |= SA_SIGINFO;
+		r = real_sa(sig, &w, &cur);
+		if (r != 0)
+			__atomic_store_n(&wcur[sig], !n, __ATOMIC_RELEASE);
+	} else {
+		r = real_sa(sig, act, &cur);
+	}
+	int err = errno;
+	__atomic_store_n(&wact_lock, 0, __ATOMIC_RELEASE);
+	er_sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&mask, 0, sizeof(long), 0, 0);
+	if (r == 0 && old)
+		*old = is_wrap(&cur) ? prog : cur;
+	errno = err;
+	return r;
+}
+
 ER_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	if (!guarded(sig))
-		return real_sa(sig, act, old);
+	if (!guarded(sig)) {
+		if (sig <= 0 || sig >= NSIGS || sig == SIGKILL || sig == SIGSTOP || !wrapping())
+			return real_sa(sig, act, old);
+		return wrap_sigaction(sig, act, old);
+	}
 	struct sigaction prev = user_act[sig];
 	if (act)
 		user_act[sig] = *act;
@@ -218,23 +295,28 @@ static sighandler_t handler_of(const struct sigaction *a)
 	return (a->sa_flags & SA_SIGINFO) ? (sighandler_t)(void (*)(void))a->sa_sigaction : a->sa_handler;
 }
 
-/* remember sets the program's handler of a kept signal as signal() and its relatives would. */
+/* mine says whether the library handles what the program does to sig: it keeps sig, or wraps the
+ * program's handlers. */
+static int mine(int sig) { return guarded(sig) || (sig > 0 && sig < NSIGS && sig != SIGKILL && sig != SIGSTOP && wrapping()); }
+
+/* remember sets the program's handler of sig as signal() and its relatives would, through the
+ * library's sigaction. */
 static sighandler_t remember(int sig, sighandler_t h, int flags, int block_self)
 {
 	if (h == SIG_ERR) {
 		errno = EINVAL;
 		return SIG_ERR;
 	}
-	sighandler_t prev = handler_of(&user_act[sig]);
-	struct sigaction a;
+	struct sigaction a, prev;
 	memset(&a, 0, sizeof a);
 	a.sa_handler = h;
 	a.sa_flags = flags;
 	sigemptyset(&a.sa_mask);
 	if (block_self)
 		sigaddset(&a.sa_mask, sig);
-	user_act[sig] = a;
-	return prev;
+	if (sigaction(sig, &a, &prev) != 0)
+		return SIG_ERR;
+	return handler_of(&prev);
 }
 
 #define REAL_SIGNAL(name)                                                                       \
@@ -246,56 +328,57 @@ static sighandler_t remember(int sig, sighandler_t h, int flags, int block_self)
 ER_EXPORT sighandler_t signal(int sig, sighandler_t h)
 {
 	REAL_SIGNAL("signal");
-	return guarded(sig) ? remember(sig, h, SA_RESTART, 1) : real(sig, h);
+	return mine(sig) ? remember(sig, h, SA_RESTART, 1) : real(sig, h);
 }
 
 ER_EXPORT sighandler_t bsd_signal(int sig, sighandler_t h)
 {
 	REAL_SIGNAL("bsd_signal");
-	return guarded(sig) ? remember(sig, h, SA_RESTART, 1) : real(sig, h);
+	return mine(sig) ? remember(sig, h, SA_RESTART, 1) : real(sig, h);
 }
 
 ER_EXPORT sighandler_t ssignal(int sig, sighandler_t h)
 {
 	REAL_SIGNAL("ssignal");
-	return guarded(sig) ? remember(sig, h, SA_RESTART, 1) : real(sig, h);
+	return mine(sig) ? remember(sig, h, SA_RESTART, 1) : real(sig, h);
 }
 
 /* sysv_signal: the handler is reset on delivery and the signal not blocked in it. */
 ER_EXPORT sighandler_t sysv_signal(int sig, sighandler_t h)
 {
 	REAL_SIGNAL("sysv_signal");
-	return guarded(sig) ? remember(sig, h, SA_RESETHAND | SA_NODEFER, 0) : real(sig, h);
+	return mine(sig) ? remember(sig, h, SA_RESETHAND | SA_NODEFER, 0) : real(sig, h);
 }
 
 ER_EXPORT sighandler_t __sysv_signal(int sig, sighandler_t h)
 {
 	REAL_SIGNAL("__sysv_signal");
-	return guarded(sig) ? remember(sig, h, SA_RESETHAND | SA_NODEFER, 0) : real(sig, h);
+	return mine(sig) ? remember(sig, h, SA_RESETHAND | SA_NODEFER, 0) : real(sig, h);
 }
 
 /* sigset (System V): SIG_HOLD blocks the signal (the mask is the program's to set); another
- * disposition is remembered and unblocks it. Returns SIG_HOLD when the signal was blocked. */
+ * disposition is set and unblocks it. Returns SIG_HOLD when the signal was blocked. */
 ER_EXPORT sighandler_t sigset(int sig, sighandler_t h)
 {
 	REAL_SIGNAL("sigset");
-	if (!guarded(sig))
+	if (!mine(sig))
 		return real(sig, h);
 	sigset_t set, old;
 	sigemptyset(&set);
 	sigaddset(&set, sig);
 	if (h == SIG_HOLD) {
-		if (sigprocmask(SIG_BLOCK, &set, &old) != 0)
+		struct sigaction cur;
+		if (sigaction(sig, NULL, &cur) != 0 || sigprocmask(SIG_BLOCK, &set, &old) != 0)
 			return SIG_ERR;
-		return sigismember(&old, sig) ? SIG_HOLD : handler_of(&user_act[sig]);
+		return sigismember(&old, sig) ? SIG_HOLD : handler_of(&cur);
 	}
 	if (h == SIG_ERR) {
 		errno = EINVAL;
 		return SIG_ERR;
 	}
-	if (sigprocmask(SIG_UNBLOCK, &set, &old) != 0)
-		return SIG_ERR;
 	sighandler_t prev = remember(sig, h, 0, 1);
+	if (prev == SIG_ERR || sigprocmask(SIG_UNBLOCK, &set, &old) != 0)
+		return SIG_ERR;
 	return sigismember(&old, sig) ? SIG_HOLD : prev;
 }
 
@@ -338,7 +421,7 @@ ER_EXPORT pid_t _Fork(void)
 		return -1;
 	}
 	int busy = er_self.busy;
-	er_self.busy = 1;
+	er_self.busy = ER_HOLD;
 	pid_t p = real();
 	if (p == 0)
 		er_fork_child();
@@ -378,7 +461,7 @@ __asm__(".text\n"
 	".cfi_rel_offset 16, 0\n"
 	"	testq %rax, %rax\n"
 	"	jnz 1f\n"
-	"	movl $1, %fs:4(%rsi)\n" /* the child: record nothing */
+	"	movl $" ER_STR(ER_HOLD) ", %fs:4(%rsi)\n" /* the child: record nothing */
 	"	ret\n"
 	"1:	movl %edx, %fs:4(%rsi)\n" /* the parent, resumed */
 	"	cmpq $-4095, %rax\n"
