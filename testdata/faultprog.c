@@ -5,11 +5,14 @@
  *
  *   expect work allocs N bytes B leaks L leaked LB     (heap calls of work(), all threads together)
  *   checksum C                                         (of every file it wrote)
+ *   cpu SECONDS                                        (the process's CPU time, children not counted)
  *
  * and exits with status 7 (so that a test sees er pass the target's status on).
  *
  * Usage: faultprog DIR ROUNDS [THREADS [CHILDREN [MODE]]]
- *   MODE: plain, or blocksig (blocks every signal in every thread, as some servers do).
+ *   MODE: plain; blocksig (blocks every signal in every thread, as some servers do, with
+ *   pthread_sigmask); rawblock (the same with the rt_sigprocmask system call, as runtimes that do not
+ *   use libc do).
  * Build: gcc -O1 -g -fno-omit-frame-pointer -fno-inline -pthread -o faultprog faultprog.c */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -18,13 +21,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *dir;
 static long rounds;
-static int blocksig;
+static int blocksig, rawblock;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static long allocs, bytes, leaks, leaked; /* under mu */
@@ -113,7 +118,10 @@ static void block_all(void)
 {
 	sigset_t all;
 	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	if (rawblock)
+		syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, NULL, sizeof(long));
+	else
+		pthread_sigmask(SIG_BLOCK, &all, NULL);
 }
 
 static void *thread_main(void *arg)
@@ -149,7 +157,8 @@ int main(int argc, char **argv)
 	rounds = atol(argv[2]);
 	int threads = argc > 3 ? atoi(argv[3]) : 2;
 	int children = argc > 4 ? atoi(argv[4]) : 0;
-	blocksig = argc > 5 && strcmp(argv[5], "blocksig") == 0;
+	rawblock = argc > 5 && strcmp(argv[5], "rawblock") == 0;
+	blocksig = rawblock || (argc > 5 && strcmp(argv[5], "blocksig") == 0);
 	if (threads > 64)
 		threads = 64;
 	signal(SIGUSR1, on_usr1);
@@ -202,9 +211,11 @@ int main(int argc, char **argv)
 			close(fd);
 		sum ^= h;
 	}
+	struct timespec cpu;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
 	char line[256];
-	int n = snprintf(line, sizeof line, "expect work allocs %ld bytes %ld leaks %ld leaked %ld\nchecksum %lx\n", allocs, bytes,
-			 leaks, leaked, sum);
+	int n = snprintf(line, sizeof line, "expect work allocs %ld bytes %ld leaks %ld leaked %ld\nchecksum %lx\ncpu %.6f\n", allocs,
+			 bytes, leaks, leaked, sum, (double)cpu.tv_sec + cpu.tv_nsec * 1e-9);
 	(void)!write(1, line, (size_t)n);
 	return 7;
 }

@@ -285,3 +285,38 @@ func TestSignalHandlerHeap(t *testing.T) {
 		})
 	}
 }
+
+// TestSigprofBlockedSignals: a target that blocks every signal in every thread (pthread_sigmask, as
+// servers that wait for signals with sigwait do) is still profiled by the SIGPROF fallback: the CPU
+// time recorded at -p hi is within 10% of what the program measured. Where it blocks them with the
+// system call, which the library cannot see, er says that the samples are missing.
+func TestSigprofBlockedSignals(t *testing.T) {
+	needCollect(t)
+	prog := cprog(t, "faultprog")
+	env := []string{"ER_CLOCK_SOURCE=sigprof"}
+	t.Run("pthread_sigmask", func(t *testing.T) {
+		exp, r := collectExp(t, env, "-p", "hi", prog, t.TempDir(), "3000", "2", "0", "blocksig")
+		if r.code != 7 {
+			t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
+		}
+		want := measured(t, r.stdout)["cpu"]
+		got := recordedCPU(openExp(t, exp))
+		t.Logf("recorded %.3f s of the %.3f s the program measured", got, want)
+		if got < 0.9*want || got > 1.1*want {
+			t.Errorf("recorded %.3f s, the program measured %.3f s", got, want)
+		}
+	})
+	t.Run("rt_sigprocmask", func(t *testing.T) {
+		exp, r := collectExp(t, env, "-p", "hi", prog, t.TempDir(), "3000", "2", "0", "rawblock")
+		if r.code != 7 {
+			t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
+		}
+		if !strings.Contains(r.stderr, "SIGPROF") {
+			t.Errorf("er collect does not say that the target blocked the clock's signal:\n%s", r.stderr)
+		}
+		h := er(t, "", nil, "print", "-header", exp)
+		if !strings.Contains(h.stdout, "SIGPROF") {
+			t.Errorf("the experiment's header does not say that clock samples are missing:\n%s", h.stdout)
+		}
+	})
+}

@@ -1006,6 +1006,7 @@ func (s *Session) finish(waitErr error) error {
 		s.handleMessages()
 		s.ctl.close()
 		s.relocateLibraryData()
+		s.checkSigprofCoverage(st)
 		s.w.Event(experiment.Event{Time: end, Kind: "comment", Text: fmt.Sprintf("the collector library ran in %d process images", s.libraryInstances)})
 	}
 	s.forEachOpen(func(p *proc) {
@@ -1045,6 +1046,37 @@ func (s *Session) finish(waitErr error) error {
 		return &ExitError{Code: code}
 	}
 	return nil
+}
+
+// checkSigprofCoverage warns when the SIGPROF clock recorded less than half the CPU time the target
+// used (st: its exit, with the usage of the descendants it waited for): threads that block SIGPROF
+// with the system call itself, which the collector library cannot see, are not sampled.
+func (s *Session) checkSigprofCoverage(st *os.ProcessState) {
+	if !s.sigprof || st == nil {
+		return
+	}
+	ru, ok := st.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return
+	}
+	used := ru.Utime.Nano() + ru.Stime.Nano()
+	var recorded int64
+	for _, p := range s.images {
+		if p.w != nil && !p.closed {
+			ns, err := experiment.TraceClockNS(filepath.Join(p.w.Dir(), experiment.ClockTraceFile))
+			if err == nil {
+				recorded += ns
+			}
+		}
+	}
+	if used < 200e6 || 2*recorded >= used {
+		return
+	}
+	text := fmt.Sprintf("the SIGPROF clock recorded %.3f s of the %.3f s of CPU time the target used: threads that block SIGPROF "+
+		"with the rt_sigprocmask system call (which the collector library cannot see) or processes it does not follow are "+
+		"not sampled; perf events sample every thread (sysctl kernel.perf_event_paranoid=2 or less)", float64(recorded)/1e9, float64(used)/1e9)
+	s.w.Event(experiment.Event{Time: s.now(), Kind: "warning", Text: text})
+	fmt.Fprintf(s.stderr, "er collect: %s\n", text)
 }
 
 // assignOrphanRead gives the counts reported under the founder's main thread to the one exited

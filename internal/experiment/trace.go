@@ -214,6 +214,26 @@ func readTraces(d *Data, dir string, warn func(string)) error {
 
 func (tr *traceReader) t(ns uint64) int64 { return int64(ns) - tr.base }
 
+// TraceClockNS returns the CPU time the clock samples of the trace file file (a clocktrace) stand
+// for, in ns; 0 when there is no such file.
+func TraceClockNS(file string) (int64, error) {
+	b, err := readIfExists(file)
+	if err != nil || b == nil {
+		return 0, err
+	}
+	h, recs, _, err := readTraceFile(file, b)
+	if err != nil {
+		return 0, err
+	}
+	var ns int64
+	for _, r := range recs {
+		if r.kind == recClock && len(r.body) >= 16 {
+			ns += int64(le.Uint32(r.body[4:])) * int64(h.param)
+		}
+	}
+	return ns, nil
+}
+
 // lostData notes what the header of the trace file name says was not recorded; stopWarnings says it.
 func (tr *traceReader) lostData(name string, h traceHeader) string {
 	what := map[string]string{HeapTraceFile: "heap events", SyncTraceFile: "synchronization waits", IOTraceFile: "I/O calls",

@@ -88,12 +88,133 @@ void er_clock_init(void)
 		er_note("error", "cannot install the SIGPROF handler");
 		return;
 	}
+	er_clock_unblock();
 	er_clock_thread_start(er_thread());
 }
+
+/* ---- SIGPROF stays unblocked ----
+ *
+ * A program that blocks every signal (servers that wait for them with sigwait, libraries that mask
+ * them in their threads) would block the library's timers' SIGPROF too, and nothing would be
+ * recorded. While the clock is profiled, the mask functions never block SIGPROF: the thread's
+ * program-side view (prof_blocked) is kept instead and given back in the old masks they return, and
+ * a SIGPROF of the program's own (not the library's timers') that arrives while the program has it
+ * blocked is held (prof_pending) until the program unblocks it. A mask changed with the system call
+ * itself is not seen: er collect warns when the recorded CPU time falls short of the target's. */
+static ER_TLS int prof_blocked, prof_pending;
+
+static int keeping(void) { return er.clock && er_sigprof_kept(); }
+
+/* er_clock_unblock makes SIGPROF unblocked in this thread (a new thread, or a new process image that
+ * inherited a blocked mask), remembering that the program has it blocked. */
+void er_clock_unblock(void)
+{
+	sigset_t cur, prof;
+	sigemptyset(&prof);
+	sigaddset(&prof, SIGPROF);
+	if (er_sys(SYS_rt_sigprocmask, SIG_BLOCK, (long)&(sigset_t){0}, (long)&cur, sizeof(long), 0, 0) != 0)
+		return;
+	if (sigismember(&cur, SIGPROF)) {
+		prof_blocked = 1;
+		er_sys(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&prof, 0, sizeof(long), 0, 0);
+	}
+}
+
+/* er_clock_held says whether a SIGPROF of the program's must wait, and holds it. */
+int er_clock_held(void)
+{
+	if (!prof_blocked)
+		return 0;
+	prof_pending = 1;
+	return 1;
+}
+
+/* mask does what how, set and old ask of the signal mask through real, keeping SIGPROF unblocked. */
+static int mask(int how, const sigset_t *set, sigset_t *old, int (*real)(int, const sigset_t *, sigset_t *))
+{
+	if (!keeping())
+		return real(how, set, old);
+	int was = prof_blocked, now = was;
+	sigset_t s;
+	if (set) {
+		s = *set;
+		int has = sigismember(&s, SIGPROF) == 1;
+		if (how == SIG_BLOCK)
+			now = was || has;
+		else if (how == SIG_UNBLOCK)
+			now = was && !has;
+		else if (how == SIG_SETMASK)
+			now = has;
+		if (how != SIG_UNBLOCK)
+			sigdelset(&s, SIGPROF);
+		set = &s;
+	}
+	int r = real(how, set, old);
+	if (r != 0)
+		return r;
+	if (old) {
+		if (was)
+			sigaddset(old, SIGPROF);
+		else
+			sigdelset(old, SIGPROF);
+	}
+	prof_blocked = now;
+	if (was && !now && prof_pending) {
+		prof_pending = 0;
+		er_sys(SYS_tgkill, er_sys(SYS_getpid, 0, 0, 0, 0, 0, 0), er_sys(SYS_gettid, 0, 0, 0, 0, 0, 0), SIGPROF, 0, 0, 0);
+	}
+	return r;
+}
+
+ER_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	static int (*real)(int, const sigset_t *, sigset_t *);
+	if (!real)
+		real = (int (*)(int, const sigset_t *, sigset_t *))er_next("sigprocmask");
+	return mask(how, set, old, real);
+}
+
+ER_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	static int (*real)(int, const sigset_t *, sigset_t *);
+	if (!real)
+		real = (int (*)(int, const sigset_t *, sigset_t *))er_next("pthread_sigmask");
+	return mask(how, set, old, real);
+}
+
+/* sighold and sigrelse (System V) block and unblock one signal. */
+ER_EXPORT int sighold(int sig)
+{
+	static int (*real)(int);
+	if (!real)
+		real = (int (*)(int))er_next("sighold");
+	if (sig != SIGPROF || !keeping())
+		return real(sig);
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	return sigprocmask(SIG_BLOCK, &set, NULL);
+}
+
+ER_EXPORT int sigrelse(int sig)
+{
+	static int (*real)(int);
+	if (!real)
+		real = (int (*)(int))er_next("sigrelse");
+	if (sig != SIGPROF || !keeping())
+		return real(sig);
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	return sigprocmask(SIG_UNBLOCK, &set, NULL);
+}
+
+/* ---- threads ---- */
 
 struct start {
 	void *(*fn)(void *);
 	void *arg;
+	int prof_blocked; /* the creating thread's view of SIGPROF, which the new thread inherits */
 };
 
 static void *thread_start(void *p)
@@ -103,8 +224,11 @@ static void *thread_start(void *p)
 	t->busy = 1;
 	free(p);
 	t = er_thread();
-	if (er.clock)
+	prof_blocked = s.prof_blocked;
+	if (er.clock) {
+		er_clock_unblock(); /* pthread_attr_setsigmask_np may have blocked it */
 		er_clock_thread_start(t);
+	}
 	t->busy = 0;
 	return s.fn(s.arg);
 }
@@ -125,6 +249,7 @@ ER_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*
 		return real(th, attr, fn, arg);
 	s->fn = fn;
 	s->arg = arg;
+	s->prof_blocked = prof_blocked;
 	int r = real(th, attr, thread_start, s);
 	if (r != 0) {
 		t->busy = 1;

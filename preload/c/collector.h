@@ -152,6 +152,9 @@ ER_HIDDEN void er_maps_update(void);
 ER_HIDDEN void er_clock_init(void);
 ER_HIDDEN void er_clock_thread_start(struct er_thread *t);
 ER_HIDDEN void er_clock_thread_stop(struct er_thread *t);
+ER_HIDDEN void er_clock_unblock(void);  /* SIGPROF unblocked in this thread; the program's view kept */
+ER_HIDDEN int er_clock_held(void);      /* a SIGPROF of the program's must wait: it is held */
+ER_HIDDEN int er_sigprof_kept(void);    /* the library keeps SIGPROF */
 ER_HIDDEN void er_sync_calibrate(void);
 ER_HIDDEN void er_io_init(void);
 ER_HIDDEN long er_sys(long n, long a, long b, long c, long d, long e, long f);

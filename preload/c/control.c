@@ -89,6 +89,8 @@ static int real_sa(int sig, const struct sigaction *a, struct sigaction *o)
 
 static int guarded(int sig) { return sig > 0 && sig < NSIGS && guard[sig]; }
 
+int er_sigprof_kept(void) { return (guard[SIGPROF] & ER_GUARD_CLOCK) != 0; }
+
 /* er_run_handler runs a handler of the program's at a signal level of its own: the calls it makes
  * (malloc and free, most often) are recorded, even when the code it interrupted was inside the
  * collector or inside a traced call. */
@@ -145,7 +147,7 @@ static void dispatch(int sig, siginfo_t *si, void *uc)
 			int p = __atomic_xor_fetch(&er.paused, 1, __ATOMIC_RELAXED);
 			er_send(p ? ER_MSG_PAUSED : ER_MSG_RESUMED, (uint32_t)sig, 0, 0);
 		}
-	} else {
+	} else if (!(sig == SIGPROF && er_clock_held())) { /* the program has SIGPROF blocked: later */
 		forward(sig, si, uc);
 	}
 	errno = saved;
