@@ -320,3 +320,16 @@ func TestSigprofBlockedSignals(t *testing.T) {
 		}
 	})
 }
+
+// TestSignalLongjmp: a program whose signal handler allocates and then siglongjmps out of itself,
+// every round, in three threads: every allocation of the handler and of the rounds after the jumps
+// is recorded, exactly.
+func TestSignalLongjmp(t *testing.T) {
+	needCollect(t)
+	prog := cprog(t, "faultprog")
+	exp, r := collectExp(t, nil, "-p", "off", "-H", "on", prog, t.TempDir(), "400", "2", "0", "jump")
+	if r.code != 7 {
+		t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
+	}
+	heapExpectations(t, exp, r.stdout)
+}

@@ -33,6 +33,7 @@ void er_clock_sample(siginfo_t *si, void *uc)
 	if (t->level + 1 >= ER_LEVELS)
 		return;
 	t->level++; /* the sample is recorded whatever the interrupted code was doing */
+	t->entered[t->level] = (uint64_t)(uint32_t)t->busy | (uint64_t)(uint32_t)(t->level - 1) << 32;
 	t = er_thread();
 	uint64_t now = er_now();
 	uint32_t st = er_stack_context(t, uc);

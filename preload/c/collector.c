@@ -74,10 +74,11 @@ static void pool_release(void) { __atomic_store_n(&pool_lock, 0, __ATOMIC_RELEAS
 
 static void block_drop(struct er_block *b)
 {
-	if (b->base)
-		er_sys(SYS_munmap, (long)b->base, ER_BLOCK_SIZE, 0, 0, 0, 0);
-	b->base = NULL;
+	char *base = b->base;
+	b->base = NULL; /* first: a signal handler must never see a block being unmapped */
 	b->off = 0;
+	if (base)
+		er_sys(SYS_munmap, (long)base, ER_BLOCK_SIZE, 0, 0, 0, 0);
 }
 
 /* ---- data files ----
@@ -232,9 +233,9 @@ static int block_new(struct er_thread *t, int slot)
 
 void *er_rec_begin(struct er_thread *t, int slot, size_t size)
 {
-	struct er_block *b = &t->lv[t->level].blk[slot];
-	if (size > ER_BLOCK_SIZE || size % 8 != 0)
+	if (t->level >= ER_LEVELS || size > ER_BLOCK_SIZE || size % 8 != 0)
 		return NULL;
+	struct er_block *b = &t->lv[t->level].blk[slot];
 	if (!b->base || b->off + size > ER_BLOCK_SIZE) {
 		if (!block_new(t, slot)) {
 			if (!__atomic_load_n(&er.stopped, __ATOMIC_RELAXED))
@@ -296,15 +297,24 @@ static void thread_exit(void *arg)
 uint64_t er_signal_enter(struct er_thread *t)
 {
 	uint64_t saved = (uint64_t)(uint32_t)t->busy | (uint64_t)(uint32_t)t->level << 32;
-	if (t->busy == ER_HOLD)
+	if (t->busy == ER_HOLD || t->level + 1 >= ER_DEPTH)
 		return saved;
-	if (t->level + 1 >= ER_LEVELS) {
-		t->busy = ER_BUSY; /* too deep: not recorded */
-		return saved;
-	}
 	t->level++;
-	t->busy = 0;
+	t->entered[t->level] = saved;
+	t->busy = t->level < ER_LEVELS ? 0 : ER_BUSY; /* too deep: counted, not recorded */
 	return saved;
+}
+
+void er_signal_unwound(void)
+{
+	struct er_thread *t = &er_self;
+	if (t->level <= 0 || t->busy == ER_HOLD)
+		return;
+	uint64_t saved = t->entered[t->level];
+	t->level = (int32_t)(saved >> 32);
+	/* The code jumped to is the program's, not the collector's (the handler may have interrupted
+	 * a traced call, which it abandons): its calls are recorded. */
+	t->busy = (int32_t)(uint32_t)saved == ER_HOLD ? ER_HOLD : 0;
 }
 
 void er_signal_leave(struct er_thread *t, uint64_t saved)
@@ -1055,6 +1065,7 @@ void er_init(void)
 	if (dladdr((void *)er_init, &di) && di.dli_fbase)
 		dl_iterate_phdr(self_cb, di.dli_fbase);
 	er_unwind_init();
+	er_jmp_init();
 	thread_key_ok = pthread_key_create(&thread_key, thread_exit) == 0;
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	env_parent_init();

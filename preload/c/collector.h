@@ -37,6 +37,9 @@ struct er_stack_cache {
  * (the library's SIGPROF handler, or a handler of the program's that allocates) records without
  * touching what the interrupted code was writing. Level 0 is the program outside handlers. */
 #define ER_LEVELS 4
+/* Handlers nest deeper than the levels that record: past ER_LEVELS nothing is recorded, but the depth
+ * is still counted (up to ER_DEPTH), so that a longjmp out of a handler finds the right level. */
+#define ER_DEPTH 16
 
 struct er_level {
 	struct er_block blk[SLOT_N];
@@ -53,9 +56,10 @@ struct er_level {
 struct er_thread {
 	int32_t tid;        /* 0 until first use */
 	int32_t busy;       /* 0, ER_BUSY or ER_HOLD (offset 4: vfork's assembly uses it) */
-	int32_t level;      /* the signal level: 0 outside signal handlers */
+	int32_t level;      /* the signal level: 0 outside signal handlers (up to ER_DEPTH-1) */
 	int32_t registered; /* the thread-exit destructor is set */
 	struct er_level lv[ER_LEVELS];
+	uint64_t entered[ER_DEPTH]; /* entered[l]: what er_signal_enter saved on entering level l */
 	void *timer;        /* SIGPROF fallback: this thread's CPU-time timer id, or NULL */
 	int32_t has_timer;
 };
@@ -174,6 +178,10 @@ ER_HIDDEN void er_fork_child(void);                 /* re-initialises the librar
  * or the levels are used up); it returns what er_signal_leave restores. */
 ER_HIDDEN uint64_t er_signal_enter(struct er_thread *t);
 ER_HIDDEN void er_signal_leave(struct er_thread *t, uint64_t saved);
+/* er_signal_unwound is called by longjmp and its relatives: the handler at the top level is left
+ * for good; the code it jumps to runs at the level below. */
+ER_HIDDEN void er_signal_unwound(void);
+ER_HIDDEN void er_jmp_init(void);
 #define ER_GUARD_CLOCK 1
 #define ER_GUARD_SAMPLE 2
 #define ER_GUARD_PAUSE 4

@@ -409,6 +409,36 @@ ER_EXPORT int siginterrupt(int sig, int flag)
 	return 0;
 }
 
+/* ---- longjmp out of a handler ----
+ *
+ * A handler of the program's that leaves by longjmp (or siglongjmp, or their fortified forms) never
+ * returns to er_run_handler: the jump itself says that the level it ran at is left. The real
+ * functions are looked up at start-up, as dlsym may not be called in a signal handler. */
+typedef void (*jmp_fn)(void *, int);
+static jmp_fn real_longjmp, real__longjmp, real_siglongjmp, real_longjmp_chk;
+
+void er_jmp_init(void)
+{
+	real_longjmp = (jmp_fn)er_next("longjmp");
+	real__longjmp = (jmp_fn)er_next("_longjmp");
+	real_siglongjmp = (jmp_fn)er_next("siglongjmp");
+	real_longjmp_chk = (jmp_fn)er_next("__longjmp_chk");
+}
+
+static __attribute__((noreturn)) void jump(jmp_fn *real, const char *name, void *env, int val)
+{
+	if (!*real)
+		*real = (jmp_fn)er_next(name);
+	er_signal_unwound();
+	(*real)(env, val);
+	__builtin_unreachable();
+}
+
+ER_EXPORT __attribute__((noreturn)) void longjmp(void *env, int val) { jump(&real_longjmp, "longjmp", env, val); }
+ER_EXPORT __attribute__((noreturn)) void _longjmp(void *env, int val) { jump(&real__longjmp, "_longjmp", env, val); }
+ER_EXPORT __attribute__((noreturn)) void siglongjmp(void *env, int val) { jump(&real_siglongjmp, "siglongjmp", env, val); }
+ER_EXPORT __attribute__((noreturn)) void __longjmp_chk(void *env, int val) { jump(&real_longjmp_chk, "__longjmp_chk", env, val); }
+
 /* ---- children that fork's handlers do not see ---- */
 
 /* _Fork (glibc 2.34) forks without running the fork handlers: the child must still leave the
