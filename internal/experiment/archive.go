@@ -5,20 +5,25 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"er/internal/regfile"
 )
 
 // Archive file layout: the usual file header (kind archive, variable-size
 // records), then a block holding one object record, then blocks of symbol records.
 const (
 	archiveSuffix        = ".ar"
-	archiveObjectFixed   = 24 // size, mtime, nsegments, nsymbols
-	archiveSegmentSize   = 32 // vaddr, offset, filesz, memsz
-	archiveSymbolFixed   = 21 // addr, size, kind, name length
-	maxArchiveNameLength = 64 // bytes of the load object's base name kept in ArchiveName
+	archiveObjectFixed   = 24      // size, mtime, nsegments, nsymbols
+	archiveSegmentSize   = 32      // vaddr, offset, filesz, memsz
+	archiveSymbolFixed   = 21      // addr, size, kind, name length
+	maxArchiveNameLength = 64      // bytes of the load object's base name kept in ArchiveName
+	maxArchiveString     = 1 << 20 // bytes of a string: a path, build id, kind or symbol name
+	maxArchiveSegments   = 1<<16 - 1
 )
 
 // ArchiveName is the file name under archives/ for the load object at path:
@@ -48,27 +53,44 @@ func ArchiveName(path string) string {
 
 // WriteArchive writes a to expDir/archives/ArchiveName(a.Path), replacing
 // any earlier archive of the same load object. The symbols are stored sorted
-// by address (a is not changed).
+// by address (a is not changed); a symbol name longer than the format allows (1 MiB) is cut.
 func WriteArchive(expDir string, a *Archive) error {
+	for _, s := range []string{a.Path, a.BuildID, a.Kind} {
+		if len(s) > maxArchiveString {
+			return fmt.Errorf("experiment: archive of %.80q: a string of %d bytes; an archive holds at most %d", a.Path, len(s), maxArchiveString)
+		}
+	}
+	if len(a.Segments) > maxArchiveSegments {
+		return fmt.Errorf("experiment: archive of %s: %d segments; an archive holds at most %d", a.Path, len(a.Segments), maxArchiveSegments)
+	}
 	dir := filepath.Join(expDir, ArchivesDir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	b := *a
-	if !slices.IsSortedFunc(b.Symbols, compareSymbols) {
+	long := slices.ContainsFunc(b.Symbols, func(s Symbol) bool { return len(s.Name) > maxArchiveString })
+	if sorted := slices.IsSortedFunc(b.Symbols, compareSymbols); !sorted || long {
 		b.Symbols = slices.Clone(b.Symbols)
-		slices.SortStableFunc(b.Symbols, compareSymbols)
+		if !sorted {
+			slices.SortStableFunc(b.Symbols, compareSymbols)
+		}
+	}
+	for i, s := range b.Symbols {
+		if len(s.Name) > maxArchiveString {
+			b.Symbols[i].Name = s.Name[:maxArchiveString]
+		}
 	}
 	return writeFileAtomic(dir, ArchiveName(a.Path), encodeArchive(&b))
 }
 
-// ReadArchive reads one archive file.
+// ReadArchive reads one archive file (a regular file: anything else is an error).
 func ReadArchive(file string) (*Archive, error) {
-	b, err := os.ReadFile(file)
+	f, fi, err := regfile.Open(file)
 	if err != nil {
 		return nil, err
 	}
-	return decodeArchive(file, b)
+	defer f.Close()
+	return readArchive(file, f, fi.Size())
 }
 
 func compareSymbols(a, b Symbol) int { return cmp.Compare(a.Addr, b.Addr) }
@@ -117,9 +139,14 @@ func encodeArchive(a *Archive) []byte {
 // archiveHint tells what to do about a damaged archive.
 const archiveHint = "delete the file; `er archive` writes it again from the load object if that is unchanged"
 
-// decodeArchive parses an archive file.
+// decodeArchive parses an archive file held in data.
 func decodeArchive(name string, data []byte) (*Archive, error) {
-	br, err := newBlockReader(name, bytes.NewReader(data), int64(len(data)), kindArchive, true)
+	return readArchive(name, bytes.NewReader(data), int64(len(data)))
+}
+
+// readArchive reads an archive file r of size bytes.
+func readArchive(name string, ra io.ReaderAt, size int64) (*Archive, error) {
+	br, err := newBlockReader(name, ra, size, kindArchive, true)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +186,7 @@ func decodeArchive(name string, data []byte) (*Archive, error) {
 	}
 	a.Segments = slices.Clip(a.Segments)
 	if nsym > 0 {
-		a.Symbols = make([]Symbol, 0, min(uint64(nsym), uint64(len(data))/archiveSymbolFixed))
+		a.Symbols = make([]Symbol, 0, min(uint64(nsym), uint64(dataBytes(ra, size))/archiveSymbolFixed))
 	}
 	for {
 		off, count, p, ok, err := br.next()

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"os"
 	"strconv"
+	"syscall"
 )
 
 // Framing of the binary files (docs/experiment-format.md describes it byte by byte).
@@ -23,9 +25,35 @@ const (
 const (
 	clockRecordSize   = 40 // time, period, pid, tid, cpu, stack, mode, 7 reserved bytes
 	overviewFixedSize = 78 // everything up to and including the label length
-	maxStackFrames    = 1 << 24
+	maxStackFrames    = 1 << 20
 	maxLabelLen       = 1<<16 - 1
 )
+
+// Ranges of record fields that er print sums (docs/experiment-format.md, "Ranges").
+const (
+	maxPeriodNS   = 60_000_000_000 // a clock sample stands for at most 60 s of CPU time
+	maxCounterVal = 1 << 62        // overview times, counts and sizes
+)
+
+// maxPayload is the largest block payload that a writer of this format writes for records of
+// kind k, recSize bytes each (0: variable): a block is written when its payload reaches
+// blockTarget, so it holds less than that and one record more. A larger payload is damage, found
+// before anything is allocated for it.
+func maxPayload(k recordKind, recSize uint32) int64 {
+	switch k {
+	case kindClock:
+		r := int64(max(recSize, 1))
+		return (blockTarget + r - 1) / r * r
+	case kindStacks:
+		return blockTarget - 1 + 4 + 8*maxStackFrames
+	case kindOverview:
+		return blockTarget - 1 + overviewFixedSize + maxLabelLen
+	case kindArchive:
+		// The object record is the largest: its three strings and segments.
+		return archiveObjectFixed + 3*(4+maxArchiveString) + archiveSegmentSize*maxArchiveSegments
+	}
+	return blockTarget
+}
 
 // recordKind is stored in a binary file's header and says what its records are.
 type recordKind uint32
@@ -105,9 +133,11 @@ func hintBlock(file string, off int64) string {
 type blockReader struct {
 	name    string // file name for messages
 	r       io.ReaderAt
-	size    int64  // bytes in the file when it was opened; later bytes are not read
-	off     int64  // offset of the next block
+	size    int64 // bytes in the file when it was opened; later bytes are not read
+	off     int64 // offset of the next block
+	kind    recordKind
 	recSize uint32 // record size from the file header, 0 for variable-size records
+	max     int64  // the largest payload a block of the file may have
 	strict  bool   // an incomplete last block is an error, not a warning
 	hdr     [blockHeaderSize]byte
 	buf     []byte
@@ -146,6 +176,8 @@ func newBlockReader(name string, r io.ReaderAt, size int64, k recordKind, strict
 		return nil, formatErrorf(name, 16, hintNotData, "record size %d, want %d", br.recSize, want)
 	}
 	br.off = fileHeaderSize
+	br.kind = k
+	br.max = maxPayload(k, br.recSize)
 	return br, nil
 }
 
@@ -175,6 +207,9 @@ func (br *blockReader) next() (off int64, count uint32, payload []byte, ok bool,
 	}
 	count = le.Uint32(h[4:])
 	plen := int64(le.Uint32(h[8:]))
+	if plen > br.max {
+		return off, 0, nil, false, formatErrorf(br.name, off, hintBlock(br.name, off), "block payload of %d bytes: a block of %s records holds at most %d bytes", plen, br.kind, br.max)
+	}
 	if total := blockHeaderSize + plen; total > rem {
 		return off, 0, nil, false, br.incomplete(off, rem, strconv.FormatInt(total, 10))
 	}
@@ -237,14 +272,28 @@ type clockBlock struct {
 	first int   // index of its first record in the samples
 }
 
+// dataBytes returns the bytes of data that the file r of size bytes holds: for a file, at most the
+// space the file system gave it, so that a sparse file (a size without data) does not make the
+// reader allocate for its size.
+func dataBytes(r io.ReaderAt, size int64) int64 {
+	if f, ok := r.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Blocks >= 0 {
+				return min(size, st.Blocks*512)
+			}
+		}
+	}
+	return size
+}
+
 // readClock reads a profile.clock file of size bytes.
 func readClock(name string, r io.ReaderAt, size int64) (samples []ClockSample, blocks []clockBlock, recSize uint32, warning string, err error) {
 	br, err := newBlockReader(name, r, size, kindClock, false)
 	if err != nil {
 		return nil, nil, 0, "", err
 	}
-	if br.recSize > 0 && size > fileHeaderSize {
-		samples = make([]ClockSample, 0, (size-fileHeaderSize)/int64(br.recSize))
+	if data := dataBytes(r, size); br.recSize > 0 && data > fileHeaderSize {
+		samples = make([]ClockSample, 0, (data-fileHeaderSize)/int64(br.recSize))
 	}
 	for {
 		off, count, p, ok, err := br.next()
@@ -256,7 +305,13 @@ func readClock(name string, r io.ReaderAt, size int64) (samples []ClockSample, b
 		}
 		blocks = append(blocks, clockBlock{off: off, first: len(samples)})
 		for i := range int(count) {
-			samples = append(samples, decodeClock(p[i*int(br.recSize):]))
+			s := decodeClock(p[i*int(br.recSize):])
+			if s.Period < 0 || s.Period > maxPeriodNS {
+				at := off + blockHeaderSize + int64(i)*int64(br.recSize)
+				return nil, nil, 0, "", formatErrorf(name, at, hintBlock(name, off), "sample %d has a period of %d ns: a clock sample stands for 0 to %d ns",
+					len(samples)+1, s.Period, int64(maxPeriodNS))
+			}
+			samples = append(samples, s)
 		}
 	}
 	return samples, blocks, br.recSize, br.warning, nil
@@ -371,6 +426,16 @@ func readOverview(name string, r io.ReaderAt, size int64) (samples []OverviewSam
 			if len(q)-overviewFixedSize < n {
 				at := off + blockHeaderSize + int64(pos)
 				return nil, "", formatErrorf(name, at, hintBlock(name, off), "overview record: a %d-byte label does not fit in the %d bytes left in the block", n, len(q)-overviewFixedSize)
+			}
+			for i, f := range [...]string{"userNS", "systemNS", "minflt", "majflt", "volCtxSw", "involCtxSw", "rssBytes"} {
+				if v := int64(le.Uint64(q[16+8*i:])); v < 0 || v > maxCounterVal {
+					at := off + blockHeaderSize + int64(pos)
+					return nil, "", formatErrorf(name, at, hintBlock(name, off), "overview record %d: %s %d: want 0 to %d", len(samples)+1, f, v, int64(maxCounterVal))
+				}
+			}
+			if v := int32(le.Uint32(q[72:])); v < 0 {
+				at := off + blockHeaderSize + int64(pos)
+				return nil, "", formatErrorf(name, at, hintBlock(name, off), "overview record %d: numThreads %d: want 0 or more", len(samples)+1, v)
 			}
 			samples = append(samples, OverviewSample{
 				Time:       int64(le.Uint64(q[0:])),

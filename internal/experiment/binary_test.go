@@ -3,7 +3,11 @@ package experiment
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -48,7 +52,7 @@ func TestClockRoundTrip(t *testing.T) {
 	want := testClockSamples(10)
 	want[3].Time = -5 // out of order and negative: allowed
 	want[4].Stack = ^uint32(0)
-	want[5].Period = -1 << 63
+	want[5].Period = maxPeriodNS // the longest a sample may stand for
 	b := clockFileBytes(want, 4)
 	if got := len(b); got != fileHeaderSize+3*blockHeaderSize+10*clockRecordSize {
 		t.Fatalf("file size %d", got)
@@ -118,7 +122,7 @@ func TestStacksRoundTrip(t *testing.T) {
 func testOverview() []OverviewSample {
 	return []OverviewSample{
 		{Time: 1, Pid: 2, Sample: 1, UserNS: 3, SystemNS: 4, MinFlt: 5, MajFlt: 6, VolCtxSw: 7, InvolCtxSw: 8, RSSBytes: 9, NumThreads: 10, Label: "start"},
-		{Time: 1e9, Pid: 2, Sample: 2, UserNS: -1, NumThreads: -3, Label: ""},
+		{Time: 1e9, Pid: 2, Sample: 2, UserNS: 1 << 40, NumThreads: 3, Label: ""},
 		{Time: 2e9, Pid: 2, Sample: 3, Label: strings.Repeat("é", 100)},
 	}
 }
@@ -447,4 +451,107 @@ func FuzzReadOverview(f *testing.F) {
 			t.Fatalf("round trip: %v", err)
 		}
 	})
+}
+
+// allocated returns the bytes f allocates.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// A data file made sparse, whose sizes claim gigabytes that are not there, is an error before
+// anything is allocated from those sizes: before, a block claiming 4 GB made the reader allocate
+// 4 GB before the checksum error, and a 4 GB clock file (one block, then a hole) 4.8 GB of samples.
+func TestSparseFileClaims(t *testing.T) {
+	const huge = 0xffffff00
+	claim := func(k recordKind) []byte {
+		b := appendFileHeader(nil, k)
+		blk := make([]byte, blockHeaderSize)
+		copy(blk, blockMagic)
+		le.PutUint32(blk[4:], 1)
+		le.PutUint32(blk[8:], huge)
+		le.PutUint32(blk[20:], checksum(blk[:20]))
+		return append(b, blk...)
+	}
+	tests := []struct {
+		name, file string
+		b          []byte
+		size       int64 // the file is extended to this size with a hole
+		off        int64
+		msg        string
+	}{
+		{"stacks block", StacksFile, claim(kindStacks), fileHeaderSize + blockHeaderSize + huge, fileHeaderSize,
+			"block payload of 4294967040 bytes: a block of stacks records holds at most 8454147 bytes"},
+		{"overview block", OverviewFile, claim(kindOverview), fileHeaderSize + blockHeaderSize + huge, fileHeaderSize,
+			"block payload of 4294967040 bytes: a block of overview records holds at most 131148 bytes"},
+		{"clock file", ClockFile, clockFileBytes(testClockSamples(2), 2), 4 << 30, fileHeaderSize + blockHeaderSize + 2*clockRecordSize,
+			`bad block magic "\x00\x00\x00\x00", want "ERBK"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir, _ := writeExperiment(t)
+			file := filepath.Join(dir, tt.file)
+			if err := os.WriteFile(file, tt.b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Truncate(file, tt.size); err != nil {
+				t.Skipf("cannot make a sparse file of %d bytes here: %v", tt.size, err)
+			}
+			var err error
+			n := allocated(func() { _, err = Open(dir) })
+			fe := asFormatError(t, err)
+			if fe.File != file || fe.Offset != tt.off || !strings.Contains(fe.Msg, tt.msg) {
+				t.Errorf("got %q, want %s, offset %d, %q", err, file, tt.off, tt.msg)
+			}
+			if n > 16<<20 {
+				t.Errorf("Open allocated %d bytes for a file of %d bytes of data; want at most 16 MiB", n, len(tt.b))
+			}
+		})
+	}
+}
+
+// A clock sample stands for 0 to 60 s of CPU time, and overview counters are not negative: other
+// values are damage, reported at the record (before, they were read, and er print's sums of
+// periods of 2^62 ns wrapped around).
+func TestRecordRanges(t *testing.T) {
+	samples := testClockSamples(4)
+	for _, p := range []int64{-1, 60_000_000_001, 1 << 62} {
+		samples[2].Period = p
+		b := clockFileBytes(samples, 3)
+		_, _, _, _, err := readClock("c", bytes.NewReader(b), int64(len(b)))
+		if err == nil {
+			t.Errorf("period %d: no error", p)
+			continue
+		}
+		fe := asFormatError(t, err)
+		want := fmt.Sprintf("sample 3 has a period of %d ns: a clock sample stands for 0 to 60000000000 ns", p)
+		if fe.Offset != fileHeaderSize+blockHeaderSize+2*clockRecordSize || fe.Msg != want {
+			t.Errorf("period %d: got %+v, want offset %d and %q", p, fe, fileHeaderSize+blockHeaderSize+2*clockRecordSize, want)
+		}
+	}
+	samples[2].Period = 60_000_000_000
+	b := clockFileBytes(samples, 3)
+	if got, _, _, _, err := readClock("c", bytes.NewReader(b), int64(len(b))); err != nil || len(got) != 4 {
+		t.Errorf("a period of 60 s: %v, %d samples", err, len(got))
+	}
+
+	ov := testOverview()
+	ov[1].MajFlt = -3
+	var recs [][]byte
+	for _, o := range ov {
+		recs = append(recs, appendOverview(nil, o))
+	}
+	b = blockFile(kindOverview, recs, 5)
+	_, _, err := readOverview("o", bytes.NewReader(b), int64(len(b)))
+	if err == nil {
+		t.Fatal("overview with -3 major faults: no error")
+	}
+	fe := asFormatError(t, err)
+	at := int64(fileHeaderSize + blockHeaderSize + len(recs[0]))
+	if want := "overview record 2: majflt -3: want 0 to 4611686018427387904"; fe.Offset != at || fe.Msg != want {
+		t.Errorf("got %+v, want offset %d and %q", fe, at, want)
+	}
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"er/internal/regfile"
 )
 
 // Open reads the whole experiment in dir. It reads a live or crashed
@@ -31,7 +33,7 @@ func Open(dir string) (*Data, error) {
 		}
 	}
 
-	logBytes, err := readIfExists(path(LogFile))
+	logBytes, err := readIfExists(path(LogFile), maxLogSize, LogFile)
 	if err != nil {
 		return nil, err
 	}
@@ -39,6 +41,9 @@ func Open(dir string) (*Data, error) {
 	if logBytes != nil {
 		if d.Log, described, err = decodeLog(path(LogFile), logBytes); err != nil {
 			return nil, err
+		}
+		if d.Log.EndTime == 0 {
+			warn(unfinished(dir))
 		}
 	}
 
@@ -76,7 +81,7 @@ func Open(dir string) (*Data, error) {
 		return nil, err
 	}
 
-	mapBytes, err := readIfExists(path(MapFile))
+	mapBytes, err := readIfExists(path(MapFile), maxMapSize, MapFile)
 	if err != nil {
 		return nil, err
 	}
@@ -87,14 +92,15 @@ func Open(dir string) (*Data, error) {
 	}
 
 	nClock := len(d.Clock)
-	if err := readTraces(d, dir, warn); err != nil {
+	sources := procSources(dir, d.Log, warn)
+	if err := readTraces(d, sources, warn); err != nil {
 		return nil, err
 	}
 	if len(d.Clock) > nClock {
 		slices.SortStableFunc(d.Clock, func(a, b ClockSample) int { return cmp.Compare(a.Time, b.Time) })
 	}
 
-	notes, err := readIfExists(path(NotesFile))
+	notes, err := readIfExists(path(NotesFile), maxNotesSize, NotesFile)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +117,7 @@ func Open(dir string) (*Data, error) {
 	}
 
 	// Now the warnings, in the order of the files.
-	anyData := len(present) > 0 || mapBytes != nil || hasTraceFiles(dir)
+	anyData := len(present) > 0 || mapBytes != nil || hasTraceFiles(sources)
 	switch {
 	case logBytes == nil && !anyData:
 		return nil, fmt.Errorf("%s: not an experiment: it has no %s and no data files", dir, LogFile)
@@ -134,9 +140,18 @@ func Open(dir string) (*Data, error) {
 	return d, nil
 }
 
-// readIfExists reads a file; a missing file gives nil and no error.
-func readIfExists(file string) ([]byte, error) {
-	b, err := os.ReadFile(file)
+// Limits of the text files of an experiment (docs/experiment-format.md, "Limits"): a larger file
+// was not written by er, and is not read.
+const (
+	maxLogSize   = 64 << 20  // log.xml
+	maxMapSize   = 256 << 20 // map.xml
+	maxNotesSize = 2 << 20   // notes: at most 10 comments of at most 128 KiB (the kernel's limit on one argument)
+)
+
+// readIfExists reads a regular file of at most limit bytes (what names it in the error); a missing
+// file gives nil and no error.
+func readIfExists(file string, limit int64, what string) ([]byte, error) {
+	b, err := regfile.ReadFile(file, limit, what)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -149,7 +164,7 @@ func readIfExists(file string) ([]byte, error) {
 // readData opens the binary file, if it exists, and reads it with read.
 // present gets the file's base name, mapped to the reader's warning.
 func readData(file string, present map[string]string, read func(name string, f *os.File, size int64) (string, error)) error {
-	f, err := os.Open(file)
+	f, fi, err := regfile.Open(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -157,10 +172,6 @@ func readData(file string, present map[string]string, read func(name string, f *
 		return err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
 	w, err := read(file, f, fi.Size())
 	present[filepath.Base(file)] = w
 	return err
@@ -192,8 +203,8 @@ func readArchives(d *Data, dir string, warn func(string)) error {
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if !e.Type().IsRegular() || !strings.HasSuffix(name, archiveSuffix) || strings.HasPrefix(name, ".") {
-			continue
+		if !strings.HasSuffix(name, archiveSuffix) || strings.HasPrefix(name, ".") {
+			continue // a temporary file, or a copy of a load object or source file
 		}
 		a, err := ReadArchive(filepath.Join(dir, name))
 		if err != nil {

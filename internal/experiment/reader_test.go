@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -296,5 +297,77 @@ func TestOpenSubexperimentArchives(t *testing.T) {
 	}
 	if a := fd.Archives["[kernel]"]; a == nil || a.BuildID != "" {
 		t.Errorf("founder's [kernel] archive %+v, want its own", a)
+	}
+}
+
+// specialFile replaces file with a file of another kind: "fifo" (a FIFO that a goroutine feeds
+// the file's content, so that a reader that opens it for reading gets the content instead of
+// hanging), "null" or "zero" (a symbolic link to /dev/null or /dev/zero).
+func specialFile(t *testing.T, file, kind string) {
+	t.Helper()
+	content, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	switch kind {
+	case "null", "zero":
+		if err := os.Symlink("/dev/"+kind, file); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if err := syscall.Mkfifo(file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f, err := os.OpenFile(file, os.O_WRONLY, 0) // blocks until a reader opens it
+		if err != nil {
+			return
+		}
+		f.Write(content)
+		f.Close()
+	}()
+	t.Cleanup(func() {
+		// Open the FIFO for reading, so that the feeding goroutine's open returns if nobody did.
+		if r, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+			<-done
+			r.Close()
+		}
+	})
+}
+
+// Every file of an experiment that is a FIFO or a device, not a regular file, is an error that
+// names it: before, a FIFO hung Open (or, fed by a writer, was read as the file), /dev/null was an
+// empty data file, and /dev/zero grew the reader's memory without end.
+func TestOpenRefusesSpecialFiles(t *testing.T) {
+	for _, name := range []string{LogFile, MapFile, NotesFile, ClockFile, StacksFile, OverviewFile,
+		filepath.Join(ArchivesDir, ArchiveName("[kernel]")), HeapTraceFile, TraceStacksFile} {
+		for _, kind := range []string{"fifo", "null", "zero"} {
+			t.Run(strings.ReplaceAll(name, "/", "_")+"/"+kind, func(t *testing.T) {
+				dir, _ := writeExperiment(t)
+				for n, b := range map[string][]byte{
+					HeapTraceFile:   traceFile(1, 42, 0, base, 4096, [][]byte{rec(recHeap, uint8(HeapFree), 8, base+300, uint64(0x1000))}),
+					TraceStacksFile: traceFile(5, 42, 0, base, 4096, [][]byte{stackRec(1, 0x400100)}),
+				} {
+					if err := os.WriteFile(filepath.Join(dir, n), b, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				file := filepath.Join(dir, name)
+				specialFile(t, file, kind)
+				_, err := Open(dir)
+				if err == nil {
+					t.Fatalf("Open read the experiment with %s as %s; want an error naming it", kind, name)
+				}
+				if want := file + ": not a regular file but a "; !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q, want it to say %q", err, want)
+				}
+			})
+		}
 	}
 }

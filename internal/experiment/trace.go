@@ -2,7 +2,10 @@ package experiment
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -10,6 +13,10 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"er/internal/regfile"
 )
 
 // Trace files: written inside the target by the collector library (preload/), one per data
@@ -47,6 +54,9 @@ const (
 // traceFileKinds are the header kinds of the trace files.
 var traceFileKinds = map[string]uint32{HeapTraceFile: 1, SyncTraceFile: 2, IOTraceFile: 3, ClockTraceFile: 4, TraceStacksFile: 5}
 
+// eventKinds are the kinds of the records in each kind of trace file that holds events.
+var eventKinds = map[uint32]uint8{1: recHeap, 2: recSync, 3: recIO, 4: recClock}
+
 // traceHeader is the header of a trace file.
 type traceHeader struct {
 	kind      uint32
@@ -64,23 +74,31 @@ type traceRec struct {
 	kind, aux uint8
 	tid       uint32
 	time      uint64
-	body      []byte // after the 16-byte prefix
+	body      []byte // after the 16-byte prefix; valid only while the record is being handled
 	off       int64  // file offset of the record
 }
 
-// readTraceFile reads a trace file's header and every complete record in its blocks. A zero
-// record header ends a block's records (the rest was not written); a record that does not fit
-// its block ends the block with a warning.
-func readTraceFile(file string, b []byte) (h traceHeader, recs []traceRec, warning string, err error) {
-	const hint = "the trace file is damaged; record the experiment again"
+// Ranges of trace record fields that er print sums (docs/trace-format.md, "Ranges").
+const (
+	maxUserBytes    = 1 << 57 // bytes a process can allocate or move in one call: its address space
+	minClockIval    = 100_000 // ns: the clock intervals er collect -p allows
+	maxClockIval    = 1_000_000_000
+	maxSamplePeriod = 60_000_000_000 // ns a clock sample may stand for, its count times the interval
+)
+
+const traceHint = "the trace file is damaged; record the experiment again"
+
+// parseTraceHeader checks the header of a trace file of size bytes, of which b holds the first
+// (at most traceHeaderSize).
+func parseTraceHeader(file string, b []byte) (h traceHeader, err error) {
 	if len(b) < traceHeaderLen {
-		return h, nil, "", formatErrorf(file, 0, hint, "%d bytes: too short for a trace file header (%d bytes)", len(b), traceHeaderLen)
+		return h, formatErrorf(file, 0, traceHint, "%d bytes: too short for a trace file header (%d bytes)", len(b), traceHeaderLen)
 	}
 	if string(b[:8]) != traceMagic {
-		return h, nil, "", formatErrorf(file, 0, "", "not a trace file: magic %q, want %q", b[:8], traceMagic)
+		return h, formatErrorf(file, 0, "", "not a trace file: magic %q, want %q", b[:8], traceMagic)
 	}
 	if v := le.Uint32(b[8:]); v != traceVersion {
-		return h, nil, "", formatErrorf(file, 8, "this er reads trace version "+strconv.Itoa(traceVersion)+"; use the er that recorded it",
+		return h, formatErrorf(file, 8, "this er reads trace version "+strconv.Itoa(traceVersion)+"; use the er that recorded it",
 			"trace format version %d", v)
 	}
 	h = traceHeader{kind: le.Uint32(b[12:]), blockSize: le.Uint32(b[16:]), pid: le.Uint32(b[20:]),
@@ -89,150 +107,315 @@ func readTraceFile(file string, b []byte) (h traceHeader, recs []traceRec, warni
 		h.stopErrno, h.stopNS, h.lost = le.Uint32(b[40:]), le.Uint64(b[48:]), le.Uint64(b[56:])
 	}
 	if want := traceFileKinds[filepath.Base(file)]; want != 0 && h.kind != want {
-		return h, nil, "", formatErrorf(file, 12, hint, "file kind %d, want %d for this name", h.kind, want)
+		return h, formatErrorf(file, 12, traceHint, "file kind %d, want %d for this name", h.kind, want)
 	}
 	if h.blockSize < 4096 || h.blockSize%8 != 0 || h.blockSize > 1<<26 {
-		return h, nil, "", formatErrorf(file, 16, hint, "block size %d: want a multiple of 8 between 4096 and 64 MiB", h.blockSize)
+		return h, formatErrorf(file, 16, traceHint, "block size %d: want a multiple of 8 between 4096 and 64 MiB", h.blockSize)
 	}
-	if len(b) < traceHeaderSize {
-		return h, nil, "", nil
+	if h.kind == traceFileKinds[ClockTraceFile] && (h.param < minClockIval || h.param > maxClockIval) {
+		return h, formatErrorf(file, 24, traceHint, "clock interval %d ns: want %d to %d ns", h.param, minClockIval, maxClockIval)
+	}
+	if h.startNS > 1<<62 {
+		return h, formatErrorf(file, 32, traceHint, "start time %d ns: want 0 to 2^62 ns", h.startNS)
+	}
+	return h, nil
+}
+
+// traceScan is one trace file being read: its blocks are read one at a time, so that memory does
+// not grow with the file (a trace can be larger than the memory).
+type traceScan struct {
+	name string // the file's path, for messages
+	r    io.ReaderAt
+	size int64 // bytes when opened; later bytes are not read
+	fd   int   // the descriptor, to skip holes; -1 when r is not a file
+	h    traceHeader
+	buf  []byte
+}
+
+// openTrace reads and checks the header of the trace file r of size bytes.
+func openTrace(name string, r io.ReaderAt, size int64, fd int) (*traceScan, error) {
+	hb := make([]byte, min(size, traceHeaderSize))
+	if _, err := r.ReadAt(hb, 0); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	h, err := parseTraceHeader(name, hb)
+	if err != nil {
+		return nil, err
+	}
+	return &traceScan{name: name, r: r, size: size, fd: fd, h: h}, nil
+}
+
+// scan calls fn with every complete record of the file's blocks, in file order. A zero record
+// header ends a block's records (the rest was not written); a record that does not fit its block
+// ends the block, and the warning says how many blocks did so.
+func (tf *traceScan) scan(fn func(r *traceRec)) (warning string, err error) {
+	bs := int64(tf.h.blockSize)
+	if tf.buf == nil {
+		tf.buf = make([]byte, bs)
 	}
 	bad := 0
 	firstBad := int64(-1)
 	whyBad := ""
-	for start := int64(traceHeaderSize); start < int64(len(b)); start += int64(h.blockSize) {
-		end := min(start+int64(h.blockSize), int64(len(b)))
-		for off := start; off+16 <= end; {
+	var r traceRec
+	for start := int64(traceHeaderSize); start < tf.size; start += bs {
+		if next, ok := tf.nextData(start); !ok {
+			break
+		} else if next >= start+bs {
+			start += (next - start) / bs * bs // a hole of whole blocks: nothing was written there
+			if start >= tf.size {
+				break
+			}
+		}
+		b := tf.buf[:min(bs, tf.size-start)]
+		if n, err := tf.r.ReadAt(b, start); n < len(b) {
+			if err == nil || errors.Is(err, io.EOF) { // cut short while reading: what is there
+				b = b[:n]
+			} else {
+				return "", fmt.Errorf("%s: %w", tf.name, err)
+			}
+		}
+		for off := 0; off+16 <= len(b); {
 			w := le.Uint64(b[off:])
 			if w == 0 {
 				break
 			}
-			size := int64(w&0xffff) * 8
-			if size < 16 || off+size > end {
+			size := int(w&0xffff) * 8
+			if size < 16 || off+size > len(b) {
 				bad++
 				if firstBad < 0 {
-					firstBad, whyBad = off, fmt.Sprintf("record of %d bytes does not fit its block", size)
+					firstBad, whyBad = start+int64(off), fmt.Sprintf("record of %d bytes does not fit its block", size)
 				}
 				break
 			}
-			recs = append(recs, traceRec{kind: uint8(w >> 16), aux: uint8(w >> 24), tid: uint32(w >> 32),
-				time: le.Uint64(b[off+8:]), body: b[off+16 : off+size], off: off})
+			r = traceRec{kind: uint8(w >> 16), aux: uint8(w >> 24), tid: uint32(w >> 32),
+				time: le.Uint64(b[off+8:]), body: b[off+16 : off+size], off: start + int64(off)}
+			fn(&r)
 			off += size
 		}
 	}
 	if bad > 0 {
 		warning = fmt.Sprintf("%s: %d blocks end in a damaged record (first at offset %d: %s); their other records are read",
-			filepath.Base(file), bad, firstBad, whyBad)
+			filepath.Base(tf.name), bad, firstBad, whyBad)
 	}
-	return h, recs, warning, nil
+	return warning, nil
+}
+
+// nextData returns the offset of the first byte at or after off that the file system holds data
+// for (SEEK_DATA), so that the holes of a sparse file are not read; ok is false when there is no
+// data from off on. Without the descriptor or SEEK_DATA it returns off.
+func (tf *traceScan) nextData(off int64) (next int64, ok bool) {
+	if tf.fd < 0 {
+		return off, true
+	}
+	next, err := unix.Seek(tf.fd, off, unix.SEEK_DATA)
+	switch {
+	case err == unix.ENXIO:
+		return off, false
+	case err != nil || next < off:
+		return off, true
+	}
+	return next, true
+}
+
+// skipped counts the records of one file that were skipped, and why.
+type skipped struct {
+	malformed int // too short for their kind, or of an unknown kind
+	outside   int // a value outside the format's range
+	first     int64
+	why       string
+}
+
+func (s *skipped) out(off int64, format string, args ...any) {
+	if s.outside == 0 {
+		s.first, s.why = off, fmt.Sprintf(format, args...)
+	}
+	s.outside++
+}
+
+func (s *skipped) warnings(file string, warn func(string)) {
+	if s.malformed > 0 {
+		warn(fmt.Sprintf("%s: %d malformed or unknown records skipped", filepath.Base(file), s.malformed))
+	}
+	if s.outside > 0 {
+		warn(fmt.Sprintf("%s: %d records out of range skipped (first at offset %d: %s)", filepath.Base(file), s.outside, s.first, s.why))
+	}
+}
+
+// traceSource is the trace files of one collector-library instance: each file is in dir, or in
+// alt when dir has none of that name (the experiment's own files, then those left in .proc/).
+type traceSource struct {
+	dir, alt string
+	note     string // a warning to give when a file is read from alt
+}
+
+// path returns the file name of the source, and whether it is in alt.
+func (src traceSource) path(name string) (string, bool) {
+	if src.dir != "" {
+		p := filepath.Join(src.dir, name)
+		if _, err := os.Lstat(p); err == nil || src.alt == "" {
+			return p, false
+		}
+	}
+	if src.alt == "" {
+		return "", false
+	}
+	return filepath.Join(src.alt, name), true
 }
 
 // traceReader turns the records of an experiment's trace files into events of d.
 type traceReader struct {
-	d        *Data
-	stackIdx map[uint64]uint32 // (pid<<32 | trace stack id) → index in d.Stacks
-	pending  []pendingStack    // events whose stacks are resolved at the end
-	missing  int
-	base     int64 // CLOCK_MONOTONIC of time 0
-	stops    map[uint32]*traceStop
+	d       *Data
+	warn    func(string)
+	missing int
+	base    int64 // CLOCK_MONOTONIC of time 0
+	stops   map[uint32]*traceStop
+	perf    map[uint32]bool // processes whose mappings perf recorded (map.xml)
+	maps    map[uint32][]Mapping
+
+	// the instance being read: its stacks by id, and where its events start in d
+	stackIdx               map[uint32]uint32
+	heap0, sync0, io0, ck0 int
 }
 
-type pendingStack struct {
-	ref *uint32
-	key uint64
-}
-
-// readTraces reads the trace files of dir into d, after the perf-event files.
-func readTraces(d *Data, dir string, warn func(string)) error {
-	tr := &traceReader{d: d, stackIdx: map[uint64]uint32{}, base: d.Log.StartPerfNS}
-	var mapsByPid map[uint32][]Mapping
-	havePerfMaps := map[uint32]bool{}
+func newTraceReader(d *Data, warn func(string)) *traceReader {
+	tr := &traceReader{d: d, warn: warn, base: d.Log.StartPerfNS, perf: map[uint32]bool{}}
 	for _, m := range d.Mappings {
-		havePerfMaps[m.Pid] = true
+		tr.perf[m.Pid] = true
 	}
-	for _, name := range TraceFiles {
-		file := filepath.Join(dir, name)
-		b, err := readIfExists(file)
-		if err != nil {
-			return err
-		}
-		if b == nil {
-			continue
-		}
-		h, recs, w, err := readTraceFile(file, b)
-		if err != nil {
-			return err
-		}
-		warn(w)
-		if tr.base == 0 {
-			tr.base = int64(h.startNS)
-		}
-		pid := h.pid
-		warn(tr.lostData(name, h))
-		switch name {
-		case TraceStacksFile:
-			maps, werr := tr.stacks(file, pid, recs)
-			warn(werr)
-			if !havePerfMaps[pid] {
-				if mapsByPid == nil {
-					mapsByPid = map[uint32][]Mapping{}
-				}
-				mapsByPid[pid] = append(mapsByPid[pid], maps...)
+	return tr
+}
+
+// readTraces reads the trace files of the sources into d, after the perf-event files.
+func readTraces(d *Data, sources []traceSource, warn func(string)) error {
+	tr := newTraceReader(d, warn)
+	for _, src := range sources {
+		tr.begin()
+		noted := false
+		for _, name := range TraceFiles {
+			file, fromAlt := src.path(name)
+			if file == "" {
+				continue
 			}
-		case ClockTraceFile:
-			d.Log.Settings = append(d.Log.Settings, Setting{Name: "sigprof_interval_ns", Value: strconv.FormatUint(h.param, 10)})
-			warn(tr.events(file, pid, recs, h.param))
-		default:
-			if name == SyncTraceFile {
-				d.Log.Settings = append(d.Log.Settings, Setting{Name: "sync_threshold_ns", Value: strconv.FormatUint(h.param, 10)})
+			f, fi, err := regfile.Open(file)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
 			}
-			warn(tr.events(file, pid, recs, h.param))
+			if err != nil {
+				return err
+			}
+			if fromAlt && !noted && src.note != "" {
+				warn(src.note)
+				noted = true
+			}
+			err = tr.readFile(name, file, f, fi.Size(), int(f.Fd()))
+			f.Close()
+			if err != nil {
+				return err
+			}
 		}
+		tr.end()
 	}
-	for _, p := range tr.pending {
-		if idx, ok := tr.stackIdx[p.key]; ok {
-			*p.ref = idx
+	tr.finish()
+	return nil
+}
+
+// begin starts reading the files of one instance.
+func (tr *traceReader) begin() {
+	tr.stackIdx = map[uint32]uint32{}
+	tr.heap0, tr.sync0, tr.io0, tr.ck0 = len(tr.d.Heap), len(tr.d.Sync), len(tr.d.IO), len(tr.d.Clock)
+}
+
+// end resolves the stack ids of the instance's events (read before its stacks) to stacks of d.
+func (tr *traceReader) end() {
+	resolve := func(p *uint32) {
+		if *p == 0 {
+			return
+		}
+		if idx, ok := tr.stackIdx[*p]; ok {
+			*p = idx
 		} else {
-			*p.ref = 0
+			*p = 0
 			tr.missing++
 		}
 	}
-	tr.stopWarnings(warn)
-	if tr.missing > 0 {
-		warn(fmt.Sprintf("%s: %d trace events refer to stacks that were never written; they have no stack", TraceStacksFile, tr.missing))
+	d := tr.d
+	for i := tr.heap0; i < len(d.Heap); i++ {
+		resolve(&d.Heap[i].Stack)
 	}
-	for _, ms := range mapsByPid {
-		d.Mappings = append(d.Mappings, ms...)
+	for i := tr.sync0; i < len(d.Sync); i++ {
+		resolve(&d.Sync[i].Stack)
+	}
+	for i := tr.io0; i < len(d.IO); i++ {
+		resolve(&d.IO[i].Stack)
+	}
+	for i := tr.ck0; i < len(d.Clock); i++ {
+		resolve(&d.Clock[i].Stack)
+	}
+}
+
+// finish gives the warnings of all instances and puts the events in time order.
+func (tr *traceReader) finish() {
+	d := tr.d
+	tr.stopWarnings(tr.warn)
+	if tr.missing > 0 {
+		tr.warn(fmt.Sprintf("%s: %d trace events refer to stacks that were never written; they have no stack", TraceStacksFile, tr.missing))
+	}
+	for _, pid := range slices.Sorted(maps.Keys(tr.maps)) {
+		d.Mappings = append(d.Mappings, tr.maps[pid]...)
 	}
 	byTime := func(a, b int64) int { return cmp.Compare(a, b) }
-	slices.SortStableFunc(d.Heap, func(a, b HeapEvent) int { return byTime(a.Time, b.Time) })
+	if !slices.IsSortedFunc(d.Heap, func(a, b HeapEvent) int { return byTime(a.Time, b.Time) }) {
+		slices.SortStableFunc(d.Heap, func(a, b HeapEvent) int { return byTime(a.Time, b.Time) })
+	}
 	slices.SortStableFunc(d.Sync, func(a, b SyncEvent) int { return byTime(a.Time, b.Time) })
 	slices.SortStableFunc(d.IO, func(a, b IOEvent) int { return byTime(a.Time, b.Time) })
 	nameFiles(d.IO)
+}
+
+// readFile reads the trace file name (one of TraceFiles) of the instance being read, at file.
+func (tr *traceReader) readFile(name, file string, r io.ReaderAt, size int64, fd int) error {
+	tf, err := openTrace(file, r, size, fd)
+	if err != nil {
+		return err
+	}
+	h := tf.h
+	if tr.base == 0 {
+		tr.base = int64(h.startNS)
+	}
+	tr.warn(tr.lostData(name, h))
+	var sk skipped
+	var w string
+	switch name {
+	case TraceStacksFile:
+		w, err = tf.scan(func(r *traceRec) { tr.stackRecord(r, h.pid, &sk) })
+	default:
+		switch name {
+		case ClockTraceFile:
+			tr.d.Log.Settings = append(tr.d.Log.Settings, Setting{Name: "sigprof_interval_ns", Value: strconv.FormatUint(h.param, 10)})
+		case SyncTraceFile:
+			tr.d.Log.Settings = append(tr.d.Log.Settings, Setting{Name: "sync_threshold_ns", Value: strconv.FormatUint(h.param, 10)})
+		}
+		// Count first, so that the events take exactly the memory they need.
+		var n [8]int
+		if _, err := tf.scan(func(r *traceRec) { n[r.kind&7]++ }); err != nil {
+			return err
+		}
+		d := tr.d
+		d.Heap = slices.Grow(d.Heap, n[recHeap])
+		d.Sync = slices.Grow(d.Sync, n[recSync])
+		d.IO = slices.Grow(d.IO, n[recIO])
+		d.Clock = slices.Grow(d.Clock, n[recClock])
+		w, err = tf.scan(func(r *traceRec) { tr.event(r, &h, &sk) })
+	}
+	if err != nil {
+		return err
+	}
+	tr.warn(w)
+	sk.warnings(file, tr.warn)
 	return nil
 }
 
 func (tr *traceReader) t(ns uint64) int64 { return int64(ns) - tr.base }
-
-// TraceClockNS returns the CPU time the clock samples of the trace file file (a clocktrace) stand
-// for, in ns; 0 when there is no such file.
-func TraceClockNS(file string) (int64, error) {
-	b, err := readIfExists(file)
-	if err != nil || b == nil {
-		return 0, err
-	}
-	h, recs, _, err := readTraceFile(file, b)
-	if err != nil {
-		return 0, err
-	}
-	var ns int64
-	for _, r := range recs {
-		if r.kind == recClock && len(r.body) >= 16 {
-			ns += int64(le.Uint32(r.body[4:])) * int64(h.param)
-		}
-	}
-	return ns, nil
-}
 
 // lostData notes what the header of the trace file name says was not recorded; stopWarnings says it.
 func (tr *traceReader) lostData(name string, h traceHeader) string {
@@ -279,77 +462,76 @@ func (tr *traceReader) stopWarnings(warn func(string)) {
 	}
 }
 
-// stacks reads the stacks, mappings and notes of a stacks file.
-func (tr *traceReader) stacks(file string, pid uint32, recs []traceRec) (maps []Mapping, warning string) {
-	bad := 0
-	open := map[uint64]int{} // start → index in maps of a mapping not yet unmapped
-	for _, r := range recs {
-		switch r.kind {
-		case recStack:
-			if len(r.body) < 8 {
-				bad++
-				continue
-			}
-			id, n := le.Uint32(r.body), le.Uint32(r.body[4:])
-			if uint64(n)*8 > uint64(len(r.body)-8) {
-				bad++
-				continue
-			}
-			s := make(Stack, n)
-			for i := range s {
-				s[i] = le.Uint64(r.body[8+8*i:])
-			}
-			key := uint64(pid)<<32 | uint64(id)
-			if _, dup := tr.stackIdx[key]; dup {
-				continue
-			}
-			tr.stackIdx[key] = uint32(len(tr.d.Stacks))
-			tr.d.Stacks = append(tr.d.Stacks, s)
-		case recMap:
-			if len(r.body) < 32 {
-				bad++
-				continue
-			}
-			start, end, off := le.Uint64(r.body), le.Uint64(r.body[8:]), le.Uint64(r.body[16:])
-			pl := le.Uint32(r.body[24:])
-			if uint64(pl) > uint64(len(r.body)-32) {
-				bad++
-				continue
-			}
-			if r.aux == 1 {
-				if i, ok := open[start]; ok {
-					maps[i].UnloadTime = tr.t(r.time)
-					delete(open, start)
-				}
-				continue
-			}
-			if end <= start {
-				bad++
-				continue
-			}
-			load := max(tr.t(r.time), 0)
-			if r.aux == 2 { // mapped before the library started: there from time 0 on, as /proc/PID/maps mappings are
-				load = 0
-			}
-			open[start] = len(maps)
-			maps = append(maps, Mapping{Pid: pid, Start: start, End: end, Offset: off, Path: string(r.body[32 : 32+pl]),
-				LoadTime: load, UnloadTime: -1})
-		case recNote:
-			text := string(trimNUL(r.body))
-			k, v, ok := cutEq(text)
-			if !ok {
-				bad++
-				continue
-			}
-			tr.d.Log.Settings = append(tr.d.Log.Settings, Setting{Name: "collector." + k, Value: v})
-		default:
-			bad++
+// stackRecord reads one record of a stacks file of process pid: a stack, a mapping or a note.
+func (tr *traceReader) stackRecord(r *traceRec, pid uint32, sk *skipped) {
+	switch r.kind {
+	case recStack:
+		if len(r.body) < 8 {
+			sk.malformed++
+			return
 		}
+		id, n := le.Uint32(r.body), le.Uint32(r.body[4:])
+		if uint64(n)*8 > uint64(len(r.body)-8) {
+			sk.malformed++
+			return
+		}
+		if _, dup := tr.stackIdx[id]; dup || id == 0 {
+			return
+		}
+		s := make(Stack, n)
+		for i := range s {
+			s[i] = le.Uint64(r.body[8+8*i:])
+		}
+		tr.stackIdx[id] = uint32(len(tr.d.Stacks))
+		tr.d.Stacks = append(tr.d.Stacks, s)
+	case recMap:
+		if len(r.body) < 32 {
+			sk.malformed++
+			return
+		}
+		start, end, off := le.Uint64(r.body), le.Uint64(r.body[8:]), le.Uint64(r.body[16:])
+		pl := le.Uint32(r.body[24:])
+		if uint64(pl) > uint64(len(r.body)-32) {
+			sk.malformed++
+			return
+		}
+		if tr.perf[pid] {
+			return // perf recorded this process's mappings: map.xml has them
+		}
+		if tr.maps == nil {
+			tr.maps = map[uint32][]Mapping{}
+		}
+		ms := tr.maps[pid]
+		if r.aux == 1 {
+			for i := len(ms) - 1; i >= 0; i-- {
+				if ms[i].Start == start && ms[i].UnloadTime == -1 {
+					ms[i].UnloadTime = tr.t(r.time)
+					break
+				}
+			}
+			return
+		}
+		if end <= start {
+			sk.malformed++
+			return
+		}
+		load := max(tr.t(r.time), 0)
+		if r.aux == 2 { // mapped before the library started: there from time 0 on, as /proc/PID/maps mappings are
+			load = 0
+		}
+		tr.maps[pid] = append(ms, Mapping{Pid: pid, Start: start, End: end, Offset: off, Path: string(r.body[32 : 32+pl]),
+			LoadTime: load, UnloadTime: -1})
+	case recNote:
+		text := string(trimNUL(r.body))
+		k, v, ok := cutEq(text)
+		if !ok {
+			sk.malformed++
+			return
+		}
+		tr.d.Log.Settings = append(tr.d.Log.Settings, Setting{Name: "collector." + k, Value: v})
+	default:
+		sk.malformed++
 	}
-	if bad > 0 {
-		warning = fmt.Sprintf("%s: %d malformed or unknown records skipped", filepath.Base(file), bad)
-	}
-	return maps, warning
 }
 
 func trimNUL(b []byte) []byte {
@@ -368,98 +550,88 @@ func cutEq(s string) (string, string, bool) {
 	return "", "", false
 }
 
-// events reads the events of a heap, sync, I/O or clock trace file. param is the header's
-// parameter (the clock interval for clock files).
-func (tr *traceReader) events(file string, pid uint32, recs []traceRec, param uint64) string {
+// event reads one record of a heap, sync, I/O or clock trace file with header h. Its stack is the
+// trace's stack id until end resolves it.
+func (tr *traceReader) event(r *traceRec, h *traceHeader, sk *skipped) {
 	d := tr.d
-	bad := 0
-	ref := func(p *uint32, id uint32) {
-		if id == 0 {
-			*p = 0
+	b := r.body
+	pid := h.pid
+	if r.kind != eventKinds[h.kind] { // a stack, map or note record, or an event of another file's kind
+		sk.malformed++
+		return
+	}
+	if r.time < h.startNS || r.time-h.startNS > 1<<62 {
+		sk.out(r.off, "time %d ns, before the collector library started at %d ns", r.time, h.startNS)
+		return
+	}
+	ran := r.time - h.startNS // the longest a call can have taken
+	t := tr.t(r.time)
+	switch r.kind {
+	case recHeap:
+		e := HeapEvent{Time: t, Pid: pid, Tid: r.tid, Op: HeapOp(r.aux)}
+		switch {
+		case len(b) == 8 && e.Op == HeapFree: // the short form of a free
+			e.Old = le.Uint64(b)
+		case len(b) == 16: // the short form of an allocation that frees nothing
+			e.Stack, e.Size, e.Addr = le.Uint32(b), uint64(le.Uint32(b[4:])), le.Uint64(b[8:])
+		case len(b) >= 32:
+			e.Stack, e.Addr, e.Size, e.Old = le.Uint32(b), le.Uint64(b[8:]), le.Uint64(b[16:]), le.Uint64(b[24:])
+		default:
+			sk.malformed++
 			return
 		}
-		tr.pending = append(tr.pending, pendingStack{ref: p, key: uint64(pid)<<32 | uint64(id)})
-	}
-	// Events are appended first and their stack references resolved later, by pointer: the
-	// slices must not grow after the pointers are taken, so count first.
-	var nh, ns, ni, nc int
-	for _, r := range recs {
-		switch r.kind {
-		case recHeap:
-			nh++
-		case recSync:
-			ns++
-		case recIO:
-			ni++
-		case recClock:
-			nc++
+		if e.Addr != 0 && e.Op != HeapFree && e.Op != HeapMunmap && e.Size > maxUserBytes {
+			sk.out(r.off, "an allocation of %d bytes, more than a process's address space, 2^57 bytes", e.Size)
+			return
 		}
-	}
-	d.Heap = slices.Grow(d.Heap, nh)
-	d.Sync = slices.Grow(d.Sync, ns)
-	d.IO = slices.Grow(d.IO, ni)
-	d.Clock = slices.Grow(d.Clock, nc)
-	for _, r := range recs {
-		b := r.body
-		switch r.kind {
-		case recHeap:
-			if len(b) == 8 && HeapOp(r.aux) == HeapFree { // the short form of a free
-				d.Heap = append(d.Heap, HeapEvent{Time: tr.t(r.time), Pid: pid, Tid: r.tid, Op: HeapFree, Old: le.Uint64(b)})
-				continue
-			}
-			if len(b) == 16 { // the short form of an allocation that frees nothing
-				d.Heap = append(d.Heap, HeapEvent{Time: tr.t(r.time), Pid: pid, Tid: r.tid, Op: HeapOp(r.aux),
-					Addr: le.Uint64(b[8:]), Size: uint64(le.Uint32(b[4:]))})
-				ref(&d.Heap[len(d.Heap)-1].Stack, le.Uint32(b))
-				continue
-			}
-			if len(b) < 32 {
-				bad++
-				continue
-			}
-			d.Heap = append(d.Heap, HeapEvent{Time: tr.t(r.time), Pid: pid, Tid: r.tid, Op: HeapOp(r.aux),
-				Addr: le.Uint64(b[8:]), Size: le.Uint64(b[16:]), Old: le.Uint64(b[24:])})
-			ref(&d.Heap[len(d.Heap)-1].Stack, le.Uint32(b))
-		case recSync:
-			if len(b) < 24 {
-				bad++
-				continue
-			}
-			d.Sync = append(d.Sync, SyncEvent{Time: tr.t(r.time), Pid: pid, Tid: r.tid, Op: SyncOp(r.aux),
-				Wait: int64(le.Uint64(b[8:])), Object: le.Uint64(b[16:])})
-			ref(&d.Sync[len(d.Sync)-1].Stack, le.Uint32(b))
-		case recIO:
-			if len(b) < 48 {
-				bad++
-				continue
-			}
-			nl := le.Uint32(b[4:])
-			if uint64(nl) > uint64(len(b)-48) {
-				bad++
-				continue
-			}
-			e := IOEvent{Time: tr.t(r.time), Pid: pid, Tid: r.tid, Op: IOOp(r.aux), Dur: int64(le.Uint64(b[8:])),
-				FD: int32(le.Uint32(b[16:])), FD2: int32(le.Uint32(b[20:])), Ret: int64(le.Uint64(b[24:])),
-				Bytes: int64(le.Uint64(b[32:])), Err: int32(le.Uint32(b[40:])), File: string(b[48 : 48+nl])}
-			d.IO = append(d.IO, e)
-			ref(&d.IO[len(d.IO)-1].Stack, le.Uint32(b))
-		case recClock:
-			if len(b) < 16 {
-				bad++
-				continue
-			}
-			count := int64(le.Uint32(b[4:]))
-			d.Clock = append(d.Clock, ClockSample{Time: tr.t(r.time), Pid: pid, Tid: r.tid, CPU: le.Uint32(b[8:]),
-				Mode: ModeUnknown, Period: count * int64(param)})
-			ref(&d.Clock[len(d.Clock)-1].Stack, le.Uint32(b))
-		default:
-			bad++
+		d.Heap = append(d.Heap, e)
+	case recSync:
+		if len(b) < 24 {
+			sk.malformed++
+			return
 		}
+		wait := le.Uint64(b[8:])
+		if wait > ran {
+			sk.out(r.off, "a wait of %d ns, longer than the %d ns since the collector library started", wait, ran)
+			return
+		}
+		d.Sync = append(d.Sync, SyncEvent{Time: t, Pid: pid, Tid: r.tid, Op: SyncOp(r.aux), Stack: le.Uint32(b),
+			Wait: int64(wait), Object: le.Uint64(b[16:])})
+	case recIO:
+		if len(b) < 48 {
+			sk.malformed++
+			return
+		}
+		nl := le.Uint32(b[4:])
+		if uint64(nl) > uint64(len(b)-48) {
+			sk.malformed++
+			return
+		}
+		dur, bytes := le.Uint64(b[8:]), int64(le.Uint64(b[32:]))
+		switch {
+		case dur > ran:
+			sk.out(r.off, "a call of %d ns, longer than the %d ns since the collector library started", dur, ran)
+			return
+		case bytes < 0 || bytes > maxUserBytes:
+			sk.out(r.off, "%d bytes moved: want 0 to 2^57", bytes)
+			return
+		}
+		d.IO = append(d.IO, IOEvent{Time: t, Pid: pid, Tid: r.tid, Op: IOOp(r.aux), Dur: int64(dur), Stack: le.Uint32(b),
+			FD: int32(le.Uint32(b[16:])), FD2: int32(le.Uint32(b[20:])), Ret: int64(le.Uint64(b[24:])),
+			Bytes: bytes, Err: int32(le.Uint32(b[40:])), File: string(b[48 : 48+nl])})
+	case recClock:
+		if len(b) < 16 {
+			sk.malformed++
+			return
+		}
+		count := uint64(le.Uint32(b[4:]))
+		if most := maxSamplePeriod / h.param; count < 1 || count > most {
+			sk.out(r.off, "a sample of %d intervals of %d ns: want 1 to %d, at most 60 s", count, h.param, most)
+			return
+		}
+		d.Clock = append(d.Clock, ClockSample{Time: t, Pid: pid, Tid: r.tid, CPU: le.Uint32(b[8:]),
+			Mode: ModeUnknown, Period: int64(count * h.param), Stack: le.Uint32(b)})
 	}
-	if bad > 0 {
-		return fmt.Sprintf("%s: %d malformed or unknown records skipped", filepath.Base(file), bad)
-	}
-	return ""
 }
 
 // nameFiles gives every I/O event the name of its file, following each process's descriptors
@@ -512,11 +684,15 @@ func nameFiles(evs []IOEvent) {
 	}
 }
 
-// hasTraceFiles reports whether dir holds any trace file.
-func hasTraceFiles(dir string) bool {
-	for _, n := range TraceFiles {
-		if _, err := os.Stat(filepath.Join(dir, n)); err == nil {
-			return true
+// hasTraceFiles reports whether the sources hold any trace file.
+func hasTraceFiles(sources []traceSource) bool {
+	for _, src := range sources {
+		for _, n := range TraceFiles {
+			if p, _ := src.path(n); p != "" {
+				if _, err := os.Stat(p); err == nil {
+					return true
+				}
+			}
 		}
 	}
 	return false
@@ -526,15 +702,24 @@ func hasTraceFiles(dir string) bool {
 // experiment dir (none when it holds no trace files).
 func TraceMappings(dir string) ([]Mapping, error) {
 	file := filepath.Join(dir, TraceStacksFile)
-	b, err := readIfExists(file)
-	if err != nil || b == nil {
-		return nil, err
+	f, fi, err := regfile.Open(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
 	}
-	h, recs, _, err := readTraceFile(file, b)
 	if err != nil {
 		return nil, err
 	}
-	tr := &traceReader{d: &Data{}, stackIdx: map[uint64]uint32{}, base: int64(h.startNS)}
-	maps, _ := tr.stacks(file, h.pid, recs)
-	return maps, nil
+	defer f.Close()
+	tf, err := openTrace(file, f, fi.Size(), int(f.Fd()))
+	if err != nil {
+		return nil, err
+	}
+	tr := newTraceReader(&Data{}, func(string) {})
+	tr.base = int64(tf.h.startNS)
+	tr.begin()
+	var sk skipped
+	if _, err := tf.scan(func(r *traceRec) { tr.stackRecord(r, tf.h.pid, &sk) }); err != nil {
+		return nil, err
+	}
+	return tr.maps[tf.h.pid], nil
 }

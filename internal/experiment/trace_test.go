@@ -1,12 +1,16 @@
 package experiment
 
 import (
+	"bytes"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // traceFile builds a trace file as the collector library writes it: a header, then blocks of
@@ -100,14 +104,14 @@ func writeTraceExperiment(t *testing.T) string {
 				rec(recHeap, uint8(HeapRealloc), 8, base+200, uint32(2), uint32(0), uint64(0x2000), uint64(128), uint64(0x1000)),
 			}),
 		SyncTraceFile: traceFile(2, pid, 1234, base, 4096, [][]byte{
-			rec(recSync, uint8(SyncMutexLock), 7, base+400, uint32(2), uint32(0), uint64(5000), uint64(0xabc)),
+			rec(recSync, uint8(SyncMutexLock), 7, base+400, uint32(2), uint32(0), uint64(400), uint64(0xabc)),
 		}),
 		IOTraceFile: traceFile(3, pid, 0, base, 4096, [][]byte{
 			ioRec(IOInherited, 7, base+1, 0, 0, 1, -1, 0, 0, 0, "/dev/pts/0"),
-			ioRec(IOOpen, 7, base+10, 1, 100, 3, -1, 3, 0, 0, "/tmp/f"),
-			ioRec(IOWriteOp, 7, base+20, 2, 200, 3, -1, 50, 50, 0, ""),
+			ioRec(IOOpen, 7, base+10, 1, 10, 3, -1, 3, 0, 0, "/tmp/f"),
+			ioRec(IOWriteOp, 7, base+20, 2, 20, 3, -1, 50, 50, 0, ""),
 			ioRec(IODup2, 7, base+25, 2, 10, 3, 9, 9, 0, 0, ""),
-			ioRec(IOReadOp, 7, base+30, 2, 300, 9, -1, 20, 20, 0, ""),
+			ioRec(IOReadOp, 7, base+30, 2, 30, 9, -1, 20, 20, 0, ""),
 			ioRec(IOClose, 7, base+40, 2, 10, 3, -1, 0, 0, 0, ""),
 			ioRec(IOWriteOp, 7, base+50, 2, 10, 1, -1, 6, 6, 0, ""),
 			ioRec(IOReadOp, 7, base+60, 2, 10, 3, -1, -1, 0, 9, ""),
@@ -157,7 +161,7 @@ func TestReadTraces(t *testing.T) {
 	if !reflect.DeepEqual(d.Heap, wantHeap) {
 		t.Errorf("heap\n got %+v\nwant %+v", d.Heap, wantHeap)
 	}
-	if len(d.Sync) != 1 || d.Sync[0].Wait != 5000 || d.Sync[0].Object != 0xabc || d.Sync[0].Op != SyncMutexLock ||
+	if len(d.Sync) != 1 || d.Sync[0].Wait != 400 || d.Sync[0].Object != 0xabc || d.Sync[0].Op != SyncMutexLock ||
 		!reflect.DeepEqual(stack(d.Sync[0].Stack), Stack{0x7f0020, 0x400300}) {
 		t.Errorf("sync %+v", d.Sync)
 	}
@@ -174,7 +178,7 @@ func TestReadTraces(t *testing.T) {
 	if e := d.IO[7]; e.Err != 9 || e.Ret != -1 || e.Dur != 10 {
 		t.Errorf("failed read %+v", e)
 	}
-	if e := d.IO[2]; e.Bytes != 50 || e.Dur != 200 || e.FD != 3 || e.FD2 != -1 {
+	if e := d.IO[2]; e.Bytes != 50 || e.Dur != 20 || e.FD != 3 || e.FD2 != -1 {
 		t.Errorf("write %+v", e)
 	}
 	// The SIGPROF clock sample: the interval times the count.
@@ -250,29 +254,199 @@ func TestReadTracesDamaged(t *testing.T) {
 func FuzzReadTraceFile(f *testing.F) {
 	f.Add(traceFile(5, 1, 0, base, 4096, [][]byte{stackRec(1, 1, 2), rec(recNote, 0, 1, 1, "a=b"),
 		rec(recMap, 0, 7, base+1, uint64(0x400000), uint64(0x401000), uint64(0), uint32(3), uint32(0), "/ab")}))
-	f.Add(traceFile(3, 1, 0, base, 4096, [][]byte{ioRec(IOOpen, 1, base, 1, 1, 3, -1, 3, 0, 0, "/x"),
-		rec(recHeap, 4, 1, 1, uint64(5)), rec(recClock, 0, 1, 1, uint32(1), uint32(1), uint32(0), uint32(0)),
-		rec(recSync, 1, 1, 1, uint32(1), uint32(0), uint64(1), uint64(1))}))
+	f.Add(traceFile(3, 1, 0, base, 4096, [][]byte{ioRec(IOOpen, 1, base, 1, 0, 3, -1, 3, 0, 0, "/x"),
+		rec(recHeap, 4, 1, base+1, uint64(5)), rec(recClock, 0, 1, base+1, uint32(1), uint32(1), uint32(0), uint32(0)),
+		rec(recSync, 1, 1, base+9, uint32(1), uint32(0), uint64(1), uint64(1))}))
+	f.Add(traceFile(4, 1, 1_000_000, base, 4096, [][]byte{rec(recClock, 0, 1, base+1, uint32(1), uint32(0xffffffff), uint32(0), uint32(0)),
+		rec(recHeap, uint8(HeapMalloc), 1, base+2, uint32(1), uint32(0), uint64(1), uint64(1)<<62, uint64(0)),
+		rec(recSync, 1, 1, base+3, uint32(1), uint32(0), uint64(1)<<63, uint64(1)),
+		rec(recHeap, uint8(HeapFree), 1, base-1, uint64(5)),
+		append([]byte{0xff, 0x7f, recHeap, 1, 0, 0, 0, 0}, make([]byte, 8)...)}))
+	f.Add(traceFile(4, 1, 1, base, 4096))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		h, recs, _, err := readTraceFile("f", b)
-		if err != nil {
-			asFormatError(t, err)
-			return
-		}
 		d := &Data{Stacks: []Stack{nil}}
-		tr := &traceReader{d: d, stackIdx: map[uint64]uint32{}}
-		tr.stacks("f", h.pid, recs)
-		tr.events("f", h.pid, recs, h.param)
-		for _, p := range tr.pending {
-			if idx, ok := tr.stackIdx[p.key]; ok {
-				*p.ref = idx
+		tr := newTraceReader(d, func(string) {})
+		tr.begin()
+		for _, name := range TraceFiles {
+			if err := tr.readFile(name, name, bytes.NewReader(b), int64(len(b)), -1); err != nil {
+				asFormatError(t, err)
 			}
 		}
-		nameFiles(d.IO)
+		tr.end()
+		tr.finish()
 		for _, e := range d.Heap {
 			if int(e.Stack) >= len(d.Stacks) {
 				t.Fatalf("stack %d of %d", e.Stack, len(d.Stacks))
 			}
+			if isAllocation(e) && e.Size > maxUserBytes {
+				t.Fatalf("allocation of %d bytes read", e.Size)
+			}
+		}
+		for _, e := range d.Sync {
+			if e.Wait < 0 || int(e.Stack) >= len(d.Stacks) {
+				t.Fatalf("sync event %+v", e)
+			}
+		}
+		for _, e := range d.IO {
+			if e.Dur < 0 || e.Bytes < 0 || e.Bytes > maxUserBytes {
+				t.Fatalf("I/O event %+v", e)
+			}
+		}
+		for _, e := range d.Clock {
+			if e.Period <= 0 || e.Period > maxSamplePeriod {
+				t.Fatalf("clock sample %+v", e)
+			}
 		}
 	})
+}
+
+// isAllocation reports whether e allocated a block (as the analysis counts it).
+func isAllocation(e HeapEvent) bool { return e.Addr != 0 && e.Op != HeapFree && e.Op != HeapMunmap }
+
+// Numbers of trace records that er print sums must lie in the ranges that the format gives; a
+// record outside them is skipped with a warning that counts them and shows the first (before, they
+// were read: a wait of 2^63 ns became negative, a 2^60-byte allocation was summed).
+func TestTraceRecordRanges(t *testing.T) {
+	const start = base
+	tests := []struct {
+		name, file string
+		b          []byte
+		warn       string
+	}{
+		{"allocation larger than the address space", HeapTraceFile, traceFile(1, 42, 0, start, 4096, [][]byte{
+			rec(recHeap, uint8(HeapMalloc), 7, start+100, uint32(0), uint32(0), uint64(0x1000), uint64(1)<<60, uint64(0)),
+			rec(recHeap, uint8(HeapMalloc), 7, start+200, uint32(0), uint32(0), uint64(0x2000), uint64(64), uint64(0)),
+		}), "heaptrace: 1 records out of range skipped (first at offset 4096: an allocation of 1152921504606846976 bytes, more than a process's address space, 2^57 bytes)"},
+		{"record before the library started", HeapTraceFile, traceFile(1, 42, 0, start, 4096, [][]byte{
+			rec(recHeap, uint8(HeapFree), 7, start-1, uint64(0x1000)),
+			rec(recHeap, uint8(HeapMalloc), 7, start+200, uint32(0), uint32(0), uint64(0x2000), uint64(64), uint64(0)),
+		}), "heaptrace: 1 records out of range skipped (first at offset 4096: time 999999999 ns, before the collector library started at 1000000000 ns)"},
+		{"wait longer than the process ran", SyncTraceFile, traceFile(2, 42, 1000, start, 4096, [][]byte{
+			rec(recSync, uint8(SyncMutexLock), 7, start+400, uint32(0), uint32(0), uint64(1)<<63, uint64(0xabc)),
+			rec(recSync, uint8(SyncMutexLock), 7, start+400, uint32(0), uint32(0), uint64(401), uint64(0xabc)),
+			rec(recSync, uint8(SyncMutexLock), 7, start+500, uint32(0), uint32(0), uint64(500), uint64(0xabc)),
+		}), "synctrace: 2 records out of range skipped (first at offset 4096: a wait of 9223372036854775808 ns, longer than the 400 ns since the collector library started)"},
+		{"negative bytes", IOTraceFile, traceFile(3, 42, 0, start, 4096, [][]byte{
+			ioRec(IOReadOp, 7, start+20, 0, 10, 3, -1, -5, -5, 0, ""),
+			ioRec(IOReadOp, 7, start+30, 0, 10, 3, -1, 5, 5, 0, ""),
+		}), "iotrace: 1 records out of range skipped (first at offset 4096: -5 bytes moved: want 0 to 2^57)"},
+		{"I/O longer than the process ran", IOTraceFile, traceFile(3, 42, 0, start, 4096, [][]byte{
+			ioRec(IOReadOp, 7, start+20, 0, 21, 3, -1, 5, 5, 0, ""),
+			ioRec(IOReadOp, 7, start+30, 0, 10, 3, -1, 5, 5, 0, ""),
+		}), "iotrace: 1 records out of range skipped (first at offset 4096: a call of 21 ns, longer than the 20 ns since the collector library started)"},
+		{"clock count", ClockTraceFile, traceFile(4, 42, 10_000_000, start, 4096, [][]byte{
+			rec(recClock, 0, 7, start+500, uint32(0), uint32(7000), uint32(1), uint32(0)),
+			rec(recClock, 0, 7, start+500, uint32(0), uint32(0), uint32(1), uint32(0)),
+			rec(recClock, 0, 7, start+600, uint32(0), uint32(2), uint32(1), uint32(0)),
+		}), "clocktrace: 2 records out of range skipped (first at offset 4096: a sample of 7000 intervals of 10000000 ns: want 1 to 6000, at most 60 s)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := writeTraceExperiment(t)
+			if err := os.WriteFile(filepath.Join(dir, tt.file), tt.b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			d, err := Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if all := strings.Join(d.Warnings, "\n"); !strings.Contains(all, tt.warn) {
+				t.Errorf("warnings\n%s\nlack %q", all, tt.warn)
+			}
+			var n int
+			switch tt.file {
+			case HeapTraceFile:
+				n = len(d.Heap)
+			case SyncTraceFile:
+				n = len(d.Sync)
+			case IOTraceFile:
+				n = len(d.IO)
+			case ClockTraceFile:
+				n = len(d.Clock)
+			}
+			if n != 1 {
+				t.Errorf("%d events read, want the 1 in range", n)
+			}
+		})
+	}
+	// A clock trace whose interval is outside er collect's range is damage.
+	for _, iv := range []uint64{99_999, 1_000_000_001} {
+		dir := writeTraceExperiment(t)
+		if err := os.WriteFile(filepath.Join(dir, ClockTraceFile), traceFile(4, 42, iv, start, 4096), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Open(dir)
+		if err == nil {
+			t.Errorf("interval %d: no error", iv)
+			continue
+		}
+		fe := asFormatError(t, err)
+		if want := fmt.Sprintf("clock interval %d ns: want 100000 to 1000000000 ns", iv); fe.Offset != 24 || fe.Msg != want {
+			t.Errorf("interval %d: got %+v, want offset 24 and %q", iv, fe, want)
+		}
+	}
+}
+
+// bigHeapTrace writes a heap trace of n allocations, 9 in 10 of them freed, as the library writes
+// them (the short forms, 64 KiB blocks), and a stacks file; it returns the heap trace's size.
+func bigHeapTrace(t testing.TB, dir string, n int) int64 {
+	t.Helper()
+	var blocks [][][]byte
+	var blk [][]byte
+	used := 0
+	add := func(r []byte) {
+		if used+len(r) > 65536 {
+			blocks, blk, used = append(blocks, blk), nil, 0
+		}
+		blk, used = append(blk, r), used+len(r)
+	}
+	for i := range uint64(n) {
+		addr := 0x10000 + (i%4096)*0x100 + (i/4096)<<24
+		add(rec(recHeap, uint8(HeapMalloc), 7, base+2*i, uint32(1+i%100), uint32(16+i%1000), addr))
+		if i%10 != 0 {
+			add(rec(recHeap, uint8(HeapFree), 7, base+2*i+1, addr))
+		}
+	}
+	blocks = append(blocks, blk)
+	heap := traceFile(1, 42, 0, base, 65536, blocks...)
+	var stacks [][]byte
+	for id := range uint32(100) {
+		stacks = append(stacks, stackRec(id+1, 0x400000+uint64(id), 0x500000))
+	}
+	for name, b := range map[string][]byte{HeapTraceFile: heap, TraceStacksFile: traceFile(5, 42, 0, base, 65536, stacks)} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return int64(len(heap))
+}
+
+// Reading a heap trace takes little more memory than its events: before, the whole file, a
+// record list and a list of stack references came on top (314 MB of trace took 2.3 GB to read).
+func TestTraceMemory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "t.er")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const n = 200_000
+	size := bigHeapTrace(t, dir, n)
+	var d *Data
+	var err error
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	d, err = Open(dir)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Heap) != n+n*9/10 {
+		t.Fatalf("%d heap events, want %d", len(d.Heap), n+n*9/10)
+	}
+	events := int64(len(d.Heap)) * int64(unsafe.Sizeof(HeapEvent{}))
+	alloc := int64(after.TotalAlloc - before.TotalAlloc)
+	t.Logf("trace %d bytes, events %d bytes, allocated %d bytes (%.2f times the trace)", size, events, alloc, float64(alloc)/float64(size))
+	if alloc > events+events/4 {
+		t.Errorf("reading %d bytes of heap trace allocated %d bytes; its %d events take %d: want at most 1.25 times that", size, alloc, len(d.Heap), events)
+	}
 }

@@ -284,7 +284,7 @@ func TestClose(t *testing.T) {
 	w, dir := newWriter(t)
 	id, _ := w.Stack(Stack{7})
 	w.Clock(ClockSample{Time: 1, Stack: id})
-	w.UpdateLog(func(l *Log) { l.EndTime = 77 })
+	w.UpdateLog(func(l *Log) { l.EndTime = 3_000_000_077 })
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +304,7 @@ func TestClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Clock) != 1 || d.Log.EndTime != 77 || len(d.Warnings) != 0 {
+	if len(d.Clock) != 1 || d.Log.EndTime != 3_000_000_077 || len(d.Warnings) != 0 {
 		t.Errorf("after Close: %d samples, end %d, warnings %q", len(d.Clock), d.Log.EndTime, d.Warnings)
 	}
 }

@@ -244,27 +244,49 @@ func encodeLog(l Log) []byte {
 	return marshalXML(&x)
 }
 
-// unmarshalXML decodes b into v, turning errors into a *FormatError with the line and offset.
+// unmarshalXML decodes b into v, turning errors into a *FormatError with the line and offset. The
+// root element must be the only one: after it, only comments, processing instructions and blanks.
 func unmarshalXML(name string, b []byte, v any, hint string) error {
 	d := xml.NewDecoder(bytes.NewReader(b))
-	err := d.Decode(v)
-	if err == nil {
-		return nil
+	fail := func(off int64, err error) error {
+		line := 1 + bytes.Count(b[:min(int(off), len(b))], []byte("\n"))
+		var se *xml.SyntaxError
+		if errors.As(err, &se) {
+			line = se.Line
+		}
+		msg := strings.TrimPrefix(err.Error(), "xml: ")
+		if se != nil {
+			msg = se.Msg
+		}
+		if errors.Is(err, io.EOF) {
+			msg = "no XML element"
+		}
+		return formatErrorf(name, off, hint, "line %d: %s", line, msg)
 	}
-	off := d.InputOffset()
-	line := 1 + bytes.Count(b[:min(int(off), len(b))], []byte("\n"))
-	var se *xml.SyntaxError
-	if errors.As(err, &se) {
-		line = se.Line
+	if err := d.Decode(v); err != nil {
+		return fail(d.InputOffset(), err)
 	}
-	msg := strings.TrimPrefix(err.Error(), "xml: ")
-	if se != nil {
-		msg = se.Msg
+	for {
+		off := d.InputOffset()
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fail(off, err)
+		}
+		switch t := tok.(type) {
+		case xml.Comment, xml.ProcInst:
+		case xml.CharData:
+			if text := bytes.TrimLeft(t, " \t\r\n"); len(text) > 0 {
+				return fail(off+int64(len(t)-len(text)), fmt.Errorf("text %.40q after the root element", bytes.TrimRight(text, " \t\r\n")))
+			}
+		case xml.StartElement:
+			return fail(off, fmt.Errorf("a second root element <%s>: an XML file has one root element", t.Name.Local))
+		default:
+			return fail(off, errors.New("a <!...> directive after the root element"))
+		}
 	}
-	if errors.Is(err, io.EOF) {
-		msg = "no XML element"
-	}
-	return formatErrorf(name, off, hint, "line %d: %s", line, msg)
 }
 
 // checkVersion checks the version attribute of the root element of an XML file.
@@ -332,7 +354,53 @@ func decodeLog(name string, b []byte) (Log, []string, error) {
 	for _, d := range x.Data.Files {
 		files = append(files, d.File)
 	}
+	if err := checkLog(name, &l); err != nil {
+		return Log{}, nil, err
+	}
 	return l, files, nil
+}
+
+// Ranges of the numbers of log.xml that er print sums or compares (docs/experiment-format.md,
+// "Ranges"): times and CPU times are ns from 0 to 2^62 (146 years), CPUs at most 65536.
+const (
+	maxLogNS   = 1 << 62
+	maxLogCPUs = 1 << 16
+)
+
+// checkLog checks the numbers of l against their ranges: one outside is damage. (er print uses the
+// CPU counts only when they agree with the samples: internal/analysis, countedPeriods.)
+func checkLog(name string, l *Log) error {
+	bad := func(format string, args ...any) error {
+		return formatErrorf(name, -1, hintLog, format, args...)
+	}
+	ns := func(what string, v int64) error {
+		if v < 0 || v > maxLogNS {
+			return bad("%s %d ns: want 0 to %d ns", what, v, int64(maxLogNS))
+		}
+		return nil
+	}
+	if l.CPUs < 0 || l.CPUs > maxLogCPUs {
+		return bad("system cpus %d: want 0 to %d", l.CPUs, maxLogCPUs)
+	}
+	for _, c := range []struct {
+		what string
+		v    int64
+	}{{"start time", l.StartTime}, {"start perfNS", l.StartPerfNS}, {"end time", l.EndTime}, {"end countedCPU", l.CountedCPUNS}} {
+		if err := ns(c.what, c.v); err != nil {
+			return err
+		}
+	}
+	for i, e := range l.Events {
+		if err := ns(fmt.Sprintf("event %d: time", i+1), e.Time); err != nil {
+			return err
+		}
+	}
+	for _, t := range l.ThreadCPU {
+		if err := ns(fmt.Sprintf("thread %d: cpuNS", t.Tid), t.CPUNS); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 type xmlMap struct {

@@ -230,3 +230,81 @@ func FuzzReadMap(f *testing.F) {
 		}
 	})
 }
+
+// An XML file has one root element: a second one, or text after it, is damage (before, the
+// decoder stopped after the first root element and ignored the rest). Comments, processing
+// instructions and blanks may follow it.
+func TestXMLOneRoot(t *testing.T) {
+	logOK := `<experiment version="1.0"><system cpus="2"></system></experiment>`
+	mapOK := `<map version="1.0"><mapping start="0x1" end="0x2" path="/x"></mapping></map>`
+	tests := []struct {
+		name, file, text string
+		off              int64
+		msg              string // "" when the text is read
+	}{
+		{"second log", LogFile, logOK + "\n" + `<experiment version="1.0"><system cpus="999"></system></experiment>`, 66,
+			"line 2: a second root element <experiment>: an XML file has one root element"},
+		{"log text after", LogFile, logOK + "\njunk", 66, `line 2: text "junk" after the root element`},
+		{"log cdata after", LogFile, logOK + "<![CDATA[x]]>", 65, `line 1: text "x" after the root element`},
+		{"second map", MapFile, mapOK + "<map version=\"1.0\"></map>", 76, "line 1: a second root element <map>: an XML file has one root element"},
+		{"map end tag after", MapFile, mapOK + "</map>", 76, "line 1: unexpected end element </map>"},
+		{"log comment after", LogFile, logOK + "\n<!-- c --><?pi x?>\n \t\r\n", 0, ""},
+		{"map blanks after", MapFile, mapOK + "\n\n", 0, ""},
+	}
+	for _, tt := range tests {
+		var err error
+		if tt.file == LogFile {
+			_, _, err = decodeLog(tt.file, []byte(tt.text))
+		} else {
+			_, err = decodeMap(tt.file, []byte(tt.text))
+		}
+		if tt.msg == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tt.name, err)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("%s: no error", tt.name)
+			continue
+		}
+		fe := asFormatError(t, err)
+		if fe.File != tt.file || fe.Offset != tt.off || fe.Msg != tt.msg || fe.Hint == "" {
+			t.Errorf("%s: got %+v, want offset %d and %q", tt.name, fe, tt.off, tt.msg)
+		}
+	}
+}
+
+// Numbers of log.xml that er print sums or multiplies must lie in the ranges that the format gives:
+// a negative or absurd one is damage.
+func TestLogNumberRanges(t *testing.T) {
+	const head = `<experiment version="1.0"><system cpus="2"></system>`
+	tests := []struct {
+		name, text string
+		msg        string // the error; "" when the log is read
+	}{
+		{"ok", head + `<end time="2000000000" countedCPU="3000000000"><thread tid="5" cpuNS="1900000000"></thread></end></experiment>`, ""},
+		{"negative end", head + `<end time="-1"></end></experiment>`, "end time -1 ns: want 0 to 4611686018427387904 ns"},
+		{"huge end", head + `<end time="9223372036854775807"></end></experiment>`, "end time 9223372036854775807 ns: want 0 to 4611686018427387904 ns"},
+		{"negative counted", head + `<end time="1000" countedCPU="-5"></end></experiment>`, "end countedCPU -5 ns: want 0 to 4611686018427387904 ns"},
+		{"negative thread", head + `<end time="1000"><thread tid="5" cpuNS="-5"></thread></end></experiment>`, "thread 5: cpuNS -5 ns: want 0 to 4611686018427387904 ns"},
+		{"negative event", head + `<events><event time="-7" kind="x"></event></events></experiment>`, "event 1: time -7 ns: want 0 to 4611686018427387904 ns"},
+		{"cpus", `<experiment version="1.0"><system cpus="-2"></system></experiment>`, "system cpus -2: want 0 to 65536"},
+	}
+	for _, tt := range tests {
+		l, _, err := decodeLog(LogFile, []byte(tt.text))
+		if tt.msg == "" {
+			if err != nil || l.CountedCPUNS != 3000000000 || len(l.ThreadCPU) != 1 {
+				t.Errorf("%s: %v, %+v", tt.name, err, l)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("%s: no error, want %q", tt.name, tt.msg)
+			continue
+		}
+		if fe := asFormatError(t, err); fe.Msg != tt.msg || fe.Offset != -1 {
+			t.Errorf("%s: got %+v, want %q", tt.name, fe, tt.msg)
+		}
+	}
+}
