@@ -133,42 +133,57 @@ func ReplayHeap(d *experiment.Data, exp int) (leaked []bool, st *HeapStats) {
 func replayHeap(d *experiment.Data, exp int, keep []bool) (leaked []bool, st *HeapStats) {
 	kept := func(i int32) bool { return keep == nil || keep[i] }
 	st = &HeapStats{}
-	for i := range d.Heap {
-		if kept(int32(i)) {
+	leaked = make([]bool, len(d.Heap))
+	// The events in time order: d.Heap itself when it is (the reader sorts it), else an index
+	// sorted by time. The processes are replayed side by side, each with a heap of its own, so
+	// that no list of each process's events is needed (a heap trace can have many millions).
+	var order []int32
+	if !sort.SliceIsSorted(d.Heap, func(a, b int) bool { return d.Heap[a].Time < d.Heap[b].Time }) {
+		order = make([]int32, len(d.Heap))
+		for i := range order {
+			order[i] = int32(i)
+		}
+		sort.SliceStable(order, func(a, b int) bool { return d.Heap[order[a]].Time < d.Heap[order[b]].Time })
+	}
+	type process struct {
+		r        replayer
+		skipped  HeapStats // what the events that are not selected count
+		peak     HeapPeak
+		selected bool
+	}
+	procs := map[uint32]*process{}
+	for k := range d.Heap {
+		i := int32(k)
+		if order != nil {
+			i = order[k]
+		}
+		pid := d.Heap[i].Pid
+		p := procs[pid]
+		if p == nil {
+			p = &process{r: replayer{d: d, live: map[uint64]int32{}, mmaps: map[uint64]int32{}, freed: map[uint64]struct{}{}},
+				peak: HeapPeak{Exp: exp, Pid: pid}}
+			procs[pid] = p
+		}
+		if p.r.st = st; !kept(i) {
+			p.r.st = &p.skipped
+		}
+		p.r.event(i)
+		if kept(i) {
 			st.Events++
+			p.selected = true
+			if p.r.bytes > p.peak.Bytes {
+				p.peak.Bytes, p.peak.Time = p.r.bytes, d.Heap[i].Time
+			}
 		}
 	}
-	leaked = make([]bool, len(d.Heap))
-	byPid := map[uint32][]int32{}
-	var pids []uint32
-	for i := range d.Heap {
-		pid := d.Heap[i].Pid
-		if _, ok := byPid[pid]; !ok {
-			pids = append(pids, pid)
-		}
-		byPid[pid] = append(byPid[pid], int32(i))
+	pids := make([]uint32, 0, len(procs))
+	for pid := range procs {
+		pids = append(pids, pid)
 	}
 	sort.Slice(pids, func(a, b int) bool { return pids[a] < pids[b] })
 	for _, pid := range pids {
-		evs := byPid[pid]
-		sort.SliceStable(evs, func(a, b int) bool { return d.Heap[evs[a]].Time < d.Heap[evs[b]].Time })
-		var skipped HeapStats // what the events that are not selected count
-		r := replayer{d: d, live: map[uint64]int32{}, mmaps: map[uint64]int32{}, freed: map[uint64]struct{}{}}
-		peak := HeapPeak{Exp: exp, Pid: pid}
-		selected := false
-		for _, i := range evs {
-			if r.st = st; !kept(i) {
-				r.st = &skipped
-			}
-			r.event(i)
-			if kept(i) {
-				selected = true
-				if r.bytes > peak.Bytes {
-					peak.Bytes, peak.Time = r.bytes, d.Heap[i].Time
-				}
-			}
-		}
-		for _, m := range []map[uint64]int32{r.live, r.mmaps} {
+		p := procs[pid]
+		for _, m := range []map[uint64]int32{p.r.live, p.r.mmaps} {
 			for _, i := range m {
 				leaked[i] = true
 				if kept(i) {
@@ -176,12 +191,12 @@ func replayHeap(d *experiment.Data, exp int, keep []bool) (leaked []bool, st *He
 				}
 			}
 		}
-		if !selected {
+		if !p.selected {
 			continue
 		}
-		st.Peaks = append(st.Peaks, peak)
-		if peak.Bytes > st.Peak.Bytes || len(st.Peaks) == 1 {
-			st.Peak = peak
+		st.Peaks = append(st.Peaks, p.peak)
+		if p.peak.Bytes > st.Peak.Bytes || len(st.Peaks) == 1 {
+			st.Peak = p.peak
 		}
 	}
 	return leaked, st
