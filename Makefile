@@ -9,8 +9,9 @@ PRELOAD_CFLAGS := -O2 -g -Wall -Wextra -fPIC -std=gnu11 -fvisibility=hidden -sha
 PRELOAD_LIBS   := -ldl -lpthread
 PRELOAD_SRCS   := $(wildcard preload/c/*.c)
 FUZZTIME ?= 5s
+SOAK     ?= 10m
 
-.PHONY: all build test unit fuzz browser demo bench clean vet
+.PHONY: all build test unit fuzz browser demo bench clean vet soak
 
 all: build
 
@@ -46,6 +47,11 @@ test: vet unit fuzz browser
 
 demo: build
 	./scripts/demo.sh
+
+# The fault-injection suite at length: random scenarios (full disk, er killed, descriptor and signal
+# games, thread and process storms) with random seeds for $(SOAK); make test runs each once.
+soak: build
+	ER_SOAK=$(SOAK) $(GO) test -count=1 -run '^TestFaultSoak$$' -timeout 0 -v ./cmd/er
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./...

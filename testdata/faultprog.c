@@ -50,8 +50,8 @@ __attribute__((noipa)) static void on_usr2(int sig)
 }
 
 static long allocs, bytes, leaks, leaked; /* under mu */
-static void *volatile keep[4096];
-static int nkeep;
+static void *volatile keep[65][64]; /* per thread: which blocks leak does not depend on scheduling */
+static int nkeep[65];
 static volatile unsigned long sink;
 
 static void say(const char *s) { (void)!write(1, s, strlen(s)); }
@@ -71,7 +71,7 @@ __attribute__((noipa)) static void spin(long n)
 		sink = sink * 6364136223846793005UL + (unsigned long)i;
 }
 
-/* work: one round of heap churn (20 blocks, 19 freed, one kept per round until the table is full),
+/* work: one round of heap churn (20 blocks, 19 freed; every 4th round one is kept, 64 per thread),
  * a mutex taken, and CPU. */
 __attribute__((noipa)) static void work(int id, long r)
 {
@@ -83,9 +83,9 @@ __attribute__((noipa)) static void work(int id, long r)
 		allocs++;
 		bytes += 64 + (id * 31 + i + r) % 200;
 	}
-	int kept = 0;
-	if (nkeep < 4096 && r % 4 == 0) {
-		keep[nkeep++] = p[0];
+	int kept = 0, k = id % 65;
+	if (nkeep[k] < 64 && r % 4 == 0) {
+		keep[k][nkeep[k]++] = p[0];
 		leaks++;
 		leaked += 64 + (id * 31 + r) % 200;
 		kept = 1;

@@ -1141,11 +1141,20 @@ func (s *Session) writeThreadCounts() {
 // group (-g).
 func (s *Session) afterCollection() error {
 	if s.spec.Archive != "off" && s.writeErr == nil {
+		full := false // a full disk is said once, not once per file
 		err := erarchive.Experiment(s.dir, s.spec.Archive, func(w string) {
+			if isDiskFull(w) {
+				if full {
+					return
+				}
+				full = true
+			}
 			fmt.Fprintf(s.stderr, "er collect: archive: %s\n", w)
 		})
-		if err != nil {
+		if err != nil && !(full && isDiskFull(err.Error())) {
 			fmt.Fprintf(s.stderr, "er collect: archiving %s: %v (run er archive on it later)\n", s.dir, err)
+		} else if full {
+			fmt.Fprintf(s.stderr, "er collect: archiving stopped: the disk is full (run er archive on %s when there is space)\n", s.dir)
 		}
 	}
 	if s.spec.Group != "" {
@@ -1158,6 +1167,11 @@ func (s *Session) afterCollection() error {
 		}
 	}
 	return nil
+}
+
+// isDiskFull says whether an error's text is that of a full disk or quota.
+func isDiskFull(text string) bool {
+	return strings.Contains(text, syscall.ENOSPC.Error()) || strings.Contains(text, syscall.EDQUOT.Error())
 }
 
 // writeArchives records each load object's symbols so that names survive a rebuilt or deleted binary.
