@@ -110,6 +110,9 @@ func (s *Session) newImage(pid, ppid uint32, parent *proc, code byte, t int64, p
 	if err != nil {
 		s.founder.w.Event(experiment.Event{Time: t, Kind: "warning", Pid: pid,
 			Text: fmt.Sprintf("cannot create the subexperiment %s: %v; the process is not recorded", filepath.Base(dir), err)})
+		if isDiskFull(err.Error()) {
+			s.writeFailed(err)
+		}
 		return p
 	}
 	p.w = w
