@@ -333,3 +333,17 @@ func TestSignalLongjmp(t *testing.T) {
 	}
 	heapExpectations(t, exp, r.stdout)
 }
+
+// TestTargetKilled: a target that dies of a signal: er exits with 128 + the signal, as a shell
+// would report it, and says which signal killed it, as the experiment's header does.
+func TestTargetKilled(t *testing.T) {
+	needCollect(t)
+	exp, r := collectExp(t, nil, "-H", "on", cprog(t, "heap"), "abort")
+	if r.code != 128+6 || !strings.Contains(r.stderr, "killed by signal 6 (SIGABRT)") {
+		t.Errorf("er collect: exit %d (want 134), and says:\n%s", r.code, r.stderr)
+	}
+	h := er(t, "", nil, "print", "-header", exp)
+	if !strings.Contains(h.stdout, "Target terminated by signal 6 (SIGABRT)") {
+		t.Errorf("the header does not name the signal:\n%s", h.stdout)
+	}
+}

@@ -45,7 +45,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	var exit *ExitError
 	switch {
 	case errors.As(err, &exit):
-		fmt.Fprintf(stderr, "er collect: experiment %s written; the target exited with status %d\n", dir, exit.Code)
+		fmt.Fprintf(stderr, "er collect: experiment %s written; %v\n", dir, exit)
 		return exit.Code
 	case errors.Is(err, ErrUsage):
 		fmt.Fprintf(stderr, "er collect: %v\n", strings.TrimPrefix(err.Error(), "usage: "))

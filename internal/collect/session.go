@@ -79,10 +79,16 @@ type kernelArchive struct {
 	err error
 }
 
-// ExitError carries the target's exit code out of Run: er collect exits with it.
-type ExitError struct{ Code int }
+// ExitError carries the target's exit code out of Run: er collect exits with it. Signal is the signal
+// that killed the target (Code is then 128 + Signal), or 0.
+type ExitError struct{ Code, Signal int }
 
-func (e *ExitError) Error() string { return fmt.Sprintf("target exited with status %d", e.Code) }
+func (e *ExitError) Error() string {
+	if e.Signal != 0 {
+		return fmt.Sprintf("the target was killed by signal %d (%s)", e.Signal, unix.SignalName(syscall.Signal(e.Signal)))
+	}
+	return fmt.Sprintf("the target exited with status %d", e.Code)
+}
 
 // ExperimentDir picks the experiment directory for spec: -d joined with -o, or the next free test.N.er there.
 func ExperimentDir(spec Spec) (string, error) {
@@ -1043,7 +1049,7 @@ func (s *Session) finish(waitErr error) error {
 		return errors.Join(errs...)
 	}
 	if code != 0 {
-		return &ExitError{Code: code}
+		return &ExitError{Code: code, Signal: sig}
 	}
 	return nil
 }

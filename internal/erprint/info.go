@@ -5,11 +5,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"er/internal/analysis"
 	"er/internal/experiment"
 	"er/internal/report"
+
+	"golang.org/x/sys/unix"
 )
 
 // selectExps returns the experiments an optional 1-based exp_id argument selects: all without one.
@@ -223,7 +226,7 @@ func (s *session) headerOf(i int) {
 	case !l.Exited:
 		s.printf("Target exit not recorded\n")
 	case l.ExitSignal != 0:
-		s.printf("Target terminated by signal %d\n", l.ExitSignal)
+		s.printf("Target terminated by signal %d (%s)\n", l.ExitSignal, unix.SignalName(syscall.Signal(l.ExitSignal)))
 	default:
 		s.printf("Target exited with status %d\n", l.ExitStatus)
 	}
