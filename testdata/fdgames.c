@@ -8,7 +8,10 @@
  *   wrote FILE BYTES
  *
  * A profiler that keeps raw descriptor numbers writes its records into the target's files, or loses
- * its trace. Usage: fdgames MODE DIR   (MODE: closeloop, close_range, closefrom, dup2, dup3, fcntl)
+ * its trace. Usage: fdgames MODE DIR   (MODE: none, closeloop, close_range, sys_close_range, closefrom,
+ * dup2, dup3, fcntl;
+ * MODE+setuid: then, as daemons do, it drops root's privileges for user and group 65534 before it
+ * opens its files, which DIR must let it write)
  * Build: gcc -O1 -g -fno-omit-frame-pointer -fno-inline -pthread -o fdgames fdgames.c */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -72,12 +75,19 @@ static int open_own(const char *dir, const char *name)
 
 static void game(const char *mode, const char *dir)
 {
-	if (strcmp(mode, "closeloop") == 0) {
+	if (strcmp(mode, "none") == 0) {
+		return;
+	} else if (strcmp(mode, "closeloop") == 0) {
 		struct rlimit rl;
 		getrlimit(RLIMIT_NOFILE, &rl);
 		for (long fd = 3; fd < (long)rl.rlim_cur && fd < 65536; fd++)
 			close((int)fd);
 	} else if (strcmp(mode, "close_range") == 0) {
+		if (close_range(3U, ~0U, 0) != 0) {
+			perror("close_range");
+			exit(2);
+		}
+	} else if (strcmp(mode, "sys_close_range") == 0) { /* the system call itself, as runtimes without libc */
 		if (syscall(SYS_close_range, 3U, ~0U, 0) != 0) {
 			perror("close_range");
 			exit(2);
@@ -120,7 +130,16 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	work(10);
-	game(argv[1], argv[2]);
+	char mode[64];
+	snprintf(mode, sizeof mode, "%s", argv[1]);
+	char *plus = strchr(mode, '+');
+	if (plus)
+		*plus++ = 0;
+	game(mode, argv[2]);
+	if (plus && strcmp(plus, "setuid") == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) {
+		perror("setuid");
+		return 2;
+	}
 	/* The daemon's own files, opened on the lowest free descriptors, 3 and up. */
 	int logfd = open_own(argv[2], "daemon.log");
 	int datafd = open_own(argv[2], "data.bin");

@@ -65,7 +65,7 @@ func sameFiles(t *testing.T, a, b string) {
 func TestTargetDescriptors(t *testing.T) {
 	needCollect(t)
 	prog := cprog(t, "fdgames")
-	for _, mode := range []string{"closeloop", "close_range", "closefrom", "dup2", "dup3", "fcntl"} {
+	for _, mode := range []string{"closeloop", "close_range", "sys_close_range", "closefrom", "dup2", "dup3", "fcntl"} {
 		t.Run(mode, func(t *testing.T) {
 			plain := t.TempDir()
 			want := expectations(t, runPlain(t, prog, mode, plain))["work"]
@@ -346,4 +346,50 @@ func TestTargetKilled(t *testing.T) {
 	if !strings.Contains(h.stdout, "Target terminated by signal 6 (SIGABRT)") {
 		t.Errorf("the header does not name the signal:\n%s", h.stdout)
 	}
+}
+
+// worldDir returns a new directory that any user may write in.
+func worldDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{filepath.Dir(dir), filepath.Dir(filepath.Dir(dir))} {
+		_ = os.Chmod(p, 0o755)
+	}
+	return dir
+}
+
+// TestPrivilegeDrop: a daemon started as root drops its privileges (after it closed every descriptor,
+// or dup2'd over them) before it works: the heap trace still has every allocation. Where it closed
+// them with the close_range system call itself, the library cannot open its files again after the
+// drop: it stops recording, and er print says so.
+func TestPrivilegeDrop(t *testing.T) {
+	needCollect(t)
+	if os.Geteuid() != 0 {
+		t.Skip("not root: a privilege drop cannot be tested")
+	}
+	prog := cprog(t, "fdgames")
+	if err := os.Chmod(filepath.Dir(prog), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"none+setuid", "closeloop+setuid", "close_range+setuid", "closefrom+setuid", "dup2+setuid"} {
+		t.Run(mode, func(t *testing.T) {
+			dir := worldDir(t)
+			exp, r := collectExp(t, nil, "-p", "on", "-H", "on", prog, mode, dir)
+			if r.code != 0 {
+				t.Fatalf("er collect: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			heapExpectations(t, exp, r.stdout)
+		})
+	}
+	t.Run("sys_close_range+setuid", func(t *testing.T) {
+		dir := worldDir(t)
+		exp, r := collectExp(t, nil, "-p", "on", "-H", "on", prog, "sys_close_range+setuid", dir)
+		if r.code != 0 {
+			t.Fatalf("er collect: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		readable(t, exp, "stopped recording", "permission denied")
+	})
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -83,42 +84,138 @@ static void block_drop(struct er_block *b)
 
 /* ---- data files ----
  *
- * The library holds no descriptor between blocks: the target may close every descriptor, or dup2
- * its own files over any number, at any time, and the library must never write into a file of the
- * target's. A block is had by opening the file by its path, checking that it is the file the
- * library created (device and inode), growing it, mapping the block and closing the descriptor.
- * Each file's header page stays mapped: what was lost is written there, with no new disk space. */
+ * The target may close every descriptor, or dup2 its own files over any number, at any time, and
+ * the library must never write into a file of the target's. The library holds a descriptor of each
+ * file, moved up near the descriptor limit, which the program's close, close_range, closefrom,
+ * dup2 and dup3 leave alone (io.c): a daemon that closes everything and then drops its privileges
+ * keeps being recorded. And before each block it checks that the descriptor still holds the file it
+ * created (device and inode: the system calls themselves are not interposed); if it does not, the
+ * number is forgotten (it may be the program's now) and the file opened again by its path. Each
+ * file's header page stays mapped: what was lost is written there, with no new disk space. */
 struct er_file {
 	uint64_t dev, ino;                   /* the file created; 0: none */
+	int fd;                              /* the descriptor held, or -1 */
 	volatile struct er_file_header *hdr; /* its header page, mapped shared */
 	char path[sizeof er.dir + 16];
 };
-static struct er_file files[SLOT_N];
+static struct er_file files[SLOT_N] = {[0 ... SLOT_N - 1] = {.fd = -1}};
 
 static void file_forget(struct er_file *f)
 {
 	if (f->hdr)
 		er_sys(SYS_munmap, (long)f->hdr, ER_HEADER_SIZE, 0, 0, 0, 0);
 	f->hdr = NULL;
+	int fd = __atomic_exchange_n(&f->fd, -1, __ATOMIC_RELAXED);
+	if (fd >= 0 && f->ino)
+		er_sys(SYS_close, fd, 0, 0, 0, 0, 0);
 	f->dev = f->ino = 0;
 }
 
-/* file_open opens the data file of slot file for writing: -errno when it cannot, -ESTALE when its
- * path now names another file. */
-static int file_open(int file)
+/* fd_high moves fd up near the descriptor limit, out of the way of the program's own numbers, and
+ * returns the new descriptor (fd itself where it cannot). */
+static int fd_high(int fd)
+{
+	struct rlimit rl;
+	long base = 512;
+	if (er_sys(SYS_prlimit64, 0, RLIMIT_NOFILE, 0, (long)&rl, 0, 0) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		base = (long)rl.rlim_cur > 64 ? (long)rl.rlim_cur - 32 : 3;
+	int nfd = (int)er_sys(SYS_fcntl, fd, F_DUPFD_CLOEXEC, base, 0, 0, 0);
+	if (nfd < 0)
+		return fd;
+	er_sys(SYS_close, fd, 0, 0, 0, 0, 0);
+	return nfd;
+}
+
+/* is_file says whether fd holds the data file f. */
+static int is_file(const struct er_file *f, int fd)
+{
+	struct stat st;
+	return er_sys(SYS_fstat, fd, (long)&st, 0, 0, 0, 0) == 0 && (uint64_t)st.st_dev == f->dev && (uint64_t)st.st_ino == f->ino;
+}
+
+/* file_fd returns the descriptor of the data file of slot file: the one held, or the file opened
+ * again; -errno when it cannot be had, -ESTALE when its path now names another file. */
+static int file_fd(int file)
 {
 	struct er_file *f = &files[file];
 	if (!f->ino)
 		return -ENOENT;
-	int fd = (int)er_sys(SYS_openat, AT_FDCWD, (long)f->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0, 0, 0);
+	int fd = __atomic_load_n(&f->fd, __ATOMIC_ACQUIRE);
+	if (fd >= 0) {
+		if (is_file(f, fd))
+			return fd;
+		/* Closed, or replaced by the program with a system call: the number is not ours. */
+		__atomic_compare_exchange_n(&f->fd, &fd, -1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+	}
+	fd = (int)er_sys(SYS_openat, AT_FDCWD, (long)f->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0, 0, 0);
 	if (fd < 0)
 		return -errno;
-	struct stat st;
-	if (er_sys(SYS_fstat, fd, (long)&st, 0, 0, 0, 0) != 0 || (uint64_t)st.st_dev != f->dev || (uint64_t)st.st_ino != f->ino) {
+	if (!is_file(f, fd)) {
 		er_sys(SYS_close, fd, 0, 0, 0, 0, 0);
 		return -ESTALE;
 	}
+	fd = fd_high(fd);
+	int none = -1;
+	if (!__atomic_compare_exchange_n(&f->fd, &none, fd, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		er_sys(SYS_close, fd, 0, 0, 0, 0, 0); /* another thread got there first */
+		fd = none;
+	}
 	return fd;
+}
+
+int er_fd_mine(int fd)
+{
+	if (fd < 0)
+		return 0;
+	for (int s = 0; s < SLOT_N; s++)
+		if (__atomic_load_n(&files[s].fd, __ATOMIC_RELAXED) == fd)
+			return 1;
+	return 0;
+}
+
+int er_close_range(unsigned first, unsigned last, int flags)
+{
+	/* The held descriptors in [first, last], in order. */
+	int held[SLOT_N], n = 0;
+	for (int s = 0; s < SLOT_N; s++) {
+		int fd = __atomic_load_n(&files[s].fd, __ATOMIC_RELAXED);
+		if (fd >= 0 && (unsigned)fd >= first && (unsigned)fd <= last)
+			held[n++] = fd;
+	}
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && held[j - 1] > held[j]; j--) {
+			int x = held[j];
+			held[j] = held[j - 1];
+			held[j - 1] = x;
+		}
+	unsigned lo = first;
+	for (int i = 0; i <= n; i++) {
+		unsigned hi = i < n ? (unsigned)held[i] - 1 : last;
+		if (i < n && (unsigned)held[i] == lo) {
+			lo = (unsigned)held[i] + 1;
+			continue;
+		}
+		if (lo <= hi && er_sys(SYS_close_range, lo, hi, flags, 0, 0, 0) != 0)
+			return -1;
+		if (i < n)
+			lo = (unsigned)held[i] + 1;
+	}
+	return 0;
+}
+
+void er_fd_move(int fd)
+{
+	for (int s = 0; s < SLOT_N; s++) {
+		struct er_file *f = &files[s];
+		int cur = fd;
+		if (fd >= 0 && __atomic_load_n(&f->fd, __ATOMIC_RELAXED) == fd) {
+			int nfd = (int)er_sys(SYS_fcntl, fd, F_DUPFD_CLOEXEC, fd + 1, 0, 0, 0);
+			if (nfd < 0)
+				nfd = (int)er_sys(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 3, 0, 0, 0);
+			/* The old number is the program's to reuse now (its dup2 closes it). */
+			__atomic_compare_exchange_n(&f->fd, &cur, nfd, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+		}
+	}
 }
 
 /* er_stop stops all recording of this instance for good, the first time it is called: err says
@@ -201,9 +298,11 @@ static int block_new(struct er_thread *t, int slot)
 		pool_release();
 	}
 	int saved = errno;
-	int fd = file_open(file);
+	int fd = file_fd(file);
 	if (fd < 0) {
-		if (fd == -ESTALE || fd == -ENOENT)
+		/* No descriptor or memory left (EMFILE, ENFILE, ENOMEM, EINTR) is transient: this record is
+		 * lost. Anything else (the file replaced or removed, no permission) will not get better. */
+		if (fd != -EMFILE && fd != -ENFILE && fd != -ENOMEM && fd != -EINTR)
 			er_stop(-fd);
 		errno = saved;
 		return 0;
@@ -214,7 +313,6 @@ static int block_new(struct er_thread *t, int slot)
 	void *p = MAP_FAILED;
 	if (err == 0)
 		p = (void *)er_sys(SYS_mmap, 0, ER_BLOCK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, off);
-	er_sys(SYS_close, fd, 0, 0, 0, 0, 0);
 	if (err != 0) {
 		er_stop(-err);
 		errno = saved;
@@ -712,7 +810,7 @@ static int write_all(int fd, const char *b, size_t n)
 	return 0;
 }
 
-/* open_file creates the data file of slot with its header, keeps the header page mapped and closes
+/* open_file creates the data file of slot with its header, keeps the header page mapped and holds
  * the descriptor; 0, or -errno. */
 static int open_file(int slot)
 {
@@ -747,13 +845,15 @@ static int open_file(int slot)
 		if ((unsigned long)p > -4096UL)
 			err = -ENOMEM;
 	}
-	sys_close(fd);
-	if (err != 0)
+	if (err != 0) {
+		sys_close(fd);
 		return err;
+	}
 	memcpy(f->path, path.b, path.n + 1);
 	f->dev = (uint64_t)st.st_dev;
 	f->ino = (uint64_t)st.st_ino;
 	f->hdr = p;
+	__atomic_store_n(&f->fd, fd_high(fd), __ATOMIC_RELEASE);
 	return 0;
 }
 

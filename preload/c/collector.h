@@ -152,6 +152,12 @@ ER_HIDDEN uint32_t er_stack_context(struct er_thread *t, const void *ucontext);
 ER_HIDDEN void *er_rec_begin(struct er_thread *t, int slot, size_t size);
 ER_HIDDEN void er_rec_commit(struct er_thread *t, void *rec, size_t size, int kind, int aux, uint64_t time);
 ER_HIDDEN void er_note(const char *key, const char *value);
+/* er_fd_mine says whether fd is a descriptor the library holds; er_fd_move moves it to another
+ * number (the program dup2s onto it). */
+ER_HIDDEN int er_fd_mine(int fd);
+ER_HIDDEN void er_fd_move(int fd);
+/* er_close_range is the close_range system call around the library's descriptors. */
+ER_HIDDEN int er_close_range(unsigned first, unsigned last, int flags);
 ER_HIDDEN void er_maps_update(void);
 ER_HIDDEN void er_clock_init(void);
 ER_HIDDEN void er_clock_thread_start(struct er_thread *t);

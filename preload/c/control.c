@@ -89,6 +89,13 @@ static int real_sa(int sig, const struct sigaction *a, struct sigaction *o)
 
 static int guarded(int sig) { return sig > 0 && sig < NSIGS && guard[sig]; }
 
+/* glibc's sigaction installs every action with SA_RESTORER, and old actions show it. */
+#ifndef SA_RESTORER
+#define ER_SA_RESTORER 0x04000000
+#else
+#define ER_SA_RESTORER SA_RESTORER
+#endif
+
 int er_sigprof_kept(void) { return (guard[SIGPROF] & ER_GUARD_CLOCK) != 0; }
 
 /* er_run_handler runs a handler of the program's at a signal level of its own: the calls it makes
@@ -266,8 +273,13 @@ static int wrap_sigaction(int sig, const struct sigaction *act, struct sigaction
 	int err = errno;
 	__atomic_store_n(&wact_lock, 0, __ATOMIC_RELEASE);
 	er_sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&mask, 0, sizeof(long), 0, 0);
-	if (r == 0 && old)
-		*old = is_wrap(&cur) ? prog : cur;
+	if (r == 0 && old) {
+		*old = cur;
+		if (is_wrap(&cur)) { /* the program's handler; the flags as the kernel has them, less ours */
+			old->sa_sigaction = prog.sa_sigaction;
+			old->sa_flags = (cur.sa_flags & ~SA_SIGINFO) | (prog.sa_flags & SA_SIGINFO);
+		}
+	}
 	errno = err;
 	return r;
 }
@@ -280,8 +292,10 @@ ER_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 		return wrap_sigaction(sig, act, old);
 	}
 	struct sigaction prev = user_act[sig];
-	if (act)
+	if (act) {
 		user_act[sig] = *act;
+		user_act[sig].sa_flags |= ER_SA_RESTORER; /* as glibc's sigaction would have installed it */
+	}
 	if (old)
 		*old = prev;
 	return 0;

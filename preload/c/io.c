@@ -69,7 +69,7 @@ void er_io_init(void)
 			int fd = 0;
 			for (const char *p = d->d_name; *p; p++)
 				fd = fd * 10 + (*p - '0');
-			if (fd == dfd)
+			if (fd == dfd || er_fd_mine(fd))
 				continue;
 			char path[64], target[MAX_NAME];
 			strcpy(path, "/proc/self/fd/");
@@ -174,9 +174,15 @@ ER_EXPORT int creat(const char *path, mode_t mode)
 }
 ER_EXPORT int creat64(const char *path, mode_t mode) __attribute__((alias("creat")));
 
+/* The descriptors the library holds (collector.c, "data files") survive what the program does to
+ * descriptors: close and the close_range of closefrom leave them open (the program sees success, and
+ * the number stays taken, so nothing of the program's ever gets it); dup2 and dup3 onto one move the
+ * library's first. */
 ER_EXPORT int close(int fd)
 {
 	REAL("close", int (*)(int));
+	if (er_fd_mine(fd))
+		return 0;
 	if (!ON())
 		return real(fd);
 	uint64_t t0 = er_now();
@@ -242,8 +248,63 @@ ER_EXPORT off_t lseek64(int fd, off_t off, int whence) __attribute__((alias("lse
 FD1(fsync, OP_FSYNC, (int fd), (fd), fd, -1)
 FD1(fdatasync, OP_FDATASYNC, (int fd), (fd), fd, -1)
 FD1(dup, OP_DUP, (int fd), (fd), fd, r)
-FD1(dup2, OP_DUP2, (int fd, int to), (fd, to), fd, to)
-FD1(dup3, OP_DUP3, (int fd, int to, int flags), (fd, to, flags), fd, to)
+ER_EXPORT int dup2(int fd, int to)
+{
+	REAL("dup2", int (*)(int, int));
+	if (fd != to && er_fd_mine(to))
+		er_fd_move(to);
+	if (!ON())
+		return real(fd, to);
+	uint64_t t0 = er_now();
+	int r = real(fd, to);
+	io_record(OP_DUP2, (void *)real, t0, fd, to, r, 0, ERR(r < 0), NULL);
+	return r;
+}
+
+ER_EXPORT int dup3(int fd, int to, int flags)
+{
+	REAL("dup3", int (*)(int, int, int));
+	if (fd != to && er_fd_mine(to))
+		er_fd_move(to);
+	if (!ON())
+		return real(fd, to, flags);
+	uint64_t t0 = er_now();
+	int r = real(fd, to, flags);
+	io_record(OP_DUP3, (void *)real, t0, fd, to, r, 0, ERR(r < 0), NULL);
+	return r;
+}
+
+ER_EXPORT int close_range(unsigned first, unsigned last, int flags)
+{
+	return er_close_range(first, last, flags);
+}
+
+/* closefrom (glibc 2.34) closes with the close_range system call, which the library's does around
+ * its descriptors; where the kernel has none, each descriptor open is closed. */
+ER_EXPORT void closefrom(int low)
+{
+	if (low < 0)
+		low = 0;
+	if (er_close_range((unsigned)low, ~0U, 0) == 0 || errno != ENOSYS)
+		return;
+	int dfd = (int)er_sys(SYS_openat, AT_FDCWD, (long)"/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, 0, 0);
+	if (dfd < 0)
+		return;
+	char buf[4096];
+	long n;
+	while ((n = er_sys(SYS_getdents64, dfd, (long)buf, sizeof buf, 0, 0, 0)) > 0) {
+		for (long off = 0; off < n;) {
+			struct dirent64 *d = (struct dirent64 *)(buf + off);
+			off += d->d_reclen;
+			int fd = 0;
+			for (const char *p = d->d_name; *p >= '0' && *p <= '9'; p++)
+				fd = fd * 10 + (*p - '0');
+			if (d->d_name[0] >= '0' && d->d_name[0] <= '9' && fd >= low && fd != dfd && !er_fd_mine(fd))
+				er_sys(SYS_close, fd, 0, 0, 0, 0, 0);
+		}
+	}
+	er_sys(SYS_close, dfd, 0, 0, 0, 0, 0);
+}
 
 ER_EXPORT int pipe(int fds[2])
 {
