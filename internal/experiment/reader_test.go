@@ -371,3 +371,5 @@ func TestOpenRefusesSpecialFiles(t *testing.T) {
 		}
 	}
 }
+
+func mkfifo(path string) error { return syscall.Mkfifo(path, 0o600) }

@@ -1,0 +1,211 @@
+package experiment_test
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"er/internal/collect"
+	"er/internal/experiment"
+	"er/preload"
+)
+
+// buildCollector builds er, the collector library beside it, and testdata/procheap.c into a
+// temporary directory, or skips when this machine lacks gcc or go.
+func buildCollector(t *testing.T) (er, prog string) {
+	t.Helper()
+	for _, tool := range []string{"gcc", "go"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed: %v", tool, err)
+		}
+	}
+	dir := t.TempDir()
+	er, prog = filepath.Join(dir, "er"), filepath.Join(dir, "procheap")
+	if out, err := exec.Command("go", "build", "-o", er, "er/cmd/er").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	if err := preload.Build(filepath.Join(dir, collect.LibraryName)); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("gcc", "-O1", "-g", "-o", prog, filepath.Join("testdata", "procheap.c")).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	return er, prog
+}
+
+// procHeap counts what testdata/procheap.c allocates: blocks of 1000 to 1099 bytes (and how many
+// of those were freed), of 333 bytes (in its child), and of 2000 bytes (after the test let it go on).
+type procHeap struct{ first, freed, child, last int }
+
+func countHeap(d *experiment.Data) procHeap {
+	var c procHeap
+	first := map[uint64]bool{}
+	for _, e := range d.Heap {
+		switch {
+		case e.Op == experiment.HeapMalloc && e.Size >= 1000 && e.Size < 1100:
+			c.first++
+			first[e.Addr] = true
+		case e.Op == experiment.HeapMalloc && e.Size == 333:
+			c.child++
+		case e.Op == experiment.HeapMalloc && e.Size == 2000:
+			c.last++
+		case e.Op == experiment.HeapFree && first[e.Old]:
+			c.freed++
+		}
+	}
+	return c
+}
+
+// waitFor polls cond until it holds; it fails the test after a minute (a collection that is
+// stuck, not a slow one).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited a minute for %s", what)
+		}
+	}
+}
+
+func hasWarning(d *experiment.Data, prefix string) bool {
+	for _, w := range d.Warnings {
+		if strings.HasPrefix(w, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// The heap data of a real collection is read while er collect runs (from .proc/, where the
+// collector library writes it), and after er collect was killed: the founder's into the founder
+// experiment, the child's into its subexperiment, each with a warning that says where it came from
+// and that the experiment is live or was not finished. Before, both read no heap event at all.
+func TestOpenProcLive(t *testing.T) {
+	er, prog := buildCollector(t)
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	exp := filepath.Join(dir, "test.1.er")
+	cmd := exec.Command(er, "collect", "-H", "on", "-o", exp, prog, fifo)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A file, not a pipe: procheap inherits it and outlives er, and Wait would wait for a pipe's end.
+	errFile := filepath.Join(dir, "stderr")
+	ef, err := os.Create(errFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ef.Close()
+	cmd.Stderr = ef
+	stderr := func() string { b, _ := os.ReadFile(errFile); return string(b) }
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killed := false
+	t.Cleanup(func() {
+		if !killed {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	lines := bufio.NewScanner(out)
+	if !lines.Scan() || lines.Text() != "ready" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("procheap did not say ready: %q, %v; er collect's stderr:\n%s", lines.Text(), lines.Err(), stderr())
+	}
+	// The child's subexperiment: er makes it when it sees the fork in perf's records.
+	sub := filepath.Join(exp, "_f1.er")
+	haveSub := true
+	waitFor(t, "the child's subexperiment or its end", func() bool {
+		if _, err := os.Stat(filepath.Join(sub, experiment.LogFile)); err == nil {
+			return true
+		}
+		// Without perf events er follows no descendant: the child's data has no experiment.
+		if strings.Contains(stderr(), "perf") {
+			haveSub = false
+			return true
+		}
+		return false
+	})
+
+	t.Logf("the child has a subexperiment: %v", haveSub)
+
+	// Live: procheap waits for the FIFO, er collect runs.
+	d, err := experiment.Open(exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := countHeap(d), (procHeap{first: 100, freed: 60}); got != want {
+		t.Errorf("live founder: %+v, want %+v", got, want)
+	}
+	for _, w := range []string{"the experiment is live: er collect is still recording it",
+		"the trace data of process " + itoa(d.Log.Pid) + " is read from .proc/"} {
+		if !hasWarning(d, w) {
+			t.Errorf("live founder: warnings %q lack %q", d.Warnings, w)
+		}
+	}
+	if haveSub {
+		sd, err := experiment.Open(sub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := countHeap(sd), (procHeap{child: 7}); got != want {
+			t.Errorf("live child: %+v, want %+v", got, want)
+		}
+		if w := "the trace data of process " + itoa(sd.Log.Pid) + " is read from .proc/"; !hasWarning(sd, w) {
+			t.Errorf("live child: warnings %q lack %q", sd.Warnings, w)
+		}
+	}
+
+	// Killed: er collect dies; procheap goes on alone and ends.
+	pid := int(d.Log.Pid)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	killed = true
+	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	waitFor(t, "procheap to end", func() bool {
+		b, err := os.ReadFile("/proc/" + itoa(uint32(pid)) + "/stat")
+		return err != nil || strings.Contains(string(b), ") Z ") // gone, or a zombie nobody reaps
+	})
+	d, err = experiment.Open(exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := countHeap(d), (procHeap{first: 100, freed: 60, last: 50}); got != want {
+		t.Errorf("founder after er was killed: %+v, want %+v", got, want)
+	}
+	for _, w := range []string{"the experiment was not finished: er collect stopped before the end",
+		"the trace data of process " + itoa(d.Log.Pid) + " is read from .proc/"} {
+		if !hasWarning(d, w) {
+			t.Errorf("founder after er was killed: warnings %q lack %q", d.Warnings, w)
+		}
+	}
+	if haveSub {
+		sd, err := experiment.Open(sub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := countHeap(sd), (procHeap{child: 7}); got != want {
+			t.Errorf("child after er was killed: %+v, want %+v", got, want)
+		}
+	} else if !hasWarning(d, "the collector library's data of process ") {
+		t.Errorf("no subexperiment, and no warning about the child's data: %q", d.Warnings)
+	}
+}
+
+func itoa(n uint32) string { return strconv.FormatUint(uint64(n), 10) }
