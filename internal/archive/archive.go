@@ -13,6 +13,7 @@ import (
 
 	"er/internal/experiment"
 	"er/internal/objfile"
+	"er/internal/regfile"
 )
 
 // Paths of the kernel's files read here; variables so tests can point them elsewhere.
@@ -26,15 +27,15 @@ var (
 // Build describes the ELF load object at path: its size, modification time,
 // build id, PT_LOAD segments and symbols.
 func Build(path string) (*experiment.Archive, error) {
-	st, err := os.Stat(path)
+	fh, st, err := regfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("archive: %w", err)
 	}
-	f, err := objfile.Open(path)
+	defer fh.Close()
+	f, err := objfile.NewFile(path, fh)
 	if err != nil {
 		return nil, fmt.Errorf("archive: %w", err)
 	}
-	defer f.Close()
 	syms, err := f.Symbols()
 	if err != nil {
 		return nil, fmt.Errorf("archive: %w", err)

@@ -16,6 +16,7 @@ import (
 
 	"er/internal/experiment"
 	"er/internal/objfile"
+	"er/internal/regfile"
 )
 
 // Copies of load objects and source files live under an experiment's archives/, beside the
@@ -32,6 +33,9 @@ const (
 	sourcesSubdir = "sources"
 	hashDirLength = 32 // hex digits of the SHA-256 naming a copy's directory
 )
+
+// MaxIndexSize is the largest index read: 64 MiB holds some 200,000 copies.
+const MaxIndexSize = 64 << 20
 
 // indexHint tells what to do about a damaged index.
 const indexHint = "delete it and run `er archive` again to rebuild it"
@@ -58,7 +62,7 @@ type Index struct {
 func ReadIndex(expDir string) (*Index, error) {
 	ix := &Index{Dir: filepath.Join(expDir, experiment.ArchivesDir)}
 	file := filepath.Join(ix.Dir, IndexFile)
-	b, err := os.ReadFile(file)
+	b, err := regfile.ReadFile(file, MaxIndexSize, "an index of copies")
 	if errors.Is(err, fs.ErrNotExist) {
 		return ix, nil
 	}
@@ -118,12 +122,17 @@ func (ix *Index) Add(kind, src, buildID string, force bool) (c Copy, added bool,
 	if sub == "" {
 		return Copy{}, false, fmt.Errorf("archive: unknown kind of copy %q", kind)
 	}
+	if kind == KindSource {
+		if err := CheckSource(src); err != nil {
+			return Copy{}, false, err
+		}
+	}
+	if err := regfile.Check(src); err != nil {
+		return Copy{}, false, err
+	}
 	st, err := os.Stat(src)
 	if err != nil {
 		return Copy{}, false, err
-	}
-	if !st.Mode().IsRegular() {
-		return Copy{}, false, fmt.Errorf("%s: not a regular file", src)
 	}
 	if !force {
 		same := func(c Copy) bool {
@@ -136,7 +145,7 @@ func (ix *Index) Add(kind, src, buildID string, force bool) (c Copy, added bool,
 	if err := os.MkdirAll(ix.Dir, 0o755); err != nil {
 		return Copy{}, false, err
 	}
-	sum, tmp, err := copyToTemp(ix.Dir, src)
+	sum, tmp, err := copyToTemp(ix.Dir, src, st.Size())
 	if err != nil {
 		return Copy{}, false, err
 	}
@@ -170,19 +179,28 @@ func (ix *Index) Add(kind, src, buildID string, force bool) (c Copy, added bool,
 	return c, true, nil
 }
 
-// copyToTemp copies src to a new temporary file in dir and returns the SHA-256 of what it copied.
-func copyToTemp(dir, src string) (sum, tmp string, err error) {
-	in, err := os.Open(src)
+// copyToTemp copies src, size bytes, to a new temporary file in dir and returns the SHA-256 of
+// what it copied. src must be a regular file of that size: one that is not, or has grown or
+// shrunk, is an error.
+func copyToTemp(dir, src string, size int64) (sum, tmp string, err error) {
+	in, fi, err := regfile.Open(src)
 	if err != nil {
 		return "", "", err
 	}
 	defer in.Close()
+	if fi.Size() != size {
+		return "", "", fmt.Errorf("%s changed while it was being copied; try again", src)
+	}
 	out, err := os.CreateTemp(dir, ".copy-*.tmp")
 	if err != nil {
 		return "", "", err
 	}
 	h := sha256.New()
-	_, err = io.Copy(io.MultiWriter(out, h), in)
+	var n int64
+	n, err = io.Copy(io.MultiWriter(out, h), io.LimitReader(in, size+1))
+	if err == nil && n != size {
+		err = fmt.Errorf("%d bytes read, not %d: it changed while it was being copied; try again", n, size)
+	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
@@ -214,7 +232,7 @@ func safeName(p string) string {
 
 // FileSHA256 returns the hex SHA-256 of the file's content.
 func FileSHA256(file string) (string, error) {
-	f, err := os.Open(file)
+	f, _, err := regfile.Open(file)
 	if err != nil {
 		return "", err
 	}
@@ -291,17 +309,17 @@ func SameFile(path string, a *experiment.Archive) error {
 	if a == nil {
 		return errors.New("the experiment has no archive for it to check the file against")
 	}
-	st, err := os.Stat(path)
+	fh, st, err := regfile.Open(path)
 	if err != nil {
 		return err
 	}
+	defer fh.Close()
 	if a.BuildID != "" {
-		f, err := objfile.Open(path)
+		f, err := objfile.NewFile(path, fh)
 		if err != nil {
 			return err
 		}
 		id := f.BuildID()
-		f.Close()
 		if id != a.BuildID {
 			return fmt.Errorf("%s has changed since the experiment (build id %s, was %s)", path, orNone(id), a.BuildID)
 		}
@@ -358,8 +376,28 @@ func encodeIndex(copies []Copy) ([]byte, error) {
 
 func decodeIndex(b []byte) ([]Copy, error) {
 	var x xmlIndex
-	if err := xml.NewDecoder(bytes.NewReader(b)).Decode(&x); err != nil {
+	d := xml.NewDecoder(bytes.NewReader(b))
+	if err := d.Decode(&x); err != nil {
 		return nil, err
+	}
+	for { // after the root element, only comments and blanks
+		off := d.InputOffset()
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch t := tok.(type) {
+		case xml.Comment, xml.ProcInst:
+			continue
+		case xml.CharData:
+			if len(bytes.Trim(t, " \t\r\n")) == 0 {
+				continue
+			}
+		}
+		return nil, fmt.Errorf("offset %d: something after the root element <files>: an index has one root element", off)
 	}
 	if major, _, _ := strings.Cut(x.Version, "."); major != "1" {
 		return nil, fmt.Errorf("version %q, this er reads version 1.x", x.Version)

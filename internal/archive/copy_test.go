@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -130,7 +131,8 @@ func TestIndexAddErrors(t *testing.T) {
 	ix, _ := ReadIndex(filepath.Join(dir, "t.er"))
 	for _, c := range []struct{ kind, src, want string }{
 		{KindSource, filepath.Join(dir, "gone.c"), "no such file"},
-		{KindSource, dir, "not a regular file"},
+		{KindSource, dir, "its name is not a source file's"},
+		{KindObject, dir, "not a regular file but a directory"},
 		{"other", dir, "unknown kind"},
 	} {
 		if _, _, err := ix.Add(c.kind, c.src, "", false); err == nil || !strings.Contains(err.Error(), c.want) {
@@ -239,4 +241,86 @@ func FuzzReadIndex(f *testing.F) {
 			t.Errorf("cannot write back %+v: %v", copies, err)
 		}
 	})
+}
+
+// Files that are not regular files are refused without being opened for reading: a FIFO (which
+// would block the open until a writer came), a device (/dev/zero: endless). Before, Add copied a
+// FIFO fed by a writer, ReadIndex read one, and Build and SameFile blocked on one without.
+func TestSpecialFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.c")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	feed(t, fifo, "int x;\n")
+	zero := filepath.Join(dir, "zero.h")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	ix, _ := ReadIndex(filepath.Join(dir, "t.er"))
+	for _, src := range []string{fifo, zero} {
+		for _, kind := range []string{KindSource, KindObject} {
+			want := ": not a regular file but a "
+			if kind == KindSource && src == zero {
+				want = "it leads to /dev/zero, and it is in /dev, where no source files are"
+			}
+			if _, _, err := ix.Add(kind, src, "", false); err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("Add(%s, %s): %v, want %q", kind, src, err, want)
+			}
+		}
+		if _, err := FileSHA256(src); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("FileSHA256(%s): %v, want not a regular file", src, err)
+		}
+		if err := SameFile(src, &experiment.Archive{Path: src, BuildID: "ab"}); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("SameFile(%s): %v, want not a regular file", src, err)
+		}
+		if _, err := Build(src); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("Build(%s): %v, want not a regular file", src, err)
+		}
+	}
+	exp := filepath.Join(dir, "u.er")
+	index := filepath.Join(exp, "archives", IndexFile)
+	if err := os.MkdirAll(filepath.Dir(index), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(index, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	feed(t, index, `<files version="1.0"></files>`)
+	if _, err := ReadIndex(exp); err == nil || !strings.Contains(err.Error(), index+": not a regular file but a named pipe") {
+		t.Errorf("ReadIndex with a FIFO: %v", err)
+	}
+}
+
+// feed writes text into the FIFO at path once a reader opens it; the test's end releases the
+// writer if none did.
+func feed(t *testing.T, path, text string) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if f, err := os.OpenFile(path, os.O_WRONLY, 0); err == nil {
+			f.WriteString(text)
+			f.Close()
+		}
+	}()
+	t.Cleanup(func() {
+		if r, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+			<-done
+			r.Close()
+		}
+	})
+}
+
+// An index has one root element.
+func TestIndexOneRoot(t *testing.T) {
+	sum := strings.Repeat("ab", 32)
+	one := `<files version="1.0"><source path="/a.c" copy="sources/` + sum[:32] + `/a.c" size="1" mtime="1" sha256="` + sum + `"/></files>`
+	if _, err := decodeIndex([]byte(one + "\n<!-- c -->\n")); err != nil {
+		t.Errorf("a comment after the root: %v", err)
+	}
+	for _, tail := range []string{`<files version="1.0"></files>`, "junk"} {
+		if _, err := decodeIndex([]byte(one + tail)); err == nil || !strings.Contains(err.Error(), "after the root element <files>") {
+			t.Errorf("%q after the root: %v", tail, err)
+		}
+	}
 }

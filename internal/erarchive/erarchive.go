@@ -353,6 +353,12 @@ func (ar *archiver) sources(names []string) error {
 			continue
 		case !st.Mode().IsRegular():
 			continue
+		}
+		if err := archive.CheckSource(name); err != nil {
+			ar.warnf("%s: not archived: %v", name, err)
+			continue
+		}
+		switch {
 		case !ar.opt.Force && ar.start > 0 && st.ModTime().UnixNano() > ar.start:
 			same := func(c archive.Copy) bool { return c.Size == st.Size() && c.Mtime == st.ModTime().UnixNano() }
 			if _, ok := ar.ix.Lookup(archive.KindSource, name, same); ok { // archived with -F before

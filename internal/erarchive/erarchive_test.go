@@ -2,6 +2,7 @@ package erarchive
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -311,5 +312,69 @@ func TestMainCommand(t *testing.T) {
 	}
 	if code := Main([]string{"-x"}, &out, &errb); code != 2 {
 		t.Errorf("-x: exit %d", code)
+	}
+}
+
+// Only files that are plausibly sources are copied from the debug information's line tables: a
+// binary's DWARF can name any file (#line "/etc/shadow"), and er archive must not copy the
+// user's, or another user's, secrets into an experiment that others may read. Before, every
+// regular file that the line tables named and er could read was copied.
+func TestSourceRule(t *testing.T) {
+	f := build(t)
+	dir := f.dir
+	write := func(name, text string, mode os.FileMode) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	secret := write("secret.key", "-----BEGIN KEY-----\n", 0o644)
+	good := write("good.h", "int good;\n", 0o644)
+	private := write("private.h", "int private;\n", 0o600)
+	link := filepath.Join(dir, "link.c")
+	if err := os.Symlink(secret, link); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"/etc/passwd", secret, good, link}
+	root := os.Geteuid() == 0
+	if root {
+		// A file of another user that only root can read.
+		if err := os.Chown(private, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, private)
+	}
+	var src strings.Builder
+	for i, n := range names {
+		fmt.Fprintf(&src, "#line 1 %q\nint f%d(int x) { return x + %d; }\n", n, i, i)
+	}
+	namesC := write("names.c", src.String(), 0o644)
+	f.gcc(t, "-O1", "-g", "-Wl,--build-id", "-o", f.prog, f.progSrc, f.coldSrc, namesC)
+
+	exp := filepath.Join(t.TempDir(), "test.1.er")
+	f.experiment(t, exp, false)
+	var warnings []string
+	if _, err := Archive(exp, Options{Mode: "src", Warn: func(w string) { warnings = append(warnings, w) }}); err != nil {
+		t.Fatal(err)
+	}
+	_, sources := archived(t, exp)
+	want := []string{f.coldSrc, good, namesC, f.progSrc}
+	slices.Sort(want)
+	if !slices.Equal(sources, want) {
+		t.Errorf("archived sources\n%q\nwant\n%q", sources, want)
+	}
+	wantWarn := []string{
+		"/etc/passwd: not archived: it is in /etc, where no source files are",
+		secret + ": not archived: its name is not a source file's (see docs/experiment-format.md, \"What is copied\")",
+		link + ": not archived: it leads to " + secret + ", and its name is not a source file's (see docs/experiment-format.md, \"What is copied\")",
+	}
+	if root {
+		wantWarn = append(wantWarn, private+": not archived: it belongs to user 65534 and others may not read it (mode 0600)")
+	}
+	slices.Sort(wantWarn)
+	slices.Sort(warnings)
+	if !slices.Equal(warnings, wantWarn) {
+		t.Errorf("warnings\n%q\nwant\n%q", warnings, wantWarn)
 	}
 }
