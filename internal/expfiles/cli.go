@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"er/internal/regfile"
 	"er/internal/version"
 )
 
@@ -444,7 +445,7 @@ func transferGroup(g *groupJob, move bool) error {
 		}
 		done = append(done, j)
 	}
-	data, err := os.ReadFile(g.src)
+	data, err := regfile.ReadFile(g.src, maxGroupSize, "a group file")
 	if err != nil {
 		return undo(err)
 	}

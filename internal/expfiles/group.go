@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"er/internal/regfile"
 )
 
 // Name suffixes and the first line of a group file.
@@ -19,6 +21,9 @@ const (
 	GroupSuffix      = ".erg"
 	GroupHeader      = "#analyzer experiment group"
 )
+
+// maxGroupSize is the largest group file read: 16 MiB holds some 100,000 experiments' paths.
+const maxGroupSize = 16 << 20
 
 // groupEntry is one experiment line of a group file.
 type groupEntry struct {
@@ -33,14 +38,11 @@ func IsGroup(path string) bool {
 	if !strings.HasSuffix(filepath.Clean(path), GroupSuffix) {
 		return false
 	}
-	f, err := os.Open(path)
+	f, _, err := regfile.Open(path)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return false
-	}
 	b := make([]byte, len(GroupHeader)+2)
 	n, _ := io.ReadFull(f, b)
 	first, _, _ := bytes.Cut(b[:n], []byte("\n"))
@@ -65,7 +67,7 @@ func parseGroup(path string) ([]groupEntry, error) {
 	if err := checkGroupName(path); err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(path)
+	data, err := regfile.ReadFile(path, maxGroupSize, "a group file")
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s: no such experiment group", path)
@@ -189,17 +191,31 @@ func AppendGroup(group, exp string) error {
 	if err != nil {
 		return fmt.Errorf("cannot add %s to experiment group %s: %w", exp, group, err)
 	}
-	f, err := os.OpenFile(group, os.O_RDWR|os.O_CREATE, 0o644)
+	if err := regfile.Check(group); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("experiment group %s: %w", group, err)
+	}
+	// Without blocking, and only a regular file: a FIFO put there in the meantime is refused.
+	f, err := os.OpenFile(group, os.O_RDWR|os.O_CREATE|syscall.O_NONBLOCK, 0o644)
 	if err != nil {
 		return fmt.Errorf("experiment group %s: %w", group, err)
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("experiment group %s: %w", group, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("experiment group %s: %w", group, &regfile.NotRegularError{Path: group, Mode: fi.Mode()})
+	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
 		return fmt.Errorf("experiment group %s: locking: %w", group, err)
 	}
-	data, err := io.ReadAll(f)
+	data, err := io.ReadAll(io.LimitReader(f, maxGroupSize+1))
 	if err != nil {
 		return fmt.Errorf("experiment group %s: %w", group, err)
+	}
+	if len(data) > maxGroupSize {
+		return fmt.Errorf("experiment group %s: %w", group, &regfile.TooLargeError{Path: group, Size: fi.Size(), Limit: maxGroupSize, What: "a group file"})
 	}
 	var add []byte
 	if len(data) == 0 {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -207,5 +208,40 @@ func TestAppendGroupConcurrent(t *testing.T) {
 	data, _ := os.ReadFile(g)
 	if len(entries) != n/2 || len(seen) != n/2 || strings.Count(string(data), GroupHeader) != 1 {
 		t.Errorf("%d entries, %d distinct, want %d each; file:\n%s", len(entries), len(seen), n/2, data)
+	}
+}
+
+// A group file that is a FIFO or a device is refused without waiting or reading without end, and
+// one larger than a group file may be is not read: before, IsGroup and AppendGroup blocked on a
+// FIFO, and ReadGroup read /dev/zero until memory ran out.
+func TestGroupSpecialFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.erg")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	zero := filepath.Join(dir, "zero.erg")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "big.erg")
+	write(t, big, GroupHeader+"\n")
+	if err := os.Truncate(big, maxGroupSize+1); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ path, want string }{
+		{fifo, fifo + ": not a regular file but a named pipe (FIFO)"},
+		{zero, zero + ": not a regular file but a character device"},
+		{big, big + ": 16777217 bytes, more than a group file may hold (16777216 bytes)"},
+	} {
+		if c.path != big && IsGroup(c.path) {
+			t.Errorf("IsGroup(%s) = true", c.path)
+		}
+		if _, err := ReadGroup(c.path); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ReadGroup(%s): %v, want %q", c.path, err, c.want)
+		}
+		if err := AppendGroup(c.path, filepath.Join(dir, "a.er")); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("AppendGroup(%s): %v, want %q", c.path, err, c.want)
+		}
 	}
 }

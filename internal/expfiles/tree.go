@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"er/internal/experiment"
+	"er/internal/regfile"
 )
 
 // IsExperiment reports whether dir is an experiment: a directory (or a link to one) whose name ends
@@ -277,7 +278,8 @@ func copyDir(src, dst string, fi fs.FileInfo) error {
 
 // copyFile copies the regular file src to the new file dst with src's mode and times (fi).
 func copyFile(src, dst string, fi fs.FileInfo) (err error) {
-	in, err := os.Open(src)
+	// Without blocking, and only a regular file: one swapped for a FIFO since fi is refused.
+	in, ifi, err := regfile.Open(src)
 	if err != nil {
 		return err
 	}
@@ -295,7 +297,8 @@ func copyFile(src, dst string, fi fs.FileInfo) (err error) {
 			err = os.Chtimes(dst, a, mt)
 		}
 	}()
-	if _, err := io.Copy(out, in); err != nil {
+	// The bytes the file has now: a file still being written (a live experiment) is copied as it is.
+	if _, err := io.Copy(out, io.LimitReader(in, ifi.Size())); err != nil {
 		return fmt.Errorf("%s: %w", src, err)
 	}
 	return out.Chmod(fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky))
