@@ -326,7 +326,8 @@ func (w *Writer) UpdateLog(f func(*Log)) {
 	w.logDirty = true
 }
 
-// Notes appends text to the notes file, ending it with a newline if it has none.
+// Notes appends text to the notes file, ending it with a newline if it has none. The file holds at
+// most 2 MiB, what readers read.
 func (w *Writer) Notes(text string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -335,6 +336,9 @@ func (w *Writer) Notes(text string) error {
 	}
 	if len(text) == 0 || text[len(text)-1] != '\n' {
 		text += "\n"
+	}
+	if w.notesSize+int64(len(text)) > maxNotesSize {
+		return fmt.Errorf("experiment: %d bytes of notes; the notes file holds at most %d", w.notesSize+int64(len(text)), maxNotesSize)
 	}
 	f, err := os.OpenFile(filepath.Join(w.dir, NotesFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -226,6 +227,24 @@ func TestNotes(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(dir, NotesFile))
 	if string(b) != "first\nsecond\n" {
 		t.Errorf("notes %q", b)
+	}
+	// No more than a reader reads.
+	if err := w.Notes(strings.Repeat("x", maxNotesSize)); err == nil || !strings.Contains(err.Error(), "the notes file holds at most 2097152") {
+		t.Errorf("2 MiB more notes: %v", err)
+	}
+	if err := w.Notes("third"); err != nil {
+		t.Errorf("notes after a refused one: %v", err)
+	}
+}
+
+// A stack longer than the format allows is refused.
+func TestStackFrameLimit(t *testing.T) {
+	w, _ := newWriter(t)
+	if _, err := w.Stack(make(Stack, maxStackFrames+1)); err == nil || !strings.Contains(err.Error(), "at most 1048576 are stored") {
+		t.Errorf("a stack of %d frames: %v", maxStackFrames+1, err)
+	}
+	if id, err := w.Stack(make(Stack, maxStackFrames)); err != nil || id != 1 {
+		t.Errorf("a stack of %d frames: %d, %v", maxStackFrames, id, err)
 	}
 }
 
