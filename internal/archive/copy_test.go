@@ -226,6 +226,7 @@ func FuzzReadIndex(f *testing.F) {
 	sum := strings.Repeat("0f", 32)
 	f.Add([]byte(`<files version="1.0"><object path="/a" copy="objects/` + sum[:32] + `/a" size="1" mtime="2" buildid="ab" sha256="` + sum + `"></object></files>`))
 	f.Add([]byte(`<files version="1.0"><source path="&quot;\xff&quot;" copy="sources/x/y" size="1" mtime="2" sha256="x"></source></files>`))
+	f.Add([]byte(`<files version="1.0"></files><files version="1.0"><object path="/etc/shadow" copy="objects/` + sum[:32] + `/shadow" size="1" mtime="2" sha256="` + sum + `"></object></files>`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		copies, err := decodeIndex(b)
 		if err != nil {

@@ -130,7 +130,16 @@ func len64(b []byte) int64 { return int64(len(b)) }
 func FuzzReadArchive(f *testing.F) {
 	small := &Archive{Path: "/bin/x", BuildID: "ab", Kind: "elf", Segments: []Segment{{1, 2, 3, 4}},
 		Symbols: []Symbol{{Name: "main", Addr: 0x1000, Size: 10}, {Name: "f@plt", Addr: 0x2000, Kind: SymPLT}}}
-	fuzzSeeds(f, encodeArchive(small), encodeArchive(&Archive{}))
+	// An object record that claims 2^32-1 segments, and a string of 2^32-1 bytes.
+	claims := encodeArchive(&Archive{Path: "/p"})
+	obj := fileHeaderSize + blockHeaderSize
+	manySegs := bytes.Clone(claims)
+	le.PutUint32(manySegs[obj+16:], 0xffffffff)
+	sealBlock(manySegs[fileHeaderSize:], 1)
+	longPath := bytes.Clone(claims)
+	le.PutUint32(longPath[obj+24:], 0xffffffff)
+	sealBlock(longPath[fileHeaderSize:], 1)
+	fuzzSeeds(f, encodeArchive(small), encodeArchive(&Archive{}), manySegs, longPath, claimBlock(kindArchive, 0xffffff00))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		a, err := decodeArchive("a.ar", b)
 		if err != nil {

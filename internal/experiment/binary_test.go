@@ -391,7 +391,11 @@ func fuzzSeeds(f *testing.F, files ...[]byte) {
 }
 
 func FuzzReadClock(f *testing.F) {
-	fuzzSeeds(f, clockFileBytes(testClockSamples(5), 2), appendFileHeader(nil, kindClock))
+	bad := testClockSamples(3)
+	bad[1].Period = -1
+	bad[2].Period = 1 << 62
+	fuzzSeeds(f, clockFileBytes(testClockSamples(5), 2), appendFileHeader(nil, kindClock), clockFileBytes(bad, 3),
+		claimBlock(kindClock, 0xffffff00), claimBlock(kindClock, 65600))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		got, blocks, recSize, _, err := readClock("c", bytes.NewReader(b), int64(len(b)))
 		if err != nil {
@@ -416,7 +420,8 @@ func FuzzReadStacks(f *testing.F) {
 	for _, s := range []Stack{{1, 2, 3}, {KernelBase}, {}} {
 		recs = append(recs, appendStack(nil, s))
 	}
-	fuzzSeeds(f, blockFile(kindStacks, recs, 2))
+	fuzzSeeds(f, blockFile(kindStacks, recs, 2), claimBlock(kindStacks, 0xffffff00),
+		blockFile(kindStacks, [][]byte{le.AppendUint32(nil, 0xffffffff)}, 1))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		got, _, err := readStacks("s", bytes.NewReader(b), int64(len(b)))
 		if err != nil {
@@ -434,7 +439,10 @@ func FuzzReadOverview(f *testing.F) {
 	for _, o := range testOverview() {
 		recs = append(recs, appendOverview(nil, o))
 	}
-	fuzzSeeds(f, blockFile(kindOverview, recs, 2))
+	neg := testOverview()[0]
+	neg.RSSBytes, neg.NumThreads = -1, -1
+	fuzzSeeds(f, blockFile(kindOverview, recs, 2), blockFile(kindOverview, [][]byte{appendOverview(nil, neg)}, 1),
+		claimBlock(kindOverview, 0xffffff00))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		got, _, err := readOverview("o", bytes.NewReader(b), int64(len(b)))
 		if err != nil {
@@ -453,6 +461,18 @@ func FuzzReadOverview(f *testing.F) {
 	})
 }
 
+// claimBlock is the header of a file of records of kind k and of a block that claims a payload of
+// plen bytes, with no payload.
+func claimBlock(k recordKind, plen uint32) []byte {
+	b := appendFileHeader(nil, k)
+	blk := make([]byte, blockHeaderSize)
+	copy(blk, blockMagic)
+	le.PutUint32(blk[4:], 1)
+	le.PutUint32(blk[8:], plen)
+	le.PutUint32(blk[20:], checksum(blk[:20]))
+	return append(b, blk...)
+}
+
 // allocated returns the bytes f allocates.
 func allocated(f func()) uint64 {
 	var before, after runtime.MemStats
@@ -467,15 +487,7 @@ func allocated(f func()) uint64 {
 // 4 GB before the checksum error, and a 4 GB clock file (one block, then a hole) 4.8 GB of samples.
 func TestSparseFileClaims(t *testing.T) {
 	const huge = 0xffffff00
-	claim := func(k recordKind) []byte {
-		b := appendFileHeader(nil, k)
-		blk := make([]byte, blockHeaderSize)
-		copy(blk, blockMagic)
-		le.PutUint32(blk[4:], 1)
-		le.PutUint32(blk[8:], huge)
-		le.PutUint32(blk[20:], checksum(blk[:20]))
-		return append(b, blk...)
-	}
+	claim := func(k recordKind) []byte { return claimBlock(k, huge) }
 	tests := []struct {
 		name, file string
 		b          []byte

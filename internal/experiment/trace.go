@@ -150,8 +150,8 @@ func openTrace(name string, r io.ReaderAt, size int64, fd int) (*traceScan, erro
 // ends the block, and the warning says how many blocks did so.
 func (tf *traceScan) scan(fn func(r *traceRec)) (warning string, err error) {
 	bs := int64(tf.h.blockSize)
-	if tf.buf == nil {
-		tf.buf = make([]byte, bs)
+	if tf.buf == nil && tf.size > traceHeaderSize {
+		tf.buf = make([]byte, min(bs, tf.size-traceHeaderSize)) // no larger than the file's blocks
 	}
 	bad := 0
 	firstBad := int64(-1)

@@ -202,6 +202,9 @@ func FuzzReadLog(f *testing.F) {
 	f.Add(encodeLog(testLog()))
 	f.Add(encodeLog(Log{}))
 	f.Add([]byte(`<experiment version="1.0"><target><arg>"\x00"</arg></target></experiment>`))
+	f.Add([]byte(`<experiment version="1.0"></experiment><experiment version="1.0"></experiment>`))
+	f.Add([]byte(`<experiment version="1.0"></experiment>junk<!-- c -->`))
+	f.Add([]byte(`<experiment version="1.0"><end time="-1" countedCPU="9223372036854775807"><thread tid="1" cpuNS="-2"></thread></end></experiment>`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		l, _, err := decodeLog(LogFile, b)
 		if err != nil {
@@ -218,6 +221,7 @@ func FuzzReadLog(f *testing.F) {
 func FuzzReadMap(f *testing.F) {
 	f.Add(encodeMap(testMappings()))
 	f.Add(encodeMap(nil))
+	f.Add(append(encodeMap(nil), `<map version="1.0"></map>`...))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := decodeMap(MapFile, b)
 		if err != nil {
