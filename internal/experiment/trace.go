@@ -401,10 +401,10 @@ func (tr *traceReader) readFile(name, file string, r io.ReaderAt, size int64, fd
 			return err
 		}
 		d := tr.d
-		d.Heap = slices.Grow(d.Heap, n[recHeap])
-		d.Sync = slices.Grow(d.Sync, n[recSync])
-		d.IO = slices.Grow(d.IO, n[recIO])
-		d.Clock = slices.Grow(d.Clock, n[recClock])
+		d.Heap = grow(d.Heap, n[recHeap])
+		d.Sync = grow(d.Sync, n[recSync])
+		d.IO = grow(d.IO, n[recIO])
+		d.Clock = grow(d.Clock, n[recClock])
 		w, err = tf.scan(func(r *traceRec) { tr.event(r, &h, &sk) })
 	}
 	if err != nil {
@@ -416,6 +416,17 @@ func (tr *traceReader) readFile(name, file string, r io.ReaderAt, size int64, fd
 }
 
 func (tr *traceReader) t(ns uint64) int64 { return int64(ns) - tr.base }
+
+// grow makes room for n more elements in s, allocating exactly that (slices.Grow allocates twice
+// as much under the race detector).
+func grow[S ~[]E, E any](s S, n int) S {
+	if cap(s)-len(s) >= n {
+		return s
+	}
+	t := make(S, len(s), len(s)+n)
+	copy(t, s)
+	return t
+}
 
 // lostData notes what the header of the trace file name says was not recorded; stopWarnings says it.
 func (tr *traceReader) lostData(name string, h traceHeader) string {
