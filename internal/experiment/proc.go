@@ -165,8 +165,11 @@ func procSources(dir string, log Log, warn func(string)) []traceSource {
 	}
 	in := mine[0]
 	own.alt = in.dir
-	own.note = fmt.Sprintf("the trace data of process %d is read from %s/%s: er collect did not move it into the experiment (%s)",
-		in.pid, ProcDirName, in.name, collectorState(root))
+	state := collectorState(root)
+	own.note = func(files []string) string {
+		return fmt.Sprintf("the trace data of process %d (%s) is read from %s/%s: er collect did not move it into the experiment (%s)",
+			in.pid, strings.Join(files, ", "), ProcDirName, in.name, state)
+	}
 	return []traceSource{own}
 }
 

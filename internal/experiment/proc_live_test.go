@@ -150,7 +150,7 @@ func TestOpenProcLive(t *testing.T) {
 		t.Errorf("live founder: %+v, want %+v", got, want)
 	}
 	for _, w := range []string{"the experiment is live: er collect is still recording it",
-		"the trace data of process " + itoa(d.Log.Pid) + " is read from .proc/"} {
+		"the trace data of process " + itoa(d.Log.Pid) + " (heaptrace, tracestacks) is read from .proc/"} {
 		if !hasWarning(d, w) {
 			t.Errorf("live founder: warnings %q lack %q", d.Warnings, w)
 		}
@@ -163,7 +163,7 @@ func TestOpenProcLive(t *testing.T) {
 		if got, want := countHeap(sd), (procHeap{child: 7}); got != want {
 			t.Errorf("live child: %+v, want %+v", got, want)
 		}
-		if w := "the trace data of process " + itoa(sd.Log.Pid) + " is read from .proc/"; !hasWarning(sd, w) {
+		if w := "the trace data of process " + itoa(sd.Log.Pid) + " (heaptrace, tracestacks) is read from .proc/"; !hasWarning(sd, w) {
 			t.Errorf("live child: warnings %q lack %q", sd.Warnings, w)
 		}
 	}
@@ -190,7 +190,7 @@ func TestOpenProcLive(t *testing.T) {
 		t.Errorf("founder after er was killed: %+v, want %+v", got, want)
 	}
 	for _, w := range []string{"the experiment was not finished: er collect stopped before the end",
-		"the trace data of process " + itoa(d.Log.Pid) + " is read from .proc/"} {
+		"the trace data of process " + itoa(d.Log.Pid) + " (heaptrace, tracestacks) is read from .proc/"} {
 		if !hasWarning(d, w) {
 			t.Errorf("founder after er was killed: warnings %q lack %q", d.Warnings, w)
 		}

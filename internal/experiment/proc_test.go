@@ -92,13 +92,13 @@ func TestOpenProcData(t *testing.T) {
 		{root, 1000, []string{
 			"the experiment was not finished: er collect stopped before the end (it was killed, or the machine stopped), so what is read is what was written until then",
 			"the collector library's data of process 101 (.proc/101.6000000000), process 102 (.proc/102.6000000000) is not read: no experiment of that process image exists (er collect had not recorded its start, or does not follow it)",
-			"the trace data of process 100 is read from .proc/100.5001000000: er collect did not move it into the experiment (it stopped before the end: it was killed, or could not move it)",
+			"the trace data of process 100 (heaptrace, tracestacks) is read from .proc/100.5001000000: er collect did not move it into the experiment (it stopped before the end: it was killed, or could not move it)",
 		}},
 		{filepath.Join(root, "_f1.er"), 1001, []string{
-			"the trace data of process 101 is read from .proc/101.7000500000: er collect did not move it into the experiment (it stopped before the end: it was killed, or could not move it)",
+			"the trace data of process 101 (heaptrace, tracestacks) is read from .proc/101.7000500000: er collect did not move it into the experiment (it stopped before the end: it was killed, or could not move it)",
 		}},
 		{filepath.Join(root, "_f1_x1.er"), 1002, []string{
-			"the trace data of process 101 is read from .proc/101.8000500000: er collect did not move it into the experiment (it stopped before the end: it was killed, or could not move it)",
+			"the trace data of process 101 (heaptrace, tracestacks) is read from .proc/101.8000500000: er collect did not move it into the experiment (it stopped before the end: it was killed, or could not move it)",
 		}},
 	} {
 		d, err := Open(c.dir)

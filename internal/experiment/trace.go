@@ -245,7 +245,7 @@ func (s *skipped) warnings(file string, warn func(string)) {
 // alt when dir has none of that name (the experiment's own files, then those left in .proc/).
 type traceSource struct {
 	dir, alt string
-	note     string // a warning to give when a file is read from alt
+	note     func(files []string) string // the warning to give when files are read from alt
 }
 
 // path returns the file name of the source, and whether it is in alt.
@@ -290,7 +290,7 @@ func readTraces(d *Data, sources []traceSource, warn func(string)) error {
 	tr := newTraceReader(d, warn)
 	for _, src := range sources {
 		tr.begin()
-		noted := false
+		var fromProc []string
 		for _, name := range TraceFiles {
 			file, fromAlt := src.path(name)
 			if file == "" {
@@ -303,15 +303,17 @@ func readTraces(d *Data, sources []traceSource, warn func(string)) error {
 			if err != nil {
 				return err
 			}
-			if fromAlt && !noted && src.note != "" {
-				warn(src.note)
-				noted = true
+			if fromAlt {
+				fromProc = append(fromProc, name)
 			}
 			err = tr.readFile(name, file, f, fi.Size(), int(f.Fd()))
 			f.Close()
 			if err != nil {
 				return err
 			}
+		}
+		if len(fromProc) > 0 && src.note != nil {
+			warn(src.note(fromProc))
 		}
 		tr.end()
 	}
@@ -396,15 +398,25 @@ func (tr *traceReader) readFile(name, file string, r io.ReaderAt, size int64, fd
 			tr.d.Log.Settings = append(tr.d.Log.Settings, Setting{Name: "sync_threshold_ns", Value: strconv.FormatUint(h.param, 10)})
 		}
 		// Count first, so that the events take exactly the memory they need.
-		var n [8]int
-		if _, err := tf.scan(func(r *traceRec) { n[r.kind&7]++ }); err != nil {
+		n, kind := 0, eventKinds[h.kind]
+		if _, err := tf.scan(func(r *traceRec) {
+			if r.kind == kind {
+				n++
+			}
+		}); err != nil {
 			return err
 		}
 		d := tr.d
-		d.Heap = grow(d.Heap, n[recHeap])
-		d.Sync = grow(d.Sync, n[recSync])
-		d.IO = grow(d.IO, n[recIO])
-		d.Clock = grow(d.Clock, n[recClock])
+		switch kind {
+		case recHeap:
+			d.Heap = grow(d.Heap, n)
+		case recSync:
+			d.Sync = grow(d.Sync, n)
+		case recIO:
+			d.IO = grow(d.IO, n)
+		case recClock:
+			d.Clock = grow(d.Clock, n)
+		}
 		w, err = tf.scan(func(r *traceRec) { tr.event(r, &h, &sk) })
 	}
 	if err != nil {
