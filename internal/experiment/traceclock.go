@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
+
+	"er/internal/regfile"
 )
 
 // TraceClockNS returns the CPU time that the clock samples of the trace file file (a clocktrace)
 // stand for, in ns; 0 when there is no such file. It reads the file a block at a time.
 func TraceClockNS(file string) (int64, error) {
-	f, err := os.Open(file)
+	f, _, err := regfile.Open(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
 	}
