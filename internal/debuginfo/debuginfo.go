@@ -7,10 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"sort"
 	"sync"
+
+	"er/internal/regfile"
 )
 
 // DefaultDebugDirs are the global debug directories searched by Open for
@@ -88,7 +89,7 @@ func Open(path string) (*Info, error) { return OpenWith(path, DefaultDebugDirs) 
 
 // OpenWith is Open with the global debug directories given.
 func OpenWith(path string, debugDirs []string) (*Info, error) {
-	f, err := os.Open(path)
+	f, _, err := regfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("debuginfo: %w", err)
 	}

@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"er/internal/objfile"
+	"er/internal/regfile"
 )
 
 // findSeparate looks for a separate debug file of ef (the file in.Path):
@@ -76,9 +79,9 @@ func (in *Info) findSeparate(ef *elf.File, debugDirs []string) {
 // check (given the parsed file) returns "". It returns why not otherwise
 // ("" when p does not exist).
 func (in *Info) tryDebugFile(p, via string, check func(*elf.File) string) (bool, string) {
-	f, err := os.Open(p)
+	f, _, err := regfile.Open(p) // a .gnu_debuglink may name a FIFO or a device: never wait for it
 	if err != nil {
-		if os.IsNotExist(err) {
+		if errors.Is(err, fs.ErrNotExist) {
 			return false, ""
 		}
 		return false, err.Error()
@@ -183,7 +186,7 @@ func sameFile(st os.FileInfo, path string) bool {
 
 // fileCRC is the CRC-32 (IEEE, as in .gnu_debuglink) of the file at p.
 func fileCRC(p string) (uint32, error) {
-	f, err := os.Open(p)
+	f, _, err := regfile.Open(p)
 	if err != nil {
 		return 0, err
 	}

@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+
+	"er/internal/regfile"
 )
 
 // MaxCode is the most bytes Code reads at once.
@@ -18,7 +19,7 @@ func Code(path string, lo, hi uint64) ([]byte, error) {
 	if hi <= lo || hi-lo > MaxCode {
 		return nil, fmt.Errorf("disasm: %s: bad address range [%#x,%#x)", path, lo, hi)
 	}
-	f, err := os.Open(path)
+	f, _, err := regfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("disasm: %w", err)
 	}

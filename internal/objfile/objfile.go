@@ -9,9 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"er/internal/experiment"
+	"er/internal/regfile"
 )
 
 // File is an open ELF load object.
@@ -24,7 +24,7 @@ type File struct {
 // Open opens the ELF file at path. A file that is not ELF, or is truncated
 // or malformed, gives an error naming the file and what is wrong.
 func Open(path string) (*File, error) {
-	fh, err := os.Open(path)
+	fh, _, err := regfile.Open(path) // a FIFO or a device named as an object never hangs er
 	if err != nil {
 		return nil, fmt.Errorf("objfile: %w", err)
 	}
