@@ -364,7 +364,7 @@ func (s *session) filters(args []string) error {
 	} else {
 		f, err := parseFilter(text)
 		if err != nil {
-			return usagef("filters %s: %v", text, err)
+			return usagef("filters %s: %v", clip(text, 80), err)
 		}
 		s.sel.filter, s.sel.filterText = f, text
 	}
@@ -377,6 +377,14 @@ func (s *session) filters(args []string) error {
 		}
 	}
 	return nil
+}
+
+// clip shortens s to at most n bytes and says how long it was, for an error that quotes input.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return fmt.Sprintf("%s... (%d bytes)", s[:n], len(s))
 }
 
 // cpusOf lists the CPUs of an experiment's clock samples.
@@ -523,11 +531,23 @@ func parseNumber(s string) (int64, error) {
 	return int64(f), nil
 }
 
+// maxFilterDepth bounds how deeply a filter expression nests: parentheses, unary operators, ?: and
+// IN lists inside one another, and chains of binary operators (which evaluate recursively). Without
+// it, 200,000 parentheses overflow the Go stack.
+const maxFilterDepth = 1000
+
 // exprParser is a precedence-climbing parser of C expressions with C's precedence, and "IN".
 type exprParser struct {
 	toks []token
 	i    int
 	src  string
+	nest int // parentheses, unary operators, ?: and IN lists open around the current token
+}
+
+// node is a compiled subexpression and the depth of its evaluation: 0 for a number or a field.
+type node struct {
+	f evalFn
+	d int
 }
 
 // parseFilter compiles a filter expression.
@@ -537,14 +557,14 @@ func parseFilter(src string) (evalFn, error) {
 		return nil, err
 	}
 	p := &exprParser{toks: toks, src: src}
-	f, err := p.expr()
+	n, err := p.expr()
 	if err != nil {
 		return nil, err
 	}
 	if t := p.peek(); t.kind != tEOF {
 		return nil, p.errAt(t, "expected an operator")
 	}
-	return f, nil
+	return n.f, nil
 }
 
 func (p *exprParser) peek() token { return p.toks[p.i] }
@@ -563,6 +583,35 @@ func (p *exprParser) errAt(t token, what string) error {
 	return fmt.Errorf("at column %d (%q): %s", t.pos+1, t.text, what)
 }
 
+// tooDeep is the error for an expression nesting deeper than maxFilterDepth at token t.
+func (p *exprParser) tooDeep(t token) error {
+	return p.errAt(t, fmt.Sprintf("the expression nests deeper than %d levels (parentheses, unary operators, ?:, IN lists, "+
+		"or a chain of binary operators); write it with fewer levels, or split it", maxFilterDepth))
+}
+
+// enter opens one more nesting level at token t; leave closes it.
+func (p *exprParser) enter(t token) error {
+	if p.nest++; p.nest > maxFilterDepth {
+		return p.tooDeep(t)
+	}
+	return nil
+}
+
+func (p *exprParser) leave() { p.nest-- }
+
+// join is the node of f over subexpressions ns, one level deeper than the deepest, or the error
+// for one too deep at token t.
+func (p *exprParser) join(t token, f evalFn, ns ...node) (node, error) {
+	d := 0
+	for _, n := range ns {
+		d = max(d, n.d)
+	}
+	if d+1 > maxFilterDepth {
+		return node{}, p.tooDeep(t)
+	}
+	return node{f, d + 1}, nil
+}
+
 func (p *exprParser) isOp(ops ...string) (string, bool) {
 	t := p.peek()
 	if t.kind != tOp {
@@ -577,33 +626,38 @@ func (p *exprParser) isOp(ops ...string) (string, bool) {
 }
 
 // expr := cond; cond := lor ['?' expr ':' cond].
-func (p *exprParser) expr() (evalFn, error) {
-	c, err := p.binary(0)
+func (p *exprParser) expr() (node, error) {
+	cn, err := p.binary(0)
 	if err != nil {
-		return nil, err
+		return node{}, err
 	}
 	if _, ok := p.isOp("?"); !ok {
-		return c, nil
+		return cn, nil
 	}
-	p.next()
-	a, err := p.expr()
+	q := p.next()
+	if err := p.enter(q); err != nil {
+		return node{}, err
+	}
+	defer p.leave()
+	an, err := p.expr()
 	if err != nil {
-		return nil, err
+		return node{}, err
 	}
 	if _, ok := p.isOp(":"); !ok {
-		return nil, p.errAt(p.peek(), "expected : of ?:")
+		return node{}, p.errAt(p.peek(), "expected : of ?:")
 	}
 	p.next()
-	b, err := p.expr()
+	bn, err := p.expr()
 	if err != nil {
-		return nil, err
+		return node{}, err
 	}
-	return func(ev *analysis.EventInfo) int64 {
+	c, a, b := cn.f, an.f, bn.f
+	return p.join(q, func(ev *analysis.EventInfo) int64 {
 		if c(ev) != 0 {
 			return a(ev)
 		}
 		return b(ev)
-	}, nil
+	}, cn, an, bn)
 }
 
 // levels are the binary operators from the loosest to the tightest, as in C.
@@ -611,19 +665,19 @@ var levels = [][]string{{"||"}, {"&&"}, {"|"}, {"^"}, {"&"}, {"==", "!="}, {"<",
 
 const relLevel = 6 // where "x IN (list)" binds
 
-func (p *exprParser) binary(level int) (evalFn, error) {
+func (p *exprParser) binary(level int) (node, error) {
 	if level == len(levels) {
 		return p.unary()
 	}
 	l, err := p.binary(level + 1)
 	if err != nil {
-		return nil, err
+		return node{}, err
 	}
 	for {
 		if level == relLevel && p.peek().kind == tName && strings.EqualFold(p.peek().text, "IN") {
-			p.next()
-			if l, err = p.inList(l); err != nil {
-				return nil, err
+			in := p.next()
+			if l, err = p.inList(in, l); err != nil {
+				return node{}, err
 			}
 			continue
 		}
@@ -631,26 +685,31 @@ func (p *exprParser) binary(level int) (evalFn, error) {
 		if !ok {
 			return l, nil
 		}
-		p.next()
+		t := p.next()
 		r, err := p.binary(level + 1)
 		if err != nil {
-			return nil, err
+			return node{}, err
 		}
-		l = binaryOp(op, l, r)
+		if l, err = p.join(t, binaryOp(op, l.f, r.f), l, r); err != nil {
+			return node{}, err
+		}
 	}
 }
 
 // inList parses "(e, e, ...)" after IN.
-func (p *exprParser) inList(l evalFn) (evalFn, error) {
+func (p *exprParser) inList(in token, l node) (node, error) {
 	if _, ok := p.isOp("("); !ok {
-		return nil, p.errAt(p.peek(), "expected ( after IN")
+		return node{}, p.errAt(p.peek(), "expected ( after IN")
 	}
-	p.next()
-	var set []evalFn
+	if err := p.enter(p.next()); err != nil {
+		return node{}, err
+	}
+	defer p.leave()
+	set := []node{l}
 	for {
 		e, err := p.expr()
 		if err != nil {
-			return nil, err
+			return node{}, err
 		}
 		set = append(set, e)
 		if _, ok := p.isOp(","); ok {
@@ -658,20 +717,25 @@ func (p *exprParser) inList(l evalFn) (evalFn, error) {
 			continue
 		}
 		if _, ok := p.isOp(")"); !ok {
-			return nil, p.errAt(p.peek(), "expected , or ) in the list after IN")
+			return node{}, p.errAt(p.peek(), "expected , or ) in the list after IN")
 		}
 		p.next()
 		break
 	}
-	return func(ev *analysis.EventInfo) int64 {
-		v := l(ev)
-		for _, e := range set {
+	fs := make([]evalFn, len(set)-1)
+	for i, n := range set[1:] {
+		fs[i] = n.f
+	}
+	lf := l.f
+	return p.join(in, func(ev *analysis.EventInfo) int64 {
+		v := lf(ev)
+		for _, e := range fs {
 			if e(ev) == v {
 				return 1
 			}
 		}
 		return 0
-	}, nil
+	}, set...)
 }
 
 func b2i(b bool) int64 {
@@ -736,53 +800,62 @@ func binaryOp(op string, l, r evalFn) evalFn {
 }
 
 // unary := ('!' | '-' | '+' | '~') unary | primary.
-func (p *exprParser) unary() (evalFn, error) {
+func (p *exprParser) unary() (node, error) {
 	if op, ok := p.isOp("!", "-", "+", "~"); ok {
-		p.next()
-		e, err := p.unary()
-		if err != nil {
-			return nil, err
+		t := p.next()
+		if err := p.enter(t); err != nil {
+			return node{}, err
 		}
+		defer p.leave()
+		en, err := p.unary()
+		if err != nil {
+			return node{}, err
+		}
+		e := en.f
 		switch op {
 		case "!":
-			return func(ev *analysis.EventInfo) int64 { return b2i(e(ev) == 0) }, nil
+			return p.join(t, func(ev *analysis.EventInfo) int64 { return b2i(e(ev) == 0) }, en)
 		case "-":
-			return func(ev *analysis.EventInfo) int64 { return -e(ev) }, nil
+			return p.join(t, func(ev *analysis.EventInfo) int64 { return -e(ev) }, en)
 		case "~":
-			return func(ev *analysis.EventInfo) int64 { return ^e(ev) }, nil
+			return p.join(t, func(ev *analysis.EventInfo) int64 { return ^e(ev) }, en)
 		}
-		return e, nil
+		return en, nil
 	}
 	return p.primary()
 }
 
 // primary := number | field | '(' expr ')'.
-func (p *exprParser) primary() (evalFn, error) {
+func (p *exprParser) primary() (node, error) {
 	t := p.next()
 	switch t.kind {
 	case tNum:
 		n := t.num
-		return func(*analysis.EventInfo) int64 { return n }, nil
+		return node{f: func(*analysis.EventInfo) int64 { return n }}, nil
 	case tName:
 		f := lookupField(t.text)
 		if f == nil {
-			return nil, fmt.Errorf("at column %d: unknown field %q; the fields are %s (describe says more)", t.pos+1, t.text, fieldNames())
+			return node{}, fmt.Errorf("at column %d: unknown field %q; the fields are %s (describe says more)", t.pos+1, t.text, fieldNames())
 		}
-		return f.get, nil
+		return node{f: f.get}, nil
 	case tOp:
 		if t.text == "(" {
+			if err := p.enter(t); err != nil {
+				return node{}, err
+			}
+			defer p.leave()
 			e, err := p.expr()
 			if err != nil {
-				return nil, err
+				return node{}, err
 			}
 			if _, ok := p.isOp(")"); !ok {
-				return nil, p.errAt(p.peek(), "expected )")
+				return node{}, p.errAt(p.peek(), "expected )")
 			}
 			p.next()
 			return e, nil
 		}
 	}
-	return nil, p.errAt(t, "expected a number, a field or (")
+	return node{}, p.errAt(t, "expected a number, a field or (")
 }
 
 func fieldNames() string {

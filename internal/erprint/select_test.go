@@ -557,3 +557,46 @@ func cmpProfiles(a, b *analysis.Profile) string {
 	}
 	return ""
 }
+
+// TestFilterNestingLimit: a filter nested deeper than maxFilterDepth is refused with the column where
+// the limit was passed, whatever nests (parentheses, unary operators, ?:, long operator chains whose
+// evaluation recurses), instead of overflowing the Go stack; one just inside the limit works.
+func TestFilterNestingLimit(t *testing.T) {
+	ev := &analysis.EventInfo{Thread: 3}
+	deep := maxFilterDepth + 1
+	for name, expr := range map[string]string{
+		"parentheses": strings.Repeat("(", 200_000) + "1" + strings.Repeat(")", 200_000),
+		"not":         strings.Repeat("!", 200_000) + "1",
+		"minus":       strings.Repeat("-(", deep) + "1" + strings.Repeat(")", deep),
+		"cond":        strings.Repeat("1 ? 2 : ", deep) + "3",
+		"sum":         "1" + strings.Repeat(" + 1", 300_000),
+		"in":          strings.Repeat("1 IN (", deep) + "1" + strings.Repeat(")", deep),
+	} {
+		_, err := parseFilter(expr)
+		if err == nil || !strings.Contains(err.Error(), "nests deeper than 1000 levels") {
+			t.Errorf("%s: error %v, want one saying it nests deeper than 1000 levels", name, err)
+		}
+	}
+	_, err := parseFilter(strings.Repeat("(", 5) + strings.Repeat("!", 2_000))
+	if want := `at column 1001 ("!"): the expression nests deeper than 1000 levels`; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("error %v, want one starting %q", err, want)
+	}
+	ok := strings.Repeat("(", maxFilterDepth-1) + "THRID" + strings.Repeat(")", maxFilterDepth-1)
+	f, err := parseFilter(ok)
+	if err != nil {
+		t.Fatalf("%d parentheses: %v", maxFilterDepth-1, err)
+	}
+	if got := f(ev); got != 3 {
+		t.Errorf("%d parentheses around THRID = %d, want 3", maxFilterDepth-1, got)
+	}
+	sum, err := parseFilter("THRID" + strings.Repeat(" + 1", maxFilterDepth-1))
+	if err != nil {
+		t.Fatalf("a chain of %d additions: %v", maxFilterDepth-1, err)
+	}
+	if got := f(ev); got != 3 {
+		t.Errorf("THRID = %d, want 3", got)
+	}
+	if got := sum(ev); got != 3+maxFilterDepth-1 {
+		t.Errorf("THRID + 1 ... = %d, want %d", got, 3+maxFilterDepth-1)
+	}
+}
