@@ -4,6 +4,7 @@ package erprint
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -442,15 +443,19 @@ func splitWords(line string) ([]string, error) {
 // interactive reads commands from r, one a line, after a prompt, until quit or the end of input.
 // A failing command is reported and the next one read.
 func (s *session) interactive(r io.Reader) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	lr := newLineReader(r, "standard input")
 	for {
 		fmt.Fprint(s.stdout, Prompt)
-		if !sc.Scan() {
+		line, err := lr.next()
+		if err == io.EOF {
 			fmt.Fprintln(s.stdout)
-			return sc.Err()
+			return nil
 		}
-		err := s.execLine(sc.Text())
+		if err != nil {
+			fmt.Fprintln(s.stdout)
+			return err
+		}
+		err = s.execLine(line)
 		if err == errQuit {
 			return errQuit
 		}
@@ -460,30 +465,81 @@ func (s *session) interactive(r io.Reader) error {
 	}
 }
 
+// maxLine is the longest line of a script or of standard input, in bytes.
+const maxLine = 1 << 20
+
+// lineReader reads commands a line at a time, a line at most maxLine bytes long, so that an endless
+// line (/dev/zero) ends with an error instead of taking all memory.
+type lineReader struct {
+	r    *bufio.Reader
+	name string // the input, for errors: a file name, "standard input"
+	n    int    // lines read
+}
+
+func newLineReader(r io.Reader, name string) *lineReader {
+	return &lineReader{r: bufio.NewReaderSize(r, 64<<10), name: name}
+}
+
+// next returns the next line without its end (\n or \r\n), or io.EOF after the last.
+func (lr *lineReader) next() (string, error) {
+	var b []byte
+	for {
+		chunk, err := lr.r.ReadSlice('\n')
+		if len(b)+len(chunk) > maxLine+1 || len(b)+len(chunk) == maxLine+1 && chunk[len(chunk)-1] != '\n' {
+			return "", fmt.Errorf("%s: line %d is longer than %d bytes; er print reads commands a line at a time (is it a script?)",
+				lr.name, lr.n+1, maxLine)
+		}
+		b = append(b, chunk...)
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err == io.EOF && len(b) > 0 { // a last line without its end
+			err = nil
+		}
+		if err != nil {
+			if err != io.EOF {
+				err = fmt.Errorf("%s: reading line %d: %w", lr.name, lr.n+1, err)
+			}
+			return "", err
+		}
+		lr.n++
+		b = bytes.TrimSuffix(b, []byte("\n"))
+		return string(bytes.TrimSuffix(b, []byte("\r"))), nil
+	}
+}
+
 // script runs the commands of a file; the first failure stops it.
 func (s *session) script(name string) error {
 	if s.depth >= 16 {
 		return usagef("script %s: scripts nested too deeply", name)
 	}
-	data, err := os.ReadFile(name)
+	f, err := os.Open(name)
 	if err != nil {
 		return fmt.Errorf("script: %w", err)
 	}
+	defer f.Close()
 	s.depth++
 	defer func() { s.depth-- }()
-	for n, line := range strings.Split(string(data), "\n") {
+	lr := newLineReader(f, name)
+	for {
+		line, err := lr.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
 		if err := s.execLine(line); err != nil {
 			if err == errQuit {
 				return err
 			}
 			var ue *usageError
 			if errors.As(err, &ue) {
-				return usagef("%s:%d: %v", name, n+1, err)
+				return usagef("%s:%d: %v", name, lr.n, err)
 			}
-			return fmt.Errorf("%s:%d: %w", name, n+1, err)
+			return fmt.Errorf("%s:%d: %w", name, lr.n, err)
 		}
 	}
-	return nil
 }
 
 // setOutput sends views to w (a file when f is not nil), closing an earlier outfile.

@@ -580,3 +580,52 @@ func TestBuildArchive(t *testing.T) {
 		}
 	}
 }
+
+// zeros is an endless stream of NUL bytes, like /dev/zero.
+type zeros struct{ n int64 }
+
+func (z *zeros) Read(b []byte) (int, error) {
+	clear(b)
+	z.n += int64(len(b))
+	return len(b), nil
+}
+
+// TestInputLineLimit: scripts and standard input are read a line at a time, a line at most maxLine
+// bytes long; a longer one (an endless one: /dev/zero) stops er print with an error naming the input
+// and the line, having read no more than a line's worth past the limit.
+func TestInputLineLimit(t *testing.T) {
+	dir := t.TempDir()
+	long := filepath.Join(dir, "long.er")
+	if err := os.WriteFile(long, []byte("limit 1\n"+strings.Repeat("x", maxLine+1)+"\nfunctions\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := run([]string{"-script", long, "demo.1.er"}, strings.NewReader(""), &out, &errb, testEnv())
+	want := long + ": line 2 is longer than 1048576 bytes; er print reads commands a line at a time (is it a script?)\n"
+	if code != exitError || errb.String() != "er print: "+want {
+		t.Errorf("a script with a 1 MiB line: exit %d, stderr %q; want exit %d, stderr %q", code, errb.String(), exitError, "er print: "+want)
+	}
+
+	z := &zeros{}
+	out.Reset()
+	errb.Reset()
+	code = run([]string{"demo.1.er"}, z, &out, &errb, testEnv())
+	want = "er print: standard input: line 1 is longer than 1048576 bytes; er print reads commands a line at a time (is it a script?)\n"
+	if code != exitError || errb.String() != want {
+		t.Errorf("endless zeros on stdin: exit %d, stderr %q; want exit %d, stderr %q", code, errb.String(), exitError, want)
+	}
+	if z.n > 2*maxLine {
+		t.Errorf("read %d bytes of an endless line, want at most %d", z.n, 2*maxLine)
+	}
+
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip("no /dev/zero:", err)
+	}
+	out.Reset()
+	errb.Reset()
+	code = run([]string{"-script", "/dev/zero", "demo.1.er"}, strings.NewReader(""), &out, &errb, testEnv())
+	want = "er print: /dev/zero: line 1 is longer than 1048576 bytes; er print reads commands a line at a time (is it a script?)\n"
+	if code != exitError || errb.String() != want {
+		t.Errorf("-script /dev/zero: exit %d, stderr %q; want exit %d, stderr %q", code, errb.String(), exitError, want)
+	}
+}
