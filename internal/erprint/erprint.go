@@ -95,6 +95,9 @@ type step struct {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, e env) int {
+	// Names, comments and source lines from experiments and binaries may hold terminal escape
+	// sequences: what er print writes shows control characters escaped (report.SafeWriter).
+	stdout, stderr = report.NewSafeWriter(stdout), report.NewSafeWriter(stderr)
 	steps, dirs, err := parseArgs(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "er print: %v\n", err)
@@ -545,6 +548,9 @@ func (s *session) script(name string) error {
 // setOutput sends views to w (a file when f is not nil), closing an earlier outfile.
 func (s *session) setOutput(w io.Writer, f *os.File) error {
 	err := s.closeOut()
+	if f != nil { // an outfile: escaped as standard output is
+		w = report.NewSafeWriter(f)
+	}
 	s.out, s.file = w, f
 	return err
 }

@@ -2,11 +2,13 @@ package erprint
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -627,5 +629,80 @@ func TestInputLineLimit(t *testing.T) {
 	want = "er print: /dev/zero: line 1 is longer than 1048576 bytes; er print reads commands a line at a time (is it a script?)\n"
 	if code != exitError || errb.String() != want {
 		t.Errorf("-script /dev/zero: exit %d, stderr %q; want exit %d, stderr %q", code, errb.String(), exitError, want)
+	}
+}
+
+// TestControlCharactersShownEscaped: a function name, a comment, the notes and the command line of
+// an experiment holding terminal escape sequences (ESC[2J clears the screen, BEL rings, C1 CSI) are
+// printed with the sequences escaped, in text, in CSV (still valid CSV) and in JSON (still valid
+// JSON, decoding to the original name); nothing raw reaches the terminal.
+func TestControlCharactersShownEscaped(t *testing.T) {
+	evil := "evil\x1b[2J\x07name"
+	e := testEnv()
+	open := e.open
+	e.open = func(dir string) (*experiment.Data, error) {
+		d, err := open("demo.1.er")
+		if err != nil {
+			return nil, err
+		}
+		a := *d.Archives[progPath]
+		a.Symbols = slices.Clone(a.Symbols)
+		for i := range a.Symbols {
+			if a.Symbols[i].Name == "compute" {
+				a.Symbols[i].Name = evil
+			}
+		}
+		d.Archives[progPath] = &a
+		d.Log.Events = append(d.Log.Events, experiment.Event{Kind: "comment", Text: "see \x1b]0;title\x07"})
+		d.Notes = "note \u009b31m red\n"
+		d.Log.Command = []string{"./demo\x1b[31m", "-n"}
+		return d, nil
+	}
+	var out, errb bytes.Buffer
+	code := run([]string{"-limit", "3", "-functions", "-header", "-printmode", "csv", "-functions", "-printmode", "json", "-functions",
+		"-fsingle", "nosuch\x1b[5m", "demo.1.er"}, strings.NewReader(""), &out, &errb, e)
+	if code != exitUsage {
+		t.Errorf("exit %d, want %d (fsingle of no function); stderr %q", code, exitUsage, errb.String())
+	}
+	for name, b := range map[string][]byte{"stdout": out.Bytes(), "stderr": errb.Bytes()} {
+		for _, r := range string(b) {
+			if r < 0x20 && r != '\n' && r != '\t' || r >= 0x7f && r <= 0x9f {
+				t.Errorf("%s holds the raw character %U:\n%s", name, r, b)
+				break
+			}
+		}
+	}
+	for _, want := range []string{
+		`evil\x1b[2J\x07name`,       // the function list and the header's command line
+		`see \x1b]0;title\x07`,      // the comment
+		`note \u009b31m red`,        // the notes
+		`'./demo\x1b[31m' '-n'`,     // the command
+		`"evil\x1b[2J\x07name"`,     // the CSV field (quoted or not, the text is the escaped name)
+		`"evil\u001b[2J\u0007name"`, // JSON
+	} {
+		if !strings.Contains(out.String(), strings.Trim(want, `"`)) {
+			t.Errorf("stdout lacks %s:\n%s", want, out.String())
+		}
+	}
+	if !strings.Contains(errb.String(), `nosuch\x1b[5m`) {
+		t.Errorf("stderr does not quote the bad name escaped: %q", errb.String())
+	}
+	// The JSON table decodes to the original name.
+	i := strings.Index(out.String(), `{"title"`)
+	if i < 0 {
+		t.Fatalf("no JSON table in:\n%s", out.String())
+	}
+	var jt struct {
+		Rows []struct{ Name string } `json:"rows"`
+	}
+	if err := json.NewDecoder(strings.NewReader(out.String()[i:])).Decode(&jt); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, r := range jt.Rows {
+		found = found || r.Name == evil
+	}
+	if !found {
+		t.Errorf("no JSON row decodes to %q: %q", evil, jt.Rows)
 	}
 }

@@ -2,6 +2,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Kind says how a column's cells are formatted.
@@ -190,6 +192,7 @@ type textCol struct {
 }
 
 func writeText(w io.Writer, t *Table) error {
+	t = cleanTable(t)
 	var b strings.Builder
 	for _, l := range t.Title {
 		b.WriteString(l)
@@ -345,6 +348,62 @@ func writeText(w io.Writer, t *Table) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// cleanTable returns t, or a copy of it with the control characters of its texts escaped (Clean)
+// when it has any, for text output.
+func cleanTable(t *Table) *Table {
+	dirty := func(s string) bool { return needsEscape([]byte(s), false) }
+	found := dirty(t.NameTitle)
+	for _, l := range t.Title {
+		found = found || dirty(l)
+	}
+	for _, c := range t.Columns {
+		found = found || dirty(c.Title) || dirty(c.Unit)
+	}
+	for _, r := range t.Rows {
+		found = found || dirty(r.Name) || dirty(r.Mark) || dirty(r.Section) || dirty(r.Flag)
+		for _, c := range r.Cells {
+			found = found || dirty(c.Text)
+		}
+	}
+	if !found {
+		return t
+	}
+	c := *t
+	c.NameTitle = Clean(t.NameTitle)
+	c.Title = make([]string, len(t.Title))
+	for i, l := range t.Title {
+		c.Title[i] = Clean(l)
+	}
+	c.Columns = make([]Column, len(t.Columns))
+	for i, col := range t.Columns {
+		col.Title, col.Unit = Clean(col.Title), Clean(col.Unit)
+		c.Columns[i] = col
+	}
+	c.Rows = make([]Row, len(t.Rows))
+	for i, r := range t.Rows {
+		r.Name, r.Mark, r.Section, r.Flag = Clean(r.Name), Clean(r.Mark), Clean(r.Section), Clean(r.Flag)
+		if slicesHaveText(r.Cells) {
+			cells := make([]Cell, len(r.Cells))
+			for j, cell := range r.Cells {
+				cell.Text = Clean(cell.Text)
+				cells[j] = cell
+			}
+			r.Cells = cells
+		}
+		c.Rows[i] = r
+	}
+	return &c
+}
+
+func slicesHaveText(cells []Cell) bool {
+	for _, c := range cells {
+		if c.Text != "" {
+			return true
+		}
+	}
+	return false
 }
 
 func btoi(b bool) int {
@@ -587,7 +646,32 @@ func writeJSON(w io.Writer, t *Table) error {
 		}
 		jt.Rows = append(jt.Rows, jr)
 	}
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	return enc.Encode(jt)
+	if err := enc.Encode(jt); err != nil {
+		return err
+	}
+	_, err := w.Write(escapeJSONControls(b.Bytes()))
+	return err
+}
+
+// escapeJSONControls escapes DEL and the C1 control characters, which encoding/json leaves raw
+// (it escapes those below U+0020 itself), as \u007f to \u009f. In encoded JSON they can only stand
+// inside strings, where the escape means the same character.
+func escapeJSONControls(b []byte) []byte {
+	if !needsEscape(b, true) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+32)
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r >= 0x7f && r <= 0x9f {
+			out = appendHex(out, `\u`, uint64(r), 4)
+		} else {
+			out = append(out, b[i:i+n]...)
+		}
+		i += n
+	}
+	return out
 }

@@ -268,3 +268,55 @@ CPU
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }
+
+// TestControlCharactersEscaped: names, text cells and titles from an experiment may hold terminal
+// escape sequences; text mode shows them as \x1b, \x07, \u009b and keeps the columns aligned, JSON
+// escapes every control character (DEL and C1 too, which encoding/json leaves raw) and decodes to
+// the original, CSV quotes fields as before.
+func TestControlCharactersEscaped(t *testing.T) {
+	evil := "evil\x1b[2J\x07name"
+	tb := &Table{
+		Title:     []string{"Functions of ./demo\x1b]0;pwned\x07"},
+		Columns:   []Column{{Title: "Count", Key: "count", Kind: Count, Value: true}, {Title: "Where", Key: "where", Kind: Text, Left: true}},
+		NameTitle: "Name",
+		Rows: []Row{
+			{Name: evil, Cells: []Cell{{Value: 1}, {Text: "a\x9bb\u009b\x7f"}}},
+			{Name: "two\nlines\ttab\r", Cells: []Cell{{Value: 22}, {Text: "ok"}}},
+		},
+	}
+	var b bytes.Buffer
+	if err := Write(&b, tb, Mode{Kind: TextMode}); err != nil {
+		t.Fatal(err)
+	}
+	want := `Functions of ./demo\x1b]0;pwned\x07
+
+Count  Where              Name
+    1  a\x9bb\u009b\x7f   evil\x1b[2J\x07name
+   22  ok                 two\nlines	tab\r
+`
+	if b.String() != want {
+		t.Errorf("text: got\n%s\nwant\n%s", b.String(), want)
+	}
+
+	b.Reset()
+	if err := Write(&b, tb, Mode{Kind: JSONMode}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range b.String() {
+		if r < 0x20 && r != '\n' || r >= 0x7f && r <= 0x9f {
+			t.Fatalf("JSON holds the raw character %U:\n%q", r, b.String())
+		}
+	}
+	if !strings.Contains(b.String(), `"name":"evil\u001b[2J\u0007name"`) || !strings.Contains(b.String(), `"where":"a\ufffdb\u009b\u007f"`) {
+		t.Errorf("JSON does not escape the names as expected:\n%s", b.String())
+	}
+	var jt struct {
+		Rows []struct{ Name string } `json:"rows"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &jt); err != nil {
+		t.Fatal(err)
+	}
+	if len(jt.Rows) != 2 || jt.Rows[0].Name != evil {
+		t.Errorf("JSON rows decode to %q, want the first named %q", jt.Rows, evil)
+	}
+}
