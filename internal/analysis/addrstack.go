@@ -71,9 +71,7 @@ func (p *Profile) computeAddrStacks() []AddrStack {
 			index[string(key)] = j
 			out = append(out, AddrStack{Frames: frames, Values: make([]int64, nm)})
 		}
-		for m, x := range v {
-			out[j].Values[m] += x
-		}
+		AddSatTo(out[j].Values, v)
 	}
 	return out
 }

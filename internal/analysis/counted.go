@@ -33,7 +33,7 @@ func countedPeriods(d *experiment.Data) []int64 {
 	for i := range d.Clock {
 		s := &d.Clock[i]
 		if _, ok := counted[s.Tid]; ok && s.Pid == d.Log.Pid {
-			sampled[s.Tid] += s.Period
+			sampled[s.Tid] = AddSat(sampled[s.Tid], s.Period)
 			period[s.Tid] = max(period[s.Tid], s.Period)
 		}
 	}
@@ -46,7 +46,7 @@ func countedPeriods(d *experiment.Data) []int64 {
 		// A thread's count exceeds its samples by up to a period on each CPU it ran on (the time
 		// since its last sample there), besides the drift.
 		c := counted[tid]
-		slack := (maxWeight-1)*float64(n) + float64(2*period[tid])
+		slack := (maxWeight-1)*float64(n) + 2*float64(period[tid])
 		if n > 0 && float64(c) <= float64(n)+slack && float64(c) >= float64(n)/maxWeight {
 			accs[tid] = &acc{weight: float64(c) / float64(n)}
 		}
@@ -62,12 +62,12 @@ func countedPeriods(d *experiment.Data) []int64 {
 			out[i] = s.Period
 			continue
 		}
-		a.raw += s.Period
-		upto := int64(float64(a.raw)*a.weight + 0.5)
+		a.raw = AddSat(a.raw, s.Period)
+		upto := FloatSat(float64(a.raw)*a.weight + 0.5)
 		if a.raw == sampled[s.Tid] {
 			upto = counted[s.Tid] // the last sample closes the count exactly
 		}
-		out[i] = upto - a.done
+		out[i] = SubSat(upto, a.done)
 		a.done = upto
 	}
 	return out

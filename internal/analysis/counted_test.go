@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"math"
 	"testing"
 
 	"er/internal/experiment"
@@ -24,5 +25,26 @@ func TestCountedPeriods(t *testing.T) {
 	}
 	if countedPeriods(&experiment.Data{Clock: d.Clock}) != nil {
 		t.Error("no counts: want nil")
+	}
+}
+
+// TestCountedPeriodsSaturate: periods and a thread count whose sums pass the largest int64 give
+// weighted periods that are never negative and add up to it, not wrapped ones.
+func TestCountedPeriodsSaturate(t *testing.T) {
+	const big = int64(1) << 62
+	d := &experiment.Data{Log: experiment.Log{Pid: 7, ThreadCPU: []experiment.ThreadCount{{Tid: 7, CPUNS: math.MaxInt64}}}}
+	for range 4 {
+		d.Clock = append(d.Clock, experiment.ClockSample{Pid: 7, Tid: 7, Period: big})
+	}
+	got := countedPeriods(d)
+	var sum int64
+	for _, v := range got {
+		if v < 0 {
+			t.Fatalf("countedPeriods = %v: a negative period", got)
+		}
+		sum = AddSat(sum, v)
+	}
+	if sum != math.MaxInt64 {
+		t.Errorf("countedPeriods = %v, adding up to %d, want %d", got, sum, int64(math.MaxInt64))
 	}
 }

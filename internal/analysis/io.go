@@ -42,7 +42,7 @@ func (s *IOStats) add(e *experiment.IOEvent) {
 	case class == 0:
 	case e.Err != 0:
 		s.Error.Count++
-		s.Error.Time += e.Dur
+		s.Error.Time = AddSat(s.Error.Time, e.Dur)
 		s.Error.Longest = max(s.Error.Longest, e.Dur)
 	case class == experiment.IORead:
 		s.Read.Add(e.Bytes, e.Dur)
@@ -50,7 +50,7 @@ func (s *IOStats) add(e *experiment.IOEvent) {
 		s.Write.Add(e.Bytes, e.Dur)
 	default:
 		s.Other.Count++
-		s.Other.Time += e.Dur
+		s.Other.Time = AddSat(s.Other.Time, e.Dur)
 		s.Other.Longest = max(s.Other.Longest, e.Dur)
 	}
 }
@@ -181,8 +181,6 @@ func (g *ioGroups) add(f ioFile, v []int64) {
 		g.fds[f] = j
 		g.byFD = append(g.byFD, IOGroup{Name: f.name, FD: f.fd, Values: make([]int64, g.nm)})
 	}
-	for m, x := range v {
-		g.byFile[i].Values[m] += x
-		g.byFD[j].Values[m] += x
-	}
+	AddSatTo(g.byFile[i].Values, v)
+	AddSatTo(g.byFD[j].Values, v)
 }

@@ -192,7 +192,7 @@ func newLayout(ms []Metric) layout {
 // set adds v to out[i] when the metric is present.
 func set(out []int64, i int, v int64) {
 	if i >= 0 {
-		out[i] += v
+		out[i] = AddSat(out[i], v)
 	}
 }
 

@@ -586,8 +586,8 @@ func (ea *eventAdder) add(ev event, stack uint32, always bool) bool {
 	}
 	rv := p.rawVals[int(r)*nm : int(r+1)*nm]
 	for m, v := range ea.vals {
-		rv[m] += v
-		p.Total[m] += v
+		rv[m] = AddSat(rv[m], v)
+		p.Total[m] = AddSat(p.Total[m], v)
 	}
 	p.Events++
 	if ea.keepEvents {
@@ -957,10 +957,7 @@ func (p *Profile) finish() {
 }
 
 func addTo(dst []int64, i int, v []int64) {
-	d := dst[i*len(v) : (i+1)*len(v)]
-	for m, x := range v {
-		d[m] += x
-	}
+	AddSatTo(dst[i*len(v):(i+1)*len(v)], v)
 }
 
 // NumStacks is the number of distinct function stacks.

@@ -3,6 +3,7 @@ package analysis
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -553,5 +554,72 @@ func TestRefilter(t *testing.T) {
 	}
 	if _, err := filtered.Refilter(nil, false); err == nil {
 		t.Error("a filtered profile was refiltered")
+	}
+}
+
+// TestSumsSaturate: metric values that add up past the largest int64 (periods of 2^62 ns, I/O of
+// 2^62 bytes) stop at math.MaxInt64 in every sum (totals, exclusive,
+// inclusive, objects, the call tree, callers-callees, address stacks, I/O files) instead of wrapping
+// negative, which er print showed as 26,113,502,253,447%.
+func TestSumsSaturate(t *testing.T) {
+	const big, maxV = int64(1) << 62, int64(math.MaxInt64)
+	fk := heapFake()
+	for range 2 {
+		fk.sample(big, "main", "leaky")
+		fk.sample(big, "main", "grow")
+	}
+	for range 3 {
+		fk.io(experiment.IOEvent{Op: experiment.IOReadOp, FD: 3, FD2: -1, Ret: 1, Bytes: big, Dur: big, File: "/big"}, "main", "read")
+	}
+	p := analyze(t, fk.d)
+	check := func(what string, got, want int64) {
+		t.Helper()
+		if got != want {
+			t.Errorf("%s = %d, want %d", what, got, want)
+		}
+	}
+	for _, m := range []string{"totalcpu", "ioreadbytes", "ioreadtime"} {
+		check("total "+m, total(t, p, m), maxV)
+	}
+	check("ioreadcnt", total(t, p, "ioreadcnt"), 3)
+	cpu := MetricIndex(p.Metrics, "totalcpu")
+	mainF, leaky := fn(t, p, "main"), fn(t, p, "leaky")
+	check("inclusive main", p.Inclusive(mainF)[cpu], maxV)
+	check("exclusive leaky", p.Exclusive(leaky)[cpu], maxV)
+	check("inclusive leaky", p.Inclusive(leaky)[cpu], maxV)
+	check("exclusive <Total>", p.Exclusive(0)[cpu], maxV)
+	o := p.Functions[mainF].Object
+	check("object exclusive", p.ObjectExclusive(o)[cpu], maxV)
+	check("object inclusive", p.ObjectInclusive(o)[cpu], maxV)
+	tr := p.CallTree()
+	check("call tree root", tr.Inclusive(0)[cpu], maxV)
+	cc, err := p.CallersCallees([]int{mainF})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("callers-callees inclusive of main", cc.Inclusive[cpu], maxV)
+	for _, c := range cc.Callees {
+		if v := c.Value[cpu]; v < 0 {
+			t.Errorf("callee %s: %d", p.Functions[c.Func].Name, v)
+		}
+	}
+	var addrSum int64
+	for _, as := range p.AddrStacks() {
+		if v := as.Values[cpu]; v < 0 {
+			t.Errorf("address stack %v: %d", as.Frames, v)
+		}
+		addrSum = max(addrSum, as.Values[cpu])
+	}
+	check("largest address stack", addrSum, maxV)
+	if len(p.IOFiles) != 1 {
+		t.Fatalf("I/O files %v", p.IOFiles)
+	}
+	check("I/O bytes of /big", p.IOFiles[0].Values[MetricIndex(p.Metrics, "ioreadbytes")], maxV)
+	for f := range p.Functions {
+		for m := range p.Metrics {
+			if p.Exclusive(f)[m] < 0 || p.Inclusive(f)[m] < 0 {
+				t.Errorf("%s: %s %d %d", p.Functions[f].Name, p.Metrics[m].Name, p.Exclusive(f)[m], p.Inclusive(f)[m])
+			}
+		}
 	}
 }

@@ -313,7 +313,7 @@ func statsOf(d *experiment.Data) stats {
 			vals[2] = c.Period
 		}
 		for m := range vals {
-			st.cpu[m] += vals[m]
+			st.cpu[m] = analysis.AddSat(st.cpu[m], vals[m])
 		}
 		threads[[2]uint32{c.Pid, c.Tid}] = true
 		procs[c.Pid] = true
@@ -348,7 +348,7 @@ func statsOf(d *experiment.Data) stats {
 	}
 	st.syncEvents = int64(len(d.Sync))
 	for i := range d.Sync {
-		st.syncWait += d.Sync[i].Wait
+		st.syncWait = analysis.AddSat(st.syncWait, d.Sync[i].Wait)
 	}
 	st.ioEvents = int64(len(d.IO))
 	for i := range d.IO {
@@ -357,8 +357,8 @@ func statsOf(d *experiment.Data) stats {
 			continue
 		}
 		st.ioCalls++
-		st.ioTime += e.Dur
-		st.ioBytes += e.Bytes
+		st.ioTime = analysis.AddSat(st.ioTime, e.Dur)
+		st.ioBytes = analysis.AddSat(st.ioBytes, e.Bytes)
 		if e.Err != 0 {
 			st.ioErrors++
 		}
@@ -384,12 +384,12 @@ func statsOf(d *experiment.Data) stats {
 		st.maxRSS = max(st.maxRSS, o.RSSBytes)
 	}
 	for _, o := range last {
-		st.procUser += o.UserNS
-		st.procSys += o.SystemNS
-		st.minflt += o.MinFlt
-		st.majflt += o.MajFlt
-		st.volcs += o.VolCtxSw
-		st.involcs += o.InvolCtxSw
+		st.procUser = analysis.AddSat(st.procUser, o.UserNS)
+		st.procSys = analysis.AddSat(st.procSys, o.SystemNS)
+		st.minflt = analysis.AddSat(st.minflt, o.MinFlt)
+		st.majflt = analysis.AddSat(st.majflt, o.MajFlt)
+		st.volcs = analysis.AddSat(st.volcs, o.VolCtxSw)
+		st.involcs = analysis.AddSat(st.involcs, o.InvolCtxSw)
 	}
 	st.threads, st.processes = len(threads), len(procs)
 	return st
@@ -397,37 +397,37 @@ func statsOf(d *experiment.Data) stats {
 
 func (a *stats) add(b stats) {
 	a.duration = max(a.duration, b.duration)
-	a.events += b.events
-	a.counted += b.counted
-	a.truncated += b.truncated
-	a.failed += b.failed
+	a.events = analysis.AddSat(a.events, b.events)
+	a.counted = analysis.AddSat(a.counted, b.counted)
+	a.truncated = analysis.AddSat(a.truncated, b.truncated)
+	a.failed = analysis.AddSat(a.failed, b.failed)
 	for m := range a.cpu {
-		a.cpu[m] += b.cpu[m]
+		a.cpu[m] = analysis.AddSat(a.cpu[m], b.cpu[m])
 	}
 	a.threads += b.threads
 	a.processes += b.processes
 	a.lost += b.lost
 	a.warnings += b.warnings
 	a.errors += b.errors
-	a.procUser += b.procUser
-	a.procSys += b.procSys
-	a.minflt += b.minflt
-	a.majflt += b.majflt
-	a.volcs += b.volcs
-	a.involcs += b.involcs
+	a.procUser = analysis.AddSat(a.procUser, b.procUser)
+	a.procSys = analysis.AddSat(a.procSys, b.procSys)
+	a.minflt = analysis.AddSat(a.minflt, b.minflt)
+	a.majflt = analysis.AddSat(a.majflt, b.majflt)
+	a.volcs = analysis.AddSat(a.volcs, b.volcs)
+	a.involcs = analysis.AddSat(a.involcs, b.involcs)
 	a.maxRSS = max(a.maxRSS, b.maxRSS)
-	a.heapEvents += b.heapEvents
-	a.allocs += b.allocs
-	a.allocBytes += b.allocBytes
-	a.leaks += b.leaks
-	a.leakBytes += b.leakBytes
-	a.syncEvents += b.syncEvents
-	a.syncWait += b.syncWait
-	a.ioEvents += b.ioEvents
-	a.ioCalls += b.ioCalls
-	a.ioTime += b.ioTime
-	a.ioBytes += b.ioBytes
-	a.ioErrors += b.ioErrors
+	a.heapEvents = analysis.AddSat(a.heapEvents, b.heapEvents)
+	a.allocs = analysis.AddSat(a.allocs, b.allocs)
+	a.allocBytes = analysis.AddSat(a.allocBytes, b.allocBytes)
+	a.leaks = analysis.AddSat(a.leaks, b.leaks)
+	a.leakBytes = analysis.AddSat(a.leakBytes, b.leakBytes)
+	a.syncEvents = analysis.AddSat(a.syncEvents, b.syncEvents)
+	a.syncWait = analysis.AddSat(a.syncWait, b.syncWait)
+	a.ioEvents = analysis.AddSat(a.ioEvents, b.ioEvents)
+	a.ioCalls = analysis.AddSat(a.ioCalls, b.ioCalls)
+	a.ioTime = analysis.AddSat(a.ioTime, b.ioTime)
+	a.ioBytes = analysis.AddSat(a.ioBytes, b.ioBytes)
+	a.ioErrors = analysis.AddSat(a.ioErrors, b.ioErrors)
 }
 
 func (s *session) statistics(args []string) error {
@@ -669,8 +669,8 @@ func (s *session) threadList(_ []string) error {
 		per := make([]tally, len(threads)+1)
 		s.eachEvent(i, func(ev *analysis.EventInfo, cpu int64) {
 			per[ev.Thread].events++
-			per[ev.Thread].cpu += cpu
-			total += cpu
+			per[ev.Thread].cpu = analysis.AddSat(per[ev.Thread].cpu, cpu)
+			total = analysis.AddSat(total, cpu)
 		})
 		exp := int64(i + 1)
 		for _, th := range threads {

@@ -980,15 +980,15 @@ func (s *session) samplesUsage(i int) []sampleUsage {
 		k, ok := closes[o.Sample]
 		if ok {
 			u := &out[k]
-			u.user += o.UserNS - prev.UserNS
-			u.system += o.SystemNS - prev.SystemNS
-			u.minflt += o.MinFlt - prev.MinFlt
-			u.majflt += o.MajFlt - prev.MajFlt
-			u.volcs += o.VolCtxSw - prev.VolCtxSw
-			u.involcs += o.InvolCtxSw - prev.InvolCtxSw
+			u.user = analysis.AddSat(u.user, analysis.SubSat(o.UserNS, prev.UserNS))
+			u.system = analysis.AddSat(u.system, analysis.SubSat(o.SystemNS, prev.SystemNS))
+			u.minflt = analysis.AddSat(u.minflt, analysis.SubSat(o.MinFlt, prev.MinFlt))
+			u.majflt = analysis.AddSat(u.majflt, analysis.SubSat(o.MajFlt, prev.MajFlt))
+			u.volcs = analysis.AddSat(u.volcs, analysis.SubSat(o.VolCtxSw, prev.VolCtxSw))
+			u.involcs = analysis.AddSat(u.involcs, analysis.SubSat(o.InvolCtxSw, prev.InvolCtxSw))
 			if samples[k].EndPoint == int(o.Sample) {
-				u.rss += o.RSSBytes
-				u.threads += int64(o.NumThreads)
+				u.rss = analysis.AddSat(u.rss, o.RSSBytes)
+				u.threads = analysis.AddSat(u.threads, int64(o.NumThreads))
 				u.processes++
 			}
 		}
@@ -1028,12 +1028,12 @@ func (s *session) sampleDetail(args []string) error {
 			}
 			sum.endAt, sum.endLabel = u.endAt, u.endLabel
 			sum.known = sum.known || u.known
-			sum.user += u.user
-			sum.system += u.system
-			sum.minflt += u.minflt
-			sum.majflt += u.majflt
-			sum.volcs += u.volcs
-			sum.involcs += u.involcs
+			sum.user = analysis.AddSat(sum.user, u.user)
+			sum.system = analysis.AddSat(sum.system, u.system)
+			sum.minflt = analysis.AddSat(sum.minflt, u.minflt)
+			sum.majflt = analysis.AddSat(sum.majflt, u.majflt)
+			sum.volcs = analysis.AddSat(sum.volcs, u.volcs)
+			sum.involcs = analysis.AddSat(sum.involcs, u.involcs)
 			sum.rss, sum.threads, sum.processes = u.rss, u.threads, u.processes
 		}
 		if len(picked) == 0 {

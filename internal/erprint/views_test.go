@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -172,5 +173,37 @@ func TestFragmentUnchangedOnError(t *testing.T) {
 	}
 	if err := s.execLine("cprepend worker"); err != nil || len(s.fragment) != 2 {
 		t.Errorf("cprepend: %v %v", err, s.fragment)
+	}
+}
+
+// TestHugeValuesSaturate: clock periods of 2^62 ns add up past the largest int64; the function list
+// shows the sums stopped there and percentages of at most 100, and statistics no negative time.
+func TestHugeValuesSaturate(t *testing.T) {
+	e := testEnv()
+	open := e.open
+	e.open = func(dir string) (*experiment.Data, error) {
+		d, err := open("demo.1.er")
+		if err != nil {
+			return nil, err
+		}
+		for i := range d.Clock {
+			d.Clock[i].Period = 1 << 62
+		}
+		d.Log.ThreadCPU = nil
+		return d, nil
+	}
+	var out, errb bytes.Buffer
+	code := run([]string{"-limit", "4", "-functions", "-statistics", "demo.1.er"}, strings.NewReader(""), &out, &errb, e)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if want := "9223372036.855 100.00  9223372036.855 100.00   <Total>"; !strings.Contains(out.String(), want) {
+		t.Errorf("the function list lacks %q:\n%s", want, out.String())
+	}
+	for _, f := range strings.Fields(out.String()) {
+		if v, err := strconv.ParseFloat(f, 64); err == nil && (v < 0 || v > 9223372036.855) {
+			t.Errorf("value %s out of range:\n%s", f, out.String())
+			break
+		}
 	}
 }
