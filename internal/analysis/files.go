@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 
 	"er/internal/archive"
 	"er/internal/debuginfo"
 	"er/internal/experiment"
+	"er/internal/regfile"
 )
 
 // DebugInfo is what analysis reads from a load object's debug information: inline chains and line
@@ -101,7 +101,7 @@ func segmentReader(path string, segs []experiment.Segment) func(lo, hi uint64) (
 			if lo < s.Vaddr || hi > s.Vaddr+s.Filesz {
 				continue
 			}
-			f, err := os.Open(path)
+			f, _, err := regfile.Open(path) // not a FIFO: that would block
 			if err != nil {
 				return nil, err
 			}

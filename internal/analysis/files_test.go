@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -310,5 +311,19 @@ func TestWithArchivedCopies(t *testing.T) {
 	other.BuildID = "ffff"
 	if _, err := open(exe, &other); err == nil || !strings.Contains(err.Error(), "not an ELF file") {
 		t.Errorf("no copy: %v, want the original's error", err)
+	}
+}
+
+// TestSegmentReaderFIFO: code is read from a regular file only; a named pipe where the object was
+// is refused at once with an error naming it, instead of hanging the open.
+func TestSegmentReaderFIFO(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "libfifo.so")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	read := segmentReader(fifo, []experiment.Segment{{Vaddr: 0, Offset: 0, Filesz: 0x1000, Memsz: 0x1000}})
+	b, err := read(0x10, 0x20)
+	if want := fifo + ": not a regular file but a named pipe (FIFO)"; b != nil || err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("read = %x, %v; want an error starting %q", b, err, want)
 	}
 }

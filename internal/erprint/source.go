@@ -1,7 +1,7 @@
 package erprint
 
 import (
-	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +14,7 @@ import (
 	"er/internal/archive"
 	"er/internal/experiment"
 	"er/internal/objfile"
+	"er/internal/regfile"
 	"er/internal/report"
 )
 
@@ -65,7 +66,18 @@ func (s *session) findSource(name string) *sourceFile {
 	for _, c := range candidates {
 		if try(c) {
 			sf.path = c
-			sf.lines, sf.err = readLines(c)
+			abs, err := filepath.Abs(c)
+			if err == nil {
+				err = archive.CheckSource(abs)
+				if err != nil {
+					err = &refusedSource{err}
+				}
+			}
+			if err != nil {
+				sf.err = err
+			} else {
+				sf.lines, sf.err = readLines(c)
+			}
 			break
 		}
 	}
@@ -123,23 +135,38 @@ func (s *session) searchDirs() []string {
 	return dirs
 }
 
+// readLines reads the lines of a source file: a regular file (opened without blocking, so that a
+// named pipe cannot hang er print) of at most archive.MaxSourceSize bytes.
 func readLines(path string) ([]string, error) {
-	f, err := os.Open(path)
+	data, err := regfile.ReadFile(path, archive.MaxSourceSize, "a source file shown")
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	var lines []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 16<<20)
-	for sc.Scan() {
-		lines = append(lines, strings.TrimRight(sc.Text(), "\r"))
+	text := strings.TrimSuffix(string(data), "\n")
+	if len(data) == 0 {
+		return nil, nil
 	}
-	return lines, sc.Err()
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimSuffix(l, "\r")
+	}
+	return lines, nil
+}
+
+// refusedSource is why a source file found is not shown: it is not one that er archive would copy
+// (archive.CheckSource), as a binary's debug information can name any file.
+type refusedSource struct{ why error }
+
+func (r *refusedSource) Error() string {
+	return fmt.Sprintf("%v; er print shows, as er archive copies, only files that are plausibly source files (see docs/experiment-format.md, \"What is copied\")", r.why)
 }
 
 // notFound says that a source file could not be found or read, and how to say where it is.
 func (sf *sourceFile) notFound(name string) string {
+	var refused *refusedSource
+	if errors.As(sf.err, &refused) {
+		return fmt.Sprintf("Source file %s is not shown: %v", sf.path, sf.err)
+	}
 	if sf.path != "" {
 		return fmt.Sprintf("Source file %s could not be read: %v", sf.path, sf.err)
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"golang.org/x/arch/x86/x86asm"
@@ -323,5 +324,65 @@ func TestArchivedSource(t *testing.T) {
 			warn != "er print: warning: using the archived copy of "+src+": "+c2.why+"\n" {
 			t.Errorf("%s: found %q %q %v, warned %q; want the copy and %q", c2.name, sf.path, sf.lines, sf.err, warn, c2.why)
 		}
+	}
+}
+
+// TestSourceRefusesWhatArchiveRefuses: debug information can name any file (a #line directive naming
+// /etc/shadow); er print shows a source file only where er archive would copy it
+// (archive.CheckSource), and says why not instead of the lines.
+func TestSourceRefusesWhatArchiveRefuses(t *testing.T) {
+	tmp := t.TempDir()
+	secret := filepath.Join(tmp, "secret.txt")
+	if err := os.WriteFile(secret, []byte("password\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ok := filepath.Join(tmp, "ok.c")
+	if err := os.WriteFile(ok, []byte("int main(void) { return 0; }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ name, why string }{
+		{secret, "its name is not a source file's"},
+		{"/etc/passwd", "it is in /etc, where no source files are"},
+	}
+	if _, err := os.Stat("/etc/shadow"); err == nil {
+		cases = append(cases, struct{ name, why string }{"/etc/shadow", "it is in /etc, where no source files are"})
+	}
+	for _, c := range cases {
+		s := newSession(strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}, testEnv())
+		sf := s.findSource(c.name)
+		msg := sf.notFound(c.name)
+		if sf.lines != nil || sf.err == nil || !strings.Contains(msg, "Source file "+c.name+" is not shown: "+c.why) {
+			t.Errorf("%s: %d lines, error %v, message %q; want no lines and %q", c.name, len(sf.lines), sf.err, msg, c.why)
+		}
+	}
+	s := newSession(strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}, testEnv())
+	if sf := s.findSource(ok); sf.err != nil || strings.Join(sf.lines, "|") != "int main(void) { return 0; }" {
+		t.Errorf("%s: lines %q, error %v", ok, sf.lines, sf.err)
+	}
+}
+
+// TestReadSourceFIFO: a source file that is a named pipe by the time it is read (findSource and
+// the archive index check the kind first, but the file can change after) is refused at once with
+// an error naming it, instead of hanging er print on the open; so is one larger than er archive
+// copies.
+func TestReadSourceFIFO(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "prog.c")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lines, err := readLines(fifo)
+	if want := fifo + ": not a regular file but a named pipe (FIFO)"; lines != nil || err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("readLines(FIFO) = %q, %v; want an error starting %q", lines, err, want)
+	}
+	big := filepath.Join(t.TempDir(), "big.c")
+	if err := os.WriteFile(big, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(big, archive.MaxSourceSize+1); err != nil {
+		t.Fatal(err)
+	}
+	lines, err = readLines(big)
+	if want := fmt.Sprintf("%s: %d bytes, more than a source file shown", big, archive.MaxSourceSize+1); lines != nil || err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("readLines(%d bytes) = %d lines, %v; want an error starting %q", archive.MaxSourceSize+1, len(lines), err, want)
 	}
 }
