@@ -446,20 +446,35 @@ func wrapWords(s string, width int) []string {
 	return lines
 }
 
+// treeIndentCap is the most levels of branches drawn before a name in a tree table: deeper rows
+// show their depth in brackets for the levels above. A recursion 100,000 deep would otherwise
+// print 200,000 characters before each name.
+const treeIndentCap = 32
+
 // treePrefixes draws the branches of a tree table: "+-" before each name, with "| " for each
-// ancestor that has a later sibling and "  " for one that has not. Nil when t is not a tree.
+// ancestor that has a later sibling and "  " for one that has not. Nil when t is not a tree. A row
+// deeper than treeIndentCap draws only the last treeIndentCap-1 levels above it, after "[depth] ".
 func treePrefixes(t *Table) []string {
 	if !t.Tree {
 		return nil
 	}
 	n := len(t.Rows)
 	out := make([]string, n)
-	// open[d] says whether, below the current row, a row of depth d comes before any shallower row.
+	// open[d] says whether, below the current row, a row of depth d comes before any shallower row;
+	// a level past its end is not open.
 	var open []bool
+	var p strings.Builder
 	for i := n - 1; i >= 0; i-- {
 		d := max(t.Rows[i].Depth, 0)
-		var p strings.Builder
-		for l := 0; l < d; l++ {
+		p.Reset()
+		from := 0
+		if d > treeIndentCap {
+			from = d - treeIndentCap + 1
+			p.WriteByte('[')
+			p.WriteString(strconv.Itoa(d))
+			p.WriteString("] ")
+		}
+		for l := from; l < d; l++ {
 			if l < len(open) && open[l] {
 				p.WriteString("| ")
 			} else {
@@ -468,13 +483,16 @@ func treePrefixes(t *Table) []string {
 		}
 		p.WriteString("+-")
 		out[i] = p.String()
-		for len(open) <= d {
-			open = append(open, false)
+		// Rows above this one see it open at its depth and nothing deeper open: what was open
+		// below it ends here.
+		if d < len(open) {
+			open = open[:d+1]
+		} else {
+			for len(open) <= d {
+				open = append(open, false)
+			}
 		}
 		open[d] = true
-		for l := d + 1; l < len(open); l++ {
-			open[l] = false
-		}
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -318,5 +319,49 @@ Count  Where              Name
 	}
 	if len(jt.Rows) != 2 || jt.Rows[0].Name != evil {
 		t.Errorf("JSON rows decode to %q, want the first named %q", jt.Rows, evil)
+	}
+}
+
+// TestDeepTreeIndentation: the branches of a tree are drawn for at most treeIndentCap levels; a
+// deeper row starts with its depth in brackets standing for the levels above those drawn, so a
+// recursion 20,000 deep prints lines of bounded width (it printed 2 x depth characters before
+// each name: 400 MB for 20,000 levels, 10 GB for 100,000).
+func TestDeepTreeIndentation(t *testing.T) {
+	const n = 20_000
+	tb := &Table{Tree: true, NameTitle: "Name", Columns: []Column{{Title: "Count", Key: "n", Kind: Count, Value: true}}}
+	for d := range n {
+		tb.Rows = append(tb.Rows, Row{Name: "descend", Depth: d, Cells: []Cell{{Value: 1}}})
+	}
+	tb.Rows = append(tb.Rows, Row{Name: "bottom", Depth: n, Cells: []Cell{{Value: 1}}}, Row{Name: "side", Depth: 2, Cells: []Cell{{Value: 1}}})
+	var b bytes.Buffer
+	if err := Write(&b, tb, Mode{Kind: TextMode}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) != n+3 {
+		t.Fatalf("%d lines, want %d", len(lines), n+3)
+	}
+	const c = treeIndentCap
+	sp := func(k int) string { return strings.Repeat("  ", k) }
+	for i, want := range map[int]string{
+		1:     "    1   +-descend",
+		2:     "    1     +-descend",
+		3:     "    1       +-descend",
+		4:     "    1       | +-descend",
+		c + 1: "    1       | " + sp(c-3) + "+-descend",
+		c + 2: "    1   [" + strconv.Itoa(c+1) + "] | " + sp(c-2) + "+-descend",
+		c + 3: "    1   [" + strconv.Itoa(c+2) + "] " + sp(c-1) + "+-descend",
+		n:     "    1   [19999] " + sp(c-1) + "+-descend",
+		n + 1: "    1   [20000] " + sp(c-1) + "+-bottom",
+		n + 2: "    1       +-side",
+	} {
+		if lines[i] != want {
+			t.Errorf("line %d = %q, want %q", i, lines[i], want)
+		}
+	}
+	for i, l := range lines {
+		if len(l) > len("    1   [20000] ")+2*treeIndentCap+len("descend") {
+			t.Fatalf("line %d is %d bytes long", i, len(l))
+		}
 	}
 }
