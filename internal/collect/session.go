@@ -990,6 +990,7 @@ func (s *Session) finish(waitErr error) error {
 			s.threadCPU[s.founder][uint32(s.pid)] += counted - s.readTotal
 		}
 		s.assignOrphanRead()
+		counted = s.scaleToRusage(st, counted)
 		s.writeThreadCounts()
 	}
 	founderEnd := end
