@@ -65,3 +65,19 @@ func TestBigExperimentShape(t *testing.T) {
 	}
 	checkIdentities(t, p)
 }
+
+// BenchmarkProcMaps50k looks up two addresses in each of the 50,001 epochs of 50,000 mappings made
+// one after another, kept (as a program that maps a file 50,000 times without unmapping it).
+func BenchmarkProcMaps50k(b *testing.B) {
+	ms := manyMappings(50_000, false)
+	b.ReportAllocs()
+	for b.Loop() {
+		pm := newProcMaps(ms)
+		for i := 1; i < len(ms); i++ {
+			e := pm.epoch(int64(i) * 10)
+			if pm.find(e, ms[i].Start) != ms[i] || pm.find(e, progBase) != ms[0] {
+				b.Fatal("wrong mapping")
+			}
+		}
+	}
+}

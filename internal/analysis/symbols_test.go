@@ -1,6 +1,9 @@
 package analysis
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"er/internal/experiment"
@@ -63,5 +66,102 @@ func TestProcMaps(t *testing.T) {
 	}
 	if objectName("/usr/lib/libc.so.6") != "<libc.so.6>" || objectName("[vdso]") != "<vdso>" || objectName(KernelPath) != KernelName {
 		t.Error("objectName")
+	}
+}
+
+// bruteFind is what procMaps.find must answer: of the mappings active at time t (the epoch's) that
+// hold addr, the one loaded last, the later in the list among those loaded at the same time.
+func bruteFind(ms []*experiment.Mapping, t int64, addr uint64) *experiment.Mapping {
+	var best *experiment.Mapping
+	for _, m := range ms {
+		if m.LoadTime <= t && (m.UnloadTime < 0 || t < m.UnloadTime) && m.Start <= addr && addr < m.End &&
+			(best == nil || m.LoadTime >= best.LoadTime) {
+			best = m
+		}
+	}
+	return best
+}
+
+// TestProcMapsMatchesBruteForce: random overlapping mappings loaded and unloaded at random times
+// (some at the same instant, some never unloaded, some empty): every lookup finds what scanning
+// all mappings finds.
+func TestProcMapsMatchesBruteForce(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for round := range 50 {
+		n := 1 + r.IntN(60)
+		ms := make([]*experiment.Mapping, n)
+		for i := range ms {
+			start := uint64(r.IntN(40)) * 0x1000
+			m := &experiment.Mapping{Start: start, End: start + uint64(r.IntN(8))*0x1000, Path: fmt.Sprint(i),
+				LoadTime: int64(r.IntN(30)) - 2, UnloadTime: -1}
+			if r.IntN(3) > 0 {
+				m.UnloadTime = m.LoadTime + int64(r.IntN(20))
+			}
+			ms[i] = m
+		}
+		pm := newProcMaps(ms)
+		for range 400 {
+			tm := int64(r.IntN(60)) - 5
+			addr := uint64(r.IntN(50*0x1000)) + uint64(r.IntN(2))*0xfff
+			e := pm.epoch(tm)
+			// The epoch's mappings are those active at its first instant.
+			rep := int64(0)
+			switch {
+			case e > 0:
+				rep = pm.changes[e-1]
+			case len(pm.changes) > 0:
+				rep = pm.changes[0] - 1
+			}
+			got, want := pm.find(e, addr), bruteFind(ms, rep, addr)
+			if got != want {
+				t.Fatalf("round %d: t=%d (epoch %d) addr %#x: got %v, want %v", round, tm, e, addr, got, want)
+			}
+		}
+	}
+}
+
+// manyMappings returns n one-page mappings of one file, each loaded at its own time: all kept when
+// unmap is false (at increasing addresses), else each unloaded when the next is loaded, at one address
+// (what a program that maps and unmaps a file in a loop records).
+func manyMappings(n int, unmap bool) []*experiment.Mapping {
+	ms := make([]*experiment.Mapping, n+1)
+	ms[0] = &experiment.Mapping{Start: progBase, End: progBase + 0x100000, Path: "/bin/prog", UnloadTime: -1}
+	for i := 1; i <= n; i++ {
+		m := &experiment.Mapping{Start: 0x7f0000000000 - uint64(i)*0x1000, Path: "/tmp/blob", LoadTime: int64(i) * 10, UnloadTime: -1}
+		if unmap {
+			m.Start, m.UnloadTime = 0x7f0000000000, int64(i)*10+10
+		}
+		m.End = m.Start + 0x1000
+		ms[i] = m
+	}
+	return ms
+}
+
+// TestProcMapsMemoryLinear: 5,000 mappings, each opening an epoch, looked up in every epoch, take
+// memory in proportion to the mappings, not to mappings x epochs (a range list per epoch took
+// 5,000 x 2,500 ranges: some 500 MB allocated).
+func TestProcMapsMemoryLinear(t *testing.T) {
+	const n = 5000
+	for _, unmap := range []bool{false, true} {
+		ms := manyMappings(n, unmap)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		pm := newProcMaps(ms)
+		for i := 1; i <= n; i++ {
+			e := pm.epoch(int64(i) * 10)
+			if m := pm.find(e, progBase+0x10); m != ms[0] {
+				t.Fatalf("epoch %d: the executable: %v", e, m)
+			}
+			if m := pm.find(e, ms[i].Start+0x10); m != ms[i] {
+				t.Fatalf("epoch %d: mapping %d: %v", e, i, m)
+			}
+		}
+		runtime.ReadMemStats(&after)
+		// 5,000 mappings in about log2(5,000) = 13 nodes each, a range list for each node used:
+		// at most some 16 bytes x 2 ranges x 13 nodes x 5,000 mappings, 2 MB; allow 8.
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8<<20 {
+			t.Errorf("unmap %v: %d mappings looked up in each epoch allocated %d bytes, want at most %d", unmap, n, alloc, 8<<20)
+		}
 	}
 }
