@@ -207,3 +207,35 @@ func TestHugeValuesSaturate(t *testing.T) {
 		}
 	}
 }
+
+// TestDeepCallTree: a recursion 100,000 frames deep prints its call tree with the branches of at
+// most 32 levels drawn and the depth in brackets below that (it took 6.4 GB and failed before).
+func TestDeepCallTree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 100,000-frame stack")
+	}
+	const depth = 100_000
+	e := testEnv()
+	e.open = func(dir string) (*experiment.Data, error) {
+		b := newBuilder("deep.1.er", 4242, progPath, libcPath, libmPath)
+		funcs := []string{"main"}
+		for range depth {
+			funcs = append(funcs, "fib")
+		}
+		b.add(3, 4242, experiment.ModeUser, funcs...)
+		b.d.Log = demoLog(4242, b.t)
+		return b.d, nil
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"-limit", "0", "-calltree", "deep.1.er"}, strings.NewReader(""), &out, &errb, e); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+	last := lines[len(lines)-1]
+	if want := "0.030 100.00   [100001] " + strings.Repeat("  ", 31) + "+-fib"; last != want {
+		t.Errorf("last line %q, want %q; the first lines:\n%s", last, want, strings.Join(lines[:min(12, len(lines))], "\n"))
+	}
+	if n := strings.Count(out.String(), "+-fib"); n != depth {
+		t.Errorf("%d lines of fib, want %d", n, depth)
+	}
+}
