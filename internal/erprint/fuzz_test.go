@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"er/internal/analysis"
 )
 
 // FuzzInterpreter feeds arbitrary command lines to the interpreter over the synthetic experiments: whatever
@@ -37,5 +39,22 @@ func FuzzInterpreter(f *testing.F) {
 				t.Errorf("%v: exit code %d", exps, code)
 			}
 		}
+	})
+}
+
+// FuzzFilter compiles arbitrary filter expressions: an error or a function that evaluates without
+// a panic, however the expression nests.
+func FuzzFilter(f *testing.F) {
+	for _, seed := range []string{"THRID==3", "((((1))))", "!!!!-~1", "1 ? 2 : 3 ? 4 : 5", "1 IN (1 IN (2), 3)",
+		strings.Repeat("(", 1200) + "1" + strings.Repeat(")", 1200), "1" + strings.Repeat("+1", 1100), "TSTAMP / 0 % -1"} {
+		f.Add(seed)
+	}
+	ev := &analysis.EventInfo{Exp: 1, Thread: 2, Tid: 3, Time: 4, Dur: 5, Sample: 6, CPU: 7}
+	f.Fuzz(func(t *testing.T, expr string) {
+		fn, err := parseFilter(expr)
+		if err != nil {
+			return
+		}
+		fn(ev)
 	})
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestClean(t *testing.T) {
@@ -37,4 +38,31 @@ func TestSafeWriter(t *testing.T) {
 	if b.String() != want {
 		t.Errorf("got %q, want %q", b.String(), want)
 	}
+}
+
+// FuzzClean: whatever the input, Clean and SafeWriter leave no control character but tab (and
+// newline, for SafeWriter), and text without one passes unchanged.
+func FuzzClean(f *testing.F) {
+	for _, seed := range []string{"plain", "evil\x1b[2J\x07", "\u009b\xff\xc2", "a\tb\nc\r", "caf\u00e9"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var b bytes.Buffer
+		if _, err := NewSafeWriter(&b).Write([]byte(s)); err != nil {
+			t.Fatal(err)
+		}
+		for name, out := range map[string]string{"Clean": Clean(s), "SafeWriter": b.String()} {
+			for _, r := range out {
+				if r < 0x20 && r != '\t' && (name == "Clean" || r != '\n') || r >= 0x7f && r <= 0x9f {
+					t.Fatalf("%s(%q) = %q holds %U", name, s, out, r)
+				}
+			}
+			if !utf8.ValidString(out) {
+				t.Fatalf("%s(%q) = %q is not UTF-8", name, s, out)
+			}
+		}
+		if !needsEscape([]byte(s), false) && Clean(s) != s {
+			t.Fatalf("Clean(%q) = %q changed clean text", s, Clean(s))
+		}
+	})
 }
