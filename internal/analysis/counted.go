@@ -1,6 +1,10 @@
 package analysis
 
-import "er/internal/experiment"
+import (
+	"slices"
+
+	"er/internal/experiment"
+)
 
 // Weighting clock samples by the kernel's count.
 //
@@ -30,24 +34,33 @@ func countedPeriods(d *experiment.Data) []int64 {
 		counted[t.Tid] = t.CPUNS
 	}
 	sampled, period := map[uint32]int64{}, map[uint32]int64{}
+	var anyPeriod int64
 	for i := range d.Clock {
 		s := &d.Clock[i]
 		if _, ok := counted[s.Tid]; ok && s.Pid == d.Log.Pid {
 			sampled[s.Tid] = AddSat(sampled[s.Tid], s.Period)
 			period[s.Tid] = max(period[s.Tid], s.Period)
+			anyPeriod = max(anyPeriod, s.Period)
 		}
 	}
+	// agree reports whether count c fits samples adding up to n of at most period p: a thread's count
+	// exceeds its samples by up to a period on each CPU it ran on (the time since its last sample
+	// there), besides the drift. A thread without samples fits a count of two periods.
+	agree := func(c, n, p int64) bool {
+		if n == 0 {
+			return c <= 2*anyPeriod
+		}
+		slack := (maxWeight-1)*float64(n) + 2*float64(p)
+		return float64(c) <= float64(n)+slack && float64(c) >= float64(n)/maxWeight
+	}
+	swapCounts(counted, sampled, period, agree)
 	type acc struct {
 		weight    float64
 		raw, done int64
 	}
 	accs := map[uint32]*acc{}
 	for tid, n := range sampled {
-		// A thread's count exceeds its samples by up to a period on each CPU it ran on (the time
-		// since its last sample there), besides the drift.
-		c := counted[tid]
-		slack := (maxWeight-1)*float64(n) + 2*float64(period[tid])
-		if n > 0 && float64(c) <= float64(n)+slack && float64(c) >= float64(n)/maxWeight {
+		if c := counted[tid]; n > 0 && agree(c, n, period[tid]) {
 			accs[tid] = &acc{weight: float64(c) / float64(n)}
 		}
 	}
@@ -71,4 +84,33 @@ func countedPeriods(d *experiment.Data) []int64 {
 		a.done = upto
 	}
 	return out
+}
+
+// swapCounts gives back their own counts to pairs of threads that each hold the other's. When the
+// scheduler switches between two threads of a process, the kernel may swap their perf contexts
+// instead of switching events (with inherit_stat it swaps the counts back); a worker thread that then
+// exits with the process's original events reports no count of its own, and the main thread reports
+// it: of 4 workers, one showed 1 ms counted of the 600 ms it measured, the main thread 602 ms of
+// its 1 ms. Pairs are taken in thread order, each thread once, among the threads whose counts
+// disagree with their samples.
+func swapCounts(counted, sampled, period map[uint32]int64, agree func(c, n, p int64) bool) {
+	var off []uint32
+	for tid, c := range counted {
+		if !agree(c, sampled[tid], period[tid]) {
+			off = append(off, tid)
+		}
+	}
+	slices.Sort(off)
+	used := map[uint32]bool{}
+	for i, a := range off {
+		for _, b := range off[i+1:] {
+			if used[a] || used[b] {
+				continue
+			}
+			if agree(counted[b], sampled[a], period[a]) && agree(counted[a], sampled[b], period[b]) {
+				counted[a], counted[b] = counted[b], counted[a]
+				used[a], used[b] = true, true
+			}
+		}
+	}
 }

@@ -48,3 +48,27 @@ func TestCountedPeriodsSaturate(t *testing.T) {
 		t.Errorf("countedPeriods = %v, adding up to %d, want %d", got, sum, int64(math.MaxInt64))
 	}
 }
+
+// TestCountedPeriodsSwapped: the main thread (7) holds the 600 ms count of worker 8, whose count is the
+// main thread's 1 ms; worker 9's count is its own. The two swapped counts go back to their threads, and
+// all three are weighted by them.
+func TestCountedPeriodsSwapped(t *testing.T) {
+	const ms = int64(1e6)
+	d := &experiment.Data{Log: experiment.Log{Pid: 7, ThreadCPU: []experiment.ThreadCount{
+		{Tid: 7, CPUNS: 602 * ms}, {Tid: 8, CPUNS: 1 * ms}, {Tid: 9, CPUNS: 151 * ms}}}}
+	d.Clock = append(d.Clock, experiment.ClockSample{Pid: 7, Tid: 7, Period: ms})
+	for range 600 {
+		d.Clock = append(d.Clock, experiment.ClockSample{Pid: 7, Tid: 8, Period: ms})
+	}
+	for range 150 {
+		d.Clock = append(d.Clock, experiment.ClockSample{Pid: 7, Tid: 9, Period: ms})
+	}
+	got := countedPeriods(d)
+	sum := map[uint32]int64{}
+	for i, s := range d.Clock {
+		sum[s.Tid] += got[i]
+	}
+	if sum[7] != 1*ms || sum[8] != 602*ms || sum[9] != 151*ms {
+		t.Errorf("weighted: main %d, worker 8 %d, worker 9 %d; want 1 ms, 602 ms and 151 ms", sum[7], sum[8], sum[9])
+	}
+}
