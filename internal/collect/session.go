@@ -65,6 +65,7 @@ type Session struct {
 	threadCPU   map[*proc]map[uint32]int64 // CPU time counted by the kernel for each exited thread
 	readTotal   int64                      // sum of the counts the exited threads reported
 	orphanRead  int64                      // counts reported under the founder's main thread
+	runtime     *runtimeCounts             // the threads' runtime counts, where the clock's group counts them
 	exitedTasks map[*proc][]uint32         // threads that exited, by image
 	stoppedAt   int64                      // when -t or -L stopped recording; 0 while recording
 	writeErr    error                      // the first write that failed (a full disk): recording stopped
@@ -561,6 +562,15 @@ func (s *Session) openClock() (*perfevent.Group, error) {
 		// it was sampled in. More wakeups would cost the target: the kernel wakes the reader from its CPU.
 		o.WakeupEvents = uint32(max(1, (10*time.Millisecond)/s.spec.Interval))
 	}
+	// The threads' runtime counts, in the group where permitted (see runtimeCounts).
+	if sb, ok := runtimeSibling(); ok {
+		ro := o
+		ro.Siblings = []perfevent.Sibling{sb}
+		if g, err := openShrinking(s.pid, &ro); err == nil {
+			s.runtime = newRuntimeCounts(g)
+			return s.clockOpened(g, ro)
+		}
+	}
 	g, err := openShrinking(s.pid, &o)
 	if errors.Is(err, perfevent.ErrPermission) {
 		o.KernelCallchain, o.ExcludeKernel = false, true
@@ -574,6 +584,11 @@ func (s *Session) openClock() (*perfevent.Group, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.clockOpened(g, o)
+}
+
+// clockOpened records what the clock events g, opened with o, record, and returns them.
+func (s *Session) clockOpened(g *perfevent.Group, o perfevent.Options) (*perfevent.Group, error) {
 	s.kernel = o.KernelCallchain
 	s.w.UpdateLog(func(l *experiment.Log) { l.KernelStacks = s.kernel })
 	if s.kernel {
@@ -800,6 +815,10 @@ func (s *Session) handle(r perfevent.Record) {
 			delete(s.cur, r.Pid)
 		}
 	case *perfevent.Read:
+		if s.runtime.isRuntime(r) {
+			s.runtime.add(s, r)
+			return
+		}
 		s.readTotal += int64(r.Value)
 		if r.Pid == uint32(s.pid) && r.Tid == uint32(s.pid) {
 			// The founder's main thread holds the original events and reports no count of its own:
@@ -926,6 +945,7 @@ func (s *Session) finish(waitErr error) error {
 		if c, err := s.events.Count(); err == nil && s.spec.Clock {
 			counted = int64(c)
 		}
+		s.runtime.readTotal(s.events)
 		_ = s.events.Close()
 	}
 	code, sig := 0, 0

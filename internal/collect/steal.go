@@ -10,7 +10,8 @@ import (
 // time where it accounts steal (CONFIG_PARAVIRT_TIME_ACCOUNTING). On a busy VM the counts were 1% to
 // 1.5% more than getrusage (TestAccuracy, 8 threads at -p hi), and more while other processes woke
 // often. For the founder, which er waits for, the kernel says its exact CPU time: scaleToRusage brings
-// the founder's thread counts down to it.
+// the founder's thread counts to it, each thread within the bounds its runtime count gives (see
+// runtimeCounts), or all down by the same factor without them.
 
 // stealScaleMin is the smallest scale applied: a count more than 10% above the process's CPU time is
 // not steal alone, and is left as it is.
@@ -29,7 +30,42 @@ func (s *Session) scaleToRusage(st *os.ProcessState, counted int64) int64 {
 	if !ok {
 		return counted
 	}
-	return scaleCounts(s.threadCPU[s.founder], counted, ru.Utime.Nano()+ru.Stime.Nano())
+	cpuNS := ru.Utime.Nano() + ru.Stime.Nano()
+	if lows := s.runtime.founderLows(s); lows != nil {
+		if total, ok := interpolateCounts(s.threadCPU[s.founder], lows, cpuNS); ok {
+			return total
+		}
+	}
+	return scaleCounts(s.threadCPU[s.founder], counted, cpuNS)
+}
+
+// interpolateCounts sets each thread's count c (an upper bound of its CPU time) to r + λ(c-r), where r
+// is its lower bound in lows (c where it has none), with the one λ in [0, 1] that makes them add up to
+// cpuNS; false, changing nothing, where cpuNS is not between the sums of the bounds.
+func interpolateCounts(threads, lows map[uint32]int64, cpuNS int64) (int64, bool) {
+	var hiSum, loSum int64
+	lo := map[uint32]int64{}
+	for tid, c := range threads {
+		r, ok := lows[tid]
+		if !ok || r > c || r < 0 {
+			r = c
+		}
+		lo[tid] = r
+		hiSum += c
+		loSum += r
+	}
+	if cpuNS < loSum || cpuNS > hiSum || hiSum <= 0 {
+		return 0, false
+	}
+	lambda := 1.0
+	if hiSum > loSum {
+		lambda = float64(cpuNS-loSum) / float64(hiSum-loSum)
+	}
+
+	for tid, c := range threads {
+		threads[tid] = lo[tid] + int64(lambda*float64(c-lo[tid])+0.5)
+	}
+	return cpuNS, true
 }
 
 // scaleCounts scales the thread counts threads, which add up to counted, by cpuNS/counted when that is

@@ -2,6 +2,30 @@ package collect
 
 import "testing"
 
+func TestInterpolateCounts(t *testing.T) {
+	const ms = int64(1e6)
+	// Thread 1: CPU time in [100, 110] ms (10 ms of steal, say); thread 2: in [190, 200] ms; thread 3 has
+	// no lower bound. The process used 305 ms: λ = (305-295)/(315-295) = 0.5.
+	threads := map[uint32]int64{1: 110 * ms, 2: 200 * ms, 3: 5 * ms}
+	lows := map[uint32]int64{1: 100 * ms, 2: 190 * ms, 4: 1 * ms}
+	if got, ok := interpolateCounts(threads, lows, 305*ms); !ok || got != 305*ms ||
+		threads[1] != 105*ms || threads[2] != 195*ms || threads[3] != 5*ms {
+		t.Errorf("interpolateCounts = %d %v, threads %v; want 305 ms, 105, 195 and 5 ms", got, ok, threads)
+	}
+	// Outside the bounds: nothing changes.
+	for _, cpu := range []int64{294 * ms, 316 * ms} {
+		threads := map[uint32]int64{1: 110 * ms, 2: 200 * ms, 3: 5 * ms}
+		if _, ok := interpolateCounts(threads, lows, cpu); ok || threads[1] != 110*ms {
+			t.Errorf("interpolateCounts(%d) = %v, threads %v: want no change", cpu, ok, threads)
+		}
+	}
+	// A lower bound above the count is no bound.
+	threads = map[uint32]int64{1: 100 * ms}
+	if got, ok := interpolateCounts(threads, map[uint32]int64{1: 120 * ms}, 100*ms); !ok || got != 100*ms || threads[1] != 100*ms {
+		t.Errorf("lower bound above the count: %d %v %v", got, ok, threads)
+	}
+}
+
 func TestScaleCounts(t *testing.T) {
 	for _, tc := range []struct {
 		name           string

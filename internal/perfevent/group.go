@@ -4,9 +4,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -29,6 +31,10 @@ type Group struct {
 	dec   *Decoder
 	cpus  []int
 	pfds  []unix.PollFd
+
+	sibAttrs []*unix.PerfEventAttr // the attributes of opts.Siblings
+	sibFDs   []int                 // their events, in groups led by fds: sibling i of each group at i mod len(sibAttrs)
+	sibIDs   map[uint64]int        // their ids: the index in opts.Siblings
 }
 
 // OpenTask opens the event described by o for task pid on every online CPU, with inherit so that threads and processes
@@ -58,7 +64,10 @@ func OpenTask(pid int, o Options) (*Group, error) {
 	if err != nil {
 		return nil, fmt.Errorf("perfevent: %w", err)
 	}
-	g := &Group{dec: dec, cpus: cpus, wake: -1, attr: attr, opts: o}
+	g := &Group{dec: dec, cpus: cpus, wake: -1, attr: attr, opts: o, sibIDs: map[uint64]int{}}
+	for _, sb := range o.Siblings {
+		g.sibAttrs = append(g.sibAttrs, siblingAttr(attr, sb))
+	}
 	g.wake, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	if err != nil {
 		return nil, fmt.Errorf("perfevent: eventfd: %w", err)
@@ -77,6 +86,10 @@ func OpenTask(pid int, o Options) (*Group, error) {
 			return nil, err
 		}
 		g.rings = append(g.rings, r)
+		if err := g.openSiblings(pid, cpu, fd, fd); err != nil {
+			g.Close()
+			return nil, err
+		}
 		g.pfds = append(g.pfds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
 	}
 	g.pfds = append(g.pfds, unix.PollFd{Fd: int32(g.wake), Events: unix.POLLIN})
@@ -99,6 +112,8 @@ func (g *Group) AddTask(pid int) error {
 			if err = unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_SET_OUTPUT, g.fds[i]); err != nil {
 				unix.Close(fd)
 				err = fmt.Errorf("perfevent: redirecting the event of task %d on cpu %d: %w", pid, cpu, err)
+			} else if err = g.openSiblings(pid, cpu, fd, g.fds[i]); err != nil {
+				unix.Close(fd)
 			}
 		}
 		if err != nil {
@@ -112,6 +127,57 @@ func (g *Group) AddTask(pid int) error {
 	g.fds = append(g.fds, opened...)
 	g.fdCPU = append(g.fdCPU, g.cpus...)
 	return nil
+}
+
+// siblingAttr returns the attributes of sibling sb in leader's group: counting only, inherited with the
+// leader (and with its inherit_stat), the same sample_id trailer and clock, kernel events included (a trace
+// event fires in the kernel), and no side-band records (the leader has them).
+func siblingAttr(leader *unix.PerfEventAttr, sb Sibling) *unix.PerfEventAttr {
+	idBits := uint64(unix.PERF_SAMPLE_TID | unix.PERF_SAMPLE_TIME | unix.PERF_SAMPLE_ID | unix.PERF_SAMPLE_STREAM_ID |
+		unix.PERF_SAMPLE_CPU | unix.PERF_SAMPLE_IDENTIFIER)
+	a := &unix.PerfEventAttr{
+		Type:        uint32(sb.Type),
+		Config:      sb.Config,
+		Sample_type: leader.Sample_type & idBits,
+		Clockid:     leader.Clockid,
+	}
+	a.Size = uint32(unsafe.Sizeof(*a))
+	a.Bits = leader.Bits & (unix.PerfBitInherit | unix.PerfBitInheritStat | unix.PerfBitSampleIDAll | unix.PerfBitUseClockID)
+	return a
+}
+
+// openSiblings opens the group's sibling events for task pid on cpu in the group led by leader, writing
+// into the ring of out.
+func (g *Group) openSiblings(pid, cpu, leader, out int) error {
+	for i, a := range g.sibAttrs {
+		fd, err := unix.PerfEventOpen(a, pid, cpu, leader, unix.PERF_FLAG_FD_CLOEXEC)
+		for err == unix.EINTR {
+			fd, err = unix.PerfEventOpen(a, pid, cpu, leader, unix.PERF_FLAG_FD_CLOEXEC)
+		}
+		if err != nil {
+			return fmt.Errorf("perfevent: opening sibling event %d (type %d config %d) of task %d on cpu %d: %w",
+				i, a.Type, a.Config, pid, cpu, err)
+		}
+		g.sibFDs = append(g.sibFDs, fd)
+		// Its own ring would be another mmap: its records go into the leader's.
+		if err := unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_SET_OUTPUT, out); err != nil {
+			return fmt.Errorf("perfevent: redirecting sibling event %d of task %d on cpu %d: %w", i, pid, cpu, err)
+		}
+		var id uint64
+		if _, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(unix.PERF_EVENT_IOC_ID), uintptr(unsafe.Pointer(&id))); errno != 0 {
+			return fmt.Errorf("perfevent: the id of sibling event %d of task %d on cpu %d: %w", i, pid, cpu, errno)
+		}
+		g.sibIDs[id] = i
+	}
+	return nil
+}
+
+// SiblingIDs returns the ids of the events of Options.Siblings (a Read record's ID), with the index of
+// the sibling each is.
+func (g *Group) SiblingIDs() map[uint64]int {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return maps.Clone(g.sibIDs)
 }
 
 // CPUs returns the CPUs the group's events are open on, in ring order.
@@ -154,6 +220,26 @@ func (g *Group) Count() (uint64, error) {
 	return total, nil
 }
 
+// SiblingCounts returns the counts of Options.Siblings, summed like Count's.
+func (g *Group) SiblingCounts() ([]uint64, error) {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if g.closed.Load() {
+		return nil, ErrClosed
+	}
+	n := len(g.sibAttrs)
+	total := make([]uint64, n)
+	var buf [8]byte
+	for i, fd := range g.sibFDs {
+		got, err := unix.Read(fd, buf[:])
+		if err != nil || got != len(buf) {
+			return nil, fmt.Errorf("perfevent: reading the count of sibling event %d: %d bytes, %v", i%n, got, err)
+		}
+		total[i%n] += binary.NativeEndian.Uint64(buf[:])
+	}
+	return total, nil
+}
+
 // Enable starts counting and sampling.
 func (g *Group) Enable() error { return g.ioctl(unix.PERF_EVENT_IOC_ENABLE, "enable") }
 
@@ -179,6 +265,9 @@ func (g *Group) Close() error {
 		if err := r.unmap(); err != nil {
 			errs = append(errs, fmt.Errorf("perfevent: cpu %d: munmap: %w", r.cpu, err))
 		}
+	}
+	for _, fd := range g.sibFDs {
+		unix.Close(fd)
 	}
 	for _, fd := range g.fds {
 		if err := unix.Close(fd); err != nil {

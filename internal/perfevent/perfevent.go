@@ -32,11 +32,21 @@ type Options struct {
 	// power of 2; 0 means DefaultRingPages. Samples with a user stack copy
 	// need more: each sample takes about SampleStackUser bytes.
 	RingPages int
+	// Siblings are counting events opened in the event's group on each CPU, inherited with it, writing
+	// into its rings: with InheritStat, each exiting thread reports their counts too, in Read records
+	// whose ID tells which (Group.SiblingIDs); SiblingCounts gives their totals. At most MaxSiblings.
+	Siblings []Sibling
 	// WakeupEvents, when nonzero, wakes Wait after that many samples.
 	// When zero, Wait wakes when a quarter of the ring is full (a watermark);
 	// callers should also wake on a timeout and Drain, as Group.Wait allows.
 	WakeupEvents uint32
 }
+
+// Sibling is a counting event of type Type and config Config (see Options.Siblings).
+type Sibling struct{ Type, Config uint64 }
+
+// MaxSiblings is the most Options.Siblings.
+const MaxSiblings = 2
 
 // DefaultRingPages is the number of data pages per CPU ring when Options.RingPages is 0.
 const DefaultRingPages = 128
@@ -141,6 +151,9 @@ func (o *Options) attr(dataBytes int) (*unix.PerfEventAttr, error) {
 	if o.PeriodNS == 0 || o.PeriodNS > math.MaxInt64 {
 		return nil, fmt.Errorf("perfevent: sample period %d: must be between 1 and %d", o.PeriodNS, uint64(math.MaxInt64))
 	}
+	if len(o.Siblings) > MaxSiblings {
+		return nil, fmt.Errorf("perfevent: %d sibling events: at most %d", len(o.Siblings), MaxSiblings)
+	}
 	if o.SampleStackUser%8 != 0 || o.SampleStackUser >= 65535 {
 		return nil, fmt.Errorf("perfevent: SampleStackUser %d: must be a multiple of 8 below 65535", o.SampleStackUser)
 	}
@@ -177,6 +190,7 @@ func (o *Options) attr(dataBytes int) (*unix.PerfEventAttr, error) {
 	if o.InheritStat {
 		a.Bits |= unix.PerfBitInheritStat
 	}
+
 	if o.BuildID {
 		a.Bits |= bitBuildID
 	}

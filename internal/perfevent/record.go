@@ -78,6 +78,7 @@ type Read struct {
 	Pid, Tid uint32
 	Value    uint64
 	Time     uint64
+	ID       uint64 // the id of the event (the one opened: Group.SiblingIDs); 0 without PERF_SAMPLE_IDENTIFIER
 }
 
 // Lost is a PERF_RECORD_LOST: the ring was full and Lost records were dropped.
@@ -292,12 +293,15 @@ func (d *Decoder) Decode(rec []byte) (Record, error) {
 	if typ == unix.PERF_RECORD_SAMPLE {
 		return d.decodeSample(body, misc)
 	}
-	var time uint64
+	var time, ident uint64
 	if d.sampleIDAll && knownSideBand(typ) {
 		if len(body) < d.idSize {
 			return nil, fmt.Errorf("%s record of %d bytes is too short for its %d-byte sample_id", recordName(typ), len(rec), d.idSize)
 		}
 		time = d.sampleIDTime(body[len(body)-d.idSize:])
+		if d.sampleType&unix.PERF_SAMPLE_IDENTIFIER != 0 {
+			ident = binary.LittleEndian.Uint64(body[len(body)-8:]) // the identifier ends the sample_id
+		}
 		body = body[:len(body)-d.idSize]
 	}
 	r := &reader{b: body, typ: typ}
@@ -343,7 +347,7 @@ func (d *Decoder) Decode(rec []byte) (Record, error) {
 			out = &d.exit
 		}
 	case unix.PERF_RECORD_READ:
-		d.read = Read{Pid: r.u32("pid"), Tid: r.u32("tid"), Time: time}
+		d.read = Read{Pid: r.u32("pid"), Tid: r.u32("tid"), Time: time, ID: ident}
 		d.read.Value = r.u64("value")
 		out = &d.read
 	case unix.PERF_RECORD_LOST:

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -202,4 +203,32 @@ func ParseCPUList(s string) ([]int, error) {
 		}
 	}
 	return cpus, nil
+}
+
+// tracefsDirs are where the kernel lists its trace events (tracefs, or tracefs under debugfs).
+var tracefsDirs = []string{"/sys/kernel/tracing/events", "/sys/kernel/debug/tracing/events"}
+
+// TracepointID returns the id of kernel trace event system:name (sched:sched_stat_runtime), the
+// config of a PERF_TYPE_TRACEPOINT event. tracefs is often readable by root only.
+func TracepointID(system, name string) (uint64, error) {
+	if system == "" || name == "" || strings.ContainsAny(system+name, "/.") {
+		return 0, fmt.Errorf("perfevent: %q:%q is not a trace event name", system, name)
+	}
+	var firstErr error
+	for _, dir := range tracefsDirs {
+		path := filepath.Join(dir, system, name, "id")
+		b, err := os.ReadFile(path)
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		id, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("perfevent: %s: %q is not an event id", path, strings.TrimSpace(string(b)))
+		}
+		return id, nil
+	}
+	return 0, fmt.Errorf("perfevent: the id of trace event %s:%s: %w", system, name, firstErr)
 }
