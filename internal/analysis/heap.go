@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"math"
 	"sort"
 
 	"er/internal/experiment"
@@ -39,9 +40,9 @@ func (s *SizeStats) Add(n, dur int64) {
 	}
 	s.Max = max(s.Max, n)
 	s.Count++
-	s.Bytes += n
+	s.Bytes = AddSat(s.Bytes, n)
 	s.Hist[SizeBucket(n)]++
-	s.Time += dur
+	s.Time = AddSat(s.Time, dur)
 	s.Longest = max(s.Longest, dur)
 }
 
@@ -54,12 +55,12 @@ func (s *SizeStats) Merge(o *SizeStats) {
 		s.Min = o.Min
 	}
 	s.Max = max(s.Max, o.Max)
-	s.Count += o.Count
-	s.Bytes += o.Bytes
+	s.Count = AddSat(s.Count, o.Count)
+	s.Bytes = AddSat(s.Bytes, o.Bytes)
 	for i := range s.Hist {
-		s.Hist[i] += o.Hist[i]
+		s.Hist[i] = AddSat(s.Hist[i], o.Hist[i])
 	}
-	s.Time += o.Time
+	s.Time = AddSat(s.Time, o.Time)
 	s.Longest = max(s.Longest, o.Longest)
 }
 
@@ -85,16 +86,16 @@ type HeapStats struct {
 
 // merge adds the statistics of another experiment.
 func (h *HeapStats) merge(o *HeapStats) {
-	h.Events += o.Events
+	h.Events = AddSat(h.Events, o.Events)
 	h.Allocs.Merge(&o.Allocs)
 	h.Leaks.Merge(&o.Leaks)
 	h.Peaks = append(h.Peaks, o.Peaks...)
 	if o.Peak.Bytes > h.Peak.Bytes || len(h.Peaks) == len(o.Peaks) {
 		h.Peak = o.Peak
 	}
-	h.DoubleFrees += o.DoubleFrees
-	h.UnknownFrees += o.UnknownFrees
-	h.FailedAllocs += o.FailedAllocs
+	h.DoubleFrees = AddSat(h.DoubleFrees, o.DoubleFrees)
+	h.UnknownFrees = AddSat(h.UnknownFrees, o.UnknownFrees)
+	h.FailedAllocs = AddSat(h.FailedAllocs, o.FailedAllocs)
 }
 
 // isAlloc reports whether heap event e allocated a block: it returned one, and is not a free or munmap.
@@ -187,7 +188,7 @@ func replayHeap(d *experiment.Data, exp int, keep []bool) (leaked []bool, st *He
 			for _, i := range m {
 				leaked[i] = true
 				if kept(i) {
-					st.Leaks.Add(int64(d.Heap[i].Size), 0)
+					st.Leaks.Add(sizeSat(d.Heap[i].Size), 0)
 				}
 			}
 		}
@@ -234,24 +235,24 @@ func (r *replayer) event(i int32) {
 		}
 		return
 	}
-	r.st.Allocs.Add(int64(e.Size), 0)
+	r.st.Allocs.Add(sizeSat(e.Size), 0)
 	m := r.live
 	if e.Op == experiment.HeapMmap {
 		m = r.mmaps
 	}
 	if old, ok := m[e.Addr]; ok { // a free we did not see: the block was reused
-		r.bytes -= int64(r.d.Heap[old].Size)
+		r.bytes = SubSat(r.bytes, sizeSat(r.d.Heap[old].Size))
 	}
 	m[e.Addr] = i
 	delete(r.freed, e.Addr)
-	r.bytes += int64(e.Size)
+	r.bytes = AddSat(r.bytes, sizeSat(e.Size))
 }
 
 // free frees the block at addr, if it is allocated.
 func (r *replayer) free(addr uint64) {
 	if j, ok := r.live[addr]; ok {
 		delete(r.live, addr)
-		r.bytes -= int64(r.d.Heap[j].Size)
+		r.bytes = SubSat(r.bytes, sizeSat(r.d.Heap[j].Size))
 		r.freed[addr] = struct{}{}
 		return
 	}
@@ -270,7 +271,7 @@ func (r *replayer) munmap(addr, size uint64) {
 	}
 	drop := func(a uint64, j int32) {
 		delete(r.mmaps, a)
-		r.bytes -= int64(r.d.Heap[j].Size)
+		r.bytes = SubSat(r.bytes, sizeSat(r.d.Heap[j].Size))
 	}
 	const page = 4096
 	if addr%page == 0 && size/page < uint64(len(r.mmaps)) {
@@ -305,9 +306,14 @@ func (l *layout) heapValues(e *experiment.HeapEvent, leaked bool, out []int64) {
 		return
 	}
 	set(out, l.allocCnt, 1)
-	set(out, l.allocBytes, int64(e.Size))
+	set(out, l.allocBytes, sizeSat(e.Size))
 	if leaked {
 		set(out, l.leakCnt, 1)
-		set(out, l.leakBytes, int64(e.Size))
+		set(out, l.leakBytes, sizeSat(e.Size))
 	}
+}
+
+// sizeSat is a block size as an int64, the largest one for sizes beyond it (a corrupt or crafted trace).
+func sizeSat(n uint64) int64 {
+	return int64(min(n, math.MaxInt64))
 }

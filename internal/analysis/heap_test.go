@@ -303,3 +303,28 @@ func BenchmarkAnalyzeHeap1M(b *testing.B) {
 		}
 	}
 }
+
+// TestHeapStatsSaturate: block sizes beyond the largest int64 (a crafted trace) and sums past it give
+// the largest int64 in the heap statistics and peaks, never a negative or wrapped value.
+func TestHeapStatsSaturate(t *testing.T) {
+	fk := heapFake()
+	fk.heap(1, experiment.HeapMalloc, 0x1000, 1<<63, 0, "main", "leaky", "malloc")
+	fk.heap(2, experiment.HeapMalloc, 0x2000, 1<<62, 0, "main", "leaky", "malloc")
+	fk.heap(3, experiment.HeapMalloc, 0x3000, 1<<62, 0, "main", "grow", "malloc")
+	fk.heap(4, experiment.HeapFree, 0, 0, 0x3000, "main", "grow", "free")
+	p := analyze(t, fk.d)
+	const top = int64(^uint64(0) >> 1)
+	h := p.Heap
+	if h.Allocs.Bytes != top || h.Leaks.Bytes != top || h.Allocs.Max != top || h.Peak.Bytes != top || h.Allocs.Count != 3 ||
+		h.Leaks.Count != 2 {
+		t.Errorf("allocs %+v leaks %+v peak %+v: want sums and the largest at %d", h.Allocs, h.Leaks, h.Peak, top)
+	}
+	var s SizeStats
+	s.Add(top, top)
+	s.Add(top, top)
+	o := s
+	s.Merge(&o)
+	if s.Bytes != top || s.Time != top || s.Count != 4 {
+		t.Errorf("SizeStats %+v: want bytes and time at %d", s, top)
+	}
+}
