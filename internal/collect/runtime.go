@@ -74,27 +74,42 @@ func (rc *runtimeCounts) readTotal(g *perfevent.Group) {
 	}
 }
 
-// founderLows returns the runtime counts of the founder's threads, the lower bounds of their CPU time,
-// after the main thread's (the total less what exited threads reported) and an orphan's (given to the
-// one thread of clock counts that reported no runtime count); nil when unknown.
-func (rc *runtimeCounts) founderLows(s *Session) map[uint32]int64 {
+// lows returns the runtime counts of the threads of each process, the lower bounds of their CPU time,
+// after the founder's main thread's (the total less what exited threads reported) and an orphan's
+// (given to the one thread with a clock count and no runtime count); nil when unknown.
+func (rc *runtimeCounts) lows(s *Session) map[*proc]map[uint32]int64 {
 	if rc == nil || rc.total < 0 || s.cmd == nil {
 		return nil
 	}
-	low := map[uint32]int64{}
-	for tid, n := range rc.threads[s.founder] {
-		low[tid] = n
+	low := map[*proc]map[uint32]int64{s.founder: {}}
+	for p, tids := range rc.threads {
+		if low[p] == nil {
+			low[p] = map[uint32]int64{}
+		}
+		for tid, n := range tids {
+			low[p][tid] = n
+		}
 	}
-	low[uint32(s.pid)] += rc.total - rc.sum
+	low[s.founder][uint32(s.pid)] += rc.total - rc.sum
 	if rc.orphan != 0 {
-		var missing []uint32
-		for tid := range s.threadCPU[s.founder] {
-			if _, ok := low[tid]; !ok {
-				missing = append(missing, tid)
+		type task struct {
+			p   *proc
+			tid uint32
+		}
+		var missing []task
+		for p, tids := range s.threadCPU {
+			for tid := range tids {
+				if _, ok := low[p][tid]; !ok {
+					missing = append(missing, task{p, tid})
+				}
 			}
 		}
 		if len(missing) == 1 {
-			low[missing[0]] = rc.orphan
+			m := missing[0]
+			if low[m.p] == nil {
+				low[m.p] = map[uint32]int64{}
+			}
+			low[m.p][m.tid] = rc.orphan
 		}
 	}
 	return low

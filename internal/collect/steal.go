@@ -17,12 +17,15 @@ import (
 // not steal alone, and is left as it is.
 const stealScaleMin = 0.9
 
-// scaleToRusage scales the counts of the founder's threads to the founder's CPU time from wait4 when
-// they add up to more (the steal time), and returns the founder's total count, exact then. It does
-// nothing where the counts cover less than the process's whole life or the rusage holds more than the
-// counts do (descendants er followed, or that the founder waited for).
+// scaleToRusage brings the clock counts to the founder's CPU time from wait4, and returns the
+// founder's total count. For a process alone, each thread goes to the same fraction of the range its
+// runtime count gives (interpolateCounts), or without runtime counts all go down by the same factor
+// (scaleCounts). A process tree is placed alike, all its threads at one fraction, when runtime counts
+// bound them: the founder's rusage then holds the descendants it waited for, as their parents did
+// theirs (descendants nobody waited for leave it short: then the threads stay nearer their runtime
+// counts, never below them). Nothing changes where the counts cover less than the processes' lives.
 func (s *Session) scaleToRusage(st *os.ProcessState, counted int64) int64 {
-	if st == nil || s.subexperiments != 0 || s.stoppedAt != 0 || s.global.initPaused || len(s.global.toggles) > 0 ||
+	if st == nil || s.stoppedAt != 0 || s.global.initPaused || len(s.global.toggles) > 0 ||
 		s.founder == nil || s.founder.initPaused || len(s.founder.toggles) > 0 {
 		return counted
 	}
@@ -31,20 +34,62 @@ func (s *Session) scaleToRusage(st *os.ProcessState, counted int64) int64 {
 		return counted
 	}
 	cpuNS := ru.Utime.Nano() + ru.Stime.Nano()
-	if lows := s.runtime.founderLows(s); lows != nil {
-		if total, ok := interpolateCounts(s.threadCPU[s.founder], lows, cpuNS); ok {
-			return total
+	lows := s.runtime.lows(s)
+	if s.subexperiments == 0 {
+		if lows != nil {
+			if total, ok := interpolateCounts(s.threadCPU[s.founder], lows[s.founder], cpuNS); ok {
+				return total
+			}
+		}
+		return scaleCounts(s.threadCPU[s.founder], counted, cpuNS)
+	}
+	if lows == nil {
+		return counted
+	}
+	type task struct {
+		p   *proc
+		tid uint32
+	}
+	all, allLows := map[task]int64{}, map[task]int64{}
+	for p, tids := range s.threadCPU {
+		for tid, c := range tids {
+			all[task{p, tid}] = c
+			if r, ok := lows[p][tid]; ok {
+				allLows[task{p, tid}] = r
+			}
 		}
 	}
-	return scaleCounts(s.threadCPU[s.founder], counted, cpuNS)
+	if _, ok := interpolateCounts(all, allLows, cpuNS); !ok {
+		return counted
+	}
+	for k, n := range all {
+		if k.p == s.founder {
+			counted += n - s.threadCPU[k.p][k.tid]
+		}
+		s.threadCPU[k.p][k.tid] = n
+	}
+	return counted
+}
+
+// scaleCounts scales the thread counts threads, which add up to counted, by cpuNS/counted when that is
+// between stealScaleMin and 1, and returns the new total (cpuNS); otherwise it returns counted.
+func scaleCounts(threads map[uint32]int64, counted, cpuNS int64) int64 {
+	if counted <= 0 || cpuNS <= 0 || cpuNS >= counted || float64(cpuNS) < stealScaleMin*float64(counted) {
+		return counted
+	}
+	f := float64(cpuNS) / float64(counted)
+	for tid, ns := range threads {
+		threads[tid] = int64(float64(ns) * f)
+	}
+	return cpuNS
 }
 
 // interpolateCounts sets each thread's count c (an upper bound of its CPU time) to r + λ(c-r), where r
 // is its lower bound in lows (c where it has none), with the one λ in [0, 1] that makes them add up to
 // cpuNS; false, changing nothing, where cpuNS is not between the sums of the bounds.
-func interpolateCounts(threads, lows map[uint32]int64, cpuNS int64) (int64, bool) {
+func interpolateCounts[K comparable](threads, lows map[K]int64, cpuNS int64) (int64, bool) {
 	var hiSum, loSum int64
-	lo := map[uint32]int64{}
+	lo := map[K]int64{}
 	for tid, c := range threads {
 		r, ok := lows[tid]
 		if !ok || r > c || r < 0 {
@@ -66,17 +111,4 @@ func interpolateCounts(threads, lows map[uint32]int64, cpuNS int64) (int64, bool
 		threads[tid] = lo[tid] + int64(lambda*float64(c-lo[tid])+0.5)
 	}
 	return cpuNS, true
-}
-
-// scaleCounts scales the thread counts threads, which add up to counted, by cpuNS/counted when that is
-// between stealScaleMin and 1, and returns the new total (cpuNS); otherwise it returns counted.
-func scaleCounts(threads map[uint32]int64, counted, cpuNS int64) int64 {
-	if counted <= 0 || cpuNS <= 0 || cpuNS >= counted || float64(cpuNS) < stealScaleMin*float64(counted) {
-		return counted
-	}
-	f := float64(cpuNS) / float64(counted)
-	for tid, ns := range threads {
-		threads[tid] = int64(float64(ns) * f)
-	}
-	return cpuNS
 }
