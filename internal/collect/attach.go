@@ -55,7 +55,10 @@ func (s *Session) attach(pid int) error {
 		return fmt.Errorf("experiment directory: %v", err)
 	}
 	s.spec.Target = args
-	if err := s.createFounder(exe); err != nil {
+	if err := s.create(exe); err != nil {
+		return err
+	}
+	if err := s.initFounder(exe); err != nil {
 		return err
 	}
 	s.founder.args = args

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -174,7 +175,9 @@ func Run(spec Spec, stderr io.Writer) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		return dir, newSession(spec, stderr, dir).attach(spec.Attach)
+		s := newSession(spec, stderr, dir)
+		err = s.attach(spec.Attach)
+		return s.dir, err
 	}
 	if len(spec.Target) == 0 {
 		return "", fmt.Errorf("%w: no target program given", ErrUsage)
@@ -187,7 +190,48 @@ func Run(spec Spec, stderr io.Writer) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return dir, newSession(spec, stderr, dir).run(path)
+	s := newSession(spec, stderr, dir)
+	err = s.run(path)
+	return s.dir, err
+}
+
+// maxClaims bounds the names tried when other collections take each one first.
+const maxClaims = 10000
+
+// create makes the founder experiment's directory, and so claims its name: ExperimentDir's choice,
+// or when another collection made that directory in the meantime (several er collect started at
+// once), the next free number. The mkdir is the claim; an -o name taken is an error.
+func (s *Session) create(path string) error {
+	s.baseLog = s.initialLog(path)
+	for tries := 1; ; tries++ {
+		w, err := experiment.Create(s.dir, s.baseLog)
+		if err == nil {
+			s.w = w
+			return nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		if s.spec.Output != "" {
+			return fmt.Errorf("experiment %s already exists: remove it (er rm %s) or choose another -o name", s.dir, s.dir)
+		}
+		if tries >= maxClaims {
+			return fmt.Errorf("no free experiment name in %s: %d names tried after %s were taken", filepath.Dir(s.dir), maxClaims, filepath.Base(s.dir))
+		}
+		s.dir = nextName(s.dir)
+	}
+}
+
+// nextName is the experiment name numbered one more than dir's (stem.N.er).
+func nextName(dir string) string {
+	name := strings.TrimSuffix(filepath.Base(dir), ".er")
+	stem, n := name, 0
+	if i := strings.LastIndex(name, "."); i >= 0 {
+		if v, err := strconv.Atoi(name[i+1:]); err == nil {
+			stem, n = name[:i], v
+		}
+	}
+	return filepath.Join(filepath.Dir(dir), fmt.Sprintf("%s.%d.er", stem, n+1))
 }
 
 func newSession(spec Spec, stderr io.Writer, dir string) *Session {
@@ -403,18 +447,27 @@ func (s *Session) start(path string) error {
 	if err := os.MkdirAll(filepath.Dir(s.dir), 0o755); err != nil {
 		return fmt.Errorf("experiment directory: %v", err)
 	}
+	// The experiment's name is claimed before the target starts: the collector library is told it.
+	if err := s.create(path); err != nil {
+		return err
+	}
+	abandon := func(err error) error {
+		_ = s.w.Close()
+		_ = os.RemoveAll(s.dir)
+		return err
+	}
 	cmd := exec.Command(path)
 	cmd.Args = s.spec.Target
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if s.lib != "" {
 		env, err := preloadEnv(os.Environ(), s.lib, s.dir, s.spec, s.sigprof)
 		if err != nil {
-			return err
+			return abandon(err)
 		}
 		cmd.Env = env
 	}
 	if err := perfevent.StartStopped(cmd); err != nil {
-		return fmt.Errorf("cannot start %s: %v", path, err)
+		return abandon(fmt.Errorf("cannot start %s: %v", path, err))
 	}
 	s.cmd, s.pid = cmd, cmd.Process.Pid
 	fail := func(err error) error {
@@ -425,7 +478,7 @@ func (s *Session) start(path string) error {
 		return err
 	}
 	s.startNS = monotonicNS()
-	if err := s.createFounder(path); err != nil {
+	if err := s.initFounder(path); err != nil {
 		return fail(err)
 	}
 	if s.lib != "" {
@@ -461,14 +514,12 @@ func (s *Session) start(path string) error {
 	return nil
 }
 
-// createFounder writes the founder experiment's first files and reads the target's mappings.
-func (s *Session) createFounder(path string) error {
-	s.baseLog = s.initialLog(path)
-	w, err := experiment.Create(s.dir, s.baseLog)
-	if err != nil {
-		return err
-	}
-	s.w = w
+// initFounder completes the founder experiment that create made, now that the target's process
+// exists, and reads the target's mappings.
+func (s *Session) initFounder(path string) error {
+	s.baseLog.Pid, s.baseLog.StartPerfNS = uint32(s.pid), s.startNS
+	w := s.w
+	w.UpdateLog(func(l *experiment.Log) { l.Pid, l.StartPerfNS = uint32(s.pid), s.startNS })
 	s.founder = &proc{pid: uint32(s.pid), prog: filepath.Base(path), w: w, mapped: map[mapKey]bool{}}
 	if s.cmd != nil && s.lib != "" {
 		s.founder.initPaused = s.spec.StartPaused && s.spec.PauseSignal != 0

@@ -2,9 +2,12 @@ package collect
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"er/internal/experiment"
@@ -94,5 +97,61 @@ func TestRunExitStatus(t *testing.T) {
 		if _, ok := d.Archives["/usr/bin/dash"]; !ok {
 			t.Errorf("no archive for the shell; archives: %d", len(d.Archives))
 		}
+	}
+}
+
+func TestNextName(t *testing.T) {
+	for in, want := range map[string]string{
+		"/d/test.1.er":     "/d/test.2.er",
+		"/d/test.99.er":    "/d/test.100.er",
+		"/d/my.grp.7.er":   "/d/my.grp.8.er",
+		"rel/other.er":     "rel/other.1.er",
+		"/d/test.x.er":     "/d/test.x.1.er",
+		"/d/test.0009.er":  "/d/test.10.er",
+		"/d/a.b.c.12.er":   "/d/a.b.c.13.er",
+		"/d/plain.name.er": "/d/plain.name.1.er",
+	} {
+		if got := nextName(in); got != want {
+			t.Errorf("nextName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestCreateClaims has 12 sessions claim a name in one directory at once, all having chosen the same
+// one: each gets a directory of its own, test.1.er to test.12.er; an -o name taken is an error.
+func TestCreateClaims(t *testing.T) {
+	dir := t.TempDir()
+	const n = 12
+	got := make([]string, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := newSession(Spec{Dir: dir, Target: []string{"prog"}}, io.Discard, filepath.Join(dir, "test.1.er"))
+			errs[i] = s.create("/bin/true")
+			if errs[i] == nil {
+				got[i] = filepath.Base(s.dir)
+				errs[i] = s.w.Close()
+			}
+		}()
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	for i := range n {
+		if errs[i] != nil {
+			t.Errorf("session %d: %v", i, errs[i])
+		}
+		seen[got[i]] = true
+	}
+	for i := 1; i <= n; i++ {
+		if name := fmt.Sprintf("test.%d.er", i); !seen[name] {
+			t.Errorf("no session took %s: %v", name, got)
+		}
+	}
+	s := newSession(Spec{Dir: dir, Output: "test.3.er", Target: []string{"prog"}}, io.Discard, filepath.Join(dir, "test.3.er"))
+	if err := s.create("/bin/true"); err == nil || !strings.Contains(err.Error(), "test.3.er already exists") {
+		t.Errorf("-o test.3.er taken: %v", err)
 	}
 }
