@@ -18,13 +18,14 @@ func (s *Server) compare(r *http.Request) (any, error) {
 	if m < 0 {
 		m = 0
 	}
-	if v := r.URL.Query().Get("metric"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n >= len(s.eng.Metrics()) {
-			return nil, badRequest("parameter metric=%q is not a metric index", v)
-		}
-		m = n
+	if len(s.eng.Metrics()) == 0 {
+		return nil, badRequest("there are no metrics to compare")
 	}
+	mp, err := intParam(r, "metric", int64(m), 0, int64(len(s.eng.Metrics()))-1)
+	if err != nil {
+		return nil, err
+	}
+	m = int(mp)
 	metric := s.eng.Metrics()[m]
 	type acc struct {
 		name string

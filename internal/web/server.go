@@ -3,13 +3,18 @@
 package web
 
 import (
+	"bytes"
 	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"log"
+	"mime"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -74,28 +79,34 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	sub, _ := fs.Sub(static, "static")
 	mux.Handle("GET /", http.FileServerFS(sub))
-	for path, h := range s.routes() {
-		mux.HandleFunc("GET "+path, s.jsonHandler(h))
+	for path, e := range s.routes() {
+		mux.HandleFunc("GET "+path, s.jsonHandler(path, e))
 	}
-	mux.HandleFunc("POST /api/filter", s.jsonHandler(s.setFilter))
-	mux.HandleFunc("POST /api/metrics", s.jsonHandler(s.setMetrics))
-	return localOnly(mux)
+	mux.HandleFunc("POST /api/filter", s.jsonHandler("/api/filter", endpoint{h: s.setFilter}))
+	mux.HandleFunc("POST /api/metrics", s.jsonHandler("/api/metrics", endpoint{h: s.setMetrics}))
+	return recoverPanics(localOnly(mux))
+}
+
+// endpoint is a GET endpoint: the query parameters it takes, and what answers it.
+type endpoint struct {
+	params []string
+	h      func(r *http.Request) (any, error)
 }
 
 // routes are the GET endpoints: each answers a view's data as JSON.
-func (s *Server) routes() map[string]func(r *http.Request) (any, error) {
-	return map[string]func(r *http.Request) (any, error){
-		"/api/overview":  s.overview,
-		"/api/functions": s.functions,
-		"/api/callers":   s.callers,
-		"/api/tree":      s.calltree,
-		"/api/flame":     s.flame,
-		"/api/source":    s.source,
-		"/api/disasm":    s.disasm,
-		"/api/timeline":  s.timeline,
-		"/api/event":     s.event,
-		"/api/table":     s.table,
-		"/api/compare":   s.compare,
+func (s *Server) routes() map[string]endpoint {
+	return map[string]endpoint{
+		"/api/overview":  {nil, s.overview},
+		"/api/functions": {[]string{"sort", "q", "limit"}, s.functions},
+		"/api/callers":   {[]string{"f"}, s.callers},
+		"/api/tree":      {[]string{"node", "hot"}, s.calltree},
+		"/api/flame":     {[]string{"root"}, s.flame},
+		"/api/source":    {[]string{"f"}, s.source},
+		"/api/disasm":    {[]string{"f"}, s.disasm},
+		"/api/timeline":  {[]string{"t0", "t1", "w"}, s.timeline},
+		"/api/event":     {[]string{"row", "t", "tol"}, s.event},
+		"/api/table":     {[]string{"cmd"}, s.table},
+		"/api/compare":   {[]string{"metric"}, s.compare},
 	}
 }
 
@@ -111,26 +122,91 @@ func badRequest(format string, args ...any) error {
 	return &apiError{http.StatusBadRequest, fmt.Sprintf(format, args...)}
 }
 
-// jsonHandler runs h under the server's lock and writes its answer as JSON; an error becomes
-// {"error": "..."} with status 400 for a bad request, 422 for an analysis that failed.
-func (s *Server) jsonHandler(h func(r *http.Request) (any, error)) http.HandlerFunc {
+// jsonHandler answers endpoint path with e as JSON: it checks the query, reads a POST's body whole
+// (before taking the lock, so that a slow client holds up no one else), runs e under the server's
+// lock and writes the answer. An error becomes {"error": "..."} with status 400 for a bad request,
+// 413 for a body too large, 415 for a body that is not JSON, 422 for an analysis that failed and
+// 500 for a panic (recovered, logged, the lock released).
+func (s *Server) jsonHandler(path string, e endpoint) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		s.mu.Lock()
-		v, err := h(r)
-		s.mu.Unlock()
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		w.Header().Set("Cache-Control", "no-store")
-		if err != nil {
-			code := http.StatusUnprocessableEntity
-			var ae *apiError
-			if errors.As(err, &ae) {
-				code = ae.code
-			}
-			w.WriteHeader(code)
-			v = map[string]string{"error": err.Error()}
-		}
-		json.NewEncoder(w).Encode(v)
+		v, err := s.answer(w, r, path, e)
+		writeJSON(w, v, err)
 	}
+}
+
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, path string, e endpoint) (any, error) {
+	if err := checkQuery(r, path, e.params); err != nil {
+		return nil, err
+	}
+	if r.Method == http.MethodPost {
+		if ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || ct != "application/json" {
+			return nil, &apiError{http.StatusUnsupportedMediaType, fmt.Sprintf("POST %s: the body must be JSON, sent with Content-Type: application/json", path)}
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return nil, &apiError{http.StatusRequestEntityTooLarge, fmt.Sprintf("POST %s: the body is over %d bytes", path, maxBody)}
+			}
+			return nil, badRequest("POST %s: reading the body: %v", path, err)
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	return s.locked(r, e.h)
+}
+
+// locked runs h under the server's lock, released however h ends; a panic becomes a 500 error,
+// logged with its stack.
+func (s *Server) locked(r *http.Request, h func(r *http.Request) (any, error)) (v any, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer func() {
+		if p := recover(); p != nil {
+			log.Printf("er analyzer: internal error serving %s %s: %v\n%s", r.Method, r.URL, p, debug.Stack())
+			v, err = nil, &apiError{http.StatusInternalServerError, fmt.Sprintf("internal error: %v (please report it with the request: %s %s)", p, r.Method, r.URL)}
+		}
+	}()
+	return h(r)
+}
+
+// writeJSON writes v, or err as {"error": "..."} with its status.
+func writeJSON(w http.ResponseWriter, v any, err error) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	code := http.StatusOK
+	var b []byte
+	if err == nil {
+		if b, err = json.Marshal(v); err != nil {
+			err = &apiError{http.StatusInternalServerError, fmt.Sprintf("internal error: encoding the answer: %v", err)}
+		}
+	}
+	if err != nil {
+		code = http.StatusUnprocessableEntity
+		var ae *apiError
+		if errors.As(err, &ae) {
+			code = ae.code
+		}
+		b, _ = json.Marshal(map[string]string{"error": err.Error()})
+	}
+	w.WriteHeader(code)
+	w.Write(append(b, '\n'))
+}
+
+// recoverPanics answers 500 to a request whose handler panicked (outside an endpoint's own
+// recovery: the page's files), and logs it; a connection aborted on purpose stays aborted.
+func recoverPanics(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				log.Printf("er analyzer: internal error serving %s %s: %v\n%s", r.Method, r.URL, p, debug.Stack())
+				http.Error(w, "er analyzer: internal error", http.StatusInternalServerError)
+			}
+		}()
+		h.ServeHTTP(w, r)
+	})
 }
 
 // localOnly refuses requests whose Host is not a loopback name or address, so that a web page
@@ -180,17 +256,4 @@ func (s *Server) Serve(addr string, ready func(url string)) error {
 	}
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	return srv.Serve(ln)
-}
-
-// intParam reads an integer query parameter, def when absent.
-func intParam(r *http.Request, name string, def int64) (int64, error) {
-	v := r.URL.Query().Get(name)
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		return 0, badRequest("parameter %s=%q is not an integer", name, v)
-	}
-	return n, nil
 }

@@ -39,8 +39,21 @@ func (s *Server) WriteStatic(dir string) error {
 		if err != nil {
 			return nil, err
 		}
-		h := routes[req.URL.Path]
-		v, err := h(req)
+		e, ok := routes[req.URL.Path]
+		if !ok {
+			return nil, fmt.Errorf("static report: no endpoint %s", req.URL.Path)
+		}
+		v, err := func() (v any, err error) {
+			defer func() {
+				if p := recover(); p != nil {
+					v, err = nil, fmt.Errorf("internal error writing %s for the static report: %v", path, p)
+				}
+			}()
+			if err := checkQuery(req, req.URL.Path, e.params); err != nil {
+				return nil, err
+			}
+			return e.h(req)
+		}()
 		if err != nil {
 			v = map[string]string{"error": err.Error()}
 		}

@@ -143,8 +143,11 @@ func (tl *timeline) leafOf(st int32) int32 {
 	return tl.leaf[st]
 }
 
-// window returns the events of row r with t0 <= Time < t1.
+// window returns the events of row r with t0 <= Time < t1 (none when t1 <= t0).
 func (tl *timeline) window(r *tlRow, t0, t1 int64) []int32 {
+	if t1 <= t0 {
+		return nil
+	}
 	ev := tl.p.EventList
 	lo := sort.Search(len(r.events), func(i int) bool { return ev[r.events[i]].Time >= t0 })
 	hi := sort.Search(len(r.events), func(i int) bool { return ev[r.events[i]].Time >= t1 })
@@ -162,23 +165,20 @@ func (s *Server) timeline(r *http.Request) (any, error) {
 		return nil, err
 	}
 	dur := s.duration()
-	t0, err := intParam(r, "t0", 0)
+	t0, err := intParam(r, "t0", 0, -maxTimeNS, maxTimeNS)
 	if err != nil {
 		return nil, err
 	}
-	t1, err := intParam(r, "t1", dur)
+	t1, err := intParam(r, "t1", min(dur, maxTimeNS), -maxTimeNS, maxTimeNS)
 	if err != nil {
 		return nil, err
 	}
-	w, err := intParam(r, "w", 1000)
+	w, err := intParam(r, "w", 1000, 1, maxBins)
 	if err != nil {
 		return nil, err
-	}
-	if w < 1 || w > maxBins {
-		return nil, badRequest("parameter w=%d is out of range (1 to %d)", w, maxBins)
 	}
 	if t1 <= t0 {
-		return nil, badRequest("time window [%d, %d) is empty", t0, t1)
+		return nil, badRequest("parameters t0=%d and t1=%d: the time window [t0, t1) is empty", t0, t1)
 	}
 	type rowOut struct {
 		tlRow
@@ -188,9 +188,9 @@ func (s *Server) timeline(r *http.Request) (any, error) {
 	rows := []rowOut{}
 	names := map[int32]string{}
 	counts := map[int32]int32{}
-	span := float64(t1 - t0)
+	span := float64(t1) - float64(t0)
 	bin := func(t int64) int {
-		return min(max(int(float64(t-t0)/span*float64(w)), 0), int(w)-1)
+		return int(min(max((float64(t)-float64(t0))/span*float64(w), 0), float64(w-1)))
 	}
 	for i := range tl.rows {
 		row := &tl.rows[i]
@@ -218,7 +218,7 @@ func (s *Server) timeline(r *http.Request) (any, error) {
 		}
 		// A bin where no event ends shows the event whose span (a sample's CPU time, a call's
 		// duration) covers it.
-		for _, k := range tl.window(row, t0, t1+row.maxDur) {
+		for _, k := range tl.window(row, t0, satAdd(t1, row.maxDur)) {
 			e := &tl.p.EventList[k]
 			if e.Dur <= 0 || e.Time-e.Dur >= t1 {
 				continue
@@ -250,20 +250,20 @@ func (s *Server) event(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ri, err := intParam(r, "row", 0)
+	if len(tl.rows) == 0 {
+		return nil, badRequest("the timeline has no rows: the experiments have no events")
+	}
+	ri, err := intParam(r, "row", 0, 0, int64(len(tl.rows))-1)
 	if err != nil {
 		return nil, err
 	}
-	t, err := intParam(r, "t", 0)
+	t, err := intParam(r, "t", 0, -maxTimeNS, maxTimeNS)
 	if err != nil {
 		return nil, err
 	}
-	tol, err := intParam(r, "tol", 1_000_000)
+	tol, err := intParam(r, "tol", 1_000_000, 0, maxTimeNS)
 	if err != nil {
 		return nil, err
-	}
-	if ri < 0 || int(ri) >= len(tl.rows) {
-		return nil, badRequest("parameter row=%d is not a row of the timeline (0 to %d)", ri, len(tl.rows)-1)
 	}
 	best := tl.nearest(int(ri), t, tol)
 	if best < 0 {
@@ -281,7 +281,7 @@ func (s *Server) event(r *http.Request) (any, error) {
 // nearest returns the event of row ri nearest to time t, no further than tol; -1 if none.
 func (tl *timeline) nearest(ri int, t, tol int64) int32 {
 	best := int32(-1)
-	for _, i := range tl.window(&tl.rows[ri], t-tol, t+tol+1) {
+	for _, i := range tl.window(&tl.rows[ri], satAdd(t, -tol), satAdd(satAdd(t, tol), 1)) {
 		if best < 0 || abs(tl.p.EventList[i].Time-t) < abs(tl.p.EventList[best].Time-t) {
 			best = i
 		}
@@ -397,7 +397,7 @@ func (tl *timeline) histogram(t0, t1 int64, bins int) map[string]any {
 	if t1 <= t0 {
 		t1 = t0 + 1
 	}
-	span := float64(t1 - t0)
+	span := float64(t1) - float64(t0)
 	for i := range p.EventList {
 		e := &p.EventList[i]
 		if e.Time < t0 || e.Time >= t1 {
@@ -409,7 +409,8 @@ func (tl *timeline) histogram(t0, t1 int64, bins int) map[string]any {
 			v = make([]int64, bins)
 			series[name] = v
 		}
-		v[int(float64(e.Time-t0)/span*float64(bins))]++
+		// Times beyond 2^53 ns round: the last event may land on the end.
+		v[min(int((float64(e.Time)-float64(t0))/span*float64(bins)), bins-1)]++
 	}
 	return map[string]any{"t0": t0, "t1": t1, "bins": bins, "series": series}
 }

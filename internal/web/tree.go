@@ -67,14 +67,15 @@ func (s *Server) calltree(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	n, err := intParam(r, "node", 0)
+	n, err := intParam(r, "node", 0, 0, int64(tv.tr.Len())-1)
 	if err != nil {
 		return nil, err
 	}
-	if n < 0 || int(n) >= tv.tr.Len() {
-		return nil, badRequest("parameter node=%d is not a node of the call tree (0 to %d)", n, tv.tr.Len()-1)
+	hotParam, err := enumParam(r, "hot", "0", "1")
+	if err != nil {
+		return nil, err
 	}
-	hot := r.URL.Query().Get("hot") == "1"
+	hot := hotParam == "1"
 	cols := s.eng.Columns()
 	out := &table{NameTitle: "Name", Tree: true, Rows: []row{}}
 	for _, c := range cols {
@@ -150,12 +151,9 @@ func (s *Server) flame(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	root, err := intParam(r, "root", 0)
+	root, err := intParam(r, "root", 0, 0, int64(tv.tr.Len())-1)
 	if err != nil {
 		return nil, err
-	}
-	if root < 0 || int(root) >= tv.tr.Len() {
-		return nil, badRequest("parameter root=%d is not a node of the call tree (0 to %d)", root, tv.tr.Len()-1)
 	}
 	m := tv.metric
 	tr := tv.tr

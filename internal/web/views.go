@@ -3,10 +3,12 @@ package web
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -116,16 +118,16 @@ func (s *Server) oneTable(res erprint.Result, err error) (*table, error) {
 
 // funcParam reads the function parameter f.
 func (s *Server) funcParam(r *http.Request) (int, error) {
-	f, err := intParam(r, "f", -1)
-	if err != nil {
-		return 0, err
-	}
 	p, err := s.eng.Profile()
 	if err != nil {
 		return 0, err
 	}
-	if f < 0 || int(f) >= len(p.Functions) {
-		return 0, badRequest("parameter f=%d is not a function of the profile (0 to %d)", f, len(p.Functions)-1)
+	if r.URL.Query().Get("f") == "" {
+		return 0, badRequest("parameter f is missing: the function, 0 to %d", len(p.Functions)-1)
+	}
+	f, err := intParam(r, "f", -1, 0, int64(len(p.Functions))-1)
+	if err != nil {
+		return 0, err
 	}
 	return int(f), nil
 }
@@ -138,18 +140,21 @@ const defaultLimit = 2000
 // with <Total> first, at most limit rows.
 func (s *Server) functions(r *http.Request) (any, error) {
 	q := r.URL.Query()
-	if key := q.Get("sort"); key != "" && key != s.eng.SortKey() {
-		if _, err := s.eng.Exec("sort " + key); err != nil {
-			return nil, badRequest("%v", err)
-		}
-	}
-	limit, err := intParam(r, "limit", defaultLimit)
+	limit, err := intParam(r, "limit", defaultLimit, 0, maxLimit)
 	if err != nil {
 		return nil, err
 	}
 	match, err := nameMatcher(q.Get("q"))
 	if err != nil {
 		return nil, err
+	}
+	if key := q.Get("sort"); key != "" && key != s.eng.SortKey() {
+		if !sortKey.MatchString(key) {
+			return nil, badRequest("parameter sort=%s is not a column key (e.totalcpu, i.user, name, ...)", clip(key))
+		}
+		if _, err := s.eng.Exec("sort " + key); err != nil {
+			return nil, badRequest("parameter sort=%s: %v", clip(key), err)
+		}
 	}
 	t, err := s.oneTable(s.eng.Exec("functions"))
 	if err != nil {
@@ -166,11 +171,14 @@ func (s *Server) functions(r *http.Request) (any, error) {
 		t.Rows = kept
 	}
 	t.Matched = len(t.Rows)
-	if limit > 0 && len(t.Rows) > int(limit)+1 {
+	if limit > 0 && int64(len(t.Rows)) > limit+1 {
 		t.Rows = t.Rows[:limit+1]
 	}
 	return t, nil
 }
+
+// sortKey is what a sort key looks like: a metric's key with its flavour, or "name".
+var sortKey = regexp.MustCompile(`^[A-Za-z0-9_.%]{1,64}$`)
 
 // nameMatcher compiles a search: a case-insensitive substring, or a regular expression after '/'.
 func nameMatcher(q string) (func(string) bool, error) {
@@ -180,7 +188,7 @@ func nameMatcher(q string) (func(string) bool, error) {
 	if strings.HasPrefix(q, "/") {
 		re, err := regexp.Compile("(?i)" + q[1:])
 		if err != nil {
-			return nil, badRequest("search %q: %v", q, err)
+			return nil, badRequest("parameter q=%s is not a regular expression: %v", clip(q), err)
 		}
 		return re.MatchString, nil
 	}
@@ -255,7 +263,12 @@ var tableCommands = map[string]bool{
 func (s *Server) table(r *http.Request) (any, error) {
 	cmd := r.URL.Query().Get("cmd")
 	if !tableCommands[cmd] {
-		return nil, badRequest("cmd=%q is not a table the page may ask for", cmd)
+		names := make([]string, 0, len(tableCommands))
+		for c := range tableCommands {
+			names = append(names, c)
+		}
+		sort.Strings(names)
+		return nil, badRequest("parameter cmd=%s is not a table the page may ask for (%s)", clip(cmd), strings.Join(names, ", "))
 	}
 	res, err := s.eng.Exec(cmd)
 	if err != nil {
@@ -274,15 +287,28 @@ func (s *Server) table(r *http.Request) (any, error) {
 // filterRequest is the body of POST /api/filter: a time range, an er print filter expression, or
 // neither to clear the filter.
 type filterRequest struct {
-	Range *[2]int64 `json:"range"`
+	Range []int64 `json:"range"`
 	Expr  *string   `json:"expr"`
+}
+
+// decodeBody decodes a POST's JSON body into v: one object with only v's fields.
+func decodeBody(r *http.Request, v any) error {
+	d := json.NewDecoder(r.Body)
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return badRequest("POST %s: the body is not the JSON object it takes: %v", r.URL.Path, err)
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return badRequest("POST %s: the body has more after its JSON object", r.URL.Path)
+	}
+	return nil
 }
 
 // setFilter sets the filter of every view: the time range and expression given, combined.
 func (s *Server) setFilter(r *http.Request) (any, error) {
 	var req filterRequest
-	if err := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 1<<16)).Decode(&req); err != nil {
-		return nil, badRequest("filter request: %v", err)
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
 	}
 	rng, expr := s.rangeNS, s.expr
 	switch {
@@ -290,7 +316,10 @@ func (s *Server) setFilter(r *http.Request) (any, error) {
 		rng, expr = nil, ""
 	default:
 		if req.Range != nil {
-			rg := *req.Range
+			if len(req.Range) != 2 {
+				return nil, badRequest("POST /api/filter: range has %d numbers: give [t0, t1] in ns", len(req.Range))
+			}
+			rg := [2]int64(req.Range)
 			if rg[1] <= rg[0] {
 				rng = nil
 			} else {
@@ -359,8 +388,8 @@ func (s *Server) setMetrics(r *http.Request) (any, error) {
 	var req struct {
 		Spec string `json:"spec"`
 	}
-	if err := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 1<<16)).Decode(&req); err != nil {
-		return nil, badRequest("metrics request: %v", err)
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
 	}
 	if _, err := s.eng.Exec("metrics " + req.Spec); err != nil {
 		return nil, badRequest("%v", err)

@@ -1,0 +1,213 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// rawGet fetches path and returns its status and body; a failed request (the server closed the
+// connection) is reported as status 0 with the error.
+func rawGet(ts string, path string) (int, string) {
+	resp, err := http.Get(ts + path)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestHostileGETsDoNotDeadlock sends the two GETs that panicked inside the server's lock (and so
+// left every later /api/ request hanging): each must be refused with 400 and a message naming the
+// parameter, the lock must be free after it, and a normal request must still be served.
+func TestHostileGETsDoNotDeadlock(t *testing.T) {
+	s, ts, _ := testServer(t)
+	for _, c := range []struct{ path, param string }{
+		{"/api/functions?limit=9223372036854775807", "limit"},
+		{"/api/event?tol=-1", "tol"},
+		{"/api/event?row=0&t=9223372036854775807&tol=9223372036854775807", "t"},
+		{"/api/timeline?t0=-9223372036854775808&t1=9223372036854775807", "t0"},
+	} {
+		code, body := rawGet(ts.URL, c.path)
+		var msg struct {
+			Error string `json:"error"`
+		}
+		json.Unmarshal([]byte(body), &msg)
+		if code != 400 || !strings.Contains(msg.Error, "parameter "+c.param) {
+			t.Errorf("GET %s: status %d %q, want 400 naming parameter %s", c.path, code, body, c.param)
+		}
+		if !s.mu.TryLock() {
+			t.Fatalf("after GET %s the server's lock is still held: every later request would hang", c.path)
+		}
+		s.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL+"/api/functions", nil)
+		resp, err := http.DefaultClient.Do(req)
+		cancel()
+		if err != nil {
+			t.Fatalf("after GET %s, GET /api/functions: %v", c.path, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Errorf("after GET %s, GET /api/functions: status %d", c.path, resp.StatusCode)
+		}
+	}
+}
+
+// signalBody is a request body that closes reading once the handler asks for more after it has
+// read something: it is then blocked reading the rest.
+type signalBody struct {
+	io.ReadCloser
+	n       int
+	reading chan struct{}
+}
+
+func (b *signalBody) Read(p []byte) (int, error) {
+	if b.n > 0 && b.reading != nil {
+		close(b.reading)
+		b.reading = nil
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.n += n
+	return n, err
+}
+
+// TestSlowPostDoesNotHoldLock holds a POST /api/filter's body open half sent: while the handler
+// waits for the rest, the server's lock must be free and another request served; the POST is then
+// answered once its body is complete.
+func TestSlowPostDoesNotHoldLock(t *testing.T) {
+	s, _, _ := testServer(t)
+	reading := make(chan struct{})
+	h := s.Handler()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == "POST" {
+			r.Body = &signalBody{ReadCloser: r.Body, reading: reading}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	pr, pw := io.Pipe()
+	type answer struct {
+		code int
+		body string
+		err  error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		resp, err := http.Post(ts.URL+"/api/filter", "application/json", pr)
+		if err != nil {
+			done <- answer{err: err}
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		done <- answer{code: resp.StatusCode, body: string(b)}
+	}()
+	if _, err := pw.Write([]byte(`{"range":`)); err != nil {
+		t.Fatal(err)
+	}
+	<-reading
+	if !s.mu.TryLock() {
+		pw.CloseWithError(io.ErrUnexpectedEOF)
+		t.Fatal("the server's lock is held while a POST body is being read: every other request waits for the slowest client")
+	}
+	s.mu.Unlock()
+	var tbl table
+	get(t, ts, "/api/functions", 200, &tbl)
+	if tbl.Rows[0].Cells[0].V != 450*period {
+		t.Errorf("total %d while the POST is pending, want %d", tbl.Rows[0].Cells[0].V, 450*period)
+	}
+	pw.Write([]byte(`[0,500000000]}`))
+	pw.Close()
+	a := <-done
+	if a.err != nil || a.code != 200 || !strings.Contains(a.body, `"TSTAMP \u003e= 0 \u0026\u0026 TSTAMP \u003c 500000000"`) {
+		t.Errorf("the POST once complete: %d %q %v", a.code, a.body, a.err)
+	}
+}
+
+// TestEveryParameterChecked sends each endpoint's parameters out of range, of the wrong kind or
+// unknown: each is answered 400 (413 or 415 for a body too large or not JSON) with a message naming
+// what is wrong, and the state stays as it was.
+func TestEveryParameterChecked(t *testing.T) {
+	s, ts, _ := testServer(t)
+	big := strings.Repeat("x", maxParamLen+1)
+	for _, c := range []struct{ path, msg string }{
+		{"/api/overview?x=1", `parameter "x": /api/overview takes no parameters`},
+		{"/api/functions?limit=-1", "parameter limit=-1 is out of range (0 to 10000000)"},
+		{"/api/functions?limit=10000001", "parameter limit=10000001 is out of range"},
+		{"/api/functions?limit=ten", `parameter limit="ten" is not an integer`},
+		{"/api/functions?sort=name%20name", `parameter sort="name name" is not a column key`},
+		{"/api/functions?sort=e.nosuch", `parameter sort="e.nosuch"`},
+		{"/api/functions?q=/(", `parameter q="/(" is not a regular expression`},
+		{"/api/functions?q=" + big, "parameter q is 1025 bytes long: at most 1024 are allowed"},
+		{"/api/functions?limit=1&limit=2", "parameter limit is given 2 times"},
+		{"/api/functions?bogus=1", `parameter "bogus": /api/functions takes only sort, q, limit`},
+		{"/api/callers", "parameter f is missing: the function, 0 to 6"},
+		{"/api/callers?f=-1", "parameter f=-1 is out of range (0 to 6)"},
+		{"/api/source?f=7", "parameter f=7 is out of range (0 to 6)"},
+		{"/api/disasm?f=0x1", `parameter f="0x1" is not an integer`},
+		{"/api/tree?node=-1", "parameter node=-1 is out of range"},
+		{"/api/tree?hot=2", `parameter hot="2" is not one of 0, 1`},
+		{"/api/flame?root=9223372036854775807", "parameter root=9223372036854775807 is out of range"},
+		{"/api/timeline?w=0", "parameter w=0 is out of range (1 to 4096)"},
+		{"/api/timeline?w=4097", "parameter w=4097 is out of range (1 to 4096)"},
+		{"/api/timeline?t1=2305843009213693953", "parameter t1=2305843009213693953 is out of range (-2305843009213693952 to 2305843009213693952)"},
+		{"/api/timeline?t0=5&t1=5", "parameters t0=5 and t1=5: the time window [t0, t1) is empty"},
+		{"/api/event?row=2", "parameter row=2 is out of range (0 to 1)"},
+		{"/api/event?tol=2305843009213693953", "parameter tol=2305843009213693953 is out of range (0 to 2305843009213693952)"},
+		{"/api/event?t=-2305843009213693953", "parameter t=-2305843009213693953 is out of range"},
+		{"/api/table?cmd=outfile", `parameter cmd="outfile" is not a table the page may ask for (allocs, cpu_list,`},
+		{"/api/table", `parameter cmd="" is not a table`},
+		{"/api/compare?metric=0", "compare needs two or more experiments"},
+	} {
+		code, body := rawGet(ts.URL, c.path)
+		var msg struct {
+			Error string `json:"error"`
+		}
+		json.Unmarshal([]byte(body), &msg)
+		if code != 400 || !strings.Contains(msg.Error, c.msg) {
+			t.Errorf("GET %.80s: %d %s, want 400 and %q", c.path, code, body, c.msg)
+		}
+	}
+	for _, c := range []struct {
+		path, ctype, body string
+		code              int
+		msg               string
+	}{
+		{"/api/filter", "text/plain", `{"expr":"THRID == 1"}`, 415, "POST /api/filter: the body must be JSON, sent with Content-Type: application/json"},
+		{"/api/filter", "application/json", `{"expr":"` + strings.Repeat(" ", maxBody) + `"}`, 413, "POST /api/filter: the body is over 65536 bytes"},
+		{"/api/filter", "application/json", `{"rnage":[0,5]}`, 400, `json: unknown field "rnage"`},
+		{"/api/filter", "application/json", `{"expr":"THRID == 1"}]`, 400, "the body has more after its JSON object"},
+		{"/api/filter", "application/json", `{"range":[0,1,2]}`, 400, "POST /api/filter: range has 3 numbers: give [t0, t1] in ns"},
+		{"/api/filter?x=1", "application/json", `{}`, 400, `parameter "x": /api/filter takes no parameters`},
+		{"/api/metrics", "application/json; charset=utf-8", `{"spec":"e.totalcpu","x":1}`, 400, `json: unknown field "x"`},
+	} {
+		resp, err := http.Post(ts.URL+c.path, c.ctype, strings.NewReader(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var msg struct {
+			Error string `json:"error"`
+		}
+		json.Unmarshal(b, &msg)
+		if resp.StatusCode != c.code || !strings.Contains(msg.Error, c.msg) {
+			t.Errorf("POST %s %.40s: %d %s, want %d and %q", c.path, c.body, resp.StatusCode, b, c.code, c.msg)
+		}
+	}
+	if f := s.eng.Filter(); f != "" {
+		t.Errorf("the refused POSTs set the filter %q", f)
+	}
+	var tbl table
+	get(t, ts, "/api/functions", 200, &tbl)
+	if tbl.Rows[0].Cells[0].V != 450*period || tbl.Sort != "e.totalcpu" {
+		t.Errorf("after the refusals: total %d, sort %s", tbl.Rows[0].Cells[0].V, tbl.Sort)
+	}
+}
