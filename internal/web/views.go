@@ -288,7 +288,7 @@ func (s *Server) table(r *http.Request) (any, error) {
 // neither to clear the filter.
 type filterRequest struct {
 	Range []int64 `json:"range"`
-	Expr  *string   `json:"expr"`
+	Expr  *string `json:"expr"`
 }
 
 // decodeBody decodes a POST's JSON body into v: one object with only v's fields.
