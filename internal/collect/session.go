@@ -73,7 +73,8 @@ type Session struct {
 
 	subexperiments   int
 	libraryInstances int
-	founderDone      bool // the founder process has exited (or was detached from)
+	founderDone      bool   // the founder process has exited (or was detached from)
+	setIDText        string // what a set-user-ID target loses under er (checkSetID), or ""
 }
 
 type kernelArchive struct {
@@ -277,6 +278,7 @@ func (s *Session) run(path string) error {
 	ctlSigs := s.notifyControlSignals()
 	defer signal.Stop(ctlSigs)
 
+	s.checkSetID(path)
 	if err := s.start(path); err != nil {
 		return err
 	}
@@ -480,6 +482,9 @@ func (s *Session) start(path string) error {
 	s.startNS = monotonicNS()
 	if err := s.initFounder(path); err != nil {
 		return fail(err)
+	}
+	if s.setIDText != "" {
+		s.w.Event(experiment.Event{Kind: "warning", Pid: uint32(s.pid), Text: s.setIDText})
 	}
 	if s.lib != "" {
 		ctl, err := openControl(s.dir)

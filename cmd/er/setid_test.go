@@ -1,0 +1,123 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"er/internal/experiment"
+)
+
+// setIDCopy copies testdata/whoami into dir, owned by uid:gid with mode.
+func setIDCopy(t *testing.T, dir, name string, uid, gid int, mode os.FileMode) string {
+	t.Helper()
+	data, err := os.ReadFile(cbuild(t, "whoami", "-O1", "-g"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(p, uid, gid); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, mode); err != nil { // after chown, which clears the set-ID bits
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestSetIDTarget: a set-user-ID target that er (root here) runs keeps its privilege, but the
+// dynamic loader ignores LD_PRELOAD for it, so the collector library records nothing: er says so
+// on stderr before the target runs, and in the experiment's log.
+func TestSetIDTarget(t *testing.T) {
+	needCollect(t)
+	if os.Geteuid() != 0 {
+		t.Skip("making a set-user-ID program of another user needs root")
+	}
+	dir := t.TempDir()
+	prog := setIDCopy(t, dir, "whoami-suid", 65534, 0, 0o755|os.ModeSetuid)
+	exp := filepath.Join(dir, "s.er")
+	r := er(t, "", nil, "collect", "-o", exp, "-H", "on", prog)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "euid=65534 egid=0 secure=1 preload=no") {
+		t.Errorf("the target's own view: %q, want it run as user 65534, securely, without LD_PRELOAD", r.stdout)
+	}
+	want := "whoami-suid is set-user-ID (user "
+	if !strings.Contains(r.stderr, want+"nobody, 65534): it runs with that privilege") || !strings.Contains(r.stderr, "ignores LD_PRELOAD") ||
+		!strings.Contains(r.stderr, "heap tracing (-H) records nothing") {
+		t.Errorf("stderr: %q\nwant a warning with %q, that the loader ignores LD_PRELOAD and what records nothing", r.stderr, want)
+	}
+	if i, j := strings.Index(r.stderr, want), strings.Index(r.stderr, "experiment "); i < 0 || j < i {
+		t.Errorf("the warning does not come before the end of the collection:\n%s", r.stderr)
+	}
+	d, err := experiment.Open(exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range d.Log.Events {
+		found = found || e.Kind == "warning" && strings.Contains(e.Text, want)
+	}
+	if !found {
+		t.Errorf("no warning in the experiment's log: %+v", d.Log.Events)
+	}
+
+	// A plain copy: no warning.
+	plain := setIDCopy(t, dir, "whoami-plain", 0, 0, 0o755)
+	r = er(t, "", nil, "collect", "-o", filepath.Join(dir, "p.er"), "-H", "on", plain)
+	if r.code != 0 || strings.Contains(r.stderr, "set-") || !strings.Contains(r.stdout, "secure=0 preload=yes") {
+		t.Errorf("plain program: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestSetIDTargetUnprivileged: er run by an ordinary user starts a set-user-ID root program without
+// its privilege (the kernel does not grant it to a program started under ptrace by a tracer without
+// CAP_SYS_PTRACE): er says so.
+func TestSetIDTargetUnprivileged(t *testing.T) {
+	needCollect(t)
+	if os.Geteuid() != 0 {
+		t.Skip("becoming another user needs root")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("setpriv (util-linux) is not installed")
+	}
+	dir, err := os.MkdirTemp("", "er-setid-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	bin, err := os.ReadFile(erBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	erCopy := filepath.Join(dir, "er")
+	if err := os.WriteFile(erCopy, bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	prog := setIDCopy(t, dir, "whoami-root", 0, 0, 0o755|os.ModeSetuid)
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups",
+		erCopy, "collect", "-d", dir, "-o", "u.er", "-a", "off", prog)
+	cmd.Dir = dir
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	if !strings.Contains(out.String(), "euid=65534 egid=65534 secure=1") {
+		t.Errorf("the target's own view: %q, want it run as 65534 (without its privilege)", out.String())
+	}
+	want := "whoami-root is set-user-ID (user root, 0): under er collect it runs without that privilege"
+	if !strings.Contains(errb.String(), want) {
+		t.Errorf("stderr: %q\nwant %q", errb.String(), want)
+	}
+}
