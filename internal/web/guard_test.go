@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -209,5 +210,49 @@ func TestEveryParameterChecked(t *testing.T) {
 	get(t, ts, "/api/functions", 200, &tbl)
 	if tbl.Rows[0].Cells[0].V != 450*period || tbl.Sort != "e.totalcpu" {
 		t.Errorf("after the refusals: total %d, sort %s", tbl.Rows[0].Cells[0].V, tbl.Sort)
+	}
+}
+
+// TestSlowClientsCutOff holds requests open half sent (a slowloris client): the server must close
+// each connection once its timeouts pass rather than keep it, and its goroutine, forever.
+func TestSlowClientsCutOff(t *testing.T) {
+	s, _, _ := testServer(t)
+	to := defaultTimeouts
+	to.readHeader, to.read = 100*time.Millisecond, 200*time.Millisecond
+	srv := newHTTPServer(s.Handler(), to)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	defer srv.Close()
+	for _, c := range []struct{ what, send string }{
+		{"headers half sent", "GET /api/overview HTTP/1.1\r\nHost: 127.0.0.1\r\n"},
+		{"body half sent", "POST /api/filter HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"range\":"},
+	} {
+		conn, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Write([]byte(c.send)); err != nil {
+			t.Fatal(err)
+		}
+		// The deadline only keeps a failing test from hanging: the server cuts the
+		// connection after its timeouts, well before it.
+		conn.SetReadDeadline(time.Now().Add(time.Minute))
+		got, err := io.ReadAll(conn)
+		conn.Close()
+		if err != nil {
+			t.Errorf("%s: the server kept the connection open: %v (read %q)", c.what, err, got)
+		}
+	}
+	// The server still answers.
+	resp, err := http.Get("http://" + ln.Addr().String() + "/api/overview")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("overview: status %d", resp.StatusCode)
 	}
 }

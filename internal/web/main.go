@@ -8,12 +8,18 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 )
 
 // Main runs `er analyzer` with args, the words after it: it serves the Analyzer on a loopback
 // port until killed, or with --html writes a static report and returns. It returns the exit code:
 // 0, 1 when the experiments cannot be read or the server fails, 2 for a usage error.
 func Main(args []string, stdout, stderr io.Writer) int {
+	return run(args, stdout, stderr, nil)
+}
+
+// run is Main, serving until stop is closed (nil: until killed); it returns 0 then.
+func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 	fl := flag.NewFlagSet("er analyzer", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	bind := fl.String("bind", "127.0.0.1", "address to listen on; anything but a loopback address lets other machines read your experiments")
@@ -55,16 +61,21 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "er analyzer: static report written: %s/index.html\n", *html)
 		return 0
 	}
-	addr := net.JoinHostPort(*bind, strconv.Itoa(*port))
-	err = s.Serve(addr, func(url string) {
+	// "[::1]" is written as in a URL; JoinHostPort adds the brackets.
+	host := strings.TrimSuffix(strings.TrimPrefix(*bind, "["), "]")
+	addr := net.JoinHostPort(host, strconv.Itoa(*port))
+	err = s.Serve(addr, func(url string, exposed bool) {
 		fmt.Fprintf(stdout, "er analyzer: %s\n", url)
-		if ip := net.ParseIP(*bind); ip == nil || !ip.IsLoopback() {
+		if exposed {
 			fmt.Fprintf(stderr, "er analyzer: warning: listening on %s: other machines can read these experiments and their sources\n", *bind)
 		}
 		if !*noBrowser {
 			openBrowser(url, stderr)
 		}
-	})
+	}, stop)
+	if err == nil {
+		return 0
+	}
 	fmt.Fprintf(stderr, "er analyzer: %v\n", err)
 	return 1
 }

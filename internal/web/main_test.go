@@ -2,9 +2,12 @@ package web
 
 import (
 	"bytes"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -36,5 +39,93 @@ func TestMainUsage(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "data.js")); err != nil {
 		t.Error(err)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for a writer and a reader in different goroutines; ready is
+// closed once the server's URL is written.
+type lockedBuffer struct {
+	mu    sync.Mutex
+	b     bytes.Buffer
+	ready chan struct{}
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n, _ := b.b.Write(p)
+	if b.ready != nil && strings.Contains(b.b.String(), "http://") {
+		close(b.ready)
+		b.ready = nil
+	}
+	return n, nil
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// serveOnce runs er analyzer with args until it prints its URL, fetches the overview from it,
+// stops it and returns its exit code, stdout and stderr.
+func serveOnce(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	stdout := &lockedBuffer{ready: make(chan struct{})}
+	stderr := &lockedBuffer{}
+	stop := make(chan struct{})
+	done := make(chan int, 1)
+	ready := stdout.ready
+	go func() { done <- run(args, stdout, stderr, stop) }()
+	select {
+	case <-ready:
+	case code := <-done:
+		return code, stdout.String(), stderr.String()
+	}
+	url := strings.TrimSpace(strings.TrimPrefix(stdout.String(), "er analyzer: "))
+	resp, err := http.Get(url + "api/overview")
+	if err != nil {
+		t.Errorf("%v: %v", args, err)
+	} else {
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Errorf("%v: GET %sapi/overview: status %d", args, url, resp.StatusCode)
+		}
+	}
+	close(stop)
+	return <-done, stdout.String(), stderr.String()
+}
+
+// TestBindWarning checks that --bind warns that other machines can read the experiments exactly
+// when it names an address they can reach: localhost, 127.x, ::1 and [::1] are loopback.
+func TestBindWarning(t *testing.T) {
+	exp := writeTestExperiment(t, t.TempDir())
+	ipv6 := true
+	if ln, err := net.Listen("tcp", "[::1]:0"); err != nil {
+		ipv6 = false
+	} else {
+		ln.Close()
+	}
+	for _, c := range []struct {
+		bind string
+		warn bool
+		v6   bool
+	}{
+		{"127.0.0.1", false, false},
+		{"localhost", false, false},
+		{"127.0.0.2", false, false},
+		{"::1", false, true},
+		{"[::1]", false, true},
+		{"0.0.0.0", true, false},
+	} {
+		if c.v6 && !ipv6 {
+			t.Logf("--bind %s: skipped, this machine has no IPv6 loopback", c.bind)
+			continue
+		}
+		code, stdout, stderr := serveOnce(t, "--bind", c.bind, "--no-browser", exp)
+		warned := strings.Contains(stderr, "other machines can read these experiments")
+		if code != 0 || warned != c.warn || !strings.Contains(stdout, "http://") {
+			t.Errorf("--bind %s: exit %d, warned %v (want %v): stdout %q, stderr %q", c.bind, code, warned, c.warn, stdout, stderr)
+		}
 	}
 }

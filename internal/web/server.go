@@ -47,6 +47,9 @@ type Server struct {
 	dur   int64     // duration(), once computed
 	ends  []int64   // each experiment's end or last event, as duration() computes them
 
+	// bound is the address Serve listens on when it is not a loopback one: requests may name it.
+	bound net.IP
+
 	// static is set while WriteStatic records responses: the page then sorts and searches locally.
 	static bool
 }
@@ -84,7 +87,7 @@ func (s *Server) Handler() http.Handler {
 	}
 	mux.HandleFunc("POST /api/filter", s.jsonHandler("/api/filter", endpoint{h: s.setFilter}))
 	mux.HandleFunc("POST /api/metrics", s.jsonHandler("/api/metrics", endpoint{h: s.setMetrics}))
-	return recoverPanics(localOnly(mux))
+	return recoverPanics(s.localOnly(mux))
 }
 
 // endpoint is a GET endpoint: the query parameters it takes, and what answers it.
@@ -212,7 +215,7 @@ func recoverPanics(h http.Handler) http.Handler {
 // localOnly refuses requests whose Host is not a loopback name or address, so that a web page
 // elsewhere cannot reach the server through DNS rebinding, and sets headers that keep the page
 // from being framed or sniffed.
-func localOnly(h http.Handler) http.Handler {
+func (s *Server) localOnly(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host := r.Host
 		if h, _, err := net.SplitHostPort(host); err == nil {
@@ -220,7 +223,7 @@ func localOnly(h http.Handler) http.Handler {
 		}
 		host = strings.Trim(host, "[]")
 		ip := net.ParseIP(host)
-		if host != "localhost" && (ip == nil || !ip.IsLoopback() && !allowedHost(ip)) {
+		if host != "localhost" && (ip == nil || !ip.IsLoopback() && !s.allowedHost(ip)) {
 			http.Error(w, "er analyzer: requests must name a loopback host", http.StatusForbidden)
 			return
 		}
@@ -231,20 +234,22 @@ func localOnly(h http.Handler) http.Handler {
 	})
 }
 
-// allowedHost accepts an address the server was explicitly told to bind (--bind), set by Serve.
-var allowedHost = func(ip net.IP) bool { return false }
+// allowedHost accepts an address the server was explicitly told to bind (--bind).
+func (s *Server) allowedHost(ip net.IP) bool {
+	return s.bound != nil && (s.bound.IsUnspecified() || ip.Equal(s.bound))
+}
 
 // Serve listens on addr ("127.0.0.1:0" for a free loopback port), calls ready with the page's
-// URL once listening, and serves until the listener fails.
-func (s *Server) Serve(addr string, ready func(url string)) error {
+// URL once listening, and whether other machines can connect (the address it bound is not a
+// loopback one), and serves until stop is closed (nil: never) or the listener fails.
+func (s *Server) Serve(addr string, ready func(url string, exposed bool), stop <-chan struct{}) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	tcp := ln.Addr().(*net.TCPAddr)
 	if !tcp.IP.IsLoopback() {
-		bound := tcp.IP
-		allowedHost = func(ip net.IP) bool { return bound.IsUnspecified() || ip.Equal(bound) }
+		s.bound = tcp.IP
 	}
 	host := tcp.IP.String()
 	if tcp.IP.IsUnspecified() {
@@ -252,8 +257,38 @@ func (s *Server) Serve(addr string, ready func(url string)) error {
 	}
 	url := "http://" + net.JoinHostPort(host, strconv.Itoa(tcp.Port)) + "/"
 	if ready != nil {
-		ready(url)
+		ready(url, !tcp.IP.IsLoopback())
 	}
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	return srv.Serve(ln)
+	srv := newHTTPServer(s.Handler(), defaultTimeouts)
+	if stop != nil {
+		go func() {
+			<-stop
+			srv.Close()
+		}()
+	}
+	err = srv.Serve(ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// timeouts bound how long a connection may take over each part of a request.
+type timeouts struct {
+	readHeader, read, write, idle time.Duration
+}
+
+// defaultTimeouts is what the Analyzer's server allows: 10 s for a request's headers, 30 s for the
+// whole request, 5 minutes from its end to the answer's last byte (the analysis of a large
+// experiment included), 2 minutes for an idle connection kept alive.
+var defaultTimeouts = timeouts{readHeader: 10 * time.Second, read: 30 * time.Second, write: 5 * time.Minute, idle: 2 * time.Minute}
+
+// maxHeaderBytes bounds a request's headers, its URL included.
+const maxHeaderBytes = 64 << 10
+
+// newHTTPServer is the http.Server of the Analyzer: a client too slow sending its request
+// (slowloris) or reading its answer is cut off, rather than held, with its goroutine, forever.
+func newHTTPServer(h http.Handler, to timeouts) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: to.readHeader, ReadTimeout: to.read,
+		WriteTimeout: to.write, IdleTimeout: to.idle, MaxHeaderBytes: maxHeaderBytes}
 }
