@@ -25,9 +25,10 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 	bind := fl.String("bind", "127.0.0.1", "address to listen on; anything but a loopback address lets other machines read your experiments")
 	port := fl.Int("port", 0, "port to listen on; 0 for a free one")
 	noBrowser := fl.Bool("no-browser", false, "do not open a web browser")
-	html := fl.String("html", "", "write a static HTML report of the views into `dir` and exit, instead of serving")
+	html := fl.String("html", "", "write a static HTML report of the views into `dir` (new or empty) and exit, instead of serving")
+	force := fl.Bool("force", false, "with --html, write into a directory that is not empty, over its files")
 	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: er analyzer [--bind addr] [--port n] [--no-browser] [--html dir] experiment...")
+		fmt.Fprintln(stderr, "usage: er analyzer [--bind addr] [--port n] [--no-browser] [--html dir [--force]] experiment...")
 		fl.PrintDefaults()
 	}
 	if err := fl.Parse(args); err != nil {
@@ -44,6 +45,12 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 	if *port < 0 || *port > 65535 {
 		fmt.Fprintf(stderr, "er analyzer: --port %d is not a port number (0 to 65535)\n", *port)
 		return 2
+	}
+	if *html != "" {
+		if err := checkReportDir(*html, *force); err != nil {
+			fmt.Fprintf(stderr, "er analyzer: %v\n", err)
+			return 1
+		}
 	}
 	s, err := Open(fl.Args())
 	if err != nil {

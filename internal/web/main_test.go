@@ -129,3 +129,40 @@ func TestBindWarning(t *testing.T) {
 		}
 	}
 }
+
+// TestHTMLRefusesNonEmptyDir checks that --html will not write over the files of a directory that
+// is not empty, unless --force: it names the directory, exits 1 and leaves the files alone.
+func TestHTMLRefusesNonEmptyDir(t *testing.T) {
+	exp := writeTestExperiment(t, t.TempDir())
+	dir := t.TempDir()
+	mine := filepath.Join(dir, "index.html")
+	if err := os.WriteFile(mine, []byte("my own page"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := Main([]string{"--html", dir, exp}, &out, &errb)
+	want := "er analyzer: --html " + dir + ": the directory is not empty (it holds index.html): name a new or empty directory, or give --force to write over its files\n"
+	if code != 1 || !strings.HasSuffix(errb.String(), want) {
+		t.Errorf("--html into a directory holding index.html: exit %d, stderr %q; want 1 and %q", code, errb.String(), want)
+	}
+	if b, _ := os.ReadFile(mine); string(b) != "my own page" {
+		t.Errorf("index.html was overwritten: %.60q", b)
+	}
+	file := filepath.Join(dir, "index.html")
+	errb.Reset()
+	if code := Main([]string{"--html", file, exp}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "--html "+file+": not a directory") {
+		t.Errorf("--html naming a file: exit %d, stderr %q", code, errb.String())
+	}
+	errb.Reset()
+	if code := Main([]string{"--html", dir, "--force", exp}, &out, &errb); code != 0 {
+		t.Fatalf("--html --force: exit %d: %s", code, errb.String())
+	}
+	if b, _ := os.ReadFile(mine); !strings.Contains(string(b), `<nav id="tabs">`) {
+		t.Errorf("with --force, index.html is not the report's: %.60q", b)
+	}
+	empty := t.TempDir()
+	errb.Reset()
+	if code := Main([]string{"--html", empty, exp}, &out, &errb); code != 0 {
+		t.Errorf("--html into an empty directory: exit %d: %s", code, errb.String())
+	}
+}

@@ -3,12 +3,14 @@ package web
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // Bounds of a static report: the functions whose callers-callees, source and disassembly it
@@ -20,6 +22,40 @@ const (
 	staticNodeShare = 0.002
 	staticTimeline  = 1200 // bins; app.js's TL_WIDTH_STATIC
 )
+
+// checkReportDir refuses a report directory that exists and is not empty, unless force, and a
+// path that is not a directory: a report must not write over files it did not write.
+func checkReportDir(dir string, force bool) error {
+	fi, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("--html %s: %v", dir, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("--html %s: not a directory: name a new or empty directory for the report", dir)
+	}
+	if force {
+		return nil
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("--html %s: %v", dir, err)
+	}
+	if len(ents) == 0 {
+		return nil
+	}
+	var names []string
+	for i, e := range ents {
+		if i == 3 {
+			names = append(names, fmt.Sprintf("and %d more", len(ents)-3))
+			break
+		}
+		names = append(names, e.Name())
+	}
+	return fmt.Errorf("--html %s: the directory is not empty (it holds %s): name a new or empty directory, or give --force to write over its files", dir, strings.Join(names, ", "))
+}
 
 // WriteStatic writes a static report of the views into dir: the page, and data.js with the
 // answers the page would ask the server for, for the current metrics and filter. It opens

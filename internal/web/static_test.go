@@ -102,3 +102,25 @@ func TestWriteStatic(t *testing.T) {
 		t.Error("the report's overview does not say it is static")
 	}
 }
+
+// TestCheckReportDir checks the refusal of a report directory that is not empty: its first names,
+// then how many more.
+func TestCheckReportDir(t *testing.T) {
+	dir := t.TempDir()
+	if err := checkReportDir(dir, false); err != nil {
+		t.Errorf("empty: %v", err)
+	}
+	if err := checkReportDir(filepath.Join(dir, "new"), false); err != nil {
+		t.Errorf("new: %v", err)
+	}
+	for _, n := range []string{"a", "b", "c", "d", "e"} {
+		os.WriteFile(filepath.Join(dir, n), nil, 0o644)
+	}
+	err := checkReportDir(dir, false)
+	if want := "--html " + dir + ": the directory is not empty (it holds a, b, c, and 2 more): name a new or empty directory, or give --force to write over its files"; err == nil || err.Error() != want {
+		t.Errorf("five files: %v, want %q", err, want)
+	}
+	if err := checkReportDir(dir, true); err != nil {
+		t.Errorf("--force: %v", err)
+	}
+}
