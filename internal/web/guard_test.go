@@ -256,3 +256,41 @@ func TestSlowClientsCutOff(t *testing.T) {
 		t.Errorf("overview: status %d", resp.StatusCode)
 	}
 }
+
+// TestCrossSiteRefused checks that the data of the Analyzer is refused to a request a page of
+// another site made (the browser says so in Sec-Fetch-Site, and in Origin for a POST): such a
+// page cannot read the answers, but could still make the server work or change its filter.
+func TestCrossSiteRefused(t *testing.T) {
+	s, _, _ := testServer(t)
+	h := s.Handler()
+	for _, c := range []struct {
+		method, path, site, origin string
+		code                       int
+	}{
+		{"GET", "/api/functions", "", "", 200},
+		{"GET", "/api/functions", "same-origin", "", 200},
+		{"GET", "/api/functions", "none", "", 200},
+		{"GET", "/api/functions", "cross-site", "", 403},
+		{"GET", "/api/functions?limit=0", "same-site", "", 403},
+		{"GET", "/app.js", "cross-site", "", 200},
+		{"POST", "/api/filter", "", "http://127.0.0.1:8080", 200},
+		{"POST", "/api/filter", "", "http://evil.example", 403},
+		{"POST", "/api/filter", "", "null", 403},
+		{"POST", "/api/metrics", "cross-site", "", 403},
+	} {
+		req := httptest.NewRequest(c.method, c.path, strings.NewReader(`{}`))
+		req.Host = "127.0.0.1:8080"
+		req.Header.Set("Content-Type", "application/json")
+		if c.site != "" {
+			req.Header.Set("Sec-Fetch-Site", c.site)
+		}
+		if c.origin != "" {
+			req.Header.Set("Origin", c.origin)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != c.code {
+			t.Errorf("%s %s (Sec-Fetch-Site %q, Origin %q): status %d, want %d: %.200s", c.method, c.path, c.site, c.origin, rec.Code, c.code, rec.Body.String())
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -230,8 +231,29 @@ func (s *Server) localOnly(h http.Handler) http.Handler {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Header().Set("X-Frame-Options", "DENY")
 		w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'")
+		if strings.HasPrefix(r.URL.Path, "/api/") {
+			if why := crossSite(r); why != "" {
+				writeJSON(w, nil, &apiError{http.StatusForbidden, "er analyzer: " + why + ": only the Analyzer's own page may ask for its data"})
+				return
+			}
+		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// crossSite says why r comes from a page of another site, or "": the browser names the site in
+// Sec-Fetch-Site, and a POST's origin in Origin. Requests from no page (curl) carry neither.
+func crossSite(r *http.Request) string {
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
+		return "the request comes from a page of another site (Sec-Fetch-Site: " + clip(site) + ")"
+	}
+	if o := r.Header.Get("Origin"); o != "" && r.Method != http.MethodGet && r.Method != http.MethodHead {
+		u, err := url.Parse(o)
+		if err != nil || u.Host != r.Host {
+			return "the request comes from a page of another origin (Origin: " + clip(o) + ")"
+		}
+	}
+	return ""
 }
 
 // allowedHost accepts an address the server was explicitly told to bind (--bind).
