@@ -3,11 +3,14 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -291,6 +294,153 @@ func TestCrossSiteRefused(t *testing.T) {
 		h.ServeHTTP(rec, req)
 		if rec.Code != c.code {
 			t.Errorf("%s %s (Sec-Fetch-Site %q, Origin %q): status %d, want %d: %.200s", c.method, c.path, c.site, c.origin, rec.Code, c.code, rec.Body.String())
+		}
+	}
+}
+
+// TestConcurrentClients serves 200 clients at once, each with its own connection, mixing every
+// endpoint, bad requests and filters that select every event (so that every answer is known): each
+// answer must equal the one the same request got alone.
+func TestConcurrentClients(t *testing.T) {
+	_, ts, _ := testServer(t)
+	var fl table
+	get(t, ts, "/api/functions", 200, &fl)
+	work := findRow(t, fl.Rows, "work").ID
+	gets := []string{
+		"/api/overview",
+		"/api/functions?sort=e.totalcpu",
+		"/api/functions?sort=e.totalcpu&q=leaf",
+		"/api/functions?sort=e.totalcpu&limit=2",
+		"/api/functions?limit=9223372036854775807",
+		"/api/callers?f=" + strconv.Itoa(work),
+		"/api/source?f=" + strconv.Itoa(work),
+		"/api/disasm?f=" + strconv.Itoa(work),
+		"/api/tree?node=0&hot=1",
+		"/api/tree?node=1",
+		"/api/flame",
+		"/api/timeline?t0=0&t1=2000002001&w=50",
+		"/api/event?row=0&t=1500000000&tol=5000000",
+		"/api/event?tol=-1",
+		"/api/table?cmd=thread_list",
+		"/api/table?cmd=lobjects",
+		"/api/compare",
+	}
+	posts := []string{`{"range":[0,4000000000]}`, `{}`, `{"expr":"NOSUCH == 1"}`, `{"expr":"THRID >= 0"}`}
+	type answer struct {
+		code int
+		body string
+	}
+	do := func(c *http.Client, method, path, body string) (answer, error) {
+		var resp *http.Response
+		var err error
+		if method == "POST" {
+			resp, err = c.Post(ts.URL+path, "application/json", strings.NewReader(body))
+		} else {
+			resp, err = c.Get(ts.URL + path)
+		}
+		if err != nil {
+			return answer{}, err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return answer{resp.StatusCode, string(b)}, err
+	}
+	// Alone, with no filter and with each filter: the answers must not depend on it (the
+	// overview shows the filter: its status only is compared).
+	want := map[string]answer{}
+	for i, p := range append([]string{""}, posts...) {
+		if p != "" {
+			if _, err := do(http.DefaultClient, "POST", "/api/filter", p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, g := range gets {
+			a, err := do(http.DefaultClient, "GET", g, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g == "/api/overview" {
+				a.body = ""
+			}
+			if w, ok := want[g]; i > 0 && (!ok || w != a) {
+				t.Fatalf("GET %s after POST /api/filter %s: %d %.300s, before %d %.300s", g, p, a.code, a.body, w.code, w.body)
+			}
+			want[g] = a
+		}
+	}
+	postCode := map[string]int{posts[0]: 200, posts[1]: 200, posts[2]: 400, posts[3]: 200}
+	const clients, each = 200, 5
+	errs := make(chan string, clients*each)
+	var wg sync.WaitGroup
+	for i := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tr := &http.Transport{}
+			defer tr.CloseIdleConnections()
+			c := &http.Client{Transport: tr}
+			for k := range each {
+				n := i*each + k
+				if n%5 == 4 {
+					p := posts[n/5%len(posts)]
+					a, err := do(c, "POST", "/api/filter", p)
+					if err != nil || a.code != postCode[p] {
+						errs <- fmt.Sprintf("client %d: POST /api/filter %s: %d %.200s %v", i, p, a.code, a.body, err)
+					}
+					continue
+				}
+				g := gets[n%len(gets)]
+				a, err := do(c, "GET", g, "")
+				if g == "/api/overview" {
+					a.body = ""
+				}
+				if err != nil || a != want[g] {
+					errs <- fmt.Sprintf("client %d: GET %s: %d %v; differs from alone: %s", i, g, a.code, err, firstDiff(a.body, want[g].body))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	n := 0
+	for e := range errs {
+		if n++; n <= 10 {
+			t.Error(e)
+		}
+	}
+	if n > 0 {
+		t.Errorf("%d of %d requests answered wrongly", n, clients*each)
+	}
+}
+
+// firstDiff shows where a and b first differ.
+func firstDiff(a, b string) string {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	lo := max(0, i-80)
+	return fmt.Sprintf("at byte %d: %q, want %q", i, a[lo:min(len(a), i+80)], b[lo:min(len(b), i+80)])
+}
+
+// TestAnswersDoNotDependOnHistory checks that a view's answer does not depend on which request
+// came before it: the profile's warnings (in the overview) were printed again into the text of
+// whichever view came first after a filter or metrics change.
+func TestAnswersDoNotDependOnHistory(t *testing.T) {
+	_, ts, _ := testServer(t)
+	for _, change := range []struct{ path, body string }{
+		{"/api/filter", `{"range":[0,4000000000]}`},
+		{"/api/filter", `{}`},
+		{"/api/metrics", `{"spec":"default"}`},
+	} {
+		var before, after struct {
+			Text string `json:"text"`
+		}
+		get(t, ts, "/api/table?cmd=lobjects", 200, &before)
+		post(t, ts, change.path, change.body, 200, nil)
+		get(t, ts, "/api/table?cmd=lobjects", 200, &after)
+		if after.Text != before.Text {
+			t.Errorf("after POST %s %s, the load objects' text is %q, before %q", change.path, change.body, after.Text, before.Text)
 		}
 	}
 }

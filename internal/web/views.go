@@ -155,6 +155,9 @@ func (s *Server) functions(r *http.Request) (any, error) {
 		if _, err := s.eng.Exec("sort " + key); err != nil {
 			return nil, badRequest("parameter sort=%s: %v", clip(key), err)
 		}
+		if err := s.settle(); err != nil {
+			return nil, err
+		}
 	}
 	t, err := s.oneTable(s.eng.Exec("functions"))
 	if err != nil {
@@ -353,6 +356,9 @@ func (s *Server) applyFilter(rng *[2]int64, expr string) error {
 		if _, err2 := s.eng.Exec(s.filterLine()); err2 != nil {
 			return fmt.Errorf("%v (restoring the filter: %v)", err, err2)
 		}
+		if err2 := s.settle(); err2 != nil {
+			return fmt.Errorf("%v (restoring the filter: %v)", err, err2)
+		}
 		return err
 	}
 	for _, e := range s.cmp {
@@ -362,7 +368,15 @@ func (s *Server) applyFilter(rng *[2]int64, expr string) error {
 	}
 	s.rangeNS, s.expr = rng, expr
 	s.tree = nil
-	return nil
+	return s.settle()
+}
+
+// settle computes the profile after a change of the selection, so that the warnings it prints
+// again (those of the overview) go nowhere, rather than into the answer of whichever view comes
+// next.
+func (s *Server) settle() error {
+	_, err := s.eng.Profile()
+	return err
 }
 
 func (s *Server) filterLine() string {
@@ -395,6 +409,9 @@ func (s *Server) setMetrics(r *http.Request) (any, error) {
 		return nil, badRequest("%v", err)
 	}
 	s.tree = nil
+	if err := s.settle(); err != nil {
+		return nil, err
+	}
 	return map[string]string{"sort": s.eng.SortKey()}, nil
 }
 
