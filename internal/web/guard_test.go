@@ -8,11 +8,14 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"er/internal/experiment"
 )
 
 // rawGet fetches path and returns its status and body; a failed request (the server closed the
@@ -32,19 +35,25 @@ func rawGet(ts string, path string) (int, string) {
 // parameter, the lock must be free after it, and a normal request must still be served.
 func TestHostileGETsDoNotDeadlock(t *testing.T) {
 	s, ts, _ := testServer(t)
-	for _, c := range []struct{ path, param string }{
-		{"/api/functions?limit=9223372036854775807", "limit"},
-		{"/api/event?tol=-1", "tol"},
-		{"/api/event?row=0&t=9223372036854775807&tol=9223372036854775807", "t"},
-		{"/api/timeline?t0=-9223372036854775808&t1=9223372036854775807", "t0"},
+	for _, c := range []struct {
+		path  string
+		code  int
+		param string
+	}{
+		{"/api/functions?limit=9223372036854775807", 400, "limit"},
+		{"/api/event?tol=-1", 400, "tol"},
+		{"/api/event?row=0&t=9223372036854775807&tol=9223372036854775807", 400, "tol"},
+		{"/api/event?row=0&t=9223372036854775807&tol=4611686018427387904", 200, ""},
+		{"/api/event?row=0&t=-9223372036854775808&tol=4611686018427387904", 200, ""},
+		{"/api/timeline?t0=-9223372036854775808&t1=9223372036854775807", 200, ""},
 	} {
 		code, body := rawGet(ts.URL, c.path)
 		var msg struct {
 			Error string `json:"error"`
 		}
 		json.Unmarshal([]byte(body), &msg)
-		if code != 400 || !strings.Contains(msg.Error, "parameter "+c.param) {
-			t.Errorf("GET %s: status %d %q, want 400 naming parameter %s", c.path, code, body, c.param)
+		if code != c.code || c.param != "" && !strings.Contains(msg.Error, "parameter "+c.param) {
+			t.Errorf("GET %s: status %d %q, want %d naming parameter %s", c.path, code, body, c.code, c.param)
 		}
 		if !s.mu.TryLock() {
 			t.Fatalf("after GET %s the server's lock is still held: every later request would hang", c.path)
@@ -161,11 +170,11 @@ func TestEveryParameterChecked(t *testing.T) {
 		{"/api/flame?root=9223372036854775807", "parameter root=9223372036854775807 is out of range"},
 		{"/api/timeline?w=0", "parameter w=0 is out of range (1 to 4096)"},
 		{"/api/timeline?w=4097", "parameter w=4097 is out of range (1 to 4096)"},
-		{"/api/timeline?t1=2305843009213693953", "parameter t1=2305843009213693953 is out of range (-2305843009213693952 to 2305843009213693952)"},
+		{"/api/timeline?t1=9223372036854775808", `parameter t1="9223372036854775808" is not an integer (-9223372036854775808 to 9223372036854775807)`},
 		{"/api/timeline?t0=5&t1=5", "parameters t0=5 and t1=5: the time window [t0, t1) is empty"},
 		{"/api/event?row=2", "parameter row=2 is out of range (0 to 1)"},
-		{"/api/event?tol=2305843009213693953", "parameter tol=2305843009213693953 is out of range (0 to 2305843009213693952)"},
-		{"/api/event?t=-2305843009213693953", "parameter t=-2305843009213693953 is out of range"},
+		{"/api/event?tol=4611686018427387905", "parameter tol=4611686018427387905 is out of range (0 to 4611686018427387904)"},
+		{"/api/event?t=1.5e9", `parameter t="1.5e9" is not an integer`},
 		{"/api/table?cmd=outfile", `parameter cmd="outfile" is not a table the page may ask for (allocs, cpu_list,`},
 		{"/api/table", `parameter cmd="" is not a table`},
 		{"/api/compare?metric=0", "compare needs two or more experiments"},
@@ -442,5 +451,73 @@ func TestAnswersDoNotDependOnHistory(t *testing.T) {
 		if after.Text != before.Text {
 			t.Errorf("after POST %s %s, the load objects' text is %q, before %q", change.path, change.body, after.Text, before.Text)
 		}
+	}
+}
+
+// writeTimesExperiment writes an experiment of thread 1's samples in main -> work at the times
+// given (ns), with no recorded end, and returns its path.
+func writeTimesExperiment(t *testing.T, times ...int64) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "times.1.er")
+	lg := experiment.Log{FormatVersion: "1.0", CollectorVersion: "er test", Host: "testhost", OS: "Linux", Arch: "x86_64",
+		CPUs: 1, PageSize: 4096, WordSize: 64, Command: []string{"./prog"}, Cwd: "/tmp", Pid: 100,
+		Settings: []experiment.Setting{{Name: "clock_profiling", Value: "on"}, {Name: "clock_interval_ns", Value: "10000000"}}}
+	w, err := experiment.Create(path, lg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.AddMapping(experiment.Mapping{Pid: 100, Start: progBase, End: progBase + 0x10000, Path: progPath, UnloadTime: -1})
+	st, err := w.Stack(stackOf("main", "work"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ts := range times {
+		if err := w.Clock(experiment.ClockSample{Time: ts, Pid: 100, Tid: 100, Mode: experiment.ModeUser, Period: period, Stack: st}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	a := &experiment.Archive{Path: progPath, Kind: "elf", Size: 0x10000,
+		Segments: []experiment.Segment{{Filesz: 0x10000, Memsz: 0x10000}}, Symbols: symbols}
+	if err := experiment.WriteArchive(path, a); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestHugeTimestamps serves an experiment whose events lie beyond 2^53 ns (where float64 loses
+// nanoseconds): the overview's histogram put its last event one bin past its end, and panicked.
+func TestHugeTimestamps(t *testing.T) {
+	const far = 1 << 62
+	s, err := Open([]string{writeTimesExperiment(t, far-2*period, far-period, far)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	var o struct {
+		Duration  int64 `json:"duration"`
+		Histogram struct {
+			Series map[string][]int64 `json:"series"`
+		} `json:"histogram"`
+	}
+	get(t, ts, "/api/overview", 200, &o)
+	var n int64
+	for _, v := range o.Histogram.Series["clock"] {
+		n += v
+	}
+	if o.Duration != far+1 || n != 3 {
+		t.Errorf("duration %d, histogram of %d events; want %d and 3", o.Duration, n, int64(far+1))
+	}
+	for _, path := range []string{"/api/timeline?w=7", "/api/event?row=0&t=2305843009213693952&tol=2305843009213693952", "/api/functions", "/api/flame"} {
+		code, body := rawGet(ts.URL, path)
+		if code != 200 && code != 400 {
+			t.Errorf("GET %s: %d %.300s", path, code, body)
+		}
+	}
+	if err := s.WriteStatic(filepath.Join(t.TempDir(), "r")); err != nil {
+		t.Errorf("static report: %v", err)
 	}
 }

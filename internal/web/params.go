@@ -8,12 +8,18 @@ import (
 	"strings"
 )
 
+// minTime and maxTime bound the times of the timeline: any int64, its arithmetic saturating.
+const (
+	minTime = -1 << 63
+	maxTime = 1<<63 - 1
+)
+
 // Bounds of what a request may ask for: every parameter is checked against them before any work,
 // and a request outside them is answered 400 with the parameter and what is allowed.
 const (
 	maxParamLen = 1024       // bytes of one parameter's value (a search, a sort key)
 	maxLimit    = 10_000_000 // rows of the function list (0: all)
-	maxTimeNS   = 1 << 61    // |t0|, |t1|, |t| and tol of the timeline, in ns (73 years)
+	maxTolNS    = 1 << 62    // the tolerance of /api/event, in ns (146 years); times may be any int64
 	maxBody     = 1 << 16    // bytes of a POST body
 )
 

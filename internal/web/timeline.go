@@ -165,11 +165,11 @@ func (s *Server) timeline(r *http.Request) (any, error) {
 		return nil, err
 	}
 	dur := s.duration()
-	t0, err := intParam(r, "t0", 0, -maxTimeNS, maxTimeNS)
+	t0, err := intParam(r, "t0", 0, minTime, maxTime)
 	if err != nil {
 		return nil, err
 	}
-	t1, err := intParam(r, "t1", min(dur, maxTimeNS), -maxTimeNS, maxTimeNS)
+	t1, err := intParam(r, "t1", dur, minTime, maxTime)
 	if err != nil {
 		return nil, err
 	}
@@ -257,11 +257,11 @@ func (s *Server) event(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := intParam(r, "t", 0, -maxTimeNS, maxTimeNS)
+	t, err := intParam(r, "t", 0, minTime, maxTime)
 	if err != nil {
 		return nil, err
 	}
-	tol, err := intParam(r, "tol", 1_000_000, 0, maxTimeNS)
+	tol, err := intParam(r, "tol", 1_000_000, 0, maxTolNS)
 	if err != nil {
 		return nil, err
 	}
@@ -423,7 +423,7 @@ func (s *Server) duration() int64 {
 		for _, d := range exps {
 			last := d.LastTime()
 			s.ends = append(s.ends, max(d.Log.EndTime, last))
-			s.dur = max(s.dur, d.Log.EndTime, last+1)
+			s.dur = max(s.dur, d.Log.EndTime, satAdd(last, 1))
 		}
 	}
 	return s.dur
