@@ -127,18 +127,19 @@ func badRequest(format string, args ...any) error {
 }
 
 // jsonHandler answers endpoint path with e as JSON: it checks the query, reads a POST's body whole
-// (before taking the lock, so that a slow client holds up no one else), runs e under the server's
-// lock and writes the answer. An error becomes {"error": "..."} with status 400 for a bad request,
-// 413 for a body too large, 415 for a body that is not JSON, 422 for an analysis that failed and
-// 500 for a panic (recovered, logged, the lock released).
+// (before taking the lock, so that a slow client holds up no one else), runs e and encodes its
+// answer under the server's lock (the answer may share the server's state) and writes it. An error
+// becomes {"error": "..."} with status 400 for a bad request, 413 for a body too large, 415 for a
+// body that is not JSON, 422 for an analysis that failed and 500 for a panic (recovered, logged,
+// the lock released).
 func (s *Server) jsonHandler(path string, e endpoint) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		v, err := s.answer(w, r, path, e)
-		writeJSON(w, v, err)
+		b, err := s.answer(w, r, path, e)
+		writeJSON(w, b, err)
 	}
 }
 
-func (s *Server) answer(w http.ResponseWriter, r *http.Request, path string, e endpoint) (any, error) {
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, path string, e endpoint) ([]byte, error) {
 	if err := checkQuery(r, path, e.params); err != nil {
 		return nil, err
 	}
@@ -159,31 +160,32 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, path string, e e
 	return s.locked(r, e.h)
 }
 
-// locked runs h under the server's lock, released however h ends; a panic becomes a 500 error,
-// logged with its stack.
-func (s *Server) locked(r *http.Request, h func(r *http.Request) (any, error)) (v any, err error) {
+// locked runs h under the server's lock, released however h ends, and encodes its answer; a panic
+// becomes a 500 error, logged with its stack.
+func (s *Server) locked(r *http.Request, h func(r *http.Request) (any, error)) (b []byte, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	defer func() {
 		if p := recover(); p != nil {
 			log.Printf("er analyzer: internal error serving %s %s: %v\n%s", r.Method, r.URL, p, debug.Stack())
-			v, err = nil, &apiError{http.StatusInternalServerError, fmt.Sprintf("internal error: %v (please report it with the request: %s %s)", p, r.Method, r.URL)}
+			b, err = nil, &apiError{http.StatusInternalServerError, fmt.Sprintf("internal error: %v (please report it with the request: %s %s)", p, r.Method, r.URL)}
 		}
 	}()
-	return h(r)
+	v, err := h(r)
+	if err != nil {
+		return nil, err
+	}
+	if b, err = json.Marshal(v); err != nil {
+		return nil, &apiError{http.StatusInternalServerError, fmt.Sprintf("internal error: encoding the answer: %v", err)}
+	}
+	return b, nil
 }
 
-// writeJSON writes v, or err as {"error": "..."} with its status.
-func writeJSON(w http.ResponseWriter, v any, err error) {
+// writeJSON writes the answer b, or err as {"error": "..."} with its status.
+func writeJSON(w http.ResponseWriter, b []byte, err error) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	code := http.StatusOK
-	var b []byte
-	if err == nil {
-		if b, err = json.Marshal(v); err != nil {
-			err = &apiError{http.StatusInternalServerError, fmt.Sprintf("internal error: encoding the answer: %v", err)}
-		}
-	}
 	if err != nil {
 		code = http.StatusUnprocessableEntity
 		var ae *apiError
