@@ -92,7 +92,7 @@ func (r *ring) at(pos, n uint64) []byte {
 }
 
 // drain decodes every complete record between data_tail and data_head, calls
-// fn for each, then releases them by storing the new data_tail. A malformed
+// fn for each, and releases each by storing the new data_tail as soon as fn returns. A malformed
 // record is skipped (its size is known) and reported; a corrupt header
 // (impossible size) discards the rest of the data, as the stream cannot be resynchronized.
 func (r *ring) drain(d *Decoder, fn func(Record)) error {
@@ -127,6 +127,9 @@ func (r *ring) drain(d *Decoder, fn func(Record)) error {
 			fn(rec)
 		}
 		tail += n
+		// Release each record as soon as fn has it: a reader preempted half-way through a full ring
+		// (by a target's many runnable threads) lets the kernel write on instead of dropping samples.
+		atomic.StoreUint64(&r.meta.Data_tail, tail)
 	}
 	if head != tail {
 		fail(tail, fmt.Errorf("%d bytes left after the last record", head-tail))
