@@ -28,6 +28,14 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "er collect: $%s=%q: expected perf or sigprof\n", ClockSourceEnv, spec.ClockSource)
 		return 2
 	}
+	if v := os.Getenv(RingPagesEnv); v != "" {
+		n, err := parseRingPages(v)
+		if err != nil {
+			fmt.Fprintf(stderr, "er collect: $%s=%q: %v\n", RingPagesEnv, v, err)
+			return 2
+		}
+		spec.RingPages = n
+	}
 	if spec.Version {
 		fmt.Fprintln(stdout, version.String())
 		if len(spec.Target) == 0 {

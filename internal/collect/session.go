@@ -612,11 +612,14 @@ func (s *Session) openClock() (*perfevent.Group, error) {
 		// so the rings are larger.
 		o.SampleRegsUser = perfevent.RegsAMD64All
 		o.SampleStackUser = uint32(s.spec.StackBytes)
-		o.RingPages = 1024
 		// Wake the reader every 10 ms of sampled CPU time (every sample at -p on): a stack deeper than the
 		// copy is completed from the live process, which works only while the process is still in the call
 		// it was sampled in. More wakeups would cost the target: the kernel wakes the reader from its CPU.
 		o.WakeupEvents = uint32(max(1, (10*time.Millisecond)/s.spec.Interval))
+	}
+	o.RingPages = ringPages(s.spec.Interval, s.spec.StackBytes, runtime.NumCPU(), os.Getpagesize())
+	if s.spec.RingPages > 0 {
+		o.RingPages = s.spec.RingPages
 	}
 	// The threads' runtime counts, in the group where permitted (see runtimeCounts).
 	if sb, ok := runtimeSibling(); ok {
@@ -1041,7 +1044,9 @@ func (s *Session) finish(waitErr error) error {
 	}
 	s.w.Event(experiment.Event{Time: end, Kind: "exit", Pid: uint32(s.pid), Text: text})
 	if s.lost > 0 {
-		s.w.Event(experiment.Event{Time: end, Kind: "warning", Text: fmt.Sprintf("%d samples lost: the ring buffer overflowed", s.lost)})
+		text := lostWarning(s.lost, s.samples, s.spec.Interval)
+		s.w.Event(experiment.Event{Time: end, Kind: "warning", Text: text})
+		fmt.Fprintf(s.stderr, "er collect: warning: %s\n", text)
 	}
 	if s.dropped > 0 {
 		s.w.Event(experiment.Event{Time: end, Kind: "warning", Text: fmt.Sprintf("%d samples of processes whose start was not seen were dropped", s.dropped)})

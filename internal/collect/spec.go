@@ -53,6 +53,7 @@ type Spec struct {
 	SyncThresh   time.Duration // -s threshold; SyncCalibrate: measure it in the target (-s on)
 	IO           bool          // -i on: I/O tracing
 	ClockSource  string        // "" chooses perf events and falls back to SIGPROF; "perf" or "sigprof" forces one
+	RingPages    int           // $ER_RING_PAGES: data pages of each CPU's ring; 0 sizes them by the sample rate
 	Follow       string        // -F: "on" (default), "off", or "=regexp"; "all" is read as "on"
 	FollowRe     *regexp.Regexp
 	Attach       int            // -P: the pid of a running process to attach to; 0 = run Target

@@ -1,0 +1,78 @@
+package collect
+
+import (
+	"fmt"
+	"math/bits"
+	"strconv"
+	"time"
+
+	"er/internal/perfevent"
+)
+
+// Ring sizes. A CPU's ring holds half a second of samples of a thread that runs all the time, so that a
+// reader kept off the CPUs for a while (by a target's hundreds of runnable threads, or a busy machine)
+// loses nothing: at -p hi with 16 KiB stack copies some 17 MB a second come, 4 MiB lasted 240 ms, and
+// 1,000 threads started at once lost up to 78% of their samples.
+const (
+	ringSeconds      = 0.5       // what a ring holds, in seconds of one CPU's samples
+	minStackRingPage = 1024      // the least with stack copies: 4 MiB
+	maxRingBytes     = 64 << 20  // the most for one CPU
+	maxRingsBytes    = 256 << 20 // the most for all CPUs together
+	sampleOverhead   = 1024      // a sample's bytes beside its stack copy: header, registers, call chain
+)
+
+// ringPages returns the data pages of each CPU's ring for clock samples every interval with stackBytes
+// of stack copied: a power of 2, at least perfevent's default (1024 pages with stack copies), enough for
+// ringSeconds of samples where that fits in maxRingBytes a CPU and maxRingsBytes for all cpus.
+func ringPages(interval time.Duration, stackBytes, cpus, pageSize int) int {
+	least := perfevent.DefaultRingPages
+	if stackBytes > 0 {
+		least = minStackRingPage
+	}
+	if interval <= 0 || cpus <= 0 || pageSize <= 0 {
+		return least
+	}
+	perSecond := float64(stackBytes+sampleOverhead) * float64(time.Second) / float64(interval)
+	pages := pow2Ceil(uint64(perSecond*ringSeconds) / uint64(pageSize))
+	most := pow2Floor(uint64(min(maxRingBytes, maxRingsBytes/cpus) / pageSize))
+	return int(max(uint64(least), min(pages, most)))
+}
+
+func pow2Ceil(n uint64) uint64 {
+	if n <= 1 {
+		return 1
+	}
+	return 1 << bits.Len64(n-1)
+}
+
+func pow2Floor(n uint64) uint64 {
+	if n == 0 {
+		return 1
+	}
+	return 1 << (bits.Len64(n) - 1)
+}
+
+// RingPagesEnv names the environment variable that sets the data pages of each CPU's ring buffer.
+const RingPagesEnv = "ER_RING_PAGES"
+
+// parseRingPages reads $ER_RING_PAGES: a power of 2 from 1 to 2^20.
+func parseRingPages(v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 1<<20 || n&(n-1) != 0 {
+		return 0, fmt.Errorf("expected the data pages of each CPU's ring buffer, a power of 2 from 1 to %d", 1<<20)
+	}
+	return n, nil
+}
+
+// lostWarning says how many samples the kernel could not write into full rings, what share of them,
+// and what to do.
+func lostWarning(lost, recorded int64, interval time.Duration) string {
+	share := 100 * float64(lost) / float64(lost+recorded)
+	text := fmt.Sprintf("%d samples lost (%.1f%% of the samples): the ring buffers were full when the kernel wrote them, "+
+		"because er could not read them fast enough; the CPU time recorded falls short by as much", lost, share)
+	advice := "give er a less busy machine, or larger rings ($" + RingPagesEnv + "=N data pages a CPU, a power of 2)"
+	if interval < 10*time.Millisecond {
+		advice = "collect with a longer interval (-p on), " + advice
+	}
+	return text + "; " + advice
+}
