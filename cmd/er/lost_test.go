@@ -86,7 +86,7 @@ func TestLostWarned(t *testing.T) {
 	if !strings.Contains(r.stderr, "er collect: warning: "+lost) {
 		t.Errorf("er collect's stderr:\n%s\nwant the warning %q", r.stderr, lost)
 	}
-	for _, view := range []string{"-header"} {
+	for _, view := range []string{"-header", "-functions", "-callers-callees", "-calltree", "-lines", "-thread_list"} {
 		p := er(t, "", nil, "print", view, exp)
 		if !strings.Contains(p.stderr+p.stdout, lost) {
 			t.Errorf("er print %s does not warn of the lost samples:\n%s%s", view, p.stderr, p.stdout)

@@ -79,7 +79,7 @@ Commands:
   rm [-f] [-q] experiment|group...      remove experiments and experiment groups (also as: er_rm)
   cp experiment new.er | exp... dir     copy experiments (also as: er_cp)
   mv experiment new.er | exp... dir     move experiments (also as: er_mv)
-  analyzer [--html dir] experiment...   the Analyzer: browse experiments in a web page (also as: analyzer)
+  analyzer [--html dir [--force]] exp...  the Analyzer: browse experiments in a web page (also as: analyzer)
   version                               print er's version
 
 Run a command with no arguments for its own help.

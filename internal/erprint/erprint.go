@@ -285,6 +285,11 @@ func (s *session) load(args []string) error {
 			for _, w := range d.Warnings {
 				fmt.Fprintf(s.stderr, "er print: warning: %s: %s\n", dirs[i], w)
 			}
+			for _, e := range d.Log.Events { // lost data makes every view fall short: say so in each
+				if e.Kind == "warning" && isLost(e) {
+					fmt.Fprintf(s.stderr, "er print: warning: %s: %s\n", dirs[i], e.Text)
+				}
+			}
 		}
 		s.args = append(s.args, arg)
 		s.dirs = append(s.dirs, dirs...)
