@@ -63,13 +63,14 @@ type Session struct {
 	ctl        *control            // the channel to the collector library
 	closedSize int64               // bytes in the experiments of images already closed
 
-	threadCPU   map[*proc]map[uint32]int64 // CPU time counted by the kernel for each exited thread
-	readTotal   int64                      // sum of the counts the exited threads reported
-	orphanRead  int64                      // counts reported under the founder's main thread
-	runtime     *runtimeCounts             // the threads' runtime counts, where the clock's group counts them
-	exitedTasks map[*proc][]uint32         // threads that exited, by image
-	stoppedAt   int64                      // when -t or -L stopped recording; 0 while recording
-	writeErr    error                      // the first write that failed (a full disk): recording stopped
+	threadCPU     map[*proc]map[uint32]int64 // CPU time counted by the kernel for each exited thread
+	readTotal     int64                      // sum of the counts the exited threads reported
+	orphanRead    int64                      // counts reported under the founder's main thread
+	runtime       *runtimeCounts             // the threads' runtime counts, where the clock's group counts them
+	mainSampledNS int64                      // the period of the founder's main thread's samples, ns
+	exitedTasks   map[*proc][]uint32         // threads that exited, by image
+	stoppedAt     int64                      // when -t or -L stopped recording; 0 while recording
+	writeErr      error                      // the first write that failed (a full disk): recording stopped
 
 	subexperiments   int
 	libraryInstances int
@@ -938,6 +939,9 @@ func (s *Session) sample(r *perfevent.Sample) {
 	if err := p.w.Clock(experiment.ClockSample{Time: t, Pid: r.Pid, Tid: r.Tid, CPU: r.CPU, Mode: mode,
 		Period: int64(r.Period), Stack: id}); err == nil {
 		s.samples++
+		if r.Tid == uint32(s.pid) {
+			s.mainSampledNS += int64(r.Period)
+		}
 	}
 }
 
@@ -1071,6 +1075,10 @@ func (s *Session) finish(waitErr error) error {
 			s.threadCPU[s.founder][uint32(s.pid)] += counted - s.readTotal
 		}
 		s.assignOrphanRead()
+		if text := unsampledWarning(s.threadCPU[s.founder][uint32(s.pid)], s.mainSampledNS, counted, s.spec.Interval); text != "" {
+			s.w.Event(experiment.Event{Time: end, Kind: "warning", Text: text})
+			fmt.Fprintf(s.stderr, "er collect: warning: %s\n", text)
+		}
 		counted = s.scaleToRusage(st, counted)
 		s.writeThreadCounts()
 	}

@@ -1,6 +1,10 @@
 package collect
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"time"
+)
 
 func TestInterpolateCounts(t *testing.T) {
 	const ms = int64(1e6)
@@ -44,5 +48,28 @@ func TestScaleCounts(t *testing.T) {
 		if got := scaleCounts(threads, tc.counted, tc.cpuNS); got != tc.want || threads[1] != tc.wantA {
 			t.Errorf("%s: scaleCounts(%d, %d) = %d, thread 1 %d; want %d, %d", tc.name, tc.counted, tc.cpuNS, got, threads[1], tc.want, tc.wantA)
 		}
+	}
+}
+
+func TestUnsampledWarning(t *testing.T) {
+	const ms = int64(1e6)
+	for _, tc := range []struct {
+		main, sampled, counted int64
+		warn                   bool
+	}{
+		{800 * ms, 5 * ms, 5000 * ms, true},  // 795 ms of 5 s never sampled
+		{30 * ms, 5 * ms, 5000 * ms, false},  // under 5%
+		{9 * ms, 0, 100 * ms, false},         // under 10 periods
+		{60 * ms, 5 * ms, 1000 * ms, true},   // 55 ms: 5.5%, 55 periods
+		{5 * ms, 5 * ms, 0, false},           // nothing counted
+		{1 * ms, 400 * ms, 1000 * ms, false}, // more sampled than counted
+	} {
+		got := unsampledWarning(tc.main, tc.sampled, tc.counted, time.Millisecond)
+		if (got != "") != tc.warn || (tc.warn && !strings.Contains(got, "lost")) {
+			t.Errorf("unsampledWarning(%d, %d, %d) = %q, want a warning: %v", tc.main, tc.sampled, tc.counted, got, tc.warn)
+		}
+	}
+	if got := unsampledWarning(800*ms, 5*ms, 5000*ms, time.Millisecond); !strings.Contains(got, "0.795 s of CPU time (15.9% of the 5.000 s counted)") {
+		t.Errorf("warning %q", got)
 	}
 }
