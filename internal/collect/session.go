@@ -71,6 +71,7 @@ type Session struct {
 	exitedTasks   map[*proc][]uint32         // threads that exited, by image
 	stoppedAt     int64                      // when -t or -L stopped recording; 0 while recording
 	writeErr      error                      // the first write that failed (a full disk): recording stopped
+	archiveFull   bool                       // archiving found the disk full: it stopped there
 
 	subexperiments   int
 	libraryInstances int
@@ -1115,16 +1116,19 @@ func (s *Session) finish(waitErr error) error {
 		// The disk is full: the space kept back is for the logs, not for archives.
 		s.w.ReleaseReserve()
 		s.w.Event(experiment.Event{Time: end, Kind: "warning", Text: "load objects and sources were not archived: the disk was full (run er archive on the experiment when there is space)"})
-	} else {
-		_ = s.w.Flush()
-		s.writeArchives()
 	}
-	var errs []error
+	// Subexperiments are closed first: archives may fill the disk, and only the founder keeps a
+	// reserve for its final log.
 	s.forEachOpen(func(p *proc) {
 		if p != s.founder {
 			s.closeImage(p)
 		}
 	})
+	if s.writeErr == nil {
+		_ = s.w.Flush()
+		s.writeArchives()
+	}
+	var errs []error
 	if prior, err := s.w.Err(), s.w.Close(); err != nil && (err != prior || s.writeErr == nil) {
 		errs = append(errs, fmt.Errorf("writing %s: %v", s.dir, err))
 	}
@@ -1236,7 +1240,9 @@ func (s *Session) writeThreadCounts() {
 // afterCollection archives the experiment's load objects and sources (-a) and adds it to its
 // group (-g).
 func (s *Session) afterCollection() error {
-	if s.spec.Archive != "off" && s.writeErr == nil {
+	if s.archiveFull {
+		fmt.Fprintf(s.stderr, "er collect: archiving stopped: the disk is full (run er archive on %s when there is space)\n", s.dir)
+	} else if s.spec.Archive != "off" && s.writeErr == nil {
 		full := false // a full disk is said once, not once per file
 		err := erarchive.Experiment(s.dir, s.spec.Archive, func(w string) {
 			if isDiskFull(w) {
@@ -1288,6 +1294,10 @@ func (s *Session) writeArchives() {
 			continue
 		}
 		if err := experiment.WriteArchive(s.dir, a); err != nil {
+			if isDiskFull(err.Error()) {
+				s.archivingFull()
+				return
+			}
 			s.w.Event(experiment.Event{Kind: "warning", Text: fmt.Sprintf("cannot archive %s: %v", path, err)})
 		}
 	}
@@ -1296,7 +1306,10 @@ func (s *Session) writeArchives() {
 		a, err := k.a, k.err
 		if a != nil {
 			a.Symbols = usedSymbols(a, s.kernelPCs)
-			if werr := experiment.WriteArchive(s.dir, a); werr != nil && err == nil {
+			if werr := experiment.WriteArchive(s.dir, a); werr != nil && isDiskFull(werr.Error()) {
+				s.archivingFull()
+				return
+			} else if werr != nil && err == nil {
 				err = werr
 			}
 		}
@@ -1304,6 +1317,13 @@ func (s *Session) writeArchives() {
 			s.w.Event(experiment.Event{Kind: "warning", Text: "kernel symbols: " + err.Error()})
 		}
 	}
+}
+
+// archivingFull stops archiving when the disk is full, with one warning: load objects and sources
+// are not copied afterwards either.
+func (s *Session) archivingFull() {
+	s.archiveFull = true
+	s.w.Event(experiment.Event{Kind: "warning", Text: "load objects and sources were not all archived: the disk was full (run er archive on the experiment when there is space)"})
 }
 
 // usedSymbols keeps the symbols of a that hold one of the addresses: the kernel has some 200,000 symbols and

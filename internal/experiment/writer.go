@@ -407,7 +407,9 @@ func (w *Writer) Size() int64 {
 
 // Close flushes everything, writes the final log.xml and closes the files. After a write error
 // (a full disk) the records stay as they were, but the final log.xml and map.xml are still written,
-// in the space of the reserve: Close returns the first error. Closing a closed Writer does nothing.
+// in the space of the reserve: Close returns the first error. When only the final log.xml and
+// map.xml found the disk full (the records were all written), they are written in the space of the
+// reserve and nothing is lost: Close returns nil. Closing a closed Writer does nothing.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -417,9 +419,20 @@ func (w *Writer) Close() error {
 	w.logDirty, w.mapDirty = true, true
 	err := w.err
 	if err == nil {
-		err = w.flush()
+		for _, d := range []*dataFile{w.stacks, w.clock, w.overview} {
+			if err = w.fail(d.flush()); err != nil {
+				break
+			}
+		}
 	}
-	if err != nil {
+	if err == nil {
+		if xerr := w.writeXML(); xerr != nil {
+			w.releaseReserve()
+			if xerr = w.writeXML(); xerr != nil {
+				err = w.fail(xerr)
+			}
+		}
+	} else {
 		// Whatever failed, the log and the map of what was recorded are written if they can be.
 		w.releaseReserve()
 		if xerr := w.writeXML(); xerr != nil && !errors.Is(err, xerr) {

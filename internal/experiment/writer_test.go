@@ -2,12 +2,15 @@ package experiment
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func newWriter(t testing.TB) (*Writer, string) {
@@ -424,6 +427,65 @@ func TestCloseAfterWriteError(t *testing.T) {
 	if len(d.Clock) != 1 || d.Log.EndTime != 9 || !d.Log.Exited || d.Log.ExitStatus != 7 || len(d.Log.Events) == 0 {
 		t.Errorf("after Close: %d samples, end %d, exited %v status %d, events %+v", len(d.Clock), d.Log.EndTime, d.Log.Exited, d.Log.ExitStatus, d.Log.Events)
 	}
+}
+
+// When the disk fills up after the records were written (archives took the last of it), Close writes
+// the final log.xml and map.xml in the space of the reserve and says nothing was lost: er collect
+// exited 1 over a complete experiment before.
+func TestCloseDiskFullForLogOnly(t *testing.T) {
+	disk := smallDisk(t, 1<<20)
+	dir := filepath.Join(disk, "test.1.er")
+	w, err := Create(dir, testLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := w.Stack(Stack{7, 8})
+	for i := range 100 {
+		w.Clock(ClockSample{Time: int64(i), Stack: id})
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	fill, err := os.Create(filepath.Join(disk, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err = fill.Write(make([]byte, 4096)); err == nil; _, err = fill.Write(make([]byte, 4096)) {
+	}
+	fill.Close()
+	if !errors.Is(err, unix.ENOSPC) {
+		t.Fatalf("filling %s: %v", disk, err)
+	}
+	for i := range 200 { // a log larger than what the filler left
+		w.Event(Event{Time: int64(i), Kind: "comment", Text: strings.Repeat("x", 100)})
+	}
+	w.UpdateLog(func(l *Log) { l.EndTime, l.Exited, l.ExitStatus = 200, true, 7 })
+	if err := w.Close(); err != nil {
+		t.Errorf("Close: %v; want nil, the records and the log were all written", err)
+	}
+	d, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Clock) != 100 || d.Log.EndTime != 200 || d.Log.ExitStatus != 7 || len(d.Log.Events) < 200 {
+		t.Errorf("after Close: %d samples, end %d, status %d, %d events", len(d.Clock), d.Log.EndTime, d.Log.ExitStatus, len(d.Log.Events))
+	}
+}
+
+// smallDisk mounts a tmpfs of size bytes and returns its directory; the test is skipped where
+// mounting is not allowed (not root).
+func smallDisk(t *testing.T, size int) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d", size)); err != nil {
+		t.Skipf("cannot mount a tmpfs to fill (%v): run as root to test a full disk", err)
+	}
+	t.Cleanup(func() {
+		if err := unix.Unmount(dir, unix.MNT_DETACH); err != nil {
+			t.Errorf("unmount %s: %v", dir, err)
+		}
+	})
+	return dir
 }
 
 // A subexperiment keeps no reserve: the founder's serves the whole run.
