@@ -160,6 +160,38 @@ func TestHTMLRefusesNonEmptyDir(t *testing.T) {
 	if b, _ := os.ReadFile(mine); !strings.Contains(string(b), `<nav id="tabs">`) {
 		t.Errorf("with --force, index.html is not the report's: %.60q", b)
 	}
+	// With --force, a link the directory holds is replaced, and what it points to is not written.
+	outside := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(outside, []byte("not the report's"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "app.js")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "app.js")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "data.js")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(outside, filepath.Join(dir, "data.js")); err != nil {
+		t.Fatal(err)
+	}
+	errb.Reset()
+	if code := Main([]string{"--html", dir, "--force", exp}, &out, &errb); code != 0 {
+		t.Fatalf("--html --force over links: exit %d: %s", code, errb.String())
+	}
+	if b, _ := os.ReadFile(outside); string(b) != "not the report's" {
+		t.Errorf("--html --force wrote through a link into %s: %.60q", outside, b)
+	}
+	for _, name := range []string{"app.js", "data.js"} {
+		if fi, err := os.Lstat(filepath.Join(dir, name)); err != nil || !fi.Mode().IsRegular() {
+			t.Errorf("%s after --force: %v, %v; want a regular file of the report", name, fi, err)
+		}
+	}
+	if ents, _ := filepath.Glob(filepath.Join(dir, ".*")); len(ents) > 0 {
+		t.Errorf("temporary files left: %q", ents)
+	}
 	empty := t.TempDir()
 	errb.Reset()
 	if code := Main([]string{"--html", empty, exp}, &out, &errb); code != 0 {

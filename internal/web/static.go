@@ -162,7 +162,7 @@ func (s *Server) WriteStatic(dir string) error {
 		return err
 	}
 	buf.WriteString(";\n")
-	if err := os.WriteFile(filepath.Join(dir, "data.js"), buf.Bytes(), 0o644); err != nil {
+	if err := writeReportFile(dir, "data.js", buf.Bytes()); err != nil {
 		return err
 	}
 	return fs.WalkDir(static, "static", func(path string, d fs.DirEntry, err error) error {
@@ -173,6 +173,31 @@ func (s *Server) WriteStatic(dir string) error {
 		if err != nil {
 			return err
 		}
-		return os.WriteFile(filepath.Join(dir, d.Name()), b, 0o644)
+		return writeReportFile(dir, d.Name(), b)
 	})
+}
+
+// writeReportFile replaces dir/name with data through a new file renamed over it: a symlink or a
+// hard link already there (with --force) is replaced, and what it points to is never written.
+func writeReportFile(dir, name string, data []byte) error {
+	f, err := os.CreateTemp(dir, "."+name+".*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(dir, name))
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %v", filepath.Join(dir, name), err)
+	}
+	return nil
 }
