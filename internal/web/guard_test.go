@@ -525,3 +525,24 @@ func TestHugeTimestamps(t *testing.T) {
 		t.Errorf("static report: %v", err)
 	}
 }
+
+// A GET whose client went away while it waited for the lock (a closed or reloaded page) is not
+// worked out when its turn comes; a POST, which changes what the views show, still is.
+func TestGoneClientSkipped(t *testing.T) {
+	s, _, _ := testServer(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	calls := 0
+	h := func(r *http.Request) (any, error) { calls++; return 1, nil }
+	b, err := s.locked(httptest.NewRequestWithContext(ctx, "GET", "/api/functions", nil), h)
+	var ae *apiError
+	if calls != 0 || !errors.As(err, &ae) || ae.code != http.StatusServiceUnavailable {
+		t.Errorf("a GET whose client is gone: %d calls, answer %q, error %v; want no call and a 503", calls, b, err)
+	}
+	if _, err := s.locked(httptest.NewRequestWithContext(ctx, "POST", "/api/filter", nil), h); err != nil || calls != 1 {
+		t.Errorf("a POST whose client is gone: %d calls, error %v; want it done", calls, err)
+	}
+	if b, err := s.locked(httptest.NewRequest("GET", "/api/functions", nil), h); err != nil || calls != 2 || string(b) != "1" {
+		t.Errorf("a GET: %d calls, answer %q, error %v", calls, b, err)
+	}
+}

@@ -161,10 +161,14 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, path string, e e
 }
 
 // locked runs h under the server's lock, released however h ends, and encodes its answer; a panic
-// becomes a 500 error, logged with its stack.
+// becomes a 500 error, logged with its stack. A GET whose client went away while it waited for the
+// lock is not worked out (a page that was closed or reloaded leaves its requests queued).
 func (s *Server) locked(r *http.Request, h func(r *http.Request) (any, error)) (b []byte, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if r.Method == http.MethodGet && r.Context().Err() != nil {
+		return nil, &apiError{http.StatusServiceUnavailable, fmt.Sprintf("%s %s: the client went away before its turn", r.Method, r.URL)}
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			log.Printf("er analyzer: internal error serving %s %s: %v\n%s", r.Method, r.URL, p, debug.Stack())
