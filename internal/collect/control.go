@@ -126,6 +126,17 @@ func (c *control) set(off int, v uint32) {
 	}
 }
 
+// holdControl creates the FIFO .control in the experiment directory dir and holds it open, so that
+// readers can tell that er collect is still recording (without the collector library, nothing is sent
+// on it).
+func holdControl(dir string) (*os.File, error) {
+	fifoPath := filepath.Join(dir, controlName)
+	if err := unix.Mkfifo(fifoPath, 0o600); err != nil {
+		return nil, fmt.Errorf("creating %s: %v", fifoPath, err)
+	}
+	return os.OpenFile(fifoPath, os.O_RDWR, 0)
+}
+
 // close stops reading; pending messages can still be received until the channel closes.
 func (c *control) close() {
 	if c == nil {

@@ -72,6 +72,7 @@ type Session struct {
 	stoppedAt     int64                      // when -t or -L stopped recording; 0 while recording
 	writeErr      error                      // the first write that failed (a full disk): recording stopped
 	archiveFull   bool                       // archiving found the disk full: it stopped there
+	liveMark      *os.File                   // the FIFO .control held open, without the library: readers tell a live experiment by it
 
 	subexperiments   int
 	libraryInstances int
@@ -479,6 +480,9 @@ func (s *Session) start(path string) error {
 		_ = perfevent.Detach(s.pid)
 		_ = cmd.Wait()
 		s.ctl.close()
+		if s.liveMark != nil {
+			_ = s.liveMark.Close()
+		}
 		return err
 	}
 	s.startNS = monotonicNS()
@@ -494,6 +498,13 @@ func (s *Session) start(path string) error {
 			return fail(fmt.Errorf("the collector library's control files: %v", err))
 		}
 		s.ctl = ctl
+	} else {
+		// Without the library, the FIFO only tells readers that er collect is still recording.
+		f, err := holdControl(s.dir)
+		if err != nil {
+			return fail(fmt.Errorf("the control FIFO: %v", err))
+		}
+		s.liveMark = f
 	}
 	if s.sigprof {
 		s.setting("clock_source", "sigprof")
@@ -1099,6 +1110,10 @@ func (s *Session) finish(waitErr error) error {
 			l.CountedCPUNS = n
 		}
 	})
+	if s.liveMark != nil {
+		_ = s.liveMark.Close()
+		_ = os.Remove(filepath.Join(s.dir, experiment.ControlName))
+	}
 	if s.ctl != nil {
 		s.handleMessages()
 		s.ctl.close()

@@ -209,3 +209,87 @@ func TestOpenProcLive(t *testing.T) {
 }
 
 func itoa(n uint32) string { return strconv.FormatUint(uint64(n), 10) }
+
+// A clock-only collection (no collector library) is read as live while er collect records it, and as
+// not finished once er collect was killed; a finished one leaves no FIFO. Before, a live clock-only
+// experiment was said to be not finished ("er collect stopped before the end"): only the library's
+// control FIFO told readers that er collect was running.
+func TestClockOnlyLive(t *testing.T) {
+	er, prog := buildCollector(t)
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	exp := filepath.Join(dir, "test.1.er")
+	cmd := exec.Command(er, "collect", "-F", "off", "-o", exp, prog, fifo)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A file, not a pipe: procheap inherits it and outlives er, and Wait would wait for a pipe's end.
+	ef, err := os.Create(filepath.Join(dir, "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ef.Close()
+	cmd.Stderr = ef
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killed := false
+	t.Cleanup(func() {
+		if !killed {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	lines := bufio.NewScanner(out)
+	if !lines.Scan() || lines.Text() != "ready" {
+		t.Fatalf("procheap did not say ready: %q, %v", lines.Text(), lines.Err())
+	}
+	d, err := experiment.Open(exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasWarning(d, "the experiment is live: er collect is still recording it") {
+		t.Errorf("live clock-only experiment: warnings %q", d.Warnings)
+	}
+	pid := int(d.Log.Pid)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	killed = true
+	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	waitFor(t, "procheap to end", func() bool {
+		b, err := os.ReadFile("/proc/" + itoa(uint32(pid)) + "/stat")
+		return err != nil || strings.Contains(string(b), ") Z ")
+	})
+	if d, err = experiment.Open(exp); err != nil {
+		t.Fatal(err)
+	}
+	if !hasWarning(d, "the experiment was not finished: er collect stopped before the end") {
+		t.Errorf("clock-only experiment after er was killed: warnings %q", d.Warnings)
+	}
+
+	// To the end: no FIFO is left, and no warning.
+	exp2 := filepath.Join(dir, "test.2.er")
+	done := exec.Command(er, "collect", "-F", "off", "-o", exp2, prog, fifo)
+	go func() {
+		if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			w.Close()
+		}
+	}()
+	if b, err := done.CombinedOutput(); err != nil {
+		t.Fatalf("er collect: %v\n%s", err, b)
+	}
+	if _, err := os.Lstat(filepath.Join(exp2, experiment.ControlName)); !os.IsNotExist(err) {
+		t.Errorf("a finished experiment holds %s: %v", experiment.ControlName, err)
+	}
+	if d, err = experiment.Open(exp2); err != nil || len(d.Warnings) != 0 {
+		t.Errorf("finished: %v, warnings %q", err, d.Warnings)
+	}
+}
