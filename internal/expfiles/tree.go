@@ -243,6 +243,8 @@ func copyDir(src, dst string, fi fs.FileInfo) error {
 			return err
 		}
 		switch m := info.Mode(); {
+		case collectionOnly(e.Name(), m):
+			continue
 		case m.IsDir():
 			if err := os.Mkdir(d, 0o700); err != nil {
 				return err
@@ -312,6 +314,13 @@ func fileTimes(fi fs.FileInfo) (atime, mtime time.Time) {
 		atime = time.Unix(st.Atim.Sec, st.Atim.Nsec)
 	}
 	return atime, mtime
+}
+
+// collectionOnly says whether an entry of an experiment belongs to its collection, not its data, and
+// is not copied: er collect's FIFO .control and the disk space it kept in reserve, which stay in an
+// experiment whose er collect was killed.
+func collectionOnly(name string, m fs.FileMode) bool {
+	return name == experiment.ControlName && m&fs.ModeNamedPipe != 0 || name == experiment.ReserveFile && m.IsRegular()
 }
 
 func kind(m fs.FileMode) string {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"er/internal/experiment"
 )
 
 // richExp makes an experiment with a subexperiment, odd modes, old times and a symbolic link that
@@ -224,6 +226,31 @@ func TestCopyPartialRemoved(t *testing.T) {
 	}
 	if !IsExperiment(a) {
 		t.Error("the source was hurt")
+	}
+}
+
+// An experiment whose er collect was killed keeps the FIFO .control and the reserve: it is copied
+// without them. Before, er cp refused it ("k.1.er/.control is a named pipe").
+func TestCopyKilledExperiment(t *testing.T) {
+	dir := t.TempDir()
+	a := mkExp(t, dir, "k.er")
+	if err := syscall.Mkfifo(filepath.Join(a, experiment.ControlName), 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	write(t, filepath.Join(a, experiment.ReserveFile), strings.Repeat("\x00", 4096))
+	dst := filepath.Join(dir, "c.er")
+	if err := Copy(a, dst); err != nil {
+		t.Fatalf("copying a killed experiment: %v", err)
+	}
+	for _, name := range []string{experiment.ControlName, experiment.ReserveFile} {
+		if _, err := os.Lstat(filepath.Join(dst, name)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("the copy holds %s: %v", name, err)
+		}
+	}
+	ents, _ := os.ReadDir(a)
+	cents, _ := os.ReadDir(dst)
+	if len(cents) != len(ents)-2 || !IsExperiment(dst) {
+		t.Errorf("the copy holds %d entries, the experiment %d (with .control and .reserve)", len(cents), len(ents))
 	}
 }
 
