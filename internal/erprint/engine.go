@@ -148,10 +148,8 @@ func (e *Engine) Filter() string { return e.s.sel.filterText }
 // Warnings are the warnings of the experiments as loaded and of the profile so far.
 func (e *Engine) Warnings() []string {
 	var out []string
-	for i, d := range e.s.exps {
-		for _, w := range d.Warnings {
-			out = append(out, e.s.dirs[i]+": "+w)
-		}
+	for _, ws := range loadWarnings(e.s.dirs, e.s.exps) {
+		out = append(out, ws...)
 	}
 	if e.s.prof != nil {
 		out = append(out, e.s.prof.Warnings...)

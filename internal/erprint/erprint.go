@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -281,9 +282,10 @@ func (s *session) load(args []string) error {
 		if err != nil {
 			return err
 		}
+		lw := loadWarnings(dirs, exps)
 		for i, d := range exps {
-			for _, w := range d.Warnings {
-				fmt.Fprintf(s.stderr, "er print: warning: %s: %s\n", dirs[i], w)
+			for _, w := range lw[i] {
+				fmt.Fprintf(s.stderr, "er print: warning: %s\n", w)
 			}
 			for _, e := range d.Log.Events { // lost data makes every view fall short: say so in each
 				if e.Kind == "warning" && isLost(e) {
@@ -340,6 +342,39 @@ func (s *session) profile() (*analysis.Profile, error) {
 	s.prof, s.warned = p, 0
 	s.newWarnings()
 	return p, nil
+}
+
+// loadWarnings gives each experiment's warnings as read, each after its directory. That a
+// collection is live, or was not finished, is said of the founder experiment once, with how many
+// of its subexperiments are so, not again for each.
+func loadWarnings(dirs []string, exps []*experiment.Data) [][]string {
+	out := make([][]string, len(exps))
+	founder := map[string]int{} // a founder's directory: its index
+	for i, d := range exps {
+		if d.Log.Lineage == "" {
+			founder[filepath.Clean(dirs[i])] = i
+		}
+	}
+	same := map[int]int{} // a founder's index: its subexperiments that are unfinished as it is
+	for i, d := range exps {
+		for _, w := range d.Warnings {
+			if experiment.IsUnfinished(w) && d.Log.Lineage != "" {
+				if f, ok := founder[experiment.FounderDir(dirs[i])]; ok && slices.Contains(exps[f].Warnings, w) {
+					same[f]++
+					continue
+				}
+			}
+			out[i] = append(out[i], dirs[i]+": "+w)
+		}
+	}
+	for f, n := range same {
+		for j, w := range out[f] {
+			if text := strings.TrimPrefix(w, dirs[f]+": "); experiment.IsUnfinished(text) {
+				out[f][j] = fmt.Sprintf("%s and %d of its subexperiments: %s", dirs[f], n, text)
+			}
+		}
+	}
+	return out
 }
 
 // baseKey is what a session's unfiltered profile was computed for.

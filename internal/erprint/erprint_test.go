@@ -709,3 +709,45 @@ func TestControlCharactersShownEscaped(t *testing.T) {
 		t.Errorf("no JSON row decodes to %q: %q", evil, jt.Rows)
 	}
 }
+
+// That a collection was not finished is said once, of the founder, with how many of its
+// subexperiments are so; before, each subexperiment said it again (5 lines for a shell and its 4
+// children).
+func TestUnfinishedSaidOnce(t *testing.T) {
+	parent := t.TempDir()
+	for _, sub := range []string{"", "_f1", "_f2", "_f3"} {
+		d := demo1()
+		d.Log.EndTime = 0 // er collect was killed
+		if sub != "" {
+			d.Dir = filepath.Join(d.Dir, sub+".er")
+			d.Log.Lineage = sub
+			if sub == "_f3" {
+				d.Log.EndTime = 1e9 // ended before er was killed
+			}
+		}
+		writeExperiment(t, parent, d)
+	}
+	t.Chdir(parent)
+	var out, errb bytes.Buffer
+	e := defaultEnv()
+	e.openFile = nil
+	if code := run([]string{"-functions", "demo.1.er"}, strings.NewReader(""), &out, &errb, e); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var said []string
+	for _, l := range strings.Split(errb.String(), "\n") {
+		if strings.Contains(l, "not finished") {
+			said = append(said, l)
+		}
+	}
+	want := "er print: warning: demo.1.er and 2 of its subexperiments: the experiment was not finished: er collect stopped before the end"
+	if len(said) != 1 || !strings.HasPrefix(said[0], want) {
+		t.Errorf("stderr says %d times that the experiment was not finished:\n%s\nwant once: %q", len(said), errb.String(), want)
+	}
+	// A subexperiment read alone says it of itself.
+	errb.Reset()
+	if code := run([]string{"-functions", "demo.1.er/_f1.er"}, strings.NewReader(""), &out, &errb, e); code != 0 ||
+		!strings.Contains(errb.String(), "er print: warning: demo.1.er/_f1.er: the experiment was not finished") {
+		t.Errorf("a subexperiment alone: exit %d, stderr %q", code, errb.String())
+	}
+}

@@ -199,6 +199,17 @@ func collectorRunning(root string) bool {
 	return true
 }
 
+// IsUnfinished says whether a reader's warning is the one that the experiment is live or was not
+// finished.
+func IsUnfinished(w string) bool {
+	return w == unfinishedLive || w == unfinishedKilled
+}
+
+const (
+	unfinishedLive   = "the experiment is live: er collect is still recording it, so what is read is what was written so far"
+	unfinishedKilled = "the experiment was not finished: er collect stopped before the end (it was killed, or the machine stopped), so what is read is what was written until then"
+)
+
 // unfinished returns the warning for an experiment whose log has no end: er collect is still
 // recording it, or stopped (was killed) before it wrote the end.
 func unfinished(dir string) string {
@@ -207,7 +218,7 @@ func unfinished(dir string) string {
 		root = dir
 	}
 	if collectorRunning(root) {
-		return "the experiment is live: er collect is still recording it, so what is read is what was written so far"
+		return unfinishedLive
 	}
-	return "the experiment was not finished: er collect stopped before the end (it was killed, or the machine stopped), so what is read is what was written until then"
+	return unfinishedKilled
 }
