@@ -50,6 +50,35 @@ func TestShortThreadsNoLoss(t *testing.T) {
 	}
 }
 
+// TestSequentialChildrenNotLost: a shell that runs two programs one after the other. The kernel
+// reports the first one's count under the founder's main thread, and only its first moments under
+// its own thread; er said "1.6 s of CPU time (49% of the 3.4 s counted) was lost to the samples",
+// 6 runs of 6, while every sample was there.
+func TestSequentialChildrenNotLost(t *testing.T) {
+	needCollect(t)
+	prog := cprog(t, "cpubound")
+	exp, r := collectExp(t, nil, "sh", "-c", prog+" 1 0.6; "+prog+" 1 0.6")
+	if r.code != 0 {
+		t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
+	}
+	var want float64
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if v, ok := strings.CutPrefix(line, "rusage "); ok {
+			f, _ := strconv.ParseFloat(v, 64)
+			want += f
+		}
+	}
+	if want < 1.1 {
+		t.Fatalf("the programs measured %.3f s of CPU, want some 1.2 s: %q", want, r.stdout)
+	}
+	if strings.Contains(r.stderr, "was lost to the samples") {
+		t.Errorf("er collect says samples were lost:\n%s", r.stderr)
+	}
+	if total := printTotal(t, exp); total < want*0.95 || total > want*1.05 {
+		t.Errorf("er print's total %.3f s, not within 5%% of the %.3f s the programs measured", total, want)
+	}
+}
+
 // printTotal returns the <Total> exclusive CPU seconds of er print -functions.
 func printTotal(t *testing.T, exp string) float64 {
 	t.Helper()

@@ -13,7 +13,13 @@ import (
 // setIDCopy copies testdata/whoami into dir, owned by uid:gid with mode.
 func setIDCopy(t *testing.T, dir, name string, uid, gid int, mode os.FileMode) string {
 	t.Helper()
-	data, err := os.ReadFile(cbuild(t, "whoami", "-O1", "-g"))
+	return setIDCopyOf(t, cbuild(t, "whoami", "-O1", "-g"), dir, name, uid, gid, mode)
+}
+
+// setIDCopyOf copies the program prog into dir, owned by uid:gid with mode.
+func setIDCopyOf(t *testing.T, prog, dir, name string, uid, gid int, mode os.FileMode) string {
+	t.Helper()
+	data, err := os.ReadFile(prog)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,5 +125,73 @@ func TestSetIDTargetUnprivileged(t *testing.T) {
 	want := "whoami-root is set-user-ID (user root, 0): under er collect it runs without that privilege"
 	if !strings.Contains(errb.String(), want) {
 		t.Errorf("stderr: %q\nwant %q", errb.String(), want)
+	}
+}
+
+// TestSetIDChild: a descendant that execs a set-user-ID program is not recorded at all (the kernel
+// removes perf events from a process that exec makes not dumpable, and reports it as exited there),
+// and under -H on the collector library does not run in it either: er says so, on stderr and in the
+// logs, naming the process and the program. Before, its CPU time (0.5 s of 1 s here) was missing from
+// every view without a word; and a child that cleared LD_PRELOAD, or a static one, lost its heap trace
+// silently.
+func TestSetIDChild(t *testing.T) {
+	needCollect(t)
+	if os.Geteuid() != 0 {
+		t.Skip("making a set-user-ID program of another user needs root")
+	}
+	dir := t.TempDir()
+	spin := setIDCopyOf(t, cprog(t, "cpubound"), dir, "spin-suid", 65534, 0, 0o755|os.ModeSetuid)
+	plain := cprog(t, "cpubound")
+	exp := filepath.Join(dir, "c.er")
+	r := er(t, "", nil, "collect", "-o", exp, "sh", "-c", spin+" 1 0.5; "+plain+" 1 0.5")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	want := "the kernel stopped recording it at its exec, and nothing of it was recorded"
+	if n := strings.Count(r.stderr, want); n != 1 || !strings.Contains(r.stderr, spin+", _f1_x1.er)") {
+		t.Errorf("er collect said %d times %q, naming %s in _f1_x1.er:\n%s", n, want, spin, r.stderr)
+	}
+	if strings.Contains(r.stderr, "was lost to the samples") {
+		t.Errorf("er collect says samples were lost:\n%s", r.stderr)
+	}
+	sub, err := experiment.Open(filepath.Join(exp, "_f1_x1.er"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range sub.Log.Events {
+		found = found || e.Kind == "warning" && strings.Contains(e.Text, want)
+	}
+	if !found {
+		t.Errorf("no warning in _f1_x1.er's log: %+v", sub.Log.Events)
+	}
+	if p := er(t, "", nil, "print", "-functions", exp); !strings.Contains(p.stderr, want) {
+		t.Errorf("er print -functions does not say that a process was not recorded:\n%s", p.stderr)
+	}
+
+	// Under -H on: a child that cleared LD_PRELOAD and a static one ran without the collector library.
+	static := filepath.Join(dir, "whoami-static")
+	if out, err := exec.Command("gcc", "-static", "-O1", "-o", static, filepath.Join("..", "..", "testdata", "whoami.c")).CombinedOutput(); err != nil {
+		t.Logf("no static program (%v: %s)", err, out)
+		static = ""
+	}
+	who := cbuild(t, "whoami", "-O1", "-g")
+	script := who + "; env -u LD_PRELOAD " + who
+	if static != "" {
+		script += "; " + static
+	}
+	r = er(t, "", nil, "collect", "-H", "on", "-o", filepath.Join(dir, "h.er"), "sh", "-c", script)
+	if r.code != 0 {
+		t.Fatalf("-H on: exit %d\n%s", r.code, r.stderr)
+	}
+	missing := "the collector library did not run in process "
+	if n := strings.Count(r.stderr, missing); n != 1+min(1, len(static)) {
+		t.Errorf("-H on: er collect said %d times %q; want it of the child that cleared LD_PRELOAD and of the static one:\n%s", n, missing, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "its environment did not preload the collector library") {
+		t.Errorf("-H on: no reason for the child that cleared LD_PRELOAD:\n%s", r.stderr)
+	}
+	if static != "" && !strings.Contains(r.stderr, static+" is statically linked") {
+		t.Errorf("-H on: no reason for the static child:\n%s", r.stderr)
 	}
 }

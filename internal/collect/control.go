@@ -187,6 +187,9 @@ func (s *Session) handleMessage(m message) {
 		}
 	case msgStarted, msgForked, msgExeced:
 		s.libraryInstances++
+		// Which image it ran in is decided at the end: the message can come before er reads the
+		// exec that started the image.
+		s.libStarts = append(s.libStarts, libStart{m.pid, t})
 	case msgStopped:
 		err := fmt.Errorf("the collector library in process %d: writing its trace: %v", m.pid, unix.Errno(m.signo))
 		if s.writeErr != nil && p.open() { // else writeFailed's warning says it, in every experiment

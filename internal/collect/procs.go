@@ -33,6 +33,10 @@ type proc struct {
 	stackBuf  experiment.Stack
 	mapped    map[mapKey]bool
 
+	execed     bool      // exec started the image
+	exec       execFacts // what er read of it at its exec
+	unrecorded bool      // the kernel sent nothing of it after its exec (warnUnrecordedExecs)
+
 	initPaused bool     // recording was paused when the image began (-y)
 	toggles    []toggle // pause and resume by signal, in time order
 }

@@ -63,21 +63,23 @@ type Session struct {
 	ctl        *control            // the channel to the collector library
 	closedSize int64               // bytes in the experiments of images already closed
 
-	threadCPU     map[*proc]map[uint32]int64 // CPU time counted by the kernel for each exited thread
-	readTotal     int64                      // sum of the counts the exited threads reported
-	orphanRead    int64                      // counts reported under the founder's main thread
-	runtime       *runtimeCounts             // the threads' runtime counts, where the clock's group counts them
-	mainSampledNS int64                      // the period of the founder's main thread's samples, ns
-	exitedTasks   map[*proc][]uint32         // threads that exited, by image
-	stoppedAt     int64                      // when -t or -L stopped recording; 0 while recording
-	writeErr      error                      // the first write that failed (a full disk): recording stopped
-	archiveFull   bool                       // archiving found the disk full: it stopped there
-	liveMark      *os.File                   // the FIFO .control held open, without the library: readers tell a live experiment by it
+	threadCPU   map[*proc]map[uint32]int64 // CPU time counted by the kernel for each exited thread
+	readTotal   int64                      // sum of the counts the exited threads reported
+	orphanRead  int64                      // counts reported under the founder's main thread
+	runtime     *runtimeCounts             // the threads' runtime counts, where the clock's group counts them
+	sampledNS   map[uint32]int64           // the period of each thread's samples, ns, by tid
+	exitedTasks map[*proc][]uint32         // threads that exited, by image
+	stoppedAt   int64                      // when -t or -L stopped recording; 0 while recording
+	writeErr    error                      // the first write that failed (a full disk): recording stopped
+	archiveFull bool                       // archiving found the disk full: it stopped there
+	liveMark    *os.File                   // the FIFO .control held open, without the library: readers tell a live experiment by it
 
 	subexperiments   int
 	libraryInstances int
-	founderDone      bool   // the founder process has exited (or was detached from)
-	setIDText        string // what a set-user-ID target loses under er (checkSetID), or ""
+	libStarts        []libStart // where and when the collector library said it started
+	unrecorded       int        // images exec started that the kernel did not record (checkUnrecorded)
+	founderDone      bool       // the founder process has exited (or was detached from)
+	setIDText        string     // what a set-user-ID target loses under er (checkSetID), or ""
 }
 
 type kernelArchive struct {
@@ -751,6 +753,9 @@ func (s *Session) addMapping(m experiment.Mapping) {
 	if p := s.cur[m.Pid]; p.open() {
 		p.mapped[mapKey{m.Start, m.Path}] = true
 		p.w.AddMapping(m)
+		if p.execed && p.exec.exe == "" && strings.HasPrefix(m.Path, "/") {
+			p.exec.exe = m.Path // exec maps the program's code first, before the loader's
+		}
 	}
 	live := s.live[m.Pid][:0]
 	for _, old := range s.live[m.Pid] {
@@ -802,6 +807,7 @@ func (s *Session) drain() {
 	now := s.now()
 	for _, p := range s.images {
 		if p.open() && p.exited && p != s.founder && now-p.exitTime > time.Second.Nanoseconds() {
+			s.checkUnrecorded(p)
 			s.closedSize += p.w.Size()
 			s.closeImage(p)
 		}
@@ -862,7 +868,9 @@ func (s *Session) handle(r perfevent.Record) {
 			s.imageEnded(old, t, false)
 		}
 		ppid := old.ppid
-		s.newImage(r.Pid, ppid, old, 'x', t, progName(r.Pid, r.Comm))
+		p := s.newImage(r.Pid, ppid, old, 'x', t, progName(r.Pid, r.Comm))
+		p.execed = true
+		p.exec = readExecFacts(r.Pid, r.Comm, s.lib)
 		// The new image's vdso is mapped by the kernel without a mapping record.
 		if maps, err := readMaps(int(r.Pid)); err == nil {
 			for _, m := range maps {
@@ -951,9 +959,10 @@ func (s *Session) sample(r *perfevent.Sample) {
 	if err := p.w.Clock(experiment.ClockSample{Time: t, Pid: r.Pid, Tid: r.Tid, CPU: r.CPU, Mode: mode,
 		Period: int64(r.Period), Stack: id}); err == nil {
 		s.samples++
-		if r.Tid == uint32(s.pid) {
-			s.mainSampledNS += int64(r.Period)
+		if s.sampledNS == nil {
+			s.sampledNS = map[uint32]int64{}
 		}
+		s.sampledNS[r.Tid] += int64(r.Period)
 	}
 }
 
@@ -1074,6 +1083,7 @@ func (s *Session) finish(waitErr error) error {
 	if s.throttled > 0 {
 		s.w.Event(experiment.Event{Time: end, Kind: "warning", Text: fmt.Sprintf("the kernel throttled sampling %d times (perf_event_max_sample_rate)", s.throttled)})
 	}
+	s.warnUnrecordedExecs() // before the counts: an image the kernel stopped recording reports none
 	if s.spec.Clock && s.events != nil && counted > 0 {
 		// The founder's main thread has the original events, whose count includes every inherited
 		// thread's: what the exited threads reported is theirs.
@@ -1087,7 +1097,7 @@ func (s *Session) finish(waitErr error) error {
 			s.threadCPU[s.founder][uint32(s.pid)] += counted - s.readTotal
 		}
 		s.assignOrphanRead()
-		if text := unsampledWarning(s.threadCPU[s.founder][uint32(s.pid)], s.mainSampledNS, counted, s.spec.Interval); text != "" {
+		if text := unsampledWarning(s.threadCPU[s.founder][uint32(s.pid)], s.uncountedSampledNS(), counted, s.spec.Interval); text != "" {
 			s.w.Event(experiment.Event{Time: end, Kind: "warning", Text: text})
 			fmt.Fprintf(s.stderr, "er collect: warning: %s\n", text)
 		}
@@ -1117,6 +1127,7 @@ func (s *Session) finish(waitErr error) error {
 	if s.ctl != nil {
 		s.handleMessages()
 		s.ctl.close()
+		s.warnLibraryMissing()
 		s.relocateLibraryData()
 		s.checkSigprofCoverage(st)
 		s.w.Event(experiment.Event{Time: end, Kind: "comment", Text: fmt.Sprintf("the collector library ran in %d process images", s.libraryInstances)})
@@ -1194,6 +1205,28 @@ func (s *Session) checkSigprofCoverage(st *os.ProcessState) {
 	fmt.Fprintf(s.stderr, "er collect: %s\n", text)
 }
 
+// uncountedSampledNS is the period of the samples of the founder's main thread and of what the
+// samples of the other threads stand for beyond their own counts: the counts that the kernel
+// reported under the founder's main thread are theirs (a thread whose count was reported there has
+// none, or only that of its first moments), or else they were lost with their samples.
+func (s *Session) uncountedSampledNS() int64 {
+	counted := map[uint32]int64{}
+	for _, threads := range s.threadCPU {
+		for tid, ns := range threads {
+			counted[tid] += ns
+		}
+	}
+	var ns int64
+	for tid, v := range s.sampledNS {
+		if tid == uint32(s.pid) {
+			ns += v
+		} else if v > counted[tid] {
+			ns += v - counted[tid]
+		}
+	}
+	return ns
+}
+
 // assignOrphanRead gives the counts reported under the founder's main thread to the one exited
 // thread that reported none (the kernel reports a thread's count late, and under the founder,
 // when the thread's events were torn down before it could); with several such threads, none of
@@ -1208,6 +1241,9 @@ func (s *Session) assignOrphanRead() {
 	}
 	var missing []task
 	for p, tids := range s.exitedTasks {
+		if p.unrecorded {
+			continue // the kernel removed its events at its exec: it reports no count
+		}
 		for _, tid := range tids {
 			if _, ok := s.threadCPU[p][tid]; !ok {
 				missing = append(missing, task{p, tid})

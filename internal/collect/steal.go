@@ -116,7 +116,8 @@ func interpolateCounts[K comparable](threads, lows map[K]int64, cpuNS int64) (in
 }
 
 // unsampledWarning says when the founder's main thread holds much more counted CPU time (mainNS, which
-// includes what threads never reported) than its samples (sampledNS) stand for: with a thousand threads
+// includes what threads never reported) than its samples and those of the threads without a count of
+// their own (sampledNS) stand for: with a thousand threads
 // started at once, the kernel took neither samples nor counts of 10% to 45% of them in 1 run of 3 beside
 // two busy loops (perf record too), and their CPU time is then only in the process's total. It returns
 // "" when the difference is under 10 periods or 5% of the total count.
