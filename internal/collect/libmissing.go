@@ -149,8 +149,7 @@ func (s *Session) warnLibraryMissing() {
 }
 
 // checkUnrecorded says, in the experiment of an image that exec started and of which the kernel
-// sent nothing (not even the mapping of its program), and in the founder's, that nothing of it was
-// recorded: the kernel removes perf events from a process whose exec makes it not dumpable (a
+// sent nothing (not even the mapping of its program), that nothing of it was recorded: the kernel removes perf events from a process whose exec makes it not dumpable (a
 // set-user-ID, set-group-ID or file-capabilities program), and reports it as exited there. On
 // stderr, the first few (unrecordedSummary says how many more).
 func (s *Session) checkUnrecorded(p *proc) {
@@ -166,8 +165,7 @@ func (s *Session) checkUnrecorded(p *proc) {
 		"it removes perf events from a process that a set-user-ID, set-group-ID or file-capabilities program makes not dumpable "+
 		"(or its records were lost); run er collect on the program itself, as root, to profile it",
 		p.pid, prog, filepath.Base(p.w.Dir()))
-	p.w.Event(experiment.Event{Kind: "warning", Pid: p.pid, Text: text})
-	s.w.Event(experiment.Event{Kind: "warning", Pid: p.pid, Text: text})
+	p.w.Event(experiment.Event{Kind: "warning", Pid: p.pid, Text: text}) // er print of the founder says it too
 	if s.unrecorded++; s.unrecorded <= 3 {
 		fmt.Fprintf(s.stderr, "er collect: warning: %s\n", text)
 	}
@@ -180,7 +178,7 @@ func (s *Session) warnUnrecordedExecs() {
 		s.checkUnrecorded(p)
 	}
 	if s.unrecorded > 3 {
-		fmt.Fprintf(s.stderr, "er collect: and %d more processes like it (see the founder's log)\n", s.unrecorded-3)
+		fmt.Fprintf(s.stderr, "er collect: and %d more processes like it (see their experiments' logs)\n", s.unrecorded-3)
 	}
 }
 
