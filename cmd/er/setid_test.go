@@ -66,11 +66,7 @@ func TestSetIDTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	found := false
-	for _, e := range d.Log.Events {
-		found = found || e.Kind == "warning" && strings.Contains(e.Text, want)
-	}
-	if !found {
+	if !hasEvent(d, "warning", want) {
 		t.Errorf("no warning in the experiment's log: %+v", d.Log.Events)
 	}
 
@@ -158,11 +154,7 @@ func TestSetIDChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	found := false
-	for _, e := range sub.Log.Events {
-		found = found || e.Kind == "warning" && strings.Contains(e.Text, want)
-	}
-	if !found {
+	if !hasEvent(sub, "warning", want) {
 		t.Errorf("no warning in _f1_x1.er's log: %+v", sub.Log.Events)
 	}
 	if p := er(t, "", nil, "print", "-functions", exp); !strings.Contains(p.stderr, want) {

@@ -91,12 +91,7 @@ func openControl(dir string) (*control, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mapping %s: %v", f.Name(), err)
 	}
-	fifoPath := filepath.Join(dir, controlName)
-	if err := unix.Mkfifo(fifoPath, 0o600); err != nil {
-		_ = unix.Munmap(state)
-		return nil, fmt.Errorf("creating %s: %v", fifoPath, err)
-	}
-	fifo, err := os.OpenFile(fifoPath, os.O_RDWR, 0)
+	fifo, err := holdControl(dir)
 	if err != nil {
 		_ = unix.Munmap(state)
 		return nil, err
@@ -126,9 +121,9 @@ func (c *control) set(off int, v uint32) {
 	}
 }
 
-// holdControl creates the FIFO .control in the experiment directory dir and holds it open, so that
-// readers can tell that er collect is still recording (without the collector library, nothing is sent
-// on it).
+// holdControl creates the FIFO .control in the experiment directory dir and holds it open: the
+// collector library sends its messages on it, and readers tell by it that er collect is still
+// recording (without the library, that is all it is for).
 func holdControl(dir string) (*os.File, error) {
 	fifoPath := filepath.Join(dir, controlName)
 	if err := unix.Mkfifo(fifoPath, 0o600); err != nil {

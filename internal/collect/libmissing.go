@@ -34,23 +34,26 @@ type libStart struct {
 const atSecure = 23
 
 // readExecFacts reads the facts of process pid's image, which exec started as comm, and whose
-// environment was to preload lib. The kernel reports the exec before it has replaced the process's
-// memory and set up its auxiliary vector and environment: facts read then (the program file is not
-// comm's yet, or the vector is still empty) are unknown.
+// environment was to preload lib (none: only its program file is read). The kernel reports the exec
+// before it has replaced the process's memory and set up its auxiliary vector and environment: facts
+// read before (the program file is not comm's yet) or meanwhile (the vector is still empty) are
+// unknown.
 func readExecFacts(pid uint32, comm, lib string) execFacts {
-	f := readProcFacts(pid, lib)
-	if !f.secureKnown || f.exe == "" || comm == "" || !strings.HasPrefix(filepath.Base(f.exe), comm) {
-		return execFacts{exe: f.exe}
-	}
-	return f
-}
-
-func readProcFacts(pid uint32, lib string) execFacts {
-	var f execFacts
 	dir := "/proc/" + strconv.FormatUint(uint64(pid), 10)
-	if auxv, err := os.ReadFile(dir + "/auxv"); err == nil {
-		f.secure, f.secureKnown = auxvValue(auxv, atSecure)
-		f.secure = f.secureKnown && f.secure
+	exe, err := os.Readlink(dir + "/exe")
+	if err != nil || comm == "" || !strings.HasPrefix(filepath.Base(exe), comm) {
+		return execFacts{}
+	}
+	f := execFacts{exe: exe}
+	if lib == "" {
+		return f
+	}
+	auxv, err := os.ReadFile(dir + "/auxv")
+	if err != nil {
+		return f
+	}
+	if f.secure, f.secureKnown = auxvValue(auxv, atSecure); !f.secureKnown {
+		return f
 	}
 	if env, err := os.ReadFile(dir + "/environ"); err == nil {
 		f.preloadKnown = true
@@ -60,7 +63,6 @@ func readProcFacts(pid uint32, lib string) execFacts {
 			}
 		}
 	}
-	f.exe, _ = os.Readlink(dir + "/exe")
 	return f
 }
 

@@ -1327,6 +1327,11 @@ func isDiskFull(text string) bool {
 	return strings.Contains(text, syscall.ENOSPC.Error()) || strings.Contains(text, syscall.EDQUOT.Error())
 }
 
+// diskFull says whether err is that of a full disk or quota.
+func diskFull(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}
+
 // writeArchives records each load object's symbols so that names survive a rebuilt or deleted binary.
 func (s *Session) writeArchives() {
 	for path := range s.usedPaths {
@@ -1345,7 +1350,7 @@ func (s *Session) writeArchives() {
 			continue
 		}
 		if err := experiment.WriteArchive(s.dir, a); err != nil {
-			if isDiskFull(err.Error()) {
+			if diskFull(err) {
 				s.archivingFull()
 				return
 			}
@@ -1357,7 +1362,7 @@ func (s *Session) writeArchives() {
 		a, err := k.a, k.err
 		if a != nil {
 			a.Symbols = usedSymbols(a, s.kernelPCs)
-			if werr := experiment.WriteArchive(s.dir, a); werr != nil && isDiskFull(werr.Error()) {
+			if werr := experiment.WriteArchive(s.dir, a); diskFull(werr) {
 				s.archivingFull()
 				return
 			} else if werr != nil && err == nil {

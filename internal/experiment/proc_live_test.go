@@ -82,48 +82,83 @@ func hasWarning(d *experiment.Data, prefix string) bool {
 	return false
 }
 
+// liveCollect is a running er collect of testdata/procheap, which has said "ready" and waits for
+// its FIFO to be opened.
+type liveCollect struct {
+	cmd     *exec.Cmd
+	exp     string // the experiment
+	fifo    string
+	errFile string // er collect's stderr
+	killed  bool
+}
+
+// startLive starts er collect with opts on procheap into a new experiment and waits for procheap to
+// say ready.
+func startLive(t *testing.T, er, prog string, opts ...string) *liveCollect {
+	t.Helper()
+	dir := t.TempDir()
+	l := &liveCollect{exp: filepath.Join(dir, "test.1.er"), fifo: filepath.Join(dir, "fifo"), errFile: filepath.Join(dir, "stderr")}
+	if err := syscall.Mkfifo(l.fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l.cmd = exec.Command(er, append(append([]string{"collect"}, opts...), "-o", l.exp, prog, l.fifo)...)
+	out, err := l.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A file, not a pipe: procheap inherits it and outlives er, and Wait would wait for a pipe's end.
+	ef, err := os.Create(l.errFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ef.Close()
+	l.cmd.Stderr = ef
+	if err := l.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if !l.killed {
+			l.cmd.Process.Kill()
+			l.cmd.Wait()
+		}
+	})
+	lines := bufio.NewScanner(out)
+	if !lines.Scan() || lines.Text() != "ready" {
+		l.cmd.Process.Kill()
+		l.cmd.Wait()
+		l.killed = true
+		t.Fatalf("procheap did not say ready: %q, %v; er collect's stderr:\n%s", lines.Text(), lines.Err(), l.stderr())
+	}
+	return l
+}
+
+func (l *liveCollect) stderr() string { b, _ := os.ReadFile(l.errFile); return string(b) }
+
+// killEr SIGKILLs er collect, lets procheap (process pid) go on, and waits for it to end.
+func (l *liveCollect) killEr(t *testing.T, pid uint32) {
+	t.Helper()
+	l.cmd.Process.Signal(syscall.SIGKILL)
+	l.cmd.Wait()
+	l.killed = true
+	w, err := os.OpenFile(l.fifo, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	waitFor(t, "procheap to end", func() bool {
+		b, err := os.ReadFile("/proc/" + itoa(pid) + "/stat")
+		return err != nil || strings.Contains(string(b), ") Z ") // gone, or a zombie nobody reaps
+	})
+}
+
 // The heap data of a real collection is read while er collect runs (from .proc/, where the
 // collector library writes it), and after er collect was killed: the founder's into the founder
 // experiment, the child's into its subexperiment, each with a warning that says where it came from
 // and that the experiment is live or was not finished. Before, both read no heap event at all.
 func TestOpenProcLive(t *testing.T) {
 	er, prog := buildCollector(t)
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	exp := filepath.Join(dir, "test.1.er")
-	cmd := exec.Command(er, "collect", "-H", "on", "-o", exp, prog, fifo)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A file, not a pipe: procheap inherits it and outlives er, and Wait would wait for a pipe's end.
-	errFile := filepath.Join(dir, "stderr")
-	ef, err := os.Create(errFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ef.Close()
-	cmd.Stderr = ef
-	stderr := func() string { b, _ := os.ReadFile(errFile); return string(b) }
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	killed := false
-	t.Cleanup(func() {
-		if !killed {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	})
-	lines := bufio.NewScanner(out)
-	if !lines.Scan() || lines.Text() != "ready" {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("procheap did not say ready: %q, %v; er collect's stderr:\n%s", lines.Text(), lines.Err(), stderr())
-	}
+	l := startLive(t, er, prog, "-H", "on")
+	exp := l.exp
 	// The child's subexperiment: er makes it when it sees the fork in perf's records.
 	sub := filepath.Join(exp, "_f1.er")
 	haveSub := true
@@ -132,7 +167,7 @@ func TestOpenProcLive(t *testing.T) {
 			return true
 		}
 		// Without perf events er follows no descendant: the child's data has no experiment.
-		if strings.Contains(stderr(), "perf") {
+		if strings.Contains(l.stderr(), "perf") {
 			haveSub = false
 			return true
 		}
@@ -169,19 +204,7 @@ func TestOpenProcLive(t *testing.T) {
 	}
 
 	// Killed: er collect dies; procheap goes on alone and ends.
-	pid := int(d.Log.Pid)
-	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
-	killed = true
-	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	waitFor(t, "procheap to end", func() bool {
-		b, err := os.ReadFile("/proc/" + itoa(uint32(pid)) + "/stat")
-		return err != nil || strings.Contains(string(b), ") Z ") // gone, or a zombie nobody reaps
-	})
+	l.killEr(t, d.Log.Pid)
 	d, err = experiment.Open(exp)
 	if err != nil {
 		t.Fatal(err)
@@ -216,59 +239,16 @@ func itoa(n uint32) string { return strconv.FormatUint(uint64(n), 10) }
 // control FIFO told readers that er collect was running.
 func TestClockOnlyLive(t *testing.T) {
 	er, prog := buildCollector(t)
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	exp := filepath.Join(dir, "test.1.er")
-	cmd := exec.Command(er, "collect", "-F", "off", "-o", exp, prog, fifo)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A file, not a pipe: procheap inherits it and outlives er, and Wait would wait for a pipe's end.
-	ef, err := os.Create(filepath.Join(dir, "stderr"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ef.Close()
-	cmd.Stderr = ef
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	killed := false
-	t.Cleanup(func() {
-		if !killed {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	})
-	lines := bufio.NewScanner(out)
-	if !lines.Scan() || lines.Text() != "ready" {
-		t.Fatalf("procheap did not say ready: %q, %v", lines.Text(), lines.Err())
-	}
-	d, err := experiment.Open(exp)
+	l := startLive(t, er, prog, "-F", "off")
+	d, err := experiment.Open(l.exp)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !hasWarning(d, "the experiment is live: er collect is still recording it") {
 		t.Errorf("live clock-only experiment: warnings %q", d.Warnings)
 	}
-	pid := int(d.Log.Pid)
-	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
-	killed = true
-	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	waitFor(t, "procheap to end", func() bool {
-		b, err := os.ReadFile("/proc/" + itoa(uint32(pid)) + "/stat")
-		return err != nil || strings.Contains(string(b), ") Z ")
-	})
-	if d, err = experiment.Open(exp); err != nil {
+	l.killEr(t, d.Log.Pid)
+	if d, err = experiment.Open(l.exp); err != nil {
 		t.Fatal(err)
 	}
 	if !hasWarning(d, "the experiment was not finished: er collect stopped before the end") {
@@ -276,10 +256,10 @@ func TestClockOnlyLive(t *testing.T) {
 	}
 
 	// To the end: no FIFO is left, and no warning.
-	exp2 := filepath.Join(dir, "test.2.er")
-	done := exec.Command(er, "collect", "-F", "off", "-o", exp2, prog, fifo)
+	exp2 := filepath.Join(t.TempDir(), "test.2.er")
+	done := exec.Command(er, "collect", "-F", "off", "-o", exp2, prog, l.fifo)
 	go func() {
-		if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+		if w, err := os.OpenFile(l.fifo, os.O_WRONLY, 0); err == nil {
 			w.Close()
 		}
 	}()

@@ -364,12 +364,20 @@ func (w *Writer) Flush() error {
 }
 
 func (w *Writer) flush() error {
+	if err := w.flushData(); err != nil {
+		return err
+	}
+	return w.fail(w.writeXML())
+}
+
+// flushData writes the records not yet written, stacks first. Call with w.mu held.
+func (w *Writer) flushData() error {
 	for _, d := range []*dataFile{w.stacks, w.clock, w.overview} {
 		if err := w.fail(d.flush()); err != nil {
 			return err
 		}
 	}
-	return w.fail(w.writeXML())
+	return nil
 }
 
 // writeXML rewrites log.xml and map.xml when they changed. Call with w.mu held.
@@ -419,11 +427,7 @@ func (w *Writer) Close() error {
 	w.logDirty, w.mapDirty = true, true
 	err := w.err
 	if err == nil {
-		for _, d := range []*dataFile{w.stacks, w.clock, w.overview} {
-			if err = w.fail(d.flush()); err != nil {
-				break
-			}
-		}
+		err = w.flushData()
 	}
 	if err == nil {
 		if xerr := w.writeXML(); xerr != nil {

@@ -103,10 +103,16 @@ func writeTestExperiment(t testing.TB, dir string) string {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
+	writeProgArchive(t, path)
+	return path
+}
+
+// writeProgArchive writes the archive of the synthetic program into the experiment at path.
+func writeProgArchive(t testing.TB, path string) {
+	t.Helper()
 	a := &experiment.Archive{Path: progPath, Kind: "elf", Size: 0x10000,
 		Segments: []experiment.Segment{{Filesz: 0x10000, Memsz: 0x10000}}, Symbols: symbols}
 	if err := experiment.WriteArchive(path, a); err != nil {
 		t.Fatal(err)
 	}
-	return path
 }

@@ -483,11 +483,7 @@ func writeTimesExperiment(t *testing.T, times ...int64) string {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	a := &experiment.Archive{Path: progPath, Kind: "elf", Size: 0x10000,
-		Segments: []experiment.Segment{{Filesz: 0x10000, Memsz: 0x10000}}, Symbols: symbols}
-	if err := experiment.WriteArchive(path, a); err != nil {
-		t.Fatal(err)
-	}
+	writeProgArchive(t, path)
 	return path
 }
 
