@@ -23,7 +23,7 @@ type Table struct {
 	ehIdx  []span // .eh_frame's FDEs by address, when there is no usable hdr table
 	dbgIdx []span // .debug_frame's FDEs by address
 	loads  []load // PT_LOAD segments, to compute a mapping's bias
-	roots  []span // functions that start a stack (Go's runtime.goexit and runtime.mstart); off unused
+	roots  []span // code that starts a stack (Go's runtime.goexit and runtime.mstart, an entry stub without CFI); off unused
 }
 
 // span is an address range [lo, hi) and the offset of the FDE describing it.
@@ -119,7 +119,37 @@ func parseELF(name string, f *elf.File) (*Table, error) {
 	if f.Section(".gopclntab") != nil || f.Section(".go.buildinfo") != nil {
 		t.roots = goRoots(f)
 	}
+	if sp, ok := t.entryStub(f.Entry); ok {
+		t.roots = append(t.roots, sp)
+	}
 	return t, nil
+}
+
+// maxEntryStub bounds the entry stub without CFI that entryStub accepts.
+const maxEntryStub = 256
+
+// entryStub returns the code at the ELF entry point when no FDE covers it: the hand-written
+// stub at which the kernel starts a process, which calls into the rest with no frame above
+// it. The dynamic loader's _start (call _dl_start, then _dl_start_user calling _dl_init) is
+// such a stub: a sample taken while ld.so relocates the program unwinds to a return address
+// in it, where neither CFI nor a frame pointer (rbp is 0 there, as the ABI says it is at
+// process entry) goes further. An entry point that has CFI says so in its CFI instead (glibc's
+// _start marks its return address undefined). The stub runs up to the next FDE, at most
+// maxEntryStub bytes.
+func (t *Table) entryStub(entry uint64) (span, bool) {
+	if entry == 0 {
+		return span{}, false
+	}
+	if _, _, err := t.find(entry); !errors.Is(err, ErrNoCFI) {
+		return span{}, false
+	}
+	end := entry + 1
+	for ; end < entry+maxEntryStub; end++ {
+		if _, _, err := t.find(end); !errors.Is(err, ErrNoCFI) {
+			break
+		}
+	}
+	return span{lo: entry, hi: end}, true
 }
 
 // goRootNames are the functions at which Go stacks start: runtime.goexit (the return address

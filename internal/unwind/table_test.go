@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"os"
 	"os/exec"
@@ -267,5 +268,71 @@ func TestBias(t *testing.T) {
 		if b != tt.bias || ok != tt.ok {
 			t.Errorf("Bias(%#x, %#x) = %#x, %v; want %#x, %v", tt.start, tt.off, b, ok, tt.bias, tt.ok)
 		}
+	}
+}
+
+// interpreter returns the path of the dynamic loader named by /bin/sh's PT_INTERP.
+func interpreter(t *testing.T) string {
+	t.Helper()
+	f, err := elf.Open("/bin/sh")
+	if err != nil {
+		t.Skipf("no /bin/sh to find the dynamic loader: %v", err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			b := make([]byte, p.Filesz)
+			if _, err := p.ReadAt(b, 0); err != nil {
+				t.Fatal(err)
+			}
+			return string(bytes.TrimRight(b, "\x00"))
+		}
+	}
+	t.Skip("/bin/sh is static: no dynamic loader")
+	return ""
+}
+
+func TestLoaderEntryStub(t *testing.T) {
+	// A sample taken while ld.so relocates the program unwinds to the return address of the
+	// call in ld.so's _start, which has no CFI and rbp 0: that is the outermost frame, not a
+	// failure (it failed 2 runs in 8 of TestUnwindNoAlloc).
+	ld := interpreter(t)
+	tab, err := Load(ld)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.Open(ld)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	code := make([]byte, 8)
+	if _, err := f.Section(".text").ReadAt(code, int64(f.Entry-f.Section(".text").Addr)); err != nil {
+		t.Fatal(err)
+	}
+	// mov %rsp,%rdi; call rel32 (the x86-64 RTLD_START since glibc 2.3)
+	if !bytes.Equal(code[:4], []byte{0x48, 0x89, 0xe7, 0xe8}) {
+		t.Skipf("%s: entry code % x is not mov %%rsp,%%rdi; call", ld, code)
+	}
+	if _, err := tab.Row(f.Entry); !errors.Is(err, ErrNoCFI) {
+		t.Skipf("%s: its entry point has CFI (%v): nothing to infer", ld, err)
+	}
+	ret := f.Entry + 8
+	callee := ret + uint64(int64(int32(binary.LittleEndian.Uint32(code[4:]))))
+	if !tab.isRoot(f.Entry) || !tab.isRoot(ret-1) || tab.isRoot(callee) {
+		t.Errorf("isRoot: entry %v, call %v, callee %v; want true, true, false", tab.isRoot(f.Entry), tab.isRoot(ret-1), tab.isRoot(callee))
+	}
+	// The callee at its first instruction, called from _start: two frames, complete.
+	const bias, sp = 0x7f0000000000, 0x7ffc00001000
+	u := &Unwinder{Modules: func(pc uint64) *Module {
+		return &Module{Start: bias, End: bias + 1<<30, Path: ld, Table: tab, Bias: bias}
+	}}
+	var r Regs
+	r.Set(RegRIP, bias+callee)
+	r.Set(RegRSP, sp)
+	r.Set(RegRBP, 0)
+	frames, st, why := u.Unwind(r, mapMemory{sp: bias + ret}, nil)
+	if st != Complete || len(frames) != 2 || frames[1] != bias+ret {
+		t.Errorf("Unwind from ld.so's _dl_start = %#x, %v (%s); want [callee, return into _start], complete", frames, st, why)
 	}
 }
