@@ -93,8 +93,10 @@ func countedPeriods(d *experiment.Data) []int64 {
 // scheduler switches between two threads of a process, the kernel may swap their perf contexts
 // instead of switching events (with inherit_stat it swaps the counts back); a worker thread that then
 // exits with the process's original events reports no count of its own, and the main thread reports
-// it: of 4 workers, one showed 1 ms counted of the 600 ms it measured, the main thread 602 ms of
-// its 1 ms. Pairs are taken in thread order, each thread once, among the threads whose counts
+// its own at its exit. Read the other way round (as the collector did before placing them, see
+// collect's assignOrphanRead), of 4 workers one showed 1 ms counted of the 600 ms it measured, the
+// main thread 602 ms of its 1 ms; experiments recorded then, and any pair the collector could not
+// place, are put right here. Pairs are taken in thread order, each thread once, among the threads whose counts
 // disagree with their samples.
 func swapCounts(counted, sampled, period map[uint32]int64, agree func(c, n, p int64) bool) {
 	var off []uint32

@@ -75,8 +75,9 @@ func (rc *runtimeCounts) readTotal(g *perfevent.Group) {
 }
 
 // lows returns the runtime counts of the threads of each process, the lower bounds of their CPU time,
-// after the founder's main thread's (the total less what exited threads reported) and an orphan's
-// (given to the one thread with a clock count and no runtime count); nil when unknown.
+// with the founder's main thread's and the one task's that reported none placed as assignOrphanRead
+// placed their clock counts (the total less what exited threads reported, and the count reported
+// under the founder's main thread); nil when unknown.
 func (rc *runtimeCounts) lows(s *Session) map[*proc]map[uint32]int64 {
 	if rc == nil || rc.total < 0 || s.cmd == nil {
 		return nil
@@ -90,27 +91,39 @@ func (rc *runtimeCounts) lows(s *Session) map[*proc]map[uint32]int64 {
 			low[p][tid] = n
 		}
 	}
-	low[s.founder][uint32(s.pid)] += rc.total - rc.sum
-	if rc.orphan != 0 {
-		type task struct {
-			p   *proc
-			tid uint32
-		}
-		var missing []task
-		for p, tids := range s.threadCPU {
-			for tid := range tids {
-				if _, ok := low[p][tid]; !ok {
-					missing = append(missing, task{p, tid})
-				}
+	// The orphan and the rest of the total are placed as assignOrphanRead placed the clock's.
+	main := uint32(s.pid)
+	rest := rc.total - rc.sum
+	if rc.orphan == 0 {
+		low[s.founder][main] += rest
+		return low
+	}
+	type task struct {
+		p   *proc
+		tid uint32
+	}
+	var missing []task
+	for p, tids := range s.threadCPU {
+		for tid := range tids {
+			if _, ok := low[p][tid]; !ok && (p != s.founder || tid != main) {
+				missing = append(missing, task{p, tid})
 			}
 		}
-		if len(missing) == 1 {
-			m := missing[0]
-			if low[m.p] == nil {
-				low[m.p] = map[uint32]int64{}
-			}
-			low[m.p][m.tid] = rc.orphan
-		}
+	}
+	if len(missing) != 1 {
+		low[s.founder][main] += rest
+		return low
+	}
+	m := missing[0]
+	if low[m.p] == nil {
+		low[m.p] = map[uint32]int64{}
+	}
+	if s.orphanToTask {
+		low[s.founder][main] += rest
+		low[m.p][m.tid] = rc.orphan
+	} else {
+		low[s.founder][main] += rc.orphan
+		low[m.p][m.tid] = rest
 	}
 	return low
 }

@@ -63,16 +63,17 @@ type Session struct {
 	ctl        *control            // the channel to the collector library
 	closedSize int64               // bytes in the experiments of images already closed
 
-	threadCPU   map[*proc]map[uint32]int64 // CPU time counted by the kernel for each exited thread
-	readTotal   int64                      // sum of the counts the exited threads reported
-	orphanRead  int64                      // counts reported under the founder's main thread
-	runtime     *runtimeCounts             // the threads' runtime counts, where the clock's group counts them
-	sampledNS   map[uint32]int64           // the period of each thread's samples, ns, by tid
-	exitedTasks map[*proc][]uint32         // threads that exited, by image
-	stoppedAt   int64                      // when -t or -L stopped recording; 0 while recording
-	writeErr    error                      // the first write that failed (a full disk): recording stopped
-	archiveFull bool                       // archiving found the disk full: it stopped there
-	liveMark    *os.File                   // the FIFO .control held open, without the library: readers tell a live experiment by it
+	threadCPU    map[*proc]map[uint32]int64 // CPU time counted by the kernel for each exited thread
+	readTotal    int64                      // sum of the counts the exited threads reported
+	orphanRead   int64                      // counts reported under the founder's main thread
+	orphanToTask bool                       // assignOrphanRead gave orphanRead to the task without a count, not to the founder
+	runtime      *runtimeCounts             // the threads' runtime counts, where the clock's group counts them
+	sampledNS    map[uint32]int64           // the period of each thread's samples, ns, by tid
+	exitedTasks  map[*proc][]uint32         // threads that exited, by image
+	stoppedAt    int64                      // when -t or -L stopped recording; 0 while recording
+	writeErr     error                      // the first write that failed (a full disk): recording stopped
+	archiveFull  bool                       // archiving found the disk full: it stopped there
+	liveMark     *os.File                   // the FIFO .control held open, without the library: readers tell a live experiment by it
 
 	subexperiments   int
 	libraryInstances int
@@ -901,8 +902,8 @@ func (s *Session) handle(r perfevent.Record) {
 		}
 		s.readTotal += int64(r.Value)
 		if r.Pid == uint32(s.pid) && r.Tid == uint32(s.pid) {
-			// The founder's main thread holds the original events and reports no count of its own:
-			// this is a child's count that the kernel reported only when the founder exited.
+			// The founder's main thread holds the original events, unless the kernel swapped them
+			// into another task: then it reports its own count here (see assignOrphanRead).
 			s.orphanRead += int64(r.Value)
 			return
 		}
@@ -1227,10 +1228,19 @@ func (s *Session) uncountedSampledNS() int64 {
 	return ns
 }
 
-// assignOrphanRead gives the counts reported under the founder's main thread to the one exited
-// thread that reported none (the kernel reports a thread's count late, and under the founder,
-// when the thread's events were torn down before it could); with several such threads, none of
-// them gets a count, and their samples keep their own periods.
+// assignOrphanRead places the count reported under the founder's main thread (orphanRead). The
+// kernel swaps the perf contexts of two tasks running clones of the same events instead of
+// switching their events (inherit_stat swaps the counts back, so each count follows its task):
+// when the founder's main thread and a descendant (another process or thread) swapped, the
+// descendant exits with the original events and reports no count, and the founder's main thread
+// exits with the copy and reports its own count. So the orphan read is the founder's own, and what
+// the original events hold beyond the reports (counted less readTotal, which the caller gave the
+// founder's main thread) is the count of the one exited task that reported none. (On 2 CPUs with 4
+// busy processes the founder and a child swapped in 7 runs of 10; read the other way round, the
+// founder showed the child's 0.81 s for its own 0.40 s.) The other pairing, by the samples of the
+// two tasks, is taken only where the samples contradict the kernel's pairing and
+// agree with the other, so that a kernel that reports otherwise is still read right.
+// With several such tasks, none of them gets a count and their samples keep their own periods.
 func (s *Session) assignOrphanRead() {
 	if s.orphanRead == 0 {
 		return
@@ -1250,13 +1260,44 @@ func (s *Session) assignOrphanRead() {
 			}
 		}
 	}
-	if len(missing) == 1 {
-		m := missing[0]
-		if s.threadCPU[m.p] == nil {
-			s.threadCPU[m.p] = map[uint32]int64{}
-		}
-		s.threadCPU[m.p][m.tid] = s.orphanRead
+	if len(missing) != 1 {
+		return
 	}
+	m := missing[0]
+	if s.threadCPU[m.p] == nil {
+		s.threadCPU[m.p] = map[uint32]int64{}
+	}
+	if s.cmd == nil {
+		// Attached: the founder's main thread has no count of its own here.
+		s.threadCPU[m.p][m.tid] = s.orphanRead
+		s.orphanToTask = true
+		return
+	}
+	main := uint32(s.pid)
+	rest := s.threadCPU[s.founder][main]
+	agree := func(c int64, tid uint32) bool { return s.countAgrees(c, s.sampledNS[tid]) }
+	if !(agree(s.orphanRead, main) && agree(rest, m.tid)) && agree(rest, main) && agree(s.orphanRead, m.tid) {
+		s.threadCPU[m.p][m.tid] = s.orphanRead
+		s.orphanToTask = true
+		return
+	}
+	s.threadCPU[s.founder][main] = s.orphanRead
+	s.threadCPU[m.p][m.tid] = rest
+}
+
+// orphanDrift is how far, relative to the larger, a thread's count and the period of its samples may
+// differ and still agree in assignOrphanRead: the sampling timer's drift (up to 6% seen) and steal time,
+// with the margin the analysis gives them (its maxWeight, 1.25).
+const orphanDrift = 0.2
+
+// countAgrees says whether count c fits samples whose periods add up to sampled: within orphanDrift,
+// and two sampling intervals for the time after a thread's last samples.
+func (s *Session) countAgrees(c, sampled int64) bool {
+	d := c - sampled
+	if d < 0 {
+		d = -d
+	}
+	return float64(d) <= orphanDrift*float64(max(c, sampled))+2*float64(s.spec.Interval)
 }
 
 // writeThreadCounts records in each experiment the CPU time the kernel counted for its threads,

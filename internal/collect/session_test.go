@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -153,5 +154,52 @@ func TestCreateClaims(t *testing.T) {
 	s := newSession(Spec{Dir: dir, Output: "test.3.er", Target: []string{"prog"}}, io.Discard, filepath.Join(dir, "test.3.er"))
 	if err := s.create("/bin/true"); err == nil || !strings.Contains(err.Error(), "test.3.er already exists") {
 		t.Errorf("-o test.3.er taken: %v", err)
+	}
+}
+
+// orphanSession is a session whose founder (pid 100) and one child (pid 200) exited, the child with
+// no count of its own: counts of 0.8 s left on the original events and 0.4 s reported under the
+// founder's main thread, with samples of the founder and the child adding up to founderNS and
+// childNS.
+func orphanSession(founderNS, childNS int64) (*Session, *proc, *proc) {
+	founder, child := &proc{pid: 100}, &proc{pid: 200, lineage: "_f1"}
+	s := &Session{spec: Spec{Interval: IntervalHi}, cmd: &exec.Cmd{}, pid: 100, founder: founder,
+		exitedTasks: map[*proc][]uint32{child: {200}},
+		threadCPU:   map[*proc]map[uint32]int64{founder: {100: 800e6}},
+		orphanRead:  400e6,
+		sampledNS:   map[uint32]int64{100: founderNS, 200: childNS},
+	}
+	return s, founder, child
+}
+
+func TestAssignOrphanRead(t *testing.T) {
+	// The kernel swapped the founder's and the child's perf contexts: the child exited with the
+	// original events (0.8 s of its own on them) and the founder reported its own 0.4 s at its exit.
+	// Read the other way round, the founder had 0.8 s for its 0.4 s sampled (1 run in 3 of
+	// TestDescendants under load).
+	for _, tc := range []struct {
+		name                   string
+		founderNS, childNS     int64
+		wantFounder, wantChild int64
+		toTask                 bool
+	}{
+		{"kernel's pairing", 400e6, 800e6, 400e6, 800e6, false},
+		{"unsampled", 0, 0, 400e6, 800e6, false},
+		{"samples say the other way", 800e6, 400e6, 800e6, 400e6, true},
+		{"samples agree with neither", 100e6, 100e6, 400e6, 800e6, false},
+	} {
+		s, founder, child := orphanSession(tc.founderNS, tc.childNS)
+		s.assignOrphanRead()
+		if f, c := s.threadCPU[founder][100], s.threadCPU[child][200]; f != tc.wantFounder || c != tc.wantChild || s.orphanToTask != tc.toTask {
+			t.Errorf("%s: founder %d, child %d, to task %v; want %d, %d, %v", tc.name, f, c, s.orphanToTask, tc.wantFounder, tc.wantChild, tc.toTask)
+		}
+	}
+	// Two tasks without counts: neither gets one, and the founder keeps the rest.
+	s, founder, child := orphanSession(400e6, 800e6)
+	other := &proc{pid: 300, lineage: "_f2"}
+	s.exitedTasks[other] = []uint32{300}
+	s.assignOrphanRead()
+	if _, ok := s.threadCPU[child][200]; ok || s.threadCPU[founder][100] != 800e6 {
+		t.Errorf("two tasks without counts: %v", s.threadCPU)
 	}
 }
