@@ -175,7 +175,7 @@ func orphanSession(founderNS, childNS int64) (*Session, *proc, *proc) {
 func TestAssignOrphanRead(t *testing.T) {
 	// The kernel swapped the founder's and the child's perf contexts: the child exited with the
 	// original events (0.8 s of its own on them) and the founder reported its own 0.4 s at its exit.
-	// Read the other way round, the founder had 0.8 s for its 0.4 s sampled (1 run in 3 of
+	// Read the other way round, the founder had 0.8 s for its 0.4 s sampled (3 runs in 12 of
 	// TestDescendants under load).
 	for _, tc := range []struct {
 		name                   string
