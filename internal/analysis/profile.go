@@ -775,7 +775,7 @@ func (b *builder) frameLoc(es *expState, pm *procMaps, epoch int, pc uint64, ret
 
 func (b *builder) symbolFunc(os *objState, vaddr uint64) int32 {
 	sym, ok := archive.SymbolAt(os.arch, vaddr)
-	if !ok {
+	if !ok || sym.Kind == experiment.SymFDE {
 		// A local function of a stripped object (Debian's libc keeps only its exported symbols) may be
 		// named by the object's debug information, such as libc6-dbg's separate DWARF.
 		if fs := b.fileOf(os); fs != nil && fs.of.Debug != nil {
@@ -783,6 +783,8 @@ func (b *builder) symbolFunc(os *objState, vaddr uint64) int32 {
 				return b.function(funcKey{obj: os.obj, addr: fn.Entry, kind: FuncSymbol}, fn.Name, fn.Hi-fn.Lo)
 			}
 		}
+	}
+	if !ok {
 		start, end := gapAt(os.arch.Symbols, vaddr)
 		size := uint64(0)
 		if end > start {

@@ -36,7 +36,8 @@ func Build(path string) (*experiment.Archive, error) {
 	if err != nil {
 		return nil, fmt.Errorf("archive: %w", err)
 	}
-	syms, err := f.Symbols()
+	id := f.BuildID()
+	syms, err := functionSymbols(f, path, id)
 	if err != nil {
 		return nil, fmt.Errorf("archive: %w", err)
 	}
@@ -44,7 +45,7 @@ func Build(path string) (*experiment.Archive, error) {
 		Path:     path,
 		Size:     st.Size(),
 		Mtime:    st.ModTime().UnixNano(),
-		BuildID:  f.BuildID(),
+		BuildID:  id,
 		Kind:     "elf",
 		Segments: f.Segments(),
 		Symbols:  syms,

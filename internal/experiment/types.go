@@ -85,6 +85,9 @@ const (
 	SymFunc   SymbolKind = 0 // a function from .symtab or .dynsym
 	SymPLT    SymbolKind = 1 // a PLT stub, named "f@plt"
 	SymKernel SymbolKind = 2 // a kernel function from kallsyms
+	// SymFDE is a function known only by its call frame entry (.eh_frame or .debug_frame): its
+	// symbol was stripped. It is named by its object and link-time address, "liblzma.so.5.4.1+0x15a20".
+	SymFDE SymbolKind = 3
 )
 
 // Symbol is a function-like symbol at a link-time address (for the kernel,

@@ -12,6 +12,7 @@ import (
 
 	"er/internal/experiment"
 	"er/internal/regfile"
+	"er/internal/unwind"
 )
 
 // File is an open ELF load object.
@@ -161,4 +162,20 @@ func BuildIDFromNotes(data []byte, order binary.ByteOrder, align uint64) string 
 		data = data[next:]
 	}
 	return ""
+}
+
+// FDERanges returns the link-time address ranges [lo, hi) of the file's call frame entries
+// (.eh_frame and .debug_frame), sorted by start, one per start: the bounds of its functions, named
+// or not. A file without call frame information gives none.
+func (f *File) FDERanges() (rs [][2]uint64, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			rs, err = nil, fmt.Errorf("objfile: %s: malformed call frame information: %v", f.name, p)
+		}
+	}()
+	t, err := unwind.ParseELF(f.elf)
+	if err != nil {
+		return nil, fmt.Errorf("objfile: %s: %w", f.name, err)
+	}
+	return t.FunctionRanges()
 }

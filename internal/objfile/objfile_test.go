@@ -171,3 +171,33 @@ func FuzzNewFile(f *testing.F) {
 		}
 	})
 }
+
+func TestFDERanges(t *testing.T) {
+	// Every defined function of a gcc-built program starts a call frame entry of its size.
+	f := openT(t, buildC(t, "gcc", "prog.c", "-O2"))
+	rs, err := f.FDERanges()
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts := map[uint64]uint64{}
+	for _, r := range rs {
+		starts[r[0]] = r[1] - r[0]
+	}
+	syms, err := f.elf.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Section == elf.SHN_UNDEF || s.Size == 0 {
+			continue
+		}
+		n++
+		if size, ok := starts[s.Value]; !ok || size != s.Size {
+			t.Errorf("%s at %#x (%d bytes): call frame entry of %d bytes (found %v)", s.Name, s.Value, s.Size, size, ok)
+		}
+	}
+	if n < 2 {
+		t.Errorf("only %d sized functions in the program", n)
+	}
+}

@@ -57,26 +57,89 @@ func (f *File) Symbols() (syms []experiment.Symbol, err error) {
 
 // functionSymbols keeps the defined functions of syms, one per address,
 // sorted by address. Aliases at one address collapse into the best-named one,
-// with the largest size among them.
+// with the largest size among them. glibc's internal aliases are shown by
+// their public names (__GI___printf_fp_l.cold as __printf_fp_l.cold), and
+// local functions that share a name with another function of the object are
+// told apart by the source file that the symbol table names before them
+// ("init (a.c)" and "init (b.c)"), or else by their address ("init@0x1130").
 func functionSymbols(syms []elf.Symbol) []experiment.Symbol {
 	best := make(map[uint64]elf.Symbol)
 	size := make(map[uint64]uint64)
+	file := make(map[uint64]string)
+	cur := "" // the STT_FILE symbol in effect: local symbols follow the file they come from
 	for _, s := range syms {
 		t := elf.ST_TYPE(s.Info)
+		if t == elf.STT_FILE {
+			cur = s.Name
+			continue
+		}
 		if (t != elf.STT_FUNC && t != sttGNUIFunc) || s.Section == elf.SHN_UNDEF || s.Value == 0 || s.Name == "" {
 			continue
 		}
 		if b, ok := best[s.Value]; !ok || betterAlias(s, b) {
 			best[s.Value] = s
+			if elf.ST_BIND(s.Info) == elf.STB_LOCAL {
+				file[s.Value] = cur
+			} else {
+				delete(file, s.Value)
+			}
 		}
 		size[s.Value] = max(size[s.Value], s.Size)
 	}
 	out := make([]experiment.Symbol, 0, len(best))
+	count := make(map[string]int, len(best))
 	for addr, s := range best {
-		out = append(out, experiment.Symbol{Name: s.Name, Addr: addr, Size: size[addr], Kind: experiment.SymFunc})
+		name := publicName(s.Name)
+		count[name]++
+		out = append(out, experiment.Symbol{Name: name, Addr: addr, Size: size[addr], Kind: experiment.SymFunc})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Addr < out[j].Addr })
+	distinguish(out, count, file)
 	return out
+}
+
+// publicName is the name of a symbol without glibc's __GI_ prefix, which marks the hidden alias
+// the library calls itself by.
+func publicName(name string) string {
+	if p, ok := strings.CutPrefix(name, "__GI_"); ok && p != "" {
+		return p
+	}
+	return name
+}
+
+// distinguish renames the local functions of syms whose name count says is shared: by their file
+// (from file, by address), then by address where the file does not tell them apart.
+func distinguish(syms []experiment.Symbol, count map[string]int, file map[uint64]string) {
+	var dup []int
+	for i, s := range syms {
+		if count[s.Name] > 1 {
+			if _, local := file[s.Addr]; local {
+				dup = append(dup, i)
+			}
+		}
+	}
+	if len(dup) == 0 {
+		return
+	}
+	named := make(map[string]int, len(dup))
+	for _, i := range dup {
+		if f := file[syms[i].Addr]; f != "" {
+			syms[i].Name += " (" + f + ")"
+		}
+		named[syms[i].Name]++
+	}
+	for _, s := range syms {
+		if _, ok := named[s.Name]; ok {
+			if _, local := file[s.Addr]; !local {
+				named[s.Name]++ // a global of that name: the local still needs its address
+			}
+		}
+	}
+	for _, i := range dup {
+		if named[syms[i].Name] > 1 {
+			syms[i].Name += fmt.Sprintf("@0x%x", syms[i].Addr)
+		}
+	}
 }
 
 // betterAlias reports whether a is a better name than b for the same

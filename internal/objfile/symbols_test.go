@@ -215,3 +215,41 @@ func TestBetterAlias(t *testing.T) {
 		}
 	}
 }
+
+func TestPublicNamesAndDuplicates(t *testing.T) {
+	fn := func(name string, bind elf.SymBind, addr uint64) elf.Symbol {
+		return elf.Symbol{Name: name, Info: elf.ST_INFO(bind, elf.STT_FUNC), Section: 16, Value: addr, Size: 16}
+	}
+	file := func(name string) elf.Symbol {
+		return elf.Symbol{Name: name, Info: elf.ST_INFO(elf.STB_LOCAL, elf.STT_FILE), Section: elf.SHN_ABS}
+	}
+	syms := []elf.Symbol{
+		file("printf_fp.c"),
+		fn("__GI___printf_fp_l.cold", elf.STB_LOCAL, 0x100),
+		fn("__GI___printf_fp_l", elf.STB_LOCAL, 0x200),
+		fn("__printf_fp_l", elf.STB_LOCAL, 0x200),
+		file("a.c"),
+		fn("init", elf.STB_LOCAL, 0x300),
+		fn("twice", elf.STB_LOCAL, 0x400),
+		fn("twice", elf.STB_LOCAL, 0x500),
+		file("b.c"),
+		fn("init", elf.STB_LOCAL, 0x600),
+		fn("main", elf.STB_LOCAL, 0x700), // a local main beside the program's
+		fn("main", elf.STB_GLOBAL, 0x800),
+	}
+	got := map[uint64]string{}
+	for _, s := range functionSymbols(syms) {
+		got[s.Addr] = s.Name
+	}
+	want := map[uint64]string{
+		0x100: "__printf_fp_l.cold", 0x200: "__printf_fp_l",
+		0x300: "init (a.c)", 0x600: "init (b.c)",
+		0x400: "twice (a.c)@0x400", 0x500: "twice (a.c)@0x500",
+		0x700: "main (b.c)", 0x800: "main",
+	}
+	for addr, name := range want {
+		if got[addr] != name {
+			t.Errorf("at %#x: %q, want %q", addr, got[addr], name)
+		}
+	}
+}

@@ -89,6 +89,15 @@ func (c *Cache) TableFromImage(name string, img []byte) (*Table, error) {
 
 // loadVDSO reads the [vdso] mapping named in the maps file from the mem file.
 func loadVDSO(maps, mem string) (*Table, error) {
+	img, err := vdsoImage(maps, mem)
+	if err != nil {
+		return nil, err
+	}
+	return TableFromImage("[vdso]", img)
+}
+
+// vdsoImage reads the bytes of the [vdso] mapping named in the maps file from the mem file.
+func vdsoImage(maps, mem string) ([]byte, error) {
 	data, err := os.ReadFile(maps)
 	if err != nil {
 		return nil, fmt.Errorf("unwind: reading the vdso: %w", err)
@@ -109,7 +118,7 @@ func loadVDSO(maps, mem string) (*Table, error) {
 		if _, err := fh.ReadAt(img, int64(m.Start)); err != nil {
 			return nil, fmt.Errorf("unwind: reading the vdso at %#x from %s: %w", m.Start, mem, err)
 		}
-		return TableFromImage("[vdso]", img)
+		return img, nil
 	}
 	return nil, fmt.Errorf("unwind: %s has no [vdso] mapping", maps)
 }

@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"er/internal/archive"
-	"er/internal/experiment"
 	"er/internal/perfevent"
 )
 
@@ -308,10 +306,10 @@ func profile(t testing.TB, cfg runCfg, bin string, args ...string) *runResult {
 	return res
 }
 
-// symbolizer names addresses with the archives of the load objects, as the analysis does.
+// symbolizer names addresses by the function symbols of the load objects (elfSyms).
 type symbolizer struct {
 	space *Space
-	arcs  map[string]*experiment.Archive
+	objs  map[string]*elfSyms
 }
 
 // name names the function at pc; ret says pc is a return address (named by pc-1).
@@ -323,31 +321,15 @@ func (s *symbolizer) name(pc uint64, ret bool) string {
 	if m == nil {
 		return "?"
 	}
-	a, ok := s.arcs[m.Path]
+	o, ok := s.objs[m.Path]
 	if !ok {
-		var err error
-		if m.Path == "[vdso]" {
-			a, err = archive.VDSO()
-		} else {
-			a, err = archive.Build(m.Path)
-		}
-		if err != nil {
-			a = nil
-		}
-		s.arcs[m.Path] = a
+		o = loadElfSyms(m.Path)
+		s.objs[m.Path] = o
 	}
-	if a == nil {
+	if o == nil {
 		return "?"
 	}
-	va, ok := archive.FileOffsetToVaddr(a, m.Offset+pc-m.Start)
-	if !ok {
-		return "?"
-	}
-	sym, ok := archive.SymbolAt(a, va)
-	if !ok {
-		return "?"
-	}
-	return sym.Name
+	return o.at(m.Offset + pc - m.Start)
 }
 
 // names names a stack's frames.
@@ -402,7 +384,7 @@ type figures struct {
 
 // measure checks every sample: key is the function whose samples must show chain (leaf first).
 func measure(res *runResult, key string, chain []string, start func(u unwound) string) figures {
-	sy := &symbolizer{space: res.space, arcs: map[string]*experiment.Archive{}}
+	sy := &symbolizer{space: res.space, objs: map[string]*elfSyms{}}
 	f := figures{samples: len(res.samples), reasons: map[string]int{}}
 	for _, s := range res.samples {
 		switch s.status {

@@ -2,6 +2,7 @@ package unwind
 
 import (
 	"bytes"
+	"cmp"
 	"debug/elf"
 	"encoding/binary"
 	"errors"
@@ -355,6 +356,49 @@ func (t *Table) row(in *interp, pc uint64, out *Row) error {
 		return fmt.Errorf("unwind: %w", err)
 	}
 	return nil
+}
+
+// FunctionRanges returns the link-time address ranges [lo, hi) of the FDEs of .eh_frame and
+// .debug_frame, sorted by start, one per start (the longest): each is one function, or one part of
+// a function split into hot and cold parts. They bound the functions of an object whose symbols
+// were stripped. Empty FDEs are left out.
+func (t *Table) FunctionRanges() ([][2]uint64, error) {
+	var out [][2]uint64
+	for _, sp := range t.ehIdx {
+		out = append(out, [2]uint64{sp.lo, sp.hi})
+	}
+	if t.hdr != nil {
+		cies := map[uint64]cie{}
+		for i := 0; i+8 <= len(t.hdr); i += 8 {
+			addr := t.hdrAdr + uint64(int64(int32(binary.LittleEndian.Uint32(t.hdr[i+4:]))))
+			if addr < t.eh.addr || addr-t.eh.addr >= uint64(len(t.eh.data)) {
+				return nil, fmt.Errorf("unwind: %s: .eh_frame_hdr entry %d points at %#x, outside .eh_frame", t.name, i/8, addr)
+			}
+			f, err := t.eh.fdeAt(addr-t.eh.addr, cies)
+			if err != nil {
+				return nil, fmt.Errorf("unwind: %w", err)
+			}
+			out = append(out, [2]uint64{f.lo, f.hi})
+		}
+	}
+	for _, sp := range t.dbgIdx {
+		out = append(out, [2]uint64{sp.lo, sp.hi})
+	}
+	slices.SortFunc(out, func(a, b [2]uint64) int {
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		return cmp.Compare(b[1], a[1])
+	})
+	j := 0
+	for _, r := range out {
+		if r[1] <= r[0] || (j > 0 && out[j-1][0] == r[0]) {
+			continue
+		}
+		out[j] = r
+		j++
+	}
+	return out[:j], nil
 }
 
 // isRoot reports whether link-time address pc is in a function that starts a stack.

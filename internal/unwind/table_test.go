@@ -3,12 +3,14 @@ package unwind
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"debug/elf"
 	"encoding/binary"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -334,5 +336,63 @@ func TestLoaderEntryStub(t *testing.T) {
 	frames, st, why := u.Unwind(r, mapMemory{sp: bias + ret}, nil)
 	if st != Complete || len(frames) != 2 || frames[1] != bias+ret {
 		t.Errorf("Unwind from ld.so's _dl_start = %#x, %v (%s); want [callee, return into _start], complete", frames, st, why)
+	}
+}
+
+// readelfFDEs lists the FDE ranges readelf prints for path, one per start (the longest), sorted.
+func readelfFDEs(t *testing.T, path string) [][2]uint64 {
+	t.Helper()
+	re, err := exec.LookPath("readelf")
+	if err != nil {
+		t.Skip("readelf (binutils) is not installed: no reference to compare with")
+	}
+	out, _ := exec.Command(re, "--debug-dump=frames", path).Output()
+	best := map[uint64]uint64{}
+	for _, line := range strings.Split(string(out), "\n") {
+		i := strings.Index(line, " FDE ")
+		j := strings.Index(line, "pc=")
+		if i < 0 || j < 0 {
+			continue
+		}
+		lo, hi, ok := strings.Cut(line[j+3:], "..")
+		if !ok {
+			continue
+		}
+		l, err1 := strconv.ParseUint(lo, 16, 64)
+		h, err2 := strconv.ParseUint(strings.TrimSpace(hi), 16, 64)
+		if err1 != nil || err2 != nil || h <= l {
+			continue
+		}
+		best[l] = max(best[l], h)
+	}
+	var rs [][2]uint64
+	for l, h := range best {
+		rs = append(rs, [2]uint64{l, h})
+	}
+	slices.SortFunc(rs, func(a, b [2]uint64) int { return cmp.Compare(a[0], b[0]) })
+	return rs
+}
+
+func TestFunctionRangesMatchReadelf(t *testing.T) {
+	// .eh_frame through .eh_frame_hdr (a distribution binary and libc), .debug_frame (Go).
+	for _, path := range []string{"/usr/bin/gzip", "/lib/x86_64-linux-gnu/libc.so.6", program(t, "gospin")} {
+		if _, err := os.Stat(path); err != nil {
+			t.Logf("%s: %v", path, err)
+			continue
+		}
+		tab, err := Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := tab.FunctionRanges()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := readelfFDEs(t, path)
+		if len(want) < 10 || !slices.Equal(got, want) {
+			t.Errorf("%s: %d FDE ranges, readelf %d (first %v, readelf %v)", path, len(got), len(want), got[:min(3, len(got))], want[:min(3, len(want))])
+		} else {
+			t.Logf("%s: %d FDE ranges agree with readelf", path, len(got))
+		}
 	}
 }

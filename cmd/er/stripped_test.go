@@ -1,0 +1,67 @@
+package main
+
+import (
+	"debug/elf"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// TestStrippedFunctions: a stripped program's three static functions doing 5, 3 and 2 units are three
+// functions, named by the program and their start address and found by their call frame entries,
+// each with the CPU time it measured itself (issue 12, acceptance 1). Before, all of the program was
+// one "<static>" function.
+func TestStrippedFunctions(t *testing.T) {
+	needCollect(t)
+	stripTool, err := exec.LookPath("strip")
+	if err != nil {
+		t.Skip("strip (binutils) is not installed")
+	}
+	full := cprog(t, "stripped")
+	bin := filepath.Join(t.TempDir(), "stripped")
+	data, err := os.ReadFile(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(stripTool, bin).CombinedOutput(); err != nil {
+		t.Fatalf("strip: %v\n%s", err, out)
+	}
+	// The addresses of the functions, from the unstripped copy.
+	f, err := elf.Open(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, err := f.Symbols()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := map[string]uint64{}
+	for _, s := range syms {
+		addr[s.Name] = s.Value
+	}
+	exp, r := collectExp(t, []string{"ER_TEST_UNIT=0.025"}, "-p", "hi", bin)
+	if r.code != 0 {
+		t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
+	}
+	m := measured(t, r.stdout)
+	excl, _ := functionTimes(t, exp)
+	for _, fn := range []string{"five", "three", "two"} {
+		name := fmt.Sprintf("stripped+0x%x", addr[fn])
+		got, want := excl[name], m[fn]
+		t.Logf("%s (%s): %.4f s, measured %.4f s (%.1f%%)", name, fn, got, want, 100*got/want)
+		if want < 0.1 || abs(got-want) > 0.05*want {
+			t.Errorf("%s (%s): %.4f s exclusive, the program measured %.4f s", name, fn, got, want)
+		}
+	}
+	for name := range excl {
+		if len(name) > 8 && name[:8] == "<static>" {
+			t.Errorf("a <static> function remains: %s", name)
+		}
+	}
+}
