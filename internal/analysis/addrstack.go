@@ -56,7 +56,7 @@ func (p *Profile) computeAddrStacks() []AddrStack {
 			l := &locs[i]
 			addr := l.addr
 			switch {
-			case p.Functions[l.fn].Kind == FuncUnknown || p.Functions[l.fn].Kind == FuncPseudo || p.Functions[l.fn].Kind == FuncPLTBind:
+			case p.Functions[l.fn].Kind == FuncUnknown || p.Functions[l.fn].Kind == FuncPseudo || p.Functions[l.fn].Kind == FuncPLTBind || p.Functions[l.fn].Kind == FuncCollector:
 				addr = 0
 			case l.ret:
 				addr = b.instructionAt(l)

@@ -19,15 +19,16 @@ type FuncKind uint8
 
 // Function kinds.
 const (
-	FuncSymbol  FuncKind = iota // a function symbol of a load object
-	FuncPLT                     // a PLT stub, "f@plt"
-	FuncKernel                  // a kernel function
-	FuncStatic                  // an address of a load object in no symbol: "<static>@0xADDR (<lib.so>)"; see Function
-	FuncUnknown                 // an address in no mapping, or an event without a stack: "<Unknown>"
-	FuncTotal                   // the pseudo-function <Total>, the root of every stack
-	FuncPseudo                  // a pseudo-frame that ends an incomplete stack: <Truncated-stack>, <Unwind-failed>
-	FuncInlined                 // a function inlined into others, from the debug information; see Function
-	FuncPLTBind                 // the "@plt" pseudo-function of a load object: lazy binding of its PLT entries
+	FuncSymbol    FuncKind = iota // a function symbol of a load object
+	FuncPLT                       // a PLT stub, "f@plt"
+	FuncKernel                    // a kernel function
+	FuncStatic                    // an address of a load object in no symbol: "<static>@0xADDR (<lib.so>)"; see Function
+	FuncUnknown                   // an address in no mapping, or an event without a stack: "<Unknown>"
+	FuncTotal                     // the pseudo-function <Total>, the root of every stack
+	FuncPseudo                    // a pseudo-frame that ends an incomplete stack: <Truncated-stack>, <Unwind-failed>
+	FuncInlined                   // a function inlined into others, from the debug information; see Function
+	FuncPLTBind                   // the "@plt" pseudo-function of a load object: lazy binding of its PLT entries
+	FuncCollector                 // the "<Collector>" pseudo-function: the collector library's own work; see collectorRules
 )
 
 // Function is a function of the profile. Its identity is (Object, Addr, Kind).
@@ -366,12 +367,13 @@ type inlKey struct {
 
 // objState is a load object as mapped in one experiment, with that experiment's archive of it.
 type objState struct {
-	obj    int32
-	path   string
-	arch   *experiment.Archive
-	file   *fileState // its checked file; valid once fileOK
-	fileOK bool
-	ldso   bool // the dynamic linker
+	obj       int32
+	path      string
+	arch      *experiment.Archive
+	file      *fileState // its checked file; valid once fileOK
+	fileOK    bool
+	ldso      bool // the dynamic linker
+	collector bool // the collector library: its frames are <Collector> (see collectorRules)
 }
 
 type stackKey struct {
@@ -686,7 +688,7 @@ func (b *builder) locations(rs rawStack) []location {
 		f := b.unknownFunc()
 		locs = append(locs, location{fn: f, obj: int32(b.p.Functions[f].Object)})
 	}
-	locs = b.pltRules(locs)
+	locs = b.pltRules(b.collectorRules(locs))
 	b.locBuf = locs
 	return locs
 }
@@ -754,6 +756,9 @@ func (b *builder) frameLoc(es *expState, pm *procMaps, epoch int, pc uint64, ret
 	}
 	os := b.object(es, m.Path)
 	off := pc - m.Start + m.Offset
+	if os.collector {
+		return location{fn: b.collectorFunc(os.obj), obj: os.obj, addr: off, ret: ret}
+	}
 	l := location{obj: os.obj, addr: off, ret: ret, os: os}
 	if os.arch == nil {
 		l.fn = b.staticFunc(os.obj, 0, 0)
@@ -848,7 +853,7 @@ func (b *builder) object(es *expState, p string) *objState {
 	if a != nil {
 		kind = a.Kind
 	}
-	os := &objState{obj: b.objectIndex(p, objectName(p), kind), path: p, arch: a, ldso: isDynamicLinker(p)}
+	os := &objState{obj: b.objectIndex(p, objectName(p), kind), path: p, arch: a, ldso: isDynamicLinker(p), collector: isCollector(p)}
 	if a != nil && b.objArch[os.obj] == nil {
 		b.objArch[os.obj] = a
 		b.objOS[os.obj] = os

@@ -125,7 +125,7 @@ func (s *session) pcRows(p *analysis.Profile) []metricRow {
 func (s *session) pcName(p *analysis.Profile, in analysis.Instruction) string {
 	fn := &p.Functions[in.Symbol]
 	switch fn.Kind {
-	case analysis.FuncUnknown, analysis.FuncPseudo, analysis.FuncPLTBind, analysis.FuncTotal:
+	case analysis.FuncUnknown, analysis.FuncPseudo, analysis.FuncPLTBind, analysis.FuncCollector, analysis.FuncTotal:
 		return s.funcName(p, in.Symbol)
 	}
 	var b strings.Builder
