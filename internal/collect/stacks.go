@@ -88,6 +88,7 @@ func (st *stacker) stack(r *perfevent.Sample, out experiment.Stack) experiment.S
 	}
 	st.copy.Live = live
 	st.unw.Modules = sp.Find
+	st.unw.FPChain = user
 	frames, status, reason := st.unw.Unwind(regs, &st.copy, st.frames[:0])
 	if status != unwind.Complete && st.copy.UsedLive() {
 		// Frames read from the live process are trusted only when they lead to the outermost frame: a

@@ -16,15 +16,16 @@ import (
 // and its .debug_frame, used for addresses .eh_frame does not cover (Go binaries have only a
 // .debug_frame). A Table is immutable once made and safe for concurrent use.
 type Table struct {
-	name   string
-	eh     section
-	debug  section
-	hdr    []byte // .eh_frame_hdr's table: count entries of 8 bytes (datarel sdata4 pairs)
-	hdrAdr uint64 // the address entries are relative to
-	ehIdx  []span // .eh_frame's FDEs by address, when there is no usable hdr table
-	dbgIdx []span // .debug_frame's FDEs by address
-	loads  []load // PT_LOAD segments, to compute a mapping's bias
-	roots  []span // code that starts a stack (Go's runtime.goexit and runtime.mstart, an entry stub without CFI); off unused
+	name     string
+	eh       section
+	debug    section
+	hdr      []byte // .eh_frame_hdr's table: count entries of 8 bytes (datarel sdata4 pairs)
+	hdrAdr   uint64 // the address entries are relative to
+	ehIdx    []span // .eh_frame's FDEs by address, when there is no usable hdr table
+	dbgIdx   []span // .debug_frame's FDEs by address
+	loads    []load // PT_LOAD segments, to compute a mapping's bias
+	roots    []span // code that starts a stack (Go's runtime.goexit and runtime.mstart, an entry stub without CFI); off unused
+	switches []span // functions that call on another stack (Go's runtime.systemstack); off unused
 }
 
 // span is an address range [lo, hi) and the offset of the FDE describing it.
@@ -118,7 +119,8 @@ func parseELF(name string, f *elf.File) (*Table, error) {
 		}
 	}
 	if f.Section(".gopclntab") != nil || f.Section(".go.buildinfo") != nil {
-		t.roots = goRoots(f)
+		t.roots = goFuncs(f, goRootNames)
+		t.switches = goFuncs(f, goSwitchNames)
 	}
 	if sp, ok := t.entryStub(f.Entry); ok {
 		t.roots = append(t.roots, sp)
@@ -161,17 +163,27 @@ var goRootNames = map[string]bool{
 	"runtime.goexit": true, "runtime.goexit.abi0": true,
 	"runtime.mstart": true, "runtime.mstart.abi0": true,
 	"runtime.rt0_go": true, "runtime.rt0_go.abi0": true,
+	// mcall and morestack switch to g0 and call a function there (schedule, park_m; newstack),
+	// clearing the frame pointer: the top of the g0 stack. The goroutine they left is in its g's
+	// saved state, which er does not read.
+	"runtime.mcall": true, "runtime.mcall.abi0": true,
+	"runtime.morestack": true, "runtime.morestack.abi0": true,
 }
 
-// goRoots finds the address ranges of the goRootNames functions.
-func goRoots(f *elf.File) []span {
+// goSwitchNames are the functions that switch a goroutine to its thread's g0 stack and call a
+// function there, whose return address on g0 leads nowhere, keeping the goroutine's frame pointer
+// in rbp: runtime.systemstack.
+var goSwitchNames = map[string]bool{"runtime.systemstack": true, "runtime.systemstack.abi0": true}
+
+// goFuncs finds the address ranges of the functions named in names.
+func goFuncs(f *elf.File, names map[string]bool) []span {
 	syms, err := f.Symbols()
 	if err != nil {
 		return nil
 	}
 	var out []span
 	for _, s := range syms {
-		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && goRootNames[s.Name] && s.Size > 0 {
+		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && names[s.Name] && s.Size > 0 {
 			out = append(out, span{lo: s.Value, hi: s.Value + s.Size})
 		}
 	}
@@ -356,6 +368,16 @@ func (t *Table) row(in *interp, pc uint64, out *Row) error {
 		return fmt.Errorf("unwind: %w", err)
 	}
 	return nil
+}
+
+// isSwitch reports whether link-time address pc is in a function that calls on another stack.
+func (t *Table) isSwitch(pc uint64) bool {
+	for _, r := range t.switches {
+		if pc >= r.lo && pc < r.hi {
+			return true
+		}
+	}
+	return false
 }
 
 // FunctionRanges returns the link-time address ranges [lo, hi) of the FDEs of .eh_frame and

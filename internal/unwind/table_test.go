@@ -207,8 +207,8 @@ func TestGoBinary(t *testing.T) {
 	if len(tab.dbgIdx) < 100 || len(tab.eh.data) != 0 {
 		t.Errorf("gospin: %d .debug_frame FDEs, %d bytes of .eh_frame; want many, none", len(tab.dbgIdx), len(tab.eh.data))
 	}
-	if len(tab.roots) != 3 {
-		t.Errorf("gospin: %d root functions, want 3 (goexit, mstart, rt0_go)", len(tab.roots))
+	if len(tab.roots) != 5 || len(tab.switches) != 1 || !tab.isSwitch(tab.switches[0].lo) {
+		t.Errorf("gospin: %d root functions and %d stack switches, want 5 (goexit, mstart, rt0_go, mcall, morestack) and 1 (systemstack)", len(tab.roots), len(tab.switches))
 	}
 	// At a function's entry the CFA is rsp+8 and the return address at CFA-8.
 	f, _ := elf.Open(exe)

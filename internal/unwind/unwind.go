@@ -133,6 +133,12 @@ type Unwinder struct {
 	Modules func(pc uint64) *Module
 	// MaxFrames bounds the frames returned; 0 means DefaultMaxFrames.
 	MaxFrames int
+	// FPChain, when set, is the kernel's frame-pointer call chain of the sample's user stack, leaf
+	// first, as perf records it. Where the stack switches (Go's runtime.systemstack runs a function
+	// on the thread's g0 stack, while the goroutine's frames stay on its own stack, which the copy
+	// does not hold), the unwind goes on along it: Go keeps the goroutine's frame pointer in rbp
+	// across the switch, and the kernel walked the frame pointers when it took the sample.
+	FPChain []uint64
 
 	in      interp
 	cache   []rowEntry
@@ -182,6 +188,40 @@ func (u *Unwinder) rowFor(t *Table, pc uint64) (*Row, error) {
 
 var regNames = [NumRegs]string{"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
 	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip"}
+
+// followFPChain ends an unwind that reached return address pc in a function that switched stacks
+// (frames ends with it): the frames of the kernel's frame-pointer chain after pc are the caller's.
+// The function that called the switch is not among them (it made no frame-pointer frame of its own
+// between the switch's and its caller's); the chain ends at the outermost frame, or the unwind is
+// truncated there.
+func (u *Unwinder) followFPChain(frames []uint64, pc uint64, maxFrames int) ([]uint64, Status, string) {
+	i := 1
+	for i < len(u.FPChain) && u.FPChain[i] != pc {
+		i++
+	}
+	if i >= len(u.FPChain) {
+		return frames, Failed, fmt.Sprintf("pc %#x switched stacks, and the kernel's frame-pointer chain does not pass it", pc)
+	}
+	for _, ra := range u.FPChain[i+1:] {
+		if len(frames) >= maxFrames {
+			return frames, Truncated, fmt.Sprintf("more than %d frames", maxFrames)
+		}
+		frames = append(frames, ra)
+	}
+	last := frames[len(frames)-1]
+	if mod := u.moduleOf(last - 1); mod != nil && mod.Table != nil && mod.Table.isRoot(last-1-mod.Bias) {
+		return frames, Complete, ""
+	}
+	return frames, Truncated, fmt.Sprintf("the kernel's frame-pointer chain past the stack switch at %#x ends at %#x", pc, last)
+}
+
+// moduleOf is u.Modules(pc), or nil without it.
+func (u *Unwinder) moduleOf(pc uint64) *Module {
+	if u.Modules == nil {
+		return nil
+	}
+	return u.Modules(pc)
+}
 
 func regName(r uint16) string {
 	if r < NumRegs {
@@ -240,6 +280,9 @@ func (u *Unwinder) Unwind(r Regs, mem Memory, frames []uint64) ([]uint64, Status
 			lpc := look - mod.Bias
 			if mod.Table.isRoot(lpc) {
 				return frames, Complete, ""
+			}
+			if !exact && mod.Table.isSwitch(lpc) {
+				return u.followFPChain(frames, pc, maxFrames)
 			}
 			var err error
 			row, err = u.rowFor(mod.Table, lpc)

@@ -282,3 +282,18 @@ func TestUnwindNoAlloc(t *testing.T) {
 		t.Errorf("%.1f allocations per sample, want 0", allocs)
 	}
 }
+
+func TestFollowFPChain(t *testing.T) {
+	// The kernel's chain: the leaf, the return address into systemstack, then the goroutine's.
+	u := &Unwinder{FPChain: []uint64{0x1000, 0x2008, 0x3010, 0x4020}}
+	frames, st, why := u.followFPChain([]uint64{0x1000, 0x2008}, 0x2008, 100)
+	if !slices.Equal(frames, []uint64{0x1000, 0x2008, 0x3010, 0x4020}) || st != Truncated {
+		t.Errorf("followFPChain = %#x, %v (%s); want the chain's frames, truncated (no module says the last is a root)", frames, st, why)
+	}
+	if _, st, why := u.followFPChain([]uint64{0x1000, 0x2999}, 0x2999, 100); st != Failed || !strings.Contains(why, "does not pass") {
+		t.Errorf("a return address not in the chain: %v (%s)", st, why)
+	}
+	if frames, st, _ := u.followFPChain([]uint64{0x1000, 0x2008}, 0x2008, 3); st != Truncated || len(frames) != 3 {
+		t.Errorf("with 3 frames at most: %d frames, %v", len(frames), st)
+	}
+}
