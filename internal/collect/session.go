@@ -339,6 +339,7 @@ func (s *Session) loop(waitc chan error, sigs, ctlSigs chan os.Signal) error {
 	defer close(done)
 	if s.events != nil {
 		go s.watch(ready, drained, done)
+		raiseReaderPriority()
 	}
 	var waitErr error
 	for {
@@ -1237,9 +1238,9 @@ func (s *Session) uncountedSampledNS() int64 {
 // the original events hold beyond the reports (counted less readTotal, which the caller gave the
 // founder's main thread) is the count of the one exited task that reported none. (On 2 CPUs with 4
 // busy processes the founder and a child swapped in 7 runs of 10; read the other way round, the
-// founder showed the child's 0.81 s for its own 0.40 s.) The other pairing, by the samples of the
-// two tasks, is taken only where the samples contradict the kernel's pairing and
-// agree with the other, so that a kernel that reports otherwise is still read right.
+// founder showed the child's 0.81 s for its own 0.40 s.) That pairing is taken where the samples of
+// the two tasks agree with it; otherwise the rest stays the founder's main thread's, as when the
+// kernel neither sampled nor reported some threads, whose CPU it then holds.
 // With several such tasks, none of them gets a count and their samples keep their own periods.
 func (s *Session) assignOrphanRead() {
 	if s.orphanRead == 0 {
@@ -1276,13 +1277,16 @@ func (s *Session) assignOrphanRead() {
 	main := uint32(s.pid)
 	rest := s.threadCPU[s.founder][main]
 	agree := func(c int64, tid uint32) bool { return s.countAgrees(c, s.sampledNS[tid]) }
-	if !(agree(s.orphanRead, main) && agree(rest, m.tid)) && agree(rest, main) && agree(s.orphanRead, m.tid) {
-		s.threadCPU[m.p][m.tid] = s.orphanRead
-		s.orphanToTask = true
+	if agree(s.orphanRead, main) && agree(rest, m.tid) {
+		s.threadCPU[s.founder][main] = s.orphanRead
+		s.threadCPU[m.p][m.tid] = rest
 		return
 	}
-	s.threadCPU[s.founder][main] = s.orphanRead
-	s.threadCPU[m.p][m.tid] = rest
+	// The samples say otherwise, or the rest holds more than the silent task's count: the CPU of
+	// threads the kernel neither sampled nor reported (see unsampledWarning), which stays with the
+	// founder's main thread, where the warning looks for it.
+	s.threadCPU[m.p][m.tid] = s.orphanRead
+	s.orphanToTask = true
 }
 
 // orphanDrift is how far, relative to the larger, a thread's count and the period of its samples may
