@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -187,5 +188,62 @@ func BenchmarkHeapTracing(b *testing.B) {
 		dir := b.TempDir()
 		d := runs(tool.n, func(i int) []string { return tool.cmd(dir, i) })
 		b.ReportMetric(float64(d)/float64(base), tool.name+"-ratio")
+	}
+}
+
+// childCPU is the CPU time of the waited-for children so far.
+func childCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkShortRun reports the fixed cost of a collection, paired with the bare program: the median
+// wall time of `er collect /bin/true` less that of /bin/true (fixed-ms), and, for a 2 s single-thread
+// CPU-bound program at -p on, the wall ratio and er's own CPU time (er's and its children's, less
+// what the program's getrusage says it used) as a share of the program's (er-cpu-%). Runs are spaced
+// by 0.3 s, as a user's are. Aim (issue 12): fixed-ms ≤ 20, er-cpu-% ≤ 2.
+func BenchmarkShortRun(b *testing.B) {
+	if buildErr != nil {
+		b.Fatal(buildErr)
+	}
+	prog := cprog(b, "cpubound")
+	for i := 0; i < b.N; i++ {
+		var bare, with []time.Duration
+		for r := 0; r < 9; r++ {
+			time.Sleep(300 * time.Millisecond)
+			bare = append(bare, wallOf(b, "/bin/true"))
+			time.Sleep(300 * time.Millisecond)
+			with = append(with, wallOf(b, erBin, "collect", "-o", filepath.Join(b.TempDir(), "t.er"), "/bin/true"))
+		}
+		b.ReportMetric(float64(median(with)-median(bare))/1e6, "fixed-ms")
+		var ratios, shares []float64
+		for r := 0; r < 3; r++ {
+			time.Sleep(300 * time.Millisecond)
+			base := wallOf(b, prog, "1", "2")
+			time.Sleep(300 * time.Millisecond)
+			cpu0 := childCPU()
+			t0 := time.Now()
+			out, err := exec.Command(erBin, "collect", "-o", filepath.Join(b.TempDir(), "c.er"), prog, "1", "2").CombinedOutput()
+			if err != nil {
+				b.Fatalf("er collect: %v\n%s", err, out)
+			}
+			wall, cpu := time.Since(t0), childCPU()-cpu0
+			var used float64
+			for _, line := range strings.Split(string(out), "\n") {
+				if f := strings.Fields(line); len(f) == 2 && f[0] == "rusage" {
+					used, _ = strconv.ParseFloat(f[1], 64)
+				}
+			}
+			if used <= 0 {
+				b.Fatalf("the program printed no rusage:\n%s", out)
+			}
+			ratios = append(ratios, float64(wall)/float64(base))
+			shares = append(shares, 100*(cpu.Seconds()-used)/used)
+		}
+		sort.Float64s(ratios)
+		sort.Float64s(shares)
+		b.ReportMetric(ratios[1], "wall-ratio-2s")
+		b.ReportMetric(shares[1], "er-cpu-%")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -25,7 +26,8 @@ var (
 )
 
 // Build describes the ELF load object at path: its size, modification time,
-// build id, PT_LOAD segments and symbols.
+// build id, PT_LOAD segments and symbols. What it reads of an object with a build id is cached
+// (see cacheDir and objectCacheFile).
 func Build(path string) (*experiment.Archive, error) {
 	fh, st, err := regfile.Open(path)
 	if err != nil {
@@ -37,11 +39,16 @@ func Build(path string) (*experiment.Archive, error) {
 		return nil, fmt.Errorf("archive: %w", err)
 	}
 	id := f.BuildID()
+	cache := objectCacheFile(id)
+	if c := cached(cache, "elf"); c != nil && c.BuildID == id && c.Path == filepath.Base(path) {
+		c.Path, c.Size, c.Mtime = path, st.Size(), st.ModTime().UnixNano()
+		return c, nil
+	}
 	syms, err := functionSymbols(f, path, id)
 	if err != nil {
 		return nil, fmt.Errorf("archive: %w", err)
 	}
-	return &experiment.Archive{
+	a := &experiment.Archive{
 		Path:     path,
 		Size:     st.Size(),
 		Mtime:    st.ModTime().UnixNano(),
@@ -49,7 +56,14 @@ func Build(path string) (*experiment.Archive, error) {
 		Kind:     "elf",
 		Segments: f.Segments(),
 		Symbols:  syms,
-	}, nil
+	}
+	if cache != "" {
+		// Cached under the file's base name: SymFDE functions are named by it.
+		c := *a
+		c.Path = filepath.Base(path)
+		store(cache, &c)
+	}
+	return a, nil
 }
 
 // Kernel describes the running kernel: its text symbols from /proc/kallsyms
@@ -57,16 +71,24 @@ func Build(path string) (*experiment.Archive, error) {
 // /sys/kernel/notes when readable. When the kernel hides its addresses the
 // archive has no symbols and the error (wrapping
 // objfile.ErrNoKernelAddresses) says why; the archive is still usable.
+//
+// The symbols are cached per boot, set of loaded modules and user (see kernelCacheFile), so that
+// only the first collection after a boot reads /proc/kallsyms.
 func Kernel() (*experiment.Archive, error) {
 	a := &experiment.Archive{Path: "[kernel]", Kind: "kernel"}
 	if notes, err := os.ReadFile(kernelNotesPath); err == nil {
 		a.BuildID = objfile.BuildIDFromNotes(notes, binary.NativeEndian, 4)
+	}
+	cache := kernelCacheFile()
+	if c := cached(cache, "kernel"); c != nil && c.Path == "[kernel]" && c.BuildID == a.BuildID {
+		return c, nil
 	}
 	syms, err := objfile.Kallsyms(kallsymsPath)
 	if err != nil {
 		return a, fmt.Errorf("archive: no kernel symbols: %w", err)
 	}
 	a.Symbols = syms
+	store(cache, a)
 	return a, nil
 }
 

@@ -1,8 +1,12 @@
 package collect
 
 import (
+	"os"
+	"runtime"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestRingPages(t *testing.T) {
@@ -25,5 +29,28 @@ func TestRingPages(t *testing.T) {
 		if got := ringPages(tc.interval, tc.stack, tc.cpu, 4096); got != tc.want {
 			t.Errorf("ringPages(%v, %d, %d CPUs) = %d pages, want %d", tc.interval, tc.stack, tc.cpu, got, tc.want)
 		}
+	}
+}
+
+func TestRaiseReaderPriority(t *testing.T) {
+	// On a thread of its own, so that the test's other goroutines keep the usual priority.
+	got := make(chan int, 1)
+	go func() {
+		raiseReaderPriority()
+		defer runtime.UnlockOSThread()
+		// getpriority returns 20-nice for a thread.
+		p, err := unix.Getpriority(unix.PRIO_PROCESS, unix.Gettid())
+		if err != nil {
+			got <- 99
+			return
+		}
+		got <- 20 - p
+	}()
+	nice := <-got
+	switch {
+	case os.Geteuid() == 0 && nice != readerNice:
+		t.Errorf("as root, the reader's nice value is %d, want %d", nice, readerNice)
+	case os.Geteuid() != 0 && nice > 0:
+		t.Errorf("the reader's nice value is %d: lowered", nice)
 	}
 }

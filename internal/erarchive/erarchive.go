@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -112,7 +113,11 @@ func Archive(dir string, opt Options) (Result, error) {
 
 	var objects, sources []string
 	if m.objects == used || m.sources == used {
-		p, err := analysis.Analyze(ar.exps, analysis.Options{OpenFile: analysis.WithArchivedCopies(analysis.OpenObjectFile, ar.dirs)})
+		open := analysis.WithArchivedCopies(analysis.OpenObjectFile, ar.dirs)
+		if m.sources == used {
+			open = withoutAbsentSources(open)
+		}
+		p, err := analysis.Analyze(ar.exps, analysis.Options{OpenFile: open})
 		if err != nil {
 			return Result{}, fmt.Errorf("%s: %w", dir, err)
 		}
@@ -494,4 +499,44 @@ func size(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// withoutAbsentSources wraps open for finding the source files to archive: an object with a build id
+// none of whose own source files (system headers aside) is on this machine (a distribution's library, built elsewhere) is opened
+// without its debug information, which would be read only to find nothing to copy (libc's separate
+// DWARF: some 100 ms of each collection). Which files an object names is cached per build id
+// (archive.SourceFiles).
+func withoutAbsentSources(open func(string, *experiment.Archive) (*analysis.ObjectFile, error)) func(string, *experiment.Archive) (*analysis.ObjectFile, error) {
+	return func(path string, a *experiment.Archive) (*analysis.ObjectFile, error) {
+		if a == nil || a.BuildID == "" || analysis.SameFile(path, a) != nil {
+			return open(path, a)
+		}
+		files, ok := archive.SourceFiles(a.BuildID, func() ([]string, error) {
+			info, err := debuginfo.Open(path)
+			if err != nil {
+				return nil, err
+			}
+			return info.Files(), nil
+		})
+		if !ok || slices.ContainsFunc(files, ownSourcePresent) {
+			return open(path, a)
+		}
+		return &analysis.ObjectFile{Path: path}, nil
+	}
+}
+
+// systemHeaderDirs hold the compiler's and the C library's headers, which the debug information of
+// every object names (libc's names gcc's intrinsics headers) and which say nothing of whether the
+// object's own sources are here.
+var systemHeaderDirs = []string{"/usr/include/", "/usr/local/include/", "/usr/lib/gcc/", "/usr/lib/llvm"}
+
+// ownSourcePresent reports whether p, a source file named by an object's debug information, is on
+// this machine and not a system header.
+func ownSourcePresent(p string) bool {
+	for _, d := range systemHeaderDirs {
+		if strings.HasPrefix(p, d) {
+			return false
+		}
+	}
+	return exists(p)
 }

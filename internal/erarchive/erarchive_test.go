@@ -378,3 +378,20 @@ func TestSourceRule(t *testing.T) {
 		t.Errorf("warnings\n%q\nwant\n%q", warnings, wantWarn)
 	}
 }
+
+func TestOwnSourcePresent(t *testing.T) {
+	own := filepath.Join(t.TempDir(), "prog.c")
+	if err := os.WriteFile(own, []byte("int main(void) { return 0; }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]bool{
+		own:                         true,
+		own + ".missing":            false,
+		"/usr/include/stdio.h":      false, // a system header says nothing of the object's own sources
+		"/usr/lib/gcc/x/12/include": false,
+	} {
+		if got := ownSourcePresent(p); got != want {
+			t.Errorf("ownSourcePresent(%s) = %v, want %v", p, got, want)
+		}
+	}
+}

@@ -55,17 +55,27 @@ func ArchiveName(path string) string {
 // any earlier archive of the same load object. The symbols are stored sorted
 // by address (a is not changed); a symbol name longer than the format allows (1 MiB) is cut.
 func WriteArchive(expDir string, a *Archive) error {
-	for _, s := range []string{a.Path, a.BuildID, a.Kind} {
-		if len(s) > maxArchiveString {
-			return fmt.Errorf("experiment: archive of %.80q: a string of %d bytes; an archive holds at most %d", a.Path, len(s), maxArchiveString)
-		}
-	}
-	if len(a.Segments) > maxArchiveSegments {
-		return fmt.Errorf("experiment: archive of %s: %d segments; an archive holds at most %d", a.Path, len(a.Segments), maxArchiveSegments)
+	b, err := prepareArchive(a)
+	if err != nil {
+		return err
 	}
 	dir := filepath.Join(expDir, ArchivesDir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
+	}
+	return writeFileAtomic(dir, ArchiveName(a.Path), encodeArchive(b))
+}
+
+// prepareArchive checks a against the format's limits and returns it with its symbols sorted by
+// address and names longer than the format allows cut (a is not changed).
+func prepareArchive(a *Archive) (*Archive, error) {
+	for _, s := range []string{a.Path, a.BuildID, a.Kind} {
+		if len(s) > maxArchiveString {
+			return nil, fmt.Errorf("experiment: archive of %.80q: a string of %d bytes; an archive holds at most %d", a.Path, len(s), maxArchiveString)
+		}
+	}
+	if len(a.Segments) > maxArchiveSegments {
+		return nil, fmt.Errorf("experiment: archive of %s: %d segments; an archive holds at most %d", a.Path, len(a.Segments), maxArchiveSegments)
 	}
 	b := *a
 	long := slices.ContainsFunc(b.Symbols, func(s Symbol) bool { return len(s.Name) > maxArchiveString })
@@ -80,7 +90,16 @@ func WriteArchive(expDir string, a *Archive) error {
 			b.Symbols[i].Name = s.Name[:maxArchiveString]
 		}
 	}
-	return writeFileAtomic(dir, ArchiveName(a.Path), encodeArchive(&b))
+	return &b, nil
+}
+
+// WriteArchiveFile writes a to file, replacing it atomically, sorted and cut as WriteArchive does.
+func WriteArchiveFile(file string, a *Archive) error {
+	b, err := prepareArchive(a)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Dir(file), filepath.Base(file), encodeArchive(b))
 }
 
 // ReadArchive reads one archive file (a regular file: anything else is an error).

@@ -1,0 +1,146 @@
+package archive
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"er/internal/experiment"
+)
+
+// Paths that identify the kernel's symbol addresses; variables so tests can point them elsewhere.
+var (
+	bootIDPath      = "/proc/sys/kernel/random/boot_id"
+	modulesPath     = "/proc/modules"
+	kptrRestrictPth = "/proc/sys/kernel/kptr_restrict"
+)
+
+// cacheDir is where Kernel and Build keep what they read between collections ($ER_CACHE_DIR, else
+// er/ in the user's cache directory): reading /proc/kallsyms (over 100,000 lines, formatted by the
+// kernel for each read) cost each collection some 80 ms of CPU, most of the fixed cost of
+// `er collect /bin/true`, and libc's symbols with its debug file's and call frame entries 11 ms.
+// "" disables the cache.
+var cacheDir = func() string {
+	if d := os.Getenv("ER_CACHE_DIR"); d != "" {
+		return d
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(d, "er")
+}
+
+// kernelCacheFile names the cache file of the running kernel's symbols as this user sees them: the
+// addresses hold for one boot (KASLR) and one set of loaded modules, and what a user may see of
+// them depends on kernel.kptr_restrict and privilege. "" when the boot cannot be told.
+func kernelCacheFile() string {
+	dir := cacheDir()
+	if dir == "" {
+		return ""
+	}
+	boot, err := os.ReadFile(bootIDPath)
+	if err != nil || len(strings.TrimSpace(string(boot))) == 0 {
+		return ""
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "boot %s\neuid %d\n", strings.TrimSpace(string(boot)), os.Geteuid())
+	if b, err := os.ReadFile(kptrRestrictPth); err == nil {
+		fmt.Fprintf(h, "kptr_restrict %s\n", strings.TrimSpace(string(b)))
+	}
+	if b, err := os.ReadFile(modulesPath); err == nil {
+		// Each module's name, size and address; not its use count, which changes all the time.
+		for _, l := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(l); len(f) >= 6 {
+				fmt.Fprintf(h, "module %s %s %s\n", f[0], f[1], f[5])
+			}
+		}
+	}
+	return filepath.Join(dir, fmt.Sprintf("kernel-%x.ar", h.Sum(nil)[:12]))
+}
+
+// cached reads the cached archive file of kind kind, or returns nil.
+func cached(file, kind string) *experiment.Archive {
+	if file == "" {
+		return nil
+	}
+	a, err := experiment.ReadArchive(file)
+	if err != nil || a.Kind != kind || len(a.Symbols) == 0 {
+		return nil
+	}
+	return a
+}
+
+// objectCacheFile names the cache file of the symbols and segments of the load object with build id
+// id: a build id names the file's contents, and the separate debug file found for it (its size and
+// modification time, or that there is none) decides what Build adds to them. "" without a build id.
+func objectCacheFile(id string) string {
+	dir := cacheDir()
+	if dir == "" || len(id) < 4 {
+		return ""
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "object %s\n", id)
+	for _, d := range debugDirs {
+		p := filepath.Join(d, ".build-id", id[:2], id[2:]+".debug")
+		if st, err := os.Stat(p); err == nil {
+			fmt.Fprintf(h, "debug %s %d %d\n", p, st.Size(), st.ModTime().UnixNano())
+		}
+	}
+	return filepath.Join(dir, fmt.Sprintf("object-%x.ar", h.Sum(nil)[:12]))
+}
+
+// SourceFiles returns the source files named by the debug information of the load object with build
+// id id, from the cache or else from list (whose answer is cached); ok is false without a build id
+// or where list fails. Archiving sources reads an object's whole debug information only to learn
+// which of its files to copy: for a distribution's libraries, whose sources are not on the machine,
+// none, at a cost of some 100 ms per collection for libc's separate DWARF.
+func SourceFiles(id string, list func() ([]string, error)) (files []string, ok bool) {
+	file := objectCacheFile(id)
+	if file == "" {
+		return nil, false
+	}
+	file = strings.TrimSuffix(file, ".ar") + ".sources"
+	if b, err := os.ReadFile(file); err == nil && strings.HasPrefix(string(b), sourcesHeader) {
+		return strings.Fields(strings.TrimPrefix(string(b), sourcesHeader)), true
+	}
+	files, err := list()
+	if err != nil {
+		return nil, false
+	}
+	var b strings.Builder
+	b.WriteString(sourcesHeader)
+	for _, f := range files {
+		if strings.ContainsAny(f, " \t\n\r") {
+			return files, true // not storable in this format: not cached
+		}
+		b.WriteString(f)
+		b.WriteByte('\n')
+	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err == nil {
+		if tmp, err := os.CreateTemp(filepath.Dir(file), ".sources-*"); err == nil {
+			_, werr := tmp.WriteString(b.String())
+			if cerr := tmp.Close(); werr == nil && cerr == nil {
+				_ = os.Rename(tmp.Name(), file)
+			}
+			os.Remove(tmp.Name())
+		}
+	}
+	return files, true
+}
+
+// sourcesHeader starts a cached list of source files.
+const sourcesHeader = "er source files 1\n"
+
+// store writes a to the cache file (best effort: a cache that cannot be written is not one).
+func store(file string, a *experiment.Archive) {
+	if file == "" {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		return
+	}
+	_ = experiment.WriteArchiveFile(file, a)
+}

@@ -1,0 +1,144 @@
+package archive
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestMain(m *testing.M) {
+	cacheDir = func() string { return "" } // each test that wants the cache gives it a directory
+	os.Exit(m.Run())
+}
+
+// withCache points the cache at a new directory for the test, and the boot id at a file it can change.
+func withCache(t *testing.T) (dir, bootFile string) {
+	t.Helper()
+	dir = t.TempDir()
+	bootFile = filepath.Join(dir, "boot_id")
+	if err := os.WriteFile(bootFile, []byte("boot-1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	oldDir, oldBoot, oldMods := cacheDir, bootIDPath, modulesPath
+	cacheDir = func() string { return filepath.Join(dir, "cache") }
+	bootIDPath, modulesPath = bootFile, filepath.Join(dir, "modules")
+	t.Cleanup(func() { cacheDir, bootIDPath, modulesPath = oldDir, oldBoot, oldMods })
+	return dir, bootFile
+}
+
+func TestKernelCache(t *testing.T) {
+	dir, boot := withCache(t)
+	ks := filepath.Join(dir, "kallsyms")
+	write := func(name string) {
+		if err := os.WriteFile(ks, []byte("ffffffff81000000 T _stext\nffffffff81001000 T "+name+"\nffffffff81002000 T _etext\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := kallsymsPath
+	kallsymsPath = ks
+	defer func() { kallsymsPath = old }()
+	names := func() []string {
+		a, err := Kernel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n []string
+		for _, s := range a.Symbols {
+			n = append(n, s.Name)
+		}
+		return n
+	}
+	write("first")
+	if got := names(); !slices.Contains(got, "first") {
+		t.Fatalf("first read: %v", got)
+	}
+	// Same boot, same modules: the cache answers, not kallsyms.
+	write("second")
+	if got := names(); !slices.Contains(got, "first") {
+		t.Errorf("same boot: %v, want the cached symbols", got)
+	}
+	// A module loaded since, or a new boot: read again.
+	if err := os.WriteFile(modulesPath, []byte("kvm 1236992 0 - Live 0xffffffffc0800000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(); !slices.Contains(got, "second") {
+		t.Errorf("after a module was loaded: %v, want kallsyms read again", got)
+	}
+	write("third")
+	if err := os.WriteFile(boot, []byte("boot-2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(); !slices.Contains(got, "third") {
+		t.Errorf("after a reboot: %v, want kallsyms read again", got)
+	}
+	// A module's use count changing keeps the cache.
+	if err := os.WriteFile(modulesPath, []byte("kvm 1236992 3 - Live 0xffffffffc0800000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	write("fourth")
+	if got := names(); !slices.Contains(got, "third") {
+		t.Errorf("after a use count changed: %v, want the cached symbols", got)
+	}
+}
+
+func TestObjectCache(t *testing.T) {
+	withCache(t)
+	exe := buildHello(t)
+	a, err := Build(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(cacheDir(), "object-*.ar"))
+	if a.BuildID == "" || len(files) != 1 {
+		t.Fatalf("build id %q, cache files %v: want one", a.BuildID, files)
+	}
+	// The second Build answers from the cache, with this file's path, size and time.
+	b, err := Build(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Path != exe || b.Size != a.Size || b.Mtime != a.Mtime || b.BuildID != a.BuildID || !slices.Equal(b.Symbols, a.Symbols) || !slices.Equal(b.Segments, a.Segments) {
+		t.Errorf("from the cache: %+v\nbuilt: %+v", b, a)
+	}
+	// A cache file that is not an archive is not used.
+	if err := os.WriteFile(files[0], []byte("junk"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := Build(exe); err != nil || !slices.Equal(c.Symbols, a.Symbols) {
+		t.Errorf("with a damaged cache: %v, %d symbols", err, len(c.Symbols))
+	}
+}
+
+func TestSourceFilesCache(t *testing.T) {
+	withCache(t)
+	calls := 0
+	list := func() ([]string, error) { calls++; return []string{"/src/a.c", "/src/b.h"}, nil }
+	for i := 0; i < 2; i++ {
+		files, ok := SourceFiles("0123456789abcdef", list)
+		if !ok || strings.Join(files, " ") != "/src/a.c /src/b.h" {
+			t.Errorf("call %d: %v, %v", i, files, ok)
+		}
+	}
+	if calls != 1 {
+		t.Errorf("listed %d times, want once (then from the cache)", calls)
+	}
+	if _, ok := SourceFiles("", list); ok {
+		t.Error("no build id: cached")
+	}
+}
+
+// buildHello builds testdata/hello.c with a build id.
+func buildHello(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skipf("gcc not installed: %v", err)
+	}
+	exe := filepath.Join(t.TempDir(), "hello")
+	if out, err := exec.Command("gcc", "-O2", "-Wl,--build-id=0xfeedface02", "-o", exe, "testdata/hello.c").CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	return exe
+}

@@ -1,0 +1,65 @@
+package collect
+
+import (
+	"io"
+	"os"
+	"syscall"
+
+	"er/internal/perfevent"
+)
+
+// releaseEnv marks the helper process that releases perf events for er (see releaseInHelper).
+const releaseEnv = "ER_RELEASE_EVENTS"
+
+func init() {
+	if os.Getenv(releaseEnv) == "1" {
+		// The helper: hold the inherited events until er closes the pipe, then exit, which releases
+		// them.
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	}
+	perfevent.ReleaseSiblings = releaseInHelper
+}
+
+// releaseInHelper hands the files of perf events fds to a helper process, this program run again
+// with releaseEnv set, and closes them here. Releasing a trace event's last file unregisters the
+// kernel's probe and waits for an RCU grace period, 13 ms for each CPU's runtime counter on this
+// machine (two thirds of `er collect /bin/true` as root, and more with more CPUs); the helper,
+// which holds the last references, pays it when it exits, after er has closed its copies and the
+// pipe, and no one waits for it (init reaps it once er has exited). It returns false, closing
+// nothing, where no helper can be started.
+func releaseInHelper(fds []int) bool {
+	stop, ok := handOff(fds)
+	if ok {
+		stop()
+	}
+	return ok
+}
+
+// handOff starts the helper holding the files fds and closes them here; stop lets it exit. Where no
+// helper can be started, it returns false and the files stay open here.
+func handOff(fds []int) (stop func(), ok bool) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, false
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, false
+	}
+	files := []uintptr{r.Fd(), 2, 2} // stdin: the pipe; stdout and stderr: er's, unused
+	for _, fd := range fds {
+		files = append(files, uintptr(fd))
+	}
+	_, err = syscall.ForkExec(exe, []string{exe}, &syscall.ProcAttr{Files: files, Env: []string{releaseEnv + "=1"}})
+	r.Close()
+	if err != nil {
+		w.Close()
+		return nil, false
+	}
+	// The helper is not waited for: once er exits, init reaps it.
+	for _, fd := range fds {
+		syscall.Close(fd)
+	}
+	return func() { w.Close() }, true
+}

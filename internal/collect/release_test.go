@@ -1,0 +1,53 @@
+package collect
+
+import (
+	"io"
+	"os"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestReleaseInHelper(t *testing.T) {
+	// A pipe's write end stands for an event's file: the helper holds it after er closed its own, so
+	// the read end ends only when the helper has exited.
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	fd, err := unix.Dup(int(w.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	stop, ok := handOff([]int{fd})
+	if !ok {
+		t.Fatal("no helper started")
+	}
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil {
+		t.Error("the file is still open in er")
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(io.Discard, r)
+		done <- err
+	}()
+	// The helper holds it: no end of file until it is let go (were it not held, the end would come at
+	// once; a loaded machine can only make this check pass, not fail).
+	select {
+	case <-done:
+		t.Fatal("the file was released before the helper was let go")
+	case <-time.After(200 * time.Millisecond):
+	}
+	stop()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Error(err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the helper still holds the file 60 s after it was let go")
+	}
+}
