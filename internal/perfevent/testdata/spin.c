@@ -1,34 +1,48 @@
 // spin burns CPU time for the perfevent tests.
 //
 // Build: gcc -O1 -pthread -o spin spin.c
-// Usage: spin THREADS MILLIS [fork]
+// Usage: spin THREADS MILLIS [fork|sys]
 //
 // It starts THREADS threads named "spin-0", "spin-1", ... that each burn
 // MILLIS ms of their own CPU time; with "fork", a child process named
-// "spin-child" burns MILLIS ms too. The main thread waits for them all.
+// "spin-child" burns MILLIS ms too; with "sys", the threads burn most of it in
+// the kernel, reading /dev/zero. The main thread waits for them all.
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
 
 static long millis;
+static int in_kernel;
 volatile unsigned long sink;
+static char zeros[65536];
 
 static void burn(void) {
 	struct timespec ts;
 	long long end;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	end = ts.tv_sec * 1000000000LL + ts.tv_nsec + millis * 1000000LL;
+	int zero = in_kernel ? open("/dev/zero", O_RDONLY) : -1;
 	for (;;) {
-		for (int i = 0; i < 10000; i++)
-			sink += i;
+		if (zero >= 0) {
+			/* the kernel clears the buffer: most of the time is system time */
+			if (read(zero, zeros, sizeof zeros) > 0)
+				sink += zeros[0];
+		} else {
+			for (int i = 0; i < 10000; i++)
+				sink += i;
+		}
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-		if (ts.tv_sec * 1000000000LL + ts.tv_nsec >= end)
+		if (ts.tv_sec * 1000000000LL + ts.tv_nsec >= end) {
+			if (zero >= 0)
+				close(zero);
 			return;
+		}
 	}
 }
 
@@ -48,6 +62,7 @@ int main(int argc, char **argv) {
 	int n = atoi(argv[1]);
 	millis = atol(argv[2]);
 	pid_t child = -1;
+	in_kernel = argc > 3 && strcmp(argv[3], "sys") == 0;
 	if (argc > 3 && strcmp(argv[3], "fork") == 0) {
 		child = fork();
 		if (child == 0) {
