@@ -51,9 +51,6 @@ func (s *Session) attach(pid int) error {
 
 	s.pid = pid
 	s.startNS = monotonicNS()
-	if err := os.MkdirAll(filepath.Dir(s.dir), 0o755); err != nil {
-		return fmt.Errorf("experiment directory: %v", err)
-	}
 	s.spec.Target = args
 	if err := s.create(exe); err != nil {
 		return err

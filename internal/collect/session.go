@@ -110,10 +110,16 @@ func ExperimentDir(spec Spec) (string, error) {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(dir, p)
 		}
+		if err := checkStoreDir(filepath.Dir(p)); err != nil {
+			return "", err
+		}
 		if _, err := os.Lstat(p); err == nil {
 			return "", fmt.Errorf("experiment %s already exists: remove it (er rm %s) or choose another -o name", p, p)
 		}
 		return p, nil
+	}
+	if err := checkStoreDir(dir); err != nil {
+		return "", err
 	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -133,6 +139,23 @@ func ExperimentDir(spec Spec) (string, error) {
 		}
 	}
 	return filepath.Join(dir, fmt.Sprintf("%s.%d.er", stem, next)), nil
+}
+
+// checkStoreDir says why the experiment cannot be made in dir: it does not exist (er does not create
+// it: a mistyped -d or -o would otherwise scatter directories), is not a directory, or is not writable.
+func checkStoreDir(dir string) error {
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("experiment directory %s does not exist: create it first (mkdir -p %s) or choose another -d or -o", dir, dir)
+	case err != nil:
+		return fmt.Errorf("experiment directory %s: %v", dir, err)
+	case !st.IsDir():
+		return fmt.Errorf("experiment directory %s is not a directory: choose another -d or -o", dir)
+	case unix.Access(dir, unix.W_OK|unix.X_OK) != nil:
+		return fmt.Errorf("experiment directory %s is not writable by you: choose another -d or -o", dir)
+	}
+	return nil
 }
 
 // LookTarget resolves the target program as a shell would, with a clear error when it cannot be run.
@@ -453,9 +476,6 @@ func (s *Session) watch(ready, drained, done chan struct{}) {
 // start launches the target stopped at its first instruction, opens the perf events on it, writes the
 // experiment's first files, and lets it run.
 func (s *Session) start(path string) error {
-	if err := os.MkdirAll(filepath.Dir(s.dir), 0o755); err != nil {
-		return fmt.Errorf("experiment directory: %v", err)
-	}
 	// The experiment's name is claimed before the target starts: the collector library is told it.
 	if err := s.create(path); err != nil {
 		return err

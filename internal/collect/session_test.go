@@ -38,6 +38,32 @@ func TestExperimentDir(t *testing.T) {
 	}
 }
 
+// TestExperimentDirMissingParent: -o into a directory that does not exist, and -d naming one, are
+// errors that name the directory; nothing is created (er used to make the directory for -o).
+func TestExperimentDirMissingParent(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "nonexistent")
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, nil, 0o644)
+	for _, c := range []struct {
+		spec Spec
+		want string
+	}{
+		{Spec{Output: filepath.Join(missing, "x.er")}, "experiment directory " + missing + " does not exist: create it first (mkdir -p " + missing + ")"},
+		{Spec{Dir: missing}, "experiment directory " + missing + " does not exist"},
+		{Spec{Dir: missing, Output: "x.er"}, "experiment directory " + missing + " does not exist"},
+		{Spec{Dir: dir, Output: "sub/x.er"}, "experiment directory " + filepath.Join(dir, "sub") + " does not exist"},
+		{Spec{Output: filepath.Join(file, "x.er")}, "experiment directory " + file + " is not a directory"},
+	} {
+		if got, err := ExperimentDir(c.spec); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %q, %v; want an error with %q", c.spec, got, err, c.want)
+		}
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Errorf("%s was created", missing)
+	}
+}
+
 func TestLookTarget(t *testing.T) {
 	if p, err := LookTarget("sh"); err != nil || !filepath.IsAbs(p) {
 		t.Errorf("sh: %q, %v", p, err)
