@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"er/internal/collect"
 	"er/internal/erarchive"
@@ -60,7 +61,10 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "version", "-V", "--version":
 		fmt.Fprintln(stdout, version.String())
 		return 0
-	case "help", "-h", "--help":
+	case "help", "-h", "--help", "-help":
+		if len(argv) > 2 && argv[2] != "help" && !strings.HasPrefix(argv[2], "-") { // er help COMMAND: the command's own help
+			return run([]string{argv[0], argv[2], "--help"}, stdin, stdout, stderr)
+		}
 		usage(stdout)
 		return 0
 	}
@@ -82,6 +86,6 @@ Commands:
   analyzer [--html dir [--force]] exp...  the Analyzer: browse experiments in a web page (also as: analyzer)
   version                               print er's version
 
-Run a command with no arguments for its own help.
+Run 'er COMMAND --help' (or 'er help COMMAND') for a command's own help.
 `)
 }

@@ -25,3 +25,36 @@ func TestCollectMissingDir(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpConventions: er --help, er help COMMAND and COMMAND --help print help on stdout, exit 0.
+func TestHelpConventions(t *testing.T) {
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--help"}, "Usage: er <command>"},
+		{[]string{"-h"}, "Usage: er <command>"},
+		{[]string{"help"}, "Usage: er <command>"},
+		{[]string{"help", "collect"}, "Usage: er collect"},
+		{[]string{"help", "print"}, "Usage: er print"},
+		{[]string{"collect", "--help"}, "Usage: er collect"},
+		{[]string{"collect", "-h"}, "hardware counters:"},
+		{[]string{"print", "--help"}, "Usage: er print"},
+		{[]string{"archive", "--help"}, "Usage: er archive"},
+		{[]string{"rm", "--help"}, "Usage: er rm"},
+		{[]string{"cp", "--help"}, "Usage: er cp"},
+		{[]string{"mv", "--help"}, "Usage: er mv"},
+		{[]string{"analyzer", "--help"}, "usage: er analyzer"},
+	} {
+		r := er(t, "", nil, c.args...)
+		if r.code != 0 || !strings.Contains(r.stdout+r.stderr, c.want) {
+			t.Errorf("er %s: code %d, want 0 and %q in:\n%s%s", strings.Join(c.args, " "), r.code, c.want, r.stdout, r.stderr)
+		}
+	}
+	if r := er(t, "", nil, "collect", "-Z", "/bin/true"); r.code != 2 || r.stderr != "er collect: unknown option \"-Z\" (run `er collect --help` for the list)\n" {
+		t.Errorf("er collect -Z: code %d, stderr %q", r.code, r.stderr)
+	}
+}

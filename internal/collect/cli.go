@@ -42,7 +42,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 	}
-	if len(spec.Target) == 0 && spec.Attach == 0 {
+	if spec.Help || len(spec.Target) == 0 && spec.Attach == 0 {
 		Usage(stdout, perfevent.Probe())
 		return 0
 	}
@@ -196,7 +196,8 @@ Options:
                               load objects and source files that have events)
   -g name.erg                 add the experiment to an experiment group file
   -n                          dry run: show what would be collected
-  -V                          print er's version
+  -V, --version               print er's version
+  --help, -h                  print this help (-h alone: with this machine's hardware counters, below)
 
 `, ms(IntervalOn), ms(IntervalHi), ms(IntervalLo), MinInterval, MaxInterval, DefaultStackBytes, MaxStackBytes)
 	fmt.Fprintf(w, "Environment: %s=perf|sigprof forces the clock source (by default SIGPROF timers inside the\n"+

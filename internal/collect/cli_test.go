@@ -53,3 +53,18 @@ func TestUsageMachine(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpOptions: --help, -help and -h alone print the usage on stdout and exit 0 (they used to be
+// unknown options, exit 2); -h with a value is not taken for help.
+func TestHelpOptions(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"-help"}, {"-h"}, {"--help", "/bin/true"}, {"-p", "hi", "-h"}} {
+		var out, errb strings.Builder
+		if code := Main(args, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "Usage: er collect") || errb.Len() != 0 {
+			t.Errorf("er collect %s: code %d, stdout %.40q, stderr %q", strings.Join(args, " "), code, out.String(), errb.String())
+		}
+	}
+	var out, errb strings.Builder
+	if code := Main([]string{"-h", "cycles", "/bin/true"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `-h "cycles": hardware-counter profiling`) {
+		t.Errorf("-h cycles: code %d, stderr %q", code, errb.String())
+	}
+}

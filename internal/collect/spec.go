@@ -64,6 +64,7 @@ type Spec struct {
 	Group        string         // -g: the experiment group file (.erg) the experiment is added to
 	DryRun       bool           // -n
 	Version      bool           // -V
+	Help         bool           // --help, -help, or -h alone: print the usage
 	Target       []string       // the program and its arguments
 }
 
@@ -110,12 +111,22 @@ func Parse(args []string) (Spec, error) {
 		case "-V", "--version":
 			s.Version = true
 			continue
+		case "--help", "-help", "-?":
+			s.Help = true
+			continue
+		case "-h":
+			// Oracle's collect -h alone lists the machine's hardware counters: the usage shows them.
+			if i+1 >= len(args) {
+				s.Help = true
+				continue
+			}
+			return s, usageErr("-h %q: hardware-counter profiling is not supported by this er (`er collect -h` alone shows what this machine offers)", args[i+1])
 		case "-p", "-o", "-d", "-C", "-t", "-L", "-S", "-U", "-H", "-s", "-i", "-F", "-P", "-l", "-y", "-a", "-g":
 			if v, err = next(a); err != nil {
 				return s, err
 			}
 		default:
-			return s, usageErr("unknown option %q (run `er collect` with no arguments for the list)", a)
+			return s, usageErr("unknown option %q (run `er collect --help` for the list)", a)
 		}
 		switch a {
 		case "-p":
