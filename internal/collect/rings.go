@@ -88,10 +88,10 @@ const readerNice = -10
 // or RLIMIT_NICE), and locks the calling goroutine, which reads the rings, to its thread. A ring
 // holds half a second of samples, and on a busy machine (1,000 threads started at once beside two CPU
 // hogs, on 2 CPUs) er at the target's priority was kept off the CPUs longer than that in 1 run of 3,
-// and samples were lost; the stacks of a 10,000-frame recursion, read from the live process, were cut
-// short in the last 20 to 370 ms of the run, read after the process had exited. Every thread: the
-// one that waits for the rings is not the one that reads them, and Go starts threads from its own
-// (a new thread takes its creator's priority). Its work is the same; only when it runs changes.
+// and samples were lost. Every thread: the one that waits for the rings is not the one that reads
+// them, and Go starts threads from its own (a new thread takes its creator's priority). Its work is
+// the same; only when it runs changes. (It does not save the stacks of a 10,000-frame recursion taken
+// in the last moments of a run, read from the live process after it exited: see docs/stacks.md.)
 func raiseReaderPriority() {
 	runtime.LockOSThread()
 	tasks, err := os.ReadDir("/proc/self/task")
