@@ -1,6 +1,7 @@
 /* behave.c: a target whose behaviour the command line picks, for er collect's process-handling tests.
  *   behave exit N        exit with status N
  *   behave segv          spin 0.3 s of CPU, then dereference NULL
+ *   behave abort         spin 0.2 s of CPU, then abort() (SIGABRT)
  *   behave spin SECONDS  spin that much CPU time, then exit 0 (to be killed by a test)
  *   behave echo          copy stdin to stdout, print argv and $ER_TEST_VAR to stderr, exit 0
  *   behave signal        wait for SIGINT/SIGTERM/SIGHUP (up to 10 s); print its name and exit 0
@@ -29,6 +30,10 @@ int main(int argc, char **argv) {
 		spin_for(0.3);
 		volatile int *p = NULL;
 		return *p;
+	}
+	if (!strcmp(argv[1], "abort")) {
+		spin_for(0.2);
+		abort();
 	}
 	if (!strcmp(argv[1], "spin") && argc > 2) {
 		spin_for(atof(argv[2]));

@@ -4,9 +4,13 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestCollectMissingDir: -o into a directory that does not exist, or -d naming one, is an error
@@ -56,5 +60,69 @@ func TestHelpConventions(t *testing.T) {
 	}
 	if r := er(t, "", nil, "collect", "-Z", "/bin/true"); r.code != 2 || r.stderr != "er collect: unknown option \"-Z\" (run `er collect --help` for the list)\n" {
 		t.Errorf("er collect -Z: code %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// targetLine returns the "Target ..." line of er print -header for one experiment (not its descendants).
+func targetLine(t *testing.T, exp string) string {
+	t.Helper()
+	r := er(t, "", nil, "print", "-header", exp)
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if strings.HasPrefix(l, "Target ") && !strings.HasPrefix(l, "Target command") {
+			return l
+		}
+	}
+	t.Fatalf("er print -header %s: no Target line (code %d)\n%s%s", exp, r.code, r.stdout, r.stderr)
+	return ""
+}
+
+// TestExitReports: how a target ended, as er collect says it and as the header shows it. An abort
+// is a signal, not "status 134"; a shell's 134 says what it means; a descendant's status, which its
+// parent and not er collects, is not shown as 0 (it was "Target exited with status 0" for a child
+// that abort killed); -P says the process was detached from, or exited, not "exit not recorded".
+func TestExitReports(t *testing.T) {
+	needCollect(t)
+	behave := cprog(t, "behave")
+	exp, r := collectExp(t, nil, behave, "abort")
+	if r.code != 134 || !strings.HasSuffix(r.stderr, "written; the target was killed by signal 6 (SIGABRT)\n") {
+		t.Errorf("abort: code %d, stderr %q", r.code, r.stderr)
+	}
+	if got, want := targetLine(t, exp), "Target terminated by signal 6 (SIGABRT)"; got != want {
+		t.Errorf("abort: header %q, want %q", got, want)
+	}
+
+	exp, r = collectExp(t, nil, "/bin/sh", "-c", behave+" abort; exit $?")
+	if want := "written; the target exited with status 134 (128+6: how a shell reports a command that signal 6 (SIGABRT) killed)\n"; r.code != 134 || !strings.HasSuffix(r.stderr, want) {
+		t.Errorf("sh -c 'behave abort': code %d, stderr %q, want it to end with %q", r.code, r.stderr, want)
+	}
+	subs, _ := filepath.Glob(filepath.Join(exp, "_f*.er"))
+	if len(subs) == 0 {
+		t.Fatalf("sh -c 'behave abort': no subexperiment in %s", exp)
+	}
+	for _, sub := range subs {
+		got := targetLine(t, sub)
+		if got != "Target exited; its exit status is not known (a descendant: its parent collects the status)" &&
+			got != "Target replaced by exec: the process ran on as another program" {
+			t.Errorf("%s: header %q", filepath.Base(sub), got)
+		}
+	}
+
+	target := exec.Command(behave, "spin", "30")
+	if err := target.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = target.Process.Kill(); _ = target.Wait() }()
+	pid := strconv.Itoa(target.Process.Pid)
+	exp, r = collectExp(t, nil, "-P", pid, "-t", "0.3")
+	if want := "er collect: detached from process " + pid + ", which runs on\n"; r.code != 0 || !strings.Contains(r.stderr, want) {
+		t.Errorf("-P -t: code %d, stderr %q, want %q", r.code, r.stderr, want)
+	}
+	if got, want := targetLine(t, exp), "Target detached at the end of recording; the process ran on"; got != want {
+		t.Errorf("-P -t: header %q, want %q", got, want)
+	}
+	go func() { time.Sleep(500 * time.Millisecond); _ = target.Process.Signal(syscall.SIGTERM) }()
+	exp, r = collectExp(t, nil, "-P", pid)
+	if got, want := targetLine(t, exp), "Target exited; its exit status is not known (er collect -P attached to it: its parent collects the status)"; got != want {
+		t.Errorf("-P, the process killed: header %q, want %q (stderr %q)", got, want, r.stderr)
 	}
 }

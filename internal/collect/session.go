@@ -96,7 +96,7 @@ func (e *ExitError) Error() string {
 	if e.Signal != 0 {
 		return fmt.Sprintf("the target was killed by signal %d (%s)", e.Signal, unix.SignalName(syscall.Signal(e.Signal)))
 	}
-	return fmt.Sprintf("the target exited with status %d", e.Code)
+	return "the target exited with status " + experiment.StatusText(e.Code)
 }
 
 // ExperimentDir picks the experiment directory for spec: -d joined with -o, or the next free test.N.er there.
@@ -1082,6 +1082,7 @@ func (s *Session) finish(waitErr error) error {
 	switch {
 	case s.cmd == nil && !s.founder.exited:
 		text = "detached; the process runs on"
+		fmt.Fprintf(s.stderr, "er collect: detached from process %d, which runs on\n", s.pid)
 	case s.cmd == nil:
 		text = "the process exited"
 	case sig != 0:

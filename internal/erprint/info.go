@@ -5,14 +5,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"er/internal/analysis"
 	"er/internal/experiment"
 	"er/internal/report"
-
-	"golang.org/x/sys/unix"
 )
 
 // selectExps returns the experiments an optional 1-based exp_id argument selects: all without one.
@@ -222,14 +219,7 @@ func (s *session) headerOf(i int) {
 	} else {
 		s.printf("Experiment did not end: it is still being written, or its collector was killed\n")
 	}
-	switch {
-	case !l.Exited:
-		s.printf("Target exit not recorded\n")
-	case l.ExitSignal != 0:
-		s.printf("Target terminated by signal %d (%s)\n", l.ExitSignal, unix.SignalName(syscall.Signal(l.ExitSignal)))
-	default:
-		s.printf("Target exited with status %d\n", l.ExitStatus)
-	}
+	s.printf("Target %s\n", l.ExitText())
 	if st := statsOf(d); st.events > 0 {
 		s.printf("Call stacks: %d complete, %d truncated, %d failed unwinds (of %d events)\n",
 			st.events-st.truncated-st.failed, st.truncated, st.failed, st.events)

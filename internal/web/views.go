@@ -437,15 +437,7 @@ func (s *Server) overview(r *http.Request) (any, error) {
 	for i, d := range exps {
 		lg := &d.Log
 		end := s.ends[i]
-		exit := "running or crashed (no end recorded)"
-		switch {
-		case lg.ExitSignal != 0:
-			exit = fmt.Sprintf("killed by signal %d", lg.ExitSignal)
-		case lg.Exited:
-			exit = fmt.Sprintf("exit status %d", lg.ExitStatus)
-		case lg.EndTime != 0:
-			exit = "collection ended"
-		}
+		exit := lg.ExitText()
 		infos = append(infos, expInfo{Dir: dirs[i], Name: filepath.Base(dirs[i]), Command: strings.Join(lg.Command, " "),
 			Host: lg.Host, Lineage: lg.Lineage, Pid: lg.Pid, Ppid: lg.Ppid, Start: lg.StartTime, Duration: end,
 			Exit: exit, Events: [4]int{len(d.Clock), len(d.Heap), len(d.Sync), len(d.IO)},
