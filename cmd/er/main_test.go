@@ -600,20 +600,38 @@ func TestDurationLimit(t *testing.T) {
 	if d.Notes != "a comment\n" {
 		t.Errorf("notes = %q", d.Notes)
 	}
-	// Sample points every 0.2 s of the run's wall time, plus start and end: 9 for the 1.5 s the
-	// program runs on an idle machine, more where a busy machine makes it last longer (12 beside two
-	// CPU hogs, for 2.2 s).
+	// Sample points every 0.2 s while recording, plus start and the stop at the limit: 4, and none
+	// after the stop (they went on to the end of the run, and the overview covered 1.5 s of a 0.5 s
+	// recording). The log says when recording stopped; the run went on after it.
 	points := map[uint32]bool{}
+	var lastLabel string
 	for _, o := range d.Overview {
 		points[o.Sample] = true
+		if o.Time > limitAt {
+			t.Errorf("sample point %d (%s) at %.3f s, after recording stopped at %.3f s", o.Sample, o.Label, float64(o.Time)/1e9, float64(limitAt)/1e9)
+		}
+		lastLabel = o.Label
 	}
-	want := int(d.Log.EndTime/200e6) + 2
-	if n := len(points); n < want-2 || n > want+2 {
-		t.Errorf("%d sample points, want about %d (start, every 0.2 s for the %.2f s run, end)", n, want, float64(d.Log.EndTime)/1e9)
+	want := int(limitAt/200e6) + 2
+	if n := len(points); n < want-1 || n > want+1 || lastLabel != "stop" {
+		t.Errorf("%d sample points, the last %q; want about %d (start, every 0.2 s for the %.2f s recorded, stop)", n, lastLabel, want, float64(limitAt)/1e9)
+	}
+	if d.Log.StopTime != limitAt || d.Log.EndTime < 1e9 || d.Log.RecordedDuration() != limitAt {
+		t.Errorf("log.xml: stopped at %d ns, ended at %d ns, recorded %d ns; want the limit's %d, the run's end (over 1 s), the limit's",
+			d.Log.StopTime, d.Log.EndTime, d.Log.RecordedDuration(), limitAt)
 	}
 	r = er(t, "", nil, "print", "-header", exp)
 	if !strings.Contains(r.stdout, "duration limit") || !strings.Contains(r.stdout, "a comment") {
 		t.Errorf("header lacks the limit event or the notes:\n%s", r.stdout)
+	}
+	// The recorded duration is the header's Data Collection Duration and statistics' Duration (it
+	// was the run's 1.5 s and more, in both).
+	if want := fmt.Sprintf("Data Collection Duration: %d.%09d\n", limitAt/1e9, limitAt%1e9); !strings.Contains(r.stdout, want) {
+		t.Errorf("header lacks %q:\n%s", want, r.stdout)
+	}
+	r = er(t, "", nil, "print", "-statistics", exp)
+	if want := fmt.Sprintf("Duration (sec.): %.3f\n", float64(limitAt)/1e9); !strings.Contains(r.stdout, want) {
+		t.Errorf("statistics lack %q:\n%s", want, r.stdout)
 	}
 }
 

@@ -197,7 +197,7 @@ func (s *Session) imageEnded(p *proc, t int64, exited bool) {
 	text := "exec started a new image"
 	if exited {
 		text = "exited"
-		if u, err := readUsage(int(p.pid)); err == nil { // a zombie not yet reaped still has its usage
+		if u, err := readUsage(int(p.pid)); err == nil && s.stoppedAt == 0 { // a zombie not yet reaped still has its usage
 			s.writeOverview(p, t, "end", u)
 		}
 	}

@@ -1009,13 +1009,28 @@ func (s *Session) stopRecording(kind, text string) {
 	s.readRecords()
 	s.recording = false
 	t := s.now()
+	if s.writeErr == nil {
+		// The last sample point: the usage up to the end of recording. None is taken after it, so
+		// that the overview covers what was recorded, as the header's duration does.
+		for _, p := range s.images {
+			if p.open() && !p.exited {
+				s.imagePoint(p, t, "stop")
+			}
+		}
+	}
 	s.stoppedAt = t
-	s.forEachOpen(func(p *proc) { p.w.Event(experiment.Event{Time: t, Kind: kind, Text: text}) })
+	s.forEachOpen(func(p *proc) {
+		p.w.Event(experiment.Event{Time: t, Kind: kind, Text: text})
+		p.w.UpdateLog(func(l *experiment.Log) { l.StopTime = t })
+	})
 	fmt.Fprintf(s.stderr, "er collect: %s\n", text)
 }
 
 // samplePoint records a sample point in the experiment of every running followed process.
 func (s *Session) samplePoint(label string) {
+	if s.stoppedAt != 0 {
+		return // recording stopped (-t, -L): the "stop" point was the last
+	}
 	t := s.now()
 	for _, p := range s.images {
 		if p.open() && !p.exited {
@@ -1066,7 +1081,7 @@ func (s *Session) finish(waitErr error) error {
 		} else {
 			code = st.ExitCode()
 		}
-		if ru, ok := st.SysUsage().(*syscall.Rusage); ok && s.founder.open() {
+		if ru, ok := st.SysUsage().(*syscall.Rusage); ok && s.founder.open() && s.stoppedAt == 0 {
 			s.writeOverview(s.founder, end, "end", procUsage{
 				userNS: ru.Utime.Nano(), systemNS: ru.Stime.Nano(), minFlt: ru.Minflt, majFlt: ru.Majflt,
 				volCS: ru.Nvcsw, involCS: ru.Nivcsw, rssBytes: ru.Maxrss * 1024})

@@ -215,7 +215,7 @@ func (s *session) headerOf(i int) {
 	}
 	if l.EndTime > 0 {
 		s.printf("Experiment Ended: %s\n", seconds(l.EndTime))
-		s.printf("Data Collection Duration: %s\n", seconds(l.EndTime))
+		s.printf("Data Collection Duration: %s\n", seconds(l.RecordedDuration()))
 	} else {
 		s.printf("Experiment did not end: it is still being written, or its collector was killed\n")
 	}
@@ -252,10 +252,11 @@ func pidOf(e experiment.Event) string {
 	return fmt.Sprintf(", pid %d", e.Pid)
 }
 
-// duration is the experiment's length: its end time, or the last event's time while unfinished.
+// duration is the experiment's length: how long it recorded (to its end, or until -t or -L stopped
+// recording), or the last event's time while unfinished.
 func duration(d *experiment.Data) int64 {
 	if d.Log.EndTime > 0 {
-		return d.Log.EndTime
+		return d.Log.RecordedDuration()
 	}
 	return d.LastTime()
 }

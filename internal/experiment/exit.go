@@ -58,3 +58,12 @@ func SignalName(n int) string {
 	}
 	return fmt.Sprintf("signal %d", n)
 }
+
+// RecordedDuration is how long data were recorded, ns: until -t or -L stopped recording (or a write
+// failed) while the target ran on, else until the end of collection; 0 while running.
+func (l *Log) RecordedDuration() int64 {
+	if l.StopTime > 0 && (l.StopTime < l.EndTime || l.EndTime == 0) {
+		return l.StopTime
+	}
+	return l.EndTime
+}

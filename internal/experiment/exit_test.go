@@ -1,6 +1,9 @@
 package experiment
 
-import "testing"
+import (
+	"bytes"
+	"testing"
+)
 
 func TestExitText(t *testing.T) {
 	for _, c := range []struct {
@@ -32,5 +35,29 @@ func TestSignalName(t *testing.T) {
 	}
 	if got := SignalName(99); got != "signal 99" {
 		t.Errorf("SignalName(99) = %q", got)
+	}
+}
+
+// TestRecordedDuration: -t or -L stopped recording at StopTime; log.xml keeps it (end@stopped).
+func TestRecordedDuration(t *testing.T) {
+	for _, c := range []struct {
+		log  Log
+		want int64
+	}{
+		{Log{EndTime: 2e9}, 2e9},
+		{Log{EndTime: 2e9, StopTime: 5e8}, 5e8},
+		{Log{StopTime: 5e8}, 5e8}, // still running after the stop
+		{Log{}, 0},
+	} {
+		if got := c.log.RecordedDuration(); got != c.want {
+			t.Errorf("%+v: %d, want %d", c.log, got, c.want)
+		}
+	}
+	l, _, err := decodeLog("log.xml", encodeLog(Log{EndTime: 2e9, StopTime: 5e8, Exited: true}))
+	if err != nil || l.StopTime != 5e8 || l.EndTime != 2e9 {
+		t.Errorf("log.xml round trip: stop %d end %d, %v", l.StopTime, l.EndTime, err)
+	}
+	if b := encodeLog(Log{EndTime: 2e9}); bytes.Contains(b, []byte("stopped")) {
+		t.Errorf("end@stopped written where recording was not stopped:\n%s", b)
 	}
 }

@@ -163,6 +163,7 @@ type Log struct {
 	StartTime        int64  // wall clock at start, Unix ns
 	StartPerfNS      int64  // perf clock (CLOCK_MONOTONIC) at start; sample times are relative to it
 	EndTime          int64  // ns since start at the end of collection; 0 while running
+	StopTime         int64  // ns since start when recording stopped early (-t, -L, a write failure) and the target ran on; 0 when it did not
 	ExitStatus       int    // exit code, or 128+signal
 	ExitSignal       int    // terminating signal, 0 when none
 	Exited           bool   // the target's exit was seen

@@ -159,6 +159,7 @@ type xmlEnd struct {
 	ExitStatus int              `xml:"exitStatus,attr"`
 	ExitSignal int              `xml:"exitSignal,attr"`
 	CountedCPU int64            `xml:"countedCPU,attr,omitempty"`
+	Stopped    int64            `xml:"stopped,attr,omitempty"`
 	Threads    []xmlThreadCount `xml:"thread"`
 }
 
@@ -227,7 +228,7 @@ func encodeLog(l Log) []byte {
 		Target: xmlTarget{Pid: l.Pid, Ppid: l.Ppid, Lineage: qstr(l.Lineage), Attached: l.Attached, Cwd: qstr(l.Cwd)},
 		Start:  xmlStart{Time: l.StartTime, PerfNS: l.StartPerfNS},
 		Data:   xmlData{KernelStacks: l.KernelStacks, Files: descriptors},
-		End:    xmlEnd{Time: l.EndTime, Exited: l.Exited, ExitStatus: l.ExitStatus, ExitSignal: l.ExitSignal, CountedCPU: l.CountedCPUNS, Threads: threadCounts(l.ThreadCPU)},
+		End:    xmlEnd{Time: l.EndTime, Exited: l.Exited, ExitStatus: l.ExitStatus, ExitSignal: l.ExitSignal, CountedCPU: l.CountedCPUNS, Stopped: l.StopTime, Threads: threadCounts(l.ThreadCPU)},
 	}
 	if x.Version == "" {
 		x.Version = FormatVersion
@@ -334,6 +335,7 @@ func decodeLog(name string, b []byte) (Log, []string, error) {
 		StartTime:        x.Start.Time,
 		StartPerfNS:      x.Start.PerfNS,
 		EndTime:          x.End.Time,
+		StopTime:         x.End.Stopped,
 		ExitStatus:       x.End.ExitStatus,
 		ExitSignal:       x.End.ExitSignal,
 		Exited:           x.End.Exited,

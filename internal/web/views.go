@@ -437,6 +437,9 @@ func (s *Server) overview(r *http.Request) (any, error) {
 	for i, d := range exps {
 		lg := &d.Log
 		end := s.ends[i]
+		if lg.StopTime > 0 && lg.StopTime < end { // -t or -L stopped recording: the duration is what was recorded
+			end = lg.StopTime
+		}
 		exit := lg.ExitText()
 		infos = append(infos, expInfo{Dir: dirs[i], Name: filepath.Base(dirs[i]), Command: strings.Join(lg.Command, " "),
 			Host: lg.Host, Lineage: lg.Lineage, Pid: lg.Pid, Ppid: lg.Ppid, Start: lg.StartTime, Duration: end,
