@@ -126,3 +126,50 @@ func TestExitReports(t *testing.T) {
 		t.Errorf("-P, the process killed: header %q, want %q (stderr %q)", got, want, r.stderr)
 	}
 }
+
+// TestErrorsNameRealThings: when no experiment is made, er's message names none (it said
+// "er collect: test.1.er: cannot start ./prog: fork/exec ./prog: exec format error" and
+// "er collect: test.1.er: prog is statically linked ..." of an experiment never created).
+func TestErrorsNameRealThings(t *testing.T) {
+	needCollect(t)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "noshebang")
+	if err := os.WriteFile(script, []byte("echo hello\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	exp := filepath.Join(dir, "x.er")
+	r := er(t, "", nil, "collect", "-o", exp, script)
+	want := "er collect: cannot run \"" + script + "\": " + script + " is not a program this machine can run (exec format error; a script needs a #! line)\n"
+	if r.code != 127 || r.stderr != want {
+		t.Errorf("a script without #!: code %d, stderr %q; want 127, %q", r.code, r.stderr, want)
+	}
+	static := cbuild(t, "behave", "-static", "-O1")
+	r = er(t, "", nil, "collect", "-o", exp, "-H", "on", static, "exit", "0")
+	if r.code != 1 || !strings.HasPrefix(r.stderr, "er collect: "+static+" is statically linked") || strings.Contains(r.stderr, ".er") {
+		t.Errorf("-H on a static program: code %d, stderr %q", r.code, r.stderr)
+	}
+	if _, err := os.Stat(exp); err == nil {
+		t.Errorf("%s was left behind", exp)
+	}
+}
+
+// TestNotAnExperiment: er print on a directory that is not an experiment, a file, or nothing says
+// so, naming it once (it said "cannot read experiment /tmp: /tmp: not an experiment: ...").
+func TestNotAnExperiment(t *testing.T) {
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "notes.txt")
+	os.WriteFile(file, []byte("x"), 0o644)
+	missing := filepath.Join(dir, "none.er")
+	for _, c := range []struct{ arg, want string }{
+		{dir, "er print: " + dir + ": not an experiment: it has no log.xml and no data files (an experiment is a directory that er collect writes, such as test.1.er)\n"},
+		{file, "er print: " + file + ": not an experiment directory\n"},
+		{missing, "er print: " + missing + ": not an experiment: it does not exist\n"},
+	} {
+		if r := er(t, "", nil, "print", "-functions", c.arg); r.code != 1 || r.stderr != c.want {
+			t.Errorf("er print %s: code %d, stderr %q; want 1, %q", c.arg, r.code, r.stderr, c.want)
+		}
+	}
+}

@@ -58,7 +58,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, ErrUsage):
 		fmt.Fprintf(stderr, "er collect: %v\n", strings.TrimPrefix(err.Error(), "usage: "))
 		return 2
-	case err != nil && dir == "":
+	case err != nil && (dir == "" || !exists(dir)):
+		// No experiment was made (the target could not start, the library cannot be loaded): the
+		// message names no experiment.
 		fmt.Fprintf(stderr, "er collect: %v\n", err)
 		if strings.HasPrefix(err.Error(), "cannot run") {
 			return 127
@@ -217,6 +219,12 @@ Options:
 	} else {
 		fmt.Fprintf(w, "  hardware counters: not available (%s)\n", c.HardwareError)
 	}
+}
+
+// exists reports whether path exists.
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }
 
 func ms(d interface{ Microseconds() int64 }) float64 { return float64(d.Microseconds()) / 1000 }

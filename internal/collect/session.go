@@ -496,6 +496,9 @@ func (s *Session) start(path string) error {
 		cmd.Env = env
 	}
 	if err := perfevent.StartStopped(cmd); err != nil {
+		if errors.Is(err, syscall.ENOEXEC) {
+			return abandon(fmt.Errorf("cannot run %q: %s is not a program this machine can run (exec format error; a script needs a #! line)", s.spec.Target[0], path))
+		}
 		return abandon(fmt.Errorf("cannot start %s: %v", path, err))
 	}
 	s.cmd, s.pid = cmd, cmd.Process.Pid

@@ -1,7 +1,9 @@
 package erprint
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -118,6 +120,12 @@ func (s *session) expand(arg string) ([]string, []*experiment.Data, error) {
 	var out []*experiment.Data
 	for _, dir := range dirs {
 		d, err := s.env.open(dir)
+		if errors.Is(err, experiment.ErrNotExperiment) {
+			return nil, nil, err // it names dir and says what it is not
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, fmt.Errorf("%s: not an experiment: it does not exist", dir)
+		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("cannot read experiment %s: %w", dir, err)
 		}

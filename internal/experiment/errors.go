@@ -1,6 +1,21 @@
 package experiment
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrNotExperiment is what errors.Is finds in Open's error when the path is not an experiment: it
+// is not a directory, or holds none of an experiment's files. The error's text names the path:
+// callers show it as it is. (A path that does not exist gives the *fs.PathError of os.Stat.)
+var ErrNotExperiment = errors.New("not an experiment")
+
+// notExperiment is Open's error for a path that is not an experiment.
+type notExperiment struct{ msg string }
+
+func (e *notExperiment) Error() string { return e.msg }
+
+func (e *notExperiment) Unwrap() error { return ErrNotExperiment }
 
 // FormatError reports damage in an experiment file: which file, where, what
 // is wrong and what the user can do about it.

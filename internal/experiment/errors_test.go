@@ -1,6 +1,12 @@
 package experiment
 
-import "testing"
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
 
 func TestFormatErrorMessage(t *testing.T) {
 	tests := []struct {
@@ -17,5 +23,19 @@ func TestFormatErrorMessage(t *testing.T) {
 	}
 	if e := formatErrorf("f", 3, "h", "%d of %d", 1, 2); *e != (FormatError{"f", 3, "1 of 2", "h"}) {
 		t.Errorf("formatErrorf: %+v", e)
+	}
+}
+
+// TestErrNotExperiment: Open's error for a directory that is not an experiment, or a file, is
+// ErrNotExperiment, and names the path once.
+func TestErrNotExperiment(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	os.WriteFile(file, nil, 0o644)
+	for _, p := range []string{dir, file} {
+		_, err := Open(p)
+		if !errors.Is(err, ErrNotExperiment) || strings.Count(err.Error(), p) != 1 {
+			t.Errorf("Open(%s): %v", p, err)
+		}
 	}
 }

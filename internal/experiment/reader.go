@@ -23,7 +23,7 @@ func Open(dir string) (*Data, error) {
 		return nil, err
 	}
 	if !fi.IsDir() {
-		return nil, fmt.Errorf("%s: not an experiment directory", dir)
+		return nil, &notExperiment{fmt.Sprintf("%s: not an experiment directory", dir)}
 	}
 	d := &Data{Dir: dir, Archives: map[string]*Archive{}}
 	path := func(name string) string { return filepath.Join(dir, name) }
@@ -120,7 +120,7 @@ func Open(dir string) (*Data, error) {
 	anyData := len(present) > 0 || mapBytes != nil || hasTraceFiles(sources)
 	switch {
 	case logBytes == nil && !anyData:
-		return nil, fmt.Errorf("%s: not an experiment: it has no %s and no data files", dir, LogFile)
+		return nil, &notExperiment{fmt.Sprintf("%s: not an experiment: it has no %s and no data files (an experiment is a directory that er collect writes, such as test.1.er)", dir, LogFile)}
 	case logBytes == nil:
 		warn(LogFile + ": missing; the target, settings and events of the experiment are unknown")
 	}
