@@ -173,3 +173,18 @@ func TestNotAnExperiment(t *testing.T) {
 		}
 	}
 }
+
+// TestSigprofMessage: the SIGPROF clock asked for by $ER_CLOCK_SOURCE says so, not "perf events are
+// not available", and a static program is told the remedy that fits (not "collect clock profiles
+// only", which is what it asked for).
+func TestSigprofMessage(t *testing.T) {
+	needCollect(t)
+	static := cbuild(t, "behave", "-static", "-O1")
+	exp := filepath.Join(t.TempDir(), "x.er")
+	r := er(t, "", []string{"ER_CLOCK_SOURCE=sigprof"}, "collect", "-o", exp, static, "exit", "0")
+	want := "er collect: " + static + " is statically linked: it cannot load the collector library that clock profiling by SIGPROF " +
+		"($ER_CLOCK_SOURCE=sigprof) needs; link it dynamically, or let er use perf events (unset $ER_CLOCK_SOURCE; perf_event_paranoid 2 or less)\n"
+	if r.code != 1 || r.stderr != want {
+		t.Errorf("ER_CLOCK_SOURCE=sigprof, a static program: code %d, stderr %q; want 1, %q", r.code, r.stderr, want)
+	}
+}

@@ -2,11 +2,14 @@ package collect
 
 import (
 	"debug/elf"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // LibraryName is the file name of the collector library (built by make from preload/).
@@ -53,8 +56,36 @@ func checkDynamic(path, why string) error {
 			return nil
 		}
 	}
+	if strings.Contains(why, "SIGPROF") {
+		return fmt.Errorf("%s is statically linked: it cannot load the collector library that %s needs; "+
+			"link it dynamically, or let er use perf events (unset $%s; perf_event_paranoid 2 or less)", path, why, ClockSourceEnv)
+	}
 	return fmt.Errorf("%s is statically linked: it cannot load the collector library that %s needs; "+
 		"link it dynamically, or collect clock profiles only (-p, without -H, -s or -i)", path, why)
+}
+
+// sigprofTitle names the SIGPROF clock and why it is used, for messages.
+func sigprofTitle(spec Spec) string {
+	if spec.ClockSource == "sigprof" {
+		return "clock profiling by SIGPROF ($" + ClockSourceEnv + "=sigprof)"
+	}
+	return "clock profiling by SIGPROF (perf events cannot be used)"
+}
+
+// clockDeniedReason says why perf events cannot be used, from the error of opening the clock and
+// kernel.perf_event_paranoid (-1 when unreadable), with what the user can do.
+func clockDeniedReason(err error, paranoid int) string {
+	switch {
+	case errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.ENOENT):
+		return fmt.Sprintf("this kernel has no perf events (%v)", err)
+	case (errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)) && paranoid > 2:
+		return fmt.Sprintf("kernel.perf_event_paranoid is %d, which denies perf events to users without CAP_PERFMON "+
+			"(sudo sysctl kernel.perf_event_paranoid=2 allows them)", paranoid)
+	case errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM):
+		return fmt.Sprintf("perf_event_open was refused (%v) although kernel.perf_event_paranoid is %d: "+
+			"a seccomp filter (a container's) or a security module denies it", err, paranoid)
+	}
+	return fmt.Sprintf("perf_event_open failed: %v", err)
 }
 
 // libraryJob is one thing the collector library does: its word in ER_TRACE and its name in messages.
@@ -70,7 +101,7 @@ func libraryJobs(spec Spec, sigprof bool) []libraryJob {
 		{spec.Heap, libraryJob{"heap", "heap tracing (-H)"}},
 		{spec.Sync, libraryJob{"sync", "synchronization tracing (-s)"}},
 		{spec.IO, libraryJob{"io", "I/O tracing (-i)"}},
-		{sigprof, libraryJob{"clock", "clock profiling by SIGPROF (perf events are not available)"}},
+		{sigprof, libraryJob{"clock", sigprofTitle(spec)}},
 		{spec.SampleSignal != 0, libraryJob{"", "sample points by signal (-l)"}},
 		{spec.PauseSignal != 0, libraryJob{"", "pause and resume by signal (-y)"}},
 	} {

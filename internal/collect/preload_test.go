@@ -1,12 +1,15 @@
 package collect
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestFindLibrary(t *testing.T) {
@@ -72,12 +75,35 @@ func TestPreloadEnv(t *testing.T) {
 		t.Errorf("the old ER_TRACE is kept:\n%s", got)
 	}
 	if got, want := libraryUses(spec, true), "heap tracing (-H) and synchronization tracing (-s) and I/O tracing (-i) and "+
-		"clock profiling by SIGPROF (perf events are not available)"; got != want {
+		"clock profiling by SIGPROF (perf events cannot be used)"; got != want {
 		t.Errorf("libraryUses = %q, want %q", got, want)
 	}
 	spec = Spec{Sync: true, SyncThresh: SyncCalibrate}
 	env, _ = preloadEnv(nil, "/l.so", "/e.er", spec, false)
 	if got := strings.Join(env, " "); !strings.Contains(got, "ER_SYNC_THRESHOLD_NS=18446744073709551615") || !strings.Contains(got, "ER_TRACE=sync ") {
 		t.Errorf("calibrated sync: %s", got)
+	}
+}
+
+// TestSigprofReason: the SIGPROF clock's messages say why it is used: asked for, or the real reason
+// perf events cannot be used (they said "perf events are not available" in both cases).
+func TestSigprofReason(t *testing.T) {
+	if got, want := sigprofTitle(Spec{ClockSource: "sigprof"}), "clock profiling by SIGPROF ($ER_CLOCK_SOURCE=sigprof)"; got != want {
+		t.Errorf("asked for: %q, want %q", got, want)
+	}
+	open := func(e error) error { return fmt.Errorf("perf_event_open task-clock (pid 0, cpu -1): %w", e) }
+	for _, c := range []struct {
+		err      error
+		paranoid int
+		want     string
+	}{
+		{open(unix.EACCES), 3, "kernel.perf_event_paranoid is 3, which denies perf events to users without CAP_PERFMON (sudo sysctl kernel.perf_event_paranoid=2 allows them)"},
+		{open(unix.EPERM), 2, "perf_event_open was refused (perf_event_open task-clock (pid 0, cpu -1): operation not permitted) although kernel.perf_event_paranoid is 2: a seccomp filter (a container's) or a security module denies it"},
+		{open(unix.ENOSYS), -1, "this kernel has no perf events (perf_event_open task-clock (pid 0, cpu -1): function not implemented)"},
+		{open(unix.EINVAL), 2, "perf_event_open failed: perf_event_open task-clock (pid 0, cpu -1): invalid argument"},
+	} {
+		if got := clockDeniedReason(c.err, c.paranoid); got != c.want {
+			t.Errorf("%v, paranoid %d: %q, want %q", c.err, c.paranoid, got, c.want)
+		}
 	}
 }

@@ -280,7 +280,12 @@ func (s *Session) run(path string) error {
 			}
 		default:
 			if err := perfevent.ClockAvailable(); err != nil {
-				s.sigprof, s.sigprofWhy = true, "perf events are not available: "+err.Error()
+				paranoid, perr := perfevent.Paranoid()
+				if perr != nil {
+					paranoid = -1
+				}
+				s.sigprof, s.sigprofWhy = true, "perf events cannot be used: "+clockDeniedReason(err, paranoid)
+				fmt.Fprintf(s.stderr, "er collect: %s; clock profiling by SIGPROF timers inside the target instead, without kernel stacks or exact CPU accounting\n", s.sigprofWhy)
 			}
 		}
 	}
