@@ -188,3 +188,33 @@ func TestSigprofMessage(t *testing.T) {
 		t.Errorf("ER_CLOCK_SOURCE=sigprof, a static program: code %d, stderr %q; want 1, %q", r.code, r.stderr, want)
 	}
 }
+
+// TestArchiveReadable: the copies under archives/ can be read by whoever may read the experiment
+// (they were 0600 while the rest of the experiment was 0644 under umask 022).
+func TestArchiveReadable(t *testing.T) {
+	needCollect(t)
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	exp, r := collectExp(t, nil, cprog(t, "behave"), "exit", "0")
+	if r.code != 0 {
+		t.Fatalf("er collect: %d\n%s", r.code, r.stderr)
+	}
+	n := 0
+	filepath.WalkDir(filepath.Join(exp, "archives"), func(p string, e os.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		n++
+		if st.Mode().Perm()&0o044 != 0o044 {
+			t.Errorf("%s: mode %v, want readable by the group and others, as the experiment is", p, st.Mode().Perm())
+		}
+		return nil
+	})
+	if n < 3 {
+		t.Errorf("%d files under archives/, want the copies and the index", n)
+	}
+}

@@ -163,6 +163,9 @@ func (ix *Index) Add(kind, src, buildID string, force bool) (c Copy, added bool,
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return Copy{}, false, err
 	}
+	if err := os.Chmod(tmp, copyMode(st.Mode(), ix.Dir)); err != nil {
+		return Copy{}, false, err
+	}
 	if err := os.Chtimes(tmp, st.ModTime(), st.ModTime()); err != nil {
 		return Copy{}, false, err
 	}
@@ -177,6 +180,18 @@ func (ix *Index) Add(kind, src, buildID string, force bool) (c Copy, added bool,
 	}
 	ix.Copies = append(kept, c)
 	return c, true, nil
+}
+
+// copyMode is the mode of a copy of a file of mode src in the archives directory dir: readable by the
+// group and others where both the original and the directory let them read (a temporary file is
+// 0600, and copies were unreadable to those who may read the experiment); never more than the
+// original allows, so a private file stays private.
+func copyMode(src fs.FileMode, dir string) fs.FileMode {
+	m := fs.FileMode(0o600)
+	if st, err := os.Stat(dir); err == nil {
+		m |= src.Perm() & st.Mode().Perm() & 0o044
+	}
+	return m
 }
 
 // copyToTemp copies src, size bytes, to a new temporary file in dir and returns the SHA-256 of

@@ -325,3 +325,41 @@ func TestIndexOneRoot(t *testing.T) {
 		}
 	}
 }
+
+// TestCopyMode: a copy is readable by the group and others where the original and the experiment's
+// archives directory both allow it (copies were 0600, the temporary file's mode), and never more.
+func TestCopyMode(t *testing.T) {
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	for _, c := range []struct {
+		src, dir, want os.FileMode
+	}{
+		{0o644, 0o755, 0o644},
+		{0o755, 0o755, 0o644},
+		{0o640, 0o755, 0o640},
+		{0o600, 0o755, 0o600}, // a private file stays private
+		{0o644, 0o750, 0o640},
+		{0o644, 0o700, 0o600},
+	} {
+		exp := filepath.Join(t.TempDir(), "test.1.er")
+		src := filepath.Join(t.TempDir(), "prog.c")
+		writeFile(t, src, "int main(void) { return 0; }\n", time.Unix(1700000000, 0))
+		os.Chmod(src, c.src)
+		ix, err := ReadIndex(exp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(ix.Dir, c.dir); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(ix.Dir, c.dir)
+		cp, _, err := ix.Add(KindSource, src, "", false)
+		if err != nil {
+			t.Fatalf("source %o, directory %o: %v", c.src, c.dir, err)
+		}
+		st, err := os.Stat(ix.FilePath(cp))
+		if err != nil || st.Mode().Perm() != c.want {
+			t.Errorf("source %o, directory %o: copy mode %v (%v), want %o", c.src, c.dir, st.Mode().Perm(), err, c.want)
+		}
+	}
+}
