@@ -127,8 +127,10 @@ func TestDescendants(t *testing.T) {
 			t.Errorf("%s: recorded %.4f s is not within 3%% of its getrusage %.4f s", dir, total, want)
 		}
 		// The kernel's count, which weights the samples: when the kernel swapped the founder's and
-		// a child's perf contexts, the founder showed the child's 0.8 s for its own 0.4 s.
-		if c := float64(d.Log.CountedCPUNS) / 1e9; abs(c-want) > 0.03*want {
+		// a child's perf contexts, the founder showed the child's 0.8 s for its own 0.4 s. (A process
+		// may have no count, when the kernel reported none that er could place: beside two CPU hogs,
+		// _f1 in 1 run of 8; then its samples keep their own periods.)
+		if c := float64(d.Log.CountedCPUNS) / 1e9; c > 0 && abs(c-want) > 0.03*want {
 			t.Errorf("%s: counted %.4f s is not within 3%% of its getrusage %.4f s", dir, c, want)
 		}
 		if f := wantFunc[lineage]; incl[f] < 0.9*want {
