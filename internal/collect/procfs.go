@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"er/internal/experiment"
 )
 
@@ -53,6 +55,7 @@ func parseMaps(pid uint32, data []byte) ([]experiment.Mapping, error) {
 // procUsage is what /proc/PID/stat and /proc/PID/status say about a process's resource use.
 type procUsage struct {
 	userNS, systemNS int64
+	childrenNS       int64 // CPU time of the children the process waited for (cutime + cstime)
 	minFlt, majFlt   int64
 	volCS, involCS   int64
 	rssBytes         int64
@@ -92,6 +95,7 @@ func parseUsage(stat, status []byte, pageSize int) (procUsage, error) {
 	u.majFlt = num(12)
 	u.userNS = num(14) * (1e9 / clockTick)
 	u.systemNS = num(15) * (1e9 / clockTick)
+	u.childrenNS = (num(16) + num(17)) * (1e9 / clockTick)
 	u.threads = int32(num(20))
 	u.rssBytes = num(24) * int64(pageSize)
 	for _, line := range strings.Split(string(status), "\n") {
@@ -111,4 +115,23 @@ func parseUsage(stat, status []byte, pageSize int) (procUsage, error) {
 		}
 	}
 	return u, nil
+}
+
+// exitUsage waits for process pid, a child of er, to exit, without reaping it, and reads its own
+// usage from /proc while it is a zombie: the usage without that of the children it waited for,
+// which wait4 adds. false when the process cannot be waited for or read.
+func exitUsage(pid int) (procUsage, bool) {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return procUsage{}, false
+		}
+		break
+	}
+	u, err := readUsage(pid)
+	return u, err == nil
 }

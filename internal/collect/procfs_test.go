@@ -56,13 +56,13 @@ func TestReadMapsSelf(t *testing.T) {
 }
 
 func TestParseUsage(t *testing.T) {
-	stat := "1234 (a (weird) name) R 1 1234 1234 0 -1 4194304 150 0 3 0 250 75 0 0 20 0 4 0 100 12345678 300 18446744073709551615"
+	stat := "1234 (a (weird) name) R 1 1234 1234 0 -1 4194304 150 0 3 0 250 75 40 2 20 0 4 0 100 12345678 300 18446744073709551615"
 	status := "Name:\tx\nvoluntary_ctxt_switches:\t12\nnonvoluntary_ctxt_switches:\t34\n"
 	u, err := parseUsage([]byte(stat), []byte(status), 4096)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := procUsage{userNS: 2_500_000_000, systemNS: 750_000_000, minFlt: 150, majFlt: 3, volCS: 12, involCS: 34, rssBytes: 300 * 4096, threads: 4}
+	want := procUsage{userNS: 2_500_000_000, systemNS: 750_000_000, childrenNS: 420_000_000, minFlt: 150, majFlt: 3, volCS: 12, involCS: 34, rssBytes: 300 * 4096, threads: 4}
 	if u != want {
 		t.Errorf("parseUsage = %+v, want %+v", u, want)
 	}

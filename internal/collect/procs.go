@@ -39,6 +39,14 @@ type proc struct {
 
 	initPaused bool     // recording was paused when the image began (-y)
 	toggles    []toggle // pause and resume by signal, in time order
+
+	gone      bool      // its process exited (not replaced by exec)
+	replaced  bool      // exec replaced it: the process's usage after that is the new image's
+	endPoint  bool      // its "end" sample point is recorded
+	last      procUsage // the usage recorded at its last sample point
+	lastPoint int64     // the time of that point
+	// The periods of its clock samples in user and in kernel mode after its last sample point.
+	tailUser, tailSys int64
 }
 
 type toggle struct {
@@ -134,8 +142,38 @@ func (s *Session) newImage(pid, ppid uint32, parent *proc, code byte, t int64, p
 	if !s.recording {
 		w.Event(experiment.Event{Time: t, Kind: "limit", Text: "recording had stopped before this process began"})
 	}
-	s.imagePoint(p, t, "start")
+	s.startPoint(p, t, code)
 	return p
+}
+
+// startPoint records the first sample point of a new image. er reads /proc when it handles the
+// fork or exec record, a little after it: a forked child's counts started at zero at the fork (so
+// the CPU time it used before er read them is its own, not before its start), and an exec image
+// starts where the image it replaced ended, at the same reading (so the two add up to the
+// process's usage).
+// When the process is gone before er reads it (a vfork child that exec'd and exited at once), a
+// forked child starts at zero all the same, and an exec image where the image it replaced last
+// had a point: the usage between is then the new image's.
+func (s *Session) startPoint(p *proc, t int64, code byte) {
+	prev := p.parent
+	execPoint := code == 'x' && prev.pid == p.pid && prev.sampleNo > 0
+	if execPoint && prev.lastPoint == t {
+		s.writeOverview(p, t, "start", prev.last)
+		return
+	}
+	u, err := readUsage(int(p.pid))
+	switch {
+	case code == 'f':
+		u.userNS, u.systemNS, u.childrenNS, u.minFlt, u.majFlt, u.volCS, u.involCS = 0, 0, 0, 0, 0, 0, 0
+		if err != nil {
+			u = procUsage{threads: 1}
+		}
+	case err != nil && execPoint:
+		u = prev.last
+	case err != nil:
+		return
+	}
+	s.writeOverview(p, t, "start", u)
 }
 
 func nameOr(s, alt string) string {
@@ -191,12 +229,21 @@ func (s *Session) imageEnded(p *proc, t int64, exited bool) {
 		return
 	}
 	p.w.ProcessExit(p.pid, t)
+	if !exited {
+		p.replaced = true
+		if u, err := readUsage(int(p.pid)); err == nil && s.stoppedAt == 0 {
+			// The usage of the process so far, where the new image's start point takes it up: what
+			// the process used before its exec is this image's, and not the new image's.
+			s.writeOverview(p, t, "exec", u)
+		}
+	}
 	if p == s.founder {
 		return // the founder's end is recorded from its wait status
 	}
 	text := "exec started a new image"
 	if exited {
 		text = "exited"
+		p.gone = true
 		if u, err := readUsage(int(p.pid)); err == nil && s.stoppedAt == 0 { // a zombie not yet reaped still has its usage
 			s.writeOverview(p, t, "end", u)
 		}
@@ -208,6 +255,10 @@ func (s *Session) imageEnded(p *proc, t int64, exited bool) {
 func (s *Session) closeImage(p *proc) {
 	if !p.open() {
 		return
+	}
+	s.countedEnd(p)
+	if p != s.founder && s.spec.Clock && s.events != nil {
+		s.writeThreadCount(p) // its threads have all exited and reported their counts
 	}
 	if prior, err := p.w.Err(), p.w.Close(); err != nil && (err != prior || s.writeErr == nil) {
 		s.founder.w.Event(experiment.Event{Kind: "warning", Pid: p.pid, Text: fmt.Sprintf("writing %s: %v", filepath.Base(p.w.Dir()), err)})
@@ -239,4 +290,45 @@ func (s *Session) forEachOpen(f func(p *proc)) {
 			f(p)
 		}
 	}
+}
+
+// countedEnd records the end sample point of a descendant whose parent reaped it before er read its
+// usage (make and gcc wait for their children at once; er reads /proc in batches): without it the
+// image's usage would stop at its last sample point, up to a whole sampling period early, or at its
+// start. The kernel's count of the CPU time of its threads is the process's CPU time to its end (the
+// count of an image that exec began holds what its process used before the exec, as /proc does): the
+// point takes it, the part after the last point split between user and system time as the image's
+// clock samples after that point are (or as the usage before it, without such samples). Faults and
+// context switches after the last point are not known, and stay as they were.
+func (s *Session) countedEnd(p *proc) {
+	if p == s.founder || !p.gone || p.endPoint || s.stoppedAt != 0 {
+		return
+	}
+	var counted int64
+	for q := p; q != nil; q = q.parent {
+		for _, ns := range s.threadCPU[q] {
+			counted += ns
+		}
+		if !q.execed {
+			break // q.parent is another process (q was forked), or q is the founder
+		}
+	}
+	if counted <= 0 {
+		return
+	}
+	u := p.last
+	u.rssBytes, u.threads = 0, 0 // the process is gone
+	if rest := counted - u.userNS - u.systemNS; rest > 0 {
+		user, sys := p.tailUser, p.tailSys
+		if user+sys == 0 {
+			user, sys = u.userNS, u.systemNS
+		}
+		if user+sys == 0 {
+			user = 1
+		}
+		toUser := int64(float64(rest) * float64(user) / float64(user+sys))
+		u.userNS += toUser
+		u.systemNS += rest - toUser
+	}
+	s.writeOverview(p, p.exitTime, "end", u)
 }

@@ -75,6 +75,11 @@ type Session struct {
 	archiveFull  bool                       // archiving found the disk full: it stopped there
 	liveMark     *os.File                   // the FIFO .control held open, without the library: readers tell a live experiment by it
 
+	// The founder's own usage at its exit, read from /proc before er reaped it (wait4's usage holds
+	// its descendants too); set before the founder's wait returns.
+	founderExit   procUsage
+	founderExitOK bool
+
 	subexperiments   int
 	libraryInstances int
 	libStarts        []libStart // where and when the collector library said it started
@@ -321,7 +326,10 @@ func (s *Session) run(path string) error {
 		fmt.Fprintf(s.stderr, "er collect: %s\n", libWarning)
 	}
 	waitc := make(chan error, 1)
-	go func() { waitc <- s.cmd.Wait() }()
+	go func() {
+		s.founderExit, s.founderExitOK = exitUsage(s.cmd.Process.Pid)
+		waitc <- s.cmd.Wait()
+	}()
 	return s.loop(waitc, sigs, ctlSigs)
 }
 
@@ -989,6 +997,13 @@ func (s *Session) sample(r *perfevent.Sample) {
 	if err := p.w.Clock(experiment.ClockSample{Time: t, Pid: r.Pid, Tid: r.Tid, CPU: r.CPU, Mode: mode,
 		Period: int64(r.Period), Stack: id}); err == nil {
 		s.samples++
+		if t >= p.lastPoint {
+			if mode == experiment.ModeUser {
+				p.tailUser += int64(r.Period)
+			} else {
+				p.tailSys += int64(r.Period)
+			}
+		}
 		if s.sampledNS == nil {
 			s.sampledNS = map[uint32]int64{}
 		}
@@ -1057,6 +1072,8 @@ func (s *Session) imagePoint(p *proc, t int64, label string) {
 }
 
 func (s *Session) writeOverview(p *proc, t int64, label string, u procUsage) {
+	p.last, p.lastPoint, p.tailUser, p.tailSys = u, t, 0, 0
+	p.endPoint = p.endPoint || label == "end"
 	p.sampleNo++
 	p.w.Event(experiment.Event{Time: t, Kind: "sample", Pid: p.pid, Text: fmt.Sprintf("sample point %d: %s", p.sampleNo, label)})
 	_ = p.w.Overview(experiment.OverviewSample{Time: t, Pid: p.pid, Sample: p.sampleNo, UserNS: u.userNS,
@@ -1089,10 +1106,19 @@ func (s *Session) finish(waitErr error) error {
 		} else {
 			code = st.ExitCode()
 		}
-		if ru, ok := st.SysUsage().(*syscall.Rusage); ok && s.founder.open() && s.stoppedAt == 0 {
-			s.writeOverview(s.founder, end, "end", procUsage{
-				userNS: ru.Utime.Nano(), systemNS: ru.Stime.Nano(), minFlt: ru.Minflt, majFlt: ru.Majflt,
-				volCS: ru.Nvcsw, involCS: ru.Nivcsw, rssBytes: ru.Maxrss * 1024})
+		// The end point of the founder's process: of its last image, where an exec replaced the
+		// founder's.
+		last := s.founderImage(end)
+		if ru, ok := st.SysUsage().(*syscall.Rusage); ok && last.open() && s.stoppedAt == 0 && !last.endPoint {
+			u := procUsage{userNS: ru.Utime.Nano(), systemNS: ru.Stime.Nano(), minFlt: ru.Minflt, majFlt: ru.Majflt,
+				volCS: ru.Nvcsw, involCS: ru.Nivcsw, rssBytes: ru.Maxrss * 1024}
+			if s.founderExitOK && (s.founderExit.childrenNS > 0 || s.forked()) {
+				// wait4's usage holds the descendants the founder waited for, which their own
+				// experiments hold: the end point is the process's own usage, read while it was a
+				// zombie (to the clock tick, as /proc says it).
+				u = s.founderExit
+			}
+			s.writeOverview(last, end, "end", u)
 		}
 	} else if s.cmd == nil {
 		if s.founder.open() && !s.founder.exited {
@@ -1148,6 +1174,19 @@ func (s *Session) finish(waitErr error) error {
 			fmt.Fprintf(s.stderr, "er collect: warning: %s\n", text)
 		}
 		counted = s.scaleToRusage(st, counted)
+		if last := s.founderImage(end); last != s.founder && s.threadCPU[s.founder] != nil {
+			// Exec replaced the founder's image: its main thread's count, reported at the process's
+			// exit, is the last image's (as its other threads' counts went to the image they ran in).
+			main := uint32(s.pid)
+			if ns, ok := s.threadCPU[s.founder][main]; ok {
+				if s.threadCPU[last] == nil {
+					s.threadCPU[last] = map[uint32]int64{}
+				}
+				s.threadCPU[last][main] += ns
+				delete(s.threadCPU[s.founder], main)
+				counted -= ns
+			}
+		}
 		s.writeThreadCounts()
 	}
 	founderEnd := end
@@ -1218,6 +1257,28 @@ func (s *Session) finish(waitErr error) error {
 		return &ExitError{Code: code, Signal: sig}
 	}
 	return nil
+}
+
+// founderImage is the image the founder's process ran at time t: the founder's, or the one an
+// exec (or a chain of them) put in its place, where that one is recorded (-F).
+func (s *Session) founderImage(t int64) *proc {
+	if !s.founder.replaced || s.cmd == nil {
+		return s.founder
+	}
+	if p := s.imageAt(uint32(s.pid), t); p != nil && p.w != nil {
+		return p
+	}
+	return s.founder
+}
+
+// forked reports whether a process of the target's tree forked a child.
+func (s *Session) forked() bool {
+	for _, p := range s.images {
+		if p != s.founder && !p.execed {
+			return true
+		}
+	}
+	return false
 }
 
 // checkSigprofCoverage warns when the SIGPROF clock recorded less than half the CPU time the target
@@ -1351,30 +1412,39 @@ func (s *Session) countAgrees(c, sampled int64) bool {
 // writeThreadCounts records in each experiment the CPU time the kernel counted for its threads,
 // where recording was not paused or stopped during the image's life (the counts cover the whole
 // life; the samples only what was recorded).
+// An image closed before the end (closeImage) got its counts then, and gets them again here, as
+// scaleToRusage left them.
 func (s *Session) writeThreadCounts() {
+	for p := range s.threadCPU {
+		s.writeThreadCount(p)
+	}
+}
+
+// writeThreadCount records the CPU time the kernel counted for the threads of image p in its
+// experiment, under the conditions writeThreadCounts says.
+func (s *Session) writeThreadCount(p *proc) {
 	if s.stoppedAt != 0 || s.global.initPaused || len(s.global.toggles) > 0 || s.cmd == nil {
 		return
 	}
-	for p, threads := range s.threadCPU {
-		if !p.open() || p.initPaused || len(p.toggles) > 0 {
-			continue
-		}
-		var tc []experiment.ThreadCount
-		var total int64
-		for tid, ns := range threads {
-			if ns > 0 {
-				tc = append(tc, experiment.ThreadCount{Tid: tid, CPUNS: ns})
-				total += ns
-			}
-		}
-		sort.Slice(tc, func(i, j int) bool { return tc[i].Tid < tc[j].Tid })
-		p.w.UpdateLog(func(l *experiment.Log) {
-			l.ThreadCPU = tc
-			if p != s.founder {
-				l.CountedCPUNS = total
-			}
-		})
+	threads := s.threadCPU[p]
+	if p.w == nil || threads == nil || p.initPaused || len(p.toggles) > 0 {
+		return
 	}
+	var tc []experiment.ThreadCount
+	var total int64
+	for tid, ns := range threads {
+		if ns > 0 {
+			tc = append(tc, experiment.ThreadCount{Tid: tid, CPUNS: ns})
+			total += ns
+		}
+	}
+	sort.Slice(tc, func(i, j int) bool { return tc[i].Tid < tc[j].Tid })
+	p.w.UpdateLog(func(l *experiment.Log) {
+		l.ThreadCPU = tc
+		if p != s.founder {
+			l.CountedCPUNS = total
+		}
+	})
 }
 
 // afterCollection archives the experiment's load objects and sources (-a) and adds it to its

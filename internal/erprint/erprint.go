@@ -119,6 +119,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, e env) int {
 		return exitUsage
 	}
 	if len(dirs) > 0 {
+		// The en_desc settings given before the first command that uses the experiments choose what
+		// is loaded: -en_desc off reads the founders alone, not every subexperiment first.
+		s.preDesc(steps)
 		if err := s.load(dirs); err != nil {
 			fmt.Fprintf(stderr, "er print: %v\n", err)
 			return exitError

@@ -31,27 +31,65 @@ func experimentCommands(g []string) []*command {
 type descFilter struct {
 	off bool
 	re  *regexp.Regexp
+	src string // the setting as given ("" for the default, on)
 }
 
 func parseDesc(v string) (descFilter, error) {
 	switch {
 	case v == "on":
-		return descFilter{}, nil
+		return descFilter{src: v}, nil
 	case v == "off":
-		return descFilter{off: true}, nil
+		return descFilter{off: true, src: v}, nil
 	case strings.HasPrefix(v, "=") && len(v) > 1:
 		re, err := regexp.Compile(v[1:])
 		if err != nil {
 			return descFilter{}, usagef("en_desc %s: bad regular expression: %v", v, err)
 		}
-		return descFilter{re: re}, nil
+		return descFilter{re: re, src: v}, nil
 	}
 	return descFilter{}, usagef("en_desc %q: expected on, off or =regexp", v)
 }
 
+// same reports whether two settings load the same subexperiments.
+func (f descFilter) same(g descFilter) bool {
+	norm := func(s string) string {
+		if s == "" {
+			return "on"
+		}
+		return s
+	}
+	return norm(f.src) == norm(g.src)
+}
+
+// preDesc applies the en_desc commands among steps that come before the first step that uses
+// the experiments (or runs a script or reads commands), so that the experiments load once, as
+// they say; the commands run again in their turn and change nothing. A wrong setting is left for
+// its command to report.
+func (s *session) preDesc(steps []step) {
+	for _, st := range steps {
+		if st.cmd == nil {
+			return
+		}
+		if st.cmd.name != "en_desc" {
+			if st.cmd.data || st.cmd.name == "open_exp" || st.cmd.name == "add_exp" || st.cmd.name == "drop_exp" {
+				return
+			}
+			continue
+		}
+		if len(st.args) != 1 {
+			return
+		}
+		f, err := parseDesc(st.args[0])
+		if err != nil {
+			return
+		}
+		s.desc = f
+	}
+}
+
 // wants reports whether a subexperiment loads: its lineage (from its name) or its program name
 // must match en_desc's regexp.
-func (f descFilter) wants(d *experiment.Data) bool {
+func (f descFilter) wants(dir string, l *experiment.Log) bool {
 	if f.off {
 		return false
 	}
@@ -59,11 +97,11 @@ func (f descFilter) wants(d *experiment.Data) bool {
 		return true
 	}
 	prog := ""
-	if len(d.Log.Command) > 0 {
-		prog = filepath.Base(d.Log.Command[0])
+	if len(l.Command) > 0 {
+		prog = filepath.Base(l.Command[0])
 	}
-	return f.re.MatchString(d.Log.Lineage) || f.re.MatchString(prog) ||
-		f.re.MatchString(strings.TrimSuffix(filepath.Base(d.Dir), ".er"))
+	return f.re.MatchString(l.Lineage) || f.re.MatchString(prog) ||
+		f.re.MatchString(strings.TrimSuffix(filepath.Base(dir), ".er"))
 }
 
 // enDesc sets en_desc and reloads the experiments given so far.
@@ -72,8 +110,9 @@ func (s *session) enDesc(args []string) error {
 	if err != nil {
 		return err
 	}
+	same := f.same(s.desc)
 	s.desc = f
-	if len(s.args) == 0 {
+	if len(s.args) == 0 || same {
 		return nil
 	}
 	return s.reload(nil, s.args)
@@ -138,12 +177,17 @@ func (s *session) expand(arg string) ([]string, []*experiment.Data, error) {
 			continue
 		}
 		for _, sub := range subs {
+			// With en_desc =regexp the log alone says whether a subexperiment loads: its data
+			// are read only if it does.
+			if l, err := experiment.ReadLog(sub); err == nil && !s.desc.wants(sub, &l) {
+				continue
+			}
 			sd, err := s.env.open(sub)
 			if err != nil {
 				fmt.Fprintf(s.stderr, "er print: warning: cannot read the subexperiment %s: %v\n", sub, err)
 				continue
 			}
-			if s.desc.wants(sd) {
+			if s.desc.wants(sd.Dir, &sd.Log) {
 				outDirs, out = append(outDirs, sub), append(out, sd)
 			}
 		}

@@ -274,7 +274,13 @@ type stats struct {
 	volcs, involcs     int64
 	maxRSS             int64
 	counted            int64 // CPU time the kernel counted on the clock event (0: not recorded)
-	truncated, failed  int64 // events whose call stack ends in <Truncated-stack> or <Unwind-failed>
+	procSet            map[uint32]bool
+	threadSet          map[[2]uint32]bool
+	// The samples' CPU time by process, and the processes with a count: a process's count is in
+	// the experiment of its last image (after its execs), and its samples in those of all.
+	sampledByPid      map[uint32]int64
+	countedPids       map[uint32]bool
+	truncated, failed int64 // events whose call stack ends in <Truncated-stack> or <Unwind-failed>
 
 	heapEvents, allocs, allocBytes, leaks, leakBytes int64 // heap tracing
 	syncEvents, syncWait                             int64 // synchronization wait tracing
@@ -290,6 +296,7 @@ func statsOf(d *experiment.Data) stats {
 	var st stats
 	st.duration = duration(d)
 	st.counted = d.Log.CountedCPUNS
+	st.sampledByPid, st.countedPids = map[uint32]int64{}, map[uint32]bool{}
 	threads := map[[2]uint32]bool{}
 	procs := map[uint32]bool{}
 	vals := make([]int64, 3)
@@ -308,6 +315,7 @@ func statsOf(d *experiment.Data) stats {
 		}
 		threads[[2]uint32{c.Pid, c.Tid}] = true
 		procs[c.Pid] = true
+		st.sampledByPid[c.Pid] = analysis.AddSat(st.sampledByPid[c.Pid], c.Period)
 		if int(c.Stack) < len(d.Stacks) {
 			if frames := d.Stacks[c.Stack]; len(frames) > 0 {
 				switch frames[len(frames)-1] {
@@ -366,23 +374,38 @@ func statsOf(d *experiment.Data) stats {
 			st.errors++
 		}
 	}
-	last := map[uint32]experiment.OverviewSample{}
+	// Each process's usage is what it used between its first and last sample points in the
+	// experiment: each experiment holds one process image, and a process that exec'd has an image
+	// before the exec, whose last point is the exec, and one after it, whose first point is the
+	// exec, so the images of a process add up to its usage, counted once (issue 12).
+	first, last := map[uint32]experiment.OverviewSample{}, map[uint32]experiment.OverviewSample{}
 	for _, o := range d.Overview {
 		procs[o.Pid] = true
+		if prev, ok := first[o.Pid]; !ok || o.Time < prev.Time {
+			first[o.Pid] = o
+		}
 		if prev, ok := last[o.Pid]; !ok || o.Time >= prev.Time {
 			last[o.Pid] = o
 		}
 		st.maxRSS = max(st.maxRSS, o.RSSBytes)
 	}
-	for _, o := range last {
-		st.procUser = analysis.AddSat(st.procUser, o.UserNS)
-		st.procSys = analysis.AddSat(st.procSys, o.SystemNS)
-		st.minflt = analysis.AddSat(st.minflt, o.MinFlt)
-		st.majflt = analysis.AddSat(st.majflt, o.MajFlt)
-		st.volcs = analysis.AddSat(st.volcs, o.VolCtxSw)
-		st.involcs = analysis.AddSat(st.involcs, o.InvolCtxSw)
+	for pid, o := range last {
+		f := first[pid]
+		st.procUser = analysis.AddSat(st.procUser, analysis.SubSat(o.UserNS, f.UserNS))
+		st.procSys = analysis.AddSat(st.procSys, analysis.SubSat(o.SystemNS, f.SystemNS))
+		st.minflt = analysis.AddSat(st.minflt, analysis.SubSat(o.MinFlt, f.MinFlt))
+		st.majflt = analysis.AddSat(st.majflt, analysis.SubSat(o.MajFlt, f.MajFlt))
+		st.volcs = analysis.AddSat(st.volcs, analysis.SubSat(o.VolCtxSw, f.VolCtxSw))
+		st.involcs = analysis.AddSat(st.involcs, analysis.SubSat(o.InvolCtxSw, f.InvolCtxSw))
 	}
 	st.threads, st.processes = len(threads), len(procs)
+	st.threadSet, st.procSet = threads, procs
+	if st.counted > 0 {
+		st.countedPids[d.Log.Pid] = true
+		for pid := range st.sampledByPid {
+			st.countedPids[pid] = true
+		}
+	}
 	return st
 }
 
@@ -390,13 +413,31 @@ func (a *stats) add(b stats) {
 	a.duration = max(a.duration, b.duration)
 	a.events = analysis.AddSat(a.events, b.events)
 	a.counted = analysis.AddSat(a.counted, b.counted)
+	if a.sampledByPid == nil {
+		a.sampledByPid, a.countedPids = map[uint32]int64{}, map[uint32]bool{}
+	}
+	for pid, ns := range b.sampledByPid {
+		a.sampledByPid[pid] = analysis.AddSat(a.sampledByPid[pid], ns)
+	}
+	for pid := range b.countedPids {
+		a.countedPids[pid] = true
+	}
 	a.truncated = analysis.AddSat(a.truncated, b.truncated)
 	a.failed = analysis.AddSat(a.failed, b.failed)
 	for m := range a.cpu {
 		a.cpu[m] = analysis.AddSat(a.cpu[m], b.cpu[m])
 	}
-	a.threads += b.threads
-	a.processes += b.processes
+	// A process is in the experiments of its images, before and after an exec: count it once.
+	if a.procSet == nil {
+		a.procSet, a.threadSet = map[uint32]bool{}, map[[2]uint32]bool{}
+	}
+	for p := range b.procSet {
+		a.procSet[p] = true
+	}
+	for t := range b.threadSet {
+		a.threadSet[t] = true
+	}
+	a.threads, a.processes = len(a.threadSet), len(a.procSet)
 	a.lost += b.lost
 	a.warnings += b.warnings
 	a.errors += b.errors
@@ -454,9 +495,19 @@ func (s *session) printStats(title string, st stats) {
 	}
 	if st.counted > 0 {
 		// The samples stand for all the CPU time the kernel counted but the part of each thread's last
-		// interval that had not reached a sample when the thread stopped.
-		rows = append(rows, [2]string{"CPU Time counted by the kernel (sec.)",
-			fmt.Sprintf("%s (samples cover %.1f%%)", secondsMS(st.counted), percent(st.cpu[0], st.counted))})
+		// interval that had not reached a sample when the thread stopped. Only the samples of the
+		// processes with a count are compared with it.
+		var sampled int64
+		for pid, ns := range st.sampledByPid {
+			if st.countedPids[pid] {
+				sampled = analysis.AddSat(sampled, ns)
+			}
+		}
+		cover := fmt.Sprintf("samples cover %.1f%%", percent(sampled, st.counted))
+		if sampled != st.cpu[0] {
+			cover += fmt.Sprintf(" of the processes with a count; %s s of samples are of processes without one", secondsMS(st.cpu[0]-sampled))
+		}
+		rows = append(rows, [2]string{"CPU Time counted by the kernel (sec.)", fmt.Sprintf("%s (%s)", secondsMS(st.counted), cover)})
 	}
 	if st.events > 0 {
 		complete := st.events - st.truncated - st.failed

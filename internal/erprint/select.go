@@ -951,8 +951,8 @@ type sampleUsage struct {
 }
 
 // samplesUsage returns the usage in each sample of experiment i (indexed like ExpIndex.Samples):
-// each process's change between the points that bound the sample, added up. The usage before the
-// first point is the first sample's.
+// each process's change between the points that bound the sample, added up. What a process used
+// before its first point in the experiment is in no sample.
 func (s *session) samplesUsage(i int) []sampleUsage {
 	x := s.expIndex(i)
 	samples := x.Samples()
@@ -964,10 +964,10 @@ func (s *session) samplesUsage(i int) []sampleUsage {
 			closes[uint32(sp.EndPoint)] = k
 			out[k].known = true
 		}
-		if k == 0 && sp.StartPoint > 0 {
-			closes[uint32(sp.StartPoint)] = 0
-		}
 	}
+	// Each point's usage is counted from the point before it: what a process used before its
+	// experiment's first point (before its exec began this image, or before er attached) is not in
+	// the experiment, and an exec image's first point holds what the image before it used (issue 12).
 	recs := append([]experiment.OverviewSample(nil), x.Data().Overview...)
 	sort.SliceStable(recs, func(a, b int) bool {
 		return recs[a].Pid < recs[b].Pid || recs[a].Pid == recs[b].Pid && recs[a].Time < recs[b].Time
@@ -975,10 +975,9 @@ func (s *session) samplesUsage(i int) []sampleUsage {
 	var prev experiment.OverviewSample
 	for j, o := range recs {
 		if j == 0 || o.Pid != recs[j-1].Pid {
-			prev = experiment.OverviewSample{}
+			prev = o // the process's first point: its usage so far is not the sample's
 		}
-		k, ok := closes[o.Sample]
-		if ok {
+		if k, ok := closes[o.Sample]; ok {
 			u := &out[k]
 			u.user = analysis.AddSat(u.user, analysis.SubSat(o.UserNS, prev.UserNS))
 			u.system = analysis.AddSat(u.system, analysis.SubSat(o.SystemNS, prev.SystemNS))

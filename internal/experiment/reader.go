@@ -140,6 +140,18 @@ func Open(dir string) (*Data, error) {
 	return d, nil
 }
 
+// ReadLog reads the log.xml of the experiment in dir alone: what a reader needs to choose among
+// subexperiments (lineage, command) without reading their data.
+func ReadLog(dir string) (Log, error) {
+	file := filepath.Join(dir, LogFile)
+	b, err := regfile.ReadFile(file, maxLogSize, LogFile)
+	if err != nil {
+		return Log{}, err
+	}
+	l, _, err := decodeLog(file, b)
+	return l, err
+}
+
 // Limits of the text files of an experiment (docs/experiment-format.md, "Limits"): a larger file
 // was not written by er, and is not read.
 const (

@@ -1,6 +1,8 @@
 package experiment
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -373,3 +375,26 @@ func TestOpenRefusesSpecialFiles(t *testing.T) {
 }
 
 func mkfifo(path string) error { return syscall.Mkfifo(path, 0o600) }
+
+// ReadLog reads the log alone, as Open reads it.
+func TestReadLog(t *testing.T) {
+	w, dir := newWriter(t)
+	w.UpdateLog(func(l *Log) { l.Lineage, l.Command = "_f2_x1", []string{"/usr/bin/cc1", "-O2"} })
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l, err := ReadLog(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Lineage != "_f2_x1" || len(l.Command) != 2 || l.Command[0] != "/usr/bin/cc1" || !reflect.DeepEqual(l, d.Log) {
+		t.Errorf("ReadLog = %+v, want Open's %+v", l, d.Log)
+	}
+	if _, err := ReadLog(t.TempDir()); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("ReadLog of a directory without log.xml: %v, want not exist", err)
+	}
+}

@@ -317,13 +317,18 @@ func (w *Writer) Event(e Event) {
 }
 
 // UpdateLog lets f change the log (exit status, end time, settings, ...);
-// log.xml is rewritten at the next Flush. The format version cannot be changed.
+// log.xml is rewritten at the next Flush, or at once after Close (what is known of a process only
+// at the end of a collection, such as its threads' counts, goes into an experiment closed before).
+// The format version cannot be changed.
 func (w *Writer) UpdateLog(f func(*Log)) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	f(&w.log)
 	w.log.FormatVersion = FormatVersion
 	w.logDirty = true
+	if w.closed && w.err == nil {
+		w.fail(w.writeXML())
+	}
 }
 
 // Notes appends text to the notes file, ending it with a newline if it has none. The file holds at

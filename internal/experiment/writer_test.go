@@ -331,6 +331,29 @@ func TestClose(t *testing.T) {
 	}
 }
 
+// UpdateLog after Close rewrites log.xml at once: a process's thread counts are known only at the
+// end of a collection, when its experiment may be closed already.
+func TestUpdateLogAfterClose(t *testing.T) {
+	w, dir := newWriter(t)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	w.UpdateLog(func(l *Log) {
+		l.CountedCPUNS = 612_897_099
+		l.ThreadCPU = []ThreadCount{{Tid: 3196, CPUNS: 612_897_099}}
+	})
+	if err := w.Err(); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Log.CountedCPUNS != 612_897_099 || len(d.Log.ThreadCPU) != 1 || d.Log.ThreadCPU[0] != (ThreadCount{Tid: 3196, CPUNS: 612_897_099}) {
+		t.Errorf("log after UpdateLog after Close: counted %d, threads %+v", d.Log.CountedCPUNS, d.Log.ThreadCPU)
+	}
+}
+
 // A write error is kept and returned by every later write.
 func TestWriteErrorSticks(t *testing.T) {
 	w, _ := newWriter(t)
