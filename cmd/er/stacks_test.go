@@ -5,10 +5,15 @@ package main
 
 import (
 	"encoding/csv"
+	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // o2 is how the complete-stack tests build: optimized, no frame pointers (gcc's default at -O2).
@@ -193,4 +198,89 @@ func TestSignalHandler(t *testing.T) {
 	}
 	t.Logf("handler %.3f s, called from %s, called from busy %.3f s; busy inclusive %.3f of %.3f s",
 		p.incl["on_alarm"], trampoline, tp.callers[trampoline]["busy"], p.incl["busy"], total)
+}
+
+// TestStacksReadAfterExit: samples of a 10,000-frame recursion that er reads only after the process
+// exited (er is stopped, as a reader kept off the CPUs of a busy machine is, from the time the
+// target has used 1.2 s of CPU until it has exited) are completed from the thread's last stack read
+// live: at least 99% of the CPU time is under main, as for a reader that keeps up.
+func TestStacksReadAfterExit(t *testing.T) {
+	needCollect(t)
+	prog := cbuild(t, "deeprec", o2...)
+	exp := filepath.Join(t.TempDir(), "test.1.er")
+	cmd := exec.Command(erBin, "collect", "-o", exp, prog, "10000", "2")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	erPid := cmd.Process.Pid
+	// The target: er's child; its CPU time and state from /proc.
+	var target int
+	deadline := time.Now().Add(60 * time.Second)
+	for target == 0 && time.Now().Before(deadline) {
+		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", erPid))
+		for _, task := range tasks {
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", erPid, task.Name()))
+			if f := strings.Fields(string(b)); len(f) > 0 {
+				target, _ = strconv.Atoi(f[0])
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if target == 0 {
+		t.Fatalf("no target process under er collect (pid %d)", erPid)
+	}
+	// stat returns the target's state and its CPU time in clock ticks.
+	stat := func() (string, int) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", target))
+		if err != nil {
+			return "", 0
+		}
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		u, _ := strconv.Atoi(f[11])
+		s, _ := strconv.Atoi(f[12])
+		return f[0], u + s
+	}
+	for time.Now().Before(deadline) {
+		if st, ticks := stat(); st == "Z" || ticks >= 120 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := syscall.Kill(erPid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	stopped := time.Now()
+	for time.Now().Before(deadline) {
+		if st, _ := stat(); st == "Z" || st == "" {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Logf("er stopped for %v, until its target exited", time.Since(stopped))
+	if err := syscall.Kill(erPid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("er collect: %v\n%s", err, stderr.String())
+	}
+	p := printProfile(t, exp)
+	total := p.incl["<Total>"]
+	t.Logf("%.1f%% of %.3f s under main; truncated %.3f s, failed %.3f s", 100*p.incl["main"]/total, total,
+		p.incl["<Truncated-stack>"], p.incl["<Unwind-failed>"])
+	if p.incl["main"] < 0.99*total {
+		t.Errorf("only %.1f%% of the CPU time has a complete stack (under main)", 100*p.incl["main"]/total)
+	}
+	d := openExp(t, exp)
+	var completed int
+	for _, e := range d.Log.Events {
+		if e.Kind == "comment" && strings.Contains(e.Text, "completed from the thread's last stack read live") {
+			completed, _ = strconv.Atoi(strings.Fields(e.Text)[0])
+		}
+	}
+	t.Logf("%d stacks completed from the last live read", completed)
+	if completed == 0 {
+		t.Errorf("no stack was read after the target exited: the test did not test it (er stopped too late?)")
+	}
 }

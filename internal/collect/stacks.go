@@ -18,20 +18,26 @@ import (
 //
 // It keeps, per process, the executable mappings with their call-frame information (unwind.Space).
 type stacker struct {
-	cache  unwind.Cache
-	spaces map[uint32]*unwind.Space
-	live   map[uint32]func(addr uint64, b []byte) bool
-	unw    unwind.Unwinder
-	copy   unwind.StackCopy
-	frames []uint64
+	cache      unwind.Cache
+	spaces     map[uint32]*unwind.Space
+	live       map[uint32]func(addr uint64, b []byte) bool
+	rec        imageRecorder
+	recRead    func(addr uint64, b []byte) bool  // rec.read
+	images     map[uint32]map[uint32]*stackImage // per process and thread, its last deep stack read live
+	imageBytes int64                             // the bytes of all images
+	unw        unwind.Unwinder
+	copy       unwind.StackCopy
+	frames     []uint64
+	probe      [8]byte
 
 	complete, truncated, failed int64
+	fromImage                   int64            // complete stacks continued from a stack image (stackImage)
 	reasons                     map[string]int64 // why unwinds failed, for the log
 }
 
 func newStacker() *stacker {
 	return &stacker{spaces: map[uint32]*unwind.Space{}, live: map[uint32]func(uint64, []byte) bool{},
-		reasons: map[string]int64{}}
+		images: map[uint32]map[uint32]*stackImage{}, reasons: map[string]int64{}}
 }
 
 // addMapping adds an executable mapping to its process's space. Load objects without usable CFI get a
@@ -63,6 +69,30 @@ func (st *stacker) fork(parent, child uint32) {
 func (st *stacker) gone(pid uint32) {
 	delete(st.spaces, pid)
 	delete(st.live, pid)
+	for _, img := range st.images[pid] {
+		st.imageBytes -= int64(cap(img.data))
+	}
+	delete(st.images, pid)
+}
+
+// keepImage keeps img as thread tid's last stack image, within the bound of all images.
+func (st *stacker) keepImage(pid, tid uint32, img *stackImage) {
+	threads := st.images[pid]
+	if threads == nil {
+		threads = map[uint32]*stackImage{}
+		st.images[pid] = threads
+	}
+	if old := threads[tid]; old != nil {
+		st.imageBytes -= int64(cap(old.data))
+		delete(threads, tid)
+		st.rec.release(old)
+	}
+	if st.imageBytes+int64(cap(img.data)) > maxStackImages {
+		st.rec.release(img)
+		return
+	}
+	threads[tid] = img
+	st.imageBytes += int64(cap(img.data))
 }
 
 // stack appends the call stack of sample r, leaf first, to out.
@@ -86,11 +116,35 @@ func (st *stacker) stack(r *perfevent.Sample, out experiment.Stack) experiment.S
 		live = unwind.LiveReader(int(r.Pid))
 		st.live[r.Pid] = live
 	}
-	st.copy.Live = live
+	st.rec.begin(live, regs.SP(), r.Stack)
+	if st.recRead == nil {
+		st.recRead = st.rec.read
+	}
+	st.copy.Live = st.recRead
 	st.unw.Modules = sp.Find
 	st.unw.FPChain = user
 	frames, status, reason := st.unw.Unwind(regs, &st.copy, st.frames[:0])
-	if status != unwind.Complete && st.copy.UsedLive() {
+	if status == unwind.Complete && st.copy.UsedLive() {
+		if img := st.rec.take(); img != nil {
+			st.keepImage(r.Pid, r.Tid, img)
+		}
+	}
+	if img := st.images[r.Pid][r.Tid]; status == unwind.Truncated && !st.copy.UsedLive() && img != nil &&
+		!live(regs.SP(), st.probe[:]) {
+		// The process has exited since the sample (a reader late on a busy machine): the thread's
+		// last stack read live stands in for it, on the same terms (the copy's outermost bytes
+		// unchanged there, a chain to the outermost frame).
+		st.copy.Reset(regs.SP(), r.Stack)
+		st.copy.Live = img.read
+		frames, status, reason = st.unw.Unwind(regs, &st.copy, frames[:0])
+		if status == unwind.Complete && st.copy.UsedLive() {
+			st.fromImage++
+		} else {
+			st.copy.Reset(regs.SP(), r.Stack)
+			st.copy.Live = nil
+			frames, status, reason = st.unw.Unwind(regs, &st.copy, frames[:0])
+		}
+	} else if status != unwind.Complete && st.copy.UsedLive() {
 		// Frames read from the live process are trusted only when they lead to the outermost frame: a
 		// chain that breaks off there means the process had left the stack it had at the sample (it
 		// returned past the copied part and called something else). Keep the copied part only.

@@ -1,0 +1,103 @@
+package collect
+
+// A stackImage is what the unwind of a thread's last complete deep stack read of it: the sample's
+// stack copy and, past its end, the live memory the unwind went on through, as one range of bytes.
+// It stands in for the live process when a later sample of the thread is read after the process has
+// exited (a reader late on a busy machine): the unwind goes on through the image where the later
+// copy's outermost bytes are those the image holds at the same addresses (the StackCopy's own
+// check, as for live memory), and the result is kept only if it reaches the outermost frame.
+type stackImage struct {
+	lo   uint64 // the address of data[0]
+	data []byte
+}
+
+// maxStackImage bounds an image, and maxStackImages all the images kept: deeper stacks, and
+// threads beyond, are not kept.
+const (
+	maxStackImage  = 8 << 20
+	maxStackImages = 64 << 20
+)
+
+// read serves reads inside the image, as unwind.StackCopy.Live.
+func (im *stackImage) read(addr uint64, b []byte) bool {
+	if addr < im.lo || addr-im.lo > uint64(len(im.data)) || uint64(len(im.data))-(addr-im.lo) < uint64(len(b)) {
+		return false
+	}
+	copy(b, im.data[addr-im.lo:])
+	return true
+}
+
+// add puts bytes read at addr into the image where they touch or overlap its range; false when
+// they do not (or the image would grow too large), and then the image stays as it was.
+func (im *stackImage) add(addr uint64, b []byte) bool {
+	end := im.lo + uint64(len(im.data))
+	if addr > end || addr+uint64(len(b)) < im.lo || addr < im.lo {
+		return false
+	}
+	need := addr - im.lo + uint64(len(b))
+	if need > maxStackImage {
+		return false
+	}
+	if need > uint64(len(im.data)) {
+		im.data = append(im.data, make([]byte, need-uint64(len(im.data)))...)
+	}
+	copy(im.data[addr-im.lo:], b)
+	return true
+}
+
+// imageRecorder reads the live process for a StackCopy and keeps what it read in an image: the
+// sample's copy first (taken lazily, at the first live read), then each live read that extends it.
+type imageRecorder struct {
+	live    func(addr uint64, b []byte) bool
+	sp      uint64
+	copied  []byte
+	img     *stackImage // being built; nil until the first live read
+	spare   *stackImage // a buffer for the next image
+	partial bool        // a read did not extend the image: it is not whole
+}
+
+// begin starts recording the unwind of a sample whose stack copy is data at sp.
+func (r *imageRecorder) begin(live func(uint64, []byte) bool, sp uint64, data []byte) {
+	if r.img != nil && r.spare == nil {
+		r.spare = r.img
+	}
+	r.live, r.sp, r.copied, r.img, r.partial = live, sp, data, nil, false
+}
+
+// read is the StackCopy's Live function while recording.
+func (r *imageRecorder) read(addr uint64, b []byte) bool {
+	if !r.live(addr, b) {
+		return false
+	}
+	if r.img == nil {
+		r.img = r.spare
+		r.spare = nil
+		if r.img == nil {
+			r.img = &stackImage{}
+		}
+		r.img.lo = r.sp
+		r.img.data = append(r.img.data[:0], r.copied...)
+	}
+	if !r.img.add(addr, b) {
+		r.partial = true
+	}
+	return true
+}
+
+// take returns the image recorded by a complete unwind that read live memory, which then belongs
+// to the caller; nil when there is none.
+func (r *imageRecorder) take() *stackImage {
+	img := r.img
+	if img == nil || r.partial {
+		return nil
+	}
+	r.img = nil
+	return img
+}
+
+// release gives an image that is no longer wanted back as the next image's buffer.
+func (r *imageRecorder) release(img *stackImage) {
+	if img != nil && r.spare == nil {
+		r.spare = img
+	}
+}

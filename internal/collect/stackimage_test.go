@@ -1,0 +1,79 @@
+package collect
+
+import (
+	"bytes"
+	"testing"
+)
+
+// An image holds the copy and the live reads that extend it, serves reads inside it only, and
+// refuses reads that would leave a gap.
+func TestStackImage(t *testing.T) {
+	copied := bytes.Repeat([]byte{1}, 64)
+	live := func(addr uint64, b []byte) bool {
+		if addr < 0x1000 || addr+uint64(len(b)) > 0x2000 {
+			return false
+		}
+		for i := range b {
+			b[i] = byte(addr + uint64(i))
+		}
+		return true
+	}
+	var r imageRecorder
+	r.begin(live, 0x1000, copied)
+	if r.take() != nil {
+		t.Fatal("an image without a live read")
+	}
+	b := make([]byte, 16)
+	if !r.read(0x1040, b) || !r.read(0x1050, b) {
+		t.Fatal("live reads failed")
+	}
+	img := r.take()
+	if img == nil || img.lo != 0x1000 || len(img.data) != 0x60 {
+		t.Fatalf("image %+v", img)
+	}
+	got := make([]byte, 8)
+	if !img.read(0x1000, got) || !bytes.Equal(got, copied[:8]) {
+		t.Errorf("read of the copy: %x", got)
+	}
+	if !img.read(0x1058, got) || got[0] != 0x58 || got[7] != 0x5f {
+		t.Errorf("read of the live part: %x", got)
+	}
+	if img.read(0x105c, got) || img.read(0xff8, got) {
+		t.Error("a read beyond the image succeeded")
+	}
+	// A read that leaves a gap makes the image partial: not taken.
+	r.release(img)
+	r.begin(live, 0x1000, copied)
+	if !r.read(0x1040, b) || !r.read(0x1800, b) || r.take() != nil {
+		t.Error("an image with a gap was taken")
+	}
+	// Failed live reads record nothing.
+	r.begin(live, 0x1000, copied)
+	if r.read(0x3000, b) || r.take() != nil {
+		t.Error("a failed read made an image")
+	}
+}
+
+// keepImage keeps one image per thread within the bound of all images, and gone drops a process's.
+func TestKeepImage(t *testing.T) {
+	st := newStacker()
+	a := &stackImage{lo: 0x1000, data: make([]byte, 100)}
+	st.keepImage(5, 6, a)
+	if st.images[5][6] != a || st.imageBytes != int64(cap(a.data)) {
+		t.Fatalf("images %v, %d bytes", st.images, st.imageBytes)
+	}
+	b := &stackImage{lo: 0x1000, data: make([]byte, 200)}
+	st.keepImage(5, 6, b)
+	if st.images[5][6] != b || st.imageBytes != int64(cap(b.data)) || st.rec.spare != a {
+		t.Fatalf("replaced: images %v, %d bytes, spare %p", st.images, st.imageBytes, st.rec.spare)
+	}
+	huge := &stackImage{data: make([]byte, maxStackImages)}
+	st.keepImage(5, 7, huge)
+	if st.images[5][7] != nil {
+		t.Error("an image beyond the bound was kept")
+	}
+	st.gone(5)
+	if st.images[5] != nil || st.imageBytes != 0 {
+		t.Errorf("after gone: images %v, %d bytes", st.images, st.imageBytes)
+	}
+}
