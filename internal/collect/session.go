@@ -706,14 +706,23 @@ func (s *Session) clockOpened(g *perfevent.Group, o perfevent.Options) (*perfeve
 	if s.kernel {
 		// The kernel is mapped into every process; map.xml records it once, as process 0.
 		s.w.AddMapping(experiment.Mapping{Pid: 0, Start: experiment.KernelBase, End: ^uint64(0), Path: "[kernel]", UnloadTime: -1})
-		// Reading /proc/kallsyms takes some 80 ms: do it while the target runs, not after it exits.
-		s.kernelSyms = make(chan kernelArchive, 1)
-		go func() {
-			a, err := archive.Kernel()
-			s.kernelSyms <- kernelArchive{a, err}
-		}()
 	}
 	return g, nil
+}
+
+// readKernelSymbols starts reading the kernel's symbols, once, when a recorded stack first holds a
+// kernel address: in the background, while the target runs (reading /proc/kallsyms takes some
+// 80 ms, and the cached copy of its 200,000 symbols some 10 ms), and not at all for a run without
+// kernel frames.
+func (s *Session) readKernelSymbols() {
+	if s.kernelSyms != nil {
+		return
+	}
+	s.kernelSyms = make(chan kernelArchive, 1)
+	go func() {
+		a, err := archive.Kernel()
+		s.kernelSyms <- kernelArchive{a, err}
+	}()
 }
 
 // openShrinking opens the events with smaller rings when the kernel refuses to lock as much memory as asked
@@ -987,6 +996,9 @@ func (s *Session) sample(r *perfevent.Sample) {
 	}
 	for _, pc := range frames {
 		if pc >= experiment.KernelBase && pc < experiment.PseudoFrameBase {
+			if len(s.kernelPCs) == 0 {
+				s.readKernelSymbols()
+			}
 			s.kernelPCs[pc] = struct{}{}
 		}
 	}

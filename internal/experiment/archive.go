@@ -191,8 +191,8 @@ func readArchive(name string, ra io.ReaderAt, size int64) (*Archive, error) {
 	a.Path = r.str()
 	a.BuildID = r.str()
 	a.Kind = r.str()
-	if r.err == nil && uint64(nseg) > uint64(len(r.p))/archiveSegmentSize {
-		return nil, bad(r.at(), "%d segments do not fit in the %d bytes left in the block", nseg, len(r.p))
+	if r.err == nil && uint64(nseg) > uint64(r.left())/archiveSegmentSize {
+		return nil, bad(r.at(), "%d segments do not fit in the %d bytes left in the block", nseg, r.left())
 	}
 	for range nseg {
 		a.Segments = append(a.Segments, Segment{Vaddr: r.u64(), Offset: r.u64(), Filesz: r.u64(), Memsz: r.u64()})
@@ -200,8 +200,8 @@ func readArchive(name string, ra io.ReaderAt, size int64) (*Archive, error) {
 	if r.err != nil {
 		return nil, bad(r.at(), "object record: %v", r.err)
 	}
-	if len(r.p) != 0 {
-		return nil, bad(r.at(), "%d bytes after the object record", len(r.p))
+	if r.left() != 0 {
+		return nil, bad(r.at(), "%d bytes after the object record", r.left())
 	}
 	a.Segments = slices.Clip(a.Segments)
 	if nsym > 0 {
@@ -215,7 +215,9 @@ func readArchive(name string, ra io.ReaderAt, size int64) (*Archive, error) {
 		if !ok {
 			break
 		}
-		r := reader{p: p, base: off + blockHeaderSize}
+		// The names are slices of one string of the block: one allocation a block, not one a
+		// symbol (a kernel's 200,000 symbols took most of a short collection's CPU time).
+		r := reader{p: p, base: off + blockHeaderSize, s: string(p)}
 		for range count {
 			s := Symbol{Addr: r.u64(), Size: r.u64(), Kind: SymbolKind(r.u8())}
 			s.Name = r.str()
@@ -228,8 +230,8 @@ func readArchive(name string, ra io.ReaderAt, size int64) (*Archive, error) {
 			}
 			a.Symbols = append(a.Symbols, s)
 		}
-		if len(r.p) != 0 {
-			return nil, bad(r.at(), "%d bytes after the block's %d symbol records", len(r.p), count)
+		if r.left() != 0 {
+			return nil, bad(r.at(), "%d bytes after the block's %d symbol records", r.left(), count)
 		}
 	}
 	if uint64(len(a.Symbols)) != uint64(nsym) {
@@ -241,10 +243,11 @@ func readArchive(name string, ra io.ReaderAt, size int64) (*Archive, error) {
 // reader decodes little-endian values from a payload; after the first
 // shortage it returns zeros and keeps the error.
 type reader struct {
-	p    []byte
-	base int64 // file offset of the payload's first byte
-	pos  int
+	p    []byte // the payload, whole: reading moves pos only (no pointer is written per value)
+	base int64  // file offset of the payload's first byte
+	pos  int    // the next byte of p
 	err  error
+	s    string // when not empty, the payload as a string: str returns slices of it
 }
 
 // at is the file offset of the next byte.
@@ -254,15 +257,17 @@ func (r *reader) take(n uint64) []byte {
 	if r.err != nil {
 		return nil
 	}
-	if n > uint64(len(r.p)) {
-		r.err = fmt.Errorf("need %d bytes, %d left in the block", n, len(r.p))
+	if n > uint64(r.left()) {
+		r.err = fmt.Errorf("need %d bytes, %d left in the block", n, r.left())
 		return nil
 	}
-	b := r.p[:n]
-	r.p = r.p[n:]
+	b := r.p[r.pos : r.pos+int(n)]
 	r.pos += int(n)
 	return b
 }
+
+// left is the number of bytes not read yet.
+func (r *reader) left() int { return len(r.p) - r.pos }
 
 func (r *reader) u8() uint8 {
 	if b := r.take(1); b != nil {
@@ -287,5 +292,9 @@ func (r *reader) u64() uint64 {
 
 func (r *reader) str() string {
 	n := r.u32()
-	return string(r.take(uint64(n)))
+	b := r.take(uint64(n))
+	if r.s != "" && b != nil {
+		return r.s[r.pos-len(b) : r.pos]
+	}
+	return string(b)
 }

@@ -164,3 +164,24 @@ func TestArchiveNameDocumented(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkReadArchive reads an archive of 200,000 symbols, a kernel's (the cached kernel symbols
+// are read by every collection that records kernel stacks).
+func BenchmarkReadArchive(b *testing.B) {
+	a := &Archive{Path: "[kernel]", Kind: "kernel"}
+	for i := range 200_000 {
+		a.Symbols = append(a.Symbols, Symbol{Addr: 0xffffffff81000000 + uint64(i)*64, Size: 64, Kind: SymFunc,
+			Name: fmt.Sprintf("kernel_function_%d", i)})
+	}
+	file := filepath.Join(b.TempDir(), "kernel.ar")
+	if err := WriteArchiveFile(file, a); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		got, err := ReadArchive(file)
+		if err != nil || len(got.Symbols) != len(a.Symbols) {
+			b.Fatalf("%d symbols, %v", len(got.Symbols), err)
+		}
+	}
+}
