@@ -154,6 +154,9 @@ func FuzzNewFile(f *testing.F) {
 	if b, err := os.ReadFile("/bin/true"); err == nil {
 		f.Add(b[:min(len(b), 8192)])
 	}
+	if b, err := os.ReadFile(filepath.Join("testdata", "mini.elf")); err == nil {
+		f.Add(b) // with a .gnu_debugdata
+	}
 	f.Add([]byte("\x7fELF\x02\x01\x01\x00"))
 	f.Add([]byte("not elf"))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -168,6 +171,14 @@ func FuzzNewFile(f *testing.F) {
 		ef.Segments()
 		if _, err := ef.Symbols(); err != nil && !strings.Contains(err.Error(), "fuzz") {
 			t.Errorf("error %q does not name the file", err)
+		}
+		ef.DebugLink()
+		mf, err := ef.MiniDebugInfo()
+		if err != nil && !strings.Contains(err.Error(), "fuzz") {
+			t.Errorf("error %q does not name the file", err)
+		}
+		if mf != nil {
+			mf.Symbols()
 		}
 	})
 }
