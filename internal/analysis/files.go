@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 
 	"er/internal/archive"
 	"er/internal/debuginfo"
@@ -52,6 +53,10 @@ func OpenObjectFile(path string, a *experiment.Archive) (*ObjectFile, error) {
 	}
 	if info.HasDWARF {
 		of.Debug = info
+	} else if err := info.Err(); err != nil {
+		// A separate debug file found and not used: another build's (its CRC or build id differs),
+		// unreadable, or without DWARF. Its symbols were not used either (archive.Build).
+		of.Note = fmt.Sprintf("no source lines or inlined functions for %s: %s", path, strings.TrimPrefix(err.Error(), "debuginfo: "))
 	}
 	return of, nil
 }

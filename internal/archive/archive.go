@@ -39,7 +39,11 @@ func Build(path string) (*experiment.Archive, error) {
 		return nil, fmt.Errorf("archive: %w", err)
 	}
 	id := f.BuildID()
-	cache := objectCacheFile(id)
+	var links []string
+	if name, _, ok := f.DebugLink(); ok && id != "" {
+		links = debugLinkCandidates(path, name)
+	}
+	cache := objectCacheFile(id, st.Size(), links...)
 	if c := cached(cache, "elf"); c != nil && c.BuildID == id && c.Path == filepath.Base(path) {
 		c.Path, c.Size, c.Mtime = path, st.Size(), st.ModTime().UnixNano()
 		return c, nil

@@ -74,19 +74,31 @@ func cached(file, kind string) *experiment.Archive {
 }
 
 // objectCacheFile names the cache file of the symbols and segments of the load object with build id
-// id: a build id names the file's contents, and the separate debug file found for it (its size and
-// modification time, or that there is none) decides what Build adds to them. "" without a build id.
-func objectCacheFile(id string) string {
+// id and size bytes: a build id names the build, the size which of its copies it is (a stripped copy
+// keeps the build id, and so does one with a .gnu_debugdata added; size < 0 leaves it out), and the
+// separate debug file found for it (its size and modification time, or that there is none) decides
+// what Build adds to them: by build id under debugDirs, or at links, where its .gnu_debuglink may
+// find one. "" without a build id.
+func objectCacheFile(id string, size int64, links ...string) string {
 	dir := cacheDir()
 	if dir == "" || len(id) < 4 {
 		return ""
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "object %s\n", id)
+	// Version 2: symbols from .gnu_debuglink files and MiniDebugInfo, which version 1 lacked.
+	fmt.Fprintf(h, "object %s\nsymbols 2\n", id)
+	if size >= 0 {
+		fmt.Fprintf(h, "size %d\n", size)
+	}
 	for _, d := range debugDirs {
 		p := filepath.Join(d, ".build-id", id[:2], id[2:]+".debug")
 		if st, err := os.Stat(p); err == nil {
 			fmt.Fprintf(h, "debug %s %d %d\n", p, st.Size(), st.ModTime().UnixNano())
+		}
+	}
+	for _, p := range links {
+		if st, err := os.Stat(p); err == nil {
+			fmt.Fprintf(h, "link %s %d %d\n", p, st.Size(), st.ModTime().UnixNano())
 		}
 	}
 	return filepath.Join(dir, fmt.Sprintf("object-%x.ar", h.Sum(nil)[:12]))
@@ -98,7 +110,7 @@ func objectCacheFile(id string) string {
 // which of its files to copy: for a distribution's libraries, whose sources are not on the machine,
 // none, at a cost of some 100 ms per collection for libc's separate DWARF.
 func SourceFiles(id string, list func() ([]string, error)) (files []string, ok bool) {
-	file := objectCacheFile(id)
+	file := objectCacheFile(id, -1)
 	if file == "" {
 		return nil, false
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"er/internal/experiment"
 )
 
 func TestMain(m *testing.M) {
@@ -141,4 +143,67 @@ func buildHello(t *testing.T) string {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
 	return exe
+}
+
+// TestObjectCacheCopies: a stripped copy of a program keeps its build id (and its name, in another
+// directory), and so does a copy with a .gnu_debugdata added: each is read for itself, not given the
+// cached symbols of another copy (the stripped copy had the unstripped one's names, and a program
+// whose MiniDebugInfo was added later had none of them). A debug file that its .gnu_debuglink finds
+// later is read too.
+func TestObjectCacheCopies(t *testing.T) {
+	withCache(t)
+	for _, tool := range []string{"gcc", "objcopy", "strip"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "local.c")
+	code := "static __attribute__((noinline)) int helper(int x) { return x * 3 + 1; }\n" +
+		"int main(int argc, char **argv) { (void)argv; return helper(argc); }\n"
+	if err := os.WriteFile(src, []byte(code), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	full, stripped := filepath.Join(dir, "full", "local"), filepath.Join(dir, "stripped", "local")
+	for _, d := range []string{filepath.Dir(full), filepath.Dir(stripped)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(wd, name string, args ...string) {
+		t.Helper()
+		cmd := exec.Command(name, args...)
+		cmd.Dir = wd
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+		}
+	}
+	run(dir, "gcc", "-O1", "-g", "-o", full, src)
+	run(dir, "strip", "-o", stripped, full)
+	has := func(path string) bool {
+		a, err := Build(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.BuildID == "" {
+			t.Fatalf("%s has no build id", path)
+		}
+		return slices.ContainsFunc(a.Symbols, func(s experiment.Symbol) bool { return s.Name == "helper" })
+	}
+	saved := debugDirs
+	defer func() { debugDirs = saved }()
+	debugDirs = []string{filepath.Join(dir, "none")}
+	if !has(full) || !has(full) { // read, then from the cache
+		t.Fatal("the unstripped program has no helper")
+	}
+	if has(stripped) {
+		t.Error("the stripped copy has the cached names of the unstripped one")
+	}
+	// Its debug file, found later by its debug link.
+	sd := filepath.Dir(stripped)
+	run(sd, "objcopy", "--only-keep-debug", full, "local.debug")
+	run(sd, "objcopy", "--add-gnu-debuglink=local.debug", "local")
+	if !has(stripped) {
+		t.Error("with a debug link to its debug file: no helper")
+	}
 }

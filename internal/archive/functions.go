@@ -2,6 +2,7 @@ package archive
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 
@@ -9,22 +10,40 @@ import (
 	"er/internal/objfile"
 )
 
-// debugDirs are the global debug directories searched for separate debug files by build id.
-var debugDirs = []string{"/usr/lib/debug"}
+// debugDirs are the global debug directories searched for separate debug files, by build id and by
+// .gnu_debuglink: $ER_DEBUG_DIR, else /usr/lib/debug (objfile.DebugDirs).
+var debugDirs = objfile.DebugDirs()
 
 // functionSymbols returns the symbols of f (the object at path, with build id id) completed from
-// every other source of function boundaries: the .symtab of its separate debug file (found by build
-// id under debugDirs: libc6-dbg and the -dbgsym packages install them there), which names the local
-// functions a distribution strips, and its call frame entries, each of which not covered by a symbol
-// is an unnamed function of its own (SymFDE). Without them, everything between two exported
-// symbols was one "<static>" function: all of gzip one function, 80% of xz in one gap of liblzma.
+// every other source of function boundaries, each naming what the ones before it leave unnamed:
+//   - the .symtab of its separate debug file, found by build id under debugDirs (libc6-dbg and the
+//     -dbgsym packages install them there), else by its .gnu_debuglink (debugLinkFile), which
+//     names the local functions a distribution strips;
+//   - its MiniDebugInfo (.gnu_debugdata, as Fedora and RHEL ship): an xz-compressed .symtab of
+//     the local functions;
+//   - its call frame entries, each of which not covered by a symbol is an unnamed function of its
+//     own (SymFDE).
+//
+// Without them, everything between two exported symbols was one "<static>" function: all of gzip
+// one function, 80% of xz in one gap of liblzma.
 func functionSymbols(f *objfile.File, path, id string) ([]experiment.Symbol, error) {
 	syms, err := f.Symbols()
 	if err != nil {
 		return nil, err
 	}
-	if dbg := separateSymbols(id); len(dbg) > 0 {
+	dbg := separateSymbols(id)
+	if len(dbg) == 0 {
+		if p := debugLinkFile(f, path); p != "" {
+			dbg = fileSymbols(p)
+		}
+	}
+	if len(dbg) > 0 {
 		syms = mergeSymbols(syms, dbg)
+	}
+	if mf, err := f.MiniDebugInfo(); err == nil && mf != nil {
+		if mini, err := mf.Symbols(); err == nil && len(mini) > 0 {
+			syms = mergeSymbols(syms, mini)
+		}
 	}
 	if rs, err := f.FDERanges(); err == nil && len(rs) > 0 {
 		syms = addFDEFunctions(syms, rs, filepath.Base(path))
@@ -54,6 +73,49 @@ func separateSymbols(id string) []experiment.Symbol {
 		}
 	}
 	return nil
+}
+
+// debugLinkFile returns the separate debug file that the .gnu_debuglink of f (the object at path)
+// names, where GDB looks for it (objfile.DebugLinkPaths: the object's directory, its .debug/, and
+// each of debugDirs followed by the object's directory), or "". A file there whose CRC-32 is not the
+// one the link records is another build's and is not used (er print says so: debuginfo finds the
+// same file for the lines).
+func debugLinkFile(f *objfile.File, path string) string {
+	name, crc, ok := f.DebugLink()
+	if !ok {
+		return ""
+	}
+	for _, p := range debugLinkCandidates(path, name) {
+		if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() || sameFile(st, path) {
+			continue
+		}
+		if got, err := objfile.FileCRC(p); err == nil && got == crc {
+			return p
+		}
+	}
+	return ""
+}
+
+// debugLinkCandidates lists where the debug file name of the object at path may be.
+func debugLinkCandidates(path, name string) []string {
+	return objfile.DebugLinkPaths(path, name, debugDirs)
+}
+
+// sameFile reports whether st is the file at path.
+func sameFile(st os.FileInfo, path string) bool {
+	st2, err := os.Stat(path)
+	return err == nil && os.SameFile(st, st2)
+}
+
+// fileSymbols returns the function symbols of the ELF file at p, or nil.
+func fileSymbols(p string) []experiment.Symbol {
+	f, err := objfile.Open(p)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	syms, _ := f.Symbols()
+	return syms
 }
 
 // mergeSymbols adds to own (sorted) the symbols of dbg (sorted) at addresses own has none at; at an

@@ -11,12 +11,14 @@ import (
 	"sort"
 	"sync"
 
+	"er/internal/objfile"
 	"er/internal/regfile"
 )
 
 // DefaultDebugDirs are the global debug directories searched by Open for
-// separate debug files (by build id, and by .gnu_debuglink).
-var DefaultDebugDirs = []string{"/usr/lib/debug"}
+// separate debug files (by build id, and by .gnu_debuglink): $ER_DEBUG_DIR, else /usr/lib/debug
+// (objfile.DebugDirs).
+var DefaultDebugDirs = objfile.DebugDirs()
 
 // Frame is one source frame at an address: a function, or a function
 // inlined into another.

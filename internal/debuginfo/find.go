@@ -1,13 +1,9 @@
 package debuginfo
 
 import (
-	"bytes"
 	"debug/elf"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -125,75 +121,16 @@ func buildID(ef *elf.File) (id string) {
 	return ""
 }
 
-// debugLink reads the .gnu_debuglink section: a file name, NUL, padding to
-// 4 bytes, and the CRC-32 of the debug file.
-func debugLink(ef *elf.File) (name string, crc uint32, ok bool) {
-	s := ef.Section(".gnu_debuglink")
-	if s == nil || s.Type == elf.SHT_NOBITS {
-		return "", 0, false
-	}
-	data, err := s.Data()
-	if err != nil {
-		return "", 0, false
-	}
-	i := bytes.IndexByte(data, 0)
-	if i <= 0 {
-		return "", 0, false
-	}
-	off := (i + 4) &^ 3
-	if off+4 > len(data) {
-		return "", 0, false
-	}
-	name = string(data[:i])
-	if strings.Contains(name, "/") {
-		return "", 0, false
-	}
-	order := ef.ByteOrder
-	if order == nil {
-		order = binary.LittleEndian
-	}
-	return name, order.Uint32(data[off:]), true
-}
-
-// debugLinkPaths lists where a debug file named name for the file at path
-// may be, as GDB looks: next to the file, in its .debug/ subdirectory, and
-// under each global debug directory followed by the file's directory; both
-// for the directory as given and with symbolic links resolved.
-func debugLinkPaths(path, name string, debugDirs []string) []string {
-	dirs := []string{filepath.Dir(path)}
-	if real, err := filepath.EvalSymlinks(path); err == nil && filepath.Dir(real) != dirs[0] {
-		dirs = append(dirs, filepath.Dir(real))
-	}
-	var out []string
-	for _, d := range dirs {
-		out = append(out, filepath.Join(d, name), filepath.Join(d, ".debug", name))
-	}
-	for _, g := range debugDirs {
-		for _, d := range dirs {
-			if abs, err := filepath.Abs(d); err == nil {
-				out = append(out, filepath.Join(g, abs, name))
-			}
-		}
-	}
-	return out
-}
+// The .gnu_debuglink route is objfile's, shared with the symbol archives (archive.Build), which
+// take the local functions from the same debug file.
+var (
+	debugLink      = objfile.ReadDebugLink
+	debugLinkPaths = objfile.DebugLinkPaths
+	fileCRC        = objfile.FileCRC
+)
 
 // sameFile reports whether st is the file at path.
 func sameFile(st os.FileInfo, path string) bool {
 	st2, err := os.Stat(path)
 	return err == nil && os.SameFile(st, st2)
-}
-
-// fileCRC is the CRC-32 (IEEE, as in .gnu_debuglink) of the file at p.
-func fileCRC(p string) (uint32, error) {
-	f, _, err := regfile.Open(p)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	h := crc32.NewIEEE()
-	if _, err := io.Copy(h, f); err != nil {
-		return 0, fmt.Errorf("%s: %w", p, err)
-	}
-	return h.Sum32(), nil
 }
