@@ -546,33 +546,31 @@ func erPrint(t *testing.T, args ...string) (keys []string, rows []printRow) {
 	if err != nil {
 		t.Fatalf("er %s: %v", strings.Join(all, " "), err)
 	}
-	var tbl struct {
-		Columns []struct {
-			Key string `json:"key"`
-		} `json:"columns"`
-		Rows []struct {
-			Name    string                     `json:"name"`
-			Section string                     `json:"section"`
-			Values  map[string]json.RawMessage `json:"values"`
-		} `json:"rows"`
+	var doc []struct { // one document: an entry per command, with its tables
+		Tables []struct {
+			Columns []struct {
+				Key string `json:"key"`
+			} `json:"columns"`
+			Rows []struct {
+				Name    string `json:"name"`
+				Section string `json:"section"`
+				Cells   []struct {
+					V int64 `json:"v"`
+				} `json:"cells"`
+			} `json:"rows"`
+		} `json:"tables"`
 	}
-	var line []byte
-	for l := range bytes.Lines(out) {
-		if bytes.HasPrefix(l, []byte("{")) {
-			line = l
-			break
-		}
-	}
-	if err := json.Unmarshal(line, &tbl); err != nil {
+	if err := json.Unmarshal(out, &doc); err != nil || len(doc) == 0 || len(doc[0].Tables) == 0 {
 		t.Fatalf("er %s: %v:\n%s", strings.Join(all, " "), err, out)
 	}
+	tbl := doc[0].Tables[0]
 	for _, c := range tbl.Columns {
 		keys = append(keys, c.Key)
 	}
 	for _, r := range tbl.Rows {
 		pr := printRow{name: r.Name, section: r.Section, v: map[string]int64{}}
-		for _, k := range keys {
-			pr.v[k] = raw(t, string(r.Values[k]))
+		for j, k := range keys {
+			pr.v[k] = r.Cells[j].V
 		}
 		rows = append(rows, pr)
 	}

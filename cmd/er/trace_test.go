@@ -28,7 +28,7 @@ func csvRows(t *testing.T, exp, metrics string, cmds ...string) map[string][]flo
 	n := len(strings.Split(metrics, ":"))
 	for _, line := range strings.Split(r.stdout, "\n") {
 		f := strings.Split(line, ",")
-		if len(f) < n+1 || strings.HasSuffix(line, ",name") {
+		if len(f) < n+1 || strings.HasSuffix(line, ",name") || f[0] == "#view" {
 			continue
 		}
 		key := strings.Join(f[n:], ",")

@@ -329,6 +329,9 @@ func (s *session) setPrintmode(args []string) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
+	if m != s.mode {
+		s.endDoc(false)
+	}
 	s.mode = m
 	return nil
 }

@@ -124,13 +124,7 @@ func (e *Engine) SortMetric() (metric int, incl bool) {
 }
 
 // SortKey is the key of the column the function list is sorted by ("e.totalcpu", "name").
-func (e *Engine) SortKey() string {
-	it := e.s.sortItem
-	if it.kind != itemMetric {
-		return it.spec(e.s.ms)
-	}
-	return string(it.flavor) + "." + e.s.ms[it.metric].Name
-}
+func (e *Engine) SortKey() string { return e.s.sortKey() }
 
 // Metrics are the metrics of the loaded experiments' data.
 func (e *Engine) Metrics() []analysis.Metric { return e.s.ms }

@@ -1,36 +1,21 @@
 package erprint
 
 import (
-	"encoding/json"
-	"math"
 	"strings"
 	"testing"
 
 	"er/internal/report"
 )
 
-// jsonFunctions runs er print -printmode json with args and returns the rows of its one table.
-func jsonFunctions(t *testing.T, args ...string) []map[string]any {
+// jsonFunctions runs er print -printmode json with args and returns its one table.
+func jsonFunctions(t *testing.T, args ...string) *report.JSONTable {
 	t.Helper()
-	out, code := runCase(append([]string{"-printmode", "json"}, args...), "")
-	if code != 0 {
-		t.Fatalf("er print %v: exit %d\n%s", args, code, out)
+	out, _ := runOut(t, append([]string{"-printmode", "json"}, args...)...)
+	doc := jsonDoc(t, out)
+	if len(doc) != 1 || len(doc[0].Tables) != 1 {
+		t.Fatalf("er print %v: not one table:\n%s", args, out)
 	}
-	out = out[strings.Index(out, "--- stdout\n")+len("--- stdout\n"):]
-	out = out[:strings.Index(out, "\n")]
-	var tbl struct {
-		Rows []map[string]any `json:"rows"`
-	}
-	if err := json.Unmarshal([]byte(out), &tbl); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	return tbl.Rows
-}
-
-// nanos reads a time value of a row of er print's JSON (seconds with 9 decimals) as nanoseconds.
-func nanos(row map[string]any, key string) int64 {
-	v, _ := row["values"].(map[string]any)[key].(float64)
-	return int64(math.Round(v * 1e9))
+	return doc[0].Tables[0]
 }
 
 // TestEngineFunctions checks that the engine's function list is er print's, row for row, with each
@@ -49,19 +34,19 @@ func TestEngineFunctions(t *testing.T) {
 	}
 	tbl := res.Tables[0]
 	want := jsonFunctions(t, "-functions", "demo.1.er")
-	if len(tbl.Rows) != len(want) {
-		t.Fatalf("%d rows, er print has %d", len(tbl.Rows), len(want))
+	if len(tbl.Rows) != len(want.Rows) {
+		t.Fatalf("%d rows, er print has %d", len(tbl.Rows), len(want.Rows))
 	}
 	p, err := e.Profile()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, r := range tbl.Rows {
-		if r.Name != want[i]["name"] {
-			t.Errorf("row %d: %q, er print %q", i, r.Name, want[i]["name"])
+		if r.Name != want.Rows[i].Name || r.ID-1 != want.Rows[i].ID {
+			t.Errorf("row %d: %q (function %d), er print %q (%d)", i, r.Name, r.ID-1, want.Rows[i].Name, want.Rows[i].ID)
 		}
 		for j, c := range tbl.Columns {
-			if got, w := r.Cells[j].Value, nanos(want[i], c.Key); got != w {
+			if got, w := r.Cells[j].Value, cell(t, want, i, c.Key).V; got != w {
 				t.Errorf("row %d %s: %v, er print %v", i, c.Key, got, w)
 			}
 		}
@@ -116,7 +101,7 @@ func TestEngineFunctions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, w := res.Tables[0].Rows[0].Cells[0].Value, nanos(want[0], "e.totalcpu"); got != w {
+	if got, w := res.Tables[0].Rows[0].Cells[0].Value, cell(t, want, 0, "e.totalcpu").V; got != w {
 		t.Errorf("filtered total %v, er print %v", got, w)
 	}
 	if e.Filter() != "THRID == 1" {
@@ -139,15 +124,22 @@ func TestEngineFunctions(t *testing.T) {
 	}
 }
 
-// TestEngineRowIDsNotPrinted checks that linking rows to functions leaves er print's JSON alone.
-func TestEngineRowIDsNotPrinted(t *testing.T) {
-	var b strings.Builder
+// TestEngineRowIDs: a row linked to a function gives the function's index in JSON, as the
+// Analyzer's rows do ("id"), -1 for a row of none; text and CSV do not print it.
+func TestEngineRowIDs(t *testing.T) {
 	tbl := &report.Table{Columns: []report.Column{{Title: "X", Key: "x", Kind: report.Count, Value: true}}, NameTitle: "Name",
-		Rows: []report.Row{{ID: 7, Name: "f", Cells: []report.Cell{{Value: 1}}}}}
-	if err := report.Write(&b, tbl, report.Mode{Kind: report.JSONMode}); err != nil {
-		t.Fatal(err)
+		Rows: []report.Row{{ID: 8, Name: "f", Cells: []report.Cell{{Value: 1}}}, {Name: "g", Cells: []report.Cell{{Value: 2}}}}}
+	for _, m := range []report.Mode{{Kind: report.TextMode}, {Kind: report.DelimitedMode, Delim: ','}} {
+		var b strings.Builder
+		if err := report.Write(&b, tbl, m); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(b.String(), "7") || strings.Contains(b.String(), "8") {
+			t.Errorf("%s: the row's ID is printed: %s", m, b.String())
+		}
 	}
-	if strings.Contains(b.String(), "7") {
-		t.Errorf("the row's ID is printed: %s", b.String())
+	jt := report.ToJSON(tbl)
+	if jt.Rows[0].ID != 7 || jt.Rows[1].ID != -1 {
+		t.Errorf("JSON ids %d, %d; want 7 and -1", jt.Rows[0].ID, jt.Rows[1].ID)
 	}
 }

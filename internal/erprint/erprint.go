@@ -106,7 +106,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, e env) int {
 		return exitUsage
 	}
 	s := newSession(stdin, stdout, stderr, e)
-	defer s.closeOut()
+	defer s.finish()
 	needData := len(steps) == 0
 	for _, st := range steps {
 		if st.cmd == nil || st.cmd.data {
@@ -239,6 +239,8 @@ type session struct {
 	style    analysis.NameStyle
 	soname   bool
 	mode     report.Mode
+	view     *viewOut // in CSV and JSON, what the running command has printed (output.go)
+	doc      int      // tables (CSV) or entries (JSON) written to the current output
 	fragment []int    // the call-stack fragment of cprepend, cappend, crmfirst, crmlast
 	names    []string // function names in the current style, filled as needed
 	depth    int      // script nesting
@@ -422,7 +424,7 @@ func (s *session) exec(cmd *command, args []string) error {
 	if cmd.data && len(s.exps) == 0 {
 		return usagef("%s: no experiment is loaded", cmd.name)
 	}
-	return cmd.run(s, args)
+	return s.runView(cmd, args)
 }
 
 // execLine runs one line of a script or of interactive input.
@@ -590,6 +592,7 @@ func (s *session) script(name string) error {
 
 // setOutput sends views to w (a file when f is not nil), closing an earlier outfile.
 func (s *session) setOutput(w io.Writer, f *os.File) error {
+	s.endDoc(false)
 	err := s.closeOut()
 	if f != nil { // an outfile: escaped as standard output is
 		w = report.NewSafeWriter(f)
@@ -608,16 +611,24 @@ func (s *session) closeOut() error {
 	return err
 }
 
-// printf writes to the current output.
+// printf writes to the current output (in CSV and JSON, to what the command prints: output.go).
 func (s *session) printf(format string, args ...any) {
+	if s.view != nil {
+		s.view.addText(fmt.Sprintf(format, args...))
+		return
+	}
 	fmt.Fprintf(s.out, format, args...)
 }
 
 // table writes a table to the current output in the current print mode; in text mode a blank
-// line follows it.
+// line follows it. In CSV and JSON it is written with what else the command prints (output.go).
 func (s *session) table(t *report.Table) error {
 	if s.capture != nil {
 		s.capture(t)
+		return nil
+	}
+	if s.view != nil {
+		s.view.addTable(t)
 		return nil
 	}
 	if err := report.Write(s.out, t, s.mode); err != nil {

@@ -1,7 +1,6 @@
 package erprint
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -36,17 +35,12 @@ func TestJSONLines(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, got)
 	}
 	body := got[strings.Index(got, "--- stdout\n")+len("--- stdout\n"):]
-	var tb struct {
-		Title []string
-		Rows  []struct {
-			Name   string
-			Values map[string]float64
-		}
+	doc := jsonDoc(t, body)
+	if len(doc) != 1 || doc[0].View != "lines" || len(doc[0].Tables) != 1 {
+		t.Fatalf("%s", body)
 	}
-	if err := json.Unmarshal([]byte(body), &tb); err != nil {
-		t.Fatalf("%v\n%s", err, body)
-	}
-	if len(tb.Rows) < 4 || tb.Rows[0].Name != "<Total>" || tb.Rows[1].Name != `work, line 21 in "annotate.c"` || tb.Rows[1].Values["e.totalcpu"] != 0.50035 {
+	tb := doc[0].Tables[0]
+	if len(tb.Rows) < 4 || tb.Rows[0].Name != "<Total>" || tb.Rows[1].Name != `work, line 21 in "annotate.c"` || cell(t, tb, 1, "e.totalcpu").V != 500350000 {
 		t.Errorf("rows %+v", tb.Rows)
 	}
 }

@@ -2,7 +2,6 @@ package erprint
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -150,30 +149,22 @@ func TestGoldenTracing(t *testing.T) {
 
 // TestTracingJSON reads the JSON of the heap view back: the values are exact.
 func TestTracingJSON(t *testing.T) {
-	got, code := runCase([]string{"-printmode", "json", "-heap", "heap.1.er"}, "")
-	if code != 0 {
-		t.Fatal(got)
+	out, _ := runOut(t, []string{"-printmode", "json", "-heap", "heap.1.er"}...)
+	doc := jsonDoc(t, out)
+	if len(doc) != 1 || doc[0].View != "heap" || len(doc[0].Tables) != 1 {
+		t.Fatalf("%s", out)
 	}
-	out := got[strings.Index(got, "--- stdout\n")+len("--- stdout\n"):]
-	var tab struct {
-		Rows []struct {
-			Name   string
-			Values map[string]int64
-		}
-	}
-	if err := json.Unmarshal([]byte(out[:strings.Index(out, "\n")]), &tab); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
+	tab := doc[0].Tables[0]
 	if len(tab.Rows) != 9 { // <Total> and 8 allocation stacks
 		t.Fatalf("%d rows", len(tab.Rows))
 	}
 	want := map[string]int64{"heapalloccnt": 21, "heapallocbytes": 8506, "heapleakcnt": 5, "heapleakbytes": 7196}
 	for k, w := range want {
-		if tab.Rows[0].Values[k] != w {
-			t.Errorf("<Total> %s = %d, want %d", k, tab.Rows[0].Values[k], w)
+		if v := cell(t, tab, 0, k).V; v != w {
+			t.Errorf("<Total> %s = %d, want %d", k, v, w)
 		}
 	}
-	if r := tab.Rows[1]; r.Values["heapallocbytes"] != 4096 || !strings.HasPrefix(r.Name, "malloc + 0x000000C7; printf + 0x0000004F; main + 0x0000003A") {
+	if r := tab.Rows[1]; cell(t, tab, 1, "heapallocbytes").V != 4096 || !strings.HasPrefix(r.Name, "malloc + 0x000000C7; printf + 0x0000004F; main + 0x0000003A") {
 		t.Errorf("first stack %+v", r)
 	}
 }

@@ -2,7 +2,6 @@ package erprint
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -97,22 +96,9 @@ func TestAmbiguousFunction(t *testing.T) {
 }
 
 func TestJSONFunctions(t *testing.T) {
-	got, code := runCase([]string{"-printmode", "json", "-functions", "demo.1.er"}, "")
-	if code != 0 {
-		t.Fatal(got)
-	}
-	out := got[strings.Index(got, "--- stdout\n")+len("--- stdout\n"):]
-	out = out[:strings.Index(out, "\n")]
-	var tab struct {
-		Rows []struct {
-			Name   string
-			Values map[string]float64
-		}
-	}
-	if err := json.Unmarshal([]byte(out), &tab); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	if tab.Rows[0].Name != "<Total>" || tab.Rows[0].Values["e.totalcpu"] != 1.330931 || tab.Rows[1].Name != "compute" {
+	out, _ := runOut(t, []string{"-printmode", "json", "-functions", "demo.1.er"}...)
+	tab := jsonDoc(t, out)[0].Tables[0]
+	if tab.Rows[0].Name != "<Total>" || cell(t, tab, 0, "e.totalcpu").V != 1330931000 || tab.Rows[1].Name != "compute" {
 		t.Errorf("rows %+v", tab.Rows[:2])
 	}
 }

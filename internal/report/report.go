@@ -80,7 +80,7 @@ type ModeKind uint8
 const (
 	TextMode      ModeKind = iota // aligned columns for people
 	DelimitedMode                 // one record per row, fields separated by Delim, quoted as CSV
-	JSONMode                      // one JSON object per table, on one line
+	JSONMode                      // one JSON object per table (JSONTable), on one line
 )
 
 // ParseMode reads er_print's printmode argument: "text", "csv", "json", "tsv", or a single
@@ -610,67 +610,107 @@ func blankOr(c Cell, s string) string {
 	return s
 }
 
-type jsonColumn struct {
-	Key     string `json:"key"`
-	Title   string `json:"title"`
-	Unit    string `json:"unit,omitempty"`
-	Value   bool   `json:"value,omitempty"`
-	Percent bool   `json:"percent,omitempty"`
+// JSONTable is a table as JSON gives it: er print's printmode json and the Analyzer's API
+// (internal/web) answer the same fields, so that a program reads both alike. Times are in
+// nanoseconds and counts as they are, both in a cell's V; a cell's P is its percentage, -1 for none.
+type JSONTable struct {
+	Title     []string     `json:"title,omitempty"`
+	Columns   []JSONColumn `json:"columns"`
+	NameTitle string       `json:"nameTitle,omitempty"`
+	Tree      bool         `json:"tree,omitempty"`
+	Rows      []JSONRow    `json:"rows"`
+	Matched   int          `json:"matched"`        // rows before a search and a limit cut them (the Analyzer's function list)
+	Sort      string       `json:"sort,omitempty"` // the key of the column the rows are sorted by (the function list)
+	Text      string       `json:"text,omitempty"` // what the command printed besides its tables
 }
 
-type jsonRow struct {
-	Name     string                     `json:"name,omitempty"`
-	Selected bool                       `json:"selected,omitempty"`
-	Section  string                     `json:"section,omitempty"`
-	Flag     string                     `json:"flag,omitempty"`
-	Depth    *int                       `json:"depth,omitempty"`
-	Values   map[string]json.RawMessage `json:"values"`
+// JSONColumn is a column of a JSONTable.
+type JSONColumn struct {
+	Key   string `json:"key"`
+	Title string `json:"title"`
+	Unit  string `json:"unit,omitempty"`
+	Kind  string `json:"kind"` // "time", "count" or "text"
+	Value bool   `json:"value"`
+	Pct   bool   `json:"pct"`
+	Left  bool   `json:"left,omitempty"`
 }
 
-type jsonTable struct {
-	Title   []string     `json:"title,omitempty"`
-	Columns []jsonColumn `json:"columns"`
-	Rows    []jsonRow    `json:"rows"`
+// JSONRow is a row of a JSONTable: its cells in column order.
+type JSONRow struct {
+	ID      int        `json:"id"` // the function shown (an index into the profile's functions), or -1
+	Name    string     `json:"name"`
+	Section string     `json:"section,omitempty"`
+	Mark    string     `json:"mark,omitempty"`
+	Flag    string     `json:"flag,omitempty"`
+	Depth   int        `json:"depth,omitempty"`
+	Cells   []JSONCell `json:"cells"`
+	Node    int        `json:"node,omitempty"` // the Analyzer's call tree: the node
+	Kids    bool       `json:"kids,omitempty"` // the Analyzer's call tree: the node has children
+	Line    int        `json:"line,omitempty"` // source: the line number
+	Open    bool       `json:"open,omitempty"` // the Analyzer's call tree: the node's children follow it
 }
 
-func writeJSON(w io.Writer, t *Table) error {
-	jt := jsonTable{Title: t.Title, Columns: []jsonColumn{}, Rows: []jsonRow{}}
+// JSONCell is a value of a JSONRow: V raw (nanoseconds or a count), P percent (-1 for none), T
+// text, B blank (nothing to show).
+type JSONCell struct {
+	V int64   `json:"v"`
+	P float64 `json:"p"`
+	T string  `json:"t,omitempty"`
+	B bool    `json:"b,omitempty"`
+}
+
+// KindName is the name of a column kind in JSON: "time", "count" or "text".
+func KindName(k Kind) string {
+	switch k {
+	case Time:
+		return "time"
+	case Count:
+		return "count"
+	}
+	return "text"
+}
+
+// ToJSON converts t to the fields JSON gives it.
+func ToJSON(t *Table) *JSONTable {
+	jt := &JSONTable{Title: t.Title, NameTitle: t.NameTitle, Tree: t.Tree, Columns: make([]JSONColumn, 0, len(t.Columns)),
+		Rows: make([]JSONRow, 0, len(t.Rows)), Matched: len(t.Rows)}
 	for _, c := range t.Columns {
-		jt.Columns = append(jt.Columns, jsonColumn{Key: c.Key, Title: c.Title, Unit: c.Unit,
-			Value: c.Value || c.Kind == Text, Percent: c.Percent && c.Kind != Text})
+		jt.Columns = append(jt.Columns, JSONColumn{Key: c.Key, Title: c.Title, Unit: c.Unit, Kind: KindName(c.Kind),
+			Value: c.Value, Pct: c.Percent, Left: c.Left})
 	}
 	for _, r := range t.Rows {
-		jr := jsonRow{Name: r.Name, Selected: r.Mark == "*", Section: r.Section, Flag: r.Flag, Values: map[string]json.RawMessage{}}
-		if t.Tree {
-			d := r.Depth
-			jr.Depth = &d
+		cells := make([]JSONCell, len(r.Cells))
+		for i, c := range r.Cells {
+			p := c.Pct
+			if math.IsNaN(p) || math.IsInf(p, 0) {
+				p = -1
+			}
+			cells[i] = JSONCell{V: c.Value, P: p, T: c.Text, B: c.Blank}
 		}
-		for j, c := range t.Columns {
-			cell := r.Cells[j]
-			if cell.Blank {
-				continue
-			}
-			if c.Kind == Text {
-				s, _ := json.Marshal(cell.Text)
-				jr.Values[c.Key] = s
-				continue
-			}
-			if c.Value {
-				jr.Values[c.Key] = json.RawMessage(exactValue(c, cell))
-			}
-			if c.Percent && !math.IsNaN(cell.Pct) {
-				jr.Values[percentKey(c.Key)] = json.RawMessage(exactPct(cell))
-			}
-		}
-		jt.Rows = append(jt.Rows, jr)
+		jt.Rows = append(jt.Rows, JSONRow{ID: r.ID - 1, Name: r.Name, Section: r.Section, Mark: r.Mark, Flag: r.Flag,
+			Depth: r.Depth, Cells: cells})
 	}
+	return jt
+}
+
+// MarshalJSON encodes v as one line of JSON, with '<', '>' and '&' as they are and every control
+// character escaped (DEL and C1 too).
+func MarshalJSON(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(jt); err != nil {
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return escapeJSONControls(bytes.TrimSuffix(b.Bytes(), []byte("\n"))), nil
+}
+
+func writeJSON(w io.Writer, t *Table) error {
+	b, err := MarshalJSON(ToJSON(t))
+	if err != nil {
 		return err
 	}
-	_, err := w.Write(escapeJSONControls(b.Bytes()))
+	_, err = w.Write(append(b, '\n'))
 	return err
 }
 

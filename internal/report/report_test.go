@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -132,27 +133,37 @@ func TestDelimited(t *testing.T) {
 func TestJSON(t *testing.T) {
 	tb := sampleTable()
 	tb.Rows[1].Cells[1].Pct = math.NaN()
+	tb.Rows[1].ID = 8
 	var b bytes.Buffer
 	if err := Write(&b, tb, Mode{Kind: JSONMode}); err != nil {
 		t.Fatal(err)
 	}
-	var got struct {
-		Rows []struct {
-			Name   string
-			Values map[string]float64
-		}
-	}
+	var got JSONTable
 	if err := json.Unmarshal(b.Bytes(), &got); err != nil {
 		t.Fatalf("%v in %s", err, b.String())
 	}
-	if len(got.Rows) != 3 || got.Rows[1].Name != "F" || got.Rows[1].Values["i.totalcpu"] != 0.04 {
+	if len(got.Rows) != 3 || got.Rows[1].Name != "F" || got.Rows[1].Cells[1].V != 40e6 || got.Matched != 3 {
 		t.Fatalf("bad JSON rows: %+v", got.Rows)
 	}
-	if _, ok := got.Rows[1].Values["i.%totalcpu"]; ok {
-		t.Errorf("NaN percent should be left out: %+v", got.Rows[1].Values)
+	if got.Rows[1].Cells[1].P != -1 || got.Rows[1].Cells[0].P != 100.0/3 {
+		t.Errorf("a NaN percent should be -1, others as they are: %+v", got.Rows[1].Cells)
 	}
-	if got.Rows[2].Values["i.totalcpu"] != 12.345678901 {
-		t.Errorf("value %v", got.Rows[2].Values["i.totalcpu"])
+	if got.Rows[2].Cells[1].V != 12345678901 {
+		t.Errorf("value %v", got.Rows[2].Cells[1].V)
+	}
+	if got.Rows[0].ID != -1 || got.Rows[1].ID != 7 {
+		t.Errorf("row ids %d, %d; want -1 (none) and 7 (function 7)", got.Rows[0].ID, got.Rows[1].ID)
+	}
+	want := []JSONColumn{{Key: "e.totalcpu", Title: "Excl. Total CPU", Unit: "sec.", Kind: "time", Value: true, Pct: true},
+		{Key: "i.totalcpu", Title: "Incl. Total CPU", Unit: "sec.", Kind: "time", Value: true, Pct: true}}
+	if !slices.Equal(got.Columns, want) || got.NameTitle != "Name" {
+		t.Errorf("columns %+v, name %q", got.Columns, got.NameTitle)
+	}
+	// The field names, in order.
+	if !strings.HasPrefix(b.String(), `{"title":["Functions sorted by metric: Exclusive Total CPU Time"],"columns":[{"key":"e.totalcpu","title":"Excl. Total CPU","unit":"sec.","kind":"time","value":true,"pct":true},`) ||
+		!strings.Contains(b.String(), `{"id":7,"name":"F","cells":[{"v":20000000,"p":33.333333333333336},{"v":40000000,"p":-1}]}`) ||
+		!strings.HasSuffix(b.String(), `],"matched":3}`+"\n") {
+		t.Errorf("JSON:\n%s", b.String())
 	}
 }
 
@@ -240,7 +251,7 @@ func TestFlags(t *testing.T) {
 	if err := Write(&b, tb, Mode{Kind: JSONMode}); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), `{"name":"   2. x++;","flag":"##","values":{"e.%totalcpu":60.00,"e.totalcpu":0.030000000}}`) {
+	if !strings.Contains(b.String(), `{"id":-1,"name":"   2. x++;","flag":"##","cells":[{"v":30000000,"p":60}]}`) {
 		t.Errorf("json: %s", b.String())
 	}
 }
@@ -308,7 +319,7 @@ Count  Where              Name
 			t.Fatalf("JSON holds the raw character %U:\n%q", r, b.String())
 		}
 	}
-	if !strings.Contains(b.String(), `"name":"evil\u001b[2J\u0007name"`) || !strings.Contains(b.String(), `"where":"a\ufffdb\u009b\u007f"`) {
+	if !strings.Contains(b.String(), `"name":"evil\u001b[2J\u0007name"`) || !strings.Contains(b.String(), `"t":"a\ufffdb\u009b\u007f"`) {
 		t.Errorf("JSON does not escape the names as expected:\n%s", b.String())
 	}
 	var jt struct {

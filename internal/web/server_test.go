@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -71,24 +70,28 @@ func printRows(t *testing.T, args ...string) []printRow {
 	if code := erprint.Main(append([]string{"-printmode", "json"}, args...), strings.NewReader(""), &out, &errb); code != 0 {
 		t.Fatalf("er print %v: exit %d: %s", args, code, errb.String())
 	}
-	var tbl struct {
-		Columns []struct {
-			Key string `json:"key"`
-		} `json:"columns"`
-		Rows []struct {
-			Name   string             `json:"name"`
-			Values map[string]float64 `json:"values"`
-		} `json:"rows"`
+	var doc []struct { // one document: an entry per command, with its tables
+		Tables []struct {
+			Columns []struct {
+				Key string `json:"key"`
+			} `json:"columns"`
+			Rows []struct {
+				Name  string `json:"name"`
+				Cells []struct {
+					V int64 `json:"v"`
+				} `json:"cells"`
+			} `json:"rows"`
+		} `json:"tables"`
 	}
-	line, _, _ := strings.Cut(out.String(), "\n")
-	if err := json.Unmarshal([]byte(line), &tbl); err != nil {
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil || len(doc) == 0 || len(doc[0].Tables) == 0 {
 		t.Fatalf("%v: %s", err, out.String())
 	}
+	tbl := doc[0].Tables[0]
 	var rows []printRow
 	for _, r := range tbl.Rows {
 		pr := printRow{name: r.Name, v: map[string]int64{}}
-		for _, c := range tbl.Columns {
-			pr.v[c.Key] = int64(math.Round(r.Values[c.Key] * 1e9))
+		for j, c := range tbl.Columns {
+			pr.v[c.Key] = r.Cells[j].V
 		}
 		rows = append(rows, pr)
 	}
