@@ -348,6 +348,13 @@ func (s *Session) notifyControlSignals() chan os.Signal {
 	return c
 }
 
+// How often the reader reads the rings: woken by the kernel after wakeEvery of sampled CPU time
+// (and on loop's 100 ms tick), and every deepReadEvery once a stack deeper than its copy was seen.
+const (
+	wakeEvery     = 100 * time.Millisecond
+	deepReadEvery = 10 * time.Millisecond
+)
+
 // loop records until the founder and every followed descendant have exited (or, attached, until
 // the process exits, -t expires, or er is interrupted).
 func (s *Session) loop(waitc chan error, sigs, ctlSigs chan os.Signal) error {
@@ -377,9 +384,18 @@ func (s *Session) loop(waitc chan error, sigs, ctlSigs chan os.Signal) error {
 		go s.watch(ready, drained, done)
 		raiseReaderPriority()
 	}
+	var fast <-chan time.Time // reads every deepReadEvery, once deep stacks were seen
 	var waitErr error
 	for {
+		if fast == nil && s.stacks.deep {
+			ft := time.NewTicker(deepReadEvery)
+			defer ft.Stop()
+			fast = ft.C
+		}
 		select {
+		case <-fast:
+			s.handleMessages()
+			s.readRecords()
 		case waitErr = <-waitc:
 			s.founderDone = true
 			s.drain()
@@ -665,10 +681,12 @@ func (s *Session) openClock() (*perfevent.Group, error) {
 		// so the rings are larger.
 		o.SampleRegsUser = perfevent.RegsAMD64All
 		o.SampleStackUser = uint32(s.spec.StackBytes)
-		// Wake the reader every 10 ms of sampled CPU time (every sample at -p on): a stack deeper than the
-		// copy is completed from the live process, which works only while the process is still in the call
-		// it was sampled in. More wakeups would cost the target: the kernel wakes the reader from its CPU.
-		o.WakeupEvents = uint32(max(1, (10*time.Millisecond)/s.spec.Interval))
+		// Wake the reader every 100 ms of sampled CPU time (every 10 samples at -p on), besides its
+		// 100 ms tick: each wakeup costs the target (the kernel wakes the reader from its CPU) and er.
+		// Once a stack deeper than its copy was seen, the reader reads every 10 ms (loop's fast
+		// tick): such a stack is completed from the live process, which works only while the
+		// process is still in the call it was sampled in.
+		o.WakeupEvents = uint32(max(1, wakeEvery/s.spec.Interval))
 	}
 	o.RingPages = ringPages(s.spec.Interval, s.spec.StackBytes, runtime.NumCPU(), os.Getpagesize())
 	if s.spec.RingPages > 0 {

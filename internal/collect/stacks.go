@@ -32,6 +32,7 @@ type stacker struct {
 
 	complete, truncated, failed int64
 	fromImage                   int64            // complete stacks continued from a stack image (stackImage)
+	deep                        bool             // a stack went on past its copy, or was cut at its end
 	reasons                     map[string]int64 // why unwinds failed, for the log
 }
 
@@ -124,6 +125,7 @@ func (st *stacker) stack(r *perfevent.Sample, out experiment.Stack) experiment.S
 	st.unw.Modules = sp.Find
 	st.unw.FPChain = user
 	frames, status, reason := st.unw.Unwind(regs, &st.copy, st.frames[:0])
+	st.deep = st.deep || st.copy.UsedLive() || status == unwind.Truncated
 	if status == unwind.Complete && st.copy.UsedLive() {
 		if img := st.rec.take(); img != nil {
 			st.keepImage(r.Pid, r.Tid, img)
