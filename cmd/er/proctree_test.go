@@ -109,6 +109,7 @@ func checkTreeStatistics(t *testing.T, exp string, want float64) {
 	dirs = append(dirs, subs...)
 	usage, count := map[uint32]float64{}, map[uint32]float64{}
 	final := map[uint32]experiment.OverviewSample{} // each process's last point
+	finalDir := map[uint32]*experiment.Data{}        // and its experiment
 	for _, dir := range dirs {
 		d := openExp(t, dir)
 		if len(d.Overview) == 0 {
@@ -120,11 +121,18 @@ func checkTreeStatistics(t *testing.T, exp string, want float64) {
 		count[d.Log.Pid] += float64(d.Log.CountedCPUNS) / 1e9
 		if f, ok := final[d.Log.Pid]; !ok || last.Time > f.Time {
 			final[d.Log.Pid] = last
+			finalDir[d.Log.Pid] = d
 		}
 	}
 	for pid, last := range final {
 		if last.Label != "end" {
-			t.Errorf("process %d: its last sample point is %q, not its end", pid, last.Label)
+			d := finalDir[pid]
+			var events []string
+			for _, e := range d.Log.Events {
+				events = append(events, fmt.Sprintf("%s %q", e.Kind, e.Text))
+			}
+			t.Errorf("process %d (%s, %v): its last sample point is %q, not its end; counted %d ns, threads %v; events:\n%s",
+				pid, filepath.Base(d.Dir), d.Log.Command, last.Label, d.Log.CountedCPUNS, d.Log.ThreadCPU, strings.Join(events, "\n"))
 		}
 	}
 	if n := firstNumber(t, all["Processes"]); int(n) != len(usage) {

@@ -301,18 +301,10 @@ func (s *Session) forEachOpen(f func(p *proc)) {
 // clock samples after that point are (or as the usage before it, without such samples). Faults and
 // context switches after the last point are not known, and stay as they were.
 func (s *Session) countedEnd(p *proc) {
-	if p == s.founder || !p.gone || p.endPoint || s.stoppedAt != 0 {
+	if !s.needsCountedEnd(p) {
 		return
 	}
-	var counted int64
-	for q := p; q != nil; q = q.parent {
-		for _, ns := range s.threadCPU[q] {
-			counted += ns
-		}
-		if !q.execed {
-			break // q.parent is another process (q was forked), or q is the founder
-		}
-	}
+	counted := s.countedOf(p)
 	if counted <= 0 {
 		return
 	}
@@ -331,4 +323,33 @@ func (s *Session) countedEnd(p *proc) {
 		u.systemNS += rest - toUser
 	}
 	s.writeOverview(p, p.exitTime, "end", u)
+}
+
+// needsCountedEnd reports whether image p's end point is still to come from its kernel count
+// (countedEnd).
+func (s *Session) needsCountedEnd(p *proc) bool {
+	return p != s.founder && p.gone && !p.endPoint && s.stoppedAt == 0
+}
+
+// countedOf is the kernel's count of the CPU time of the process of image p to its end: its
+// threads' counts over p and the images before it that exec replaced in the same process.
+func (s *Session) countedOf(p *proc) int64 {
+	var counted int64
+	for q := p; q != nil; q = q.parent {
+		for _, ns := range s.threadCPU[q] {
+			counted += ns
+		}
+		if !q.execed {
+			break // q.parent is another process (q was forked), or q is the founder
+		}
+	}
+	return counted
+}
+
+// closeEarly reports whether the experiment of image p, whose process ended a while ago, may be
+// closed before the end of the collection: not while its end point waits for a count that the
+// kernel has not reported yet (it may come at the founder's exit, under the founder's main thread,
+// and go to p then: assignOrphanRead).
+func (s *Session) closeEarly(p *proc) bool {
+	return !s.needsCountedEnd(p) || s.countedOf(p) > 0
 }

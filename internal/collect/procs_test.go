@@ -101,3 +101,27 @@ func testSession(t *testing.T, spec Spec) *Session {
 	s.cur[10] = s.founder
 	return s
 }
+
+// An exited descendant whose end point waits for its count stays open until the count comes: the
+// kernel may report it only at the founder's exit (TestAssignOrphanRead).
+func TestCloseEarly(t *testing.T) {
+	s, founder, child := orphanSession(400e6, 800e6)
+	child.gone = true
+	if s.closeEarly(child) {
+		t.Error("a child without a count or an end point closes early")
+	}
+	s.assignOrphanRead()
+	if !s.closeEarly(child) || s.countedOf(child) != 800e6 {
+		t.Errorf("with its count %d: close early %v", s.countedOf(child), s.closeEarly(child))
+	}
+	// An image that exec replaced: the process's count is over both.
+	img := &proc{pid: 200, parent: child, execed: true, gone: true}
+	if s.countedOf(img) != 800e6 || !s.closeEarly(img) {
+		t.Errorf("exec image: counted %d", s.countedOf(img))
+	}
+	// One with its end point, or the founder, closes as before.
+	other := &proc{pid: 300, parent: founder, gone: true, endPoint: true}
+	if !s.closeEarly(other) || !s.closeEarly(founder) {
+		t.Error("an image with its end point, or the founder, kept open")
+	}
+}

@@ -871,7 +871,7 @@ func (s *Session) drain() {
 	// processes does not keep their files open.
 	now := s.now()
 	for _, p := range s.images {
-		if p.open() && p.exited && p != s.founder && now-p.exitTime > time.Second.Nanoseconds() {
+		if p.open() && p.exited && p != s.founder && now-p.exitTime > time.Second.Nanoseconds() && s.closeEarly(p) {
 			s.checkUnrecorded(p)
 			s.closedSize += p.w.Size()
 			s.closeImage(p)
