@@ -109,7 +109,7 @@ func checkTreeStatistics(t *testing.T, exp string, want float64) {
 	dirs = append(dirs, subs...)
 	usage, count := map[uint32]float64{}, map[uint32]float64{}
 	final := map[uint32]experiment.OverviewSample{} // each process's last point
-	finalDir := map[uint32]*experiment.Data{}        // and its experiment
+	finalDir := map[uint32]*experiment.Data{}       // and its experiment
 	for _, dir := range dirs {
 		d := openExp(t, dir)
 		if len(d.Overview) == 0 {
