@@ -48,6 +48,8 @@ func FuzzHandlers(f *testing.F) {
 		{"/api/table", "GET", "cmd=thread_list", ""},
 		{"/api/compare", "GET", "metric=1", ""},
 		{"/api/overview", "GET", "", ""},
+		{"/api/processes", "GET", "", ""},
+		{"/api/processes", "GET", "x=1", ""},
 		{"/api/filter", "POST", "", `{"range":[0,500000000],"expr":"THRID == 1"}`},
 		{"/api/filter", "POST", "", `{}`},
 		{"/api/metrics", "POST", "", `{"spec":"i.%user:e.system:name"}`},

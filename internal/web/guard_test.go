@@ -179,6 +179,7 @@ func TestEveryParameterChecked(t *testing.T) {
 		{"/api/table?cmd=outfile", `parameter cmd="outfile" is not a table the page may ask for (allocs, cpu_list,`},
 		{"/api/table", `parameter cmd="" is not a table`},
 		{"/api/compare?metric=0", "compare needs two or more experiments"},
+		{"/api/processes?x=1", `parameter "x": /api/processes takes no parameters`},
 	} {
 		code, body := rawGet(ts.URL, c.path)
 		var msg struct {
@@ -337,6 +338,7 @@ func TestConcurrentClients(t *testing.T) {
 		"/api/table?cmd=thread_list",
 		"/api/table?cmd=lobjects",
 		"/api/compare",
+		"/api/processes",
 	}
 	posts := []string{`{"range":[0,4000000000]}`, `{}`, `{"expr":"NOSUCH == 1"}`, `{"expr":"THRID >= 0"}`}
 	type answer struct {

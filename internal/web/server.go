@@ -47,6 +47,7 @@ type Server struct {
 	tree  *treeView // the call tree of the current profile, with sorted children
 	dur   int64     // duration(), once computed
 	ends  []int64   // each experiment's end or last event, as duration() computes them
+	procs *procTree // the process tree, once computed
 
 	// bound is the address Serve listens on when it is not a loopback one: requests may name it.
 	bound net.IP
@@ -111,6 +112,7 @@ func (s *Server) routes() map[string]endpoint {
 		"/api/event":     {[]string{"row", "t", "tol"}, s.event},
 		"/api/table":     {[]string{"cmd"}, s.table},
 		"/api/compare":   {[]string{"metric"}, s.compare},
+		"/api/processes": {nil, s.processes},
 	}
 }
 

@@ -103,6 +103,9 @@ func (s *Server) WriteStatic(dir string) error {
 	if err := record("/api/overview", "/api/overview"); err != nil {
 		return err
 	}
+	if err := record("/api/processes", "/api/processes"); err != nil {
+		return err
+	}
 	if err := record("/api/functions", "/api/functions?limit=0"); err != nil {
 		return err
 	}

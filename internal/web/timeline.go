@@ -23,7 +23,8 @@ type tlRow struct {
 	Pid    uint32  `json:"pid"`
 	Tid    uint32  `json:"tid"`
 	Thread int     `json:"thread"`
-	Label  string  `json:"label"`
+	Label  string  `json:"label"` // the program, its pid and the thread's number: "cc1 [2633] T:1"
+	Prog   string  `json:"program"`
 	events []int32 // indexes into p.EventList
 	maxDur int64   // the longest Dur of its events
 }
@@ -33,7 +34,7 @@ func (s *Server) timelineIndex() (*timeline, error) {
 		return s.tl, nil
 	}
 	p := s.base
-	dirs, _ := s.eng.Experiments()
+	_, exps := s.eng.Experiments()
 	type key struct {
 		exp int32
 		pid uint32
@@ -53,11 +54,9 @@ func (s *Server) timelineIndex() (*timeline, error) {
 			byKey[k] = r
 			x := s.eng.Index(int(e.Exp))
 			num := x.ThreadNumber(e.Pid, e.Tid)
-			label := fmt.Sprintf("T:%d (tid %d)", num, e.Tid)
-			if len(dirs) > 1 {
-				label = fmt.Sprintf("%d %s", e.Exp+1, label)
-			}
-			tl.rows = append(tl.rows, tlRow{Exp: int(e.Exp) + 1, Pid: e.Pid, Tid: e.Tid, Thread: num, Label: label})
+			prog := programOf(&exps[e.Exp].Log)
+			label := fmt.Sprintf("%s [%d] T:%d", prog, e.Pid, num)
+			tl.rows = append(tl.rows, tlRow{Exp: int(e.Exp) + 1, Pid: e.Pid, Tid: e.Tid, Thread: num, Label: label, Prog: prog})
 		}
 		tl.rows[r].events = append(tl.rows[r].events, int32(i))
 		tl.rows[r].maxDur = max(tl.rows[r].maxDur, e.Dur)
@@ -69,6 +68,16 @@ func (s *Server) timelineIndex() (*timeline, error) {
 		}
 		return a.Thread < b.Thread
 	})
+	// Rows alike (two experiments of one program whose pids were the same) say their experiment.
+	seen := map[string]int{}
+	for _, r := range tl.rows {
+		seen[r.Label]++
+	}
+	for i := range tl.rows {
+		if r := &tl.rows[i]; seen[r.Label] > 1 {
+			r.Label += fmt.Sprintf(" (exp %d)", r.Exp)
+		}
+	}
 	for _, r := range tl.rows {
 		ev := r.events
 		sort.SliceStable(ev, func(i, j int) bool { return p.EventList[ev[i]].Time < p.EventList[ev[j]].Time })

@@ -465,7 +465,20 @@ func (s *Server) overview(r *http.Request) (any, error) {
 	if len(s.cmp) > 1 {
 		views = append(views, "compare")
 	}
+	pt := s.procTree()
+	if len(pt.Processes) > pt.Founders { // descendants: the tree's tab comes after the overview
+		views = append([]string{"overview", "processes"}, views[1:]...)
+	}
+	// The founders (or the processes whose parent is not loaded), by experiment index: the header
+	// names them, and counts the others.
+	founders := []int{}
+	for _, p := range pt.Processes {
+		if p.Parent < 0 {
+			founders = append(founders, p.exps[0])
+		}
+	}
 	return map[string]any{
+		"founders": founders, "processes": len(pt.Processes),
 		"experiments": infos, "duration": dur, "metrics": metrics, "events": p.Events,
 		"dataEvents": p.DataEvents, "warnings": s.eng.Warnings(), "views": views,
 		"filter": s.filterState(), "histogram": tl.histogram(0, dur, 240), "static": s.static,

@@ -4,7 +4,7 @@
 
 const STATIC = window.ER_STATIC || null;
 const VIEW_TITLES = {
-  overview: "Overview", functions: "Functions", callers: "Callers-Callees", calltree: "Call Tree",
+  overview: "Overview", processes: "Processes", functions: "Functions", callers: "Callers-Callees", calltree: "Call Tree",
   flame: "Flame Graph", source: "Source", disasm: "Disassembly", timeline: "Timeline", threads: "Threads",
   cpus: "CPUs", samples: "Samples", objects: "Load Objects", heap: "Heap", sync: "Synchronization",
   io: "I/O", compare: "Compare",
@@ -22,6 +22,9 @@ const state = {
   flameRoot: 0,
   flameInvert: false,
   tl: { t0: 0, t1: 0, sel: null, data: null },
+  expr: "",         // the filter expression now set (a process selected in Processes sets one)
+  procTree: true,   // selecting a process keeps its descendants too
+  procClosed: {},   // process id -> its subtree is collapsed
 };
 
 // ---------- helpers ----------
@@ -262,11 +265,18 @@ VIEWS.overview = async (sec) => {
   card("Events analysed", String(o.events));
   for (const m of o.metrics.slice(0, 4)) if (m.total) card(m.title, m.time ? secs(m.total) + " s" : String(m.total));
   sec.append(cards);
+  // With a process tree the table lists the founders; the Processes view shows every process.
+  const tree = o.processes > o.founders.length;
+  const shown = tree ? o.founders.map((i) => o.experiments[i]) : o.experiments;
   const t = {
     columns: ["Experiment", "Command", "Host", "PID", "Threads", "Duration", "Clock", "Heap", "Sync", "I/O", "End"].map((x, i) => ({ key: "c" + i, title: x, kind: "text", left: i < 3 || i === 10 })),
-    rows: o.experiments.map((e) => ({ id: -1, name: "", cells: [e.Name, e.Command, e.Host, String(e.Pid), String(e.Threads), secs(e.Duration) + " s", ...e.Events.map(String), e.Exit].map((x) => ({ t: x, v: 0, p: -1 })) })),
+    rows: shown.map((e) => ({ id: -1, name: "", cells: [e.Name, e.Command, e.Host, String(e.Pid), String(e.Threads), secs(e.Duration) + " s", ...e.Events.map(String), e.Exit].map((x) => ({ t: x, v: 0, p: -1 })) })),
   };
   sec.append(metricTable(t));
+  if (tree) {
+    sec.append(el("p", { class: "muted", id: "overview-desc" }, `and ${descText(o)} in ${o.experiments.length - o.founders.length} subexperiments: `,
+      el("a", { href: "#view=processes", onclick: (ev) => { ev.preventDefault(); show("processes"); } }, "see Processes"), "."));
+  }
   sec.append(el("h3", null, "Events over time"));
   const cv = el("canvas", { class: "hist", id: "overview-hist" });
   sec.append(cv);
@@ -546,6 +556,105 @@ async function annotated(sec, kind) {
 VIEWS.source = (sec) => annotated(sec, "source");
 VIEWS.disasm = (sec) => annotated(sec, "disasm");
 
+// ---------- processes ----------
+
+// descText says how many processes the founders have below them: "84 descendant processes".
+function descText(o) {
+  const n = o.processes - o.founders.length;
+  return n + (n === 1 ? " descendant process" : " descendant processes");
+}
+
+// shortExit is the first words of how a process ended ("exited", "replaced by exec").
+function shortExit(s) {
+  return (s || "").split(/[;:]/)[0];
+}
+
+VIEWS.processes = async (sec) => {
+  const d = await api("/api/processes");
+  sec.textContent = "";
+  const procs = d.processes;
+  sec.append(el("h2", null, `${procs.length} processes`, el("span", { class: "muted" }, ` (${d.founders} ${d.founders === 1 ? "founder" : "founders"}, ${d.subexperiments} experiments)`)));
+  const tb = el("div", { class: "toolbar" });
+  const withDesc = el("input", { type: "checkbox", id: "proc-desc", checked: state.procTree });
+  withDesc.addEventListener("change", () => { state.procTree = withDesc.checked; });
+  tb.append(el("label", null, withDesc, " selecting a process keeps its descendants"),
+    el("button", { type: "button", id: "proc-all", disabled: !!STATIC, onclick: () => selectProcess(null) }, "All processes"),
+    el("button", { type: "button", id: "proc-collapse", onclick: () => { for (const p of procs) if (p.children) state.procClosed[p.id] = true; refresh(); } }, "Collapse all"),
+    el("button", { type: "button", id: "proc-expand", onclick: () => { state.procClosed = {}; refresh(); } }, "Expand all"),
+    el("span", { class: "muted" }, STATIC ? "CPU of the whole run. A static report: selecting a process needs er analyzer." :
+      "CPU of the whole run. Click a process to show only its events (and its descendants') in every view; ▸ opens it."));
+  sec.append(tb);
+  const cols = [["PID", "pid"], ["Lineage", "lineage"], ["Threads", "threads"], ["CPU (s)", "cpu"], ["with descendants", "cpuIncl"],
+    ["User+Sys (s)", "proc"], ["with descendants", "procIncl"], ["Start (s)", "start"], ["End (s)", "end"], ["How it ended", "exit"]];
+  const titles = {
+    cpu: "Total CPU time of its clock samples, as every view counts it (the function list's <Total> with the process selected)",
+    cpuIncl: "Total CPU time of its clock samples and its descendants'",
+    proc: "User and System CPU time of the process (er print statistics: Process Times)", procIncl: "User and System CPU time of it and its descendants",
+    start: "When it began, s since the founder's start", end: "When its experiment ended", lineage: "Its last image's lineage (experiment_list)",
+  };
+  const tbl = el("table", { class: "metrics procs", id: "proc-table" });
+  const head = el("tr", null, el("th", { class: "name" }, "Process"));
+  for (const [t, k] of cols) head.append(el("th", { "data-key": k, class: k === "lineage" || k === "exit" ? "left" : null, title: titles[k] || null }, t));
+  tbl.append(el("thead", null, head));
+  const body = el("tbody");
+  const rows = [];
+  for (const p of procs) {
+    const tw = el("span", { class: "twisty" }, p.children ? "▾" : " ");
+    const images = p.images.map((im) => `${im.lineage || "(founder)"} ${im.program}  (experiment ${im.exp})`).join("\n");
+    const name = el("td", { class: "proc", title: p.command + "\n" + images }, "  ".repeat(p.depth), tw, el("span", { class: "prog" }, p.program));
+    if (p.descendants) name.append(el("span", { class: "muted" }, `  +${p.descendants}`));
+    const tr = el("tr", { "data-proc": p.id, "data-pid": p.pid, "data-depth": p.depth }, name);
+    const cell = (k, text, v) => tr.append(el("td", { "data-key": k, "data-value": v, class: k === "lineage" || k === "exit" ? "left" : null }, text));
+    cell("pid", String(p.pid), p.pid);
+    cell("lineage", p.lineage || "(founder)");
+    cell("threads", String(p.threads), p.threads);
+    cell("cpu", secs(p.cpu), p.cpu);
+    cell("cpuIncl", secs(p.cpuIncl), p.cpuIncl);
+    cell("proc", secs(p.user + p.system), p.user + p.system);
+    cell("procIncl", secs(p.userIncl + p.systemIncl), p.userIncl + p.systemIncl);
+    cell("start", secs(p.start), p.start);
+    cell("end", secs(p.end), p.end);
+    const ex = el("td", { "data-key": "exit", class: "left", title: p.exit }, shortExit(p.exit));
+    tr.append(ex);
+    for (const td of tr.querySelectorAll("td[data-value]")) if (td.dataset.value === "0" && td.dataset.key !== "pid") td.classList.add("zero");
+    tw.addEventListener("click", (ev) => {
+      ev.stopPropagation();
+      if (!p.children) return;
+      state.procClosed[p.id] = !state.procClosed[p.id];
+      refresh();
+    });
+    tr.addEventListener("click", () => selectProcess(p));
+    rows.push(tr);
+    body.append(tr);
+  }
+  tbl.append(body);
+  sec.append(el("div", { class: "scroll" }, tbl));
+  // refresh hides the rows under a collapsed process and marks the selected one.
+  function refresh() {
+    let hideUntil = -1;
+    procs.forEach((p, i) => {
+      const tr = rows[i];
+      tr.classList.toggle("hidden", i <= hideUntil);
+      if (i > hideUntil && state.procClosed[p.id]) hideUntil = i + p.descendants;
+      tr.querySelector(".twisty").textContent = p.children ? (state.procClosed[p.id] ? "▸" : "▾") : " ";
+      tr.classList.toggle("selected", !!state.expr && (state.expr === p.select || state.expr === p.selectTree));
+    });
+  }
+  state.procRefresh = refresh;
+  refresh();
+};
+
+// selectProcess filters every view to process p (with its descendants when asked), or shows every
+// process again (null).
+async function selectProcess(p) {
+  if (STATIC) { message("This is a static report: run er analyzer on the experiment to select a process.", true); return; }
+  const expr = p ? (state.procTree ? p.selectTree : p.select) : "";
+  await setFilter({ expr: expr });
+  state.rendered.processes = viewKey("processes");
+  if (state.procRefresh) state.procRefresh();
+  if (p) message(`Every view now shows process ${p.program} [${p.pid}]` + (state.procTree && p.descendants ? ` and its ${p.descendants} descendants` : "") + ` (filter ${expr}).`);
+}
+
 // ---------- timeline ----------
 
 const TL = { label: 170, rowH: 22, axis: 24 };
@@ -616,7 +725,7 @@ function drawTimeline() {
     g.fillStyle = i % 2 ? "#fafbfd" : "#fff";
     g.fillRect(0, y, W, TL.rowH);
     g.fillStyle = "#1d2330"; g.font = "12px ui-monospace, monospace";
-    g.fillText(r.label, 6, y + 15);
+    g.fillText(fitLabel(g, r, TL.label - 10), 6, y + 15);
     let maxc = 1;
     for (const c of r.count) maxc = Math.max(maxc, c);
     for (let b = 0; b < d.w; b++) {
@@ -636,6 +745,16 @@ function drawTimeline() {
       g.fillStyle = "#2f6fde"; g.fillRect(x0, TL.axis, 1, H - TL.axis); g.fillRect(x1, TL.axis, 1, H - TL.axis);
     }
   }
+}
+
+// fitLabel is a timeline row's label ("cc1 [2633] T:1") within width px: a long program name is
+// cut, its pid and thread kept.
+function fitLabel(g, r, width) {
+  if (g.measureText(r.label).width <= width || !r.program || !r.label.startsWith(r.program)) return r.label;
+  const rest = r.label.slice(r.program.length);
+  let prog = r.program;
+  while (prog.length > 1 && g.measureText(prog + "…" + rest).width > width) prog = prog.slice(0, -1);
+  return prog + "…" + rest;
 }
 
 function niceStep(x) {
@@ -735,7 +854,7 @@ async function stackAt(ev, sticky) {
   const box = $("#timeline-stack");
   box.textContent = "";
   if (!e.found) { box.append(el("span", { class: "muted" }, "No event here.")); return; }
-  box.append(el("div", { class: "muted" }, `${e.row}: ${e.kind} event at ${(e.time / 1e9).toFixed(6)} s` + (e.dur ? `, lasted ${(e.dur / 1e6).toFixed(3)} ms` : "")));
+  box.append(el("div", { class: "muted" }, `${e.row} (tid ${d.rows[p.row].tid}): ${e.kind} event at ${(e.time / 1e9).toFixed(6)} s` + (e.dur ? `, lasted ${(e.dur / 1e6).toFixed(3)} ms` : "")));
   for (const fr of e.frames) {
     const a = el("div", null, fr.name);
     a.style.cursor = "pointer";
@@ -756,7 +875,9 @@ async function setFilter(body) {
     showFilter(f);
     state.overview = null;
     state.gen++;
-    state.rendered.timeline = viewKey("timeline");
+    // The timeline shows every event whatever the filter: once drawn, it stays (a filter set
+    // before it was ever drawn must not mark it drawn).
+    if (state.rendered.timeline !== undefined) state.rendered.timeline = viewKey("timeline");
     message("");
   } catch (err) {
     message(String(err.message || err), true);
@@ -764,6 +885,7 @@ async function setFilter(body) {
 }
 
 function showFilter(f) {
+  state.expr = f.expr || "";
   $("#filter-text").textContent = f.text || "";
   if (document.activeElement !== $("#filter-expr")) $("#filter-expr").value = f.expr || "";
 }
@@ -830,8 +952,15 @@ async function start() {
     const o = await api("/api/overview");
     state.overview = o;
     buildTabs(o.views);
-    $("#exp-name").textContent = o.experiments.map((e) => e.Name).join(", ") + (STATIC ? "  (static report)" : "");
-    document.title = "er analyzer: " + o.experiments.map((e) => e.Name).join(", ");
+    const founders = o.founders.map((i) => o.experiments[i].Name).join(", ");
+    const hdr = $("#exp-name");
+    hdr.textContent = founders;
+    if (o.processes > o.founders.length) {
+      hdr.append(" ", el("a", { id: "exp-desc", title: `${o.experiments.length - o.founders.length} subexperiments; the Processes view shows the tree`,
+        onclick: () => show("processes") }, "+ " + descText(o)));
+    }
+    if (STATIC) hdr.append("  (static report)");
+    document.title = "er analyzer: " + founders + (o.processes > o.founders.length ? " + " + descText(o) : "");
     $("#metric-spec").value = o.metricSpec || "";
     showFilter(o.filter || {});
     if (STATIC) {
