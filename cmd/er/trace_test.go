@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/csv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -277,6 +278,68 @@ func TestIOTracing(t *testing.T) {
 	p, s := want[filepath.Join(dir, "posix.dat")], want[filepath.Join(dir, "stdio.txt")]
 	if funcs["posix_io"] == nil || funcs["posix_io"][0] != p["writes"] || funcs["stdio_io"] == nil || funcs["stdio_io"][1] != s["reads"] {
 		t.Errorf("posix_io %v, stdio_io %v; want %v writes and %v reads", funcs["posix_io"], funcs["stdio_io"], p["writes"], s["reads"])
+	}
+}
+
+// iostatValues runs er print -printmode csv -iostat and returns its statistics by section and name
+// ("API/System calls: writes", "Kernel/Write system calls").
+func iostatValues(t *testing.T, exp string) map[string]string {
+	t.Helper()
+	r := er(t, "", nil, "print", "-printmode", "csv", "-iostat", exp)
+	if r.code != 0 {
+		t.Fatalf("er print -iostat: exit %d\n%s", r.code, r.stderr)
+	}
+	recs, err := csv.NewReader(strings.NewReader(r.stdout)).ReadAll()
+	if err != nil || len(recs) < 2 || !slices.Equal(recs[0], []string{"value", "section", "name"}) {
+		t.Fatalf("iostat CSV: %v\n%s", err, r.stdout)
+	}
+	m := map[string]string{}
+	for _, rec := range recs[1:] {
+		m[rec[1]+"/"+rec[2]] = rec[0]
+	}
+	return m
+}
+
+// TestIOStdioSyscalls: iostat tells the stdio calls (fwrite, fputs, fprintf, fread, fopen, fclose)
+// from those of the system-call wrappers (write, open, close), each counted exactly, and says how
+// many read and write system calls the kernel counted: testdata/stdioprog.c's 30,000 stdio writes
+// of 100 bytes through a 4096-byte buffer are 733 write system calls made inside libc (the last at
+// exit), beside its 3,001 write calls. iostat showed one figure, "Total calls 33001", as if every
+// call had been a system call.
+func TestIOStdioSyscalls(t *testing.T) {
+	needCollect(t)
+	dir := t.TempDir()
+	exp, r := collectExp(t, nil, "-p", "off", "-i", "on", cprog(t, "stdioprog"), dir, "30000")
+	if r.code != 0 {
+		t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
+	}
+	want := expectations(t, r.stdout)
+	got := iostatValues(t, exp)
+	check := func(key string, w float64) {
+		t.Helper()
+		if g, err := strconv.ParseFloat(got[key], 64); err != nil || g != w {
+			t.Errorf("%s = %q; the program made %v", key, got[key], w)
+		}
+	}
+	for _, api := range []struct{ key, prefix string }{{"stdio", "stdio calls"}, {"syscalls", "System calls"}} {
+		for _, k := range []string{"writes", "reads", "other"} {
+			check("API/"+api.prefix+": "+k, want[api.key][k])
+		}
+	}
+	k, sys := want["kernel"], want["syscalls"]
+	check("Kernel writes/Write system calls", k["writes"])
+	check("Kernel reads/Read system calls", k["reads"])
+	check("Kernel writes/by the system calls above", sys["writes"])
+	check("Kernel reads/by the system calls above", sys["reads"])
+	check("Kernel writes/inside stdio and other code", k["writes"]-sys["writes"])
+	check("Kernel reads/inside stdio and other code", k["reads"]-sys["reads"])
+	// Text: the two interfaces and the kernel's count, said in words.
+	text := er(t, "", nil, "print", "-iostat", exp).stdout
+	for _, w := range []string{"Calls by Interface", "stdio calls: writes               30000", "System calls: writes              3001",
+		"System Calls Counted by the Kernel", "Write system calls                3734", "  inside stdio and other code     733"} {
+		if !strings.Contains(text, w) {
+			t.Errorf("iostat lacks %q:\n%s", w, text)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"sort"
 
 	"er/internal/experiment"
@@ -25,7 +26,36 @@ type IOStats struct {
 	Events       int64 // I/O events, IOInherited records included
 	Read, Write  SizeStats
 	Other, Error SizeStats // only Count, Time and Longest are used
+	// The calls by interface: those of the system-call wrappers (read, write, open, ...), each one
+	// system call, and those of stdio (fread, fwrite, printf, ...), which buffer: the system calls
+	// they make are made inside libc (Kernel).
+	Syscall, Stdio IOCalls
+	// Kernel is the read- and write-like system calls the kernel counted for the processes while
+	// they were traced, whatever made them, the collector's own left out; for the processes of
+	// KernelProcs that recorded the count at their exit, of Procs (the filter does not apply).
+	Kernel             IOCalls
+	KernelProcs, Procs int
 }
+
+// IOCalls counts calls by class: reads, writes, other calls; Failed counts the calls of each
+// class that failed.
+type IOCalls struct {
+	Reads, Writes, Other, Failed int64
+}
+
+func (c *IOCalls) merge(o *IOCalls) {
+	c.Reads = AddSat(c.Reads, o.Reads)
+	c.Writes = AddSat(c.Writes, o.Writes)
+	c.Other = AddSat(c.Other, o.Other)
+	c.Failed = AddSat(c.Failed, o.Failed)
+}
+
+// Total is the number of calls.
+func (c *IOCalls) Total() int64 { return AddSat(AddSat(c.Reads, c.Writes), c.Other) }
+
+// IsStdio says whether op is a stdio call (fopen, fread, fwrite, fprintf, ...) rather than that of
+// a system-call wrapper (open, read, write, ...).
+func IsStdio(op experiment.IOOp) bool { return op >= experiment.IOFopen && op < experiment.IOInherited }
 
 func (s *IOStats) merge(o *IOStats) {
 	s.Events += o.Events
@@ -33,11 +63,33 @@ func (s *IOStats) merge(o *IOStats) {
 	s.Write.Merge(&o.Write)
 	s.Other.Merge(&o.Other)
 	s.Error.Merge(&o.Error)
+	s.Syscall.merge(&o.Syscall)
+	s.Stdio.merge(&o.Stdio)
+	s.Kernel.merge(&o.Kernel)
+	s.KernelProcs += o.KernelProcs
+	s.Procs += o.Procs
 }
 
 // add counts event e.
 func (s *IOStats) add(e *experiment.IOEvent) {
 	class := e.Op.Class()
+	if class != 0 {
+		api := &s.Syscall
+		if IsStdio(e.Op) {
+			api = &s.Stdio
+		}
+		switch class {
+		case experiment.IORead:
+			api.Reads++
+		case experiment.IOWrite:
+			api.Writes++
+		default:
+			api.Other++
+		}
+		if e.Err != 0 {
+			api.Failed++
+		}
+	}
 	switch {
 	case class == 0:
 	case e.Err != 0:
@@ -52,6 +104,24 @@ func (s *IOStats) add(e *experiment.IOEvent) {
 		s.Other.Count++
 		s.Other.Time = AddSat(s.Other.Time, e.Dur)
 		s.Other.Longest = max(s.Other.Longest, e.Dur)
+	}
+}
+
+// kernelCalls adds the system calls that the collector counted for experiment d's process at its
+// exit (the note io_syscalls=READS WRITES).
+func (s *IOStats) kernelCalls(d *experiment.Data) {
+	s.Procs++
+	for _, st := range d.Log.Settings {
+		if st.Name != "collector.io_syscalls" {
+			continue
+		}
+		var r, w int64
+		if n, err := fmt.Sscanf(st.Value, "%d %d", &r, &w); n == 2 && err == nil && r >= 0 && w >= 0 {
+			s.Kernel.Reads = AddSat(s.Kernel.Reads, r)
+			s.Kernel.Writes = AddSat(s.Kernel.Writes, w)
+			s.KernelProcs++
+		}
+		return
 	}
 }
 

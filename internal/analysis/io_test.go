@@ -74,6 +74,37 @@ func TestIOMetrics(t *testing.T) {
 	checkIdentities(t, p)
 }
 
+// TestIOInterfaces: the calls are counted by interface, system-call wrappers and stdio, failed
+// ones too; the kernel's count noted at exit is read, and a process without it is counted as such.
+func TestIOInterfaces(t *testing.T) {
+	fk := ioFake()
+	fk.io(experiment.IOEvent{Op: experiment.IOFopen, FD: 6, FD2: -1, Ret: 6, Dur: 3, File: "/tmp/out"}, "main", "open")
+	for range 3 {
+		fk.io(experiment.IOEvent{Op: experiment.IOFprintf, FD: 6, FD2: -1, Ret: 10, Bytes: 10, Dur: 1}, "main", "write")
+	}
+	fk.io(experiment.IOEvent{Op: experiment.IOFgets, FD: 6, FD2: -1, Ret: 0, Err: 5, Dur: 1}, "main", "read")
+	fk.d.Log.Settings = append(fk.d.Log.Settings, experiment.Setting{Name: "collector.io_syscalls", Value: "4 5"})
+	p := analyze(t, fk.d)
+	st := p.IO
+	if want := (IOCalls{Reads: 3, Writes: 3, Other: 5, Failed: 2}); st.Syscall != want {
+		t.Errorf("system calls %+v, want %+v", st.Syscall, want)
+	}
+	if want := (IOCalls{Reads: 1, Writes: 3, Other: 1, Failed: 1}); st.Stdio != want {
+		t.Errorf("stdio calls %+v, want %+v", st.Stdio, want)
+	}
+	if st.Kernel != (IOCalls{Reads: 4, Writes: 5}) || st.KernelProcs != 1 || st.Procs != 1 || st.Syscall.Total() != 11 {
+		t.Errorf("kernel %+v in %d of %d processes", st.Kernel, st.KernelProcs, st.Procs)
+	}
+	if !IsStdio(experiment.IOPutc) || IsStdio(experiment.IOPipe2) || IsStdio(experiment.IOInherited) {
+		t.Error("IsStdio")
+	}
+	// Without the note (a process that ended by _exit or a signal).
+	p = analyze(t, ioFake().d)
+	if p.IO.KernelProcs != 0 || p.IO.Procs != 1 || p.IO.Kernel != (IOCalls{}) {
+		t.Errorf("no note: kernel %+v in %d of %d processes", p.IO.Kernel, p.IO.KernelProcs, p.IO.Procs)
+	}
+}
+
 func groupString(p *Profile, gs []IOGroup, metric string) string {
 	m := MetricIndex(p.Metrics, metric)
 	var parts []string

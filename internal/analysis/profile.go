@@ -515,6 +515,7 @@ func (ea *eventAdder) addAll(filter func(ev *EventInfo) bool, groups *ioGroups) 
 				groups.add(files[i], ea.vals)
 			}
 		}
+		st.kernelCalls(d)
 		p.IO.merge(&st)
 		ea.warn("I/O")
 	}

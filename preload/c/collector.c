@@ -800,6 +800,7 @@ static int write_all(int fd, const char *b, size_t n)
 {
 	while (n > 0) {
 		long w = er_sys(SYS_write, fd, (long)b, (long)n, 0, 0, 0);
+		__atomic_add_fetch(&er_own_writes, 1, __ATOMIC_RELAXED);
 		if (w == -1 && errno == EINTR)
 			continue;
 		if (w <= 0)

@@ -167,6 +167,9 @@ ER_HIDDEN int er_clock_held(void);      /* a SIGPROF of the program's must wait:
 ER_HIDDEN int er_sigprof_kept(void);    /* the library keeps SIGPROF */
 ER_HIDDEN void er_sync_calibrate(void);
 ER_HIDDEN void er_io_init(void);
+/* er_own_writes counts the write system calls the collector makes itself (messages, file headers),
+ * which the I/O tracing's count of the process's system calls leaves out. */
+ER_HIDDEN extern uint64_t er_own_writes;
 ER_HIDDEN long er_sys(long n, long a, long b, long c, long d, long e, long f);
 /* er_parse_u64 parses a decimal number; *ok says whether s was one. */
 ER_HIDDEN uint64_t er_parse_u64(const char *s, int *ok);

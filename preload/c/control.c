@@ -65,6 +65,7 @@ void er_send(uint32_t kind, uint32_t arg, uint32_t parent_lo, uint64_t time)
 		m.arg = arg;
 		m.parent_start_lo32 = parent_lo;
 		er_sys(SYS_write, fd, (long)&m, sizeof m, 0, 0, 0);
+		__atomic_add_fetch(&er_own_writes, 1, __ATOMIC_RELAXED);
 		er_sys(SYS_close, fd, 0, 0, 0, 0, 0);
 	}
 	errno = saved;

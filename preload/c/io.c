@@ -52,9 +52,85 @@ static void io_record(int op, void *fn, uint64_t t0, int fd, int fd2, int64_t re
 	errno = saved;
 }
 
-/* er_io_init names the descriptors open at the start (stdin, stdout, ...) from /proc/self/fd. */
+uint64_t er_own_writes;
+
+/* The system calls the kernel counts: stdio buffers, so that its calls, which the library traces,
+ * make fewer system calls (500,000 fprintf calls, 201,439 writes), and those are made inside libc,
+ * where no interposer sees them. The process's read- and write-like system calls (syscr and syscw of
+ * /proc/self/io: read, pread, readv, write, pwrite, writev, ...) are read when tracing starts and
+ * when the process exits; the difference, less the collector's own, is noted as
+ * "io_syscalls=READS WRITES" (er print's iostat). */
+static uint64_t kernel_r0, kernel_w0, own_w0;
+static int kernel_ok;
+
+/* proc_io reads syscr and syscw of /proc/self/io: 0, or -1. Raw system calls only. */
+static int proc_io(uint64_t *r, uint64_t *w)
+{
+	int fd = (int)er_sys(SYS_openat, AT_FDCWD, (long)"/proc/self/io", O_RDONLY | O_CLOEXEC, 0, 0, 0);
+	if (fd < 0)
+		return -1;
+	char buf[512];
+	long n = er_sys(SYS_read, fd, (long)buf, sizeof buf - 1, 0, 0, 0);
+	er_sys(SYS_close, fd, 0, 0, 0, 0, 0);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	int found = 0;
+	for (char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		uint64_t *v = strncmp(p, "syscr: ", 7) == 0 ? r : strncmp(p, "syscw: ", 7) == 0 ? w : NULL;
+		if (!v)
+			continue;
+		*v = 0;
+		for (const char *d = p + 7; *d >= '0' && *d <= '9'; d++)
+			*v = *v * 10 + (uint64_t)(*d - '0');
+		found++;
+	}
+	return found == 2 ? 0 : -1;
+}
+
+static char *put_u64(char *p, uint64_t v)
+{
+	char d[24];
+	int n = 0;
+	do
+		d[n++] = (char)('0' + v % 10);
+	while ((v /= 10) > 0);
+	while (n > 0)
+		*p++ = d[--n];
+	return p;
+}
+
+/* At the process's exit (after the program's atexit functions): stdio's buffers are flushed first,
+ * as exit would flush them next, so that their system calls are counted. */
+__attribute__((destructor)) static void io_fini(void)
+{
+	if (!er.io || !kernel_ok || er_off())
+		return;
+	struct er_thread *t = &er_self;
+	int busy = t->busy;
+	t->busy = 1; /* the flush is not one of the program's calls */
+	int (*flush)(FILE *) = (int (*)(FILE *))er_next("fflush");
+	if (flush)
+		flush(NULL);
+	t->busy = busy;
+	uint64_t r, w;
+	if (proc_io(&r, &w) != 0)
+		return;
+	uint64_t own = __atomic_load_n(&er_own_writes, __ATOMIC_RELAXED) - own_w0;
+	r -= kernel_r0 + 1; /* the first reading of /proc/self/io */
+	w -= kernel_w0 + own;
+	char v[64], *p = put_u64(v, r);
+	*p++ = ' ';
+	*put_u64(p, w) = 0;
+	er_note("io_syscalls", v);
+}
+
+/* er_io_init names the descriptors open at the start (stdin, stdout, ...) from /proc/self/fd, and
+ * reads the system calls counted so far. */
 void er_io_init(void)
 {
+	own_w0 = __atomic_load_n(&er_own_writes, __ATOMIC_RELAXED);
+	kernel_ok = proc_io(&kernel_r0, &kernel_w0) == 0;
 	int dfd = (int)er_sys(SYS_openat, AT_FDCWD, (long)"/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, 0, 0);
 	if (dfd < 0)
 		return;
