@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"er/internal/experiment"
 )
 
 // o2 is how the complete-stack tests build: optimized, no frame pointers (gcc's default at -O2).
@@ -282,5 +284,43 @@ func TestStacksReadAfterExit(t *testing.T) {
 	t.Logf("%d stacks completed from the last live read", completed)
 	if completed == 0 {
 		t.Errorf("no stack was read after the target exited: the test did not test it (er stopped too late?)")
+	}
+}
+
+// TestKernelSymbolNames: a program that spends its time in the kernel (dd reading /dev/zero) shows
+// the kernel's functions by name, and the experiment keeps only the kernel symbols its stacks hold
+// (the kernel has some 200,000).
+func TestKernelSymbolNames(t *testing.T) {
+	needCollect(t)
+	dd, err := exec.LookPath("dd")
+	if err != nil {
+		t.Skip("dd is not installed")
+	}
+	exp, r := collectExp(t, nil, dd, "if=/dev/zero", "of=/dev/null", "bs=1M", "count=20000")
+	if r.code != 0 {
+		t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
+	}
+	d := openExp(t, exp)
+	if !d.Log.KernelStacks {
+		t.Skip("kernel stacks are not recorded here (perf_event_paranoid)")
+	}
+	p := printProfile(t, exp)
+	total := p.incl["<Total>"]
+	t.Logf("read_zero %.3f s exclusive, vfs_read %.3f s inclusive, of %.3f s", p.excl["read_zero"], p.incl["vfs_read"], total)
+	if p.incl["vfs_read"] < 0.5*total || p.excl["read_zero"] < 0.3*total {
+		t.Errorf("kernel functions not named: read_zero %.3f s, vfs_read %.3f s of %.3f s", p.excl["read_zero"], p.incl["vfs_read"], total)
+	}
+	var kernel *experiment.Archive
+	for _, a := range d.Archives {
+		if a.Kind == "kernel" {
+			kernel = a
+		}
+	}
+	if kernel == nil || len(kernel.Symbols) == 0 || len(kernel.Symbols) > 2000 {
+		n := -1
+		if kernel != nil {
+			n = len(kernel.Symbols)
+		}
+		t.Errorf("the experiment's kernel archive holds %d symbols, want the few its stacks use", n)
 	}
 }

@@ -1,12 +1,14 @@
 package archive
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"er/internal/experiment"
 )
@@ -206,4 +208,102 @@ func TestObjectCacheCopies(t *testing.T) {
 	if !has(stripped) {
 		t.Error("with a debug link to its debug file: no helper")
 	}
+}
+
+// KernelAt keeps the symbols that hold the addresses, as the whole table would find them, from the
+// cache (scanned) and without one (read whole).
+func TestKernelAt(t *testing.T) {
+	dir, _ := withCache(t)
+	ks := filepath.Join(dir, "kallsyms")
+	var b strings.Builder
+	for i := range 3000 {
+		addr := 0xffffffff81000000 + uint64(i/2)*0x40 // two symbols at each address: the second is found
+		fmt.Fprintf(&b, "%x T sym%d\n", addr, i)
+	}
+	if err := os.WriteFile(ks, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := kallsymsPath
+	kallsymsPath = ks
+	defer func() { kallsymsPath = old }()
+	full, err := Kernel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs := []uint64{0xffffffff80000000, 0xffffffff81000000, 0xffffffff81000001, 0xffffffff8100003f,
+		0xffffffff81000040, 0xffffffff81000fff, 0xffffffff81010000, 0xffffffff81010000, 0xffffffff8105d7c0,
+		0xffffffff8105d7ff, 0xffffffffff000000}
+	var want []string
+	for _, a := range addrs {
+		if s, ok := lastAtOrBefore(full.Symbols, a); ok && !slices.Contains(want, s.Name) {
+			want = append(want, s.Name)
+		}
+	}
+	slices.Sort(want)
+	check := func(what string) {
+		t.Helper()
+		a, err := KernelAt(addrs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, s := range a.Symbols {
+			got = append(got, s.Name)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) || a.Path != "[kernel]" || a.Kind != "kernel" {
+			t.Errorf("%s: KernelAt = %v (%s, %s), want %v", what, got, a.Path, a.Kind, want)
+		}
+	}
+	check("from the cache")
+	if err := KernelCached(); err != nil {
+		t.Fatal(err)
+	}
+	cacheDir = func() string { return "" }
+	check("without a cache")
+	if len(want) != 5 {
+		t.Errorf("want %v: the test's addresses should find 5 symbols", want)
+	}
+}
+
+// BenchmarkKernelAt: the few symbols a profile needs from a cache of 200,000 kernel symbols
+// (KernelAt), against reading the cache whole (Kernel): the ratio is what the scan saves.
+func BenchmarkKernelAt(b *testing.B) {
+	dir := b.TempDir()
+	boot := filepath.Join(dir, "boot_id")
+	if err := os.WriteFile(boot, []byte("boot-1\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	oldDir, oldBoot, oldMods, oldKs := cacheDir, bootIDPath, modulesPath, kallsymsPath
+	cacheDir = func() string { return filepath.Join(dir, "cache") }
+	bootIDPath, modulesPath, kallsymsPath = boot, filepath.Join(dir, "modules"), filepath.Join(dir, "kallsyms")
+	defer func() { cacheDir, bootIDPath, modulesPath, kallsymsPath = oldDir, oldBoot, oldMods, oldKs }()
+	var ks strings.Builder
+	for i := range 200_000 {
+		fmt.Fprintf(&ks, "%x T kernel_function_%d\n", 0xffffffff81000000+uint64(i)*0x80, i)
+	}
+	if err := os.WriteFile(kallsymsPath, []byte(ks.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := KernelCached(); err != nil {
+		b.Fatal(err)
+	}
+	var addrs []uint64
+	for i := range 500 {
+		addrs = append(addrs, 0xffffffff81000000+uint64(i)*0x80*397+0x13)
+	}
+	var whole, at time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		if a, err := Kernel(); err != nil || len(a.Symbols) != 200_000 {
+			b.Fatalf("Kernel: %v", err)
+		}
+		t1 := time.Now()
+		if a, err := KernelAt(addrs); err != nil || len(a.Symbols) != 500 {
+			b.Fatalf("KernelAt: %d symbols, %v", len(a.Symbols), err)
+		}
+		whole, at = whole+t1.Sub(t0), at+time.Since(t1)
+	}
+	b.ReportMetric(float64(whole)/float64(b.N)/1e6, "whole-ms")
+	b.ReportMetric(float64(at)/float64(b.N)/1e6, "at-ms")
 }

@@ -54,7 +54,7 @@ type Session struct {
 	throttled  int64
 	usedPaths  map[string]bool     // load objects to archive
 	kernelPCs  map[uint64]struct{} // kernel addresses in recorded stacks: their symbols are archived
-	kernelSyms chan kernelArchive  // the kernel's symbols, read in the background while the target runs
+	kernelSyms chan error          // the kernel's symbols cached in the background while the target runs
 	stacks     *stacker            // call stacks of the samples
 	batch      batch               // the records of one drain, put in time order
 	sigprof    bool                // clock profiling by the collector library's SIGPROF timers, not perf events
@@ -86,11 +86,6 @@ type Session struct {
 	unrecorded       int        // images exec started that the kernel did not record (checkUnrecorded)
 	founderDone      bool       // the founder process has exited (or was detached from)
 	setIDText        string     // what a set-user-ID target loses under er (checkSetID), or ""
-}
-
-type kernelArchive struct {
-	a   *experiment.Archive
-	err error
 }
 
 // ExitError carries the target's exit code out of Run: er collect exits with it. Signal is the signal
@@ -728,19 +723,16 @@ func (s *Session) clockOpened(g *perfevent.Group, o perfevent.Options) (*perfeve
 	return g, nil
 }
 
-// readKernelSymbols starts reading the kernel's symbols, once, when a recorded stack first holds a
-// kernel address: in the background, while the target runs (reading /proc/kallsyms takes some
-// 80 ms, and the cached copy of its 200,000 symbols some 10 ms), and not at all for a run without
-// kernel frames.
+// readKernelSymbols makes sure, once, when a recorded stack first holds a kernel address, that the
+// kernel's symbols are cached: in the background, while the target runs (reading /proc/kallsyms
+// takes some 80 ms), and not at all for a run without kernel frames. writeArchives takes the few
+// it needs from the cache at the end.
 func (s *Session) readKernelSymbols() {
 	if s.kernelSyms != nil {
 		return
 	}
-	s.kernelSyms = make(chan kernelArchive, 1)
-	go func() {
-		a, err := archive.Kernel()
-		s.kernelSyms <- kernelArchive{a, err}
-	}()
+	s.kernelSyms = make(chan error, 1)
+	go func() { s.kernelSyms <- archive.KernelCached() }()
 }
 
 // openShrinking opens the events with smaller rings when the kernel refuses to lock as much memory as asked
@@ -1550,8 +1542,12 @@ func (s *Session) writeArchives() {
 		}
 	}
 	if len(s.kernelPCs) > 0 && s.kernelSyms != nil {
-		k := <-s.kernelSyms
-		a, err := k.a, k.err
+		<-s.kernelSyms
+		addrs := make([]uint64, 0, 2*len(s.kernelPCs))
+		for pc := range s.kernelPCs {
+			addrs = append(addrs, pc, pc-1) // a return address can be just past its call (usedSymbols)
+		}
+		a, err := archive.KernelAt(addrs)
 		if a != nil {
 			a.Symbols = usedSymbols(a, s.kernelPCs)
 			if werr := experiment.WriteArchive(s.dir, a); diskFull(werr) {

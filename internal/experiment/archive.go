@@ -165,22 +165,66 @@ func decodeArchive(name string, data []byte) (*Archive, error) {
 
 // readArchive reads an archive file r of size bytes.
 func readArchive(name string, ra io.ReaderAt, size int64) (*Archive, error) {
-	br, err := newBlockReader(name, ra, size, kindArchive, true)
+	var a *Archive
+	err := scanArchive(name, ra, size, true, func(h *Archive, nsym uint32) bool {
+		a = h
+		if nsym > 0 {
+			a.Symbols = make([]Symbol, 0, min(uint64(nsym), uint64(dataBytes(ra, size))/archiveSymbolFixed))
+		}
+		return true
+	}, func(addr, size uint64, kind SymbolKind, name []byte, block string, at int) bool {
+		a.Symbols = append(a.Symbols, Symbol{Addr: addr, Size: size, Kind: kind, Name: block[at : at+len(name)]})
+		return true
+	})
 	if err != nil {
 		return nil, err
 	}
-	off, count, p, ok, err := br.next()
+	return a, nil
+}
+
+// ScanArchive reads the archive file's object record, then calls sym for each symbol, in address
+// order, without keeping them: name is valid during the call only. It stops early, without error,
+// when sym returns false. A reader that keeps a few symbols of many (the kernel's 200,000) allocates
+// only those.
+func ScanArchive(file string, sym func(addr, size uint64, kind SymbolKind, name []byte) bool) (*Archive, error) {
+	f, fi, err := regfile.Open(file)
 	if err != nil {
 		return nil, err
+	}
+	defer f.Close()
+	var a *Archive
+	err = scanArchive(file, f, fi.Size(), false, func(h *Archive, _ uint32) bool { a = h; return true },
+		func(addr, size uint64, kind SymbolKind, name []byte, _ string, _ int) bool {
+			return sym(addr, size, kind, name)
+		})
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// scanArchive decodes an archive file r of size bytes: head gets the object record (the archive
+// without symbols) and the number of symbols it says, then sym each symbol (its name's bytes, and,
+// with withBlock, the block as a string and the name's offset in it), until either returns false.
+// Every check of the format is made on the symbols scanned.
+func scanArchive(name string, ra io.ReaderAt, size int64, withBlock bool, head func(a *Archive, nsym uint32) bool,
+	sym func(addr, size uint64, kind SymbolKind, name []byte, block string, at int) bool) error {
+	br, err := newBlockReader(name, ra, size, kindArchive, true)
+	if err != nil {
+		return err
+	}
+	off, count, p, ok, err := br.next()
+	if err != nil {
+		return err
 	}
 	bad := func(at int64, format string, args ...any) error {
 		return formatErrorf(name, at, archiveHint, format, args...)
 	}
 	if !ok {
-		return nil, bad(off, "no object record")
+		return bad(off, "no object record")
 	}
 	if count != 1 {
-		return nil, bad(off, "first block holds %d records, want 1 object record", count)
+		return bad(off, "first block holds %d records, want 1 object record", count)
 	}
 	r := reader{p: p, base: off + blockHeaderSize}
 	a := &Archive{}
@@ -192,52 +236,63 @@ func readArchive(name string, ra io.ReaderAt, size int64) (*Archive, error) {
 	a.BuildID = r.str()
 	a.Kind = r.str()
 	if r.err == nil && uint64(nseg) > uint64(r.left())/archiveSegmentSize {
-		return nil, bad(r.at(), "%d segments do not fit in the %d bytes left in the block", nseg, r.left())
+		return bad(r.at(), "%d segments do not fit in the %d bytes left in the block", nseg, r.left())
 	}
 	for range nseg {
 		a.Segments = append(a.Segments, Segment{Vaddr: r.u64(), Offset: r.u64(), Filesz: r.u64(), Memsz: r.u64()})
 	}
 	if r.err != nil {
-		return nil, bad(r.at(), "object record: %v", r.err)
+		return bad(r.at(), "object record: %v", r.err)
 	}
 	if r.left() != 0 {
-		return nil, bad(r.at(), "%d bytes after the object record", r.left())
+		return bad(r.at(), "%d bytes after the object record", r.left())
 	}
 	a.Segments = slices.Clip(a.Segments)
-	if nsym > 0 {
-		a.Symbols = make([]Symbol, 0, min(uint64(nsym), uint64(dataBytes(ra, size))/archiveSymbolFixed))
+	if !head(a, nsym) {
+		return nil
 	}
+	var n uint64
+	var last uint64
+	var lastName []byte
 	for {
 		off, count, p, ok, err := br.next()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if !ok {
 			break
 		}
-		// The names are slices of one string of the block: one allocation a block, not one a
-		// symbol (a kernel's 200,000 symbols took most of a short collection's CPU time).
-		r := reader{p: p, base: off + blockHeaderSize, s: string(p)}
+		r := reader{p: p, base: off + blockHeaderSize}
+		block := ""
+		if withBlock {
+			// The names are slices of one string of the block: one allocation a block, not one
+			// a symbol.
+			block = string(p)
+		}
 		for range count {
-			s := Symbol{Addr: r.u64(), Size: r.u64(), Kind: SymbolKind(r.u8())}
-			s.Name = r.str()
+			addr, size, kind := r.u64(), r.u64(), SymbolKind(r.u8())
+			nm := r.take(uint64(r.u32()))
 			if r.err != nil {
-				return nil, bad(r.at(), "symbol record %d: %v", len(a.Symbols)+1, r.err)
+				return bad(r.at(), "symbol record %d: %v", n+1, r.err)
 			}
-			if n := len(a.Symbols); n > 0 && a.Symbols[n-1].Addr > s.Addr {
-				return nil, bad(r.at(), "symbol %q at %#x follows %q at %#x: symbols must be sorted by address",
-					s.Name, s.Addr, a.Symbols[n-1].Name, a.Symbols[n-1].Addr)
+			if n > 0 && last > addr {
+				return bad(r.at(), "symbol %q at %#x follows %q at %#x: symbols must be sorted by address",
+					nm, addr, lastName, last)
 			}
-			a.Symbols = append(a.Symbols, s)
+			n++
+			last, lastName = addr, nm
+			if !sym(addr, size, kind, nm, block, r.pos-len(nm)) {
+				return nil
+			}
 		}
 		if r.left() != 0 {
-			return nil, bad(r.at(), "%d bytes after the block's %d symbol records", r.left(), count)
+			return bad(r.at(), "%d bytes after the block's %d symbol records", r.left(), count)
 		}
 	}
-	if uint64(len(a.Symbols)) != uint64(nsym) {
-		return nil, bad(br.off, "%d symbol records, the object record says %d", len(a.Symbols), nsym)
+	if n != uint64(nsym) {
+		return bad(br.off, "%d symbol records, the object record says %d", n, nsym)
 	}
-	return a, nil
+	return nil
 }
 
 // reader decodes little-endian values from a payload; after the first
@@ -247,7 +302,6 @@ type reader struct {
 	base int64  // file offset of the payload's first byte
 	pos  int    // the next byte of p
 	err  error
-	s    string // when not empty, the payload as a string: str returns slices of it
 }
 
 // at is the file offset of the next byte.
@@ -292,9 +346,5 @@ func (r *reader) u64() uint64 {
 
 func (r *reader) str() string {
 	n := r.u32()
-	b := r.take(uint64(n))
-	if r.s != "" && b != nil {
-		return r.s[r.pos-len(b) : r.pos]
-	}
-	return string(b)
+	return string(r.take(uint64(n)))
 }

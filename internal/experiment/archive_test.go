@@ -185,3 +185,34 @@ func BenchmarkReadArchive(b *testing.B) {
 		}
 	}
 }
+
+// ScanArchive gives the symbols ReadArchive reads, in order, and stops when asked.
+func TestScanArchive(t *testing.T) {
+	a := &Archive{Path: "[kernel]", Kind: "kernel", BuildID: "ab12"}
+	for i := range 5000 {
+		a.Symbols = append(a.Symbols, Symbol{Addr: 0x1000 + uint64(i)*16, Size: uint64(i % 3), Kind: SymFunc, Name: fmt.Sprintf("f%d", i)})
+	}
+	file := filepath.Join(t.TempDir(), "k.ar")
+	if err := WriteArchiveFile(file, a); err != nil {
+		t.Fatal(err)
+	}
+	var got []Symbol
+	h, err := ScanArchive(file, func(addr, size uint64, kind SymbolKind, name []byte) bool {
+		got = append(got, Symbol{Addr: addr, Size: size, Kind: kind, Name: string(name)})
+		return true
+	})
+	if err != nil || h.Path != "[kernel]" || h.BuildID != "ab12" || len(h.Symbols) != 0 {
+		t.Fatalf("header %+v, %v", h, err)
+	}
+	full, err := ReadArchive(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, full.Symbols) || len(got) != 5000 {
+		t.Errorf("scanned %d symbols, read %d; equal %v", len(got), len(full.Symbols), reflect.DeepEqual(got, full.Symbols))
+	}
+	n := 0
+	if _, err := ScanArchive(file, func(uint64, uint64, SymbolKind, []byte) bool { n++; return n < 10 }); err != nil || n != 10 {
+		t.Errorf("stopped after %d symbols, %v", n, err)
+	}
+}
