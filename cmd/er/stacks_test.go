@@ -211,82 +211,145 @@ func TestSignalHandler(t *testing.T) {
 // live: at least 99% of the CPU time is under main, as for a reader that keeps up.
 func TestStacksReadAfterExit(t *testing.T) {
 	needCollect(t)
+	exp, completed := collectStopped(t, []string{"10000", "2"}, func(tg *target) {
+		tg.waitCPU(t, 120)
+		tg.stopEr(t)
+		tg.waitState(t, "Z")
+	})
+	checkLateStacks(t, exp, completed)
+}
+
+// TestStacksReadAfterReturn: samples of the same recursion that er reads while the thread has
+// returned into the frames past the stack copy and overwritten them (deeprec sleeps 300 ms once,
+// half-way, between two recursions, in a function whose 16 KiB of locals cover the recursion's outer
+// frames; er is stopped from 0.3 s of the target's CPU until the target sleeps there) are completed
+// from the thread's last stack read live, not cut at the end of the copy.
+func TestStacksReadAfterReturn(t *testing.T) {
+	needCollect(t)
+	exp, completed := collectStopped(t, []string{"10000", "1", "300"}, func(tg *target) {
+		tg.waitCPU(t, 30)
+		tg.stopEr(t)
+		tg.waitState(t, "S") // asleep in pause_scrubbed
+	})
+	checkLateStacks(t, exp, completed)
+	// A chain through the thread's frames at the time of the read (main, pause_scrubbed, usleep)
+	// looks complete, and is wrong: pause_scrubbed runs for a few microseconds only.
+	p := printProfile(t, exp)
+	if got, total := p.incl["pause_scrubbed"], p.incl["<Total>"]; got > 0.01*total {
+		t.Errorf("pause_scrubbed has %.3f s of %.3f s inclusive: stacks of samples in bottom were completed with the frames of the thread's later sleep", got, total)
+	}
+}
+
+// target is er collect's target process, seen from /proc.
+type target struct {
+	er, pid  int
+	deadline time.Time
+	stopped  time.Time
+}
+
+// stat returns the target's state and its CPU time in clock ticks ("" when it is gone).
+func (tg *target) stat() (string, int) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", tg.pid))
+	if err != nil {
+		return "", 0
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	u, _ := strconv.Atoi(f[11])
+	s, _ := strconv.Atoi(f[12])
+	return f[0], u + s
+}
+
+// waitCPU waits until the target has used ticks clock ticks of CPU (or has exited).
+func (tg *target) waitCPU(t *testing.T, ticks int) {
+	for time.Now().Before(tg.deadline) {
+		if st, n := tg.stat(); st == "Z" || st == "" || n >= ticks {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	t.Fatalf("the target did not use %d ticks of CPU in time", ticks)
+}
+
+// waitState waits until the target is in state st (or gone).
+func (tg *target) waitState(t *testing.T, st string) {
+	for time.Now().Before(tg.deadline) {
+		if s, _ := tg.stat(); s == st || s == "" {
+			return
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+	t.Fatalf("the target was never in state %s", st)
+}
+
+// stopEr stops er collect (SIGSTOP): the kernel goes on writing samples into its rings.
+func (tg *target) stopEr(t *testing.T) {
+	if err := syscall.Kill(tg.er, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	tg.stopped = time.Now()
+}
+
+// collectStopped runs er collect on deeprec with args; hold stops er (stopEr) at a moment it chooses,
+// and er goes on when hold returns. It returns the experiment and how many stacks the log says were
+// completed from the thread's last stack read live.
+func collectStopped(t *testing.T, args []string, hold func(tg *target)) (string, int) {
+	t.Helper()
 	prog := cbuild(t, "deeprec", o2...)
 	exp := filepath.Join(t.TempDir(), "test.1.er")
-	cmd := exec.Command(erBin, "collect", "-o", exp, prog, "10000", "2")
+	cmd := exec.Command(erBin, append([]string{"collect", "-o", exp, prog}, args...)...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	erPid := cmd.Process.Pid
-	// The target: er's child; its CPU time and state from /proc.
-	var target int
-	deadline := time.Now().Add(60 * time.Second)
-	for target == 0 && time.Now().Before(deadline) {
-		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", erPid))
+	tg := &target{er: cmd.Process.Pid, deadline: time.Now().Add(60 * time.Second)}
+	defer func() { _ = syscall.Kill(tg.er, syscall.SIGCONT) }()
+	for tg.pid == 0 && time.Now().Before(tg.deadline) {
+		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", tg.er))
 		for _, task := range tasks {
-			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", erPid, task.Name()))
-			if f := strings.Fields(string(b)); len(f) > 0 {
-				target, _ = strconv.Atoi(f[0])
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", tg.er, task.Name()))
+			for _, c := range strings.Fields(string(b)) {
+				// er's child running deeprec (er starts helpers of its own too).
+				if cl, _ := os.ReadFile("/proc/" + c + "/cmdline"); strings.Contains(string(cl), prog+"\x00") {
+					tg.pid, _ = strconv.Atoi(c)
+				}
 			}
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(2 * time.Millisecond)
 	}
-	if target == 0 {
-		t.Fatalf("no target process under er collect (pid %d)", erPid)
+	if tg.pid == 0 {
+		t.Fatalf("no target process under er collect (pid %d)", tg.er)
 	}
-	// stat returns the target's state and its CPU time in clock ticks.
-	stat := func() (string, int) {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", target))
-		if err != nil {
-			return "", 0
-		}
-		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-		u, _ := strconv.Atoi(f[11])
-		s, _ := strconv.Atoi(f[12])
-		return f[0], u + s
-	}
-	for time.Now().Before(deadline) {
-		if st, ticks := stat(); st == "Z" || ticks >= 120 {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if err := syscall.Kill(erPid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	stopped := time.Now()
-	for time.Now().Before(deadline) {
-		if st, _ := stat(); st == "Z" || st == "" {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Logf("er stopped for %v, until its target exited", time.Since(stopped))
-	if err := syscall.Kill(erPid, syscall.SIGCONT); err != nil {
+	hold(tg)
+	t.Logf("er stopped for %v", time.Since(tg.stopped))
+	if err := syscall.Kill(tg.er, syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("er collect: %v\n%s", err, stderr.String())
 	}
-	p := printProfile(t, exp)
-	total := p.incl["<Total>"]
-	t.Logf("%.1f%% of %.3f s under main; truncated %.3f s, failed %.3f s", 100*p.incl["main"]/total, total,
-		p.incl["<Truncated-stack>"], p.incl["<Unwind-failed>"])
-	if p.incl["main"] < 0.99*total {
-		t.Errorf("only %.1f%% of the CPU time has a complete stack (under main)", 100*p.incl["main"]/total)
-	}
-	d := openExp(t, exp)
-	var completed int
-	for _, e := range d.Log.Events {
+	completed := 0
+	for _, e := range openExp(t, exp).Log.Events {
 		if e.Kind == "comment" && strings.Contains(e.Text, "completed from the thread's last stack read live") {
 			completed, _ = strconv.Atoi(strings.Fields(e.Text)[0])
 		}
 	}
-	t.Logf("%d stacks completed from the last live read", completed)
+	return exp, completed
+}
+
+// checkLateStacks checks that at least 99% of the CPU time is under main, and that some stacks were
+// completed from the thread's last stack read live (else the test did not test it).
+func checkLateStacks(t *testing.T, exp string, completed int) {
+	t.Helper()
+	p := printProfile(t, exp)
+	total := p.incl["<Total>"]
+	t.Logf("%.1f%% of %.3f s under main; truncated %.3f s, failed %.3f s; %d stacks completed from the last live read",
+		100*p.incl["main"]/total, total, p.incl["<Truncated-stack>"], p.incl["<Unwind-failed>"], completed)
+	if p.incl["main"] < 0.99*total {
+		t.Errorf("only %.1f%% of the CPU time has a complete stack (under main)", 100*p.incl["main"]/total)
+	}
 	if completed == 0 {
-		t.Errorf("no stack was read after the target exited: the test did not test it (er stopped too late?)")
+		t.Errorf("no stack was completed from the last live read: the test did not test it")
 	}
 }
 

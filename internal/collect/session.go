@@ -1175,7 +1175,7 @@ func (s *Session) finish(waitErr error) error {
 			st.failed, st.complete+st.truncated+st.failed, strings.Join(st.topReasons(3), "; "))})
 	}
 	if st := s.stacks; st.fromImage > 0 {
-		s.w.Event(experiment.Event{Time: end, Kind: "comment", Text: fmt.Sprintf("%d call stacks read after their process exited were completed from the thread's last stack read live (docs/stacks.md)", st.fromImage)})
+		s.w.Event(experiment.Event{Time: end, Kind: "comment", Text: fmt.Sprintf("%d call stacks that their process had left (it exited, or returned into the frames past the stack copy) by the time er read them were completed from the thread's last stack read live (docs/stacks.md)", st.fromImage)})
 	}
 	if s.throttled > 0 {
 		s.w.Event(experiment.Event{Time: end, Kind: "warning", Text: fmt.Sprintf("the kernel throttled sampling %d times (perf_event_max_sample_rate)", s.throttled)})

@@ -1,5 +1,11 @@
 package collect
 
+import (
+	"os"
+	"strconv"
+	"strings"
+)
+
 // A stackImage is what the unwind of a thread's last complete deep stack read of it: the sample's
 // stack copy and, past its end, the live memory the unwind went on through, as one range of bytes.
 // It stands in for the live process when a later sample of the thread is read after the process has
@@ -48,12 +54,17 @@ func (im *stackImage) add(addr uint64, b []byte) bool {
 // imageRecorder reads the live process for a StackCopy and keeps what it read in an image: the
 // sample's copy first (taken lazily, at the first live read), then each live read that extends it.
 type imageRecorder struct {
-	live    func(addr uint64, b []byte) bool
-	sp      uint64
-	copied  []byte
-	img     *stackImage // being built; nil until the first live read
-	spare   *stackImage // a buffer for the next image
-	partial bool        // a read did not extend the image: it is not whole
+	live func(addr uint64, b []byte) bool
+	// threadSP, when set, returns the sampled thread's stack pointer now, where the kernel can tell
+	// it (the thread is blocked or preempted, not running): see threadSP.
+	threadSP func() (uint64, bool)
+	asked    bool // threadSP was asked for this sample
+	refused  bool // and said the thread has left the stack past the copy
+	sp       uint64
+	copied   []byte
+	img      *stackImage // being built; nil until the first live read
+	spare    *stackImage // a buffer for the next image
+	partial  bool        // a read did not extend the image: it is not whole
 }
 
 // begin starts recording the unwind of a sample whose stack copy is data at sp.
@@ -62,11 +73,23 @@ func (r *imageRecorder) begin(live func(uint64, []byte) bool, sp uint64, data []
 		r.spare = r.img
 	}
 	r.live, r.sp, r.copied, r.img, r.partial = live, sp, data, nil, false
+	r.asked, r.refused = false, false
 }
 
 // read is the StackCopy's Live function while recording.
+// The live process is not read at all when its thread's stack pointer is now above the end of the
+// copy: the thread has returned into the frames past it, and what is there now is not what was
+// there at the sample (deeprec asleep in main between two recursions, its locals over the
+// recursion's outer frames, gave stacks of 9,400 frames that looked complete: a chain through the
+// thread's current frames).
 func (r *imageRecorder) read(addr uint64, b []byte) bool {
-	if !r.live(addr, b) {
+	if !r.asked && r.threadSP != nil {
+		r.asked = true
+		if sp, ok := r.threadSP(); ok && sp > r.sp+uint64(len(r.copied)) {
+			r.refused = true
+		}
+	}
+	if r.refused || !r.live(addr, b) {
 		return false
 	}
 	if r.img == nil {
@@ -100,4 +123,27 @@ func (r *imageRecorder) release(img *stackImage) {
 	if img != nil && r.spare == nil {
 		r.spare = img
 	}
+}
+
+// threadSP reads the stack pointer of thread tid of process pid from /proc/PID/task/TID/syscall,
+// which gives it for a thread that is blocked, in a system call or not ("NR ARGS... SP PC", or "-1
+// SP PC"); false for a running thread ("running") or one that is gone.
+func threadSP(pid, tid uint32, buf []byte) (uint64, bool) {
+	f, err := os.Open("/proc/" + strconv.FormatUint(uint64(pid), 10) + "/task/" + strconv.FormatUint(uint64(tid), 10) + "/syscall")
+	if err != nil {
+		return 0, false
+	}
+	n, _ := f.Read(buf)
+	f.Close()
+	return parseSyscallSP(buf[:n])
+}
+
+// parseSyscallSP parses the stack pointer out of a /proc/PID/task/TID/syscall line.
+func parseSyscallSP(b []byte) (uint64, bool) {
+	f := strings.Fields(string(b))
+	if len(f) < 3 || f[0] == "running" {
+		return 0, false
+	}
+	sp, err := strconv.ParseUint(strings.TrimPrefix(f[len(f)-2], "0x"), 16, 64)
+	return sp, err == nil && sp != 0
 }

@@ -2,6 +2,7 @@ package collect
 
 import (
 	"bytes"
+	"os"
 	"testing"
 )
 
@@ -75,5 +76,52 @@ func TestKeepImage(t *testing.T) {
 	st.gone(5)
 	if st.images[5] != nil || st.imageBytes != 0 {
 		t.Errorf("after gone: images %v, %d bytes", st.images, st.imageBytes)
+	}
+}
+
+// The stack pointer of a blocked thread, from /proc/PID/task/TID/syscall; none for a running one.
+func TestParseSyscallSP(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		sp   uint64
+		ok   bool
+	}{
+		{"230 0x0 0x0 0x7fff5936ba60 0x7fff5936baa0 0x0 0x0 0x7fff5936ba48 0x7ffa82289503\n", 0x7fff5936ba48, true},
+		{"-1 0x7ffe31353108 0x55d5e2bfc304\n", 0x7ffe31353108, true},
+		{"running\n", 0, false},
+		{"", 0, false},
+		{"-1 0x0 0x0\n", 0, false},
+	} {
+		if sp, ok := parseSyscallSP([]byte(tc.line)); sp != tc.sp || ok != tc.ok {
+			t.Errorf("parseSyscallSP(%q) = %#x, %v; want %#x, %v", tc.line, sp, ok, tc.sp, tc.ok)
+		}
+	}
+	// This thread, blocked in a read of a pipe: its stack pointer is in its stack.
+	var buf [256]byte
+	if _, ok := threadSP(uint32(os.Getpid()), uint32(os.Getpid()), buf[:]); ok {
+		t.Log("the main thread is blocked")
+	}
+}
+
+// A recorder whose thread has left the copied stack (its stack pointer is above the copy's end)
+// reads nothing from the live process.
+func TestRecorderRefusesLeftStack(t *testing.T) {
+	reads := 0
+	live := func(addr uint64, b []byte) bool { reads++; return true }
+	var r imageRecorder
+	r.begin(live, 0x1000, make([]byte, 64))
+	r.threadSP = func() (uint64, bool) { return 0x2000, true }
+	if r.read(0x1040, make([]byte, 8)) || reads != 0 {
+		t.Errorf("read past the copy of a thread that left it: %d live reads", reads)
+	}
+	r.begin(live, 0x1000, make([]byte, 64))
+	r.threadSP = func() (uint64, bool) { return 0x1020, true } // deeper than the copy's end: still there
+	if !r.read(0x1040, make([]byte, 8)) || reads != 1 {
+		t.Errorf("read of a thread still in its stack: %d live reads", reads)
+	}
+	r.begin(live, 0x1000, make([]byte, 64))
+	r.threadSP = func() (uint64, bool) { return 0, false } // running: not known
+	if !r.read(0x1040, make([]byte, 8)) || reads != 2 {
+		t.Errorf("read of a running thread: %d live reads", reads)
 	}
 }

@@ -28,7 +28,7 @@ type stacker struct {
 	unw        unwind.Unwinder
 	copy       unwind.StackCopy
 	frames     []uint64
-	probe      [8]byte
+	spBuf      [256]byte // for threadSP
 
 	complete, truncated, failed int64
 	fromImage                   int64            // complete stacks continued from a stack image (stackImage)
@@ -118,6 +118,8 @@ func (st *stacker) stack(r *perfevent.Sample, out experiment.Stack) experiment.S
 		st.live[r.Pid] = live
 	}
 	st.rec.begin(live, regs.SP(), r.Stack)
+	pid, tid := r.Pid, r.Tid
+	st.rec.threadSP = func() (uint64, bool) { return threadSP(pid, tid, st.spBuf[:]) }
 	if st.recRead == nil {
 		st.recRead = st.rec.read
 	}
@@ -131,28 +133,31 @@ func (st *stacker) stack(r *perfevent.Sample, out experiment.Stack) experiment.S
 			st.keepImage(r.Pid, r.Tid, img)
 		}
 	}
-	if img := st.images[r.Pid][r.Tid]; status == unwind.Truncated && !st.copy.UsedLive() && img != nil &&
-		!live(regs.SP(), st.probe[:]) {
-		// The process has exited since the sample (a reader late on a busy machine): the thread's
-		// last stack read live stands in for it, on the same terms (the copy's outermost bytes
-		// unchanged there, a chain to the outermost frame).
-		st.copy.Reset(regs.SP(), r.Stack)
-		st.copy.Live = img.read
-		frames, status, reason = st.unw.Unwind(regs, &st.copy, frames[:0])
-		if status == unwind.Complete && st.copy.UsedLive() {
-			st.fromImage++
-		} else {
+	if status != unwind.Complete {
+		usedLive, tried, done := st.copy.UsedLive(), false, false
+		if img := st.images[r.Pid][r.Tid]; img != nil && (usedLive || status == unwind.Truncated) {
+			// The live process no longer holds the stack of the sample: it has exited (a reader
+			// late on a busy machine), or the thread has since returned into the frames past the
+			// copy (deeprec back in main between two recursions, preempted in its clock_gettime
+			// call). The thread's last stack read live stands in for it, on the same terms: the
+			// copy's outermost bytes unchanged there, a chain to the outermost frame.
+			st.copy.Reset(regs.SP(), r.Stack)
+			st.copy.Live = img.read
+			tried = true
+			frames, status, reason = st.unw.Unwind(regs, &st.copy, frames[:0])
+			if done = status == unwind.Complete && st.copy.UsedLive(); done {
+				st.fromImage++
+			}
+		}
+		if !done && (usedLive || tried) {
+			// Frames read from the live process (or an image) are trusted only when they lead to
+			// the outermost frame: a chain that breaks off there means the process had left the
+			// stack it had at the sample (it returned past the copied part and called something
+			// else). Keep the copied part only.
 			st.copy.Reset(regs.SP(), r.Stack)
 			st.copy.Live = nil
 			frames, status, reason = st.unw.Unwind(regs, &st.copy, frames[:0])
 		}
-	} else if status != unwind.Complete && st.copy.UsedLive() {
-		// Frames read from the live process are trusted only when they lead to the outermost frame: a
-		// chain that breaks off there means the process had left the stack it had at the sample (it
-		// returned past the copied part and called something else). Keep the copied part only.
-		st.copy.Reset(regs.SP(), r.Stack)
-		st.copy.Live = nil
-		frames, status, reason = st.unw.Unwind(regs, &st.copy, frames[:0])
 	}
 	st.frames = frames
 	out = append(out, frames...)
