@@ -81,7 +81,8 @@ func TestSeed002O2(t *testing.T) {
 // TestLineMetrics: the three loops of lines.c get their share of work() within 3% of the total.
 func TestLineMetrics(t *testing.T) {
 	needCollect(t)
-	exp, r := collectExp(t, nil, cbuild(t, "lines", "-O1", "-g"), "4")
+	// At -p hi: beside two CPU hogs, at -p on (96 samples) loop C was off by 4% of the total.
+	exp, r := collectExp(t, nil, "-p", "hi", cbuild(t, "lines", "-O1", "-g"), "4")
 	if r.code != 0 {
 		t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
 	}
@@ -161,7 +162,12 @@ func TestInlinedFunction(t *testing.T) {
 	near(t, "hot's caller caller1", p.callers["hot"]["caller1"], m["caller caller1"], tol)
 	near(t, "hot's caller caller2", p.callers["hot"]["caller2"], m["caller caller2"], tol)
 	near(t, "caller1's callee hot", p.callees["caller1"]["hot"], m["caller caller1"], tol)
-	near(t, "exclusive hot", p.excl["hot"], m["caller caller1"]+m["caller caller2"], tol)
+	// Inclusive: the callers' thread CPU clocks count the kernel's work done while hot ran (beside
+	// two CPU hogs, being preempted: 0.06 s of 1.69 s in kernel functions under hot, in 1 run).
+	near(t, "inclusive hot", p.incl["hot"], m["caller caller1"]+m["caller caller2"], tol)
+	if p.excl["hot"] < 0.9*p.incl["hot"] {
+		t.Errorf("exclusive hot %.3f s of its inclusive %.3f s: its time is not its own", p.excl["hot"], p.incl["hot"])
+	}
 	checkIdentities(t, p, 1e-6, "hot", "caller1", "caller2")
 	// Folded into its callers, hot disappears and they get its time.
 	fold := er(t, "", nil, "print", "-inline", "off", "-printmode", "csv", "-metrics", "e.totalcpu", "-functions", exp)
@@ -192,17 +198,26 @@ func TestSignalHandler(t *testing.T) {
 	for caller := range p.callers["on_alarm"] {
 		trampoline = caller
 	}
-	// The trampoline is called by whatever the signal interrupted: busy, or the clock_gettime it calls.
+	// The trampoline is called by whatever the signal interrupted: busy, or what busy calls (cpu, the
+	// clock_gettime it calls, the vdso's; under load the signal often comes at the end of the
+	// clock_gettime system call), never a pseudo-function (a stack cut at the signal frame).
 	tp := printProfile(t, exp, trampoline)
-	interrupted := tp.callers[trampoline]["busy"] + tp.callers[trampoline]["clock_gettime"]
+	interrupted := 0.0
+	for caller, v := range tp.callers[trampoline] {
+		if strings.HasPrefix(caller, "<") {
+			t.Errorf("the trampoline's caller %s has %.3f s", caller, v)
+			continue
+		}
+		interrupted += v
+	}
 	if abs(interrupted-p.incl["on_alarm"]) > 0.03*total {
-		t.Errorf("the trampoline %s is called by %v; want busy and clock_gettime, with the handler's %.3f s", trampoline, tp.callers[trampoline], p.incl["on_alarm"])
+		t.Errorf("the trampoline %s is called by %v; want busy and what it calls, with the handler's %.3f s", trampoline, tp.callers[trampoline], p.incl["on_alarm"])
 	}
 	if p.incl["busy"] < 0.98*total {
 		t.Errorf("busy's inclusive %.3f s does not hold the handler's time (total %.3f s)", p.incl["busy"], total)
 	}
-	t.Logf("handler %.3f s, called from %s, called from busy %.3f s; busy inclusive %.3f of %.3f s",
-		p.incl["on_alarm"], trampoline, tp.callers[trampoline]["busy"], p.incl["busy"], total)
+	t.Logf("handler %.3f s, called from %s, called from %v; busy inclusive %.3f of %.3f s",
+		p.incl["on_alarm"], trampoline, tp.callers[trampoline], p.incl["busy"], total)
 }
 
 // TestStacksReadAfterExit: samples of a 10,000-frame recursion that er reads only after the process
