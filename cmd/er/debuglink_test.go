@@ -119,7 +119,9 @@ func collectStripped(t *testing.T, bin string, name func(fn string) string) (str
 		}
 	}
 	for n := range excl {
-		if strings.HasPrefix(n, "<static>") {
+		// The program's own: libc's code without symbols or call frame entries is another matter
+		// (with $ER_DEBUG_DIR elsewhere, its separate debug file is not found).
+		if strings.HasPrefix(n, "<static>") && !strings.Contains(n, "(<libc") && !strings.Contains(n, "(<ld-linux") {
 			t.Errorf("a <static> function remains: %s", n)
 		}
 	}
