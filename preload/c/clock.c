@@ -1,5 +1,7 @@
 /* clock.c: clock profiling without perf events: a CPU-time timer in every thread delivers
- * SIGPROF; the handler records the interrupted call stack, counting the timer's overruns. The
+ * SIGPROF; the handler records the interrupted call stack, weighted by the thread's CPU time since
+ * its previous sample in whole intervals (the rest is carried to the next sample), so that a
+ * thread's samples add up to its CPU time however the timer's signals come. The
  * target's own SIGPROF handler keeps working: the library stays the primary handler (control.c
  * keeps it) and passes on every SIGPROF that is not its own timer's. */
 #define _GNU_SOURCE
@@ -35,12 +37,33 @@ void er_clock_sample(siginfo_t *si, void *uc)
 	t->level++; /* the sample is recorded whatever the interrupted code was doing */
 	t->entered[t->level] = (uint64_t)(uint32_t)t->busy | (uint64_t)(uint32_t)(t->level - 1) << 32;
 	t = er_thread();
+	/* The thread's CPU time since its previous sample: the timer's signals come late on a busy
+	 * machine, and their overrun counts did not make up for it (94.8% of a thread's CPU time beside
+	 * two CPU hogs). */
+	(void)si;
+	struct timespec ts;
+	uint64_t n = 1;
+	if (er_sys(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, (long)&ts, 0, 0, 0, 0) == 0) {
+		uint64_t cpu = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		if (cpu > t->cpu_last)
+			t->cpu_left += cpu - t->cpu_last;
+		t->cpu_last = cpu;
+		n = t->cpu_left / er.clock_interval_ns;
+		if (n == 0) { /* early: its time goes to the next sample */
+			t->level--;
+			return;
+		}
+		uint64_t most = 60000000000u / er.clock_interval_ns; /* a record holds at most 60 s */
+		t->cpu_left -= n * er.clock_interval_ns;
+		if (n > most)
+			n = most;
+	}
 	uint64_t now = er_now();
 	uint32_t st = er_stack_context(t, uc);
 	struct er_rec_clock *r = er_rec_begin(t, SLOT_CLOCK, sizeof *r);
 	if (r) {
 		r->stack = st;
-		r->count = 1 + (uint32_t)(si->si_overrun > 0 ? si->si_overrun : 0);
+		r->count = (uint32_t)n;
 		unsigned cpu = 0;
 		er_sys(SYS_getcpu, (long)&cpu, 0, 0, 0, 0, 0);
 		r->cpu = cpu;
@@ -72,6 +95,12 @@ void er_clock_thread_start(struct er_thread *t)
 	}
 	t->timer = (void *)(long)id;
 	t->has_timer = 1;
+	/* Samples count the thread's CPU time from here (what it used before, in another image or
+	 * before the library started, is not the timer's). */
+	struct timespec ts;
+	t->cpu_last = er_sys(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, (long)&ts, 0, 0, 0, 0) == 0
+		? (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec : 0;
+	t->cpu_left = 0;
 }
 
 void er_clock_thread_stop(struct er_thread *t)

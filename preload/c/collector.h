@@ -62,6 +62,8 @@ struct er_thread {
 	uint64_t entered[ER_DEPTH]; /* entered[l]: what er_signal_enter saved on entering level l */
 	void *timer;        /* SIGPROF fallback: this thread's CPU-time timer id, or NULL */
 	int32_t has_timer;
+	uint64_t cpu_last;  /* SIGPROF fallback: the thread's CPU time at its last sample, ns */
+	uint64_t cpu_left;  /* and what of it no sample has counted yet (less than an interval) */
 };
 
 extern struct er_state er ER_HIDDEN;
