@@ -241,11 +241,26 @@ func TestStacksReadAfterExit(t *testing.T) {
 // from the thread's last stack read live, not cut at the end of the copy.
 func TestStacksReadAfterReturn(t *testing.T) {
 	needCollect(t)
-	exp, completed := collectStopped(t, []string{"10000", "1", "300"}, func(tg *target) {
-		tg.waitCPU(t, 30)
-		tg.stopEr(t)
-		tg.waitState(t, "S") // asleep in pause_scrubbed
-	})
+	// er must be stopped before the target's pause (half-way, at 0.5 s of its CPU): on a busy
+	// machine this test may look too late, and then it tries again.
+	var exp string
+	var completed int
+	for try := 1; ; try++ {
+		early := true
+		exp, completed = collectStopped(t, []string{"10000", "1", "300"}, func(tg *target) {
+			tg.waitCPU(t, 20)
+			tg.stopEr(t)
+			if st, ticks := tg.stat(); st != "R" || ticks >= 45 {
+				early = false // at or past the pause already
+				return
+			}
+			tg.waitState(t, "S") // asleep in pause_scrubbed
+		})
+		if early || try == 5 {
+			break
+		}
+		t.Logf("try %d: er was stopped too late, at the target's pause", try)
+	}
 	checkLateStacks(t, exp, completed)
 	// A chain through the thread's frames at the time of the read (main, pause_scrubbed, usleep)
 	// looks complete, and is wrong: pause_scrubbed runs for a few microseconds only.
