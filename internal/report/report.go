@@ -670,13 +670,17 @@ func KindName(k Kind) string {
 	return "text"
 }
 
+// ToJSONColumn converts a column to the fields JSON gives it.
+func ToJSONColumn(c Column) JSONColumn {
+	return JSONColumn{Key: c.Key, Title: c.Title, Unit: c.Unit, Kind: KindName(c.Kind), Value: c.Value, Pct: c.Percent, Left: c.Left}
+}
+
 // ToJSON converts t to the fields JSON gives it.
 func ToJSON(t *Table) *JSONTable {
 	jt := &JSONTable{Title: t.Title, NameTitle: t.NameTitle, Tree: t.Tree, Columns: make([]JSONColumn, 0, len(t.Columns)),
 		Rows: make([]JSONRow, 0, len(t.Rows)), Matched: len(t.Rows)}
 	for _, c := range t.Columns {
-		jt.Columns = append(jt.Columns, JSONColumn{Key: c.Key, Title: c.Title, Unit: c.Unit, Kind: KindName(c.Kind),
-			Value: c.Value, Pct: c.Percent, Left: c.Left})
+		jt.Columns = append(jt.Columns, ToJSONColumn(c))
 	}
 	for _, r := range t.Rows {
 		cells := make([]JSONCell, len(r.Cells))

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"er/internal/analysis"
+	"er/internal/report"
 )
 
 // treeView is the call tree of the current profile, each node's children sorted by the sort
@@ -79,7 +80,7 @@ func (s *Server) calltree(r *http.Request) (any, error) {
 	cols := s.eng.Columns()
 	out := &table{NameTitle: "Name", Tree: true, Rows: []row{}}
 	for _, c := range cols {
-		out.Columns = append(out.Columns, toColumn(c.Column))
+		out.Columns = append(out.Columns, report.ToJSONColumn(c.Column))
 	}
 	p := tv.p
 	mk := func(node int) row {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"path/filepath"
 	"regexp"
@@ -17,91 +16,16 @@ import (
 	"er/internal/report"
 )
 
-// table is a view's table as the page receives it.
-type table struct {
-	Title     []string `json:"title,omitempty"`
-	Columns   []column `json:"columns"`
-	NameTitle string   `json:"nameTitle,omitempty"`
-	Tree      bool     `json:"tree,omitempty"`
-	Rows      []row    `json:"rows"`
-	Matched   int      `json:"matched"` // rows before the limit (the function list: those that match the search)
-	Sort      string   `json:"sort,omitempty"`
-	Text      string   `json:"text,omitempty"` // what the command printed besides its tables
-}
-
-type column struct {
-	Key   string `json:"key"`
-	Title string `json:"title"`
-	Unit  string `json:"unit,omitempty"`
-	Kind  string `json:"kind"` // "time", "count" or "text"
-	Value bool   `json:"value"`
-	Pct   bool   `json:"pct"`
-	Left  bool   `json:"left,omitempty"`
-}
-
-type row struct {
-	ID      int    `json:"id"` // the function shown, or -1
-	Name    string `json:"name"`
-	Section string `json:"section,omitempty"`
-	Mark    string `json:"mark,omitempty"`
-	Flag    string `json:"flag,omitempty"`
-	Depth   int    `json:"depth,omitempty"`
-	Cells   []cell `json:"cells"`
-	Node    int    `json:"node,omitempty"` // call tree node
-	Kids    bool   `json:"kids,omitempty"` // call tree: the node has children
-	Line    int    `json:"line,omitempty"` // source: the line number
-	Open    bool   `json:"open,omitempty"` // call tree: the node's children follow it
-}
-
-// cell is a value: V raw (ns or count), P percent (-1 for none), T text, B blank.
-type cell struct {
-	V int64   `json:"v"`
-	P float64 `json:"p"`
-	T string  `json:"t,omitempty"`
-	B bool    `json:"b,omitempty"`
-}
-
-func kindName(k report.Kind) string {
-	switch k {
-	case report.Time:
-		return "time"
-	case report.Count:
-		return "count"
-	}
-	return "text"
-}
-
-func toColumn(c report.Column) column {
-	return column{Key: c.Key, Title: c.Title, Unit: c.Unit, Kind: kindName(c.Kind), Value: c.Value, Pct: c.Percent, Left: c.Left}
-}
-
-func toCell(c report.Cell) cell {
-	p := c.Pct
-	if math.IsNaN(p) || math.IsInf(p, 0) {
-		p = -1
-	}
-	return cell{V: c.Value, P: p, T: c.Text, B: c.Blank}
-}
+// The tables the page receives are er print's JSON tables (printmode json gives the same fields).
+type (
+	table  = report.JSONTable
+	column = report.JSONColumn
+	row    = report.JSONRow
+	cell   = report.JSONCell
+)
 
 // toTable converts a table of er print's views.
-func toTable(t *report.Table) *table {
-	out := &table{Title: t.Title, NameTitle: t.NameTitle, Tree: t.Tree, Rows: make([]row, 0, len(t.Rows)), Matched: len(t.Rows)}
-	for _, c := range t.Columns {
-		out.Columns = append(out.Columns, toColumn(c))
-	}
-	for _, r := range t.Rows {
-		out.Rows = append(out.Rows, toRow(r))
-	}
-	return out
-}
-
-func toRow(r report.Row) row {
-	cells := make([]cell, len(r.Cells))
-	for i, c := range r.Cells {
-		cells[i] = toCell(c)
-	}
-	return row{ID: r.ID - 1, Name: r.Name, Section: r.Section, Mark: r.Mark, Flag: r.Flag, Depth: r.Depth, Cells: cells}
-}
+func toTable(t *report.Table) *table { return report.ToJSON(t) }
 
 // oneTable runs a command that prints one table.
 func (s *Server) oneTable(res erprint.Result, err error) (*table, error) {
