@@ -54,9 +54,10 @@ func (im *stackImage) add(addr uint64, b []byte) bool {
 // imageRecorder reads the live process for a StackCopy and keeps what it read in an image: the
 // sample's copy first (taken lazily, at the first live read), then each live read that extends it.
 type imageRecorder struct {
-	live func(addr uint64, b []byte) bool
-	// threadSP, when set, returns the sampled thread's stack pointer now, where the kernel can tell
-	// it (the thread is blocked or preempted, not running): see threadSP.
+	live     func(addr uint64, b []byte) bool
+	pid, tid uint32    // the sampled thread, whose stack pointer now threadSP reads (0: none)
+	spBuf    [256]byte // for threadSP
+	// threadSP, when set, stands for threadSP (tests).
 	threadSP func() (uint64, bool)
 	asked    bool // threadSP was asked for this sample
 	refused  bool // and said the thread has left the stack past the copy
@@ -68,12 +69,23 @@ type imageRecorder struct {
 }
 
 // begin starts recording the unwind of a sample whose stack copy is data at sp.
-func (r *imageRecorder) begin(live func(uint64, []byte) bool, sp uint64, data []byte) {
+func (r *imageRecorder) begin(live func(uint64, []byte) bool, sp uint64, data []byte, pid, tid uint32) {
 	if r.img != nil && r.spare == nil {
 		r.spare = r.img
 	}
 	r.live, r.sp, r.copied, r.img, r.partial = live, sp, data, nil, false
-	r.asked, r.refused = false, false
+	r.asked, r.refused, r.pid, r.tid = false, false, pid, tid
+}
+
+// currentSP is the sampled thread's stack pointer now, where the kernel can tell it.
+func (r *imageRecorder) currentSP() (uint64, bool) {
+	if r.threadSP != nil {
+		return r.threadSP()
+	}
+	if r.pid == 0 {
+		return 0, false
+	}
+	return threadSP(r.pid, r.tid, r.spBuf[:])
 }
 
 // read is the StackCopy's Live function while recording.
@@ -83,9 +95,9 @@ func (r *imageRecorder) begin(live func(uint64, []byte) bool, sp uint64, data []
 // recursion's outer frames, gave stacks of 9,400 frames that looked complete: a chain through the
 // thread's current frames).
 func (r *imageRecorder) read(addr uint64, b []byte) bool {
-	if !r.asked && r.threadSP != nil {
+	if !r.asked {
 		r.asked = true
-		if sp, ok := r.threadSP(); ok && sp > r.sp+uint64(len(r.copied)) {
+		if sp, ok := r.currentSP(); ok && sp > r.sp+uint64(len(r.copied)) {
 			r.refused = true
 		}
 	}

@@ -28,7 +28,6 @@ type stacker struct {
 	unw        unwind.Unwinder
 	copy       unwind.StackCopy
 	frames     []uint64
-	spBuf      [256]byte // for threadSP
 
 	complete, truncated, failed int64
 	fromImage                   int64            // complete stacks continued from a stack image (stackImage)
@@ -117,9 +116,7 @@ func (st *stacker) stack(r *perfevent.Sample, out experiment.Stack) experiment.S
 		live = unwind.LiveReader(int(r.Pid))
 		st.live[r.Pid] = live
 	}
-	st.rec.begin(live, regs.SP(), r.Stack)
-	pid, tid := r.Pid, r.Tid
-	st.rec.threadSP = func() (uint64, bool) { return threadSP(pid, tid, st.spBuf[:]) }
+	st.rec.begin(live, regs.SP(), r.Stack, r.Pid, r.Tid)
 	if st.recRead == nil {
 		st.recRead = st.rec.read
 	}
