@@ -105,15 +105,15 @@ func kernelBuildID() string {
 	return ""
 }
 
-// KernelCached makes sure the kernel's symbols are cached (Kernel reads /proc/kallsyms when they
-// are not), reading no more than the cache's first record when they are.
-func KernelCached() error {
+// KernelCached makes sure the kernel's symbols are cached, reading no more than the cache's first
+// record when they are (it returns nil then). When they are not, it reads them with Kernel and
+// returns what Kernel returns: the caller has the whole table, whether or not it could be cached.
+func KernelCached() (*experiment.Archive, error) {
 	cache := kernelCacheFile()
 	if cache != "" && validKernelCache(cache, kernelBuildID()) {
-		return nil
+		return nil, nil
 	}
-	_, err := Kernel()
-	return err
+	return Kernel()
 }
 
 // validKernelCache reports whether file is a cache of the kernel's symbols for build id id.

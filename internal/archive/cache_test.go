@@ -256,7 +256,7 @@ func TestKernelAt(t *testing.T) {
 		}
 	}
 	check("from the cache")
-	if err := KernelCached(); err != nil {
+	if _, err := KernelCached(); err != nil {
 		t.Fatal(err)
 	}
 	cacheDir = func() string { return "" }
@@ -285,7 +285,7 @@ func BenchmarkKernelAt(b *testing.B) {
 	if err := os.WriteFile(kallsymsPath, []byte(ks.String()), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	if err := KernelCached(); err != nil {
+	if _, err := KernelCached(); err != nil {
 		b.Fatal(err)
 	}
 	var addrs []uint64

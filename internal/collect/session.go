@@ -54,7 +54,7 @@ type Session struct {
 	throttled  int64
 	usedPaths  map[string]bool     // load objects to archive
 	kernelPCs  map[uint64]struct{} // kernel addresses in recorded stacks: their symbols are archived
-	kernelSyms chan error          // the kernel's symbols cached in the background while the target runs
+	kernelSyms chan kernelRead     // the kernel's symbols cached in the background while the target runs
 	stacks     *stacker            // call stacks of the samples
 	batch      batch               // the records of one drain, put in time order
 	sigprof    bool                // clock profiling by the collector library's SIGPROF timers, not perf events
@@ -86,6 +86,13 @@ type Session struct {
 	unrecorded       int        // images exec started that the kernel did not record (checkUnrecorded)
 	founderDone      bool       // the founder process has exited (or was detached from)
 	setIDText        string     // what a set-user-ID target loses under er (checkSetID), or ""
+}
+
+// kernelRead is what reading the kernel's symbols in the background gave: the whole table where
+// they were not cached (archive.KernelCached), else nil.
+type kernelRead struct {
+	a   *experiment.Archive
+	err error
 }
 
 // ExitError carries the target's exit code out of Run: er collect exits with it. Signal is the signal
@@ -731,8 +738,11 @@ func (s *Session) readKernelSymbols() {
 	if s.kernelSyms != nil {
 		return
 	}
-	s.kernelSyms = make(chan error, 1)
-	go func() { s.kernelSyms <- archive.KernelCached() }()
+	s.kernelSyms = make(chan kernelRead, 1)
+	go func() {
+		a, err := archive.KernelCached()
+		s.kernelSyms <- kernelRead{a, err}
+	}()
 }
 
 // openShrinking opens the events with smaller rings when the kernel refuses to lock as much memory as asked
@@ -1542,12 +1552,15 @@ func (s *Session) writeArchives() {
 		}
 	}
 	if len(s.kernelPCs) > 0 && s.kernelSyms != nil {
-		<-s.kernelSyms
-		addrs := make([]uint64, 0, 2*len(s.kernelPCs))
-		for pc := range s.kernelPCs {
-			addrs = append(addrs, pc, pc-1) // a return address can be just past its call (usedSymbols)
+		k := <-s.kernelSyms
+		a, err := k.a, k.err
+		if a == nil { // cached: only the symbols the stacks hold are read
+			addrs := make([]uint64, 0, 2*len(s.kernelPCs))
+			for pc := range s.kernelPCs {
+				addrs = append(addrs, pc, pc-1) // a return address can be just past its call (usedSymbols)
+			}
+			a, err = archive.KernelAt(addrs)
 		}
-		a, err := archive.KernelAt(addrs)
 		if a != nil {
 			a.Symbols = usedSymbols(a, s.kernelPCs)
 			if werr := experiment.WriteArchive(s.dir, a); diskFull(werr) {
