@@ -1,7 +1,10 @@
 /* syncprog.c: synchronization waits of known length. Two callers, lock_a and lock_b, each wait on a
  * mutex that another thread holds for a known time; main waits in pthread_join for a thread that
  * sleeps; one thread waits on a condition variable, a semaphore and a barrier. Every wait is timed
- * by the program around the call (CLOCK_MONOTONIC) and printed: "waited FUNC SECONDS COUNT".
+ * by the program around the call (CLOCK_MONOTONIC) and printed: "waited FUNC SECONDS COUNT". The
+ * waits are long enough that a preemption between the program's clock read and the collector's (a
+ * scheduler slice of a few ms, on a machine busy with other work) is below the test's 5%: with
+ * 20 ms waits, one 4 ms preemption put lock_b 6% apart.
  * Build: gcc -O1 -g -fno-omit-frame-pointer -fno-inline -pthread -o syncprog syncprog.c */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -97,14 +100,14 @@ __attribute__((noipa)) void join_wait(int ms) {
 
 static void *signaller(void *arg) {
 	(void)arg;
-	usleep(30000);
+	usleep(150000);
 	pthread_mutex_lock(&cmu);
 	ready = 1;
 	pthread_cond_signal(&cv);
 	pthread_mutex_unlock(&cmu);
-	usleep(30000);
+	usleep(150000);
 	sem_post(&sem);
-	usleep(30000);
+	usleep(150000);
 	pthread_barrier_wait(&bar);
 	return NULL;
 }
@@ -131,10 +134,10 @@ __attribute__((noipa)) void others(void) {
 
 int main(void) {
 	for (int i = 0; i < 3; i++) {
-		lock_a(40);
-		lock_b(20);
+		lock_a(200);
+		lock_b(100);
 	}
-	join_wait(100);
+	join_wait(300);
 	others();
 	for (int i = 0; i < 6; i++)
 		printf("waited %s %.6f %d\n", waits[i].fn, waits[i].secs, waits[i].n);
