@@ -101,7 +101,11 @@ func TestRuntimeSibling(t *testing.T) {
 	// The kernel reports one thread's counts late, under the main thread, when it tore the thread's
 	// events down before it could (see collect's assignOrphanRead): 3 or 4 of the threads report. A
 	// runtime count misses what the scheduler accounted from another CPU (a wakeup there): here up to
-	// 1%, never more than the thread used.
+	// 1%. It can also hold another task's time: a thread that wakes one on a busy CPU has that CPU's
+	// running task's runtime counted as its own (beside two CPU hogs the main thread, which only starts
+	// and joins threads, counted 4.1 ms of runtime for 0.9 ms of task clock, and the total came to
+	// 100.65% of getrusage). A thread's runtime count above its task clock is not its own, so the
+	// collector takes the smaller of the two (collect's interpolateCounts); so does this check.
 	burnt := 0
 	for _, ns := range runtime {
 		if ns >= 190e6 && ns <= 202e6 {
@@ -111,7 +115,17 @@ func TestRuntimeSibling(t *testing.T) {
 	if burnt < 3 {
 		t.Errorf("%d threads reported a runtime of the 200 ms they burnt (190 to 202 ms), want at least 3", burnt)
 	}
-	if r := float64(sib[0]) / float64(cpuNS); r < 0.99 || r > 1.005 {
-		t.Errorf("runtime total %d ns is %.2f%% of rusage %d ns", sib[0], 100*r, cpuNS)
+	low := int64(sib[0])
+	var sumR, sumC int64
+	for tid, r := range runtime {
+		c := clock[tid]
+		sumR, sumC = sumR+int64(r), sumC+int64(c)
+		low -= max(int64(r)-int64(c), 0)
+	}
+	if rest, restC := int64(sib[0])-sumR, int64(total)-sumC; rest > restC {
+		low -= rest - restC // the thread that reported under the main thread
+	}
+	if r := float64(low) / float64(cpuNS); r < 0.99 || r > 1.005 {
+		t.Errorf("runtime total %d ns, %d ns with no thread above its task clock, is %.2f%% of rusage %d ns", sib[0], low, 100*r, cpuNS)
 	}
 }
