@@ -3,6 +3,7 @@ package collect
 import (
 	"io"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -10,6 +11,16 @@ import (
 )
 
 func TestReleaseInHelper(t *testing.T) {
+	t.Run("shell", testReleaseInHelper)
+	t.Run("er", func(t *testing.T) {
+		// Where there is no shell, the helper is this program run again.
+		defer func(s []string) { holderShell = s }(holderShell)
+		holderShell = []string{filepath.Join(t.TempDir(), "no-shell"), "-c", "read x"}
+		testReleaseInHelper(t)
+	})
+}
+
+func testReleaseInHelper(t *testing.T) {
 	// A pipe's write end stands for an event's file: the helper holds it after er closed its own, so
 	// the read end ends only when the helper has exited.
 	r, w, err := os.Pipe()
