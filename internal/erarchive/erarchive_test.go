@@ -380,18 +380,47 @@ func TestSourceRule(t *testing.T) {
 }
 
 func TestOwnSourcePresent(t *testing.T) {
-	own := filepath.Join(t.TempDir(), "prog.c")
+	dir := t.TempDir()
+	own := filepath.Join(dir, "src", "prog.c")
+	if err := os.Mkdir(filepath.Dir(own), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(own, []byte("int main(void) { return 0; }\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for p, want := range map[string]bool{
-		own:                         true,
-		own + ".missing":            false,
-		"/usr/include/stdio.h":      false, // a system header says nothing of the object's own sources
-		"/usr/lib/gcc/x/12/include": false,
+	c := sourceChecker{dirs: map[string]bool{}}
+	for _, tc := range []struct {
+		p    string
+		want bool
+	}{
+		{filepath.Join(dir, "gone", "a.c"), false}, // a missing directory, remembered
+		{filepath.Join(dir, "gone", "b", "c.c"), false},
+		{own + ".missing", false},
+		{own, true},
+		{filepath.Join(dir, "src", "prog.c", "x.c"), false}, // below a file, not a directory
+		{"/usr/include/stdio.h", false},                     // a system header says nothing of the object's own sources
+		{"/usr/lib/gcc/x/12/include", false},
 	} {
-		if got := ownSourcePresent(p); got != want {
-			t.Errorf("ownSourcePresent(%s) = %v, want %v", p, got, want)
+		if got := c.ownSourcePresent(tc.p); got != tc.want {
+			t.Errorf("ownSourcePresent(%s) = %v, want %v", tc.p, got, tc.want)
+		}
+	}
+	if !c.dirs[filepath.Join(dir, "src")] || c.dirs[filepath.Join(dir, "gone")] {
+		t.Errorf("directories remembered: %v", c.dirs)
+	}
+	if _, seen := c.dirs[filepath.Join(dir, "gone", "b")]; !seen || c.dirs[filepath.Join(dir, "gone", "b")] {
+		t.Errorf("%s not ruled out by its missing parent: %v", filepath.Join(dir, "gone", "b"), c.dirs)
+	}
+	for _, tc := range []struct {
+		files []string
+		want  bool
+	}{
+		{[]string{"/usr/include/stdio.h", filepath.Join(dir, "gone", "a.c"), own}, true},
+		{[]string{"/usr/include/stdio.h", filepath.Join(dir, "gone", "a.c")}, false},
+		{nil, false},
+	} {
+		if got := anyOwnSourcePresent(tc.files); got != tc.want {
+			t.Errorf("anyOwnSourcePresent(%q) = %v, want %v", tc.files, got, tc.want)
 		}
 	}
 }
