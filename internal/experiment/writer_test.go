@@ -525,3 +525,59 @@ func TestNoReserveInSubexperiment(t *testing.T) {
 		t.Errorf("a subexperiment has a reserve: %v", err)
 	}
 }
+
+func TestSampleEventsWait(t *testing.T) {
+	w, dir := newWriter(t)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	events := func() []Event {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(dir, LogFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, _, err := decodeLog(LogFile, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l.Events
+	}
+	n := len(events())
+	// A sample point's event waits: log.xml is not rewritten for it alone.
+	sample := Event{Time: 10, Kind: "sample", Pid: 1, Text: "sample point 1: periodic"}
+	w.Event(sample)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(events()); got != n {
+		t.Errorf("log.xml rewritten for a sample event: %d events, want %d", got, n)
+	}
+	// Once logEvery has passed, it is written.
+	w.mu.Lock()
+	w.logAt = w.logAt.Add(-logEvery)
+	w.mu.Unlock()
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got := events(); len(got) != n+1 || got[n] != sample {
+		t.Errorf("after %v: events %+v, want the sample event last", logEvery, got)
+	}
+	// Any other event is written at the next Flush, with the sample events before it.
+	w.Event(Event{Time: 20, Kind: "sample", Pid: 1, Text: "sample point 2: periodic"})
+	w.Event(Event{Time: 30, Kind: "warning", Text: "lost 3 samples"})
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got := events(); len(got) != n+3 || got[n+2].Kind != "warning" {
+		t.Errorf("after a warning: events %+v", got)
+	}
+	// Close writes the waiting ones.
+	w.Event(Event{Time: 40, Kind: "sample", Pid: 1, Text: "sample point 3: end"})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := events(); len(got) != n+4 || got[n+3].Text != "sample point 3: end" {
+		t.Errorf("after Close: events %+v", got)
+	}
+}
