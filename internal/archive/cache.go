@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"er/internal/experiment"
 )
@@ -155,4 +156,47 @@ func store(file string, a *experiment.Archive) {
 		return
 	}
 	_ = experiment.WriteArchiveFile(file, a)
+}
+
+// sumCacheFile names the cache file of the SHA-256 of the file at path whose status is fi: its device,
+// inode, size and modification and change times (any write to a file changes its change time). ""
+// without a cache, or where fi does not come from stat(2).
+func sumCacheFile(path string, fi os.FileInfo) string {
+	dir := cacheDir()
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if dir == "" || !ok {
+		return ""
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "sha256 of %s\ndev %d ino %d size %d mtime %d.%09d ctime %d.%09d\n", path, st.Dev, st.Ino, st.Size,
+		st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec)
+	return filepath.Join(dir, fmt.Sprintf("sum-%x", h.Sum(nil)[:12]))
+}
+
+// cachedSum returns the SHA-256 kept in the cache file, "" when there is none.
+func cachedSum(file string) string {
+	if file == "" {
+		return ""
+	}
+	b, err := os.ReadFile(file)
+	if err != nil || len(b) != 65 || b[64] != '\n' || strings.Trim(string(b[:64]), "0123456789abcdef") != "" {
+		return ""
+	}
+	return string(b[:64])
+}
+
+// storeSum keeps sum in the cache file (best effort).
+func storeSum(file, sum string) {
+	if file == "" || os.MkdirAll(filepath.Dir(file), 0o700) != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(file), ".sum-*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.WriteString(sum + "\n")
+	if cerr := tmp.Close(); werr == nil && cerr == nil {
+		_ = os.Rename(tmp.Name(), file)
+	}
+	os.Remove(tmp.Name())
 }

@@ -1,6 +1,8 @@
 package archive
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -306,4 +308,79 @@ func BenchmarkKernelAt(b *testing.B) {
 	}
 	b.ReportMetric(float64(whole)/float64(b.N)/1e6, "whole-ms")
 	b.ReportMetric(float64(at)/float64(b.N)/1e6, "at-ms")
+}
+
+// TestSumCache: a file copied again, unchanged, takes its SHA-256 from the cache; one changed in
+// place, even to the same size and modification time, is hashed again (its change time moved).
+func TestSumCache(t *testing.T) {
+	dir, _ := withCache(t)
+	src := filepath.Join(dir, "lib.so")
+	write := func(content string) {
+		t.Helper()
+		if err := os.WriteFile(src, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		mt := time.Unix(1700000000, 0)
+		if err := os.Chtimes(src, mt, mt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sumOf := func(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }
+	add := func() Copy {
+		t.Helper()
+		ix := &Index{Dir: filepath.Join(t.TempDir(), "archives")}
+		c, added, err := ix.Add(KindObject, src, "", false)
+		if err != nil || !added {
+			t.Fatalf("Add: %v, %v", added, err)
+		}
+		if b, err := os.ReadFile(ix.FilePath(c)); err != nil || string(b) != readFile(t, src) {
+			t.Fatalf("copy %q, %v; want %q", b, err, readFile(t, src))
+		}
+		return c
+	}
+	write("version one")
+	if c := add(); c.SHA256 != sumOf("version one") {
+		t.Errorf("first copy: sha256 %s, want %s", c.SHA256, sumOf("version one"))
+	}
+	fi, err := os.Stat(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := sumCacheFile(src, fi)
+	if got := cachedSum(key); got != sumOf("version one") {
+		t.Fatalf("cached sum %q, want %s", got, sumOf("version one"))
+	}
+	// The cache is used: a (made up) sum kept for the same file's key is what the copy records.
+	fake := strings.Repeat("ab", 32)
+	storeSum(key, fake)
+	if c := add(); c.SHA256 != fake {
+		t.Errorf("second copy: sha256 %s, want the cached %s", c.SHA256, fake)
+	}
+	storeSum(key, sumOf("version one"))
+	// Changed in place, same size and modification time: hashed again.
+	time.Sleep(10 * time.Millisecond) // a change time that differs
+	write("version two")
+	if c := add(); c.SHA256 != sumOf("version two") {
+		t.Errorf("after a change: sha256 %s, want %s", c.SHA256, sumOf("version two"))
+	}
+	// A damaged cache file is not used.
+	fi, err = os.Stat(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(sumCacheFile(src, fi), []byte("not a sum\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if c := add(); c.SHA256 != sumOf("version two") {
+		t.Errorf("damaged cache: sha256 %s, want %s", c.SHA256, sumOf("version two"))
+	}
+}
+
+func readFile(t *testing.T, file string) string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -196,7 +197,10 @@ func copyMode(src fs.FileMode, dir string) fs.FileMode {
 
 // copyToTemp copies src, size bytes, to a new temporary file in dir and returns the SHA-256 of
 // what it copied. src must be a regular file of that size: one that is not, or has grown or
-// shrunk, is an error.
+// shrunk, is an error. The SHA-256 of a file that was copied before, unchanged since (the same
+// device, inode, size, modification and change times), comes from the cache, and the copy is then
+// made by the kernel (copy_file_range): hashing and copying libc's 1.9 MB through this program took
+// some 3 ms of every collection whose stacks hold libc.
 func copyToTemp(dir, src string, size int64) (sum, tmp string, err error) {
 	in, fi, err := regfile.Open(src)
 	if err != nil {
@@ -210,9 +214,16 @@ func copyToTemp(dir, src string, size int64) (sum, tmp string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	h := sha256.New()
+	key := sumCacheFile(src, fi)
+	sum = cachedSum(key)
+	var h hash.Hash
 	var n int64
-	n, err = io.Copy(io.MultiWriter(out, h), io.LimitReader(in, size+1))
+	if sum != "" {
+		n, err = io.Copy(out, io.LimitReader(in, size+1))
+	} else {
+		h = sha256.New()
+		n, err = io.Copy(io.MultiWriter(out, h), io.LimitReader(in, size+1))
+	}
 	if err == nil && n != size {
 		err = fmt.Errorf("%d bytes read, not %d: it changed while it was being copied; try again", n, size)
 	}
@@ -223,7 +234,11 @@ func copyToTemp(dir, src string, size int64) (sum, tmp string, err error) {
 		os.Remove(out.Name())
 		return "", "", fmt.Errorf("copying %s: %w", src, err)
 	}
-	return hex.EncodeToString(h.Sum(nil)), out.Name(), nil
+	if h != nil {
+		sum = hex.EncodeToString(h.Sum(nil))
+		storeSum(key, sum)
+	}
+	return sum, out.Name(), nil
 }
 
 // safeName is the base name of p with every byte other than A-Z a-z 0-9 . _ - + (and a leading
