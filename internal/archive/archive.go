@@ -118,49 +118,35 @@ func KernelCached() (*experiment.Archive, error) {
 
 // validKernelCache reports whether file is a cache of the kernel's symbols for build id id.
 func validKernelCache(file, id string) bool {
+	_, ok := kernelCacheHead(file, id)
+	return ok
+}
+
+// kernelCacheHead returns the object record of file, a cache of the kernel's symbols for build id id;
+// false where file is not one.
+func kernelCacheHead(file, id string) (*experiment.Archive, bool) {
 	some := false
 	h, err := experiment.ScanArchive(file, func(uint64, uint64, experiment.SymbolKind, []byte) bool {
 		some = true
 		return false
 	})
-	return err == nil && some && h.Path == "[kernel]" && h.Kind == "kernel" && h.BuildID == id
+	ok := err == nil && some && h.Path == "[kernel]" && h.Kind == "kernel" && h.BuildID == id
+	return h, ok
 }
 
 // KernelAt describes the running kernel as Kernel does, with only the symbols that hold one of
 // the addresses (as SymbolAt finds them: the last symbol at or before it). From the cache it scans
 // the kernel's 200,000 symbols without keeping them (reading them all took some 20 ms of CPU and
-// 16 MB); without a cache it reads them all with Kernel.
+// 16 MB); without a cache it reads them all with Kernel. The symbols found are kept in a second
+// cache file with where each ends (the next symbol's address), and addresses that fall in them are
+// not scanned for again: the scan still took 5 ms of every collection whose stacks held the kernel,
+// and a program's kernel functions are much the same from one run to the next.
 func KernelAt(addrs []uint64) (*experiment.Archive, error) {
 	q := slices.Clone(addrs)
 	slices.Sort(q)
 	q = slices.Compact(q)
-	if cache := kernelCacheFile(); cache != "" && validKernelCache(cache, kernelBuildID()) {
-		var keep []experiment.Symbol
-		var cur experiment.Symbol // the last symbol read, its name in curName
-		var curName []byte
-		have := false
-		i := 0 // q[:i] are placed
-		a, err := experiment.ScanArchive(cache, func(addr, size uint64, kind experiment.SymbolKind, name []byte) bool {
-			// The addresses before this symbol are the previous one's, if at or after it.
-			used := false
-			for ; i < len(q) && q[i] < addr; i++ {
-				used = used || have && q[i] >= cur.Addr
-			}
-			if used {
-				cur.Name = string(curName)
-				keep = append(keep, cur)
-			}
-			cur, curName, have = experiment.Symbol{Addr: addr, Size: size, Kind: kind}, append(curName[:0], name...), true
-			return i < len(q)
-		})
-		if err == nil {
-			if have && i < len(q) {
-				cur.Name = string(curName) // the addresses after the last symbol read
-				keep = append(keep, cur)
-			}
-			a.Symbols = keep
-			return a, nil
-		}
+	if a, ok := kernelAtCached(q); ok {
+		return a, nil
 	}
 	a, err := Kernel()
 	if a != nil {
@@ -173,6 +159,169 @@ func KernelAt(addrs []uint64) (*experiment.Archive, error) {
 		a.Symbols = slices.SortedFunc(maps.Values(keep), func(x, y experiment.Symbol) int { return cmp.Compare(x.Addr, y.Addr) })
 	}
 	return a, err
+}
+
+// kernelAtCached is KernelAt for the sorted addresses q from the cache; false where there is none.
+func kernelAtCached(q []uint64) (*experiment.Archive, bool) {
+	cache := kernelCacheFile()
+	if cache == "" {
+		return nil, false
+	}
+	head, ok := kernelCacheHead(cache, kernelBuildID())
+	if !ok {
+		return nil, false
+	}
+	known := readKernelHits(cache + hitsSuffix)
+	keep := map[uint64]kernelHit{}
+	var miss []uint64
+	for _, addr := range q {
+		if h, ok := known.at(addr); ok {
+			keep[h.Addr] = h
+		} else {
+			miss = append(miss, addr)
+		}
+	}
+	if len(miss) > 0 {
+		found, err := scanKernelAt(cache, miss)
+		if err != nil {
+			return nil, false
+		}
+		for _, h := range found {
+			keep[h.Addr] = h
+		}
+		writeKernelHits(cache+hitsSuffix, known, found)
+	}
+	for _, h := range slices.SortedFunc(maps.Values(keep), func(x, y kernelHit) int { return cmp.Compare(x.Addr, y.Addr) }) {
+		head.Symbols = append(head.Symbols, h.Symbol)
+	}
+	return head, true
+}
+
+// scanKernelAt scans the cache of the kernel's symbols for the last symbol at or before each of the
+// sorted addresses q, and where it ends.
+func scanKernelAt(cache string, q []uint64) ([]kernelHit, error) {
+	var keep []kernelHit
+	var cur kernelHit // the last symbol read, its name in curName
+	var curName []byte
+	have := false
+	i := 0 // q[:i] are placed
+	_, err := experiment.ScanArchive(cache, func(addr, size uint64, kind experiment.SymbolKind, name []byte) bool {
+		// The addresses before this symbol are the previous one's, if at or after it.
+		used := false
+		for ; i < len(q) && q[i] < addr; i++ {
+			used = used || have && q[i] >= cur.Addr
+		}
+		if used {
+			cur.Name, cur.End = string(curName), addr
+			keep = append(keep, cur)
+		}
+		cur, curName, have = kernelHit{Symbol: experiment.Symbol{Addr: addr, Size: size, Kind: kind}}, append(curName[:0], name...), true
+		return i < len(q)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if have && i < len(q) {
+		cur.Name = string(curName) // the addresses after the last symbol read: it has no end
+		keep = append(keep, cur)
+	}
+	return keep, nil
+}
+
+// kernelHit is a kernel symbol found for an address, and where the next symbol starts (0: none).
+type kernelHit struct {
+	experiment.Symbol
+	End uint64
+}
+
+// kernelHits are the kernel symbols found by earlier collections, sorted by address.
+type kernelHits []kernelHit
+
+// hitsSuffix names the file of the kernel symbols found, beside the cache of them all.
+const hitsSuffix = ".hits"
+
+// maxKernelHits bounds the file of kernel symbols found; beyond it, no more are added.
+const maxKernelHits = 20000
+
+// at returns the symbol that holds addr, if it is one of hs.
+func (hs kernelHits) at(addr uint64) (kernelHit, bool) {
+	i := sort.Search(len(hs), func(i int) bool { return hs[i].Addr > addr }) - 1
+	if i < 0 || hs[i].End != 0 && addr >= hs[i].End {
+		return kernelHit{}, false
+	}
+	return hs[i], true
+}
+
+// readKernelHits reads the file of kernel symbols found: a line "ADDR END SIZE KIND NAME" for each, in
+// hex but KIND, sorted by address. A file that is not one is ignored (nil).
+func readKernelHits(file string) kernelHits {
+	b, err := os.ReadFile(file)
+	if err != nil || !strings.HasPrefix(string(b), hitsHeader) {
+		return nil
+	}
+	var hs kernelHits
+	for _, l := range strings.Split(strings.TrimPrefix(string(b), hitsHeader), "\n") {
+		if l == "" {
+			continue
+		}
+		f := strings.SplitN(l, " ", 5)
+		if len(f) != 5 || f[4] == "" {
+			return nil
+		}
+		var h kernelHit
+		var kind uint64
+		for j, p := range []*uint64{&h.Addr, &h.End, &h.Size, &kind} {
+			base := 16
+			if j == 3 {
+				base = 10
+			}
+			v, err := strconv.ParseUint(f[j], base, 64)
+			if err != nil {
+				return nil
+			}
+			*p = v
+		}
+		if kind > 255 || h.End != 0 && h.End <= h.Addr || len(hs) > 0 && (hs[len(hs)-1].End == 0 || hs[len(hs)-1].End > h.Addr) {
+			return nil
+		}
+		h.Kind, h.Name = experiment.SymbolKind(kind), f[4]
+		hs = append(hs, h)
+	}
+	return hs
+}
+
+// hitsHeader starts a file of kernel symbols found.
+const hitsHeader = "er kernel symbols found 1\n"
+
+// writeKernelHits writes the symbols known and found to the file (best effort).
+func writeKernelHits(file string, known kernelHits, found []kernelHit) {
+	all := map[uint64]kernelHit{}
+	for _, h := range known {
+		all[h.Addr] = h
+	}
+	for _, h := range found {
+		if len(all) >= maxKernelHits {
+			break
+		}
+		if strings.ContainsAny(h.Name, "\n") {
+			continue
+		}
+		all[h.Addr] = h
+	}
+	var b strings.Builder
+	b.WriteString(hitsHeader)
+	for _, h := range slices.SortedFunc(maps.Values(all), func(x, y kernelHit) int { return cmp.Compare(x.Addr, y.Addr) }) {
+		fmt.Fprintf(&b, "%x %x %x %d %s\n", h.Addr, h.End, h.Size, h.Kind, h.Name)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(file), ".hits-*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.WriteString(b.String())
+	if cerr := tmp.Close(); werr == nil && cerr == nil {
+		_ = os.Rename(tmp.Name(), file)
+	}
+	os.Remove(tmp.Name())
 }
 
 // lastAtOrBefore is the last of the sorted symbols at or before addr, whatever its size.

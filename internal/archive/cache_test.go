@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -261,6 +262,57 @@ func TestKernelAt(t *testing.T) {
 	if _, err := KernelCached(); err != nil {
 		t.Fatal(err)
 	}
+	// The symbols found are kept with their ends, and answer the same addresses again without a scan:
+	// with a damaged block after the cache's symbols (a scan to the end fails) and no kallsyms, only
+	// they can.
+	cache := kernelCacheFile()
+	hits := readKernelHits(cache + hitsSuffix)
+	if len(hits) != 5 {
+		t.Errorf("%d symbols kept as found, want 5: %+v", len(hits), hits)
+	}
+	for _, h := range hits {
+		if next, ok := lastAtOrBefore(full.Symbols, h.Addr); !ok || next.Name != h.Name {
+			t.Errorf("kept %+v, the table has %+v there", h, next)
+		}
+		if i := sort.Search(len(full.Symbols), func(i int) bool { return full.Symbols[i].Addr > h.Addr }); i < len(full.Symbols) && h.End != full.Symbols[i].Addr || i == len(full.Symbols) && h.End != 0 {
+			t.Errorf("kept %s ending at %#x, the next symbol starts at %#x", h.Name, h.End, full.Symbols[min(i, len(full.Symbols)-1)].Addr)
+		}
+	}
+	if _, ok := hits.at(0xffffffff81000080); ok {
+		t.Error("an address past a kept symbol's end was found in it")
+	}
+	whole, err := os.ReadFile(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cache, append(slices.Clip(whole), "damaged block"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kallsymsPath = filepath.Join(dir, "no-kallsyms")
+	check("from the symbols found")
+	// An address none of them holds is scanned for (the scan ends before the damage), and kept.
+	other := uint64(0xffffffff81000080)
+	wantOther, _ := lastAtOrBefore(full.Symbols, other)
+	if a, err := KernelAt([]uint64{other}); err != nil || len(a.Symbols) != 1 || a.Symbols[0] != wantOther {
+		t.Errorf("KernelAt(%#x) = %+v, %v; want %+v", other, a, err, wantOther)
+	}
+	if n := len(readKernelHits(cache + hitsSuffix)); n != 6 {
+		t.Errorf("%d symbols kept after another was found, want 6", n)
+	}
+	kallsymsPath = ks
+	if err := os.WriteFile(cache, whole, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"", "er kernel symbols found 1\nffffffff81000000 ffffffff80000000 0 0 x\n",
+		"er kernel symbols found 1\nffffffff81000000 0 0 0 a\nffffffff81000040 0 0 0 b\n",
+		"er kernel symbols found 1\nzz 0 0 0 a\n", "er kernel symbols found 1\n1 2 0 0\n"} {
+		if err := os.WriteFile(cache+hitsSuffix, []byte(bad), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if hs := readKernelHits(cache + hitsSuffix); hs != nil {
+			t.Errorf("%q read as %+v", bad, hs)
+		}
+	}
 	cacheDir = func() string { return "" }
 	check("without a cache")
 	if len(want) != 5 {
@@ -269,7 +321,8 @@ func TestKernelAt(t *testing.T) {
 }
 
 // BenchmarkKernelAt: the few symbols a profile needs from a cache of 200,000 kernel symbols
-// (KernelAt), against reading the cache whole (Kernel): the ratio is what the scan saves.
+// (KernelAt), against reading the cache whole (Kernel): the ratio is what the scan saves; and the
+// same addresses again (again-ms), from the symbols the first call found.
 func BenchmarkKernelAt(b *testing.B) {
 	dir := b.TempDir()
 	boot := filepath.Join(dir, "boot_id")
@@ -294,20 +347,27 @@ func BenchmarkKernelAt(b *testing.B) {
 	for i := range 500 {
 		addrs = append(addrs, 0xffffffff81000000+uint64(i)*0x80*397+0x13)
 	}
-	var whole, at time.Duration
+	hits := kernelCacheFile() + hitsSuffix
+	var whole, at, again time.Duration
 	for b.Loop() {
 		t0 := time.Now()
 		if a, err := Kernel(); err != nil || len(a.Symbols) != 200_000 {
 			b.Fatalf("Kernel: %v", err)
 		}
+		os.Remove(hits)
 		t1 := time.Now()
 		if a, err := KernelAt(addrs); err != nil || len(a.Symbols) != 500 {
 			b.Fatalf("KernelAt: %d symbols, %v", len(a.Symbols), err)
 		}
-		whole, at = whole+t1.Sub(t0), at+time.Since(t1)
+		t2 := time.Now()
+		if a, err := KernelAt(addrs); err != nil || len(a.Symbols) != 500 {
+			b.Fatalf("KernelAt again: %d symbols, %v", len(a.Symbols), err)
+		}
+		whole, at, again = whole+t1.Sub(t0), at+t2.Sub(t1), again+time.Since(t2)
 	}
 	b.ReportMetric(float64(whole)/float64(b.N)/1e6, "whole-ms")
 	b.ReportMetric(float64(at)/float64(b.N)/1e6, "at-ms")
+	b.ReportMetric(float64(again)/float64(b.N)/1e6, "again-ms")
 }
 
 // TestSumCache: a file copied again, unchanged, takes its SHA-256 from the cache; one changed in
