@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -33,9 +34,15 @@ func testReleaseInHelper(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Close()
-	stop, ok := handOff([]int{fd})
+	stop, pid, ok := handOff([]int{fd})
 	if !ok {
 		t.Fatal("no helper started")
+	}
+	// Its output goes nowhere: holding er's, it kept a reader of er's output waiting for its end.
+	for _, n := range []string{"1", "2"} {
+		if to, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "fd", n)); err != nil || to != os.DevNull {
+			t.Errorf("the helper's file %s is %q (%v), want %s", n, to, err, os.DevNull)
+		}
 	}
 	if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil {
 		t.Error("the file is still open in er")
