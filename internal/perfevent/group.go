@@ -420,8 +420,18 @@ func (g *Group) park(timeout time.Duration) bool {
 	if err := w.file.SetReadDeadline(deadline); err != nil {
 		return false
 	}
+	// A perf event's readiness is one-shot: its poll reports the kernel's wakeup once and clears it.
+	// The poller's own check of the set, when it reports the set ready, calls that poll and takes the
+	// wakeup, and epoll_wait on the set then finds nothing: so once the poller has woken this goroutine
+	// for the set, that is the wakeup. (Waiting for epoll_wait to find a file never woke before the
+	// timeout: the reader read only on loop's tick.)
 	var ev [1]unix.EpollEvent
+	woken := false
 	err := w.conn.Read(func(fd uintptr) bool {
+		if woken {
+			return true
+		}
+		woken = true
 		n, err := unix.EpollWait(int(fd), ev[:], 0)
 		return n > 0 || (err != nil && err != unix.EINTR)
 	})

@@ -506,3 +506,46 @@ func TestAddTask(t *testing.T) {
 		t.Error("AddTask of a missing task: no error")
 	}
 }
+
+// TestWaitWakesAtWakeupEvents: with WakeupEvents, Wait returns when the kernel has that many samples
+// for a ring, while the task runs: a perf event's readiness is one-shot, and Go's poller, checking
+// the epoll set, took it, so Wait slept to its timeout (here it would outlast the task, and return
+// ErrTaskExited).
+func TestWaitWakesAtWakeupEvents(t *testing.T) {
+	requireClock(t)
+	spin := spinBinary(t)
+	cmd := exec.Command(spin, "1", "1000")
+	if err := StartStopped(cmd); err != nil {
+		t.Fatal(err)
+	}
+	o := TaskClock(10e6)
+	o.WakeupEvents = 10
+	g, err := OpenTask(cmd.Process.Pid, o)
+	if err != nil {
+		cmd.Process.Kill()
+		Detach(cmd.Process.Pid)
+		cmd.Wait()
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if err := Detach(cmd.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	for i := range 3 {
+		if err := g.Wait(time.Minute); err != nil {
+			t.Fatalf("wait %d: %v, want a wakeup while the task runs", i+1, err)
+		}
+		n := 0
+		if err := g.Drain(func(r Record) {
+			if _, ok := r.(*Sample); ok {
+				n++
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			t.Errorf("wait %d returned with no sample to read", i+1)
+		}
+	}
+}
