@@ -675,7 +675,7 @@ static int maps_cb(struct dl_phdr_info *info, size_t size, void *data)
 			keep_path(&m, path, pl);
 			known[known_n++] = m;
 		}
-		map_record(start, end, offset, path, pl, initial ? 2 : 0);
+		map_record(start, end, offset, path, pl, initial ? ER_MAP_INITIAL : ER_MAP_MAPPED);
 	}
 	return 0;
 }
@@ -698,7 +698,7 @@ void er_maps_update(void)
 	dl_iterate_phdr(maps_cb, maps_updates++ == 0 ? &maps_updates : NULL);
 	for (int k = 0; k < known_n;) {
 		if (!known[k].seen) {
-			map_record(known[k].start, known[k].end, 0, "", 0, 1);
+			map_record(known[k].start, known[k].end, 0, "", 0, ER_MAP_UNMAPPED);
 			known[k] = known[--known_n];
 			continue;
 		}
@@ -1082,7 +1082,7 @@ void er_fork_child(void)
 	er_thread();
 	/* The mappings, as the parent knew them: the same address space. */
 	for (int k = 0; k < known_n && (er.want & 1 << SLOT_STACKS); k++)
-		map_record(known[k].start, known[k].end, known[k].offset, map_paths + known[k].path_off, known[k].path_len, 2);
+		map_record(known[k].start, known[k].end, known[k].offset, map_paths + known[k].path_off, known[k].path_len, ER_MAP_INITIAL);
 	er.heap = heap && (er.want & 1 << SLOT_HEAP);
 	er.sync = sync && (er.want & 1 << SLOT_SYNC);
 	note_threshold();

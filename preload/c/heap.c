@@ -75,7 +75,7 @@ static void record_at(struct er_thread *t, int op, const void *addr, size_t size
 		      uint64_t now)
 {
 	int saved = errno;
-	if (op == 4) {
+	if (op == ER_HEAP_FREE) {
 		struct er_rec_free *f = er_rec_begin(t, SLOT_HEAP, sizeof *f);
 		if (f) {
 			f->old = (uintptr_t)old;
@@ -124,7 +124,7 @@ ER_EXPORT void *malloc(size_t n)
 	struct er_thread *t = tracing();
 	void *p = real_malloc(n);
 	if (t)
-		record(t, 1, p, n, NULL, (void *)real_malloc, 1);
+		record(t, ER_HEAP_MALLOC, p, n, NULL, (void *)real_malloc, 1);
 	return p;
 }
 
@@ -137,7 +137,7 @@ ER_EXPORT void *calloc(size_t n, size_t m)
 	struct er_thread *t = tracing();
 	void *p = real_calloc(n, m);
 	if (t)
-		record(t, 2, p, n * m, NULL, (void *)real_calloc, 1);
+		record(t, ER_HEAP_CALLOC, p, n * m, NULL, (void *)real_calloc, 1);
 	return p;
 }
 
@@ -153,7 +153,7 @@ ER_EXPORT void free(void *p)
 	uint64_t t0 = t ? er_now() : 0;
 	real_free(p);
 	if (t)
-		record_at(t, 4, NULL, 0, p, (void *)real_free, 0, t0);
+		record_at(t, ER_HEAP_FREE, NULL, 0, p, (void *)real_free, 0, t0);
 }
 
 ER_EXPORT void *realloc(void *old, size_t n)
@@ -169,7 +169,7 @@ ER_EXPORT void *realloc(void *old, size_t n)
 	struct er_thread *t = tracing();
 	void *p = real_realloc(old, n);
 	if (t)
-		record(t, 3, p, n, old, (void *)real_realloc, 1);
+		record(t, ER_HEAP_REALLOC, p, n, old, (void *)real_realloc, 1);
 	return p;
 }
 
@@ -180,7 +180,7 @@ ER_EXPORT void *reallocarray(void *old, size_t n, size_t m)
 	struct er_thread *t = tracing();
 	void *p = real_reallocarray(old, n, m);
 	if (t)
-		record(t, 10, p, n * m, old, (void *)real_reallocarray, 1);
+		record(t, ER_HEAP_REALLOCARRAY, p, n * m, old, (void *)real_reallocarray, 1);
 	return p;
 }
 
@@ -191,7 +191,7 @@ ER_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 	struct er_thread *t = tracing();
 	int r = real_posix_memalign(out, align, n);
 	if (t)
-		record(t, 5, r == 0 ? *out : NULL, n, NULL, (void *)real_posix_memalign, 1);
+		record(t, ER_HEAP_POSIX_MEMALIGN, r == 0 ? *out : NULL, n, NULL, (void *)real_posix_memalign, 1);
 	return r;
 }
 
@@ -202,7 +202,7 @@ ER_EXPORT void *aligned_alloc(size_t align, size_t n)
 	struct er_thread *t = tracing();
 	void *p = real_aligned_alloc(align, n);
 	if (t)
-		record(t, 6, p, n, NULL, (void *)real_aligned_alloc, 1);
+		record(t, ER_HEAP_ALIGNED_ALLOC, p, n, NULL, (void *)real_aligned_alloc, 1);
 	return p;
 }
 
@@ -213,7 +213,7 @@ ER_EXPORT void *memalign(size_t align, size_t n)
 	struct er_thread *t = tracing();
 	void *p = real_memalign(align, n);
 	if (t)
-		record(t, 7, p, n, NULL, (void *)real_memalign, 1);
+		record(t, ER_HEAP_MEMALIGN, p, n, NULL, (void *)real_memalign, 1);
 	return p;
 }
 
@@ -224,7 +224,7 @@ ER_EXPORT void *valloc(size_t n)
 	struct er_thread *t = tracing();
 	void *p = real_valloc(n);
 	if (t)
-		record(t, 8, p, n, NULL, (void *)real_valloc, 1);
+		record(t, ER_HEAP_VALLOC, p, n, NULL, (void *)real_valloc, 1);
 	return p;
 }
 
@@ -235,7 +235,7 @@ ER_EXPORT void *pvalloc(size_t n)
 	struct er_thread *t = tracing();
 	void *p = real_pvalloc(n);
 	if (t)
-		record(t, 9, p, n, NULL, (void *)real_pvalloc, 1);
+		record(t, ER_HEAP_PVALLOC, p, n, NULL, (void *)real_pvalloc, 1);
 	return p;
 }
 
@@ -246,7 +246,7 @@ ER_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t 
 	struct er_thread *t = tracing();
 	void *p = real_mmap(addr, len, prot, flags, fd, off);
 	if (t)
-		record(t, 11, p == MAP_FAILED ? NULL : p, len, NULL, (void *)real_mmap, 1);
+		record(t, ER_HEAP_MMAP, p == MAP_FAILED ? NULL : p, len, NULL, (void *)real_mmap, 1);
 	return p;
 }
 
@@ -262,7 +262,7 @@ ER_EXPORT int munmap(void *addr, size_t len)
 	int r = real_munmap(addr, len);
 	if (t) {
 		if (r == 0)
-			record_at(t, 12, NULL, len, addr, (void *)real_munmap, 0, t0);
+			record_at(t, ER_HEAP_MUNMAP, NULL, len, addr, (void *)real_munmap, 0, t0);
 		else
 			t->busy = 0;
 	}

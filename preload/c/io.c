@@ -12,14 +12,7 @@
 
 #include "collector.h"
 
-/* Operation numbers: experiment.IOOp. */
-enum {
-	OP_OPEN = 1, OP_OPENAT, OP_CREAT, OP_CLOSE, OP_READ, OP_WRITE, OP_PREAD, OP_PWRITE, OP_READV, OP_WRITEV,
-	OP_PREADV, OP_PWRITEV, OP_LSEEK, OP_FSYNC, OP_FDATASYNC, OP_DUP, OP_DUP2, OP_DUP3, OP_PIPE, OP_PIPE2,
-	OP_FOPEN = 32, OP_FDOPEN, OP_FREOPEN, OP_FCLOSE, OP_FREAD, OP_FWRITE, OP_FGETS, OP_FPUTS, OP_FGETC,
-	OP_FPUTC, OP_FPRINTF, OP_VFPRINTF, OP_PRINTF, OP_VPRINTF, OP_PUTS, OP_FFLUSH, OP_FSEEK, OP_GETC, OP_PUTC,
-	OP_INHERITED = 63,
-};
+/* Operation numbers: enum er_io_op (trace.h), experiment.IOOp. */
 
 #define MAX_NAME 4096
 
@@ -154,7 +147,7 @@ void er_io_init(void)
 			if (l <= 0)
 				continue;
 			target[l] = 0;
-			io_record(OP_INHERITED, NULL, er_now(), fd, -1, 0, 0, 0, target);
+			io_record(ER_IO_INHERITED, NULL, er_now(), fd, -1, 0, 0, 0, target);
 		}
 	}
 	er_sys(SYS_close, dfd, 0, 0, 0, 0, 0);
@@ -181,7 +174,7 @@ static int do_open(const char *path, int flags, mode_t mode)
 		return real(path, flags, mode);
 	uint64_t t0 = er_now();
 	int r = real(path, flags, mode);
-	io_record(OP_OPEN, (void *)real, t0, r, -1, r, 0, ERR(r < 0), path);
+	io_record(ER_IO_OPEN, (void *)real, t0, r, -1, r, 0, ERR(r < 0), path);
 	return r;
 }
 
@@ -213,7 +206,7 @@ static int do_openat(int dirfd, const char *path, int flags, mode_t mode)
 		return real(dirfd, path, flags, mode);
 	uint64_t t0 = er_now();
 	int r = real(dirfd, path, flags, mode);
-	io_record(OP_OPENAT, (void *)real, t0, r, dirfd, r, 0, ERR(r < 0), path);
+	io_record(ER_IO_OPENAT, (void *)real, t0, r, dirfd, r, 0, ERR(r < 0), path);
 	return r;
 }
 
@@ -245,7 +238,7 @@ ER_EXPORT int creat(const char *path, mode_t mode)
 		return real(path, mode);
 	uint64_t t0 = er_now();
 	int r = real(path, mode);
-	io_record(OP_CREAT, (void *)real, t0, r, -1, r, 0, ERR(r < 0), path);
+	io_record(ER_IO_CREAT, (void *)real, t0, r, -1, r, 0, ERR(r < 0), path);
 	return r;
 }
 ER_EXPORT int creat64(const char *path, mode_t mode) __attribute__((alias("creat")));
@@ -263,7 +256,7 @@ ER_EXPORT int close(int fd)
 		return real(fd);
 	uint64_t t0 = er_now();
 	int r = real(fd);
-	io_record(OP_CLOSE, (void *)real, t0, fd, -1, r, 0, ERR(r < 0), NULL);
+	io_record(ER_IO_CLOSE, (void *)real, t0, fd, -1, r, 0, ERR(r < 0), NULL);
 	return r;
 }
 
@@ -280,21 +273,21 @@ ER_EXPORT int close(int fd)
 		return r;                                                                          \
 	}
 
-RW(read, "read", OP_READ, (int fd, void *b, size_t n), (fd, b, n), fd)
-RW(write, "write", OP_WRITE, (int fd, const void *b, size_t n), (fd, b, n), fd)
-RW(pread, "pread", OP_PREAD, (int fd, void *b, size_t n, off_t o), (fd, b, n, o), fd)
-RW(pread64, "pread64", OP_PREAD, (int fd, void *b, size_t n, off_t o), (fd, b, n, o), fd)
-RW(pwrite, "pwrite", OP_PWRITE, (int fd, const void *b, size_t n, off_t o), (fd, b, n, o), fd)
-RW(pwrite64, "pwrite64", OP_PWRITE, (int fd, const void *b, size_t n, off_t o), (fd, b, n, o), fd)
-RW(readv, "readv", OP_READV, (int fd, const struct iovec *v, int n), (fd, v, n), fd)
-RW(writev, "writev", OP_WRITEV, (int fd, const struct iovec *v, int n), (fd, v, n), fd)
-RW(preadv, "preadv", OP_PREADV, (int fd, const struct iovec *v, int n, off_t o), (fd, v, n, o), fd)
-RW(preadv64, "preadv64", OP_PREADV, (int fd, const struct iovec *v, int n, off_t o), (fd, v, n, o), fd)
-RW(pwritev, "pwritev", OP_PWRITEV, (int fd, const struct iovec *v, int n, off_t o), (fd, v, n, o), fd)
-RW(pwritev64, "pwritev64", OP_PWRITEV, (int fd, const struct iovec *v, int n, off_t o), (fd, v, n, o), fd)
-RW(__read_chk, "__read_chk", OP_READ, (int fd, void *b, size_t n, size_t bl), (fd, b, n, bl), fd)
-RW(__pread_chk, "__pread_chk", OP_PREAD, (int fd, void *b, size_t n, off_t o, size_t bl), (fd, b, n, o, bl), fd)
-RW(__pread64_chk, "__pread64_chk", OP_PREAD, (int fd, void *b, size_t n, off_t o, size_t bl), (fd, b, n, o, bl), fd)
+RW(read, "read", ER_IO_READ, (int fd, void *b, size_t n), (fd, b, n), fd)
+RW(write, "write", ER_IO_WRITE, (int fd, const void *b, size_t n), (fd, b, n), fd)
+RW(pread, "pread", ER_IO_PREAD, (int fd, void *b, size_t n, off_t o), (fd, b, n, o), fd)
+RW(pread64, "pread64", ER_IO_PREAD, (int fd, void *b, size_t n, off_t o), (fd, b, n, o), fd)
+RW(pwrite, "pwrite", ER_IO_PWRITE, (int fd, const void *b, size_t n, off_t o), (fd, b, n, o), fd)
+RW(pwrite64, "pwrite64", ER_IO_PWRITE, (int fd, const void *b, size_t n, off_t o), (fd, b, n, o), fd)
+RW(readv, "readv", ER_IO_READV, (int fd, const struct iovec *v, int n), (fd, v, n), fd)
+RW(writev, "writev", ER_IO_WRITEV, (int fd, const struct iovec *v, int n), (fd, v, n), fd)
+RW(preadv, "preadv", ER_IO_PREADV, (int fd, const struct iovec *v, int n, off_t o), (fd, v, n, o), fd)
+RW(preadv64, "preadv64", ER_IO_PREADV, (int fd, const struct iovec *v, int n, off_t o), (fd, v, n, o), fd)
+RW(pwritev, "pwritev", ER_IO_PWRITEV, (int fd, const struct iovec *v, int n, off_t o), (fd, v, n, o), fd)
+RW(pwritev64, "pwritev64", ER_IO_PWRITEV, (int fd, const struct iovec *v, int n, off_t o), (fd, v, n, o), fd)
+RW(__read_chk, "__read_chk", ER_IO_READ, (int fd, void *b, size_t n, size_t bl), (fd, b, n, bl), fd)
+RW(__pread_chk, "__pread_chk", ER_IO_PREAD, (int fd, void *b, size_t n, off_t o, size_t bl), (fd, b, n, o, bl), fd)
+RW(__pread64_chk, "__pread64_chk", ER_IO_PREAD, (int fd, void *b, size_t n, off_t o, size_t bl), (fd, b, n, o, bl), fd)
 
 ER_EXPORT off_t lseek(int fd, off_t off, int whence)
 {
@@ -303,7 +296,7 @@ ER_EXPORT off_t lseek(int fd, off_t off, int whence)
 		return real(fd, off, whence);
 	uint64_t t0 = er_now();
 	off_t r = real(fd, off, whence);
-	io_record(OP_LSEEK, (void *)real, t0, fd, -1, r, 0, ERR(r < 0), NULL);
+	io_record(ER_IO_LSEEK, (void *)real, t0, fd, -1, r, 0, ERR(r < 0), NULL);
 	return r;
 }
 ER_EXPORT off_t lseek64(int fd, off_t off, int whence) __attribute__((alias("lseek")));
@@ -321,9 +314,9 @@ ER_EXPORT off_t lseek64(int fd, off_t off, int whence) __attribute__((alias("lse
 		return r;                                                                          \
 	}
 
-FD1(fsync, OP_FSYNC, (int fd), (fd), fd, -1)
-FD1(fdatasync, OP_FDATASYNC, (int fd), (fd), fd, -1)
-FD1(dup, OP_DUP, (int fd), (fd), fd, r)
+FD1(fsync, ER_IO_FSYNC, (int fd), (fd), fd, -1)
+FD1(fdatasync, ER_IO_FDATASYNC, (int fd), (fd), fd, -1)
+FD1(dup, ER_IO_DUP, (int fd), (fd), fd, r)
 ER_EXPORT int dup2(int fd, int to)
 {
 	REAL("dup2", int (*)(int, int));
@@ -333,7 +326,7 @@ ER_EXPORT int dup2(int fd, int to)
 		return real(fd, to);
 	uint64_t t0 = er_now();
 	int r = real(fd, to);
-	io_record(OP_DUP2, (void *)real, t0, fd, to, r, 0, ERR(r < 0), NULL);
+	io_record(ER_IO_DUP2, (void *)real, t0, fd, to, r, 0, ERR(r < 0), NULL);
 	return r;
 }
 
@@ -346,7 +339,7 @@ ER_EXPORT int dup3(int fd, int to, int flags)
 		return real(fd, to, flags);
 	uint64_t t0 = er_now();
 	int r = real(fd, to, flags);
-	io_record(OP_DUP3, (void *)real, t0, fd, to, r, 0, ERR(r < 0), NULL);
+	io_record(ER_IO_DUP3, (void *)real, t0, fd, to, r, 0, ERR(r < 0), NULL);
 	return r;
 }
 
@@ -389,7 +382,7 @@ ER_EXPORT int pipe(int fds[2])
 		return real(fds);
 	uint64_t t0 = er_now();
 	int r = real(fds);
-	io_record(OP_PIPE, (void *)real, t0, r == 0 ? fds[0] : -1, r == 0 ? fds[1] : -1, r, 0, ERR(r < 0), NULL);
+	io_record(ER_IO_PIPE, (void *)real, t0, r == 0 ? fds[0] : -1, r == 0 ? fds[1] : -1, r, 0, ERR(r < 0), NULL);
 	return r;
 }
 
@@ -400,7 +393,7 @@ ER_EXPORT int pipe2(int fds[2], int flags)
 		return real(fds, flags);
 	uint64_t t0 = er_now();
 	int r = real(fds, flags);
-	io_record(OP_PIPE2, (void *)real, t0, r == 0 ? fds[0] : -1, r == 0 ? fds[1] : -1, r, 0, ERR(r < 0), NULL);
+	io_record(ER_IO_PIPE2, (void *)real, t0, r == 0 ? fds[0] : -1, r == 0 ? fds[1] : -1, r, 0, ERR(r < 0), NULL);
 	return r;
 }
 
@@ -415,7 +408,7 @@ static FILE *do_fopen(const char *path, const char *mode)
 		return real(path, mode);
 	uint64_t t0 = er_now();
 	FILE *f = real(path, mode);
-	io_record(OP_FOPEN, (void *)real, t0, stream_fd(f), -1, f ? stream_fd(f) : -1, 0, ERR(!f), path);
+	io_record(ER_IO_FOPEN, (void *)real, t0, stream_fd(f), -1, f ? stream_fd(f) : -1, 0, ERR(!f), path);
 	return f;
 }
 
@@ -429,7 +422,7 @@ ER_EXPORT FILE *fdopen(int fd, const char *mode)
 		return real(fd, mode);
 	uint64_t t0 = er_now();
 	FILE *f = real(fd, mode);
-	io_record(OP_FDOPEN, (void *)real, t0, fd, -1, f ? fd : -1, 0, ERR(!f), NULL);
+	io_record(ER_IO_FDOPEN, (void *)real, t0, fd, -1, f ? fd : -1, 0, ERR(!f), NULL);
 	return f;
 }
 
@@ -441,7 +434,7 @@ static FILE *do_freopen(const char *path, const char *mode, FILE *old)
 	int oldfd = stream_fd(old);
 	uint64_t t0 = er_now();
 	FILE *f = real(path, mode, old);
-	io_record(OP_FREOPEN, (void *)real, t0, stream_fd(f), oldfd, f ? stream_fd(f) : -1, 0, ERR(!f), path);
+	io_record(ER_IO_FREOPEN, (void *)real, t0, stream_fd(f), oldfd, f ? stream_fd(f) : -1, 0, ERR(!f), path);
 	return f;
 }
 
@@ -456,7 +449,7 @@ ER_EXPORT int fclose(FILE *f)
 	int fd = stream_fd(f);
 	uint64_t t0 = er_now();
 	int r = real(f);
-	io_record(OP_FCLOSE, (void *)real, t0, fd, -1, r, 0, ERR(r == EOF), NULL);
+	io_record(ER_IO_FCLOSE, (void *)real, t0, fd, -1, r, 0, ERR(r == EOF), NULL);
 	return r;
 }
 
@@ -474,7 +467,7 @@ static size_t do_fread(void *b, size_t s, size_t n, FILE *f, size_t bl, int chk)
 	uint64_t t0 = er_now();
 	size_t r = chk ? checked(b, bl, s, n, f) : plain(b, s, n, f);
 	int bad = r < n && ferror_unlocked(f);
-	io_record(OP_FREAD, chk ? (void *)checked : (void *)plain, t0, stream_fd(f), -1, (int64_t)r, (int64_t)(r * s),
+	io_record(ER_IO_FREAD, chk ? (void *)checked : (void *)plain, t0, stream_fd(f), -1, (int64_t)r, (int64_t)(r * s),
 		  ERR(bad), NULL);
 	return r;
 }
@@ -492,7 +485,7 @@ ER_EXPORT size_t fwrite(const void *b, size_t s, size_t n, FILE *f)
 		return real(b, s, n, f);
 	uint64_t t0 = er_now();
 	size_t r = real(b, s, n, f);
-	io_record(OP_FWRITE, (void *)real, t0, stream_fd(f), -1, (int64_t)r, (int64_t)(r * s), ERR(r < n), NULL);
+	io_record(ER_IO_FWRITE, (void *)real, t0, stream_fd(f), -1, (int64_t)r, (int64_t)(r * s), ERR(r < n), NULL);
 	return r;
 }
 
@@ -511,7 +504,7 @@ static char *do_fgets(char *s, int n, FILE *f, size_t bl, int chk)
 	char *r = chk ? checked(s, bl, n, f) : plain(s, n, f);
 	int bad = !r && ferror_unlocked(f);
 	int64_t bytes = r ? (int64_t)strlen(r) : 0;
-	io_record(OP_FGETS, chk ? (void *)checked : (void *)plain, t0, stream_fd(f), -1, bytes, bytes, ERR(bad), NULL);
+	io_record(ER_IO_FGETS, chk ? (void *)checked : (void *)plain, t0, stream_fd(f), -1, bytes, bytes, ERR(bad), NULL);
 	return r;
 }
 
@@ -525,7 +518,7 @@ ER_EXPORT int fputs(const char *s, FILE *f)
 		return real(s, f);
 	uint64_t t0 = er_now();
 	int r = real(s, f);
-	io_record(OP_FPUTS, (void *)real, t0, stream_fd(f), -1, r, r == EOF ? 0 : (int64_t)strlen(s), ERR(r == EOF), NULL);
+	io_record(ER_IO_FPUTS, (void *)real, t0, stream_fd(f), -1, r, r == EOF ? 0 : (int64_t)strlen(s), ERR(r == EOF), NULL);
 	return r;
 }
 
@@ -536,7 +529,7 @@ ER_EXPORT int puts(const char *s)
 		return real(s);
 	uint64_t t0 = er_now();
 	int r = real(s);
-	io_record(OP_PUTS, (void *)real, t0, stream_fd(stdout), -1, r, r == EOF ? 0 : (int64_t)strlen(s) + 1,
+	io_record(ER_IO_PUTS, (void *)real, t0, stream_fd(stdout), -1, r, r == EOF ? 0 : (int64_t)strlen(s) + 1,
 		  ERR(r == EOF), NULL);
 	return r;
 }
@@ -566,10 +559,10 @@ ER_EXPORT int puts(const char *s)
 		return r;                                                                          \
 	}
 
-GETC(fgetc, OP_FGETC)
-GETC(getc, OP_GETC)
-PUTC(fputc, OP_FPUTC)
-PUTC(putc, OP_PUTC)
+GETC(fgetc, ER_IO_FGETC)
+GETC(getc, ER_IO_GETC)
+PUTC(fputc, ER_IO_FPUTC)
+PUTC(putc, ER_IO_PUTC)
 
 /* The printf family: each is timed around the real vfprintf (or its checking variant). */
 static int do_vfprintf(int op, FILE *f, int flag, const char *fmt, va_list ap)
@@ -593,7 +586,7 @@ ER_EXPORT int fprintf(FILE *f, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int r = do_vfprintf(OP_FPRINTF, f, -1, fmt, ap);
+	int r = do_vfprintf(ER_IO_FPRINTF, f, -1, fmt, ap);
 	va_end(ap);
 	return r;
 }
@@ -602,19 +595,19 @@ ER_EXPORT int printf(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int r = do_vfprintf(OP_PRINTF, stdout, -1, fmt, ap);
+	int r = do_vfprintf(ER_IO_PRINTF, stdout, -1, fmt, ap);
 	va_end(ap);
 	return r;
 }
 
-ER_EXPORT int vfprintf(FILE *f, const char *fmt, va_list ap) { return do_vfprintf(OP_VFPRINTF, f, -1, fmt, ap); }
-ER_EXPORT int vprintf(const char *fmt, va_list ap) { return do_vfprintf(OP_VPRINTF, stdout, -1, fmt, ap); }
+ER_EXPORT int vfprintf(FILE *f, const char *fmt, va_list ap) { return do_vfprintf(ER_IO_VFPRINTF, f, -1, fmt, ap); }
+ER_EXPORT int vprintf(const char *fmt, va_list ap) { return do_vfprintf(ER_IO_VPRINTF, stdout, -1, fmt, ap); }
 
 ER_EXPORT int __fprintf_chk(FILE *f, int flag, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int r = do_vfprintf(OP_FPRINTF, f, flag, fmt, ap);
+	int r = do_vfprintf(ER_IO_FPRINTF, f, flag, fmt, ap);
 	va_end(ap);
 	return r;
 }
@@ -623,17 +616,17 @@ ER_EXPORT int __printf_chk(int flag, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int r = do_vfprintf(OP_PRINTF, stdout, flag, fmt, ap);
+	int r = do_vfprintf(ER_IO_PRINTF, stdout, flag, fmt, ap);
 	va_end(ap);
 	return r;
 }
 
 ER_EXPORT int __vfprintf_chk(FILE *f, int flag, const char *fmt, va_list ap)
 {
-	return do_vfprintf(OP_VFPRINTF, f, flag, fmt, ap);
+	return do_vfprintf(ER_IO_VFPRINTF, f, flag, fmt, ap);
 }
 
-ER_EXPORT int __vprintf_chk(int flag, const char *fmt, va_list ap) { return do_vfprintf(OP_VPRINTF, stdout, flag, fmt, ap); }
+ER_EXPORT int __vprintf_chk(int flag, const char *fmt, va_list ap) { return do_vfprintf(ER_IO_VPRINTF, stdout, flag, fmt, ap); }
 
 ER_EXPORT int fflush(FILE *f)
 {
@@ -642,7 +635,7 @@ ER_EXPORT int fflush(FILE *f)
 		return real(f);
 	uint64_t t0 = er_now();
 	int r = real(f);
-	io_record(OP_FFLUSH, (void *)real, t0, stream_fd(f), -1, r, 0, ERR(r == EOF), NULL);
+	io_record(ER_IO_FFLUSH, (void *)real, t0, stream_fd(f), -1, r, 0, ERR(r == EOF), NULL);
 	return r;
 }
 
@@ -653,6 +646,6 @@ ER_EXPORT int fseek(FILE *f, long off, int whence)
 		return real(f, off, whence);
 	uint64_t t0 = er_now();
 	int r = real(f, off, whence);
-	io_record(OP_FSEEK, (void *)real, t0, stream_fd(f), -1, r, 0, ERR(r < 0), NULL);
+	io_record(ER_IO_FSEEK, (void *)real, t0, stream_fd(f), -1, r, 0, ERR(r < 0), NULL);
 	return r;
 }

@@ -46,26 +46,26 @@ static void sync_record(int op, void *fn, uint64_t t0, uint64_t t1, uintptr_t ob
 		return r;                                                                \
 	}
 
-WRAP(pthread_mutex_lock, 1, m, (pthread_mutex_t * m), (m))
-WRAP(pthread_mutex_timedlock, 1, m, (pthread_mutex_t * m, const struct timespec *ts), (m, ts))
-WRAP(pthread_mutex_clocklock, 1, m, (pthread_mutex_t * m, clockid_t c, const struct timespec *ts), (m, c, ts))
-WRAP(pthread_cond_wait, 2, c, (pthread_cond_t * c, pthread_mutex_t *m), (c, m))
-WRAP(pthread_cond_timedwait, 2, c, (pthread_cond_t * c, pthread_mutex_t *m, const struct timespec *ts), (c, m, ts))
-WRAP(pthread_cond_clockwait, 2, c, (pthread_cond_t * c, pthread_mutex_t *m, clockid_t k, const struct timespec *ts),
+WRAP(pthread_mutex_lock, ER_SYNC_MUTEX_LOCK, m, (pthread_mutex_t * m), (m))
+WRAP(pthread_mutex_timedlock, ER_SYNC_MUTEX_LOCK, m, (pthread_mutex_t * m, const struct timespec *ts), (m, ts))
+WRAP(pthread_mutex_clocklock, ER_SYNC_MUTEX_LOCK, m, (pthread_mutex_t * m, clockid_t c, const struct timespec *ts), (m, c, ts))
+WRAP(pthread_cond_wait, ER_SYNC_COND_WAIT, c, (pthread_cond_t * c, pthread_mutex_t *m), (c, m))
+WRAP(pthread_cond_timedwait, ER_SYNC_COND_WAIT, c, (pthread_cond_t * c, pthread_mutex_t *m, const struct timespec *ts), (c, m, ts))
+WRAP(pthread_cond_clockwait, ER_SYNC_COND_WAIT, c, (pthread_cond_t * c, pthread_mutex_t *m, clockid_t k, const struct timespec *ts),
      (c, m, k, ts))
-WRAP(pthread_rwlock_rdlock, 3, l, (pthread_rwlock_t * l), (l))
-WRAP(pthread_rwlock_timedrdlock, 3, l, (pthread_rwlock_t * l, const struct timespec *ts), (l, ts))
-WRAP(pthread_rwlock_clockrdlock, 3, l, (pthread_rwlock_t * l, clockid_t c, const struct timespec *ts), (l, c, ts))
-WRAP(pthread_rwlock_wrlock, 4, l, (pthread_rwlock_t * l), (l))
-WRAP(pthread_rwlock_timedwrlock, 4, l, (pthread_rwlock_t * l, const struct timespec *ts), (l, ts))
-WRAP(pthread_rwlock_clockwrlock, 4, l, (pthread_rwlock_t * l, clockid_t c, const struct timespec *ts), (l, c, ts))
-WRAP(pthread_join, 5, th, (pthread_t th, void **ret), (th, ret))
-WRAP(pthread_timedjoin_np, 5, th, (pthread_t th, void **ret, const struct timespec *ts), (th, ret, ts))
-WRAP(pthread_clockjoin_np, 5, th, (pthread_t th, void **ret, clockid_t c, const struct timespec *ts), (th, ret, c, ts))
-WRAP(sem_wait, 6, s, (sem_t * s), (s))
-WRAP(sem_timedwait, 6, s, (sem_t * s, const struct timespec *ts), (s, ts))
-WRAP(sem_clockwait, 6, s, (sem_t * s, clockid_t c, const struct timespec *ts), (s, c, ts))
-WRAP(pthread_barrier_wait, 7, b, (pthread_barrier_t * b), (b))
+WRAP(pthread_rwlock_rdlock, ER_SYNC_RWLOCK_RDLOCK, l, (pthread_rwlock_t * l), (l))
+WRAP(pthread_rwlock_timedrdlock, ER_SYNC_RWLOCK_RDLOCK, l, (pthread_rwlock_t * l, const struct timespec *ts), (l, ts))
+WRAP(pthread_rwlock_clockrdlock, ER_SYNC_RWLOCK_RDLOCK, l, (pthread_rwlock_t * l, clockid_t c, const struct timespec *ts), (l, c, ts))
+WRAP(pthread_rwlock_wrlock, ER_SYNC_RWLOCK_WRLOCK, l, (pthread_rwlock_t * l), (l))
+WRAP(pthread_rwlock_timedwrlock, ER_SYNC_RWLOCK_WRLOCK, l, (pthread_rwlock_t * l, const struct timespec *ts), (l, ts))
+WRAP(pthread_rwlock_clockwrlock, ER_SYNC_RWLOCK_WRLOCK, l, (pthread_rwlock_t * l, clockid_t c, const struct timespec *ts), (l, c, ts))
+WRAP(pthread_join, ER_SYNC_JOIN, th, (pthread_t th, void **ret), (th, ret))
+WRAP(pthread_timedjoin_np, ER_SYNC_JOIN, th, (pthread_t th, void **ret, const struct timespec *ts), (th, ret, ts))
+WRAP(pthread_clockjoin_np, ER_SYNC_JOIN, th, (pthread_t th, void **ret, clockid_t c, const struct timespec *ts), (th, ret, c, ts))
+WRAP(sem_wait, ER_SYNC_SEM_WAIT, s, (sem_t * s), (s))
+WRAP(sem_timedwait, ER_SYNC_SEM_WAIT, s, (sem_t * s, const struct timespec *ts), (s, ts))
+WRAP(sem_clockwait, ER_SYNC_SEM_WAIT, s, (sem_t * s, clockid_t c, const struct timespec *ts), (s, c, ts))
+WRAP(pthread_barrier_wait, ER_SYNC_BARRIER_WAIT, b, (pthread_barrier_t * b), (b))
 
 /* er_sync_calibrate sets the threshold as the specification says: 6 times the mean time of a
  * mutex lock that never waits, timed as the interposer times it. */

@@ -58,14 +58,58 @@ enum er_rec_kind {
 	ER_REC_NOTE = 7,  /* struct er_rec, then text "key=value" */
 };
 
+/* Operations (er_rec.aux of heap, sync and I/O records): which function the event records.
+ * internal/experiment has the same numbers (HeapOp, SyncOp, IOOp); its contract test compares them. */
+enum er_heap_op {
+	ER_HEAP_MALLOC = 1,
+	ER_HEAP_CALLOC = 2,
+	ER_HEAP_REALLOC = 3,
+	ER_HEAP_FREE = 4, /* written short, as struct er_rec_free, when it needs no stack */
+	ER_HEAP_POSIX_MEMALIGN = 5,
+	ER_HEAP_ALIGNED_ALLOC = 6,
+	ER_HEAP_MEMALIGN = 7,
+	ER_HEAP_VALLOC = 8,
+	ER_HEAP_PVALLOC = 9,
+	ER_HEAP_REALLOCARRAY = 10,
+	ER_HEAP_MMAP = 11,
+	ER_HEAP_MUNMAP = 12,
+};
+
+enum er_sync_op {
+	ER_SYNC_MUTEX_LOCK = 1, /* pthread_mutex_lock, _timedlock, _clocklock */
+	ER_SYNC_COND_WAIT = 2,  /* pthread_cond_wait, _timedwait, _clockwait */
+	ER_SYNC_RWLOCK_RDLOCK = 3,
+	ER_SYNC_RWLOCK_WRLOCK = 4,
+	ER_SYNC_JOIN = 5, /* pthread_join, pthread_timedjoin_np, pthread_clockjoin_np */
+	ER_SYNC_SEM_WAIT = 6,
+	ER_SYNC_BARRIER_WAIT = 7,
+};
+
+enum er_io_op {
+	ER_IO_OPEN = 1, ER_IO_OPENAT, ER_IO_CREAT, ER_IO_CLOSE, ER_IO_READ, ER_IO_WRITE, ER_IO_PREAD, ER_IO_PWRITE,
+	ER_IO_READV, ER_IO_WRITEV, ER_IO_PREADV, ER_IO_PWRITEV, ER_IO_LSEEK, ER_IO_FSYNC, ER_IO_FDATASYNC, ER_IO_DUP,
+	ER_IO_DUP2, ER_IO_DUP3, ER_IO_PIPE, ER_IO_PIPE2,
+	ER_IO_FOPEN = 32, ER_IO_FDOPEN, ER_IO_FREOPEN, ER_IO_FCLOSE, ER_IO_FREAD, ER_IO_FWRITE, ER_IO_FGETS,
+	ER_IO_FPUTS, ER_IO_FGETC, ER_IO_FPUTC, ER_IO_FPRINTF, ER_IO_VFPRINTF, ER_IO_PRINTF, ER_IO_VPRINTF, ER_IO_PUTS,
+	ER_IO_FFLUSH, ER_IO_FSEEK, ER_IO_GETC, ER_IO_PUTC,
+	ER_IO_INHERITED = 63, /* not a call: a descriptor open when tracing began (the name is its /proc/self/fd link) */
+};
+
+/* er_rec.aux of a map record. */
+enum er_map_aux {
+	ER_MAP_MAPPED = 0,
+	ER_MAP_UNMAPPED = 1,
+	ER_MAP_INITIAL = 2, /* mapped before the library started */
+};
+
 /* The 16-byte prefix of every record. size counts the whole record, prefix included, a
  * multiple of 8. time is CLOCK_MONOTONIC ns: for events, when the call returned (or when
  * the signal arrived). */
 struct er_rec {
 	uint16_t size8; /* record size in units of 8 bytes; 0 = no record here */
 	uint8_t kind;   /* enum er_rec_kind */
-	uint8_t aux;    /* heap/sync/io: the operation (experiment.HeapOp, SyncOp, IOOp); map: 0 = mapped,
-			 * 1 = unmapped, 2 = mapped before the library started */
+	uint8_t aux;    /* heap/sync/io: the operation (enum er_heap_op, er_sync_op, er_io_op); map: enum
+			 * er_map_aux */
 	uint32_t tid;
 	uint64_t time;
 };
