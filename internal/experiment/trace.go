@@ -34,14 +34,18 @@ const (
 var TraceFiles = []string{HeapTraceFile, SyncTraceFile, IOTraceFile, ClockTraceFile, TraceStacksFile}
 
 const (
-	traceMagic      = "ERTRACE1"
-	traceVersion    = 1
-	traceHeaderSize = 4096
-	traceHeaderLen  = 40 // bytes of the header that a file has at least
+	traceMagic      = "ERTRACE1"          // ER_MAGIC
+	traceVersion    = 1                   // ER_VERSION
+	traceHeaderSize = 4096                // ER_HEADER_SIZE
+	traceHeaderLen  = fileHeaderStopErrno // bytes of the header that a file has at least
 	// traceHeaderStopLen: the header's fields of what was not recorded (stop errno, stop time, lost
 	// records) end here; they are zero in files of collectors that did not write them.
-	traceHeaderStopLen = 64
+	traceHeaderStopLen = sizeofFileHeader
+	// The block sizes the reader accepts (the library's is ER_BLOCK_SIZE), a multiple of 8.
+	minBlockSize = 4096
+	maxBlockSize = 1 << 26
 
+	// enum er_rec_kind
 	recStack = 1
 	recHeap  = 2
 	recSync  = 3
@@ -49,13 +53,106 @@ const (
 	recClock = 5
 	recMap   = 6
 	recNote  = 7
+
+	// enum er_map_aux: er_rec.aux of a map record (0: mapped while the library ran)
+	mapUnmapped = 1
+	mapInitial  = 2 // mapped before the library started
+)
+
+// The layout of the header and records of preload/c/trace.h: the offset of each field from the
+// start of its struct (a record's from the start of the record, its 16-byte prefix included) and
+// each struct's size, in bytes. The reader decodes with these; TestContract compares them with
+// what the C compiler says of the library's header.
+const (
+	// struct er_file_header
+	fileHeaderMagic     = 0
+	fileHeaderVersion   = 8
+	fileHeaderKind      = 12
+	fileHeaderBlockSize = 16
+	fileHeaderPid       = 20
+	fileHeaderParam     = 24
+	fileHeaderStartNS   = 32
+	fileHeaderStopErrno = 40
+	fileHeaderStopNS    = 48
+	fileHeaderLost      = 56
+	sizeofFileHeader    = 64
+
+	// struct er_rec, every record's prefix: its first 8 bytes are one little-endian word
+	recSize8  = 0 // uint16: the record's size in units of 8 bytes
+	recKind   = 2
+	recAux    = 3
+	recTid    = 4
+	recTime   = 8
+	sizeofRec = 16
+
+	// struct er_rec_stack, then n program counters
+	recStackID     = 16
+	recStackN      = 20
+	sizeofRecStack = 24
+
+	// struct er_rec_heap
+	recHeapStack  = 16
+	recHeapAddr   = 24
+	recHeapSize   = 32
+	recHeapOld    = 40
+	sizeofRecHeap = 48
+
+	// struct er_rec_alloc: the short form of an allocation that frees nothing
+	recAllocStack  = 16
+	recAllocSize   = 20 // uint32
+	recAllocAddr   = 24
+	sizeofRecAlloc = 32
+
+	// struct er_rec_free: the short form of a free
+	recFreeOld    = 16
+	sizeofRecFree = 24
+
+	// struct er_rec_sync
+	recSyncStack  = 16
+	recSyncWaitNS = 24
+	recSyncObject = 32
+	sizeofRecSync = 40
+
+	// struct er_rec_io, then the file name
+	recIOStack   = 16
+	recIONameLen = 20
+	recIODurNS   = 24
+	recIOFD      = 32
+	recIOFD2     = 36
+	recIORet     = 40
+	recIOBytes   = 48
+	recIOErr     = 56
+	sizeofRecIO  = 64
+
+	// struct er_rec_clock
+	recClockStack  = 16
+	recClockCount  = 20
+	recClockCPU    = 24
+	sizeofRecClock = 32
+
+	// struct er_rec_map, then the path
+	recMapStart   = 16
+	recMapEnd     = 24
+	recMapOffset  = 32
+	recMapPathLen = 40
+	sizeofRecMap  = 48
+)
+
+// enum er_file_kind: the header kinds of the trace files.
+const (
+	fileHeap   = 1
+	fileSync   = 2
+	fileIO     = 3
+	fileClock  = 4
+	fileStacks = 5
 )
 
 // traceFileKinds are the header kinds of the trace files.
-var traceFileKinds = map[string]uint32{HeapTraceFile: 1, SyncTraceFile: 2, IOTraceFile: 3, ClockTraceFile: 4, TraceStacksFile: 5}
+var traceFileKinds = map[string]uint32{HeapTraceFile: fileHeap, SyncTraceFile: fileSync, IOTraceFile: fileIO,
+	ClockTraceFile: fileClock, TraceStacksFile: fileStacks}
 
 // eventKinds are the kinds of the records in each kind of trace file that holds events.
-var eventKinds = map[uint32]uint8{1: recHeap, 2: recSync, 3: recIO, 4: recClock}
+var eventKinds = map[uint32]uint8{fileHeap: recHeap, fileSync: recSync, fileIO: recIO, fileClock: recClock}
 
 // traceHeader is the header of a trace file.
 type traceHeader struct {
@@ -78,6 +175,14 @@ type traceRec struct {
 	off       int64  // file offset of the record
 }
 
+// u32 and u64 read the field of the record at off, an offset from the start of the record (the
+// offsets above).
+func (r *traceRec) u32(off int) uint32 { return le.Uint32(r.body[off-sizeofRec:]) }
+func (r *traceRec) u64(off int) uint64 { return le.Uint64(r.body[off-sizeofRec:]) }
+
+// tail returns the bytes of the record from off on (a name or path after its struct).
+func (r *traceRec) tail(off int) []byte { return r.body[off-sizeofRec:] }
+
 // Ranges of trace record fields that er print sums (docs/trace-format.md, "Ranges").
 const (
 	maxUserBytes    = 1 << 57 // bytes a process can allocate or move in one call: its address space
@@ -94,29 +199,29 @@ func parseTraceHeader(file string, b []byte) (h traceHeader, err error) {
 	if len(b) < traceHeaderLen {
 		return h, formatErrorf(file, 0, traceHint, "%d bytes: too short for a trace file header (%d bytes)", len(b), traceHeaderLen)
 	}
-	if string(b[:8]) != traceMagic {
-		return h, formatErrorf(file, 0, "", "not a trace file: magic %q, want %q", b[:8], traceMagic)
+	if string(b[fileHeaderMagic:fileHeaderMagic+len(traceMagic)]) != traceMagic {
+		return h, formatErrorf(file, fileHeaderMagic, "", "not a trace file: magic %q, want %q", b[:8], traceMagic)
 	}
-	if v := le.Uint32(b[8:]); v != traceVersion {
-		return h, formatErrorf(file, 8, "this er reads trace version "+strconv.Itoa(traceVersion)+"; use the er that recorded it",
+	if v := le.Uint32(b[fileHeaderVersion:]); v != traceVersion {
+		return h, formatErrorf(file, fileHeaderVersion, "this er reads trace version "+strconv.Itoa(traceVersion)+"; use the er that recorded it",
 			"trace format version %d", v)
 	}
-	h = traceHeader{kind: le.Uint32(b[12:]), blockSize: le.Uint32(b[16:]), pid: le.Uint32(b[20:]),
-		param: le.Uint64(b[24:]), startNS: le.Uint64(b[32:])}
+	h = traceHeader{kind: le.Uint32(b[fileHeaderKind:]), blockSize: le.Uint32(b[fileHeaderBlockSize:]),
+		pid: le.Uint32(b[fileHeaderPid:]), param: le.Uint64(b[fileHeaderParam:]), startNS: le.Uint64(b[fileHeaderStartNS:])}
 	if len(b) >= traceHeaderStopLen {
-		h.stopErrno, h.stopNS, h.lost = le.Uint32(b[40:]), le.Uint64(b[48:]), le.Uint64(b[56:])
+		h.stopErrno, h.stopNS, h.lost = le.Uint32(b[fileHeaderStopErrno:]), le.Uint64(b[fileHeaderStopNS:]), le.Uint64(b[fileHeaderLost:])
 	}
 	if want := traceFileKinds[filepath.Base(file)]; want != 0 && h.kind != want {
-		return h, formatErrorf(file, 12, traceHint, "file kind %d, want %d for this name", h.kind, want)
+		return h, formatErrorf(file, fileHeaderKind, traceHint, "file kind %d, want %d for this name", h.kind, want)
 	}
-	if h.blockSize < 4096 || h.blockSize%8 != 0 || h.blockSize > 1<<26 {
-		return h, formatErrorf(file, 16, traceHint, "block size %d: want a multiple of 8 between 4096 and 64 MiB", h.blockSize)
+	if h.blockSize < minBlockSize || h.blockSize%8 != 0 || h.blockSize > maxBlockSize {
+		return h, formatErrorf(file, fileHeaderBlockSize, traceHint, "block size %d: want a multiple of 8 between 4096 and 64 MiB", h.blockSize)
 	}
 	if h.kind == traceFileKinds[ClockTraceFile] && (h.param < minClockIval || h.param > maxClockIval) {
-		return h, formatErrorf(file, 24, traceHint, "clock interval %d ns: want %d to %d ns", h.param, minClockIval, maxClockIval)
+		return h, formatErrorf(file, fileHeaderParam, traceHint, "clock interval %d ns: want %d to %d ns", h.param, minClockIval, maxClockIval)
 	}
 	if h.startNS > 1<<62 {
-		return h, formatErrorf(file, 32, traceHint, "start time %d ns: want 0 to 2^62 ns", h.startNS)
+		return h, formatErrorf(file, fileHeaderStartNS, traceHint, "start time %d ns: want 0 to 2^62 ns", h.startNS)
 	}
 	return h, nil
 }
@@ -174,21 +279,21 @@ func (tf *traceScan) scan(fn func(r *traceRec)) (warning string, err error) {
 				return "", fmt.Errorf("%s: %w", tf.name, err)
 			}
 		}
-		for off := 0; off+16 <= len(b); {
-			w := le.Uint64(b[off:])
+		for off := 0; off+sizeofRec <= len(b); {
+			w := le.Uint64(b[off:]) // size8, kind, aux and tid
 			if w == 0 {
 				break
 			}
-			size := int(w&0xffff) * 8
-			if size < 16 || off+size > len(b) {
+			size := int(uint16(w>>(8*recSize8))) * 8
+			if size < sizeofRec || off+size > len(b) {
 				bad++
 				if firstBad < 0 {
 					firstBad, whyBad = start+int64(off), fmt.Sprintf("record of %d bytes does not fit its block", size)
 				}
 				break
 			}
-			r = traceRec{kind: uint8(w >> 16), aux: uint8(w >> 24), tid: uint32(w >> 32),
-				time: le.Uint64(b[off+8:]), body: b[off+16 : off+size], off: start + int64(off)}
+			r = traceRec{kind: uint8(w >> (8 * recKind)), aux: uint8(w >> (8 * recAux)), tid: uint32(w >> (8 * recTid)),
+				time: le.Uint64(b[off+recTime:]), body: b[off+sizeofRec : off+size], off: start + int64(off)}
 			fn(&r)
 			off += size
 		}
@@ -489,12 +594,12 @@ func (tr *traceReader) stopWarnings(warn func(string)) {
 func (tr *traceReader) stackRecord(r *traceRec, pid uint32, sk *skipped) {
 	switch r.kind {
 	case recStack:
-		if len(r.body) < 8 {
+		if sizeofRec+len(r.body) < sizeofRecStack {
 			sk.malformed++
 			return
 		}
-		id, n := le.Uint32(r.body), le.Uint32(r.body[4:])
-		if uint64(n)*8 > uint64(len(r.body)-8) {
+		id, n := r.u32(recStackID), r.u32(recStackN)
+		if uint64(n)*8 > uint64(sizeofRec+len(r.body)-sizeofRecStack) {
 			sk.malformed++
 			return
 		}
@@ -503,18 +608,18 @@ func (tr *traceReader) stackRecord(r *traceRec, pid uint32, sk *skipped) {
 		}
 		s := make(Stack, n)
 		for i := range s {
-			s[i] = le.Uint64(r.body[8+8*i:])
+			s[i] = r.u64(sizeofRecStack + 8*i)
 		}
 		tr.stackIdx[id] = uint32(len(tr.d.Stacks))
 		tr.d.Stacks = append(tr.d.Stacks, s)
 	case recMap:
-		if len(r.body) < 32 {
+		if sizeofRec+len(r.body) < sizeofRecMap {
 			sk.malformed++
 			return
 		}
-		start, end, off := le.Uint64(r.body), le.Uint64(r.body[8:]), le.Uint64(r.body[16:])
-		pl := le.Uint32(r.body[24:])
-		if uint64(pl) > uint64(len(r.body)-32) {
+		start, end, off := r.u64(recMapStart), r.u64(recMapEnd), r.u64(recMapOffset)
+		pl := r.u32(recMapPathLen)
+		if uint64(pl) > uint64(sizeofRec+len(r.body)-sizeofRecMap) {
 			sk.malformed++
 			return
 		}
@@ -525,7 +630,7 @@ func (tr *traceReader) stackRecord(r *traceRec, pid uint32, sk *skipped) {
 			tr.maps = map[uint32][]Mapping{}
 		}
 		ms := tr.maps[pid]
-		if r.aux == 1 {
+		if r.aux == mapUnmapped {
 			for i := len(ms) - 1; i >= 0; i-- {
 				if ms[i].Start == start && ms[i].UnloadTime == -1 {
 					ms[i].UnloadTime = tr.t(r.time)
@@ -539,10 +644,10 @@ func (tr *traceReader) stackRecord(r *traceRec, pid uint32, sk *skipped) {
 			return
 		}
 		load := max(tr.t(r.time), 0)
-		if r.aux == 2 { // mapped before the library started: there from time 0 on, as /proc/PID/maps mappings are
+		if r.aux == mapInitial { // mapped before the library started: there from time 0 on, as /proc/PID/maps mappings are
 			load = 0
 		}
-		tr.maps[pid] = append(ms, Mapping{Pid: pid, Start: start, End: end, Offset: off, Path: string(r.body[32 : 32+pl]),
+		tr.maps[pid] = append(ms, Mapping{Pid: pid, Start: start, End: end, Offset: off, Path: string(r.tail(sizeofRecMap)[:pl]),
 			LoadTime: load, UnloadTime: -1})
 	case recNote:
 		text := string(trimNUL(r.body))
@@ -577,7 +682,7 @@ func cutEq(s string) (string, string, bool) {
 // trace's stack id until end resolves it.
 func (tr *traceReader) event(r *traceRec, h *traceHeader, sk *skipped) {
 	d := tr.d
-	b := r.body
+	size := sizeofRec + len(r.body) // the record's size
 	pid := h.pid
 	if r.kind != eventKinds[h.kind] { // a stack, map or note record, or an event of another file's kind
 		sk.malformed++
@@ -593,12 +698,12 @@ func (tr *traceReader) event(r *traceRec, h *traceHeader, sk *skipped) {
 	case recHeap:
 		e := HeapEvent{Time: t, Pid: pid, Tid: r.tid, Op: HeapOp(r.aux)}
 		switch {
-		case len(b) == 8 && e.Op == HeapFree: // the short form of a free
-			e.Old = le.Uint64(b)
-		case len(b) == 16: // the short form of an allocation that frees nothing
-			e.Stack, e.Size, e.Addr = le.Uint32(b), uint64(le.Uint32(b[4:])), le.Uint64(b[8:])
-		case len(b) >= 32:
-			e.Stack, e.Addr, e.Size, e.Old = le.Uint32(b), le.Uint64(b[8:]), le.Uint64(b[16:]), le.Uint64(b[24:])
+		case size == sizeofRecFree && e.Op == HeapFree: // the short form of a free
+			e.Old = r.u64(recFreeOld)
+		case size == sizeofRecAlloc: // the short form of an allocation that frees nothing
+			e.Stack, e.Size, e.Addr = r.u32(recAllocStack), uint64(r.u32(recAllocSize)), r.u64(recAllocAddr)
+		case size >= sizeofRecHeap:
+			e.Stack, e.Addr, e.Size, e.Old = r.u32(recHeapStack), r.u64(recHeapAddr), r.u64(recHeapSize), r.u64(recHeapOld)
 		default:
 			sk.malformed++
 			return
@@ -609,28 +714,28 @@ func (tr *traceReader) event(r *traceRec, h *traceHeader, sk *skipped) {
 		}
 		d.Heap = append(d.Heap, e)
 	case recSync:
-		if len(b) < 24 {
+		if size < sizeofRecSync {
 			sk.malformed++
 			return
 		}
-		wait := le.Uint64(b[8:])
+		wait := r.u64(recSyncWaitNS)
 		if wait > ran {
 			sk.out(r.off, "a wait of %d ns, longer than the %d ns since the collector library started", wait, ran)
 			return
 		}
-		d.Sync = append(d.Sync, SyncEvent{Time: t, Pid: pid, Tid: r.tid, Op: SyncOp(r.aux), Stack: le.Uint32(b),
-			Wait: int64(wait), Object: le.Uint64(b[16:])})
+		d.Sync = append(d.Sync, SyncEvent{Time: t, Pid: pid, Tid: r.tid, Op: SyncOp(r.aux), Stack: r.u32(recSyncStack),
+			Wait: int64(wait), Object: r.u64(recSyncObject)})
 	case recIO:
-		if len(b) < 48 {
+		if size < sizeofRecIO {
 			sk.malformed++
 			return
 		}
-		nl := le.Uint32(b[4:])
-		if uint64(nl) > uint64(len(b)-48) {
+		nl := r.u32(recIONameLen)
+		if uint64(nl) > uint64(size-sizeofRecIO) {
 			sk.malformed++
 			return
 		}
-		dur, bytes := le.Uint64(b[8:]), int64(le.Uint64(b[32:]))
+		dur, bytes := r.u64(recIODurNS), int64(r.u64(recIOBytes))
 		switch {
 		case dur > ran:
 			sk.out(r.off, "a call of %d ns, longer than the %d ns since the collector library started", dur, ran)
@@ -639,21 +744,21 @@ func (tr *traceReader) event(r *traceRec, h *traceHeader, sk *skipped) {
 			sk.out(r.off, "%d bytes moved: want 0 to 2^57", bytes)
 			return
 		}
-		d.IO = append(d.IO, IOEvent{Time: t, Pid: pid, Tid: r.tid, Op: IOOp(r.aux), Dur: int64(dur), Stack: le.Uint32(b),
-			FD: int32(le.Uint32(b[16:])), FD2: int32(le.Uint32(b[20:])), Ret: int64(le.Uint64(b[24:])),
-			Bytes: bytes, Err: int32(le.Uint32(b[40:])), File: string(b[48 : 48+nl])})
+		d.IO = append(d.IO, IOEvent{Time: t, Pid: pid, Tid: r.tid, Op: IOOp(r.aux), Dur: int64(dur), Stack: r.u32(recIOStack),
+			FD: int32(r.u32(recIOFD)), FD2: int32(r.u32(recIOFD2)), Ret: int64(r.u64(recIORet)),
+			Bytes: bytes, Err: int32(r.u32(recIOErr)), File: string(r.tail(sizeofRecIO)[:nl])})
 	case recClock:
-		if len(b) < 16 {
+		if size < sizeofRecClock {
 			sk.malformed++
 			return
 		}
-		count := uint64(le.Uint32(b[4:]))
+		count := uint64(r.u32(recClockCount))
 		if most := maxSamplePeriod / h.param; count < 1 || count > most {
 			sk.out(r.off, "a sample of %d intervals of %d ns: want 1 to %d, at most 60 s", count, h.param, most)
 			return
 		}
-		d.Clock = append(d.Clock, ClockSample{Time: t, Pid: pid, Tid: r.tid, CPU: le.Uint32(b[8:]),
-			Mode: ModeUnknown, Period: int64(count * h.param), Stack: le.Uint32(b)})
+		d.Clock = append(d.Clock, ClockSample{Time: t, Pid: pid, Tid: r.tid, CPU: r.u32(recClockCPU),
+			Mode: ModeUnknown, Period: int64(count * h.param), Stack: r.u32(recClockStack)})
 	}
 }
 

@@ -24,31 +24,31 @@ func TraceClockNS(file string) (int64, error) {
 	if _, err := io.ReadFull(f, head); err != nil {
 		return 0, fmt.Errorf("%s: reading the header: %v", file, err)
 	}
-	if string(head[:8]) != traceMagic || le.Uint32(head[12:]) != traceFileKinds[ClockTraceFile] {
+	if string(head[fileHeaderMagic:fileHeaderMagic+len(traceMagic)]) != traceMagic || le.Uint32(head[fileHeaderKind:]) != fileClock {
 		return 0, fmt.Errorf("%s: not a clock trace file", file)
 	}
-	blockSize, interval := int64(le.Uint32(head[16:])), int64(le.Uint64(head[24:]))
-	if blockSize < 4096 || blockSize%8 != 0 || blockSize > 1<<26 {
+	blockSize, interval := int64(le.Uint32(head[fileHeaderBlockSize:])), int64(le.Uint64(head[fileHeaderParam:]))
+	if blockSize < minBlockSize || blockSize%8 != 0 || blockSize > maxBlockSize {
 		return 0, fmt.Errorf("%s: block size %d", file, blockSize)
 	}
 	block := make([]byte, blockSize)
 	var ns int64
 	for off := int64(traceHeaderSize); ; off += blockSize {
 		n, err := f.ReadAt(block, off)
-		if n < 16 {
+		if n < sizeofRec {
 			if err == io.EOF || err == nil {
 				return ns, nil
 			}
 			return ns, err
 		}
-		for p := 0; p+16 <= n; {
+		for p := 0; p+sizeofRec <= n; {
 			w := le.Uint64(block[p:])
-			size := int(w&0xffff) * 8
-			if w == 0 || size < 16 || p+size > n {
+			size := int(uint16(w>>(8*recSize8))) * 8
+			if w == 0 || size < sizeofRec || p+size > n {
 				break
 			}
-			if uint8(w>>16) == recClock && size >= 32 {
-				ns += int64(le.Uint32(block[p+20:])) * interval
+			if uint8(w>>(8*recKind)) == recClock && size >= sizeofRecClock {
+				ns += int64(le.Uint32(block[p+recClockCount:])) * interval
 			}
 			p += size
 		}
