@@ -6,10 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"weak"
 )
 
 // writeExperiment writes a complete experiment and returns what Open should read.
@@ -396,5 +398,56 @@ func TestReadLog(t *testing.T) {
 	}
 	if _, err := ReadLog(t.TempDir()); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("ReadLog of a directory without log.xml: %v, want not exist", err)
+	}
+}
+
+// TestArchivesShared: experiments that read the same archive file (subexperiments, from their
+// founder's archives/) share one copy of it; a file rewritten since is read again; an archive no
+// experiment holds any longer is dropped.
+func TestArchivesShared(t *testing.T) {
+	founder, _ := writeExperiment(t)
+	var subs []*Data
+	for _, name := range []string{"_f1.er", "_f2.er"} {
+		w, err := Create(filepath.Join(founder, name), testLog())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		d, err := Open(filepath.Join(founder, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		subs = append(subs, d)
+	}
+	path := testArchive().Path
+	a1, a2 := subs[0].Archives[path], subs[1].Archives[path]
+	if a1 == nil || a1 != a2 {
+		t.Fatalf("the two subexperiments hold %p and %p for the founder's archive of %s, want one shared copy", a1, a2, path)
+	}
+	// Rewritten (another build id): read again.
+	changed := testArchive()
+	changed.BuildID = "0123456789abcdef"
+	if err := WriteArchive(founder, changed); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Open(filepath.Join(founder, "_f1.er"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := d.Archives[path]; a == nil || a == a1 || a.BuildID != changed.BuildID {
+		t.Errorf("after the file was rewritten: %+v, want the new content", a)
+	}
+	// Held by no experiment: dropped once collected, and read again.
+	held := weak.Make(d.Archives[path])
+	runtime.KeepAlive(subs)
+	subs, a1, a2, d = nil, nil, nil, nil
+	runtime.GC()
+	if held.Value() != nil {
+		t.Error("an archive no experiment holds was kept")
+	}
+	if d, err := Open(filepath.Join(founder, "_f2.er")); err != nil || d.Archives[path] == nil || d.Archives[path].BuildID != changed.BuildID {
+		t.Errorf("read again: %v", err)
 	}
 }
