@@ -21,7 +21,55 @@ const (
 	staticNodes     = 3000
 	staticNodeShare = 0.002
 	staticTimeline  = 1200 // bins; app.js's TL_WIDTH_STATIC
+	staticContext   = 16   // instructions kept on each side of one with metrics, in a report's disassembly
 )
+
+// hotInstructions keeps of a disassembly t the rows with metrics, the staticContext rows on each
+// side of them and the rows without values (a function's heading); each run of rows left out
+// becomes one row that says how many. A report held the whole disassembly of its functions: one of
+// cc1's, 14,865 instructions of which 4 had samples, was 1.9 MB of a make -j2's 7 MB report.
+func hotInstructions(t *table, context int) *table {
+	hot := func(r row) bool {
+		for _, c := range r.Cells {
+			if !c.B && c.V != 0 {
+				return true
+			}
+		}
+		return false
+	}
+	heading := func(r row) bool { return len(r.Cells) > 0 && r.Cells[0].B }
+	keep := make([]bool, len(t.Rows))
+	for i, r := range t.Rows {
+		if heading(r) {
+			keep[i] = true
+		}
+		if hot(r) {
+			for j := max(0, i-context); j <= min(len(t.Rows)-1, i+context); j++ {
+				keep[j] = true
+			}
+		}
+	}
+	out := *t
+	out.Rows = nil
+	for i := 0; i < len(t.Rows); {
+		if keep[i] {
+			out.Rows = append(out.Rows, t.Rows[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(t.Rows) && !keep[j] {
+			j++
+		}
+		blank := make([]cell, len(t.Columns))
+		for k := range blank {
+			blank[k] = cell{B: true}
+		}
+		out.Rows = append(out.Rows, row{ID: -1, Name: fmt.Sprintf("... %d instructions without metrics, not in this report (er print -disasm shows them)", j-i), Cells: blank})
+		i = j
+	}
+	return &out
+}
 
 // checkReportDir refuses a report directory that exists and is not empty, unless force, and a
 // path that is not a directory: a report must not write over files it did not write.
@@ -117,6 +165,9 @@ func (s *Server) WriteStatic(dir string) error {
 		for _, v := range []string{"callers", "source", "disasm"} {
 			path := fmt.Sprintf("/api/%s?f=%d", v, r.ID)
 			record(path, path) // an error (no source) is recorded for the page to show
+			if t, ok := data[path].(*table); ok && v == "disasm" {
+				data[path] = hotInstructions(t, staticContext)
+			}
 		}
 	}
 	if err := record("/api/tree?node=0&hot=1", "/api/tree?node=0&hot=1"); err != nil {

@@ -124,3 +124,44 @@ func TestCheckReportDir(t *testing.T) {
 		t.Errorf("--force: %v", err)
 	}
 }
+
+// TestHotInstructions: a report's disassembly keeps the rows with metrics, the context around them
+// and the function's heading; each run of rows left out is one row saying how many.
+func TestHotInstructions(t *testing.T) {
+	t.Parallel()
+	cols := []column{{Key: "e.totalcpu", Value: true}, {Key: "i.totalcpu", Value: true}}
+	var in table
+	in.Columns = cols
+	in.Rows = append(in.Rows, row{ID: -1, Name: "<Function: f>", Cells: []cell{{B: true}, {B: true}}})
+	for i := range 100 {
+		v := int64(0)
+		if i == 50 || i == 53 || i == 99 {
+			v = int64(i) * 1000
+		}
+		in.Rows = append(in.Rows, row{ID: -1, Name: fmt.Sprintf("insn %d", i), Cells: []cell{{V: v}, {V: v}}})
+	}
+	out := hotInstructions(&in, 4)
+	var names []string
+	for _, r := range out.Rows {
+		names = append(names, r.Name)
+	}
+	want := []string{"<Function: f>", "... 46 instructions without metrics, not in this report (er print -disasm shows them)"}
+	for i := 46; i <= 57; i++ {
+		want = append(want, fmt.Sprintf("insn %d", i))
+	}
+	want = append(want, "... 37 instructions without metrics, not in this report (er print -disasm shows them)")
+	for i := 95; i <= 99; i++ {
+		want = append(want, fmt.Sprintf("insn %d", i))
+	}
+	if !slices.Equal(names, want) {
+		t.Errorf("rows\n%q\nwant\n%q", names, want)
+	}
+	for _, r := range out.Rows {
+		if strings.HasPrefix(r.Name, "...") && (len(r.Cells) != 2 || !r.Cells[0].B || !r.Cells[1].B) {
+			t.Errorf("a gap row has cells %+v, want blank ones", r.Cells)
+		}
+	}
+	if len(in.Rows) != 101 {
+		t.Errorf("the table given was changed: %d rows", len(in.Rows))
+	}
+}
