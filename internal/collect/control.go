@@ -29,11 +29,22 @@ const (
 	procDirName  = ".proc"
 	stateName    = "state"
 	controlName  = ".control"
-	stateMagic   = 0x53524545 // "EERS"
-	messageMagic = 0x31435245 // "ERC1"
-	messageSize  = 32
-	stateStop    = 8  // offset of the stop word
-	statePause   = 12 // offset of the pause_all word
+	stateMagic   = 0x53524545 // "EERS", ER_STATE_MAGIC
+	messageMagic = 0x31435245 // "ERC1", ER_MSG_MAGIC
+	messageSize  = 32         // sizeof(struct er_msg)
+	stateStop    = 8          // offset of the stop word (ER_STATE_STOP)
+	statePause   = 12         // offset of the pause_all word (ER_STATE_PAUSE_ALL)
+)
+
+// The offsets of the fields of a message (struct er_msg in preload/c/collector.h). TestContract
+// compares them, the magic numbers and the message kinds with the library's header.
+const (
+	msgOffMagic = 0
+	msgOffKind  = 4
+	msgOffPid   = 8
+	msgOffTid   = 12
+	msgOffTime  = 16
+	msgOffArg   = 24 // the signal (sample, pause, resume) or the errno (stopped)
 )
 
 // Control message kinds.
@@ -54,12 +65,12 @@ type message struct {
 }
 
 func decodeMessage(b []byte) (message, bool) {
-	if len(b) < messageSize || binary.LittleEndian.Uint32(b) != messageMagic {
+	if len(b) < messageSize || binary.LittleEndian.Uint32(b[msgOffMagic:]) != messageMagic {
 		return message{}, false
 	}
-	return message{kind: binary.LittleEndian.Uint32(b[4:]), pid: binary.LittleEndian.Uint32(b[8:]),
-		tid: binary.LittleEndian.Uint32(b[12:]), time: int64(binary.LittleEndian.Uint64(b[16:])),
-		signo: binary.LittleEndian.Uint32(b[24:])}, true
+	return message{kind: binary.LittleEndian.Uint32(b[msgOffKind:]), pid: binary.LittleEndian.Uint32(b[msgOffPid:]),
+		tid: binary.LittleEndian.Uint32(b[msgOffTid:]), time: int64(binary.LittleEndian.Uint64(b[msgOffTime:])),
+		signo: binary.LittleEndian.Uint32(b[msgOffArg:])}, true
 }
 
 // control is er's end of the channel.

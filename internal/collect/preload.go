@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -121,6 +122,27 @@ func libraryUses(spec Spec, sigprof bool) string {
 	return strings.Join(what, " and ")
 }
 
+// The environment variables of the collector library (docs/trace-format.md, "Instances"). er sets
+// all but envFounderPID and envParentStartNS; the library reads all but envCollectorPID.
+// TestContractEnv compares them with the names preload/c reads.
+const (
+	envExpDir        = "ER_EXPDIR"
+	envTrace         = "ER_TRACE"
+	envSyncThreshold = "ER_SYNC_THRESHOLD_NS"
+	envClockInterval = "ER_CLOCK_INTERVAL_NS"
+	envFollow        = "ER_FOLLOW"
+	envCollectorPID  = "ER_COLLECTOR_PID"
+	envSampleSignal  = "ER_SAMPLE_SIGNAL"
+	envPauseSignal   = "ER_PAUSE_SIGNAL"
+	envPaused        = "ER_PAUSED"
+	envFounderPID    = "ER_FOUNDER_PID"     // the founder's pid, where not the first instance
+	envParentStartNS = "ER_PARENT_START_NS" // set by the library for the images a process execs
+)
+
+// libraryEnvVars lists them: preloadEnv drops each from the environment the target would inherit.
+var libraryEnvVars = []string{envExpDir, envTrace, envSyncThreshold, envClockInterval, envFollow, envFounderPID,
+	envCollectorPID, envSampleSignal, envPauseSignal, envPaused, envParentStartNS}
+
 // preloadEnv returns env with the collector library loaded and configured for spec.
 func preloadEnv(env []string, lib, dir string, spec Spec, sigprof bool) ([]string, error) {
 	abs, err := filepath.Abs(dir)
@@ -137,14 +159,13 @@ func preloadEnv(env []string, lib, dir string, spec Spec, sigprof bool) ([]strin
 	preload := lib
 	for _, e := range env {
 		k, v, _ := strings.Cut(e, "=")
-		switch k {
-		case "LD_PRELOAD":
+		switch {
+		case k == "LD_PRELOAD":
 			if v != "" {
 				preload = lib + ":" + v
 			}
 			continue
-		case "ER_EXPDIR", "ER_TRACE", "ER_SYNC_THRESHOLD_NS", "ER_CLOCK_INTERVAL_NS", "ER_FOLLOW", "ER_FOUNDER_PID",
-			"ER_COLLECTOR_PID", "ER_SAMPLE_SIGNAL", "ER_PAUSE_SIGNAL", "ER_PAUSED", "ER_PARENT_START_NS":
+		case slices.Contains(libraryEnvVars, k):
 			continue
 		}
 		out = append(out, e)
@@ -156,21 +177,21 @@ func preloadEnv(env []string, lib, dir string, spec Spec, sigprof bool) ([]strin
 	case spec.SyncThresh > 0:
 		thresh = strconv.FormatInt(spec.SyncThresh.Nanoseconds(), 10)
 	}
-	out = append(out, "LD_PRELOAD="+preload, "ER_EXPDIR="+abs, "ER_TRACE="+strings.Join(what, ","),
-		"ER_SYNC_THRESHOLD_NS="+thresh, "ER_CLOCK_INTERVAL_NS="+strconv.FormatInt(spec.Interval.Nanoseconds(), 10),
-		"ER_COLLECTOR_PID="+strconv.Itoa(os.Getpid()))
+	out = append(out, "LD_PRELOAD="+preload, envExpDir+"="+abs, envTrace+"="+strings.Join(what, ","),
+		envSyncThreshold+"="+thresh, envClockInterval+"="+strconv.FormatInt(spec.Interval.Nanoseconds(), 10),
+		envCollectorPID+"="+strconv.Itoa(os.Getpid()))
 	follow := "1"
 	if spec.Follow == "off" {
 		follow = "0"
 	}
-	out = append(out, "ER_FOLLOW="+follow)
+	out = append(out, envFollow+"="+follow)
 	if spec.SampleSignal != 0 {
-		out = append(out, "ER_SAMPLE_SIGNAL="+strconv.Itoa(int(spec.SampleSignal)))
+		out = append(out, envSampleSignal+"="+strconv.Itoa(int(spec.SampleSignal)))
 	}
 	if spec.PauseSignal != 0 {
-		out = append(out, "ER_PAUSE_SIGNAL="+strconv.Itoa(int(spec.PauseSignal)))
+		out = append(out, envPauseSignal+"="+strconv.Itoa(int(spec.PauseSignal)))
 		if spec.StartPaused {
-			out = append(out, "ER_PAUSED=1")
+			out = append(out, envPaused+"=1")
 		}
 	}
 	return out, nil

@@ -1,0 +1,297 @@
+package collect
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// The Go<->C contract of the control protocol and the environment (docs/trace-format.md, "The
+// Go<->C contract"). TestContractControl compiles testdata/contract.c, which includes the collector
+// library's preload/c/collector.h and prints the state page's words, struct er_msg's layout, its
+// magic number and kinds; TestContractEnv compares the ER_* variables preload/c reads with those
+// er sets. A change on one side only fails them, naming what differs.
+
+func TestContractControl(t *testing.T) {
+	c := runContract(t, "testdata/contract.c")
+	var bad []string
+	fail := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
+	seen := map[string]bool{}
+	cmpConst := func(cName, goName string, goV uint64) {
+		seen[cName] = true
+		if v, ok := c.consts[cName]; !ok {
+			fail("%s: C has none, Go has %s = %d", cName, goName, goV)
+		} else if v != goV {
+			fail("%s: C %d, Go %d (%s)", cName, v, goV, goName)
+		}
+	}
+
+	// The state page: words of 4 bytes (control.set writes 32-bit words).
+	cmpConst("ER_STATE_MAGIC", "stateMagic", stateMagic)
+	cmpConst("ER_STATE_WORD", "the 32-bit words of control.set", 4)
+	word := c.consts["ER_STATE_WORD"]
+	for _, w := range []struct {
+		c, goName string
+		off       uint64
+	}{{"ER_STATE_STOP", "stateStop", stateStop}, {"ER_STATE_PAUSE_ALL", "statePause", statePause}} {
+		seen[w.c] = true
+		if idx, ok := c.consts[w.c]; !ok {
+			fail("%s: C has none, Go has %s at offset %d", w.c, w.goName, w.off)
+		} else if idx*word != w.off {
+			fail("%s: C offset %d (word %d), Go %d (%s)", w.c, idx*word, idx, w.off, w.goName)
+		}
+	}
+
+	// Messages.
+	cmpConst("ER_MSG_MAGIC", "messageMagic", messageMagic)
+	for _, k := range []struct {
+		c, goName string
+		v         uint64
+	}{
+		{"ER_MSG_SAMPLE", "msgSample", msgSample}, {"ER_MSG_PAUSED", "msgPaused", msgPaused},
+		{"ER_MSG_RESUMED", "msgResumed", msgResumed}, {"ER_MSG_STARTED", "msgStarted", msgStarted},
+		{"ER_MSG_FORKED", "msgForked", msgForked}, {"ER_MSG_EXECED", "msgExeced", msgExeced},
+		{"ER_MSG_STOPPED", "msgStopped", msgStopped},
+	} {
+		cmpConst(k.c, k.goName, k.v)
+	}
+	for name, v := range c.consts {
+		if !seen[name] {
+			fail("%s: C has it (%d), Go has no constant for it", name, v)
+		}
+	}
+	if size, ok := c.structs["er_msg"]; size != messageSize || !ok {
+		fail("struct er_msg: C size %d, Go %d (messageSize)", size, messageSize)
+	}
+	fields := []struct {
+		c, goName  string
+		off, width int
+	}{
+		{"magic", "msgOffMagic", msgOffMagic, 4}, {"kind", "msgOffKind", msgOffKind, 4},
+		{"pid", "msgOffPid", msgOffPid, 4}, {"tid", "msgOffTid", msgOffTid, 4},
+		{"time", "msgOffTime", msgOffTime, 8}, {"arg", "msgOffArg", msgOffArg, 4},
+		{"parent_start_lo32", "", 0, 0}, // er does not read it
+	}
+	for _, f := range fields {
+		name := "er_msg." + f.c
+		seen[name] = true
+		cf, ok := c.fields[name]
+		switch {
+		case !ok:
+			fail("%s: C has no such field, Go has %s at offset %d", name, f.goName, f.off)
+		case f.goName == "":
+		case cf.off != f.off:
+			fail("%s: C offset %d, Go %d (%s)", name, cf.off, f.off, f.goName)
+		case cf.size != f.width:
+			fail("%s: C size %d, Go reads %d bytes (%s)", name, cf.size, f.width, f.goName)
+		}
+	}
+	for name, f := range c.fields {
+		if !seen[name] {
+			fail("%s: C has it at offset %d (%d bytes), Go has no constant for it", name, f.off, f.size)
+		}
+	}
+
+	// The program prints all of the protocol that collector.h declares.
+	for _, miss := range c.uncovered("../../preload/c/collector.h", "er_msg", "er_msg_kind", `ER_(STATE|MSG)_\w+`) {
+		fail("%s: preload/c/collector.h declares it, testdata/contract.c does not print it", miss)
+	}
+
+	slices.Sort(bad)
+	for _, b := range bad {
+		t.Error(b)
+	}
+	if len(bad) == 0 {
+		t.Logf("compared %d fields of struct er_msg, %d constants", len(c.fields), len(c.consts))
+	}
+}
+
+// envNotSetByEr are the variables the library reads that er does not set, and why.
+var envNotSetByEr = map[string]string{
+	envFounderPID:    "whoever starts a founder that is not the first instance sets it (tests)",
+	envParentStartNS: "the library sets it for the images a process execs",
+}
+
+// envNotRead are the variables er sets that the library does not read, and why.
+var envNotRead = map[string]string{
+	envCollectorPID: "er sets it for the target; the library does not read it",
+}
+
+// cEnvName is a string literal of the collector library that names one of its variables.
+var cEnvName = regexp.MustCompile(`"(ER_[A-Z0-9_]+)"`)
+
+func TestContractEnv(t *testing.T) {
+	srcs, err := filepath.Glob("../../preload/c/*.[ch]")
+	if err != nil || len(srcs) == 0 {
+		t.Fatalf("no preload/c sources: %v", err)
+	}
+	reads := map[string]bool{}
+	for _, src := range srcs {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range cEnvName.FindAllSubmatch(b, -1) {
+			reads[string(m[1])] = true
+		}
+	}
+	spec := Spec{Heap: true, Sync: true, IO: true, Interval: IntervalHi, SyncThresh: SyncCalibrate, Follow: "on",
+		SampleSignal: syscall.SIGUSR1, PauseSignal: syscall.SIGUSR2, StartPaused: true}
+	env, err := preloadEnv(nil, "/l.so", t.TempDir(), spec, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets := map[string]bool{}
+	for _, e := range env {
+		if k, _, _ := strings.Cut(e, "="); strings.HasPrefix(k, "ER_") {
+			sets[k] = true
+		}
+	}
+	listed := map[string]bool{}
+	for _, k := range libraryEnvVars {
+		listed[k] = true
+	}
+
+	var bad []string
+	fail := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
+	for k := range reads {
+		if !listed[k] {
+			fail("%s: the library reads it, Go does not list it (libraryEnvVars)", k)
+		}
+		if !sets[k] && envNotSetByEr[k] == "" {
+			fail("%s: the library reads it, er does not set it (preloadEnv)", k)
+		}
+	}
+	for k := range sets {
+		if !listed[k] {
+			fail("%s: er sets it, Go does not list it (libraryEnvVars): a value the target inherits is kept", k)
+		}
+		if !reads[k] && envNotRead[k] == "" {
+			fail("%s: er sets it, the library does not read it", k)
+		}
+	}
+	for k := range listed {
+		if !reads[k] && envNotRead[k] == "" {
+			fail("%s: Go lists it (libraryEnvVars), the library does not read it", k)
+		}
+	}
+	for k, why := range envNotSetByEr {
+		if sets[k] || !reads[k] {
+			fail("%s: listed as read by the library and not set by er (%s), but er sets it: %v, the library reads it: %v", k, why, sets[k], reads[k])
+		}
+	}
+	for k, why := range envNotRead {
+		if reads[k] || !sets[k] {
+			fail("%s: listed as set by er and not read by the library (%s), but er sets it: %v, the library reads it: %v", k, why, sets[k], reads[k])
+		}
+	}
+	slices.Sort(bad)
+	for _, b := range bad {
+		t.Error(b)
+	}
+	if len(bad) == 0 {
+		t.Logf("the library reads %d ER_* variables, er sets %d", len(reads), len(sets))
+	}
+}
+
+// contractOutput is what a contract program printed.
+type contractOutput struct {
+	structs map[string]int
+	fields  map[string]struct{ off, size int }
+	consts  map[string]uint64
+}
+
+// runContract compiles the C program src with gcc and parses what it prints. It skips the test
+// when there is no gcc.
+func runContract(t *testing.T, src string) *contractOutput {
+	t.Helper()
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("no gcc: the Go<->C contract is not checked")
+	}
+	bin := filepath.Join(t.TempDir(), "contract")
+	if out, err := exec.Command(gcc, "-std=gnu11", "-Wall", "-Werror", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("compiling %s: %v\n%s", src, err, out)
+	}
+	out, err := exec.Command(bin).Output()
+	if err != nil {
+		t.Fatalf("running %s: %v", src, err)
+	}
+	c := &contractOutput{structs: map[string]int{}, fields: map[string]struct{ off, size int }{}, consts: map[string]uint64{}}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		num := func(s string) uint64 {
+			v, err := strconv.ParseUint(s, 10, 64)
+			if err != nil {
+				t.Fatalf("%s printed %q: %v", src, sc.Text(), err)
+			}
+			return v
+		}
+		switch {
+		case len(f) == 3 && f[0] == "struct":
+			c.structs[f[1]] = int(num(f[2]))
+		case len(f) == 4 && f[0] == "field":
+			c.fields[f[1]] = struct{ off, size int }{int(num(f[2])), int(num(f[3]))}
+		case len(f) == 3 && f[0] == "const":
+			c.consts[f[1]] = num(f[2])
+		default:
+			t.Fatalf("%s printed %q: want struct, field or const", src, sc.Text())
+		}
+	}
+	return c
+}
+
+var (
+	cComment = regexp.MustCompile(`(?s)/\*.*?\*/|//[^\n]*`)
+	cArray   = regexp.MustCompile(`\[[^]]*\]`)
+)
+
+// uncovered returns what the header declares of the struct strct, the enum enum and the #defines
+// of a value whose names match define that the program did not print.
+func (c *contractOutput) uncovered(header, strct, enum, define string) []string {
+	b, err := os.ReadFile(header)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	text := cComment.ReplaceAllString(string(b), "")
+	var miss []string
+	if m := regexp.MustCompile(`(?s)\bstruct\s+` + strct + `\s*\{(.*?)\}\s*;`).FindStringSubmatch(text); m == nil {
+		miss = append(miss, "struct "+strct)
+	} else {
+		for _, decl := range strings.Split(m[1], ";") {
+			if w := strings.Fields(cArray.ReplaceAllString(decl, "")); len(w) > 0 {
+				if n := strings.TrimLeft(w[len(w)-1], "*"); c.fields[strct+"."+n].size == 0 {
+					miss = append(miss, strct+"."+n)
+				}
+			}
+		}
+	}
+	if m := regexp.MustCompile(`(?s)\benum\s+` + enum + `\s*\{(.*?)\}\s*;`).FindStringSubmatch(text); m == nil {
+		miss = append(miss, "enum "+enum)
+	} else {
+		for _, member := range strings.Split(m[1], ",") {
+			n, _, _ := strings.Cut(member, "=")
+			if n = strings.TrimSpace(n); n != "" {
+				if _, ok := c.consts[n]; !ok {
+					miss = append(miss, "enum "+enum+" "+n)
+				}
+			}
+		}
+	}
+	for _, m := range regexp.MustCompile(`(?m)^#define\s+(`+define+`)[ \t]+\S`).FindAllStringSubmatch(text, -1) {
+		if _, ok := c.consts[m[1]]; !ok {
+			miss = append(miss, "#define "+m[1])
+		}
+	}
+	return miss
+}
