@@ -11,7 +11,7 @@ PRELOAD_SRCS   := $(wildcard preload/c/*.c)
 FUZZTIME ?= 5s
 SOAK     ?= 10m
 
-.PHONY: all build test unit fuzz browser demo bench clean vet soak
+.PHONY: all build test unit fuzz browser demo bench bench-scale clean vet soak
 
 all: build
 
@@ -55,6 +55,11 @@ soak: build
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./...
+
+# Issue 13's scale figures on a real 10 kHz profile of testdata/callgraph.c (some 600,000 samples): er print, the
+# Analyzer and, when installed, perf report; it records for two minutes and runs for several.
+bench-scale: build
+	ER_SCALE_BENCH=1 $(GO) test -run '^$$' -bench '^BenchmarkRealProfile$$' -benchtime 1x -count 1 -timeout 60m -v ./cmd/er
 
 clean:
 	rm -rf $(BIN)
