@@ -401,6 +401,17 @@ type builder struct {
 	keyBuf   []byte
 	frameBuf []int32
 	locBuf   []location
+	locCache map[locKey]location // frameLoc's answers
+}
+
+// locKey is what frameLoc's answer depends on: the experiment, the process's mappings and their
+// epoch, the address and whether it is a return address.
+type locKey struct {
+	es    *expState
+	pm    *procMaps
+	epoch int
+	pc    uint64
+	ret   bool
 }
 
 // expState is what the builder knows about one experiment.
@@ -675,7 +686,10 @@ func (b *builder) locations(rs rawStack) []location {
 	}
 	// Every frame but the leaf is a return address: look up the byte before it, so that a call
 	// ending a function is charged to its caller. Frames are resolved from the root, which
-	// numbers functions and objects in the order of their first calls.
+	// numbers functions and objects in the order of their first calls. Each distinct frame is
+	// resolved once (locCache): a 10 kHz profile of 330,000 distinct stacks holds a few thousand
+	// distinct addresses, and resolving every frame of every stack (mappings, object by path,
+	// symbol, function by key) was a quarter of er print's time.
 	locs = slices.Grow(locs, len(raw))[:len(raw)]
 	for i := len(raw) - 1; i >= 0; i-- {
 		pc, ret := raw[i], false
@@ -683,7 +697,16 @@ func (b *builder) locations(rs rawStack) []location {
 			pc--
 			ret = true
 		}
-		locs[i] = b.frameLoc(rs.es, rs.pm, int(rs.epoch), pc, ret)
+		k := locKey{rs.es, rs.pm, int(rs.epoch), pc, ret}
+		l, ok := b.locCache[k]
+		if !ok {
+			l = b.frameLoc(rs.es, rs.pm, int(rs.epoch), pc, ret)
+			if b.locCache == nil {
+				b.locCache = map[locKey]location{}
+			}
+			b.locCache[k] = l
+		}
+		locs[i] = l
 	}
 	if len(locs) == 0 {
 		f := b.unknownFunc()
