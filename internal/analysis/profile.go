@@ -401,17 +401,17 @@ type builder struct {
 	keyBuf   []byte
 	frameBuf []int32
 	locBuf   []location
-	locCache map[locKey]location // frameLoc's answers
+	locCache map[locScope]map[uint64]location // frameLoc's answers, by address<<1|ret (no two addresses share 63 bits: user space ends at 2^47, the kernel's and the pseudo-frames' start with 17 ones)
+	lastLocs map[uint64]location              // locCache's map of the last stack's scope
+	lastLoc  locScope
 }
 
-// locKey is what frameLoc's answer depends on: the experiment, the process's mappings and their
-// epoch, the address and whether it is a return address.
-type locKey struct {
+// locScope is what frameLoc's answer depends on besides the address: the experiment and the
+// process's mappings and their epoch.
+type locScope struct {
 	es    *expState
 	pm    *procMaps
 	epoch int
-	pc    uint64
-	ret   bool
 }
 
 // expState is what the builder knows about one experiment.
@@ -691,20 +691,29 @@ func (b *builder) locations(rs rawStack) []location {
 	// distinct addresses, and resolving every frame of every stack (mappings, object by path,
 	// symbol, function by key) was a quarter of er print's time.
 	locs = slices.Grow(locs, len(raw))[:len(raw)]
+	if scope := (locScope{rs.es, rs.pm, int(rs.epoch)}); b.lastLocs == nil || scope != b.lastLoc {
+		if b.locCache == nil {
+			b.locCache = map[locScope]map[uint64]location{}
+		}
+		if b.locCache[scope] == nil {
+			b.locCache[scope] = map[uint64]location{}
+		}
+		b.lastLoc, b.lastLocs = scope, b.locCache[scope]
+	}
 	for i := len(raw) - 1; i >= 0; i-- {
 		pc, ret := raw[i], false
 		if i > 0 && pc > 0 && pc < experiment.PseudoFrameBase {
 			pc--
 			ret = true
 		}
-		k := locKey{rs.es, rs.pm, int(rs.epoch), pc, ret}
-		l, ok := b.locCache[k]
+		k := pc << 1
+		if ret {
+			k |= 1
+		}
+		l, ok := b.lastLocs[k]
 		if !ok {
 			l = b.frameLoc(rs.es, rs.pm, int(rs.epoch), pc, ret)
-			if b.locCache == nil {
-				b.locCache = map[locKey]location{}
-			}
-			b.locCache[k] = l
+			b.lastLocs[k] = l
 		}
 		locs[i] = l
 	}
