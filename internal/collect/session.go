@@ -69,6 +69,7 @@ type Session struct {
 	orphanToTask bool                       // assignOrphanRead gave orphanRead to the task without a count, not to the founder
 	runtime      *runtimeCounts             // the threads' runtime counts, where the clock's group counts them
 	sampledNS    map[uint32]int64           // the period of each thread's samples, ns, by tid
+	lastFlush    int64                      // when drain last flushed the experiments (ns since the start)
 	exitedTasks  map[*proc][]uint32         // threads that exited, by image
 	stoppedAt    int64                      // when -t or -L stopped recording; 0 while recording
 	writeErr     error                      // the first write that failed (a full disk): recording stopped
@@ -350,15 +351,16 @@ func (s *Session) notifyControlSignals() chan os.Signal {
 	return c
 }
 
-// How often the reader reads the rings: woken by the kernel after wakeEvery of sampled CPU time
-// (and on loop's drainEvery tick, which also flushes the data files), and every deepReadEvery once a
-// stack deeper than its copy was seen. The tick was every 100 ms: its wakeups (er's threads switched
-// in and out, Go's monitor thread kept polling) and flushes were a sixth of er's CPU time on a 2 s
-// single-thread target (40 ms, 2.0% of the target's; 34 ms every 500 ms), and the kernel's wakeups
-// already read a busy target's samples every wakeEvery.
+// How often the reader reads the rings: woken by the kernel after wakeEvery of sampled CPU time,
+// on loop's drainEvery tick, and every deepReadEvery once a stack deeper than its copy was seen. The
+// tick also flushes the data files, every flushEvery: flushing at every 100 ms tick was some of er's
+// CPU time on a short run. The tick stays at 100 ms: a process that exec makes not dumpable sends
+// no samples, and its exec record, read 500 ms late, found its program gone from /proc (er named
+// it by its command name, not its path).
 const (
 	wakeEvery     = 100 * time.Millisecond
-	drainEvery    = 500 * time.Millisecond
+	drainEvery    = 100 * time.Millisecond
+	flushEvery    = 500 * time.Millisecond
 	deepReadEvery = 10 * time.Millisecond
 )
 
@@ -857,7 +859,8 @@ func (s *Session) size() int64 {
 }
 
 // drain moves every record from the ring buffers into the experiments, stops recording at the size
-// limit, flushes, and closes the experiments of processes that ended a while ago.
+// limit, flushes (every flushEvery, and at every call once the founder has exited), and closes the
+// experiments of processes that ended a while ago.
 func (s *Session) drain() {
 	s.handleMessages()
 	s.readRecords()
@@ -869,11 +872,14 @@ func (s *Session) drain() {
 	if s.recording && s.spec.SizeLimitMB > 0 && s.size() >= s.spec.SizeLimitMB<<20 {
 		s.stopRecording("limit", fmt.Sprintf("size limit of %d MB reached; data recording stopped, the target runs on", s.spec.SizeLimitMB))
 	}
-	s.forEachOpen(func(p *proc) {
-		if err := p.w.Flush(); err != nil {
-			s.writeFailed(err)
-		}
-	})
+	if now := s.now(); now-s.lastFlush >= flushEvery.Nanoseconds() || s.founderDone {
+		s.lastFlush = now
+		s.forEachOpen(func(p *proc) {
+			if err := p.w.Flush(); err != nil {
+				s.writeFailed(err)
+			}
+		})
+	}
 	// Close the experiments of processes that ended a while ago, so that a long run with many short
 	// processes does not keep their files open.
 	now := s.now()
