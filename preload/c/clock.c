@@ -60,6 +60,7 @@ void er_clock_sample(siginfo_t *si, void *uc)
 	}
 	uint64_t now = er_now();
 	uint32_t st = er_stack_context(t, uc);
+	t->clock_stack = st;
 	struct er_rec_clock *r = er_rec_begin(t, SLOT_CLOCK, sizeof *r);
 	if (r) {
 		r->stack = st;
@@ -70,6 +71,54 @@ void er_clock_sample(siginfo_t *si, void *uc)
 		er_rec_commit(t, r, sizeof *r, ER_REC_CLOCK, 0, now);
 	}
 	t->level--;
+}
+
+/* er_clock_tail records a thread's CPU time since its last sample, rounded to whole intervals, under
+ * that sample's stack: the timer signals only whole intervals, so each thread lost its last partial
+ * one (1.1% of a 1 s thread), and on a busy machine the signals of its last tens of milliseconds
+ * (a single thread recorded 94.9% of its getrusage once beside two CPU hogs). Called at the thread's
+ * end, with its timer stopped first, so that no sample of the timer counts the same time: a signal
+ * still pending is delivered when timer_delete returns, before this runs. */
+void er_clock_tail(struct er_thread *t)
+{
+	if (!er.clock || er_off() || t->clock_stack == 0 || er.clock_interval_ns == 0)
+		return;
+	struct timespec ts;
+	if (er_sys(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, (long)&ts, 0, 0, 0, 0) != 0)
+		return;
+	uint64_t cpu = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	uint64_t left = t->cpu_left + (cpu > t->cpu_last ? cpu - t->cpu_last : 0);
+	t->cpu_last = cpu;
+	t->cpu_left = 0;
+	uint64_t n = (left + er.clock_interval_ns / 2) / er.clock_interval_ns;
+	uint64_t most = 60000000000u / er.clock_interval_ns;
+	if (n == 0)
+		return;
+	if (n > most)
+		n = most;
+	struct er_rec_clock *r = er_rec_begin(t, SLOT_CLOCK, sizeof *r);
+	if (r) {
+		r->stack = t->clock_stack;
+		r->count = (uint32_t)n;
+		unsigned c = 0;
+		er_sys(SYS_getcpu, (long)&c, 0, 0, 0, 0, 0);
+		r->cpu = c;
+		er_rec_commit(t, r, sizeof *r, ER_REC_CLOCK, 0, er_now());
+	}
+}
+
+/* clock_fini credits the tail of the thread that calls exit (the others' is credited at their end,
+ * by the thread-exit destructor). */
+__attribute__((destructor)) static void clock_fini(void)
+{
+	struct er_thread *t = &er_self;
+	if (!t->has_timer)
+		return;
+	int32_t busy = t->busy;
+	t->busy = ER_BUSY; /* the library's own calls (a new block's mmap) are not traced */
+	er_clock_thread_stop(t);
+	er_clock_tail(t);
+	t->busy = busy;
 }
 
 void er_clock_thread_start(struct er_thread *t)

@@ -376,7 +376,10 @@ static void thread_exit(void *arg)
 	if (t != &er_self)
 		return;
 	t->busy = ER_BUSY;
+	int timed = t->has_timer;
 	er_clock_thread_stop(t);
+	if (timed)
+		er_clock_tail(t);
 	pool_acquire();
 	for (int l = 0; l < ER_LEVELS; l++) {
 		for (int s = 0; s < SLOT_N; s++) {

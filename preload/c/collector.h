@@ -64,6 +64,7 @@ struct er_thread {
 	int32_t has_timer;
 	uint64_t cpu_last;  /* SIGPROF fallback: the thread's CPU time at its last sample, ns */
 	uint64_t cpu_left;  /* and what of it no sample has counted yet (less than an interval) */
+	uint32_t clock_stack; /* SIGPROF fallback: the stack id of the thread's last sample, 0 before it */
 };
 
 extern struct er_state er ER_HIDDEN;
@@ -164,6 +165,8 @@ ER_HIDDEN void er_maps_update(void);
 ER_HIDDEN void er_clock_init(void);
 ER_HIDDEN void er_clock_thread_start(struct er_thread *t);
 ER_HIDDEN void er_clock_thread_stop(struct er_thread *t);
+/* er_clock_tail records, at a thread's end, its CPU time since its last sample (see clock.c). */
+ER_HIDDEN void er_clock_tail(struct er_thread *t);
 ER_HIDDEN void er_clock_unblock(void);  /* SIGPROF unblocked in this thread; the program's view kept */
 ER_HIDDEN int er_clock_held(void);      /* a SIGPROF of the program's must wait: it is held */
 ER_HIDDEN int er_sigprof_kept(void);    /* the library keeps SIGPROF */
