@@ -20,7 +20,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	// One processor for Go's scheduler: er collect's goroutines wait on the kernel and run one at a
 	// time, and with two, each of their wakeups also woke an idle processor to look for work, and
 	// the runtime's monitor thread polled them (a tenth of er's CPU on a 2 s run, on 2 CPUs).
-	runtime.GOMAXPROCS(1)
+	// $GOMAXPROCS, where set, decides.
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
+	}
 	spec, err := Parse(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "er collect: %v\n", strings.TrimPrefix(err.Error(), "usage: "))
