@@ -263,9 +263,11 @@ func TestStacksReadAfterReturn(t *testing.T) {
 	}
 	checkLateStacks(t, exp, completed)
 	// A chain through the thread's frames at the time of the read (main, pause_scrubbed, usleep)
-	// looks complete, and is wrong: pause_scrubbed runs for a few microseconds only.
+	// looks complete, and is wrong: pause_scrubbed runs for a few microseconds only. Such chains put
+	// 21% of the time under it; a sample that does land in it (its memset, usleep's system call) is
+	// 10 ms, 1% of the run (one did, beside two CPU hogs), so the bound is two and a half samples.
 	p := printProfile(t, exp)
-	if got, total := p.incl["pause_scrubbed"], p.incl["<Total>"]; got > 0.01*total {
+	if got, total := p.incl["pause_scrubbed"], p.incl["<Total>"]; got > max(0.01*total, 0.025) {
 		t.Errorf("pause_scrubbed has %.3f s of %.3f s inclusive: stacks of samples in bottom were completed with the frames of the thread's later sleep", got, total)
 	}
 }
