@@ -37,7 +37,7 @@ func countedPeriods(d *experiment.Data) []int64 {
 	var anyPeriod int64
 	for i := range d.Clock {
 		s := &d.Clock[i]
-		if _, ok := counted[s.Tid]; ok && s.Pid == d.Log.Pid {
+		if _, ok := counted[s.Tid]; ok && s.Pid == d.Log.Pid && !d.ProcessExit(s) {
 			sampled[s.Tid] = AddSat(sampled[s.Tid], s.Period)
 			period[s.Tid] = max(period[s.Tid], s.Period)
 			anyPeriod = max(anyPeriod, s.Period)
@@ -74,7 +74,7 @@ func countedPeriods(d *experiment.Data) []int64 {
 	for i := range d.Clock {
 		s := &d.Clock[i]
 		a := accs[s.Tid]
-		if a == nil || s.Pid != d.Log.Pid {
+		if a == nil || s.Pid != d.Log.Pid || d.ProcessExit(s) {
 			out[i] = s.Period
 			continue
 		}

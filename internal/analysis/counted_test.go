@@ -72,3 +72,15 @@ func TestCountedPeriodsSwapped(t *testing.T) {
 		t.Errorf("weighted: main %d, worker 8 %d, worker 9 %d; want 1 ms, 602 ms and 151 ms", sum[7], sum[8], sum[9])
 	}
 }
+
+// TestCountedPeriodsProcessExit: the <Process exit> sample of the founder's main thread keeps its
+// period and is not in the thread's weighting: thread 7's samples still add up to its count.
+func TestCountedPeriodsProcessExit(t *testing.T) {
+	d := &experiment.Data{Log: experiment.Log{Pid: 7, ThreadCPU: []experiment.ThreadCount{{Tid: 7, CPUNS: 1050}}},
+		Stacks: []experiment.Stack{nil, {experiment.FrameProcessExit}}}
+	d.Clock = []experiment.ClockSample{{Pid: 7, Tid: 7, Period: 500}, {Pid: 7, Tid: 7, Period: 500}, {Pid: 7, Tid: 7, Period: 4000, Stack: 1}}
+	got := countedPeriods(d)
+	if want := []int64{525, 525, 4000}; len(got) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+		t.Errorf("countedPeriods = %v, want %v", got, want)
+	}
+}

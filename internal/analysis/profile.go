@@ -76,6 +76,8 @@ const (
 
 	TruncatedName    = "<Truncated-stack>" // the unwind stopped before the outermost frame
 	UnwindFailedName = "<Unwind-failed>"   // the unwind could not go on
+	ProcessExitName  = "<Process exit>"    // CPU time of process exits after their clock events stopped (experiment.FrameProcessExit)
+	UnsampledName    = "<Unsampled>"       // counted CPU time of threads without samples (experiment.FrameUnsampled)
 	PLTBindName      = "@plt"              // the lazy binding of a load object's PLT entries
 )
 
@@ -856,8 +858,13 @@ func (b *builder) unknownFunc() int32 {
 // pseudoFunc is the function of a pseudo-frame; it belongs to the <Unknown> pseudo-object.
 func (b *builder) pseudoFunc(pc uint64) int32 {
 	name := UnwindFailedName
-	if pc == experiment.FrameTruncated {
+	switch pc {
+	case experiment.FrameTruncated:
 		name = TruncatedName
+	case experiment.FrameProcessExit:
+		name = ProcessExitName
+	case experiment.FrameUnsampled:
+		name = UnsampledName
 	}
 	obj := b.objectIndex(UnknownName, UnknownName, "")
 	return b.function(funcKey{obj: obj, addr: pc, kind: FuncPseudo}, name, 0)

@@ -471,12 +471,15 @@ func TestAggregateExperiments(t *testing.T) {
 
 func TestPseudoFrames(t *testing.T) {
 	d := &experiment.Data{
-		Log:    experiment.Log{Pid: 1},
-		Stacks: []experiment.Stack{{}, {0x1000, experiment.FrameTruncated}, {0x1000, experiment.FrameUnwindFailed}, {0x1000}},
+		Log: experiment.Log{Pid: 1},
+		Stacks: []experiment.Stack{{}, {0x1000, experiment.FrameTruncated}, {0x1000, experiment.FrameUnwindFailed}, {0x1000},
+			{experiment.FrameProcessExit}, {experiment.FrameUnsampled}},
 		Clock: []experiment.ClockSample{
 			{Pid: 1, Tid: 1, Mode: experiment.ModeUser, Period: 10, Stack: 1},
 			{Pid: 1, Tid: 1, Mode: experiment.ModeUser, Period: 20, Stack: 2},
 			{Pid: 1, Tid: 1, Mode: experiment.ModeUser, Period: 40, Stack: 3},
+			{Pid: 1, Tid: 1, Mode: experiment.ModeKernel, Period: 100, Stack: 4},
+			{Pid: 1, Tid: 2, Mode: experiment.ModeUnknown, Period: 200, Stack: 5},
 		},
 	}
 	p, err := Analyze([]*experiment.Data{d}, Options{})
@@ -487,8 +490,9 @@ func TestPseudoFrames(t *testing.T) {
 	for f := range p.Functions {
 		got[p.Functions[f].Name] = p.Inclusive(f)[0]
 	}
-	if got[TruncatedName] != 10 || got[UnwindFailedName] != 20 || got[TotalName] != 70 {
-		t.Errorf("inclusive by function = %v, want %s 10, %s 20, <Total> 70", got, TruncatedName, UnwindFailedName)
+	if got[TruncatedName] != 10 || got[UnwindFailedName] != 20 || got[ProcessExitName] != 100 || got[UnsampledName] != 200 || got[TotalName] != 370 {
+		t.Errorf("inclusive by function = %v, want %s 10, %s 20, %s 100, %s 200, <Total> 370", got,
+			TruncatedName, UnwindFailedName, ProcessExitName, UnsampledName)
 	}
 }
 

@@ -260,6 +260,9 @@ func (s *Session) closeImage(p *proc) {
 	if p != s.founder && s.spec.Clock && s.events != nil {
 		s.writeThreadCount(p) // its threads have all exited and reported their counts
 	}
+	if s.spec.Clock && s.events != nil {
+		s.recordUnsampled(p)
+	}
 	if prior, err := p.w.Err(), p.w.Close(); err != nil && (err != prior || s.writeErr == nil) {
 		s.founder.w.Event(experiment.Event{Kind: "warning", Pid: p.pid, Text: fmt.Sprintf("writing %s: %v", filepath.Base(p.w.Dir()), err)})
 	}

@@ -1234,6 +1234,7 @@ func (s *Session) finish(waitErr error) error {
 			}
 		}
 		s.writeThreadCounts()
+		s.recordProcessExits(st, end)
 	}
 	founderEnd := end
 	if s.founder.exited {
@@ -1281,6 +1282,9 @@ func (s *Session) finish(waitErr error) error {
 			s.closeImage(p)
 		}
 	})
+	if s.spec.Clock && s.events != nil {
+		s.recordUnsampled(s.founder)
+	}
 	if s.writeErr == nil {
 		_ = s.w.Flush()
 		s.writeArchives()

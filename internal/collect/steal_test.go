@@ -1,9 +1,13 @@
 package collect
 
 import (
+	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"er/internal/experiment"
 )
 
 func TestInterpolateCounts(t *testing.T) {
@@ -71,5 +75,39 @@ func TestUnsampledWarning(t *testing.T) {
 	}
 	if got := unsampledWarning(800*ms, 5*ms, 5000*ms, time.Millisecond); !strings.Contains(got, "0.795 s of CPU time (15.9% of the 5.000 s counted)") {
 		t.Errorf("warning %q", got)
+	}
+}
+
+// TestRecordUnsampled: a thread with a count and no sample gets one <Unsampled> sample of its count
+// at its image's exit (split into periods of at most 10 s); a sampled thread, and every thread once
+// samples were lost, get none.
+func TestRecordUnsampled(t *testing.T) {
+	s := testSession(t, Spec{Clock: true, Interval: time.Millisecond})
+	s.cmd = &exec.Cmd{}
+	p := s.founder
+	p.exited, p.exitTime = true, 5e9
+	s.threadCPU = map[*proc]map[uint32]int64{p: {10: 3e6, 11: 25e9, 12: 0}}
+	s.sampledNS = map[uint32]int64{10: 2e6}
+	s.lost = 1
+	s.recordUnsampled(p)
+	s.lost = 0
+	s.recordUnsampled(p)
+	if err := s.w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	d, err := experiment.Open(s.w.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var periods []int64
+	for i := range d.Clock {
+		c := &d.Clock[i]
+		if !d.Unsampled(c) || c.Tid != 11 || c.Time != 5e9 || c.Mode != experiment.ModeUnknown {
+			t.Errorf("sample %+v (stack %v)", *c, d.Stacks[c.Stack])
+		}
+		periods = append(periods, c.Period)
+	}
+	if want := []int64{10e9, 10e9, 5e9}; !slices.Equal(periods, want) {
+		t.Errorf("periods %v, want %v", periods, want)
 	}
 }

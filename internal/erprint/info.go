@@ -281,6 +281,8 @@ type stats struct {
 	sampledByPid      map[uint32]int64
 	countedPids       map[uint32]bool
 	truncated, failed int64 // events whose call stack ends in <Truncated-stack> or <Unwind-failed>
+	exitNS            int64 // CPU time of process exits after their clock events stopped (<Process exit>)
+	unsampledNS       int64 // counted CPU time of threads without samples (<Unsampled>)
 
 	heapEvents, allocs, allocBytes, leaks, leakBytes int64 // heap tracing
 	syncEvents, syncWait                             int64 // synchronization wait tracing
@@ -302,7 +304,13 @@ func statsOf(d *experiment.Data) stats {
 	vals := make([]int64, 3)
 	for i := range d.Clock {
 		c := &d.Clock[i]
-		st.events++
+		exit, unsampled := d.ProcessExit(c), d.Unsampled(c)
+		if !exit && !unsampled {
+			st.events++
+		}
+		if unsampled {
+			st.unsampledNS = analysis.AddSat(st.unsampledNS, c.Period)
+		}
 		vals[0], vals[1], vals[2] = c.Period, 0, 0
 		switch c.Mode {
 		case experiment.ModeUser:
@@ -312,6 +320,11 @@ func statsOf(d *experiment.Data) stats {
 		}
 		for m := range vals {
 			st.cpu[m] = analysis.AddSat(st.cpu[m], vals[m])
+		}
+		if exit {
+			// Not a sample of a thread: the processes' CPU time after their clock events stopped.
+			st.exitNS = analysis.AddSat(st.exitNS, c.Period)
+			continue
 		}
 		threads[[2]uint32{c.Pid, c.Tid}] = true
 		procs[c.Pid] = true
@@ -424,6 +437,8 @@ func (a *stats) add(b stats) {
 	}
 	a.truncated = analysis.AddSat(a.truncated, b.truncated)
 	a.failed = analysis.AddSat(a.failed, b.failed)
+	a.exitNS = analysis.AddSat(a.exitNS, b.exitNS)
+	a.unsampledNS = analysis.AddSat(a.unsampledNS, b.unsampledNS)
 	for m := range a.cpu {
 		a.cpu[m] = analysis.AddSat(a.cpu[m], b.cpu[m])
 	}
@@ -504,10 +519,16 @@ func (s *session) printStats(title string, st stats) {
 			}
 		}
 		cover := fmt.Sprintf("samples cover %.1f%%", percent(sampled, st.counted))
-		if sampled != st.cpu[0] {
-			cover += fmt.Sprintf(" of the processes with a count; %s s of samples are of processes without one", secondsMS(st.cpu[0]-sampled))
+		if other := st.cpu[0] - st.exitNS - sampled; other != 0 {
+			cover += fmt.Sprintf(" of the processes with a count; %s s of samples are of processes without one", secondsMS(other))
 		}
 		rows = append(rows, [2]string{"CPU Time counted by the kernel (sec.)", fmt.Sprintf("%s (%s)", secondsMS(st.counted), cover)})
+	}
+	if st.unsampledNS > 0 {
+		rows = append(rows, [2]string{"CPU Time of threads without samples (sec.)", fmt.Sprintf("%s (%5.1f%%; <Unsampled>, counted by the kernel)", secondsMS(st.unsampledNS), percent(st.unsampledNS, st.cpu[0]))})
+	}
+	if st.exitNS > 0 {
+		rows = append(rows, [2]string{"CPU Time of process exits, after the count (sec.)", fmt.Sprintf("%s (%5.1f%%; <Process exit>)", secondsMS(st.exitNS), percent(st.exitNS, st.cpu[0]))})
 	}
 	if st.events > 0 {
 		complete := st.events - st.truncated - st.failed

@@ -77,3 +77,20 @@ func TestDescribeTracingSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestStatsPseudoSamples: the <Process exit> and <Unsampled> samples are in the CPU time, not in the
+// clock events; <Process exit> is no thread's and no process's sample, so it is not in the samples
+// compared with the count either.
+func TestStatsPseudoSamples(t *testing.T) {
+	d := &experiment.Data{Log: experiment.Log{Pid: 5, CountedCPUNS: 3000},
+		Stacks: []experiment.Stack{nil, {0x1000}, {experiment.FrameProcessExit}, {experiment.FrameUnsampled}}}
+	d.Clock = []experiment.ClockSample{
+		{Pid: 5, Tid: 5, Mode: experiment.ModeUser, Period: 2000, Stack: 1},
+		{Pid: 5, Tid: 6, Mode: experiment.ModeUnknown, Period: 1000, Stack: 3},
+		{Pid: 5, Tid: 5, Mode: experiment.ModeKernel, Period: 400, Stack: 2},
+	}
+	st := statsOf(d)
+	if st.events != 1 || st.cpu[0] != 3400 || st.exitNS != 400 || st.unsampledNS != 1000 || st.threads != 2 || st.sampledByPid[5] != 3000 {
+		t.Errorf("stats %+v", st)
+	}
+}

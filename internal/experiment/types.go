@@ -321,6 +321,31 @@ const (
 	// FrameUnwindFailed ends a stack whose unwinding could not go on (no unwind information and no valid
 	// frame pointer, or an unreadable frame). Shown as <Unwind-failed>.
 	FrameUnwindFailed uint64 = 0xfffffffffffff002
+	// FrameProcessExit is the one frame of the stack of the clock sample that holds the CPU time the
+	// processes spent after the kernel had stopped their clock events: the end of their exit (since
+	// Linux 6.15 the kernel stops a task's perf events before it frees its address space), counted
+	// from the founder's wait4 less the clock's counts (docs/collecting.md). Shown as <Process exit>.
+	FrameProcessExit uint64 = 0xfffffffffffff003
+	// FrameUnsampled is the one frame of the stack of a clock sample that holds the CPU time the kernel
+	// counted for a thread of which it took no sample (it ended before its first): its time is
+	// exact, but no call stack shows where it went. Shown as <Unsampled>.
+	FrameUnsampled uint64 = 0xfffffffffffff004
 	// PseudoFrameBase is the lowest pseudo-frame value.
 	PseudoFrameBase uint64 = 0xfffffffffffff000
 )
+
+// ProcessExit says whether clock sample c is the one that holds the CPU time of process exits (its
+// stack is the single frame FrameProcessExit): no thread's code ran in it.
+func (d *Data) ProcessExit(c *ClockSample) bool { return d.onlyFrame(c, FrameProcessExit) }
+
+// Unsampled says whether clock sample c holds the counted CPU time of a thread of which the kernel
+// took no sample (its stack is the single frame FrameUnsampled).
+func (d *Data) Unsampled(c *ClockSample) bool { return d.onlyFrame(c, FrameUnsampled) }
+
+func (d *Data) onlyFrame(c *ClockSample, pc uint64) bool {
+	if int(c.Stack) >= len(d.Stacks) {
+		return false
+	}
+	st := d.Stacks[c.Stack]
+	return len(st) == 1 && st[0] == pc
+}
