@@ -73,6 +73,8 @@ func init() {
 			data: true, run: (*session).crmlast},
 		{name: "calltree", aliases: []string{"ctree"}, group: g[1], usage: "calltree", help: "display the tree of function calls",
 			data: true, run: (*session).calltree},
+		{name: "tthresh", group: g[1], usage: "tthresh value", help: "leave out of calltree the calls below value% of the total in every metric shown (default 0.1; 0 shows all)",
+			minArgs: 1, maxArgs: 1, run: func(s *session, a []string) error { return s.setThreshold("tthresh", &s.tthresh)(a) }},
 
 		{name: "lines", group: g[2], usage: "lines", help: "display lines with current metrics",
 			data: true, run: (*session).lines},

@@ -249,6 +249,7 @@ type session struct {
 	foldInlines bool        // inline off: code inlined into a function is that function's
 	sthresh     float64     // percent of the largest value that marks a hot source line
 	dthresh     float64     // the same for instructions
+	tthresh     float64     // percent of the total below which calltree leaves a call out
 	searchPath  []string    // where source files are looked for; "$expts" is the experiments' directories
 	pathmaps    [][2]string // prefixes of recorded paths, and what replaces them
 	sourceCache map[string]*sourceFile
@@ -266,7 +267,7 @@ type session struct {
 
 func newSession(stdin io.Reader, stdout, stderr io.Writer, e env) *session {
 	s := &session{env: e, stdin: stdin, stdout: stdout, stderr: stderr, out: stdout,
-		sthresh: defaultThreshold, dthresh: defaultThreshold, searchPath: []string{"$expts", "."}}
+		sthresh: defaultThreshold, dthresh: defaultThreshold, tthresh: defaultTreeThreshold, searchPath: []string{"$expts", "."}}
 	s.setDefaultMetrics(analysis.ClockMetrics)
 	return s
 }

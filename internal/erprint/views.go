@@ -2,6 +2,7 @@ package erprint
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -465,6 +466,30 @@ func (s *session) calltree(_ []string) error {
 	sortIt := s.callerSort()
 	t := &report.Table{Title: []string{"Functions Call Tree. Metric: " + sortIt.title(s.ms)},
 		Columns: s.columns(its), NameTitle: "Name", Tree: true}
+	// Calls below tthresh% of the total in every shown metric are left out with everything they
+	// call: a real profile's tree has millions of nodes.
+	var mins []int64 // by metric; 0: no bound
+	if s.tthresh > 0 {
+		mins = make([]int64, len(p.Total))
+		for _, it := range its {
+			if it.kind == itemMetric && p.Total[it.metric] > 0 {
+				mins[it.metric] = max(1, int64(math.Ceil(s.tthresh/100*float64(p.Total[it.metric]))))
+			}
+		}
+	}
+	small := func(n int) bool {
+		if mins == nil {
+			return false
+		}
+		v := tr.Inclusive(n)
+		for m, lo := range mins {
+			if lo > 0 && v[m] >= lo {
+				return false
+			}
+		}
+		return true
+	}
+	var cut int
 	stack := []int{0}
 	for len(stack) > 0 && (s.limit == 0 || len(t.Rows) < s.limit) {
 		n := stack[len(stack)-1]
@@ -473,6 +498,10 @@ func (s *session) calltree(_ []string) error {
 			Cells: attrCells(tr.Inclusive(n), p.Total, its)})
 		kids := make([]int, 0, len(tr.Children(n)))
 		for _, c := range tr.Children(n) {
+			if small(int(c)) {
+				cut++
+				continue
+			}
 			kids = append(kids, int(c))
 		}
 		sort.SliceStable(kids, func(i, j int) bool {
@@ -488,7 +517,12 @@ func (s *session) calltree(_ []string) error {
 			stack = append(stack, kids[i])
 		}
 	}
-	return s.table(t)
+	if err := s.table(t); err != nil || cut == 0 || !s.text() {
+		return err
+	}
+	s.printf("%d calls below %g%% of the total in every metric shown are not shown, nor what they call (tthresh 0 shows all)\n",
+		cut, s.tthresh)
+	return nil
 }
 
 // objectValue is what item it shows for load object o.

@@ -36,6 +36,7 @@ func TestGoldenViews(t *testing.T) {
 		{"fragment", []string{"-csingle", "compute", "-cprepend", "worker", "-cappend", "_Z3sumPKdi", "-crmfirst", "-crmlast", one}},
 		{"crmlast_alone", []string{"-csingle", "compute", "-crmlast", one}},
 		{"calltree", []string{"-calltree", one}},
+		{"calltree_tthresh", []string{"-tthresh", "5", "-calltree", "-tthresh", "0", "-metrics", "e.user", "-calltree", one}},
 		{"calltree_json", []string{"-printmode", "json", "-limit", "4", "-calltree", one}},
 		{"objects", []string{"-objects", "-object_list", one, "demo.2.er"}},
 		{"lobjects", []string{"-lobjects", one}},
