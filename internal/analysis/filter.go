@@ -69,8 +69,8 @@ type ExpIndex struct {
 
 	lastKey    uint64 // cache of the last thread looked up
 	lastThread int
-	lastSample int        // index of the last sample SampleAt found (from 0), or -1
-	threadOf   [4][]int32 // by DataKind: each event's thread number; made on first use
+	lastSample int       // index of the last sample SampleAt found (from 0), or -1
+	threadOf   [][]int32 // by DataKind: each event's thread number; made on first use
 }
 
 type point struct {
@@ -81,7 +81,7 @@ type point struct {
 
 // NewExpIndex indexes experiment d, the exp-th (from 0) of those analysed together.
 func NewExpIndex(exp int, d *experiment.Data) *ExpIndex {
-	x := &ExpIndex{exp: exp, d: d, byTid: map[uint64]int{}, lastKey: ^uint64(0), lastSample: -1}
+	x := &ExpIndex{exp: exp, d: d, byTid: map[uint64]int{}, lastKey: ^uint64(0), lastSample: -1, threadOf: make([][]int32, len(Kinds))}
 	var last int64
 	add := func(pid, tid uint32, t int64) {
 		k := uint64(pid)<<32 | uint64(tid)
@@ -91,17 +91,12 @@ func NewExpIndex(exp int, d *experiment.Data) *ExpIndex {
 		}
 		last = max(last, t)
 	}
-	for i := range d.Clock {
-		add(d.Clock[i].Pid, d.Clock[i].Tid, d.Clock[i].Time)
-	}
-	for i := range d.Heap {
-		add(d.Heap[i].Pid, d.Heap[i].Tid, d.Heap[i].Time)
-	}
-	for i := range d.Sync {
-		add(d.Sync[i].Pid, d.Sync[i].Tid, d.Sync[i].Time)
-	}
-	for i := range d.IO {
-		add(d.IO[i].Pid, d.IO[i].Tid, d.IO[i].Time)
+	var ev EventInfo
+	for _, k := range Kinds {
+		for i, n := 0, k.Len(d); i < n; i++ {
+			k.Info(d, i, &ev)
+			add(ev.Pid, ev.Tid, ev.Time)
+		}
 	}
 	own := d.Log.Pid
 	sort.Slice(x.threads, func(a, b int) bool {
@@ -224,22 +219,8 @@ func (x *ExpIndex) Event(k DataKind, i int, ev *EventInfo) {
 
 // event fills ev with what event i of kind k records itself: not its thread or sample numbers.
 func (x *ExpIndex) event(k DataKind, i int, ev *EventInfo) {
-	d := x.d
 	*ev = EventInfo{Exp: x.exp, Kind: k, CPU: -1}
-	switch k {
-	case DataClock:
-		e := &d.Clock[i]
-		ev.Pid, ev.Tid, ev.Time, ev.CPU = e.Pid, e.Tid, e.Time, int64(e.CPU)
-	case DataHeap:
-		e := &d.Heap[i]
-		ev.Pid, ev.Tid, ev.Time = e.Pid, e.Tid, e.Time
-	case DataSync:
-		e := &d.Sync[i]
-		ev.Pid, ev.Tid, ev.Time, ev.Dur = e.Pid, e.Tid, e.Time, e.Wait
-	case DataIO:
-		e := &d.IO[i]
-		ev.Pid, ev.Tid, ev.Time, ev.Dur = e.Pid, e.Tid, e.Time, e.Dur
-	}
+	kindOf(k).Info(x.d, i, ev)
 }
 
 // threadNumbers returns the thread number of each event of kind k, computed once: filters are
@@ -250,7 +231,7 @@ func (x *ExpIndex) threadNumbers(k DataKind) []int32 {
 		return x.threadOf[k]
 	}
 	var ev EventInfo
-	n := [...]int{DataClock: len(x.d.Clock), DataHeap: len(x.d.Heap), DataSync: len(x.d.Sync), DataIO: len(x.d.IO)}[k]
+	n := kindOf(k).Len(x.d)
 	out := make([]int32, n)
 	for i := range out {
 		x.event(k, i, &ev)

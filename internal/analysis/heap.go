@@ -299,17 +299,15 @@ func heapWarning(dir string, st *HeapStats) string {
 		dir, st.DoubleFrees, st.UnknownFrees)
 }
 
-// heapValues adds what heap event e adds to each metric to out; leaked says whether the replay
-// found its block never freed.
-func (l *layout) heapValues(e *experiment.HeapEvent, leaked bool, out []int64) {
+// heapValues sets out (len(HeapMetrics) values, zeroed) to what heap event e adds to each metric;
+// leaked says whether the replay found its block never freed.
+func heapValues(e *experiment.HeapEvent, leaked bool, out []int64) {
 	if !isAlloc(e) {
 		return
 	}
-	set(out, l.allocCnt, 1)
-	set(out, l.allocBytes, sizeSat(e.Size))
+	out[0], out[1] = sizeSat(e.Size), 1 // heapallocbytes, heapalloccnt
 	if leaked {
-		set(out, l.leakCnt, 1)
-		set(out, l.leakBytes, sizeSat(e.Size))
+		out[2], out[3] = sizeSat(e.Size), 1 // heapleakbytes, heapleakcnt
 	}
 }
 

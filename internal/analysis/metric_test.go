@@ -17,7 +17,7 @@ func TestClockValues(t *testing.T) {
 		{experiment.ModeKernel, []int64{10, 0, 10}},
 		{experiment.ModeUnknown, []int64{10, 0, 0}},
 	} {
-		clockValues(&experiment.ClockSample{Mode: c.mode, Period: 10}, out)
+		clockValues(c.mode, 10, out)
 		if !slices.Equal(out, c.want) {
 			t.Errorf("mode %v: %v, want %v", c.mode, out, c.want)
 		}

@@ -123,7 +123,7 @@ type Profile struct {
 
 	// Events of each kind of data in the experiments, indexed by DataKind (all tracing events,
 	// also those that add to no metric, such as frees); only those Options.Filter selects.
-	DataEvents [4]int64
+	DataEvents []int64
 	// Heap holds the heap statistics (sizes, leaks, peaks); nil when there is no heap tracing.
 	Heap *HeapStats
 	// IO holds the I/O statistics; nil when there is no I/O tracing.
@@ -136,7 +136,7 @@ type Profile struct {
 	EventList []Event
 
 	nm         int
-	lay        layout
+	base       []int   // by DataKind: the index of the kind's first metric in the value vectors, or -1
 	stackStart []int32 // frames of stack s: frames[stackStart[s]:stackStart[s+1]], root first
 	frames     []int32
 	stackVals  []int64 // values of stack s: stackVals[s*nm:(s+1)*nm]
@@ -188,7 +188,7 @@ func Analyze(exps []*experiment.Data, opt Options) (*Profile, error) {
 		}
 	}
 	ms := MetricsFor(exps)
-	p := newProfile(ms, DataKinds(exps))
+	p := newProfile(ms)
 	p.Functions = []Function{{Name: TotalName, Kind: FuncTotal}}
 	p.Objects = []Object{{Name: TotalName, Path: TotalName}}
 	p.viewMu = &sync.Mutex{}
@@ -213,10 +213,11 @@ func Analyze(exps []*experiment.Data, opt Options) (*Profile, error) {
 		es := b.newExpState(i, d)
 		b.exps = append(b.exps, es)
 		if opt.Filter == nil { // only an unfiltered profile can be refiltered: it keeps every event's raw stack
-			for k, n := range [...]int{DataClock: len(d.Clock), DataHeap: len(d.Heap), DataSync: len(d.Sync), DataIO: len(d.IO)} {
-				es.rawOf[k] = make([]int32, n)
-				for j := range es.rawOf[k] {
-					es.rawOf[k][j] = -1
+			es.rawOf = make([][]int32, len(Kinds))
+			for _, k := range Kinds {
+				es.rawOf[k.ID] = make([]int32, k.Len(d))
+				for j := range es.rawOf[k.ID] {
+					es.rawOf[k.ID][j] = -1
 				}
 			}
 		}
@@ -235,20 +236,29 @@ func Analyze(exps []*experiment.Data, opt Options) (*Profile, error) {
 	return p, nil
 }
 
-// newProfile returns an empty profile of metrics ms for experiments with the data kinds has.
-func newProfile(ms []Metric, has [4]bool) *Profile {
+// newProfile returns an empty profile of metrics ms, with what each kind with metrics there keeps
+// beside them.
+func newProfile(ms []Metric) *Profile {
 	p := &Profile{
 		Metrics:    ms,
 		Total:      make([]int64, len(ms)),
+		DataEvents: make([]int64, len(Kinds)),
 		nm:         len(ms),
-		lay:        newLayout(ms),
+		base:       make([]int, len(Kinds)),
 		stackStart: []int32{0},
 	}
-	if has[DataHeap] {
-		p.Heap = &HeapStats{}
+	for i := range p.base {
+		p.base[i] = -1
 	}
-	if has[DataIO] {
-		p.IO = &IOStats{}
+	for i := len(ms) - 1; i >= 0; i-- {
+		if int(ms[i].Data) < len(p.base) {
+			p.base[ms[i].Data] = i
+		}
+	}
+	for _, k := range Kinds {
+		if p.base[k.ID] >= 0 && k.Init != nil {
+			k.Init(p)
+		}
 	}
 	return p
 }
@@ -276,7 +286,7 @@ func (p *Profile) Refilter(filter func(ev *EventInfo) bool, events bool) (*Profi
 	}
 	root.viewMu.Lock()
 	defer root.viewMu.Unlock()
-	q := newProfile(root.Metrics, [4]bool{DataHeap: root.Heap != nil, DataIO: root.IO != nil})
+	q := newProfile(root.Metrics)
 	q.Functions, q.Objects = root.Functions, root.Objects
 	q.b, q.viewMu, q.root = b, root.viewMu, root
 	q.Warnings = append(q.Warnings, b.resWarn...)
@@ -424,7 +434,7 @@ type expState struct {
 	fallback *procMaps // the target process's mappings, for processes with none of their own
 	objs     map[string]*objState
 	cache    map[stackKey]int32 // raw stack index, while Analyze runs
-	rawOf    [4][]int32         // by DataKind: each event's raw stack in the unfiltered profile (-1: none); nil when filtered
+	rawOf    [][]int32          // by DataKind: each event's raw stack in the unfiltered profile (-1: none); nil when filtered
 	periods  []int64            // the clock samples' periods weighted by the threads' counts; nil: as recorded
 	ioFiles  []ioFile           // the file of each I/O event
 	index    *ExpIndex          // for filters; made on first use
@@ -452,85 +462,46 @@ func (b *builder) newExpState(idx int, d *experiment.Data) *expState {
 	return es
 }
 
+// raws returns each event of kind k's raw stack in the unfiltered profile; nil when filtered.
+func (es *expState) raws(k DataKind) []int32 {
+	if int(k) < len(es.rawOf) {
+		return es.rawOf[k]
+	}
+	return nil
+}
+
 // addAll adds the events of ea's experiment that filter selects (all when nil) to ea.p, and their
 // I/O metrics by file and descriptor to groups.
 func (ea *eventAdder) addAll(filter func(ev *EventInfo) bool, groups *ioGroups) {
 	es, p := ea.es, ea.p
-	d, idx := es.d, int(es.idx)
-	lay := &p.lay
+	d := es.d
 	sel := newEventSel(filter, es)
-	keepClock, keepHeap := sel.keepAll(DataClock, len(d.Clock)), sel.keepAll(DataHeap, len(d.Heap))
-	keepSync, keepIO := sel.keepAll(DataSync, len(d.Sync)), sel.keepAll(DataIO, len(d.IO))
-	if lay.clock >= 0 {
-		periods := es.periods
-		for i := range d.Clock {
-			if keepClock != nil && !keepClock[i] {
+	var ev EventInfo
+	for _, k := range Kinds {
+		n := k.Len(d)
+		keep := sel.keepAll(k.ID, n)
+		p.DataEvents[k.ID] += countKept(keep, n)
+		base := p.base[k.ID]
+		if base < 0 || n == 0 {
+			continue
+		}
+		ke := k.Prepare(&KindRun{P: p, D: d, Exp: int(es.idx), Keep: keep, es: es, io: groups})
+		out := ea.vals[base : base+len(k.Metrics)]
+		for i := 0; i < n; i++ {
+			if keep != nil && !keep[i] {
 				continue
 			}
-			s := &d.Clock[i]
 			ea.clear()
-			if periods != nil {
-				c := *s
-				c.Period = periods[i]
-				s = &c
-			}
-			clockValues(s, ea.vals[lay.clock:lay.clock+len(ClockMetrics)])
-			ea.add(event{s.Pid, s.Tid, s.Time, s.Period, DataClock, i}, s.Stack, true)
-		}
-		ea.warn("clock")
-	}
-	p.DataEvents[DataClock] += countKept(keepClock, len(d.Clock))
-	p.DataEvents[DataHeap] += countKept(keepHeap, len(d.Heap))
-	p.DataEvents[DataSync] += countKept(keepSync, len(d.Sync))
-	p.DataEvents[DataIO] += countKept(keepIO, len(d.IO))
-	if p.Heap != nil && len(d.Heap) > 0 {
-		leaked, st := replayHeap(d, idx, keepHeap)
-		p.Heap.merge(st)
-		if w := heapWarning(d.Dir, st); w != "" {
-			p.Warnings = append(p.Warnings, w)
-		}
-		for i := range d.Heap {
-			if keepHeap != nil && !keepHeap[i] {
-				continue
-			}
-			e := &d.Heap[i]
-			ea.clear()
-			lay.heapValues(e, leaked[i], ea.vals)
-			ea.add(event{e.Pid, e.Tid, e.Time, 0, DataHeap, i}, e.Stack, false)
-		}
-		ea.warn("heap")
-	}
-	if lay.sync >= 0 {
-		for i := range d.Sync {
-			if keepSync != nil && !keepSync[i] {
-				continue
-			}
-			e := &d.Sync[i]
-			ea.clear()
-			lay.syncValues(e, ea.vals)
-			ea.add(event{e.Pid, e.Tid, e.Time, e.Wait, DataSync, i}, e.Stack, false)
-		}
-		ea.warn("synchronization")
-	}
-	if p.IO != nil && len(d.IO) > 0 {
-		files := es.ioFiles
-		var st IOStats
-		st.Events = countKept(keepIO, len(d.IO))
-		for i := range d.IO {
-			if keepIO != nil && !keepIO[i] {
-				continue
-			}
-			e := &d.IO[i]
-			st.add(e)
-			ea.clear()
-			lay.ioValues(e, ea.vals)
-			if ea.add(event{e.Pid, e.Tid, e.Time, e.Dur, DataIO, i}, e.Stack, false) {
-				groups.add(files[i], ea.vals)
+			dur := ke.Values(i, out)
+			k.Info(d, i, &ev)
+			if ea.add(event{ev.Pid, ev.Tid, ev.Time, dur, k.ID, i}, k.Stack(d, i), k.Sampled) && ke.Added != nil {
+				ke.Added(i, ea.vals)
 			}
 		}
-		st.kernelCalls(d)
-		p.IO.merge(&st)
-		ea.warn("I/O")
+		if ke.Done != nil {
+			ke.Done()
+		}
+		ea.warn(k.Noun)
 	}
 }
 
@@ -586,7 +557,7 @@ func (ea *eventAdder) add(ev event, stack uint32, always bool) bool {
 			ea.badStacks++
 		}
 		rb := int32(-1)
-		if raws := es.rawOf[ev.kind]; ev.i < len(raws) {
+		if raws := es.raws(ev.kind); ev.i < len(raws) {
 			rb = raws[ev.i]
 		}
 		if rb < 0 { // cannot happen: the unfiltered profile added every event that adds a value
@@ -596,7 +567,7 @@ func (ea *eventAdder) add(ev event, stack uint32, always bool) bool {
 		r = ea.re.rawIndex(p, rb)
 	} else {
 		r = ea.resolve(pid, t, stack)
-		if raws := es.rawOf[ev.kind]; raws != nil {
+		if raws := es.raws(ev.kind); raws != nil {
 			raws[ev.i] = r
 		}
 	}

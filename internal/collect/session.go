@@ -572,7 +572,7 @@ func (s *Session) start(path string) error {
 		s.liveMark = f
 	}
 	if s.sigprof {
-		s.setting("clock_source", "sigprof")
+		s.setting(experiment.SettingClockSource, "sigprof")
 		s.w.Event(experiment.Event{Kind: "warning", Text: "clock profiling by SIGPROF timers inside the target, " +
 			"without kernel stacks or exact CPU accounting: " + s.sigprofWhy})
 		if s.spec.Follow != "off" {
@@ -627,7 +627,7 @@ func (s *Session) initFounder(path string) error {
 }
 
 // setting adds a setting to the founder's log and to those of the subexperiments to come.
-func (s *Session) setting(name, value string) {
+func (s *Session) setting(name experiment.SettingKey, value string) {
 	st := experiment.Setting{Name: name, Value: value}
 	s.baseLog.Settings = append(s.baseLog.Settings, st)
 	s.w.UpdateLog(func(l *experiment.Log) { l.Settings = append(l.Settings, st) })
@@ -642,7 +642,7 @@ func (s *Session) openEvents() error {
 	var g *perfevent.Group
 	var err error
 	if s.spec.Clock {
-		s.setting("clock_source", "perf")
+		s.setting(experiment.SettingClockSource, "perf")
 		g, err = s.openClock()
 	} else {
 		g, err = s.openSideband()

@@ -406,10 +406,10 @@ func (s Spec) Settings() []experiment.Setting {
 	var out []experiment.Setting
 	if s.Clock {
 		out = append(out,
-			experiment.Setting{Name: "clock_profiling", Value: s.ClockArg},
-			experiment.Setting{Name: "clock_interval_ns", Value: strconv.FormatInt(s.Interval.Nanoseconds(), 10)})
+			experiment.Setting{Name: experiment.SettingClockProfiling, Value: s.ClockArg},
+			experiment.Setting{Name: experiment.SettingClockInterval, Value: strconv.FormatInt(s.Interval.Nanoseconds(), 10)})
 	} else {
-		out = append(out, experiment.Setting{Name: "clock_profiling", Value: "off"})
+		out = append(out, experiment.Setting{Name: experiment.SettingClockProfiling, Value: "off"})
 	}
 	if s.SamplePeriod > 0 {
 		out = append(out, experiment.Setting{Name: "sample_period_ns", Value: strconv.FormatInt(s.SamplePeriod.Nanoseconds(), 10)})
@@ -418,15 +418,15 @@ func (s Spec) Settings() []experiment.Setting {
 	}
 	out = append(out, experiment.Setting{Name: "stack_copy_bytes", Value: strconv.Itoa(s.StackBytes)})
 	onOff := map[bool]string{true: "on", false: "off"}
-	out = append(out, experiment.Setting{Name: "heap_tracing", Value: onOff[s.Heap]},
-		experiment.Setting{Name: "io_tracing", Value: onOff[s.IO]})
+	out = append(out, experiment.Setting{Name: experiment.SettingHeapTracing, Value: onOff[s.Heap]},
+		experiment.Setting{Name: experiment.SettingIOTracing, Value: onOff[s.IO]})
 	switch {
 	case !s.Sync:
-		out = append(out, experiment.Setting{Name: "sync_tracing", Value: "off"})
+		out = append(out, experiment.Setting{Name: experiment.SettingSyncTracing, Value: "off"})
 	case s.SyncThresh == SyncCalibrate:
-		out = append(out, experiment.Setting{Name: "sync_tracing", Value: "on (calibrated threshold)"})
+		out = append(out, experiment.Setting{Name: experiment.SettingSyncTracing, Value: "on (calibrated threshold)"})
 	default:
-		out = append(out, experiment.Setting{Name: "sync_tracing", Value: s.SyncArg})
+		out = append(out, experiment.Setting{Name: experiment.SettingSyncTracing, Value: s.SyncArg})
 	}
 	if s.Duration > 0 {
 		out = append(out, experiment.Setting{Name: "duration_limit_ns", Value: strconv.FormatInt(s.Duration.Nanoseconds(), 10)})

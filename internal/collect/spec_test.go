@@ -65,7 +65,7 @@ func TestSettings(t *testing.T) {
 	}
 	got := map[string]string{}
 	for _, st := range s.Settings() {
-		got[st.Name] = st.Value
+		got[string(st.Name)] = st.Value
 	}
 	want := map[string]string{"clock_profiling": "hi", "clock_interval_ns": "1009000", "sample_period_ns": "1000000000",
 		"duration_limit_ns": "3000000000", "size_limit_mb": "10", "stack_copy_bytes": "16384",

@@ -397,11 +397,11 @@ func (s *session) cmetricList(_ []string) error {
 }
 
 // listOrder is the order metric_list shows the metrics in, as gprofng: the tracing metrics, then
-// the clock metrics.
+// those of sampled data (the clock metrics).
 func listOrder(ms []analysis.Metric) []int {
 	var order, clock []int
 	for m := range ms {
-		if ms[m].Data == analysis.DataClock {
+		if analysis.Kinds[ms[m].Data].Sampled {
 			clock = append(clock, m)
 		} else {
 			order = append(order, m)

@@ -59,12 +59,12 @@ func settingNS(v string) (int64, bool) {
 func describeSetting(set experiment.Setting) string {
 	ns, isNum := settingNS(set.Value)
 	switch set.Name {
-	case "clock_profiling":
+	case experiment.SettingClockProfiling:
 		if set.Value == "off" {
 			return "Clock-profiling off."
 		}
 		return ""
-	case "clock_interval_ns":
+	case experiment.SettingClockInterval:
 		if isNum {
 			return fmt.Sprintf("Clock-profiling, interval = %d microsecs.", ns/1000)
 		}
@@ -82,14 +82,14 @@ func describeSetting(set experiment.Setting) string {
 		if isNum {
 			return fmt.Sprintf("Data collection duration limit, %s secs.", strconv.FormatFloat(float64(ns)/1e9, 'f', -1, 64))
 		}
-	case "heap_tracing", "io_tracing":
+	case experiment.SettingHeapTracing, experiment.SettingIOTracing:
 		switch set.Value {
 		case "off":
 			return ""
 		case "on":
-			return map[string]string{"heap_tracing": "Heap tracing.", "io_tracing": "IO tracing."}[set.Name]
+			return map[experiment.SettingKey]string{experiment.SettingHeapTracing: "Heap tracing.", experiment.SettingIOTracing: "IO tracing."}[set.Name]
 		}
-	case "sync_tracing":
+	case experiment.SettingSyncTracing:
 		// "on (calibrated threshold)", "all" (threshold 0), or a threshold in microseconds.
 		v := set.Value
 		switch {
@@ -233,12 +233,9 @@ func (s *session) headerOf(i int) {
 // wait events"; "" when it has none.
 func tracingSummary(d *experiment.Data) string {
 	var parts []string
-	for _, k := range []struct {
-		n    int
-		what string
-	}{{len(d.Heap), "heap"}, {len(d.Sync), "synchronization wait"}, {len(d.IO), "I/O"}} {
-		if k.n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s events", k.n, k.what))
+	for _, k := range analysis.Kinds {
+		if n := k.Len(d); n > 0 && !k.Sampled {
+			parts = append(parts, fmt.Sprintf("%d %s events", n, k.Noun))
 		}
 	}
 	return strings.Join(parts, ", ")
@@ -284,9 +281,7 @@ type stats struct {
 	exitNS            int64 // CPU time of process exits after their clock events stopped (<Process exit>)
 	unsampledNS       int64 // counted CPU time of threads without samples (<Unsampled>)
 
-	heapEvents, allocs, allocBytes, leaks, leakBytes int64 // heap tracing
-	syncEvents, syncWait                             int64 // synchronization wait tracing
-	ioEvents, ioCalls, ioTime, ioBytes, ioErrors     int64 // I/O tracing (calls: not IOInherited records)
+	kinds [][]analysis.Stat // by DataKind: each kind's own lines (analysis.Kind.Stats); nil without its events
 }
 
 // isLost says whether a log event reports lost data.
@@ -340,40 +335,21 @@ func statsOf(d *experiment.Data) stats {
 			}
 		}
 	}
-	for i := range d.Heap {
-		threads[[2]uint32{d.Heap[i].Pid, d.Heap[i].Tid}] = true
-		procs[d.Heap[i].Pid] = true
-	}
-	for i := range d.Sync {
-		threads[[2]uint32{d.Sync[i].Pid, d.Sync[i].Tid}] = true
-		procs[d.Sync[i].Pid] = true
-	}
-	for i := range d.IO {
-		threads[[2]uint32{d.IO[i].Pid, d.IO[i].Tid}] = true
-		procs[d.IO[i].Pid] = true
-	}
-	if len(d.Heap) > 0 {
-		_, hs := analysis.ReplayHeap(d, 0)
-		st.heapEvents = hs.Events
-		st.allocs, st.allocBytes = hs.Allocs.Count, hs.Allocs.Bytes
-		st.leaks, st.leakBytes = hs.Leaks.Count, hs.Leaks.Bytes
-	}
-	st.syncEvents = int64(len(d.Sync))
-	for i := range d.Sync {
-		st.syncWait = analysis.AddSat(st.syncWait, d.Sync[i].Wait)
-	}
-	st.ioEvents = int64(len(d.IO))
-	for i := range d.IO {
-		e := &d.IO[i]
-		if e.Op.Class() == 0 {
+	st.kinds = make([][]analysis.Stat, len(analysis.Kinds))
+	var ev analysis.EventInfo
+	for _, k := range analysis.Kinds {
+		n := k.Len(d)
+		if n == 0 {
 			continue
 		}
-		st.ioCalls++
-		st.ioTime = analysis.AddSat(st.ioTime, e.Dur)
-		st.ioBytes = analysis.AddSat(st.ioBytes, e.Bytes)
-		if e.Err != 0 {
-			st.ioErrors++
+		if !k.Sampled { // the samples' threads are counted above, without the pseudo-samples
+			for i := 0; i < n; i++ {
+				k.Info(d, i, &ev)
+				threads[[2]uint32{ev.Pid, ev.Tid}] = true
+				procs[ev.Pid] = true
+			}
 		}
+		st.kinds[k.ID] = k.KindStats(d)
 	}
 	for _, e := range d.Log.Events {
 		switch {
@@ -463,18 +439,22 @@ func (a *stats) add(b stats) {
 	a.volcs = analysis.AddSat(a.volcs, b.volcs)
 	a.involcs = analysis.AddSat(a.involcs, b.involcs)
 	a.maxRSS = max(a.maxRSS, b.maxRSS)
-	a.heapEvents = analysis.AddSat(a.heapEvents, b.heapEvents)
-	a.allocs = analysis.AddSat(a.allocs, b.allocs)
-	a.allocBytes = analysis.AddSat(a.allocBytes, b.allocBytes)
-	a.leaks = analysis.AddSat(a.leaks, b.leaks)
-	a.leakBytes = analysis.AddSat(a.leakBytes, b.leakBytes)
-	a.syncEvents = analysis.AddSat(a.syncEvents, b.syncEvents)
-	a.syncWait = analysis.AddSat(a.syncWait, b.syncWait)
-	a.ioEvents = analysis.AddSat(a.ioEvents, b.ioEvents)
-	a.ioCalls = analysis.AddSat(a.ioCalls, b.ioCalls)
-	a.ioTime = analysis.AddSat(a.ioTime, b.ioTime)
-	a.ioBytes = analysis.AddSat(a.ioBytes, b.ioBytes)
-	a.ioErrors = analysis.AddSat(a.ioErrors, b.ioErrors)
+	if len(a.kinds) < len(b.kinds) {
+		a.kinds = append(a.kinds, make([][]analysis.Stat, len(b.kinds)-len(a.kinds))...)
+	}
+	for k, lines := range b.kinds {
+		if a.kinds[k] == nil {
+			a.kinds[k] = make([]analysis.Stat, len(lines))
+			for i, l := range lines {
+				a.kinds[k][i] = analysis.Stat{Label: l.Label, Values: make([]int64, len(l.Values)), Format: l.Format}
+			}
+		}
+		for i, l := range lines {
+			if i < len(a.kinds[k]) {
+				analysis.AddSatTo(a.kinds[k][i].Values, l.Values)
+			}
+		}
+	}
 }
 
 func (s *session) statistics(args []string) error {
@@ -537,23 +517,10 @@ func (s *session) printStats(title string, st stats) {
 			[2]string{"Truncated call stacks", fmt.Sprintf("%d (%.1f%%)", st.truncated, percent(st.truncated, st.events))},
 			[2]string{"Failed unwinds", fmt.Sprintf("%d (%.1f%%)", st.failed, percent(st.failed, st.events))})
 	}
-	if st.heapEvents > 0 {
-		rows = append(rows,
-			[2]string{"Heap tracing events", strconv.FormatInt(st.heapEvents, 10)},
-			[2]string{"Allocations", fmt.Sprintf("%d (%d bytes)", st.allocs, st.allocBytes)},
-			[2]string{"Leaks", fmt.Sprintf("%d (%d bytes)", st.leaks, st.leakBytes)})
-	}
-	if st.syncEvents > 0 {
-		rows = append(rows,
-			[2]string{"Synchronization wait events", strconv.FormatInt(st.syncEvents, 10)},
-			[2]string{"Sync Wait Time (sec.)", secondsMS(st.syncWait)})
-	}
-	if st.ioEvents > 0 {
-		rows = append(rows,
-			[2]string{"I/O tracing events", strconv.FormatInt(st.ioEvents, 10)},
-			[2]string{"I/O calls", fmt.Sprintf("%d (%d failed)", st.ioCalls, st.ioErrors)},
-			[2]string{"I/O Time (sec.)", strconv.FormatFloat(float64(st.ioTime)/1e9, 'f', 6, 64)},
-			[2]string{"I/O bytes read and written", strconv.FormatInt(st.ioBytes, 10)})
+	for _, lines := range st.kinds {
+		for _, l := range lines {
+			rows = append(rows, [2]string{l.Label, l.String()})
+		}
 	}
 	rows = append(rows,
 		[2]string{"Lost data events", strconv.Itoa(st.lost)},
@@ -769,7 +736,7 @@ func (s *session) cpuList(_ []string) error {
 			per[int64(c)] = &tally{}
 		}
 		s.eachEvent(i, func(ev *analysis.EventInfo, cpu int64) {
-			if tl := per[ev.CPU]; tl != nil && ev.Kind == analysis.DataClock {
+			if tl := per[ev.CPU]; tl != nil && analysis.Kinds[ev.Kind].HasCPU {
 				tl.events++
 				tl.cpu += cpu
 				total += cpu

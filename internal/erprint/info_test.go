@@ -20,7 +20,7 @@ func TestDescribeSetting(t *testing.T) {
 		{"clock_interval_ns", "fast", "clock_interval_ns = fast"},
 	}
 	for _, c := range cases {
-		if got := describeSetting(experiment.Setting{Name: c.name, Value: c.value}); got != c.want {
+		if got := describeSetting(experiment.Setting{Name: experiment.SettingKey(c.name), Value: c.value}); got != c.want {
 			t.Errorf("%s=%s: %q, want %q", c.name, c.value, got, c.want)
 		}
 	}
@@ -72,7 +72,7 @@ func TestDescribeTracingSettings(t *testing.T) {
 		{"sync_tracing", "100", "Synchronization tracing, threshold = 100 microsecs."},
 		{"collector.sync_threshold_ns", "1650", "Synchronization wait threshold = 1.65 microsecs."},
 	} {
-		if got := describeSetting(experiment.Setting{Name: c.name, Value: c.value}); got != c.want {
+		if got := describeSetting(experiment.Setting{Name: experiment.SettingKey(c.name), Value: c.value}); got != c.want {
 			t.Errorf("%s=%s: %q, want %q", c.name, c.value, got, c.want)
 		}
 	}

@@ -2,6 +2,7 @@ package erprint
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"er/internal/analysis"
@@ -125,22 +126,20 @@ func valueChar(m analysis.Metric) string {
 const defaultMetrics = "e.%totalcpu:i.%totalcpu:name"
 
 // defaultSpec is the function list's metric list for the metrics ms of the loaded experiments, as
-// gprofng chooses it: the heap metrics first, then the clock metrics, then the synchronization and
+// gprofng chooses it: each kind's default items (analysis.Kind.Default), the kinds in their
+// DefaultRank order: the heap metrics first, then the clock metrics, then the synchronization and
 // I/O metrics (inclusive values).
 func defaultSpec(ms []analysis.Metric) string {
+	kinds := slices.Clone(analysis.Kinds)
+	slices.SortStableFunc(kinds, func(a, b *analysis.Kind) int { return a.DefaultRank - b.DefaultRank })
 	var parts []string
-	has := func(name string) bool { return analysis.MetricIndex(ms, name) >= 0 }
-	if has("heapleakbytes") {
-		parts = append(parts, "i+heapleakbytes", "i+heapleakcnt", "i+heapallocbytes", "i+heapalloccnt")
-	}
-	if has("totalcpu") {
-		parts = append(parts, "e.%totalcpu", "i.%totalcpu")
-	}
-	if has("sync") {
-		parts = append(parts, "i.sync", "i+syncn")
-	}
-	if has("ioreadtime") {
-		parts = append(parts, "i.ioreadtime", "i.iowritetime", "i.ioothertime", "i.ioerrortime")
+	for _, k := range kinds {
+		for _, m := range ms {
+			if m.Data == k.ID {
+				parts = append(parts, k.DefaultItems()...)
+				break
+			}
+		}
 	}
 	if len(parts) == 0 {
 		return defaultMetrics

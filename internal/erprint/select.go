@@ -277,17 +277,19 @@ func (s *session) eachEvent(i int, fn func(ev *analysis.EventInfo, cpu int64)) {
 	d := x.Data()
 	all := s.sel.isAll()
 	var ev analysis.EventInfo
-	periods := x.ClockPeriods()
-	for k, n := range [...]int{len(d.Clock), len(d.Heap), len(d.Sync), len(d.IO)} {
-		kind := analysis.DataKind(k)
-		for j := 0; j < n; j++ {
-			x.Event(kind, j, &ev)
+	for _, k := range analysis.Kinds {
+		var cpus []int64
+		if k.CPUTime != nil {
+			cpus = k.CPUTime(x)
+		}
+		for j, n := 0, k.Len(d); j < n; j++ {
+			x.Event(k.ID, j, &ev)
 			if !all && !s.sel.match(&ev) {
 				continue
 			}
 			var cpu int64
-			if kind == analysis.DataClock {
-				cpu = periods[j]
+			if cpus != nil {
+				cpu = cpus[j]
 			}
 			fn(&ev, cpu)
 		}
@@ -878,11 +880,6 @@ func (s *session) describe(_ []string) error {
 	}
 	s.printf("\nOperators, as in C and with C's precedence: || && | ^ & == != < <= > >= << >> + - * / %% ! ~ ?:,\n")
 	s.printf("and x IN (a, b, ...). Numbers are integers: 42, 0x2a, 1.5e9.\n")
-	kinds := []struct {
-		kind  analysis.DataKind
-		title string
-	}{{analysis.DataClock, "Clock profiling"}, {analysis.DataHeap, "Heap tracing"},
-		{analysis.DataSync, "Synchronization wait tracing"}, {analysis.DataIO, "I/O tracing"}}
 	for i, d := range s.exps {
 		prog := ""
 		if len(d.Log.Command) > 0 {
@@ -891,17 +888,17 @@ func (s *session) describe(_ []string) error {
 		s.printf("\nExperiment %d: %s [%s, PID %d]\n", i+1, s.dirs[i], prog, d.Log.Pid)
 		x := s.expIndex(i)
 		var ev analysis.EventInfo
-		n := [...]int{len(d.Clock), len(d.Heap), len(d.Sync), len(d.IO)}
 		some := false
-		for _, k := range kinds {
-			if n[k.kind] == 0 {
+		for _, k := range analysis.Kinds {
+			n := k.Len(d)
+			if n == 0 {
 				continue
 			}
 			some = true
 			lo := make([]int64, len(filterFields))
 			hi := make([]int64, len(filterFields))
-			for j := 0; j < n[k.kind]; j++ {
-				x.Event(k.kind, j, &ev)
+			for j := 0; j < n; j++ {
+				x.Event(k.ID, j, &ev)
 				for f := range filterFields {
 					v := filterFields[f].get(&ev)
 					if j == 0 || v < lo[f] {
@@ -912,12 +909,11 @@ func (s *session) describe(_ []string) error {
 					}
 				}
 			}
-			s.printf("  %s: %d events\n", k.title, n[k.kind])
-			timed := k.kind == analysis.DataSync || k.kind == analysis.DataIO // events with a duration
+			s.printf("  %s: %d events\n", k.Title, n)
 			for f, ff := range filterFields {
 				switch {
-				case ff.name == "CPUID" && k.kind != analysis.DataClock, // -1: no CPU recorded
-					(ff.name == "EVT_TIME" || ff.name == "TSTAMP_LO") && !timed, // 0, and TSTAMP
+				case ff.name == "CPUID" && !k.HasCPU, // -1: no CPU recorded
+					(ff.name == "EVT_TIME" || ff.name == "TSTAMP_LO") && !k.Timed, // 0, and TSTAMP
 					ff.name == "TSTAMP_HI": // TSTAMP
 					continue
 				}

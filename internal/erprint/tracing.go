@@ -13,13 +13,6 @@ import (
 // The views of tracing data: heap (leaks, allocs, heap, heapstat) and I/O (ioactivity, iodetail,
 // iocallstack, iostat), laid out as gprofng's er_print lays them out.
 
-// collectFlag is the er collect option that records a kind of tracing data.
-var collectFlag = map[analysis.DataKind]string{
-	analysis.DataHeap: "-H on",
-	analysis.DataSync: "-s on",
-	analysis.DataIO:   "-i on",
-}
-
 // lacks reports whether the profile has no data of kind k; if so, it says so: in text mode as the
 // view's output, otherwise on stderr, so that CSV and JSON output stays parsable.
 func (s *session) lacks(p *analysis.Profile, k analysis.DataKind) bool {
@@ -34,7 +27,7 @@ func (s *session) lacks(p *analysis.Profile, k analysis.DataKind) bool {
 	if len(s.exps) > 1 {
 		what = "the experiments have"
 	}
-	msg := fmt.Sprintf("%s no %s data; collect with %s", what, k, collectFlag[k])
+	msg := fmt.Sprintf("%s no %s data; collect with %s", what, k, analysis.Kinds[k].Record)
 	if s.text() {
 		s.printf("%s\n\n", msg)
 	} else {

@@ -656,7 +656,7 @@ func (tr *traceReader) stackRecord(r *traceRec, pid uint32, sk *skipped) {
 			sk.malformed++
 			return
 		}
-		tr.d.Log.Settings = append(tr.d.Log.Settings, Setting{Name: "collector." + k, Value: v})
+		tr.d.Log.Settings = append(tr.d.Log.Settings, Setting{Name: SettingKey("collector." + k), Value: v})
 	default:
 		sk.malformed++
 	}

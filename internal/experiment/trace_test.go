@@ -195,7 +195,7 @@ func TestReadTraces(t *testing.T) {
 	}
 	settings := map[string]string{}
 	for _, s := range d.Log.Settings {
-		settings[s.Name] = s.Value
+		settings[string(s.Name)] = s.Value
 	}
 	if settings["collector.sync_threshold_ns"] != "1234" || settings["sync_threshold_ns"] != "1234" ||
 		settings["sigprof_interval_ns"] != "10000000" {

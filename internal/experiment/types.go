@@ -138,8 +138,34 @@ type Event struct {
 
 // Setting is one collection parameter, as given and as used.
 type Setting struct {
-	Name  string // "clock", "interval_ns", "sample_period_s", "duration_limit_s", "size_limit_mb", ...
+	Name  SettingKey
 	Value string
+}
+
+// SettingKey names a setting of log.xml.
+type SettingKey string
+
+// The settings er collect records (docs/experiment-format.md).
+const (
+	SettingClockProfiling SettingKey = "clock_profiling"   // -p as given: "on", "hi", "0.1", "off"
+	SettingClockInterval  SettingKey = "clock_interval_ns" // the clock profiling interval
+	SettingClockSource    SettingKey = "clock_source"      // "perf", or "sigprof" where the collector library's timers took the samples
+	SettingHeapTracing    SettingKey = "heap_tracing"      // "on" or "off"
+	SettingSyncTracing    SettingKey = "sync_tracing"      // "off", "on (calibrated threshold)", "all" or a threshold
+	SettingIOTracing      SettingKey = "io_tracing"        // "on" or "off"
+)
+
+// On says whether a tracing setting's value turns it on: not "off", "0" or empty.
+func On(value string) bool { return value != "off" && value != "0" && value != "" }
+
+// Setting returns the value of setting k, and whether the log has it.
+func (l *Log) Setting(k SettingKey) (string, bool) {
+	for _, s := range l.Settings {
+		if s.Name == k {
+			return s.Value, true
+		}
+	}
+	return "", false
 }
 
 // Log is the content of log.xml.

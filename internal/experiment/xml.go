@@ -237,7 +237,7 @@ func encodeLog(l Log) []byte {
 		x.Target.Args = append(x.Target.Args, qstr(a))
 	}
 	for _, s := range l.Settings {
-		x.Settings = append(x.Settings, xmlSetting{qstr(s.Name), qstr(s.Value)})
+		x.Settings = append(x.Settings, xmlSetting{qstr(string(s.Name)), qstr(s.Value)})
 	}
 	for _, e := range l.Events {
 		x.Events = append(x.Events, xmlEvent{Time: e.Time, Kind: qstr(e.Kind), Pid: e.Pid, Text: qstr(e.Text)})
@@ -347,7 +347,7 @@ func decodeLog(name string, b []byte) (Log, []string, error) {
 		l.Command = append(l.Command, string(a))
 	}
 	for _, s := range x.Settings {
-		l.Settings = append(l.Settings, Setting{string(s.Name), string(s.Value)})
+		l.Settings = append(l.Settings, Setting{SettingKey(s.Name), string(s.Value)})
 	}
 	for _, e := range x.Events {
 		l.Events = append(l.Events, Event{Time: e.Time, Kind: string(e.Kind), Pid: e.Pid, Text: string(e.Text)})

@@ -128,7 +128,7 @@ func (s *Server) procTree() *procTree {
 	for i := range s.base.EventList {
 		e := &s.base.EventList[i]
 		events[e.Exp]++
-		if e.Kind == analysis.DataClock {
+		if analysis.Kinds[e.Kind].CPUTime != nil {
 			cpu[e.Exp] = analysis.AddSat(cpu[e.Exp], e.Dur)
 		}
 	}

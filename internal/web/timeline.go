@@ -388,13 +388,8 @@ func abs(x int64) int64 {
 }
 
 func kindLabel(k analysis.DataKind) string {
-	switch k {
-	case analysis.DataHeap:
-		return "heap"
-	case analysis.DataSync:
-		return "synchronization"
-	case analysis.DataIO:
-		return "I/O"
+	if int(k) < len(analysis.Kinds) {
+		return analysis.Kinds[k].Noun
 	}
 	return "clock"
 }

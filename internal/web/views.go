@@ -381,9 +381,9 @@ func (s *Server) overview(r *http.Request) (any, error) {
 	has := analysis.DataKinds(exps)
 	views := []string{"overview", "functions", "callers", "calltree", "flame", "source", "disasm", "timeline",
 		"threads", "cpus", "samples", "objects"}
-	for k, name := range []string{"", "heap", "sync", "io"} {
-		if k > 0 && has[k] {
-			views = append(views, name)
+	for _, k := range analysis.Kinds {
+		if k.View != "" && has[k.ID] {
+			views = append(views, k.View)
 		}
 	}
 	if len(s.cmp) > 1 {
@@ -410,11 +410,11 @@ func (s *Server) overview(r *http.Request) (any, error) {
 	}, nil
 }
 
-func dataKindNames(has [4]bool) []string {
+func dataKindNames(has []bool) []string {
 	var out []string
-	for k, name := range []string{"clock profiling", "heap tracing", "synchronization tracing", "I/O tracing"} {
-		if has[k] {
-			out = append(out, name)
+	for _, k := range analysis.Kinds {
+		if has[k.ID] {
+			out = append(out, strings.ToLower(k.Title[:1])+k.Title[1:])
 		}
 	}
 	return out

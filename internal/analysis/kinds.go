@@ -1,0 +1,323 @@
+package analysis
+
+import (
+	"fmt"
+	"strconv"
+
+	"er/internal/experiment"
+)
+
+// Data kinds as descriptors.
+//
+// Everything the analysis, er print and the Analyzer know of one kind of data is its Kind: its
+// names, the option and setting that record it, its metrics, how to read an event's thread, time
+// and stack, and how an event yields its metric values. Analyze, the filters, the metric lists and
+// the views iterate over Kinds; a new kind of data is one descriptor (with its reader in
+// internal/experiment and its collector). See docs/architecture.md, "How to add a data kind".
+
+// Kind describes one kind of data.
+type Kind struct {
+	ID      DataKind              // its index in Kinds (RegisterKind sets it)
+	Name    string                // in messages: "clock-profiling"
+	Title   string                // in lists of the data experiments hold: "Clock profiling"
+	Noun    string                // in warnings about its events: "clock", "heap", "synchronization", "I/O"
+	Record  string                // how er collect records it: "-p on", "-H on"
+	Setting experiment.SettingKey // the setting that says whether an experiment recorded it
+	Timed   bool                  // its events last a time (EventInfo.Dur): filters offer it
+	HasCPU  bool                  // its events record the CPU they were taken on (EventInfo.CPU)
+	// Sampled: its events are samples (clock profiling), not traced calls. Each counts, also one whose
+	// values are all zero; metric_list lists its metrics after those of traced kinds, as gprofng does.
+	Sampled bool
+	View    string // the Analyzer's tab of the kind's own view ("heap"), "" for none
+	// Metrics are its metrics, in the order of a profile's value vectors; RegisterKind sets their Data.
+	Metrics []Metric
+	// Default are its items of er print's default metric list ("e.%totalcpu"); nil: the exclusive
+	// and inclusive value of each metric. DefaultRank orders the kinds there (smallest first).
+	Default     []string
+	DefaultRank int
+
+	// Len is the number of its events in d; Info fills ev's Pid, Tid, Time, Dur and CPU (-1: none)
+	// with what event i records; Stack is the event's stack id.
+	Len   func(d *experiment.Data) int
+	Info  func(d *experiment.Data, i int, ev *EventInfo)
+	Stack func(d *experiment.Data, i int) uint32
+	// Recorded says whether d's settings say the kind was recorded (nil: its Setting is on).
+	Recorded func(d *experiment.Data) bool
+	// CPUTime, when set, returns the CPU time each of the kind's events in x stands for, as the
+	// views count it (thread_list, cpu_list); nil: its events stand for none.
+	CPUTime func(x *ExpIndex) []int64
+	// Prepare readies the values of one experiment's selected events for a profile (see KindRun).
+	Prepare func(r *KindRun) KindEvents
+	// Init gives a new profile that has the kind's metrics what the kind keeps beside them (nil: nothing).
+	Init func(p *Profile)
+	// Stats returns the kind's lines of er print's statistics for d, which has events of the kind;
+	// the lines of several experiments are summed value by value. Nil: one line, "<Title> events".
+	Stats func(d *experiment.Data) []Stat
+}
+
+// Stat is one line of statistics: values summed over experiments, and how to print them.
+type Stat struct {
+	Label  string
+	Values []int64
+	Format func(v []int64) string // nil: the first value, as an integer
+}
+
+// KindStats returns kind k's statistics lines for d.
+func (k *Kind) KindStats(d *experiment.Data) []Stat {
+	if k.Stats != nil {
+		return k.Stats(d)
+	}
+	return []Stat{{Label: k.Title + " events", Values: []int64{int64(k.Len(d))}}}
+}
+
+// String prints the line's values.
+func (st Stat) String() string {
+	if st.Format != nil {
+		return st.Format(st.Values)
+	}
+	if len(st.Values) == 0 {
+		return ""
+	}
+	return strconv.FormatInt(st.Values[0], 10)
+}
+
+// KindRun is one experiment's events of one kind, being added to a profile.
+type KindRun struct {
+	P    *Profile
+	D    *experiment.Data
+	Exp  int    // the experiment's index in the list given to Analyze
+	Keep []bool // the events the filter selects; nil: all
+	es   *expState
+	io   *ioGroups
+}
+
+// Periods returns the CPU time each clock sample of the experiment stands for (ClockPeriods).
+func (r *KindRun) Periods() []int64 { return r.es.periods }
+
+// KindEvents turns a kind's events into metric values.
+type KindEvents struct {
+	// Values writes what event i adds to each of the kind's metrics into out (zeroed, one per metric)
+	// and returns the time the event stands for in the event list: a clock sample's CPU time, a
+	// traced call's duration, 0 for others.
+	Values func(i int, out []int64) (dur int64)
+	// Added, when set, is called with the whole value vector of each event added to the profile.
+	Added func(i int, vals []int64)
+	// Done, when set, is called after the experiment's events.
+	Done func()
+}
+
+// Kinds are the kinds of data, by DataKind.
+var Kinds []*Kind
+
+// RegisterKind adds k to Kinds, numbering it and its metrics, and returns its DataKind.
+func RegisterKind(k *Kind) DataKind {
+	k.ID = DataKind(len(Kinds))
+	for i := range k.Metrics {
+		k.Metrics[i].Data = k.ID
+	}
+	Kinds = append(Kinds, k)
+	return k.ID
+}
+
+// RemoveKind removes kind k, the last one registered: a test that adds a kind takes it away.
+func RemoveKind(k DataKind) {
+	if int(k) != len(Kinds)-1 {
+		panic(fmt.Sprintf("analysis: RemoveKind(%d): only the last kind (%d) can be removed", k, len(Kinds)-1))
+	}
+	Kinds = Kinds[:k]
+}
+
+// String names the data kind as er print's messages do.
+func (k DataKind) String() string {
+	if int(k) < len(Kinds) {
+		return Kinds[k].Name
+	}
+	return "unknown"
+}
+
+// recorded says whether experiment d recorded kind k by its settings.
+func (k *Kind) recorded(d *experiment.Data) bool {
+	if k.Recorded != nil {
+		return k.Recorded(d)
+	}
+	v, ok := d.Log.Setting(k.Setting)
+	return ok && experiment.On(v)
+}
+
+// DefaultItems returns the kind's items of er print's default metric list.
+func (k *Kind) DefaultItems() []string {
+	if k.Default != nil {
+		return k.Default
+	}
+	var out []string
+	for _, m := range k.Metrics {
+		out = append(out, "e."+m.Name, "i."+m.Name)
+	}
+	return out
+}
+
+// KindOfMetric returns the kind whose metric is named metric, or nil.
+func KindOfMetric(metric string) *Kind {
+	for _, k := range Kinds {
+		for _, m := range k.Metrics {
+			if m.Name == metric {
+				return k
+			}
+		}
+	}
+	return nil
+}
+
+// The kinds of data er records, in the order of a profile's value vectors: clock metrics first.
+var (
+	clockKind = &Kind{Name: "clock-profiling", Title: "Clock profiling", Noun: "clock", Record: "-p on",
+		Setting: experiment.SettingClockInterval, HasCPU: true, Sampled: true, Metrics: ClockMetrics,
+		Default: []string{"e.%totalcpu", "i.%totalcpu"}, DefaultRank: 1,
+		Len: func(d *experiment.Data) int { return len(d.Clock) },
+		Info: func(d *experiment.Data, i int, ev *EventInfo) {
+			e := &d.Clock[i]
+			ev.Pid, ev.Tid, ev.Time, ev.CPU = e.Pid, e.Tid, e.Time, int64(e.CPU)
+		},
+		Stack:   func(d *experiment.Data, i int) uint32 { return d.Clock[i].Stack },
+		CPUTime: func(x *ExpIndex) []int64 { return x.ClockPeriods() },
+		// Its statistics (events, CPU times, the kernel's counts) are er print's first lines.
+		Stats: func(*experiment.Data) []Stat { return nil },
+		Recorded: func(d *experiment.Data) bool {
+			v, ok := d.Log.Setting(experiment.SettingClockInterval)
+			return ok && experiment.On(v) && clockOn(d)
+		},
+		Prepare: func(r *KindRun) KindEvents {
+			d, periods := r.D, r.Periods()
+			return KindEvents{Values: func(i int, out []int64) int64 {
+				s := &d.Clock[i]
+				period := s.Period
+				if periods != nil {
+					period = periods[i]
+				}
+				clockValues(s.Mode, period, out)
+				return period
+			}}
+		},
+	}
+	heapKind = &Kind{Name: "heap-tracing", Title: "Heap tracing", Noun: "heap", Record: "-H on", View: "heap",
+		Setting: experiment.SettingHeapTracing, Metrics: HeapMetrics,
+		Default: []string{"i+heapleakbytes", "i+heapleakcnt", "i+heapallocbytes", "i+heapalloccnt"}, DefaultRank: 0,
+		Len: func(d *experiment.Data) int { return len(d.Heap) },
+		Info: func(d *experiment.Data, i int, ev *EventInfo) {
+			e := &d.Heap[i]
+			ev.Pid, ev.Tid, ev.Time = e.Pid, e.Tid, e.Time
+		},
+		Stack: func(d *experiment.Data, i int) uint32 { return d.Heap[i].Stack },
+		Init:  func(p *Profile) { p.Heap = &HeapStats{} },
+		Stats: func(d *experiment.Data) []Stat {
+			_, hs := ReplayHeap(d, 0)
+			return []Stat{{Label: "Heap tracing events", Values: []int64{hs.Events}},
+				{Label: "Allocations", Values: []int64{hs.Allocs.Count, hs.Allocs.Bytes}, Format: countBytes},
+				{Label: "Leaks", Values: []int64{hs.Leaks.Count, hs.Leaks.Bytes}, Format: countBytes}}
+		},
+		Prepare: func(r *KindRun) KindEvents {
+			leaked, st := replayHeap(r.D, r.Exp, r.Keep)
+			r.P.Heap.merge(st)
+			if w := heapWarning(r.D.Dir, st); w != "" {
+				r.P.Warnings = append(r.P.Warnings, w)
+			}
+			d := r.D
+			return KindEvents{Values: func(i int, out []int64) int64 {
+				heapValues(&d.Heap[i], leaked[i], out)
+				return 0
+			}}
+		},
+	}
+	syncKind = &Kind{Name: "synchronization-tracing", Title: "Synchronization wait tracing", Noun: "synchronization wait",
+		Record: "-s on", View: "sync", Setting: experiment.SettingSyncTracing, Timed: true, Metrics: SyncMetrics,
+		Default: []string{"i.sync", "i+syncn"}, DefaultRank: 2,
+		Len: func(d *experiment.Data) int { return len(d.Sync) },
+		Info: func(d *experiment.Data, i int, ev *EventInfo) {
+			e := &d.Sync[i]
+			ev.Pid, ev.Tid, ev.Time, ev.Dur = e.Pid, e.Tid, e.Time, e.Wait
+		},
+		Stack: func(d *experiment.Data, i int) uint32 { return d.Sync[i].Stack },
+		Stats: func(d *experiment.Data) []Stat {
+			var wait int64
+			for i := range d.Sync {
+				wait = AddSat(wait, d.Sync[i].Wait)
+			}
+			return []Stat{{Label: "Synchronization wait events", Values: []int64{int64(len(d.Sync))}},
+				{Label: "Sync Wait Time (sec.)", Values: []int64{wait}, Format: func(v []int64) string { return fmt.Sprintf("%.3f", float64(v[0])/1e9) }}}
+		},
+		Prepare: func(r *KindRun) KindEvents {
+			d := r.D
+			return KindEvents{Values: func(i int, out []int64) int64 {
+				e := &d.Sync[i]
+				out[0], out[1] = e.Wait, 1
+				return e.Wait
+			}}
+		},
+	}
+	ioKind = &Kind{Name: "I/O-tracing", Title: "I/O tracing", Noun: "I/O", Record: "-i on", View: "io",
+		Setting: experiment.SettingIOTracing, Timed: true, Metrics: IOMetrics,
+		Default: []string{"i.ioreadtime", "i.iowritetime", "i.ioothertime", "i.ioerrortime"}, DefaultRank: 3,
+		Len: func(d *experiment.Data) int { return len(d.IO) },
+		Info: func(d *experiment.Data, i int, ev *EventInfo) {
+			e := &d.IO[i]
+			ev.Pid, ev.Tid, ev.Time, ev.Dur = e.Pid, e.Tid, e.Time, e.Dur
+		},
+		Stack: func(d *experiment.Data, i int) uint32 { return d.IO[i].Stack },
+		Init:  func(p *Profile) { p.IO = &IOStats{} },
+		Stats: func(d *experiment.Data) []Stat {
+			var calls, dur, bytes, errs int64
+			for i := range d.IO {
+				e := &d.IO[i]
+				if e.Op.Class() == 0 {
+					continue // IOInherited records
+				}
+				calls++
+				dur, bytes = AddSat(dur, e.Dur), AddSat(bytes, e.Bytes)
+				if e.Err != 0 {
+					errs++
+				}
+			}
+			return []Stat{{Label: "I/O tracing events", Values: []int64{int64(len(d.IO))}},
+				{Label: "I/O calls", Values: []int64{calls, errs}, Format: func(v []int64) string { return fmt.Sprintf("%d (%d failed)", v[0], v[1]) }},
+				{Label: "I/O Time (sec.)", Values: []int64{dur}, Format: func(v []int64) string { return strconv.FormatFloat(float64(v[0])/1e9, 'f', 6, 64) }},
+				{Label: "I/O bytes read and written", Values: []int64{bytes}}}
+		},
+		Prepare: func(r *KindRun) KindEvents {
+			d, files, groups := r.D, r.es.ioFiles, r.io
+			var st IOStats
+			st.Events = countKept(r.Keep, len(d.IO))
+			return KindEvents{
+				Values: func(i int, out []int64) int64 {
+					e := &d.IO[i]
+					st.add(e)
+					ioValues(e, out)
+					return e.Dur
+				},
+				Added: func(i int, vals []int64) { groups.add(files[i], vals) },
+				Done: func() {
+					st.kernelCalls(d)
+					r.P.IO.merge(&st)
+				},
+			}
+		},
+	}
+)
+
+// The built-in kinds, by DataKind.
+var (
+	DataClock = RegisterKind(clockKind) // clock profiling
+	DataHeap  = RegisterKind(heapKind)  // heap tracing
+	DataSync  = RegisterKind(syncKind)  // synchronization wait tracing
+	DataIO    = RegisterKind(ioKind)    // I/O tracing
+)
+
+// countBytes prints a count and its bytes: "3 (4096 bytes)".
+func countBytes(v []int64) string { return fmt.Sprintf("%d (%d bytes)", v[0], v[1]) }
+
+// kindOf returns the kind k, panicking with a clear message for a kind never registered (a bug).
+func kindOf(k DataKind) *Kind {
+	if int(k) >= len(Kinds) {
+		panic(fmt.Sprintf("analysis: data kind %d is not registered", k))
+	}
+	return Kinds[k]
+}
