@@ -3,7 +3,6 @@ package erprint
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"er/internal/report"
@@ -172,24 +171,11 @@ func textTable(text string) *report.Table {
 }
 
 // jsonTable is table t of view name as JSON gives it, with what the Analyzer adds to the same
-// view: the function list's sort key, the source lines' numbers.
+// view: the function list's sort key (the source lines' numbers are the rows' own).
 func (s *session) jsonTable(name string, t *report.Table) *report.JSONTable {
 	jt := report.ToJSON(t)
-	switch name {
-	case "functions":
+	if name == "functions" {
 		jt.Sort = s.sortKey()
-	case "source":
-		col := -1
-		for j, c := range t.Columns {
-			if c.Key == "line" {
-				col = j
-			}
-		}
-		if col >= 0 {
-			for i := range jt.Rows {
-				jt.Rows[i].Line, _ = strconv.Atoi(strings.TrimSpace(jt.Rows[i].Cells[col].T))
-			}
-		}
 	}
 	return jt
 }

@@ -565,7 +565,7 @@ func (s *session) annotatedSource(p *analysis.Profile, f int, file string, first
 	width := len(strconv.Itoa(last))
 	for _, r := range rows {
 		mr := &metricRow{excl: r.excl, incl: r.incl}
-		row := report.Row{Cells: blankCells(len(its))}
+		row := report.Row{Cells: blankCells(len(its)), Line: r.line}
 		if r.hasValues {
 			row.Cells = rowCells(p, mr, its)
 			row.Flag = hot.flag(mr)

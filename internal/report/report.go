@@ -53,6 +53,9 @@ type Row struct {
 	// profile plus 1; 0 for none. It is never printed.
 	ID   int
 	Flag string // in a table with FlagWidth, printed before the row's cells: "##" marks a hot line
+	// Line is an annotated source row's line number, for programs (JSON's "line"); 0 for none. It is
+	// never printed as such (the text shows it in the name, CSV in a column).
+	Line int
 }
 
 // Table is a titled table of rows. The name column comes last.
@@ -692,7 +695,7 @@ func ToJSON(t *Table) *JSONTable {
 			cells[i] = JSONCell{V: c.Value, P: p, T: c.Text, B: c.Blank}
 		}
 		jt.Rows = append(jt.Rows, JSONRow{ID: r.ID - 1, Name: r.Name, Section: r.Section, Mark: r.Mark, Flag: r.Flag,
-			Depth: r.Depth, Cells: cells})
+			Depth: r.Depth, Cells: cells, Line: r.Line})
 	}
 	return jt
 }

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 
 	"er/internal/analysis"
@@ -147,7 +146,7 @@ func (s *Server) source(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return lineNumbers(t), nil
+	return t, nil
 }
 
 // disasm is the annotated disassembly of function f.
@@ -159,24 +158,6 @@ func (s *Server) disasm(r *http.Request) (any, error) {
 	return s.oneTable(s.eng.ExecFunc("disasm", f))
 }
 
-// lineNumbers sets each source row's line number from its "line" column.
-func lineNumbers(t *table) *table {
-	col := -1
-	for j, c := range t.Columns {
-		if c.Key == "line" {
-			col = j
-		}
-	}
-	if col < 0 {
-		return t
-	}
-	for i := range t.Rows {
-		if c := t.Rows[i].Cells; col < len(c) {
-			t.Rows[i].Line, _ = strconv.Atoi(strings.TrimSpace(c[col].T))
-		}
-	}
-	return t
-}
 
 // tableCommands are the er print commands whose tables the page may ask for by name.
 var tableCommands = map[string]bool{
