@@ -158,7 +158,6 @@ func (s *Server) disasm(r *http.Request) (any, error) {
 	return s.oneTable(s.eng.ExecFunc("disasm", f))
 }
 
-
 // tableCommands are the er print commands whose tables the page may ask for by name.
 var tableCommands = map[string]bool{
 	"thread_list": true, "cpu_list": true, "sample_list": true, "lobjects": true, "objects": true,
