@@ -23,7 +23,8 @@ import (
 const defaultThreshold = 75
 
 // defaultTreeThreshold is the default of tthresh: calltree leaves out the calls below 0.1% of the
-// total, which on a real profile of 600,000 samples keeps some thousands of its 1.6 million nodes.
+// total, which on a real profile of 600,000 samples keeps 927 of its 409,608 nodes (er print
+// -functions -callers-callees -calltree: 574 MB before, 344 MB).
 const defaultTreeThreshold = 0.1
 
 // sourceFile is a source file looked for on the search path.
