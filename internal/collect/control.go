@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -143,6 +144,45 @@ func holdControl(dir string) (*os.File, error) {
 	return os.OpenFile(fifoPath, os.O_RDWR, 0)
 }
 
+// barrierKind is the kind of the message er writes to its own FIFO to know that the reader has taken
+// every message written before it (no library message has it).
+const barrierKind = 0xffffffff
+
+// barrierWait bounds the wait for the barrier: the reader takes it at once unless er is starved.
+const barrierWait = 5 * time.Second
+
+// all returns every message written to the FIFO so far: the reader may lag behind the library's
+// writes (beside two CPU hogs, an instance's start message was still in the FIFO when er collect
+// decided that the instance never ran), so er writes a barrier message and takes messages until
+// the reader hands it over. Messages written later (a descendant still running) come after it.
+func (c *control) all() []message {
+	if c == nil {
+		return nil
+	}
+	b := make([]byte, messageSize)
+	binary.LittleEndian.PutUint32(b[msgOffMagic:], messageMagic)
+	binary.LittleEndian.PutUint32(b[msgOffKind:], barrierKind)
+	if _, err := c.fifo.Write(b); err != nil {
+		return c.pending()
+	}
+	var out []message
+	timeout := time.After(barrierWait)
+	for {
+		select {
+		case m, ok := <-c.msgs:
+			if !ok {
+				return out
+			}
+			if m.kind == barrierKind {
+				return out
+			}
+			out = append(out, m)
+		case <-timeout:
+			return append(out, c.pending()...)
+		}
+	}
+}
+
 // close stops reading; pending messages can still be received until the channel closes.
 func (c *control) close() {
 	if c == nil {
@@ -153,7 +193,7 @@ func (c *control) close() {
 	c.state = nil
 }
 
-// pending takes the messages that are waiting, without blocking.
+// pending takes the messages that are waiting, without blocking; not the barrier's.
 func (c *control) pending() []message {
 	if c == nil {
 		return nil
@@ -165,7 +205,9 @@ func (c *control) pending() []message {
 			if !ok {
 				return out
 			}
-			out = append(out, m)
+			if m.kind != barrierKind {
+				out = append(out, m)
+			}
 		default:
 			return out
 		}

@@ -52,6 +52,43 @@ func TestControlChannel(t *testing.T) {
 	c.close()
 }
 
+// TestControlAll: all returns every message written before it, at once, even those the reader has not
+// taken yet (100 of them written in one go), and no barrier; messages written after it come later.
+func TestControlAll(t *testing.T) {
+	dir := t.TempDir()
+	c, err := openControl(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	f, err := os.OpenFile(filepath.Join(dir, controlName), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var batch []byte
+	for i := range 100 {
+		msg := make([]byte, messageSize)
+		binary.LittleEndian.PutUint32(msg, messageMagic)
+		binary.LittleEndian.PutUint32(msg[4:], msgExeced)
+		binary.LittleEndian.PutUint32(msg[8:], uint32(1000+i))
+		batch = append(batch, msg...)
+	}
+	if _, err := f.Write(batch); err != nil {
+		t.Fatal(err)
+	}
+	got := c.all()
+	if len(got) != 100 || got[0].pid != 1000 || got[99].pid != 1099 {
+		t.Fatalf("all: %d messages (%+v ...)", len(got), got[:min(len(got), 2)])
+	}
+	if _, err := f.Write(batch[:messageSize]); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.all(); len(got) != 1 || got[0].pid != 1000 || got[0].kind != msgExeced {
+		t.Errorf("all after one more: %+v", got)
+	}
+}
+
 // TestRelocate moves each library instance's files into the experiment of its image, by pid and
 // start time, and drops the data of images that are not followed.
 func TestRelocate(t *testing.T) {

@@ -1257,7 +1257,9 @@ func (s *Session) finish(waitErr error) error {
 		_ = os.Remove(filepath.Join(s.dir, experiment.ControlName))
 	}
 	if s.ctl != nil {
-		s.handleMessages()
+		for _, m := range s.ctl.all() { // every message written so far, the last starts included
+			s.handleMessage(m)
+		}
 		s.ctl.close()
 		s.warnLibraryMissing()
 		s.relocateLibraryData()
