@@ -1,18 +1,16 @@
 package collect
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+
+	"er/internal/contracttest"
 )
 
 // The Go<->C contract of the control protocol and the environment (docs/trace-format.md, "The
@@ -22,13 +20,13 @@ import (
 // er sets. A change on one side only fails them, naming what differs.
 
 func TestContractControl(t *testing.T) {
-	c := runContract(t, "testdata/contract.c")
+	c := contracttest.Run(t, "testdata/contract.c")
 	var bad []string
 	fail := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
 	seen := map[string]bool{}
 	cmpConst := func(cName, goName string, goV uint64) {
 		seen[cName] = true
-		if v, ok := c.consts[cName]; !ok {
+		if v, ok := c.Consts[cName]; !ok {
 			fail("%s: C has none, Go has %s = %d", cName, goName, goV)
 		} else if v != goV {
 			fail("%s: C %d, Go %d (%s)", cName, v, goV, goName)
@@ -38,13 +36,13 @@ func TestContractControl(t *testing.T) {
 	// The state page: words of 4 bytes (control.set writes 32-bit words).
 	cmpConst("ER_STATE_MAGIC", "stateMagic", stateMagic)
 	cmpConst("ER_STATE_WORD", "the 32-bit words of control.set", 4)
-	word := c.consts["ER_STATE_WORD"]
+	word := c.Consts["ER_STATE_WORD"]
 	for _, w := range []struct {
 		c, goName string
 		off       uint64
 	}{{"ER_STATE_STOP", "stateStop", stateStop}, {"ER_STATE_PAUSE_ALL", "statePause", statePause}} {
 		seen[w.c] = true
-		if idx, ok := c.consts[w.c]; !ok {
+		if idx, ok := c.Consts[w.c]; !ok {
 			fail("%s: C has none, Go has %s at offset %d", w.c, w.goName, w.off)
 		} else if idx*word != w.off {
 			fail("%s: C offset %d (word %d), Go %d (%s)", w.c, idx*word, idx, w.off, w.goName)
@@ -64,12 +62,12 @@ func TestContractControl(t *testing.T) {
 	} {
 		cmpConst(k.c, k.goName, k.v)
 	}
-	for name, v := range c.consts {
+	for name, v := range c.Consts {
 		if !seen[name] {
 			fail("%s: C has it (%d), Go has no constant for it", name, v)
 		}
 	}
-	if size, ok := c.structs["er_msg"]; size != messageSize || !ok {
+	if size, ok := c.Structs["er_msg"]; size != messageSize || !ok {
 		fail("struct er_msg: C size %d, Go %d (messageSize)", size, messageSize)
 	}
 	fields := []struct {
@@ -84,25 +82,25 @@ func TestContractControl(t *testing.T) {
 	for _, f := range fields {
 		name := "er_msg." + f.c
 		seen[name] = true
-		cf, ok := c.fields[name]
+		cf, ok := c.Fields[name]
 		switch {
 		case !ok:
 			fail("%s: C has no such field, Go has %s at offset %d", name, f.goName, f.off)
 		case f.goName == "":
-		case cf.off != f.off:
-			fail("%s: C offset %d, Go %d (%s)", name, cf.off, f.off, f.goName)
-		case cf.size != f.width:
-			fail("%s: C size %d, Go reads %d bytes (%s)", name, cf.size, f.width, f.goName)
+		case cf.Off != f.off:
+			fail("%s: C offset %d, Go %d (%s)", name, cf.Off, f.off, f.goName)
+		case cf.Size != f.width:
+			fail("%s: C size %d, Go reads %d bytes (%s)", name, cf.Size, f.width, f.goName)
 		}
 	}
-	for name, f := range c.fields {
+	for name, f := range c.Fields {
 		if !seen[name] {
-			fail("%s: C has it at offset %d (%d bytes), Go has no constant for it", name, f.off, f.size)
+			fail("%s: C has it at offset %d (%d bytes), Go has no constant for it", name, f.Off, f.Size)
 		}
 	}
 
 	// The program prints all of the protocol that collector.h declares.
-	for _, miss := range c.uncovered("../../preload/c/collector.h", "er_msg", "er_msg_kind", `ER_(STATE|MSG)_\w+`) {
+	for _, miss := range uncovered(c, "../../preload/c/collector.h", "er_msg", "er_msg_kind", `ER_(STATE|MSG)_\w+`) {
 		fail("%s: preload/c/collector.h declares it, testdata/contract.c does not print it", miss)
 	}
 
@@ -111,7 +109,7 @@ func TestContractControl(t *testing.T) {
 		t.Error(b)
 	}
 	if len(bad) == 0 {
-		t.Logf("compared %d fields of struct er_msg, %d constants", len(c.fields), len(c.consts))
+		t.Logf("compared %d fields of struct er_msg, %d constants", len(c.Fields), len(c.Consts))
 	}
 }
 
@@ -203,76 +201,21 @@ func TestContractEnv(t *testing.T) {
 	}
 }
 
-// contractOutput is what a contract program printed.
-type contractOutput struct {
-	structs map[string]int
-	fields  map[string]struct{ off, size int }
-	consts  map[string]uint64
-}
-
-// runContract compiles the C program src with gcc and parses what it prints. It skips the test
-// when there is no gcc.
-func runContract(t *testing.T, src string) *contractOutput {
-	t.Helper()
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		t.Skip("no gcc: the Go<->C contract is not checked")
-	}
-	bin := filepath.Join(t.TempDir(), "contract")
-	if out, err := exec.Command(gcc, "-std=gnu11", "-Wall", "-Werror", "-o", bin, src).CombinedOutput(); err != nil {
-		t.Fatalf("compiling %s: %v\n%s", src, err, out)
-	}
-	out, err := exec.Command(bin).Output()
-	if err != nil {
-		t.Fatalf("running %s: %v", src, err)
-	}
-	c := &contractOutput{structs: map[string]int{}, fields: map[string]struct{ off, size int }{}, consts: map[string]uint64{}}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		num := func(s string) uint64 {
-			v, err := strconv.ParseUint(s, 10, 64)
-			if err != nil {
-				t.Fatalf("%s printed %q: %v", src, sc.Text(), err)
-			}
-			return v
-		}
-		switch {
-		case len(f) == 3 && f[0] == "struct":
-			c.structs[f[1]] = int(num(f[2]))
-		case len(f) == 4 && f[0] == "field":
-			c.fields[f[1]] = struct{ off, size int }{int(num(f[2])), int(num(f[3]))}
-		case len(f) == 3 && f[0] == "const":
-			c.consts[f[1]] = num(f[2])
-		default:
-			t.Fatalf("%s printed %q: want struct, field or const", src, sc.Text())
-		}
-	}
-	return c
-}
-
-var (
-	cComment = regexp.MustCompile(`(?s)/\*.*?\*/|//[^\n]*`)
-	cArray   = regexp.MustCompile(`\[[^]]*\]`)
-)
-
 // uncovered returns what the header declares of the struct strct, the enum enum and the #defines
 // of a value whose names match define that the program did not print.
-func (c *contractOutput) uncovered(header, strct, enum, define string) []string {
+func uncovered(c *contracttest.Output, header, strct, enum, define string) []string {
 	b, err := os.ReadFile(header)
 	if err != nil {
 		return []string{err.Error()}
 	}
-	text := cComment.ReplaceAllString(string(b), "")
+	text := contracttest.StripComments(string(b))
 	var miss []string
 	if m := regexp.MustCompile(`(?s)\bstruct\s+` + strct + `\s*\{(.*?)\}\s*;`).FindStringSubmatch(text); m == nil {
 		miss = append(miss, "struct "+strct)
 	} else {
-		for _, decl := range strings.Split(m[1], ";") {
-			if w := strings.Fields(cArray.ReplaceAllString(decl, "")); len(w) > 0 {
-				if n := strings.TrimLeft(w[len(w)-1], "*"); c.fields[strct+"."+n].size == 0 {
-					miss = append(miss, strct+"."+n)
-				}
+		for _, n := range contracttest.FieldNames(m[1]) {
+			if c.Fields[strct+"."+n].Size == 0 {
+				miss = append(miss, strct+"."+n)
 			}
 		}
 	}
@@ -282,14 +225,14 @@ func (c *contractOutput) uncovered(header, strct, enum, define string) []string 
 		for _, member := range strings.Split(m[1], ",") {
 			n, _, _ := strings.Cut(member, "=")
 			if n = strings.TrimSpace(n); n != "" {
-				if _, ok := c.consts[n]; !ok {
+				if _, ok := c.Consts[n]; !ok {
 					miss = append(miss, "enum "+enum+" "+n)
 				}
 			}
 		}
 	}
 	for _, m := range regexp.MustCompile(`(?m)^#define\s+(`+define+`)[ \t]+\S`).FindAllStringSubmatch(text, -1) {
-		if _, ok := c.consts[m[1]]; !ok {
+		if _, ok := c.Consts[m[1]]; !ok {
 			miss = append(miss, "#define "+m[1])
 		}
 	}

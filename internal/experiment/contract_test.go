@@ -1,17 +1,15 @@
 package experiment
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"er/internal/contracttest"
 )
 
 // The Go<->C contract of the trace files (docs/trace-format.md, "The Go<->C contract"):
@@ -228,7 +226,7 @@ var contractGoOnly = map[string]string{
 }
 
 func TestContract(t *testing.T) {
-	c := runContract(t, "testdata/contract.c")
+	c := contracttest.Run(t, "testdata/contract.c")
 	var bad []string
 	fail := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
 
@@ -236,7 +234,7 @@ func TestContract(t *testing.T) {
 	seen := map[string]bool{}
 	for _, s := range contractStructs {
 		seen["struct "+s.c] = true
-		if size, ok := c.structs[s.c]; !ok {
+		if size, ok := c.Structs[s.c]; !ok {
 			fail("struct %s: C has none, Go has %s = %d", s.c, s.goName, s.size)
 		} else if size != s.size {
 			fail("struct %s: C size %d, Go %d (%s)", s.c, size, s.size, s.goName)
@@ -244,54 +242,54 @@ func TestContract(t *testing.T) {
 		for _, f := range s.fields {
 			name := s.c + "." + f.c
 			seen["field "+name] = true
-			cf, ok := c.fields[name]
+			cf, ok := c.Fields[name]
 			switch {
 			case !ok && f.goName == "":
 				fail("%s: C has no such field (Go lists it as %s)", name, f.comment)
 			case !ok:
 				fail("%s: C has no such field, Go reads it at offset %d (%s)", name, f.off, f.goName)
 			case f.goName == "":
-			case cf.off != f.off:
-				fail("%s: C offset %d, Go %d (%s)", name, cf.off, f.off, f.goName)
-			case cf.size != f.width:
-				fail("%s: C size %d, Go reads %d bytes (%s)", name, cf.size, f.width, f.goName)
+			case cf.Off != f.off:
+				fail("%s: C offset %d, Go %d (%s)", name, cf.Off, f.off, f.goName)
+			case cf.Size != f.width:
+				fail("%s: C size %d, Go reads %d bytes (%s)", name, cf.Size, f.width, f.goName)
 			}
 		}
 	}
-	for name, f := range c.fields {
+	for name, f := range c.Fields {
 		if !seen["field "+name] {
-			fail("%s: C has it at offset %d (%d bytes), Go has no constant for it", name, f.off, f.size)
+			fail("%s: C has it at offset %d (%d bytes), Go has no constant for it", name, f.Off, f.Size)
 		}
 	}
-	for name, size := range c.structs {
+	for name, size := range c.Structs {
 		if !seen["struct "+name] {
 			fail("struct %s: C has it (%d bytes), Go has no constant for it", name, size)
 		}
 	}
 
 	// Strings, constants and enum members.
-	if got := c.strings["ER_MAGIC"]; got != traceMagic {
+	if got := c.Strings["ER_MAGIC"]; got != traceMagic {
 		fail("ER_MAGIC: C %q, Go %q (traceMagic)", got, traceMagic)
 	}
 	for _, k := range contractConsts {
 		seen["const "+k.c] = true
-		if v, ok := c.consts[k.c]; !ok {
+		if v, ok := c.Consts[k.c]; !ok {
 			fail("%s: C has none, Go has %s = %d", k.c, k.goName, k.v)
 		} else if v != k.v {
 			fail("%s: C %d, Go %d (%s)", k.c, v, k.v, k.goName)
 		}
 	}
-	for name, v := range c.consts {
+	for name, v := range c.Consts {
 		if !seen["const "+name] && contractCOnly[name] == "" {
 			fail("%s: C has it (%d), Go has no constant for it", name, v)
 		}
 	}
 	for name := range contractCOnly {
-		if _, ok := c.consts[name]; !ok {
+		if _, ok := c.Consts[name]; !ok {
 			fail("%s: listed as C only, but C has none", name)
 		}
 	}
-	if bs := c.consts["ER_BLOCK_SIZE"]; bs < minBlockSize || bs > maxBlockSize || bs%8 != 0 {
+	if bs := c.Consts["ER_BLOCK_SIZE"]; bs < minBlockSize || bs > maxBlockSize || bs%8 != 0 {
 		fail("ER_BLOCK_SIZE: C %d, the reader accepts multiples of 8 from %d to %d (minBlockSize, maxBlockSize)", bs, minBlockSize, maxBlockSize)
 	}
 	for name, k := range traceFileKinds {
@@ -302,7 +300,7 @@ func TestContract(t *testing.T) {
 
 	// Every operation the Go side names is one of the library's: cOps["ER_HEAP 4"].
 	cOps := map[string]bool{}
-	for name, v := range c.consts {
+	for name, v := range c.Consts {
 		for _, family := range []string{"ER_HEAP", "ER_SYNC", "ER_IO"} {
 			if strings.HasPrefix(name, family+"_") {
 				cOps[family+" "+strconv.FormatUint(v, 10)] = true
@@ -325,7 +323,7 @@ func TestContract(t *testing.T) {
 	}
 
 	// The program prints everything the header declares.
-	for _, miss := range c.uncovered("../../preload/c/trace.h") {
+	for _, miss := range uncovered(c, "../../preload/c/trace.h") {
 		fail("%s: preload/c/trace.h declares it, testdata/contract.c does not print it", miss)
 	}
 
@@ -334,97 +332,32 @@ func TestContract(t *testing.T) {
 		t.Error(b)
 	}
 	if len(bad) == 0 {
-		t.Logf("compared %d structs, %d fields, %d constants and enum members, ER_MAGIC", len(c.structs), len(c.fields), len(c.consts))
+		t.Logf("compared %d structs, %d fields, %d constants and enum members, ER_MAGIC", len(c.Structs), len(c.Fields), len(c.Consts))
 	}
-}
-
-// contractOutput is what a contract program printed.
-type contractOutput struct {
-	structs map[string]int
-	fields  map[string]struct{ off, size int }
-	consts  map[string]uint64
-	strings map[string]string
-}
-
-// runContract compiles the C program src with gcc and parses what it prints. It skips the test
-// when there is no gcc.
-func runContract(t *testing.T, src string) *contractOutput {
-	t.Helper()
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		t.Skip("no gcc: the Go<->C contract is not checked")
-	}
-	bin := filepath.Join(t.TempDir(), "contract")
-	if out, err := exec.Command(gcc, "-std=gnu11", "-Wall", "-Werror", "-o", bin, src).CombinedOutput(); err != nil {
-		t.Fatalf("compiling %s: %v\n%s", src, err, out)
-	}
-	out, err := exec.Command(bin).Output()
-	if err != nil {
-		t.Fatalf("running %s: %v", src, err)
-	}
-	c := &contractOutput{structs: map[string]int{}, fields: map[string]struct{ off, size int }{},
-		consts: map[string]uint64{}, strings: map[string]string{}}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		num := func(s string) uint64 {
-			v, err := strconv.ParseUint(s, 10, 64)
-			if err != nil {
-				t.Fatalf("%s printed %q: %v", src, sc.Text(), err)
-			}
-			return v
-		}
-		switch {
-		case len(f) == 3 && f[0] == "struct":
-			c.structs[f[1]] = int(num(f[2]))
-		case len(f) == 4 && f[0] == "field":
-			c.fields[f[1]] = struct{ off, size int }{int(num(f[2])), int(num(f[3]))}
-		case len(f) == 3 && f[0] == "const":
-			c.consts[f[1]] = num(f[2])
-		case len(f) == 3 && f[0] == "string":
-			c.strings[f[1]] = f[2]
-		default:
-			t.Fatalf("%s printed %q: want struct, field, const or string", src, sc.Text())
-		}
-	}
-	return c
 }
 
 var (
-	cComment = regexp.MustCompile(`(?s)/\*.*?\*/|//[^\n]*`)
-	cStruct  = regexp.MustCompile(`(?s)\bstruct\s+(\w+)\s*\{(.*?)\}\s*;`)
-	cEnum    = regexp.MustCompile(`(?s)\benum\s+(\w+)\s*\{(.*?)\}\s*;`)
-	cDefine  = regexp.MustCompile(`(?m)^#define\s+(ER_\w+)[ \t]+\S`)
-	cArray   = regexp.MustCompile(`\[[^]]*\]`)
+	cStruct = regexp.MustCompile(`(?s)\bstruct\s+(\w+)\s*\{(.*?)\}\s*;`)
+	cEnum   = regexp.MustCompile(`(?s)\benum\s+(\w+)\s*\{(.*?)\}\s*;`)
+	cDefine = regexp.MustCompile(`(?m)^#define\s+(ER_\w+)[ \t]+\S`)
 )
 
 // uncovered returns what the header declares (structs, their fields, enum members and #defines
 // of a value) that the program did not print.
-func (c *contractOutput) uncovered(header string) []string {
+func uncovered(c *contracttest.Output, header string) []string {
 	b, err := os.ReadFile(header)
 	if err != nil {
 		return []string{err.Error()}
 	}
-	text := cComment.ReplaceAllString(string(b), "")
+	text := contracttest.StripComments(string(b))
 	var miss []string
 	for _, m := range cStruct.FindAllStringSubmatch(text, -1) {
-		if _, ok := c.structs[m[1]]; !ok {
+		if _, ok := c.Structs[m[1]]; !ok {
 			miss = append(miss, "struct "+m[1])
 		}
-		for _, decl := range strings.Split(m[2], ";") {
-			decl = strings.TrimSpace(cArray.ReplaceAllString(decl, ""))
-			if decl == "" {
-				continue
-			}
-			names := strings.Split(decl, ",")
-			if w := strings.Fields(names[0]); len(w) > 0 {
-				names[0] = w[len(w)-1]
-			}
-			for _, n := range names {
-				n = strings.TrimLeft(strings.TrimSpace(n), "*")
-				if _, ok := c.fields[m[1]+"."+n]; !ok {
-					miss = append(miss, m[1]+"."+n)
-				}
+		for _, n := range contracttest.FieldNames(m[2]) {
+			if _, ok := c.Fields[m[1]+"."+n]; !ok {
+				miss = append(miss, m[1]+"."+n)
 			}
 		}
 	}
@@ -434,14 +367,14 @@ func (c *contractOutput) uncovered(header string) []string {
 			if n = strings.TrimSpace(n); n == "" {
 				continue
 			}
-			if _, ok := c.consts[n]; !ok {
+			if _, ok := c.Consts[n]; !ok {
 				miss = append(miss, "enum "+m[1]+" "+n)
 			}
 		}
 	}
 	for _, m := range cDefine.FindAllStringSubmatch(text, -1) {
-		_, isConst := c.consts[m[1]]
-		_, isString := c.strings[m[1]]
+		_, isConst := c.Consts[m[1]]
+		_, isString := c.Strings[m[1]]
 		if !isConst && !isString {
 			miss = append(miss, "#define "+m[1])
 		}
