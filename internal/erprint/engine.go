@@ -79,6 +79,39 @@ func (e *Engine) ExecFunc(cmd string, f int) (Result, error) {
 	})
 }
 
+// View runs the view named cmd (functions, thread_list, leaks, statistics, ...), which takes no
+// argument, and returns its tables: the Analyzer's way in, where Exec parses a command line.
+func (e *Engine) View(cmd string) (Result, error) {
+	return e.run(func() error {
+		c, err := lookup(cmd)
+		if err != nil {
+			return err
+		}
+		return e.s.exec(c, nil)
+	})
+}
+
+// SetSort sorts the views by the metric column key ("e.totalcpu", "i.user") or by "name".
+func (e *Engine) SetSort(key string) error {
+	_, err := e.run(func() error { return e.s.setSort([]string{key}) })
+	return err
+}
+
+// SetMetrics sets the metric list from spec ("e.%totalcpu:i.%totalcpu:name", or "default").
+func (e *Engine) SetMetrics(spec string) error {
+	_, err := e.run(func() error { return e.s.setMetrics([]string{spec}) })
+	return err
+}
+
+// SetFilter keeps only the events for which the filter expression expr is true; "" keeps all.
+func (e *Engine) SetFilter(expr string) error {
+	if expr == "" {
+		expr = "none"
+	}
+	_, err := e.run(func() error { return e.s.filters([]string{expr}) })
+	return err
+}
+
 func (e *Engine) run(fn func() error) (Result, error) {
 	e.out.Reset()
 	e.tables = nil

@@ -143,3 +143,50 @@ func TestEngineRowIDs(t *testing.T) {
 		t.Errorf("JSON ids %d, %d; want 7 and -1", jt.Rows[0].ID, jt.Rows[1].ID)
 	}
 }
+
+// TestEngineTyped: the Analyzer's typed calls set the sort, the metrics and the filter without a
+// command line, and View gives a view's tables as Exec of its name does; a bad filter expression and
+// a sort key that is no column are errors. (The CPU times are the counts' weighted samples.)
+func TestEngineTyped(t *testing.T) {
+	e, err := newEngine([]string{"demo.1.er"}, testEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := func() int64 {
+		t.Helper()
+		res, err := e.View("functions")
+		if err != nil || len(res.Tables) != 1 {
+			t.Fatalf("View(functions): %v, %d tables", err, len(res.Tables))
+		}
+		return res.Tables[0].Rows[0].Cells[0].Value
+	}
+	if err := e.SetMetrics("e.user:name"); err != nil || e.MetricSpec() != "e.user:name" {
+		t.Fatalf("SetMetrics: %v, spec %q", err, e.MetricSpec())
+	}
+	if got := total(); got != 1_270_889_000 {
+		t.Errorf("User CPU total %d", got)
+	}
+	if err := e.SetFilter("THRID == 1"); err != nil || e.Filter() != "THRID == 1" {
+		t.Fatalf("SetFilter: %v, filter %q", err, e.Filter())
+	}
+	if got := total(); got != 1_030_721_000 {
+		t.Errorf("User CPU of thread 1 %d", got)
+	}
+	if err := e.SetFilter(`THRID == "x"`); err == nil {
+		t.Error(`SetFilter("THRID == \"x\""): no error`)
+	}
+	if err := e.SetFilter(""); err != nil || e.Filter() != "" || total() != 1_270_889_000 {
+		t.Errorf("SetFilter(\"\"): %v, filter %q", err, e.Filter())
+	}
+	if err := e.SetSort("name"); err != nil || e.SortKey() != "name" {
+		t.Errorf("SetSort(name): %v, key %q", err, e.SortKey())
+	}
+	if err := e.SetSort("e.nosuch"); err == nil {
+		t.Error("SetSort(e.nosuch): no error")
+	}
+	a, errA := e.View("thread_list")
+	b, errB := e.Exec("thread_list")
+	if errA != nil || errB != nil || len(a.Tables) != 1 || len(b.Tables) != 1 || len(a.Tables[0].Rows) != len(b.Tables[0].Rows) {
+		t.Errorf("View and Exec of thread_list differ: %v %v", errA, errB)
+	}
+}

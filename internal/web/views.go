@@ -75,14 +75,14 @@ func (s *Server) functions(r *http.Request) (any, error) {
 		if !sortKey.MatchString(key) {
 			return nil, badRequest("parameter sort=%s is not a column key (e.totalcpu, i.user, name, ...)", clip(key))
 		}
-		if _, err := s.eng.Exec("sort " + key); err != nil {
+		if err := s.eng.SetSort(key); err != nil {
 			return nil, badRequest("parameter sort=%s: %v", clip(key), err)
 		}
 		if err := s.settle(); err != nil {
 			return nil, err
 		}
 	}
-	t, err := s.oneTable(s.eng.Exec("functions"))
+	t, err := s.oneTable(s.eng.View("functions"))
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +177,7 @@ func (s *Server) table(r *http.Request) (any, error) {
 		sort.Strings(names)
 		return nil, badRequest("parameter cmd=%s is not a table the page may ask for (%s)", clip(cmd), strings.Join(names, ", "))
 	}
-	res, err := s.eng.Exec(cmd)
+	res, err := s.eng.View(cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -252,12 +252,9 @@ func (s *Server) applyFilter(rng *[2]int64, expr string) error {
 	if expr != "" {
 		parts = append(parts, "("+expr+")")
 	}
-	line := "filters none"
-	if len(parts) > 0 {
-		line = "filters " + strings.Join(parts, " && ")
-	}
-	if _, err := s.eng.Exec(line); err != nil {
-		if _, err2 := s.eng.Exec(s.filterLine()); err2 != nil {
+	filter := strings.Join(parts, " && ")
+	if err := s.eng.SetFilter(filter); err != nil {
+		if err2 := s.eng.SetFilter(s.eng.Filter()); err2 != nil {
 			return fmt.Errorf("%v (restoring the filter: %v)", err, err2)
 		}
 		if err2 := s.settle(); err2 != nil {
@@ -266,7 +263,7 @@ func (s *Server) applyFilter(rng *[2]int64, expr string) error {
 		return err
 	}
 	for _, e := range s.cmp {
-		if _, err := e.Exec(line); err != nil {
+		if err := e.SetFilter(filter); err != nil {
 			return err
 		}
 	}
@@ -281,13 +278,6 @@ func (s *Server) applyFilter(rng *[2]int64, expr string) error {
 func (s *Server) settle() error {
 	_, err := s.eng.Profile()
 	return err
-}
-
-func (s *Server) filterLine() string {
-	if f := s.eng.Filter(); f != "" {
-		return "filters " + f
-	}
-	return "filters none"
 }
 
 type filterState struct {
@@ -309,7 +299,7 @@ func (s *Server) setMetrics(r *http.Request) (any, error) {
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
 	}
-	if _, err := s.eng.Exec("metrics " + req.Spec); err != nil {
+	if err := s.eng.SetMetrics(req.Spec); err != nil {
 		return nil, badRequest("%v", err)
 	}
 	s.tree = nil
