@@ -35,11 +35,9 @@ type process struct {
 	// CPU is the Total CPU time of its clock samples, ns, as every view counts it (the <Total>
 	// of the function list when the process alone is selected); User and System are its process
 	// times (er print statistics' Process Times, summed over its images). The Incl values add
-	// those of its descendants. ExitCPU is the tree's CPU time after the kernel stopped the clock
-	// events at the processes' exits (<Process exit>, recorded in the founder's experiment): no single
-	// process's, so not in CPU, but in the founder's CPUIncl.
+	// those of its descendants. The founder's CPU holds the tree's <Process exit> (its experiment
+	// has it, with its pid), as er print's filter of its pid does.
 	CPU         int64 `json:"cpu"`
-	ExitCPU     int64 `json:"exitCPU,omitempty"`
 	User        int64 `json:"user"`
 	System      int64 `json:"system"`
 	CPUIncl     int64 `json:"cpuIncl"`
@@ -153,14 +151,7 @@ func (s *Server) procTree() *procTree {
 			p.Start = st
 		}
 		user, system := processTimes(d)
-		var exit int64
-		for j := range d.Clock {
-			if d.ProcessExit(&d.Clock[j]) {
-				exit = analysis.AddSat(exit, d.Clock[j].Period)
-			}
-		}
-		p.ExitCPU = analysis.AddSat(p.ExitCPU, exit)
-		p.CPU = analysis.AddSat(p.CPU, max(0, cpu[i]-exit))
+		p.CPU = analysis.AddSat(p.CPU, cpu[i])
 		p.User = analysis.AddSat(p.User, user)
 		p.System = analysis.AddSat(p.System, system)
 		p.Events = analysis.AddSat(p.Events, events[i])
@@ -190,7 +181,7 @@ func (s *Server) procTree() *procTree {
 		p.ID, p.Parent, p.Depth = len(t.Processes), parent, depth
 		t.Processes = append(t.Processes, p)
 		p.Children = len(kids[p])
-		p.CPUIncl, p.UserIncl, p.SystemIncl = analysis.AddSat(p.CPU, p.ExitCPU), p.User, p.System
+		p.CPUIncl, p.UserIncl, p.SystemIncl = p.CPU, p.User, p.System
 		for _, c := range kids[p] {
 			walk(c, p.ID, depth+1)
 			p.CPUIncl = analysis.AddSat(p.CPUIncl, c.CPUIncl)
