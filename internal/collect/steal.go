@@ -197,7 +197,7 @@ func writeSpread(w *experiment.Writer, c experiment.ClockSample) {
 // a thread that exec started a new image in has its count in the last, its samples in all), one sample
 // of its count with the pseudo-frame experiment.FrameUnsampled, so that the views hold its CPU time:
 // a process of a few milliseconds often ends before its first sample (at -p on, make -j2's gcc
-// drivers and assemblers, 15% of the tree). Only where writeThreadCount records the counts, and not
+// drivers and assemblers: 23% to 25% of the tree's CPU). Only where writeThreadCount records the counts, and not
 // where samples were lost: a thread without samples may then have lost them, which the lost-samples
 // warning says.
 func (s *Session) recordUnsampled(p *proc) {
