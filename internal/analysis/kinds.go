@@ -13,7 +13,9 @@ import (
 // names, the option and setting that record it, its metrics, how to read an event's thread, time
 // and stack, and how an event yields its metric values. Analyze, the filters, the metric lists and
 // the views iterate over Kinds; a new kind of data is one descriptor (with its reader in
-// internal/experiment and its collector). See docs/architecture.md, "How to add a data kind".
+// internal/experiment and its collector). See docs/architecture.md, "Checklists". Kinds is set up at
+// package initialization; a test may add a kind (RegisterKind) and remove it (RemoveKind), but not
+// while other tests run in parallel.
 
 // Kind describes one kind of data.
 type Kind struct {
@@ -154,18 +156,6 @@ func (k *Kind) DefaultItems() []string {
 		out = append(out, "e."+m.Name, "i."+m.Name)
 	}
 	return out
-}
-
-// KindOfMetric returns the kind whose metric is named metric, or nil.
-func KindOfMetric(metric string) *Kind {
-	for _, k := range Kinds {
-		for _, m := range k.Metrics {
-			if m.Name == metric {
-				return k
-			}
-		}
-	}
-	return nil
 }
 
 // The kinds of data er records, in the order of a profile's value vectors: clock metrics first.
