@@ -673,9 +673,10 @@ func (b *builder) locations(rs rawStack) []location {
 		}
 		b.lastLoc, b.lastLocs = scope, b.locCache[scope]
 	}
+	exactUser := b.userPCExact(rs, raw)
 	for i := len(raw) - 1; i >= 0; i-- {
 		pc, ret := raw[i], false
-		if i > 0 && pc > 0 && pc < experiment.PseudoFrameBase {
+		if i > 0 && pc > 0 && pc < experiment.PseudoFrameBase && i != exactUser {
 			pc--
 			ret = true
 		}
@@ -697,6 +698,43 @@ func (b *builder) locations(rs rawStack) []location {
 	locs = b.pltRules(b.collectorRules(locs))
 	b.locBuf = locs
 	return locs
+}
+
+// userPCExact returns the index of the user PC of a kernel-mode sample (the user frame after the
+// kernel frames) when it is the interrupted instruction itself, not a return address: the kernel was
+// entered by an exception or an interrupt (its outermost frame is an asm_exc_* or asm_sysvec_* entry,
+// or asm_common_interrupt), not by a system call (entry_SYSCALL_64*, whose user PC follows the
+// syscall instruction). Looking up the byte before a faulting instruction charged a page fault on a
+// function's first instruction to the code before it: beside CPU hogs, a fault on ld.so's first
+// instruction at exec became "<static>@0x1ab6f (<ld-linux-x86-64.so.2>)", the padding before _start.
+// It returns -1 otherwise (no kernel frames, no kernel symbols, a system call).
+func (b *builder) userPCExact(rs rawStack, raw experiment.Stack) int {
+	for i := 1; i < len(raw); i++ {
+		k, u := raw[i-1], raw[i]
+		if u >= experiment.KernelBase || k < experiment.KernelBase || k >= experiment.PseudoFrameBase {
+			continue
+		}
+		pc := k
+		if i-1 > 0 {
+			pc-- // a return address into the entry code
+		}
+		key := pc << 1
+		if i-1 > 0 {
+			key |= 1
+		}
+		l, ok := b.lastLocs[key]
+		if !ok {
+			l = b.frameLoc(rs.es, rs.pm, int(rs.epoch), pc, i-1 > 0)
+			b.lastLocs[key] = l
+		}
+		f := &b.p.Functions[l.fn]
+		if f.Kind == FuncKernel && (strings.HasPrefix(f.Name, "asm_exc_") || strings.HasPrefix(f.Name, "asm_sysvec_") ||
+			f.Name == "asm_common_interrupt") {
+			return i
+		}
+		return -1
+	}
+	return -1
 }
 
 // expand turns locations (leaf first) into functions, root first, with the inlined functions of

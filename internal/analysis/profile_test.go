@@ -627,3 +627,36 @@ func TestSumsSaturate(t *testing.T) {
 		}
 	}
 }
+
+// TestUserPCAfterException: a kernel-mode sample's user PC is the faulting (or interrupted)
+// instruction when the kernel was entered by an exception or an interrupt, and the return from a
+// system call otherwise: a page fault on next's first instruction is next's, where a system call
+// returning to that address is charged to the byte before it (here the padding after caller).
+func TestUserPCAfterException(t *testing.T) {
+	fk := newFake("main", "caller", "next")
+	fk.d.Archives[KernelPath] = &experiment.Archive{Path: KernelPath, Kind: "kernel", Symbols: []experiment.Symbol{
+		{Name: "asm_exc_page_fault", Addr: 0xffffffff81000000, Kind: experiment.SymKernel},
+		{Name: "asm_sysvec_apic_timer_interrupt", Addr: 0xffffffff81000100, Kind: experiment.SymKernel},
+		{Name: "entry_SYSCALL_64_after_hwframe", Addr: 0xffffffff81000200, Kind: experiment.SymKernel},
+		{Name: "handle_mm_fault", Addr: 0xffffffff81000300, Kind: experiment.SymKernel},
+	}}
+	next, main := fk.addr["next"], fk.addr["main"]
+	stacks := []struct {
+		st   experiment.Stack
+		want string
+	}{
+		{experiment.Stack{0xffffffff81000310, 0xffffffff81000026, next, main + 0x20}, "main next asm_exc_page_fault handle_mm_fault"},
+		{experiment.Stack{0xffffffff81000110, next, main + 0x20}, "main next asm_sysvec_apic_timer_interrupt"},
+		{experiment.Stack{0xffffffff81000310, 0xffffffff81000276, next, main + 0x20}, "main <static>@0x11f0 (<prog>) entry_SYSCALL_64_after_hwframe handle_mm_fault"},
+	}
+	for _, s := range stacks {
+		fk.d.Stacks = append(fk.d.Stacks, s.st)
+		fk.d.Clock = append(fk.d.Clock, experiment.ClockSample{Pid: progPid, Period: 1, Mode: experiment.ModeKernel, Stack: uint32(len(fk.d.Stacks) - 1)})
+	}
+	p := analyze(t, fk.d)
+	for i, s := range stacks {
+		if got := stackNames(p, i); got != s.want {
+			t.Errorf("stack %d: %s, want %s", i, got, s.want)
+		}
+	}
+}
