@@ -286,7 +286,7 @@ func TestFollowMake(t *testing.T) {
 }
 
 // TestProcessExitTime: a process that frees 512 MiB at its exit spends CPU time there after the
-// kernel stopped its clock events (Linux 6.15 and later): the experiment holds it as <Process exit>,
+// kernel stopped its clock events (recent kernels; 6.18 here): the experiment holds it as <Process exit>,
 // so that <Total> is the process's getrusage, not the CPU time it had used before its exit.
 func TestProcessExitTime(t *testing.T) {
 	needCollect(t)

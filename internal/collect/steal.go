@@ -141,7 +141,7 @@ const minExitNS = 100_000
 // recordProcessExits records, as one clock sample of the founder with the pseudo-frame
 // experiment.FrameProcessExit, the CPU time of the process tree that the clock's counts do not
 // hold: the founder's wait4 usage (which holds every descendant waited for) less every thread's
-// placed count. Since Linux 6.15 the kernel stops a task's perf events before it frees the task's
+// placed count. Recent kernels (a 2025 change; 6.18 here) stop a task's perf events before they free the task's
 // address space at its exit, and that teardown is CPU time of the task that no clock event sees:
 // 0.06 s for a process that touched 1 GiB, 4% to 8% of make -j2 on a small C project (50 processes
 // of a few ms). It is recorded only where the counts cover every process's whole life: no pause,

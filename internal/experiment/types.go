@@ -348,8 +348,8 @@ const (
 	// frame pointer, or an unreadable frame). Shown as <Unwind-failed>.
 	FrameUnwindFailed uint64 = 0xfffffffffffff002
 	// FrameProcessExit is the one frame of the stack of the clock sample that holds the CPU time the
-	// processes spent after the kernel had stopped their clock events: the end of their exit (since
-	// Linux 6.15 the kernel stops a task's perf events before it frees its address space), counted
+	// processes spent after the kernel had stopped their clock events: the end of their exit (recent
+	// kernels stop a task's perf events before they free its address space), counted
 	// from the founder's wait4 less the clock's counts (docs/collecting.md). Shown as <Process exit>.
 	FrameProcessExit uint64 = 0xfffffffffffff003
 	// FrameUnsampled is the one frame of the stack of a clock sample that holds the CPU time the kernel
