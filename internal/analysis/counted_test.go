@@ -78,7 +78,7 @@ func TestCountedPeriodsSwapped(t *testing.T) {
 func TestCountedPeriodsProcessExit(t *testing.T) {
 	d := &experiment.Data{Log: experiment.Log{Pid: 7, ThreadCPU: []experiment.ThreadCount{{Tid: 7, CPUNS: 1050}}},
 		Stacks: []experiment.Stack{nil, {experiment.FrameProcessExit}}}
-	d.Clock = []experiment.ClockSample{{Pid: 7, Tid: 7, Period: 500}, {Pid: 7, Tid: 7, Period: 500}, {Pid: 7, Tid: 7, Period: 4000, Stack: 1}}
+	d.Clock = []experiment.ClockSample{{Pid: 7, Tid: 7, Period: 500}, {Pid: 7, Tid: 7, Period: 500}, {Pid: 7, Tid: 7, Period: 4000, Stack: 1, Mode: experiment.ModeKernel}}
 	got := countedPeriods(d)
 	if want := []int64{525, 525, 4000}; len(got) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
 		t.Errorf("countedPeriods = %v, want %v", got, want)

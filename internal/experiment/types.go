@@ -361,12 +361,17 @@ const (
 )
 
 // ProcessExit says whether clock sample c is the one that holds the CPU time of process exits (its
-// stack is the single frame FrameProcessExit): no thread's code ran in it.
-func (d *Data) ProcessExit(c *ClockSample) bool { return d.onlyFrame(c, FrameProcessExit) }
+// stack is the single frame FrameProcessExit, its mode kernel): no thread's code ran in it. The mode
+// is looked at first, so that the views' per-sample checks do not read the stack of every sample.
+func (d *Data) ProcessExit(c *ClockSample) bool {
+	return c.Mode == ModeKernel && d.onlyFrame(c, FrameProcessExit)
+}
 
 // Unsampled says whether clock sample c holds the counted CPU time of a thread of which the kernel
-// took no sample (its stack is the single frame FrameUnsampled).
-func (d *Data) Unsampled(c *ClockSample) bool { return d.onlyFrame(c, FrameUnsampled) }
+// took no sample (its stack is the single frame FrameUnsampled, its mode unknown).
+func (d *Data) Unsampled(c *ClockSample) bool {
+	return c.Mode == ModeUnknown && d.onlyFrame(c, FrameUnsampled)
+}
 
 func (d *Data) onlyFrame(c *ClockSample, pc uint64) bool {
 	if int(c.Stack) >= len(d.Stacks) {
