@@ -28,6 +28,9 @@ func functionTimes(t *testing.T, exp string, extra ...string) (excl, incl map[st
 	if r.code != 0 {
 		t.Fatalf("er %s: exit %d\n%s", strings.Join(args, " "), r.code, r.stderr)
 	}
+	if r.stderr != "" {
+		t.Logf("er print -functions %s warned:\n%s", exp, r.stderr) // shown where the test fails
+	}
 	excl, incl = map[string]float64{}, map[string]float64{}
 	for _, line := range strings.Split(r.stdout, "\n") {
 		f := strings.SplitN(line, ",", 3)
@@ -274,6 +277,13 @@ func TestFollowMake(t *testing.T) {
 			rate, rec, len(subs)+1, want, 100*rec/want, excl["<Process exit>"], excl["<Unsampled>"])
 		if abs(rec-want) > 0.03*want {
 			t.Errorf("make -j2 at -p %s: recorded %.4f s is not within 3%% of the tree's getrusage %.4f s", rate, rec, want)
+			explainTree(t, exp)
+		}
+		// statistics gives the views' total: each sample weighted by its thread's count (it gave the
+		// samples' own periods: a cc1 of 19 ms with one 10 ms sample showed 0.010 s there, 0.019 s in
+		// the views).
+		if st := totalCPUStat(t, exp); abs(st-rec) > 0.0015 {
+			t.Errorf("make -j2 at -p %s: statistics' Total CPU Time %.3f s, <Total> %.4f s", rate, st, rec)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, "prog")); err != nil {
@@ -283,6 +293,62 @@ func TestFollowMake(t *testing.T) {
 	if !strings.Contains(r.stdout, "cc1") {
 		t.Errorf("experiment_list shows no cc1 process:\n%s", r.stdout)
 	}
+}
+
+// totalCPUStat returns the Total CPU Time of the last section of er print -statistics on exp: all its
+// experiments together.
+func totalCPUStat(t *testing.T, exp string) float64 {
+	t.Helper()
+	r := er(t, "", nil, "print", "-statistics", exp)
+	v := -1.0
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "Total CPU Time (sec.):"); ok {
+			if f := strings.Fields(rest); len(f) > 0 {
+				v, _ = strconv.ParseFloat(f[0], 64)
+			}
+		}
+	}
+	if v < 0 {
+		t.Fatalf("er print -statistics %s: no Total CPU Time (exit %d)\n%s%s", exp, r.code, r.stdout, r.stderr)
+	}
+	return v
+}
+
+// explainTree logs, for a failure, one line per experiment of exp's tree: its program, what it says of
+// its CPU time, and its warnings: which process fell short, and whether its samples, its counts or
+// the reading did.
+func explainTree(t *testing.T, exp string) {
+	t.Helper()
+	r := er(t, "", nil, "print", "-header", "-statistics", exp)
+	lines := map[string]*strings.Builder{}
+	var order []string
+	var cur *strings.Builder
+	for _, line := range strings.Split(r.stdout, "\n") {
+		l := strings.TrimSpace(line)
+		if name, ok := strings.CutPrefix(l, "Experiment: "); ok {
+			if lines[name] == nil {
+				lines[name] = &strings.Builder{}
+				order = append(order, name)
+			}
+			cur = lines[name]
+			continue
+		}
+		if cur == nil || l == "No warnings" || l == "No errors" {
+			continue
+		}
+		for _, key := range []string{"Target command", "Total CPU", "counted by the kernel", "without samples",
+			"process exits", "Lost data", "Clock profile events", "warning", "lost"} {
+			if strings.Contains(l, key) {
+				cur.WriteString(" | " + l)
+				break
+			}
+		}
+	}
+	var b strings.Builder
+	for _, name := range order {
+		b.WriteString(filepath.Base(name) + lines[name].String() + "\n")
+	}
+	t.Logf("er print -header -statistics (exit %d), in part:\n%s%s", r.code, b.String(), r.stderr)
 }
 
 // TestProcessExitTime: a process that frees 512 MiB at its exit spends CPU time there after the
@@ -413,6 +479,11 @@ func TestPauseResume(t *testing.T) {
 	_, excl = functionTimes(t, exp)
 	if excl["phase_b"] > 0.02*m["phase_b cpu"] || abs(excl["phase_a"]-m["phase_a cpu"]) > 0.05*m["phase_a cpu"] {
 		t.Errorf("-y USR1,r: phase_a %.4f s (measured %.4f), phase_b %.4f s (paused)", excl["phase_a"], m["phase_a cpu"], excl["phase_b"])
+	}
+	// The paused phase's CPU time is in the threads' counts and in no sample, as meant: no warning of
+	// CPU time lost to the samples (there was one, for phase_b's 0.3 s).
+	if strings.Contains(r.stderr, "lost to the samples") {
+		t.Errorf("-y USR1,r: a warning of CPU time lost to the samples:\n%s", r.stderr)
 	}
 
 	// -l: a sample point each time the program raises the signal.

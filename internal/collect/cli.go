@@ -36,6 +36,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "er collect: $%s=%q: expected perf or sigprof\n", ClockSourceEnv, spec.ClockSource)
 		return 2
 	}
+	switch spec.SampleCounts = os.Getenv(SampleCountsEnv); spec.SampleCounts {
+	case "", "on", "off":
+	default:
+		fmt.Fprintf(stderr, "er collect: $%s=%q: expected on or off\n", SampleCountsEnv, spec.SampleCounts)
+		return 2
+	}
 	if v := os.Getenv(RingPagesEnv); v != "" {
 		n, err := parseRingPages(v)
 		if err != nil {

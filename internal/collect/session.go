@@ -69,6 +69,8 @@ type Session struct {
 	orphanToTask bool                       // assignOrphanRead gave orphanRead to the task without a count, not to the founder
 	runtime      *runtimeCounts             // the threads' runtime counts, where the clock's group counts them
 	sampledNS    map[uint32]int64           // the period of each thread's samples, ns, by tid
+	readCount    bool                       // samples carry their thread's count (perfevent.Options.ReadCount)
+	counts       sampleCounts               // the threads' counts at their last samples, with readCount
 	lastFlush    int64                      // when drain last flushed the experiments (ns since the start)
 	exitedTasks  map[*proc][]uint32         // threads that exited, by image
 	stoppedAt    int64                      // when -t or -L stopped recording; 0 while recording
@@ -701,19 +703,21 @@ func (s *Session) openClock() (*perfevent.Group, error) {
 	if s.spec.RingPages > 0 {
 		o.RingPages = s.spec.RingPages
 	}
+	// Each sample's CPU time from its thread's count, where the kernel gives it (see sampleCounts).
+	o.ReadCount = s.spec.countInSamples() && perfevent.CountInSamples()
 	// The threads' runtime counts, in the group where permitted (see runtimeCounts).
 	if sb, ok := runtimeSibling(); ok {
 		ro := o
 		ro.Siblings = []perfevent.Sibling{sb}
-		if g, err := openShrinking(s.pid, &ro); err == nil {
+		if g, err := openCounted(s.pid, &ro); err == nil {
 			s.runtime = newRuntimeCounts(g)
 			return s.clockOpened(g, ro)
 		}
 	}
-	g, err := openShrinking(s.pid, &o)
+	g, err := openCounted(s.pid, &o)
 	if errors.Is(err, perfevent.ErrPermission) {
 		o.KernelCallchain, o.ExcludeKernel = false, true
-		if g, err = openShrinking(s.pid, &o); err == nil {
+		if g, err = openCounted(s.pid, &o); err == nil {
 			p, _ := perfevent.Paranoid()
 			s.w.Event(experiment.Event{Kind: "warning", Text: fmt.Sprintf("kernel profiling is not permitted "+
 				"(/proc/sys/kernel/perf_event_paranoid is %d): user-mode samples and stacks only; "+
@@ -729,6 +733,10 @@ func (s *Session) openClock() (*perfevent.Group, error) {
 // clockOpened records what the clock events g, opened with o, record, and returns them.
 func (s *Session) clockOpened(g *perfevent.Group, o perfevent.Options) (*perfevent.Group, error) {
 	s.kernel = o.KernelCallchain
+	s.readCount = o.ReadCount
+	if s.readCount {
+		s.setting(experiment.SettingClockPeriods, "counted")
+	}
 	s.w.UpdateLog(func(l *experiment.Log) { l.KernelStacks = s.kernel })
 	if s.kernel {
 		// The kernel is mapped into every process; map.xml records it once, as process 0.
@@ -750,6 +758,17 @@ func (s *Session) readKernelSymbols() {
 		a, err := archive.KernelCached()
 		s.kernelSyms <- kernelRead{a, err}
 	}()
+}
+
+// openCounted opens the events as openShrinking does, and without their counts in samples where the
+// kernel refuses them there (o.ReadCount is then false).
+func openCounted(pid int, o *perfevent.Options) (*perfevent.Group, error) {
+	g, err := openShrinking(pid, o)
+	if err != nil && o.ReadCount {
+		o.ReadCount = false
+		g, err = openShrinking(pid, o)
+	}
+	return g, err
 }
 
 // openShrinking opens the events with smaller rings when the kernel refuses to lock as much memory as asked
@@ -959,6 +978,9 @@ func (s *Session) handle(r perfevent.Record) {
 			}
 		}
 	case *perfevent.Exit:
+		if s.readCount {
+			s.counts.exit(r.Tid, s.rel(r.Time))
+		}
 		if p := s.cur[r.Pid]; p != nil && (r.Pid != uint32(s.pid) || r.Tid != r.Pid) {
 			if s.exitedTasks == nil {
 				s.exitedTasks = map[*proc][]uint32{}
@@ -1009,6 +1031,10 @@ func (s *Session) sample(r *perfevent.Sample) {
 		return
 	}
 	t := s.rel(r.Time)
+	period, since := int64(r.Period), int64(-1)
+	if s.readCount {
+		period, since = s.counts.period(r, t)
+	}
 	p := s.cur[r.Pid]
 	if !p.open() {
 		if p == nil {
@@ -1018,6 +1044,12 @@ func (s *Session) sample(r *perfevent.Sample) {
 	}
 	if p.pausedAt(t) || s.global.pausedAt(t) {
 		return
+	}
+	if since >= 0 {
+		// The part of the sample's interval that recording was paused in is not recorded: of the
+		// counted CPU time, at most the wall time it was not paused (exact for a thread that ran
+		// throughout).
+		period = min(period, unpausedWithin(since, t, p, &s.global))
 	}
 	frames := s.stacks.stack(r, p.stackBuf[:0])
 	p.stackBuf = frames
@@ -1038,19 +1070,19 @@ func (s *Session) sample(r *perfevent.Sample) {
 		mode = experiment.ModeKernel
 	}
 	if err := p.w.Clock(experiment.ClockSample{Time: t, Pid: r.Pid, Tid: r.Tid, CPU: r.CPU, Mode: mode,
-		Period: int64(r.Period), Stack: id}); err == nil {
+		Period: period, Stack: id}); err == nil {
 		s.samples++
 		if t >= p.lastPoint {
 			if mode == experiment.ModeUser {
-				p.tailUser += int64(r.Period)
+				p.tailUser += period
 			} else {
-				p.tailSys += int64(r.Period)
+				p.tailSys += period
 			}
 		}
 		if s.sampledNS == nil {
 			s.sampledNS = map[uint32]int64{}
 		}
-		s.sampledNS[r.Tid] += int64(r.Period)
+		s.sampledNS[r.Tid] += period
 	}
 }
 
@@ -1215,7 +1247,9 @@ func (s *Session) finish(waitErr error) error {
 			s.threadCPU[s.founder][uint32(s.pid)] += counted - s.readTotal
 		}
 		s.assignOrphanRead()
-		if text := unsampledWarning(s.threadCPU[s.founder][uint32(s.pid)], s.uncountedSampledNS(), counted, s.spec.Interval); text != "" {
+		if !s.recordedWhole(s.founder) {
+			// Paused or stopped: the counts hold time the samples were not meant to.
+		} else if text := unsampledWarning(s.threadCPU[s.founder][uint32(s.pid)], s.uncountedSampledNS(), counted, s.spec.Interval); text != "" {
 			s.w.Event(experiment.Event{Time: end, Kind: "warning", Text: text})
 			fmt.Fprintf(s.stderr, "er collect: warning: %s\n", text)
 		}
@@ -1448,6 +1482,13 @@ func (s *Session) assignOrphanRead() {
 	// founder's main thread, where the warning looks for it.
 	s.threadCPU[m.p][m.tid] = s.orphanRead
 	s.orphanToTask = true
+}
+
+// recordedWhole reports whether recording covered the whole life of image p: no pause (of p or of
+// all), no stop.
+func (s *Session) recordedWhole(p *proc) bool {
+	return s.stoppedAt == 0 && !s.global.initPaused && len(s.global.toggles) == 0 &&
+		p != nil && !p.initPaused && len(p.toggles) == 0
 }
 
 // orphanDrift is how far, relative to the larger, a thread's count and the period of its samples may

@@ -54,6 +54,7 @@ type Spec struct {
 	IO           bool          // -i on: I/O tracing
 	ClockSource  string        // "" chooses perf events and falls back to SIGPROF; "perf" or "sigprof" forces one
 	RingPages    int           // $ER_RING_PAGES: data pages of each CPU's ring; 0 sizes them by the sample rate
+	SampleCounts string        // $ER_SAMPLE_COUNTS: "on", "off", or "" (where the exit counts cannot weight the samples)
 	Follow       string        // -F: "on" (default), "off", or "=regexp"; "all" is read as "on"
 	FollowRe     *regexp.Regexp
 	Attach       int            // -P: the pid of a running process to attach to; 0 = run Target
@@ -66,6 +67,22 @@ type Spec struct {
 	Version      bool           // -V
 	Help         bool           // --help, -help, or -h alone: print the usage
 	Target       []string       // the program and its arguments
+}
+
+// countInSamples says whether each clock sample should stand for its thread's count since its
+// previous sample (see sampleCounts): where the threads' counts at their exits cannot weight their
+// samples, because recording may cover only part of their lives (-y pauses, -t and -L stops) or
+// attached processes' counts have no start; always with $ER_SAMPLE_COUNTS=on, never with off. It
+// costs the target's context switches, which the kernel then cannot make cheap (see
+// docs/collecting.md), so it is not the default.
+func (s *Spec) countInSamples() bool {
+	switch s.SampleCounts {
+	case "on":
+		return true
+	case "off":
+		return false
+	}
+	return s.PauseSignal != 0 || s.Duration > 0 || s.SizeLimitMB > 0 || s.Attach != 0
 }
 
 // ErrUsage marks a command line that cannot be parsed; the message says what is wrong.

@@ -280,6 +280,7 @@ type stats struct {
 	truncated, failed int64 // events whose call stack ends in <Truncated-stack> or <Unwind-failed>
 	exitNS            int64 // CPU time of process exits after their clock events stopped (<Process exit>)
 	unsampledNS       int64 // counted CPU time of threads without samples (<Unsampled>)
+	rawNS             int64 // the samples' own periods, before weighting by the counts
 
 	kinds [][]analysis.Stat // by DataKind: each kind's own lines (analysis.Kind.Stats); nil without its events
 }
@@ -297,6 +298,9 @@ func statsOf(d *experiment.Data) stats {
 	threads := map[[2]uint32]bool{}
 	procs := map[uint32]bool{}
 	vals := make([]int64, 3)
+	// The CPU time lines are the views' (<Total>'s): each sample weighted by its thread's count; the
+	// samples' own periods are what "samples cover" compares with the count.
+	periods := analysis.ClockPeriods(d)
 	for i := range d.Clock {
 		c := &d.Clock[i]
 		exit, unsampled := d.ProcessExit(c), d.Unsampled(c)
@@ -306,12 +310,14 @@ func statsOf(d *experiment.Data) stats {
 		if unsampled {
 			st.unsampledNS = analysis.AddSat(st.unsampledNS, c.Period)
 		}
-		vals[0], vals[1], vals[2] = c.Period, 0, 0
+		ns := periods[i]
+		st.rawNS = analysis.AddSat(st.rawNS, c.Period)
+		vals[0], vals[1], vals[2] = ns, 0, 0
 		switch c.Mode {
 		case experiment.ModeUser:
-			vals[1] = c.Period
+			vals[1] = ns
 		case experiment.ModeKernel:
-			vals[2] = c.Period
+			vals[2] = ns
 		}
 		for m := range vals {
 			st.cpu[m] = analysis.AddSat(st.cpu[m], vals[m])
@@ -415,6 +421,7 @@ func (a *stats) add(b stats) {
 	a.failed = analysis.AddSat(a.failed, b.failed)
 	a.exitNS = analysis.AddSat(a.exitNS, b.exitNS)
 	a.unsampledNS = analysis.AddSat(a.unsampledNS, b.unsampledNS)
+	a.rawNS = analysis.AddSat(a.rawNS, b.rawNS)
 	for m := range a.cpu {
 		a.cpu[m] = analysis.AddSat(a.cpu[m], b.cpu[m])
 	}
@@ -499,7 +506,7 @@ func (s *session) printStats(title string, st stats) {
 			}
 		}
 		cover := fmt.Sprintf("samples cover %.1f%%", percent(sampled, st.counted))
-		if other := st.cpu[0] - st.exitNS - sampled; other != 0 {
+		if other := st.rawNS - st.exitNS - sampled; other != 0 {
 			cover += fmt.Sprintf(" of the processes with a count; %s s of samples are of processes without one", secondsMS(other))
 		}
 		rows = append(rows, [2]string{"CPU Time counted by the kernel (sec.)", fmt.Sprintf("%s (%s)", secondsMS(st.counted), cover)})

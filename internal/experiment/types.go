@@ -150,6 +150,7 @@ const (
 	SettingClockProfiling SettingKey = "clock_profiling"   // -p as given: "on", "hi", "0.1", "off"
 	SettingClockInterval  SettingKey = "clock_interval_ns" // the clock profiling interval
 	SettingClockSource    SettingKey = "clock_source"      // "perf", or "sigprof" where the collector library's timers took the samples
+	SettingClockPeriods   SettingKey = "clock_periods"     // "counted": each sample stands for its thread's counted CPU time since its previous one
 	SettingHeapTracing    SettingKey = "heap_tracing"      // "on" or "off"
 	SettingSyncTracing    SettingKey = "sync_tracing"      // "off", "on (calibrated threshold)", "all" or a threshold
 	SettingIOTracing      SettingKey = "io_tracing"        // "on" or "off"

@@ -549,3 +549,69 @@ func TestWaitWakesAtWakeupEvents(t *testing.T) {
 		}
 	}
 }
+
+// TestSampleCounts: with ReadCount, each sample carries its thread's count on the sample's CPU event,
+// so the differences between a thread's successive samples on one event are the CPU time each sample
+// stands for, and they end below the count the thread reports at its exit by less than a period.
+func TestSampleCounts(t *testing.T) {
+	requireClock(t)
+	if !CountInSamples() {
+		t.Skip("this kernel refuses PERF_SAMPLE_READ with inherit (before a 2024 change)")
+	}
+	spin := spinBinary(t)
+	const period = 1000000
+	o := TaskClock(period)
+	o.InheritStat = true
+	o.ReadCount = true
+	p := runProfiled(t, o, spin, "2", "150", "fork")
+	type key struct {
+		tid uint32
+		id  uint64
+	}
+	last := map[key]uint64{}
+	perTid := map[uint32]uint64{}
+	for i, s := range p.samples {
+		k := key{s.Tid, s.ID}
+		if s.Count < last[k] {
+			t.Fatalf("sample %d of thread %d: count %d after %d: counts only grow", i, s.Tid, s.Count, last[k])
+		}
+		perTid[s.Tid] += s.Count - last[k]
+		last[k] = s.Count
+	}
+	exit := map[key]uint64{}
+	var counted, sampled uint64
+	for _, r := range p.reads {
+		exit[key{r.Tid, r.ID}] += r.Value
+		counted += r.Value
+	}
+	for k, v := range last {
+		sampled += v
+		// The founder's own events are the ones opened: they report no Read at its exit.
+		if k.tid == uint32(p.pid) {
+			continue
+		}
+		e, ok := exit[k]
+		if !ok {
+			t.Errorf("thread %d: samples on event %d, and no count at its exit", k.tid, k.id)
+			continue
+		}
+		if e < v || e-v >= 2*period {
+			t.Errorf("thread %d, event %d: last sample's count %d, count at exit %d: want less than 2 periods more", k.tid, k.id, v, e)
+		}
+	}
+	// Each spinning thread and the child measured 150 ms of their own CPU time.
+	n := 0
+	for tid, ns := range perTid {
+		if ns >= 140e6 {
+			n++
+			if ns > 160e6 {
+				t.Errorf("thread %d: samples stand for %.1f ms; it spun 150 ms", tid, float64(ns)/1e6)
+			}
+		}
+	}
+	if n != 3 {
+		t.Errorf("%d threads with 140-160 ms in their samples, want 3 (2 threads and the child): %v", n, perTid)
+	}
+	t.Logf("%d samples stand for %.1f ms; the descendants' counts at exit %.1f ms; the process's CPU time %.1f ms",
+		len(p.samples), float64(sampled)/1e6, float64(counted)/1e6, float64(p.cpuNS)/1e6)
+}

@@ -83,6 +83,7 @@ type profile struct {
 	comms      []Comm
 	forks      []Fork
 	exits      []Exit
+	reads      []Read // with Options.InheritStat, each thread's counts at its exit
 	lost       uint64
 	throttled  int
 	cpuNS      int64  // the process's user+system time, with its waited-for children
@@ -139,6 +140,8 @@ func runProfiled(t *testing.T, o Options, argv ...string) *profile {
 			p.forks = append(p.forks, *v)
 		case *Exit:
 			p.exits = append(p.exits, *v)
+		case *Read:
+			p.reads = append(p.reads, *v)
 		case *Lost:
 			p.lost += v.Lost
 		case *Throttle:

@@ -28,6 +28,10 @@ type Options struct {
 	ContextSwitch   bool   // also emit PERF_RECORD_SWITCH records (decoded as *Switch)
 	BuildID         bool   // ask for build ids instead of device/inode in MMAP2 records (Linux 5.12+)
 	InheritStat     bool   // a PERF_RECORD_READ with its own count when each inherited thread exits
+	// ReadCount asks each sample for its event's count in the sampled thread (PERF_SAMPLE_READ,
+	// Sample.Count): with inherit, that thread's own count on the sample's CPU. Kernels before a 2024
+	// change ("perf: Support PERF_SAMPLE_READ with inherit") refuse it: see CountInSamples.
+	ReadCount bool
 	// RingPages is the number of data pages in each CPU's ring buffer, a
 	// power of 2; 0 means DefaultRingPages. Samples with a user stack copy
 	// need more: each sample takes about SampleStackUser bytes.
@@ -127,6 +131,9 @@ func (o *Options) sampleType() uint64 {
 	}
 	if o.SampleStackUser != 0 {
 		st |= unix.PERF_SAMPLE_STACK_USER
+	}
+	if o.ReadCount {
+		st |= unix.PERF_SAMPLE_READ
 	}
 	return st
 }

@@ -85,3 +85,14 @@ func ClockAvailable() error {
 	o.ExcludeKernel = true
 	return tryOpen(o)
 }
+
+// CountInSamples reports whether the kernel gives inherited task-clock events their thread's count in
+// each sample (Options.ReadCount): kernels since a 2024 change do, older ones refuse PERF_SAMPLE_READ
+// with inherit (EINVAL).
+func CountInSamples() bool {
+	o := TaskClock(10e6)
+	o.ExcludeKernel = true
+	o.InheritStat = true
+	o.ReadCount = true
+	return tryOpen(o) == nil
+}

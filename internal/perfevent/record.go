@@ -22,6 +22,7 @@ type Sample struct {
 	Time      uint64   // CLOCK_MONOTONIC nanoseconds
 	CPU       uint32   // the CPU it ran on
 	Period    uint64   // events (for the clocks, nanoseconds) this sample stands for
+	Count     uint64   // with Options.ReadCount, the event's count in thread Tid on this CPU so far
 	ID        uint64   // the event's id
 	Callchain []uint64 // raw call chain with PERF_CONTEXT_* markers, leaf first; see SplitCallchain
 	Misc      uint16   // header misc bits; the CPU mode is Misc & PERF_RECORD_MISC_CPUMODE_MASK
@@ -147,7 +148,7 @@ type Decoder struct {
 const supportedSampleType = unix.PERF_SAMPLE_IP | unix.PERF_SAMPLE_TID | unix.PERF_SAMPLE_TIME |
 	unix.PERF_SAMPLE_ADDR | unix.PERF_SAMPLE_ID | unix.PERF_SAMPLE_STREAM_ID | unix.PERF_SAMPLE_CPU |
 	unix.PERF_SAMPLE_PERIOD | unix.PERF_SAMPLE_CALLCHAIN | unix.PERF_SAMPLE_RAW |
-	unix.PERF_SAMPLE_REGS_USER | unix.PERF_SAMPLE_STACK_USER | unix.PERF_SAMPLE_IDENTIFIER
+	unix.PERF_SAMPLE_REGS_USER | unix.PERF_SAMPLE_STACK_USER | unix.PERF_SAMPLE_IDENTIFIER | unix.PERF_SAMPLE_READ
 
 // NewDecoder returns a decoder for records of an event opened with the given
 // sample_type, sample_regs_user mask and sample_id_all flag.
@@ -443,6 +444,9 @@ func (d *Decoder) decodeSample(body []byte, misc uint16) (Record, error) {
 	}
 	if st&unix.PERF_SAMPLE_PERIOD != 0 {
 		s.Period = r.u64("period")
+	}
+	if st&unix.PERF_SAMPLE_READ != 0 {
+		s.Count = r.u64("read value") // read_format 0: the value alone
 	}
 	if st&unix.PERF_SAMPLE_CALLCHAIN != 0 {
 		n := r.u64("callchain length")

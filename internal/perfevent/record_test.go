@@ -98,6 +98,24 @@ func TestDecodeSample(t *testing.T) {
 	}
 }
 
+// TestDecodeSampleCount: PERF_SAMPLE_READ (Options.ReadCount) comes between the period and the call chain.
+func TestDecodeSampleCount(t *testing.T) {
+	d := mustDecoder(t, unix.PERF_SAMPLE_TID|unix.PERF_SAMPLE_PERIOD|unix.PERF_SAMPLE_READ|unix.PERF_SAMPLE_CALLCHAIN, 0)
+	r, err := d.Decode(encode(unix.PERF_RECORD_SAMPLE, unix.PERF_RECORD_MISC_USER,
+		uint32(10), uint32(11), uint64(1000000), uint64(5123456), uint64(1), uint64(0x401000)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.(*Sample)
+	if s.Period != 1000000 || s.Count != 5123456 || len(s.Callchain) != 1 || s.Callchain[0] != 0x401000 {
+		t.Errorf("got %+v: want period 1000000, count 5123456, call chain [0x401000]", s)
+	}
+	if _, err := d.Decode(encode(unix.PERF_RECORD_SAMPLE, 0, uint32(10), uint32(11), uint64(1000000))); err == nil ||
+		!strings.Contains(err.Error(), "read value") {
+		t.Errorf("a sample without its count: error %v, want one naming the read value", err)
+	}
+}
+
 func TestDecodeSampleKernelNoRegs(t *testing.T) {
 	d := mustDecoder(t, testSampleType, testRegsMask)
 	rec := encode(unix.PERF_RECORD_SAMPLE, unix.PERF_RECORD_MISC_KERNEL,
@@ -220,8 +238,8 @@ func TestDecodeErrors(t *testing.T) {
 			t.Errorf("%s: error %v, want it to contain %q", tt.name, err, tt.want)
 		}
 	}
-	if _, err := NewDecoder(unix.PERF_SAMPLE_READ, 0, false); err == nil {
-		t.Error("NewDecoder accepted PERF_SAMPLE_READ")
+	if _, err := NewDecoder(unix.PERF_SAMPLE_BRANCH_STACK, 0, false); err == nil {
+		t.Error("NewDecoder accepted PERF_SAMPLE_BRANCH_STACK")
 	}
 }
 

@@ -1,0 +1,136 @@
+package collect
+
+import (
+	"slices"
+
+	"er/internal/perfevent"
+)
+
+// The CPU time of each clock sample, from the thread's count in it.
+//
+// A task-clock sample stands for one period of CPU time by the kernel's timer, and that timer drifts
+// when more threads are runnable than there are CPUs: a process's samples were off its getrusage by up
+// to 6% beside CPU hogs. Where the kernel puts the event's count in each sample (PERF_SAMPLE_READ with
+// inherit, perfevent.CountInSamples), a sample stands instead for its thread's counted CPU time since
+// the thread's previous sample on the same event (the events are per CPU, and so are the counts): the
+// samples of a thread then add up to its count but for the time after its last sample on each CPU,
+// drift or not, and pauses cut nothing short (see Session.sample). Older kernels keep the periods.
+
+// SampleCountsEnv names the environment variable that sets when samples carry their threads' counts:
+// on (always), off (never), or unset (see Spec.countInSamples).
+const SampleCountsEnv = "ER_SAMPLE_COUNTS"
+
+// countMark is a thread's count on one event at its last sample.
+type countMark struct {
+	id    uint64 // the event
+	count uint64
+	t     int64 // the sample's time
+}
+
+// threadCounts is a thread's last count on each event it was sampled on.
+type threadCounts struct {
+	marks  []countMark
+	exited int64 // the time of its exit record; 0 while it runs
+}
+
+// sampleCounts tracks the counts of every sampled thread.
+type sampleCounts struct {
+	threads map[uint32]*threadCounts
+	exits   int // exits since the last purge
+}
+
+// purgeEvery is the number of exits between purges of the threads that ended, and purgeAge how long
+// after its exit a thread is forgotten: records reach the reader within a drain, far less than that.
+const (
+	purgeEvery = 1024
+	purgeAge   = int64(10e9)
+)
+
+// period returns the CPU time that sample r, taken at time t (relative to the start), stands for, and the
+// time its interval began: the thread's previous sample on the same event, or 0 for its first. It is
+// the count since that sample, and at most the time between them, which a thread's count on one CPU
+// cannot exceed. A count below the previous one (a thread id used again) restarts the thread.
+func (c *sampleCounts) period(r *perfevent.Sample, t int64) (ns, since int64) {
+	if c.threads == nil {
+		c.threads = map[uint32]*threadCounts{}
+	}
+	th := c.threads[r.Tid]
+	if th == nil || th.exited != 0 && t > th.exited {
+		th = &threadCounts{}
+		c.threads[r.Tid] = th
+	}
+	i := 0
+	for i < len(th.marks) && th.marks[i].id != r.ID {
+		i++
+	}
+	if i == len(th.marks) {
+		th.marks = append(th.marks, countMark{id: r.ID})
+	}
+	m := &th.marks[i]
+	since = m.t
+	if r.Count < m.count {
+		since, m.count = 0, 0
+	}
+	ns = int64(r.Count - m.count)
+	if ns < 0 || ns > t-since {
+		ns = max(t-since, 0)
+	}
+	m.count, m.t = r.Count, t
+	return ns, since
+}
+
+// exit notes that thread tid exited at time t, and now and then forgets the threads that exited long
+// before it.
+func (c *sampleCounts) exit(tid uint32, t int64) {
+	if th := c.threads[tid]; th != nil {
+		th.exited = t
+	}
+	c.exits++
+	if c.exits < purgeEvery {
+		return
+	}
+	c.exits = 0
+	for tid, th := range c.threads {
+		if th.exited != 0 && th.exited < t-purgeAge {
+			delete(c.threads, tid)
+		}
+	}
+}
+
+// unpausedWithin returns how much of the time from a to b recording was not paused in any of images
+// ps (an image's own pauses, and er's global ones).
+func unpausedWithin(a, b int64, ps ...*proc) int64 {
+	if b <= a {
+		return 0
+	}
+	cuts := []int64{a, b}
+	toggled := false
+	for _, p := range ps {
+		toggled = toggled || p.initPaused
+		for _, tg := range p.toggles {
+			toggled = true
+			if tg.t > a && tg.t < b {
+				cuts = append(cuts, tg.t)
+			}
+		}
+	}
+	if !toggled {
+		return b - a
+	}
+	slices.Sort(cuts)
+	var n int64
+	for i := 1; i < len(cuts); i++ {
+		x, y := cuts[i-1], cuts[i]
+		if y <= x {
+			continue
+		}
+		paused := false
+		for _, p := range ps {
+			paused = paused || p.pausedAt(x) // a toggle takes effect at its time: (x, y) has x's state
+		}
+		if !paused {
+			n += y - x
+		}
+	}
+	return n
+}
