@@ -244,7 +244,7 @@ const maxClaims = 10000
 func (s *Session) create(path string) error {
 	s.baseLog = s.initialLog(path)
 	for tries := 1; ; tries++ {
-		w, err := experiment.Create(s.dir, s.baseLog)
+		w, err := experiment.CreatePending(s.dir, s.baseLog)
 		if err == nil {
 			s.w = w
 			return nil
@@ -891,10 +891,18 @@ func (s *Session) drain() {
 	if s.recording && s.spec.SizeLimitMB > 0 && s.size() >= s.spec.SizeLimitMB<<20 {
 		s.stopRecording("limit", fmt.Sprintf("size limit of %d MB reached; data recording stopped, the target runs on", s.spec.SizeLimitMB))
 	}
-	if now := s.now(); now-s.lastFlush >= flushEvery.Nanoseconds() || s.founderDone {
+	if now := s.now(); now-s.lastFlush >= flushEvery.Nanoseconds() {
 		s.lastFlush = now
 		s.forEachOpen(func(p *proc) {
 			if err := p.w.Flush(); err != nil {
+				s.writeFailed(err)
+			}
+		})
+	} else if s.founderDone {
+		// The data at once; log.xml and map.xml at the flushes above and when each closes (every
+		// rewrite of them is a new file).
+		s.forEachOpen(func(p *proc) {
+			if err := p.w.FlushData(); err != nil {
 				s.writeFailed(err)
 			}
 		})
@@ -1322,7 +1330,7 @@ func (s *Session) finish(waitErr error) error {
 		s.recordUnsampled(s.founder)
 	}
 	if s.writeErr == nil {
-		_ = s.w.Flush()
+		_ = s.w.FlushData() // before the archives, which may fill the disk; Close writes the logs
 		s.writeArchives()
 	}
 	var errs []error

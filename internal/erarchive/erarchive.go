@@ -119,18 +119,23 @@ func Archive(dir string, opt Options) (Result, error) {
 			open = withoutAbsentSources(open)
 		}
 		stacks := make([]*experiment.Data, len(ar.exps))
+		events := 0
 		for i, d := range ar.exps {
 			stacks[i] = eventStacks(d)
+			events += len(stacks[i].Clock)
 		}
-		p, err := analysis.Analyze(stacks, analysis.Options{OpenFile: open})
-		if err != nil {
-			return Result{}, fmt.Errorf("%s: %w", dir, err)
-		}
-		for _, o := range p.Objects[1:] {
-			objects = append(objects, o.Path)
-		}
-		if m.sources == used {
-			sources = p.Lines().Files()
+		// Without events no object or source is used: nothing to read (a short run's fixed cost).
+		if events > 0 {
+			p, err := analysis.Analyze(stacks, analysis.Options{OpenFile: open})
+			if err != nil {
+				return Result{}, fmt.Errorf("%s: %w", dir, err)
+			}
+			for _, o := range p.Objects[1:] {
+				objects = append(objects, o.Path)
+			}
+			if m.sources == used {
+				sources = p.Lines().Files()
+			}
 		}
 	}
 	if m.objects == all {

@@ -72,7 +72,7 @@ func (s *Server) functions(r *http.Request) (any, error) {
 		return nil, err
 	}
 	if key := q.Get("sort"); key != "" && key != s.eng.SortKey() {
-		if !sortKey.MatchString(key) {
+		if !isSortKey(key) {
 			return nil, badRequest("parameter sort=%s is not a column key (e.totalcpu, i.user, name, ...)", clip(key))
 		}
 		if err := s.eng.SetSort(key); err != nil {
@@ -103,8 +103,21 @@ func (s *Server) functions(r *http.Request) (any, error) {
 	return t, nil
 }
 
-// sortKey is what a sort key looks like: a metric's key with its flavour, or "name".
-var sortKey = regexp.MustCompile(`^[A-Za-z0-9_.%]{1,64}$`)
+// isSortKey says whether key looks like a sort key: a metric's key with its flavour, or "name" (1 to
+// 64 of letters, digits, '_', '.' and '%'). Not a regular expression: compiling its {1,64} took 0.2 ms
+// of every er command's start.
+func isSortKey(key string) bool {
+	if len(key) < 1 || len(key) > 64 {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '%') {
+			return false
+		}
+	}
+	return true
+}
 
 // nameMatcher compiles a search: a case-insensitive substring, or a regular expression after '/'.
 func nameMatcher(q string) (func(string) bool, error) {

@@ -180,3 +180,14 @@ func TestNamesEscaped(t *testing.T) {
 		t.Errorf("the C++ name is not escaped: %s", body)
 	}
 }
+
+func TestIsSortKey(t *testing.T) {
+	for key, want := range map[string]bool{
+		"name": true, "e.totalcpu": true, "i.user%": true, "a_b.9": true, strings.Repeat("x", 64): true,
+		"": false, strings.Repeat("x", 65): false, "e.total cpu": false, "name;": false, "é": false,
+	} {
+		if got := isSortKey(key); got != want {
+			t.Errorf("isSortKey(%q) = %v, want %v", key, got, want)
+		}
+	}
+}
