@@ -29,6 +29,51 @@ var (
 	selfMemPath     = "/proc/self/mem"
 )
 
+// Write writes the archive of the ELF load object at path into the experiment expDir, as
+// experiment.WriteArchive of Build(path) does: from the cache, where it holds the object, by
+// experiment.CopyArchive, which copies its symbols without decoding them.
+func Write(expDir, path string) error {
+	if copied, err := writeCached(expDir, path); err == nil && copied {
+		return nil
+	}
+	a, err := Build(path)
+	if err != nil {
+		return err
+	}
+	return experiment.WriteArchive(expDir, a)
+}
+
+// writeCached copies the cached archive of the object at path into expDir; false where the cache
+// does not hold it.
+func writeCached(expDir, path string) (bool, error) {
+	fh, st, err := regfile.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer fh.Close()
+	f, err := objfile.NewFile(path, fh)
+	if err != nil {
+		return false, err
+	}
+	id := f.BuildID()
+	cache := objectCacheFile(id, st.Size(), debugLinks(f, path, id)...)
+	if cache == "" {
+		return false, nil
+	}
+	return experiment.CopyArchive(expDir, cache, path, st.Size(), st.ModTime().UnixNano(), func(h *experiment.Archive, nsym uint32) bool {
+		return h.Kind == "elf" && h.BuildID == id && h.Path == filepath.Base(path) && nsym > 0
+	})
+}
+
+// debugLinks returns the candidate paths of the separate debug file that f, the object at path with
+// build id id, names by its .gnu_debuglink.
+func debugLinks(f *objfile.File, path, id string) []string {
+	if name, _, ok := f.DebugLink(); ok && id != "" {
+		return debugLinkCandidates(path, name)
+	}
+	return nil
+}
+
 // Build describes the ELF load object at path: its size, modification time,
 // build id, PT_LOAD segments and symbols. What it reads of an object with a build id is cached
 // (see cacheDir and objectCacheFile).
@@ -43,11 +88,7 @@ func Build(path string) (*experiment.Archive, error) {
 		return nil, fmt.Errorf("archive: %w", err)
 	}
 	id := f.BuildID()
-	var links []string
-	if name, _, ok := f.DebugLink(); ok && id != "" {
-		links = debugLinkCandidates(path, name)
-	}
-	cache := objectCacheFile(id, st.Size(), links...)
+	cache := objectCacheFile(id, st.Size(), debugLinks(f, path, id)...)
 	if c := cached(cache, "elf"); c != nil && c.BuildID == id && c.Path == filepath.Base(path) {
 		c.Path, c.Size, c.Mtime = path, st.Size(), st.ModTime().UnixNano()
 		return c, nil

@@ -119,6 +119,38 @@ func TestObjectCache(t *testing.T) {
 	}
 }
 
+// TestWriteFromCache: Write copies a cached archive into the experiment: the same archive as Build
+// and WriteArchive give, with this file's path, size and time.
+func TestWriteFromCache(t *testing.T) {
+	withCache(t)
+	exe := buildHello(t)
+	want, err := Build(exe) // fills the cache
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp := t.TempDir()
+	if copied, err := writeCached(exp, exe); !copied || err != nil {
+		t.Fatalf("writeCached: %v, %v; want the cached archive copied", copied, err)
+	}
+	got, err := experiment.ReadArchive(filepath.Join(exp, experiment.ArchivesDir, experiment.ArchiveName(exe)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Path != exe || got.Size != want.Size || got.Mtime != want.Mtime || got.BuildID != want.BuildID ||
+		!slices.Equal(got.Symbols, want.Symbols) || !slices.Equal(got.Segments, want.Segments) {
+		t.Errorf("copied: %+v\nbuilt: %+v", got, want)
+	}
+	// Without a cache Write builds it.
+	cacheDir = func() string { return "" }
+	exp2 := t.TempDir()
+	if err := Write(exp2, exe); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := experiment.ReadArchive(filepath.Join(exp2, experiment.ArchivesDir, experiment.ArchiveName(exe))); err != nil || !slices.Equal(got.Symbols, want.Symbols) {
+		t.Errorf("built: %v, %d symbols", err, len(got.Symbols))
+	}
+}
+
 func TestSourceFilesCache(t *testing.T) {
 	withCache(t)
 	calls := 0

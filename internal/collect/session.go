@@ -1599,21 +1599,19 @@ func diskFull(err error) bool {
 // writeArchives records each load object's symbols so that names survive a rebuilt or deleted binary.
 func (s *Session) writeArchives() {
 	for path := range s.usedPaths {
-		var a *experiment.Archive
 		var err error
 		switch {
 		case path == "[vdso]":
-			a, err = archive.VDSO()
+			var a *experiment.Archive
+			if a, err = archive.VDSO(); err == nil {
+				err = experiment.WriteArchive(s.dir, a)
+			}
 		case strings.HasPrefix(path, "/"):
-			a, err = archive.Build(path)
+			err = archive.Write(s.dir, path)
 		default:
 			continue
 		}
 		if err != nil {
-			s.w.Event(experiment.Event{Kind: "warning", Text: fmt.Sprintf("cannot archive %s: %v", path, err)})
-			continue
-		}
-		if err := experiment.WriteArchive(s.dir, a); err != nil {
 			if diskFull(err) {
 				s.archivingFull()
 				return

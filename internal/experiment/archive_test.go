@@ -91,6 +91,53 @@ func TestWriteArchive(t *testing.T) {
 	}
 }
 
+// TestCopyArchive: a cached archive copied into an experiment with another path, size and time is
+// the file WriteArchive writes for it, byte for byte; a damaged or refused one writes nothing.
+func TestCopyArchive(t *testing.T) {
+	dir := t.TempDir()
+	cached := testArchive()
+	cached.Path, cached.Size, cached.Mtime = "libc.so.6", 1, 2
+	src := filepath.Join(dir, "cache.ar")
+	if err := WriteArchiveFile(src, cached); err != nil {
+		t.Fatal(err)
+	}
+	want := testArchive()
+	exp := filepath.Join(dir, "exp")
+	var seen *Archive
+	var nsym uint32
+	ok, err := CopyArchive(exp, src, want.Path, want.Size, want.Mtime, func(h *Archive, n uint32) bool { seen, nsym = h, n; return true })
+	if !ok || err != nil {
+		t.Fatalf("CopyArchive: %v, %v", ok, err)
+	}
+	if seen.Path != "libc.so.6" || seen.BuildID != want.BuildID || len(seen.Segments) != 2 || nsym != uint32(len(want.Symbols)) {
+		t.Errorf("accept saw %+v with %d symbols", seen, nsym)
+	}
+	got, err := os.ReadFile(filepath.Join(exp, ArchivesDir, ArchiveName(want.Path)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := prepareArchive(want); !bytes.Equal(got, encodeArchive(b)) {
+		t.Error("the copy differs from what WriteArchive writes")
+	}
+	// Refused: nothing written.
+	other := filepath.Join(dir, "other")
+	if ok, err := CopyArchive(other, src, "/x/libc.so.6", 1, 2, func(*Archive, uint32) bool { return false }); ok || err != nil {
+		t.Errorf("refused: %v, %v", ok, err)
+	}
+	// Damaged in a block of symbols: an error naming the file, nothing written.
+	data, _ := os.ReadFile(src)
+	data[len(data)-1] ^= 1
+	if err := os.WriteFile(src, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := CopyArchive(other, src, "/x/libc.so.6", 1, 2, func(*Archive, uint32) bool { return true }); ok || err == nil || !strings.Contains(err.Error(), "cache.ar") || !strings.Contains(err.Error(), "checksum") {
+		t.Errorf("damaged: %v, %v", ok, err)
+	}
+	if _, err := os.Stat(other); !os.IsNotExist(err) {
+		t.Errorf("a refused or damaged copy made %s: %v", other, err)
+	}
+}
+
 func TestArchiveErrors(t *testing.T) {
 	good := encodeArchive(&Archive{Path: "/x", Segments: []Segment{{1, 2, 3, 4}}, Symbols: []Symbol{{Name: "a", Addr: 1}, {Name: "b", Addr: 2}}})
 	// object block: 24 + 24 + 24 fixed + 4+2 path + 4 + 4 + 32 segment = 118; symbol block payload at 142.
