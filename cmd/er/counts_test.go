@@ -47,15 +47,23 @@ func TestSampleCounts(t *testing.T) {
 	if nominal == len(d.Clock) {
 		t.Errorf("all %d samples have the timer's period %d ns: none has its thread's count", nominal, interval)
 	}
+	_, excl := functionTimes(t, exp)
 	for _, f := range []string{"work_a", "work_b", "work_c", "work_d"} {
 		tid, cpu := uint32(m["tid "+f]), m["cpu "+f]
 		got := float64(raw[tid]) / 1e9
-		// Short by at most a period on each CPU (the time after the thread's last sample there), and
-		// over by no more than the thread's few instructions outside the function.
+		// Short by at most a period on each CPU (the time after the thread's last sample there). Over
+		// by the time the hypervisor took the CPU while the thread was on it (steal), which the task
+		// clock counts and the thread's own clock does not: one sample of 4.2 ms at -p hi beside two
+		// CPU hogs, a thread 0.4% to 1.3% over; 2% allowed.
 		short := float64(int64(len(cpus))*interval) / 1e9
-		t.Logf("%s (thread %d): samples stand for %.4f s, it measured %.4f s", f, tid, got, cpu)
-		if got < cpu-short-0.002 || got > cpu+0.002 {
-			t.Errorf("%s: samples stand for %.4f s, it measured %.4f s: want within [-%.3f, +0.002] s", f, got, cpu, short+0.002)
+		t.Logf("%s (thread %d): samples stand for %.4f s, er print %.4f s, it measured %.4f s", f, tid, got, excl[f], cpu)
+		if got < cpu-short-0.002 || got > 1.02*cpu+0.002 {
+			t.Errorf("%s: samples stand for %.4f s, it measured %.4f s: want within [-%.3f, +2%% +0.002] s", f, got, cpu, short+0.002)
+		}
+		// What er print shows: the samples weighted by the thread's count at its exit, which er
+		// brings to the process's getrusage (steal out): within 1% and 2 ms.
+		if abs(excl[f]-cpu) > 0.01*cpu+0.002 {
+			t.Errorf("%s: er print %.4f s, it measured %.4f s", f, excl[f], cpu)
 		}
 	}
 }
