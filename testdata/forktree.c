@@ -1,9 +1,10 @@
 /* forktree.c: a process tree for the descendant tests (issue 5, acceptance 1).
  *
- *   forktree EXEC_PROG SECONDS
+ *   forktree EXEC_PROG SECONDS [PRE_EXEC_SECONDS]
  *
  * forks three children that run at the same time as the parent: the first two spin for
- * SECONDS and 2*SECONDS of CPU in child_work, the third execs EXEC_PROG (spinchild). The
+ * SECONDS and 2*SECONDS of CPU in child_work, the third spins PRE_EXEC_SECONDS (default 0) in
+ * child_work and then execs EXEC_PROG (spinchild), whose getrusage holds both. The
  * parent spins for SECONDS in parent_work, waits for them, and every process prints its own
  * CPU time from getrusage: "rusage PID CPU-SECONDS". */
 #include <stdio.h>
@@ -43,10 +44,10 @@ static void report(void) {
 
 int main(int argc, char **argv) {
 	if (argc < 3) {
-		fprintf(stderr, "usage: forktree EXEC_PROG SECONDS\n");
+		fprintf(stderr, "usage: forktree EXEC_PROG SECONDS [PRE_EXEC_SECONDS]\n");
 		return 2;
 	}
-	double sec = atof(argv[2]);
+	double sec = atof(argv[2]), pre = argc > 3 ? atof(argv[3]) : 0;
 	fflush(stdout);
 	for (int i = 1; i <= 3; i++) {
 		pid_t p = fork();
@@ -56,6 +57,8 @@ int main(int argc, char **argv) {
 		}
 		if (p == 0) {
 			if (i == 3) {
+				if (pre > 0)
+					child_work(pre);
 				execl(argv[1], argv[1], argv[2], (char *)0);
 				perror("execl");
 				_exit(127);

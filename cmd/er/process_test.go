@@ -160,6 +160,47 @@ func nameOr(lineage string) string {
 	return lineage
 }
 
+// TestWorkBeforeExec: a child that spins before it execs has samples in two images, and one count,
+// which the kernel reports into the last: the two images together hold what the process used, once
+// (make -j2's forked children sampled before their exec had that time twice, 103.7%; one sampled
+// before and not after its exec lost the rest of its count). At -p on and -p hi.
+func TestWorkBeforeExec(t *testing.T) {
+	needCollect(t)
+	tree, child := cprog(t, "forktree"), cprog(t, "spinchild")
+	for _, rate := range []string{"on", "hi"} {
+		exp, r := collectExp(t, nil, "-p", rate, tree, child, "0.1", "0.1")
+		if r.code != 0 {
+			t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
+		}
+		ru := rusages(t, r.stdout)
+		before, beforeIncl := functionTimes(t, filepath.Join(exp, "_f3.er"))
+		after, afterIncl := functionTimes(t, filepath.Join(exp, "_f3_x1.er"))
+		pid := openExp(t, filepath.Join(exp, "_f3_x1.er")).Log.Pid
+		want, ok := ru[pid]
+		if !ok {
+			t.Fatalf("process %d (the exec) printed no rusage:\n%s", pid, r.stdout)
+		}
+		got := before["<Total>"] + after["<Total>"]
+		t.Logf("-p %s: before the exec %.4f s (child_work %.4f), after it %.4f s (spin_work %.4f): %.4f s; getrusage %.4f s (%.2f%%)",
+			rate, before["<Total>"], beforeIncl["child_work"], after["<Total>"], afterIncl["spin_work"], got, want, 100*got/want)
+		if abs(got-want) > 0.03*want {
+			t.Errorf("-p %s: the two images hold %.4f s, the process used %.4f s", rate, got, want)
+		}
+		if beforeIncl["child_work"] < 0.06 {
+			t.Errorf("-p %s: child_work before the exec %.4f s, want about 0.1 s", rate, beforeIncl["child_work"])
+		}
+		// The whole tree, once.
+		total, _ := functionTimes(t, exp)
+		var sum float64
+		for _, v := range ru {
+			sum += v
+		}
+		if abs(total["<Total>"]-sum) > 0.03*sum {
+			t.Errorf("-p %s: the tree %.4f s, its processes' getrusage %.4f s", rate, total["<Total>"], sum)
+		}
+	}
+}
+
 // TestFollowOptions: -F off records the founder only; -F =regexp only the descendants whose
 // program name or lineage matches, with the lineage numbers of all.
 func TestFollowOptions(t *testing.T) {

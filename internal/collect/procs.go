@@ -47,6 +47,27 @@ type proc struct {
 	lastPoint int64     // the time of that point
 	// The periods of its clock samples in user and in kernel mode after its last sample point.
 	tailUser, tailSys int64
+	sampled           map[uint32]int64 // the periods of its clock samples, by thread
+}
+
+// priorSampled is the period of the clock samples of thread tid in the images that exec replaced
+// before image p in p's process. The kernel reports a thread's count once, at its exit, into the image
+// it ends in, and that count holds the time it ran in those images too: a forked child sampled before
+// it exec'd cc1 had its 10 ms sample in its first image while cc1's count, weighted onto cc1's samples,
+// held it again (make -j2 at -p on 103.7% beside two CPU hogs); one with no sample after the exec lost
+// its count but that sample.
+func (p *proc) priorSampled(tid uint32) int64 {
+	var ns int64
+	for q := p; q.execed && q.parent != nil; q = q.parent {
+		ns += q.parent.sampled[tid]
+	}
+	return ns
+}
+
+// ownCount is thread tid's count in image p less what its samples in the images before it (exec)
+// stand for: the CPU time that p's own samples, or its <Unsampled> record, are to show.
+func (s *Session) ownCount(p *proc, tid uint32) int64 {
+	return s.threadCPU[p][tid] - p.priorSampled(tid)
 }
 
 type toggle struct {

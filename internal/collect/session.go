@@ -1091,6 +1091,10 @@ func (s *Session) sample(r *perfevent.Sample) {
 			s.sampledNS = map[uint32]int64{}
 		}
 		s.sampledNS[r.Tid] += period
+		if p.sampled == nil {
+			p.sampled = map[uint32]int64{}
+		}
+		p.sampled[r.Tid] += period
 	}
 }
 
@@ -1537,8 +1541,8 @@ func (s *Session) writeThreadCount(p *proc) {
 	}
 	var tc []experiment.ThreadCount
 	var total int64
-	for tid, ns := range threads {
-		if ns > 0 {
+	for tid := range threads {
+		if ns := s.ownCount(p, tid); ns > 0 {
 			tc = append(tc, experiment.ThreadCount{Tid: tid, CPUNS: ns})
 			total += ns
 		}

@@ -193,9 +193,10 @@ func writeSpread(w *experiment.Writer, c experiment.ClockSample) {
 	}
 }
 
-// recordUnsampled records, for each thread of image p with a count and no clock sample (in any image:
-// a thread that exec started a new image in has its count in the last, its samples in all), one sample
-// of its count with the pseudo-frame experiment.FrameUnsampled, so that the views hold its CPU time:
+// recordUnsampled records, for each thread of image p with a count and no clock sample in p, one sample
+// of its count with the pseudo-frame experiment.FrameUnsampled (less what its samples in the images
+// before p stand for: a thread that exec started a new image in has its count in the last, its samples
+// in all; see priorSampled), so that the views hold its CPU time:
 // a process of a few milliseconds often ends before its first sample (at -p on, make -j2's gcc
 // drivers and assemblers: 23% to 25% of the tree's CPU). Only where writeThreadCount records the counts, and not
 // where samples were lost: a thread without samples may then have lost them, which the lost-samples
@@ -216,8 +217,8 @@ func (s *Session) recordUnsampled(p *proc) {
 	}
 	slices.Sort(tids)
 	for _, tid := range tids {
-		ns := s.threadCPU[p][tid]
-		if ns <= 0 || s.sampledNS[tid] > 0 {
+		ns := s.ownCount(p, tid)
+		if ns <= 0 || p.sampled[tid] > 0 {
 			continue
 		}
 		if id == 0 {

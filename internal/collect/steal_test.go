@@ -88,6 +88,7 @@ func TestRecordUnsampled(t *testing.T) {
 	p.exited, p.exitTime = true, 5e9
 	s.threadCPU = map[*proc]map[uint32]int64{p: {10: 3e6, 11: 25e9, 12: 0}}
 	s.sampledNS = map[uint32]int64{10: 2e6}
+	p.sampled = map[uint32]int64{10: 2e6}
 	s.lost = 1
 	s.recordUnsampled(p)
 	s.lost = 0
@@ -109,5 +110,30 @@ func TestRecordUnsampled(t *testing.T) {
 	}
 	if want := []int64{10e9, 10e9, 5e9}; !slices.Equal(periods, want) {
 		t.Errorf("periods %v, want %v", periods, want)
+	}
+}
+
+// TestOwnCount: a thread's count, reported into the image it ends in, holds what it ran in the images
+// exec replaced before: what its samples there stand for is not that image's to show.
+func TestOwnCount(t *testing.T) {
+	s := &Session{}
+	forked := &proc{sampled: map[uint32]int64{7: 10e6}}
+	first := &proc{parent: forked, execed: true, sampled: map[uint32]int64{7: 5e6, 8: 1e6}}
+	last := &proc{parent: first, execed: true}
+	other := &proc{parent: last} // forked from last: another process
+	s.threadCPU = map[*proc]map[uint32]int64{last: {7: 39e6, 8: 3e6}, other: {7: 4e6}}
+	for _, tc := range []struct {
+		p    *proc
+		tid  uint32
+		want int64
+	}{
+		{last, 7, 24e6},   // 39 ms counted, 15 ms of it in the samples of the two images before
+		{last, 8, 2e6},    // 3 ms, 1 ms before
+		{other, 7, 4e6},   // a fork: the parent's samples are another process's
+		{first, 7, -10e6}, // no count here: what the image before holds is not taken twice
+	} {
+		if got := s.ownCount(tc.p, tc.tid); got != tc.want {
+			t.Errorf("ownCount(tid %d) = %d, want %d", tc.tid, got, tc.want)
+		}
 	}
 }
