@@ -30,6 +30,31 @@ func TestCountedPeriods(t *testing.T) {
 
 // TestCountedPeriodsSaturate: periods and a thread count whose sums pass the largest int64 give
 // weighted periods that are never negative and add up to it, not wrapped ones.
+// TestCountedPeriodsTails: a thread's count exceeds its samples by up to a period on each CPU it ran
+// on, and a late sample's more: a cc1 of 35 ms with one 10 ms sample at -p on, on 2 CPUs, stands for
+// its count (make -j2 lost 25 ms of 0.287 s when it kept its one sample); on 1 CPU, or 45 ms on 2,
+// the two disagree.
+func TestCountedPeriodsTails(t *testing.T) {
+	const ms = int64(1e6)
+	for _, tc := range []struct {
+		cpus  int
+		count int64
+		want  int64
+	}{
+		{2, 35 * ms, 35 * ms},
+		{2, 45 * ms, 10 * ms},
+		{0, 35 * ms, 35 * ms}, // an experiment that does not say: 2 CPUs
+		{8, 45 * ms, 45 * ms},
+	} {
+		d := &experiment.Data{Log: experiment.Log{Pid: 7, CPUs: tc.cpus, ThreadCPU: []experiment.ThreadCount{{Tid: 7, CPUNS: tc.count}}}}
+		d.Clock = []experiment.ClockSample{{Pid: 7, Tid: 7, Period: 10 * ms}}
+		got := ClockPeriods(d)
+		if got[0] != tc.want {
+			t.Errorf("%d CPUs, count %d ms, one 10 ms sample: stands for %d ms, want %d", tc.cpus, tc.count/ms, got[0]/ms, tc.want/ms)
+		}
+	}
+}
+
 func TestCountedPeriodsSaturate(t *testing.T) {
 	const big = int64(1) << 62
 	d := &experiment.Data{Log: experiment.Log{Pid: 7, ThreadCPU: []experiment.ThreadCount{{Tid: 7, CPUNS: math.MaxInt64}}}}
