@@ -284,6 +284,25 @@ type page struct {
 
 func newPage(t *testing.T) *page {
 	t.Helper()
+	// Chromium sometimes exits at its start on a busy machine ("chrome failed to start", with nothing
+	// of its own said: 2 tests of one `make test` beside two CPU hogs): the browser is tried again,
+	// up to three times, and every failed start is logged. What the page then does is the test.
+	var err error
+	for try := 1; try <= 3; try++ {
+		var p *page
+		if p, err = startPage(t); err == nil {
+			return p
+		}
+		t.Logf("starting %s, try %d: %v", chromium, try, err)
+		time.Sleep(time.Duration(try) * 500 * time.Millisecond)
+	}
+	t.Fatalf("starting %s: %v", chromium, err)
+	return nil
+}
+
+// startPage starts a headless Chromium for newPage.
+func startPage(t *testing.T) (*page, error) {
+	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
 		chromedp.DisableGPU, chromedp.WindowSize(1400, 900), chromedp.Flag("hide-scrollbars", true))
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
@@ -319,7 +338,7 @@ func newPage(t *testing.T) *page {
 		cancelT()
 		cancelC()
 		cancelA()
-		t.Fatalf("starting %s: %v", chromium, err)
+		return nil, err
 	}
 	t.Cleanup(func() {
 		p.checkErrors("at the end")
@@ -327,7 +346,7 @@ func newPage(t *testing.T) *page {
 		cancelC()
 		cancelA()
 	})
-	return p
+	return p, nil
 }
 
 // checkErrors fails the test on the page's JavaScript errors since the last check.
