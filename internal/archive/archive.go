@@ -33,67 +33,86 @@ var (
 // experiment.WriteArchive of Build(path) does: from the cache, where it holds the object, by
 // experiment.CopyArchive, which copies its symbols without decoding them.
 func Write(expDir, path string) error {
-	if copied, err := writeCached(expDir, path); err == nil && copied {
+	o, err := openObject(path)
+	if err != nil {
+		return err
+	}
+	defer o.fh.Close()
+	if copied, err := o.copyCached(expDir); err == nil && copied {
 		return nil
 	}
-	a, err := Build(path)
+	a, err := o.build()
 	if err != nil {
 		return err
 	}
 	return experiment.WriteArchive(expDir, a)
 }
 
-// writeCached copies the cached archive of the object at path into expDir; false where the cache
-// does not hold it.
-func writeCached(expDir, path string) (bool, error) {
-	fh, st, err := regfile.Open(path)
-	if err != nil {
-		return false, err
-	}
-	defer fh.Close()
-	f, err := objfile.NewFile(path, fh)
-	if err != nil {
-		return false, err
-	}
-	id := f.BuildID()
-	cache := objectCacheFile(id, st.Size(), debugLinks(f, path, id)...)
-	if cache == "" {
-		return false, nil
-	}
-	return experiment.CopyArchive(expDir, cache, path, st.Size(), st.ModTime().UnixNano(), func(h *experiment.Archive, nsym uint32) bool {
-		return h.Kind == "elf" && h.BuildID == id && h.Path == filepath.Base(path) && nsym > 0
-	})
-}
-
-// debugLinks returns the candidate paths of the separate debug file that f, the object at path with
-// build id id, names by its .gnu_debuglink.
-func debugLinks(f *objfile.File, path, id string) []string {
-	if name, _, ok := f.DebugLink(); ok && id != "" {
-		return debugLinkCandidates(path, name)
-	}
-	return nil
-}
-
 // Build describes the ELF load object at path: its size, modification time,
 // build id, PT_LOAD segments and symbols. What it reads of an object with a build id is cached
 // (see cacheDir and objectCacheFile).
 func Build(path string) (*experiment.Archive, error) {
+	o, err := openObject(path)
+	if err != nil {
+		return nil, err
+	}
+	defer o.fh.Close()
+	return o.build()
+}
+
+// object is a load object opened to be archived, with the cache file that would hold its archive.
+type object struct {
+	path  string
+	fh    *os.File
+	st    os.FileInfo
+	f     *objfile.File
+	id    string // its build id
+	cache string // objectCacheFile's name for it; "" without a cache
+}
+
+// openObject opens the ELF load object at path; the caller closes o.fh.
+func openObject(path string) (*object, error) {
 	fh, st, err := regfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("archive: %w", err)
 	}
-	defer fh.Close()
 	f, err := objfile.NewFile(path, fh)
 	if err != nil {
+		fh.Close()
 		return nil, fmt.Errorf("archive: %w", err)
 	}
-	id := f.BuildID()
-	cache := objectCacheFile(id, st.Size(), debugLinks(f, path, id)...)
-	if c := cached(cache, "elf"); c != nil && c.BuildID == id && c.Path == filepath.Base(path) {
+	o := &object{path: path, fh: fh, st: st, f: f, id: f.BuildID()}
+	var links []string
+	if name, _, ok := f.DebugLink(); ok && o.id != "" {
+		links = debugLinkCandidates(path, name)
+	}
+	o.cache = objectCacheFile(o.id, st.Size(), links...)
+	return o, nil
+}
+
+// holds reports whether the cached archive h, under its object record, is that of o.
+func (o *object) holds(h *experiment.Archive) bool {
+	return h.Kind == "elf" && h.BuildID == o.id && h.Path == filepath.Base(o.path)
+}
+
+// copyCached copies o's cached archive into expDir; false where the cache does not hold it.
+func (o *object) copyCached(expDir string) (bool, error) {
+	if o.cache == "" {
+		return false, nil
+	}
+	return experiment.CopyArchive(expDir, o.cache, o.path, o.st.Size(), o.st.ModTime().UnixNano(), func(h *experiment.Archive, nsym uint32) bool {
+		return o.holds(h) && nsym > 0
+	})
+}
+
+// build returns o's archive: from the cache, or read from the object and then cached.
+func (o *object) build() (*experiment.Archive, error) {
+	path, st := o.path, o.st
+	if c := cached(o.cache, "elf"); c != nil && o.holds(c) {
 		c.Path, c.Size, c.Mtime = path, st.Size(), st.ModTime().UnixNano()
 		return c, nil
 	}
-	syms, err := functionSymbols(f, path, id)
+	syms, err := functionSymbols(o.f, path, o.id)
 	if err != nil {
 		return nil, fmt.Errorf("archive: %w", err)
 	}
@@ -101,16 +120,16 @@ func Build(path string) (*experiment.Archive, error) {
 		Path:     path,
 		Size:     st.Size(),
 		Mtime:    st.ModTime().UnixNano(),
-		BuildID:  id,
+		BuildID:  o.id,
 		Kind:     "elf",
-		Segments: f.Segments(),
+		Segments: o.f.Segments(),
 		Symbols:  syms,
 	}
-	if cache != "" {
+	if o.cache != "" {
 		// Cached under the file's base name: SymFDE functions are named by it.
 		c := *a
 		c.Path = filepath.Base(path)
-		store(cache, &c)
+		store(o.cache, &c)
 	}
 	return a, nil
 }

@@ -129,8 +129,13 @@ func TestWriteFromCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	exp := t.TempDir()
-	if copied, err := writeCached(exp, exe); !copied || err != nil {
-		t.Fatalf("writeCached: %v, %v; want the cached archive copied", copied, err)
+	o, err := openObject(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.fh.Close()
+	if copied, err := o.copyCached(exp); !copied || err != nil {
+		t.Fatalf("copyCached: %v, %v; want the cached archive copied", copied, err)
 	}
 	got, err := experiment.ReadArchive(filepath.Join(exp, experiment.ArchivesDir, experiment.ArchiveName(exe)))
 	if err != nil {

@@ -103,19 +103,20 @@ func unpausedWithin(a, b int64, ps ...*proc) int64 {
 	if b <= a {
 		return 0
 	}
-	cuts := []int64{a, b}
 	toggled := false
 	for _, p := range ps {
-		toggled = toggled || p.initPaused
+		toggled = toggled || p.initPaused || len(p.toggles) > 0
+	}
+	if !toggled { // every sample of a run without pauses comes here: nothing to allocate
+		return b - a
+	}
+	cuts := []int64{a, b}
+	for _, p := range ps {
 		for _, tg := range p.toggles {
-			toggled = true
 			if tg.t > a && tg.t < b {
 				cuts = append(cuts, tg.t)
 			}
 		}
-	}
-	if !toggled {
-		return b - a
 	}
 	slices.Sort(cuts)
 	var n int64

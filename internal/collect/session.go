@@ -1532,11 +1532,8 @@ func (s *Session) writeThreadCounts() {
 // writeThreadCount records the CPU time the kernel counted for the threads of image p in its
 // experiment, under the conditions writeThreadCounts says.
 func (s *Session) writeThreadCount(p *proc) {
-	if s.stoppedAt != 0 || s.global.initPaused || len(s.global.toggles) > 0 || s.cmd == nil {
-		return
-	}
 	threads := s.threadCPU[p]
-	if p.w == nil || threads == nil || p.initPaused || len(p.toggles) > 0 {
+	if s.cmd == nil || p.w == nil || threads == nil || !s.recordedWhole(p) {
 		return
 	}
 	var tc []experiment.ThreadCount

@@ -30,8 +30,7 @@ const stealScaleMin = 0.9
 // theirs (descendants nobody waited for leave it short: then the threads stay nearer their runtime
 // counts, never below them). Nothing changes where the counts cover less than the processes' lives.
 func (s *Session) scaleToRusage(st *os.ProcessState, counted int64) int64 {
-	if st == nil || s.stoppedAt != 0 || s.global.initPaused || len(s.global.toggles) > 0 ||
-		s.founder == nil || s.founder.initPaused || len(s.founder.toggles) > 0 {
+	if st == nil || !s.recordedWhole(s.founder) {
 		return counted
 	}
 	ru, ok := st.SysUsage().(*syscall.Rusage)
@@ -147,7 +146,7 @@ const minExitNS = 100_000
 // of a few ms). It is recorded only where the counts cover every process's whole life: no pause,
 // no stop, no image whose events the kernel removed; and never for an attached process.
 func (s *Session) recordProcessExits(st *os.ProcessState, end int64) {
-	if st == nil || s.stoppedAt != 0 || s.global.initPaused || len(s.global.toggles) > 0 {
+	if st == nil || !s.recordedWhole(s.founder) {
 		return
 	}
 	ru, ok := st.SysUsage().(*syscall.Rusage)
@@ -156,7 +155,7 @@ func (s *Session) recordProcessExits(st *os.ProcessState, end int64) {
 	}
 	var counted int64
 	for _, p := range s.images {
-		if p.unrecorded || p.initPaused || len(p.toggles) > 0 {
+		if p.unrecorded || !s.recordedWhole(p) {
 			return
 		}
 	}
@@ -202,8 +201,7 @@ func writeSpread(w *experiment.Writer, c experiment.ClockSample) {
 // where samples were lost: a thread without samples may then have lost them, which the lost-samples
 // warning says.
 func (s *Session) recordUnsampled(p *proc) {
-	if s.stoppedAt != 0 || s.global.initPaused || len(s.global.toggles) > 0 || s.cmd == nil || s.lost > 0 ||
-		!p.open() || p.initPaused || len(p.toggles) > 0 || p.unrecorded {
+	if s.cmd == nil || s.lost > 0 || !p.open() || p.unrecorded || !s.recordedWhole(p) {
 		return
 	}
 	var id uint32

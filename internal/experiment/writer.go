@@ -387,24 +387,20 @@ func (w *Writer) Notes(text string) error {
 
 // Flush writes the pending records as blocks (stacks first), and rewrites
 // log.xml and map.xml if they changed, each atomically.
-func (w *Writer) Flush() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.check(); err != nil {
-		return err
-	}
-	return w.flush()
-}
+func (w *Writer) Flush() error { return w.locked(w.flush) }
 
 // FlushData writes the records not yet written to the data files, and not log.xml and map.xml: where
 // Close follows, which writes them (each rewrite is a new file).
-func (w *Writer) FlushData() error {
+func (w *Writer) FlushData() error { return w.locked(w.flushData) }
+
+// locked runs f with w.mu held, unless the writer has failed or closed.
+func (w *Writer) locked(f func() error) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.check(); err != nil {
 		return err
 	}
-	return w.flushData()
+	return f()
 }
 
 func (w *Writer) flush() error {
