@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"path"
 	"slices"
 	"sort"
@@ -231,7 +232,7 @@ func Analyze(exps []*experiment.Data, opt Options) (*Profile, error) {
 	p.seenRes = len(b.resWarn)
 	b.stacks, b.frameBuf, b.keyBuf = nil, nil, nil // the views resolve locations, not function stacks
 	for _, es := range b.exps {
-		es.cache = nil
+		es.cache, es.dense = nil, nil
 	}
 	return p, nil
 }
@@ -433,17 +434,19 @@ type expState struct {
 	procs    map[uint32]*procMaps
 	fallback *procMaps // the target process's mappings, for processes with none of their own
 	objs     map[string]*objState
-	cache    map[stackKey]int32 // raw stack index, while Analyze runs
-	rawOf    [][]int32          // by DataKind: each event's raw stack in the unfiltered profile (-1: none); nil when filtered
-	periods  []int64            // the clock samples' periods weighted by the threads' counts; nil: as recorded
-	ioFiles  []ioFile           // the file of each I/O event
-	index    *ExpIndex          // for filters; made on first use
+	cache    map[stackKey]int32   // raw stack index, while Analyze runs
+	dense    map[[2]int64][]int32 // the same by (pid, epoch), indexed by stack id (index+1; 0: not yet), while Analyze runs
+	denseMax int                  // how many more stack ids dense may hold
+	rawOf    [][]int32            // by DataKind: each event's raw stack in the unfiltered profile (-1: none); nil when filtered
+	periods  []int64              // the clock samples' periods weighted by the threads' counts; nil: as recorded
+	ioFiles  []ioFile             // the file of each I/O event
+	index    *ExpIndex            // for filters; made on first use
 }
 
 // newExpState prepares experiment d, number idx in the list, for adding its events.
 func (b *builder) newExpState(idx int, d *experiment.Data) *expState {
 	es := &expState{idx: int32(idx), d: d, procs: map[uint32]*procMaps{}, objs: map[string]*objState{},
-		cache: map[stackKey]int32{}}
+		cache: map[stackKey]int32{}, dense: map[[2]int64][]int32{}, denseMax: maxDense}
 	byPid := map[uint32][]*experiment.Mapping{}
 	for i := range d.Mappings {
 		m := &d.Mappings[i]
@@ -527,6 +530,9 @@ type eventAdder struct {
 	lastPid    uint32
 	lastPM     *procMaps
 	havePM     bool
+	epoch      int      // lastPM's epoch at the last event's time
+	epochTimes [2]int64 // the times [from, to) of that epoch
+	tab        []int32  // es.dense's table of lastPid's epoch; nil: es.cache holds its stacks
 	badStacks  int
 	missing    int // refiltering: events whose raw stack the unfiltered profile lacks
 }
@@ -593,26 +599,61 @@ func (ea *eventAdder) resolve(pid uint32, t int64, stack uint32) int32 {
 		if ea.lastPM == nil {
 			ea.lastPM = es.fallback
 		}
+		ea.epochTimes = [2]int64{1, 0} // none
 	}
-	epoch := 0
-	if ea.lastPM != nil {
-		epoch = ea.lastPM.epoch(t)
+	if t < ea.epochTimes[0] || t >= ea.epochTimes[1] {
+		ea.epoch, ea.epochTimes = 0, [2]int64{math.MinInt64, math.MaxInt64}
+		if pm := ea.lastPM; pm != nil {
+			ea.epoch = pm.epoch(t)
+			if ea.epoch > 0 {
+				ea.epochTimes[0] = pm.changes[ea.epoch-1]
+			}
+			if ea.epoch < len(pm.changes) {
+				ea.epochTimes[1] = pm.changes[ea.epoch]
+			}
+		}
+		ea.tab = es.denseTable(pid, ea.epoch)
 	}
 	if int(stack) >= len(es.d.Stacks) {
 		ea.badStacks++
 		stack = 0
 	}
-	key := stackKey{exp: es.idx, epoch: int32(epoch), pid: pid, stack: stack}
+	if int(stack) < len(ea.tab) { // an experiment with no stack table has no stack 0 either
+		if r := ea.tab[stack]; r > 0 {
+			return r - 1
+		}
+	}
+	key := stackKey{exp: es.idx, epoch: int32(ea.epoch), pid: pid, stack: stack}
 	r, ok := es.cache[key]
 	if !ok {
-		rs := rawStack{es: es, pm: ea.lastPM, epoch: int32(epoch), id: stack}
+		rs := rawStack{es: es, pm: ea.lastPM, epoch: int32(ea.epoch), id: stack}
 		rs.stack = b.internStack(b.expand(b.locations(rs)))
 		r = int32(len(p.raw))
 		p.raw = append(p.raw, rs)
 		p.rawVals = append(p.rawVals, make([]int64, p.nm)...)
 		es.cache[key] = r
 	}
+	if int(stack) < len(ea.tab) {
+		ea.tab[stack] = r + 1
+	}
 	return r
+}
+
+// maxDense is how many stack ids the tables of an experiment's raw stacks by (process, epoch)
+// may hold together (4 bytes each); beyond, its raw stacks are found in its map alone.
+var maxDense = 4 << 20
+
+// denseTable returns the table of raw stacks by stack id of process pid's epoch, made on first
+// use; nil when the tables would be too large.
+func (es *expState) denseTable(pid uint32, epoch int) []int32 {
+	key := [2]int64{int64(pid), int64(epoch)}
+	tab, ok := es.dense[key]
+	if !ok && es.dense != nil && len(es.d.Stacks) <= es.denseMax {
+		tab = make([]int32, len(es.d.Stacks))
+		es.denseMax -= len(tab)
+		es.dense[key] = tab
+	}
+	return tab
 }
 
 // warn reports the events of one kind whose stacks were beyond the stack table, and starts

@@ -379,11 +379,16 @@ func TestMappingTimes(t *testing.T) {
 	}
 	// Threads of another process without mappings of its own use the target's.
 	fk.d.Clock = append(fk.d.Clock, experiment.ClockSample{Time: 5, Pid: 999, Period: 1, Stack: st})
-	p := analyze(t, fk.d)
 	want := map[string]int64{"<Unknown>": 1, "fa": 2, "fb": 2, "main": 2, "over": 1}
-	for name, w := range want {
-		if got := p.Exclusive(fn(t, p, name))[0]; got != w {
-			t.Errorf("%s: %d samples, want %d", name, got, w)
+	// Raw stacks are found in tables by stack id, and in a map where the tables would be too large.
+	for _, dense := range []int{maxDense, 0} {
+		defer func(old int) { maxDense = old }(maxDense)
+		maxDense = dense
+		p := analyze(t, fk.d)
+		for name, w := range want {
+			if got := p.Exclusive(fn(t, p, name))[0]; got != w {
+				t.Errorf("tables for %d stacks: %s: %d samples, want %d", dense, name, got, w)
+			}
 		}
 	}
 }

@@ -9,9 +9,11 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -254,29 +256,75 @@ func openTrace(name string, r io.ReaderAt, size int64, fd int) (*traceScan, erro
 // header ends a block's records (the rest was not written); a record that does not fit its block
 // ends the block, and the warning says how many blocks did so.
 func (tf *traceScan) scan(fn func(r *traceRec)) (warning string, err error) {
-	bs := int64(tf.h.blockSize)
 	if tf.buf == nil && tf.size > traceHeaderSize {
-		tf.buf = make([]byte, min(bs, tf.size-traceHeaderSize)) // no larger than the file's blocks
+		tf.buf = make([]byte, min(int64(tf.h.blockSize), tf.size-traceHeaderSize)) // no larger than the file's blocks
 	}
-	bad := 0
-	firstBad := int64(-1)
-	whyBad := ""
+	var d damage
+	if err := tf.scanRange(tf.buf, traceHeaderSize, tf.size, fn, &d); err != nil {
+		return "", err
+	}
+	return d.warning(tf.name), nil
+}
+
+// parts splits the file's blocks into at most n ranges [lo, hi) of about equal size, each at
+// least minPart bytes, in file order.
+func (tf *traceScan) parts(n int, minPart int64) [][2]int64 {
+	bs := int64(tf.h.blockSize)
+	blocks := (tf.size - traceHeaderSize + bs - 1) / bs
+	n = int(max(min(int64(n), (tf.size-traceHeaderSize)/max(minPart, 1)), 1))
+	ps := make([][2]int64, 0, n)
+	for i := range int64(n) {
+		lo, hi := traceHeaderSize+blocks*i/int64(n)*bs, traceHeaderSize+blocks*(i+1)/int64(n)*bs
+		if hi > lo {
+			ps = append(ps, [2]int64{lo, min(hi, tf.size)})
+		}
+	}
+	return ps
+}
+
+// damage counts the blocks of a scan that end in a record that does not fit them.
+type damage struct {
+	bad      int
+	firstBad int64
+	whyBad   string
+}
+
+func (d *damage) add(o damage) {
+	if o.bad > 0 && d.bad == 0 {
+		d.firstBad, d.whyBad = o.firstBad, o.whyBad
+	}
+	d.bad += o.bad
+}
+
+func (d *damage) warning(file string) string {
+	if d.bad == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: %d blocks end in a damaged record (first at offset %d: %s); their other records are read",
+		filepath.Base(file), d.bad, d.firstBad, d.whyBad)
+}
+
+// scanRange is scan over the blocks from offset lo (a block's start) to hi, reading each into buf
+// (a block long, or the file's size when smaller); it adds the blocks that end in a damaged record
+// to dm.
+func (tf *traceScan) scanRange(buf []byte, lo, hi int64, fn func(r *traceRec), dm *damage) error {
+	bs := int64(tf.h.blockSize)
 	var r traceRec
-	for start := int64(traceHeaderSize); start < tf.size; start += bs {
+	for start := lo; start < hi; start += bs {
 		if next, ok := tf.nextData(start); !ok {
 			break
 		} else if next >= start+bs {
 			start += (next - start) / bs * bs // a hole of whole blocks: nothing was written there
-			if start >= tf.size {
+			if start >= hi {
 				break
 			}
 		}
-		b := tf.buf[:min(bs, tf.size-start)]
+		b := buf[:min(bs, tf.size-start)]
 		if n, err := tf.r.ReadAt(b, start); n < len(b) {
 			if err == nil || errors.Is(err, io.EOF) { // cut short while reading: what is there
 				b = b[:n]
 			} else {
-				return "", fmt.Errorf("%s: %w", tf.name, err)
+				return fmt.Errorf("%s: %w", tf.name, err)
 			}
 		}
 		for off := 0; off+sizeofRec <= len(b); {
@@ -286,10 +334,10 @@ func (tf *traceScan) scan(fn func(r *traceRec)) (warning string, err error) {
 			}
 			size := int(uint16(w>>(8*recSize8))) * 8
 			if size < sizeofRec || off+size > len(b) {
-				bad++
-				if firstBad < 0 {
-					firstBad, whyBad = start+int64(off), fmt.Sprintf("record of %d bytes does not fit its block", size)
+				if dm.bad == 0 {
+					dm.firstBad, dm.whyBad = start+int64(off), fmt.Sprintf("record of %d bytes does not fit its block", size)
 				}
+				dm.bad++
 				break
 			}
 			r = traceRec{kind: uint8(w >> (8 * recKind)), aux: uint8(w >> (8 * recAux)), tid: uint32(w >> (8 * recTid)),
@@ -298,11 +346,7 @@ func (tf *traceScan) scan(fn func(r *traceRec)) (warning string, err error) {
 			off += size
 		}
 	}
-	if bad > 0 {
-		warning = fmt.Sprintf("%s: %d blocks end in a damaged record (first at offset %d: %s); their other records are read",
-			filepath.Base(tf.name), bad, firstBad, whyBad)
-	}
-	return warning, nil
+	return nil
 }
 
 // nextData returns the offset of the first byte at or after off that the file system holds data
@@ -328,6 +372,15 @@ type skipped struct {
 	outside   int // a value outside the format's range
 	first     int64
 	why       string
+}
+
+// add counts the records that o skipped, after those of s.
+func (s *skipped) add(o skipped) {
+	s.malformed += o.malformed
+	if o.outside > 0 && s.outside == 0 {
+		s.first, s.why = o.first, o.why
+	}
+	s.outside += o.outside
 }
 
 func (s *skipped) out(off int64, format string, args ...any) {
@@ -376,6 +429,9 @@ type traceReader struct {
 	stops   map[uint32]*traceStop
 	perf    map[uint32]bool // processes whose mappings perf recorded (map.xml)
 	maps    map[uint32][]Mapping
+
+	parts   int   // how many parts to read a large file in; 0: one per CPU
+	minPart int64 // the least part; 0: minTracePart
 
 	// the instance being read: its stacks by id, and where its events start in d
 	stackIdx               map[uint32]uint32
@@ -502,27 +558,7 @@ func (tr *traceReader) readFile(name, file string, r io.ReaderAt, size int64, fd
 		case SyncTraceFile:
 			tr.d.Log.Settings = append(tr.d.Log.Settings, Setting{Name: "sync_threshold_ns", Value: strconv.FormatUint(h.param, 10)})
 		}
-		// Count first, so that the events take exactly the memory they need.
-		n, kind := 0, eventKinds[h.kind]
-		if _, err := tf.scan(func(r *traceRec) {
-			if r.kind == kind {
-				n++
-			}
-		}); err != nil {
-			return err
-		}
-		d := tr.d
-		switch kind {
-		case recHeap:
-			d.Heap = grow(d.Heap, n)
-		case recSync:
-			d.Sync = grow(d.Sync, n)
-		case recIO:
-			d.IO = grow(d.IO, n)
-		case recClock:
-			d.Clock = grow(d.Clock, n)
-		}
-		w, err = tf.scan(func(r *traceRec) { tr.event(r, &h, &sk) })
+		w, err = tr.readEvents(tf, &sk)
 	}
 	if err != nil {
 		return err
@@ -530,6 +566,107 @@ func (tr *traceReader) readFile(name, file string, r io.ReaderAt, size int64, fd
 	tr.warn(w)
 	sk.warnings(file, tr.warn)
 	return nil
+}
+
+// minTracePart is the least part of a trace file that readEvents reads beside the others.
+const minTracePart = 4 << 20
+
+// readEvents reads the events of the trace file tf into tr.d. A large file is read in parts side
+// by side, one per CPU. Each part is counted first, so that the events take exactly the memory
+// they need, then read into its own window of the events' slice; the windows are then joined, so
+// the events are in file order.
+func (tr *traceReader) readEvents(tf *traceScan, sk *skipped) (warning string, err error) {
+	h := &tf.h
+	kind := eventKinds[h.kind]
+	n, least := tr.parts, tr.minPart
+	if n <= 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	if least <= 0 {
+		least = minTracePart
+	}
+	parts := tf.parts(n, least)
+	bufs := make([][]byte, len(parts))
+	errs := make([]error, len(parts))
+	each := func(fn func(i int)) error {
+		if len(parts) == 1 {
+			fn(0)
+		} else {
+			var wg sync.WaitGroup
+			for i := range parts {
+				wg.Go(func() { fn(i) })
+			}
+			wg.Wait()
+		}
+		return errors.Join(errs...)
+	}
+	counts := make([]int, len(parts))
+	if err := each(func(i int) {
+		bufs[i] = make([]byte, min(int64(h.blockSize), tf.size-traceHeaderSize))
+		var dm damage
+		errs[i] = tf.scanRange(bufs[i], parts[i][0], parts[i][1], func(r *traceRec) {
+			if r.kind == kind {
+				counts[i]++
+			}
+		}, &dm)
+	}); err != nil {
+		return "", err
+	}
+	d := tr.d
+	total := 0
+	for _, n := range counts {
+		total += n
+	}
+	var n0 int
+	switch kind {
+	case recHeap:
+		n0, d.Heap = len(d.Heap), grow(d.Heap, total)
+	case recSync:
+		n0, d.Sync = len(d.Sync), grow(d.Sync, total)
+	case recIO:
+		n0, d.IO = len(d.IO), grow(d.IO, total)
+	case recClock:
+		n0, d.Clock = len(d.Clock), grow(d.Clock, total)
+	}
+	readers := make([]*traceReader, len(parts))
+	for i, off := 0, n0; i < len(parts); i++ {
+		pd := &Data{} // appends of part i go to its window, which holds as many events as it has records
+		switch kind {
+		case recHeap:
+			pd.Heap = d.Heap[off : off : off+counts[i]]
+		case recSync:
+			pd.Sync = d.Sync[off : off : off+counts[i]]
+		case recIO:
+			pd.IO = d.IO[off : off : off+counts[i]]
+		case recClock:
+			pd.Clock = d.Clock[off : off : off+counts[i]]
+		}
+		readers[i] = &traceReader{d: pd, base: tr.base}
+		off += counts[i]
+	}
+	sks := make([]skipped, len(parts))
+	dms := make([]damage, len(parts))
+	if err := each(func(i int) {
+		errs[i] = tf.scanRange(bufs[i], parts[i][0], parts[i][1], func(r *traceRec) { readers[i].event(r, h, &sks[i]) }, &dms[i])
+	}); err != nil {
+		return "", err
+	}
+	var dm damage
+	for i, pr := range readers { // join the windows: a part that skipped records left a gap
+		sk.add(sks[i])
+		dm.add(dms[i])
+		switch kind {
+		case recHeap:
+			d.Heap = append(d.Heap, pr.d.Heap...)
+		case recSync:
+			d.Sync = append(d.Sync, pr.d.Sync...)
+		case recIO:
+			d.IO = append(d.IO, pr.d.IO...)
+		case recClock:
+			d.Clock = append(d.Clock, pr.d.Clock...)
+		}
+	}
+	return dm.warning(tf.name), nil
 }
 
 func (tr *traceReader) t(ns uint64) int64 { return int64(ns) - tr.base }

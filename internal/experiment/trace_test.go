@@ -450,3 +450,67 @@ func TestTraceMemory(t *testing.T) {
 		t.Errorf("reading %d bytes of heap trace allocated %d bytes; its %d events take %d: want at most 1.25 times that", size, alloc, len(d.Heap), events)
 	}
 }
+
+// A large trace file is read in parts side by side; the events, their order and the warnings are
+// those of reading it whole, with skipped records and damaged blocks in several parts.
+func TestReadEventsInParts(t *testing.T) {
+	var blocks [][][]byte
+	for b := range uint64(40) {
+		var blk [][]byte
+		for i := range uint64(60) {
+			t0 := base + b*1000 + i
+			switch {
+			case i == 7 && b%9 == 2: // before the library started: skipped
+				blk = append(blk, rec(recHeap, uint8(HeapMalloc), 7, base-1, uint32(1), uint32(16), uint64(0x1000+i)))
+			case i == 9 && b%7 == 3: // of another kind: malformed
+				blk = append(blk, rec(recSync, 1, 7, t0, uint32(1), uint32(0), uint64(1), uint64(1)))
+			case i%2 == 0:
+				blk = append(blk, rec(recHeap, uint8(HeapMalloc), uint32(7+b%3), t0, uint32(1), uint32(16+i), uint64(0x1000+b<<12+i)))
+			default:
+				blk = append(blk, rec(recHeap, uint8(HeapFree), uint32(7+b%3), t0, uint64(0x1000+b<<12+i-1)))
+			}
+		}
+		if b == 5 || b == 30 { // a record that claims more than its block holds
+			blk = append(blk, append([]byte{0xff, 0x7f, recHeap, 1, 0, 0, 0, 0}, make([]byte, 8)...))
+		}
+		blocks = append(blocks, blk)
+	}
+	file := traceFile(1, 42, 0, base, 4096, blocks...)
+	read := func(parts int) (*Data, []string) {
+		d := &Data{Stacks: []Stack{nil}}
+		var warns []string
+		tr := newTraceReader(d, func(w string) {
+			if w != "" {
+				warns = append(warns, w)
+			}
+		})
+		tr.parts, tr.minPart = parts, 4096
+		tr.begin()
+		if err := tr.readFile(HeapTraceFile, HeapTraceFile, bytes.NewReader(file), int64(len(file)), -1); err != nil {
+			t.Fatal(err)
+		}
+		return d, warns
+	}
+	whole, wantWarns := read(1)
+	if n := len(whole.Heap); n != 40*60-5-6 {
+		t.Fatalf("read whole: %d events, want %d", n, 40*60-5-6)
+	}
+	want := []string{"heaptrace: 2 blocks end in a damaged record (first at offset 26256: record of 262136 bytes does not fit its block)",
+		"heaptrace: 6 malformed or unknown records skipped",
+		"heaptrace: 5 records out of range skipped (first at offset 12488: time 999999999 ns, before"}
+	all := strings.Join(wantWarns, "\n")
+	for _, w := range want {
+		if !strings.Contains(all, w) {
+			t.Errorf("warnings %q lack %q", all, w)
+		}
+	}
+	for _, parts := range []int{2, 3, 7, 40, 64} {
+		d, warns := read(parts)
+		if !reflect.DeepEqual(d.Heap, whole.Heap) {
+			t.Errorf("%d parts: %d events, differing from the %d of one part", parts, len(d.Heap), len(whole.Heap))
+		}
+		if !reflect.DeepEqual(warns, wantWarns) {
+			t.Errorf("%d parts: warnings %q, want %q", parts, warns, wantWarns)
+		}
+	}
+}
