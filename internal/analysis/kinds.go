@@ -52,24 +52,43 @@ type Kind struct {
 	Prepare func(r *KindRun) KindEvents
 	// Init gives a new profile that has the kind's metrics what the kind keeps beside them (nil: nothing).
 	Init func(p *Profile)
-	// Stats returns the kind's lines of er print's statistics for d, which has events of the kind;
-	// the lines of several experiments are summed value by value. Nil: one line, "<Title> events".
-	Stats func(d *experiment.Data) []Stat
+	// Stats returns the kind's lines of er print's statistics of the experiments ds together (one, or
+	// all those er print was given), which recorded the kind or have its events. Nil: one line,
+	// "<Title> events".
+	Stats func(ds []*experiment.Data) []Stat
+	// Threaded says whether event i of d is of the thread that Info names, not a pseudo-event of no
+	// thread (a clock sample of a process's exit); nil: all are.
+	Threaded func(d *experiment.Data, i int) bool
 }
 
-// Stat is one line of statistics: values summed over experiments, and how to print them.
+// Stat is one line of statistics: its values, and how to print them.
 type Stat struct {
 	Label  string
 	Values []int64
 	Format func(v []int64) string // nil: the first value, as an integer
 }
 
-// KindStats returns kind k's statistics lines for d.
-func (k *Kind) KindStats(d *experiment.Data) []Stat {
+// KindStats returns kind k's statistics lines of the experiments ds together.
+func (k *Kind) KindStats(ds []*experiment.Data) []Stat {
 	if k.Stats != nil {
-		return k.Stats(d)
+		return k.Stats(ds)
 	}
-	return []Stat{{Label: k.Title + " events", Values: []int64{int64(k.Len(d))}}}
+	var n int64
+	for _, d := range ds {
+		n += int64(k.Len(d))
+	}
+	return []Stat{{Label: k.Title + " events", Values: []int64{n}}}
+}
+
+// InStats says whether kind k has lines in the statistics of the experiments ds: one of them
+// recorded it or has its events.
+func (k *Kind) InStats(ds []*experiment.Data) bool {
+	for _, d := range ds {
+		if k.Len(d) > 0 || k.recorded(d) {
+			return true
+		}
+	}
+	return false
 }
 
 // String prints the line's values.
@@ -168,10 +187,10 @@ var (
 			e := &d.Clock[i]
 			ev.Pid, ev.Tid, ev.Time, ev.CPU = e.Pid, e.Tid, e.Time, int64(e.CPU)
 		},
-		Stack:   func(d *experiment.Data, i int) uint32 { return d.Clock[i].Stack },
-		CPUTime: func(x *ExpIndex) []int64 { return x.ClockPeriods() },
-		// Its statistics (events, CPU times, the kernel's counts) are er print's first lines.
-		Stats: func(*experiment.Data) []Stat { return nil },
+		Stack:    func(d *experiment.Data, i int) uint32 { return d.Clock[i].Stack },
+		CPUTime:  func(x *ExpIndex) []int64 { return x.ClockPeriods() },
+		Stats:    clockStats,
+		Threaded: func(d *experiment.Data, i int) bool { return !d.ProcessExit(&d.Clock[i]) },
 		Recorded: func(d *experiment.Data) bool {
 			v, ok := d.Log.Setting(experiment.SettingClockInterval)
 			return ok && experiment.On(v) && clockOn(d)
@@ -199,8 +218,12 @@ var (
 		},
 		Stack: func(d *experiment.Data, i int) uint32 { return d.Heap[i].Stack },
 		Init:  func(p *Profile) { p.Heap = &HeapStats{} },
-		Stats: func(d *experiment.Data) []Stat {
-			_, hs := ReplayHeap(d, 0)
+		Stats: func(ds []*experiment.Data) []Stat {
+			hs := &HeapStats{}
+			for _, d := range ds {
+				_, st := ReplayHeap(d, 0)
+				hs.merge(st)
+			}
 			return []Stat{{Label: "Heap tracing events", Values: []int64{hs.Events}},
 				{Label: "Allocations", Values: []int64{hs.Allocs.Count, hs.Allocs.Bytes}, Format: countBytes},
 				{Label: "Leaks", Values: []int64{hs.Leaks.Count, hs.Leaks.Bytes}, Format: countBytes}}
@@ -227,12 +250,15 @@ var (
 			ev.Pid, ev.Tid, ev.Time, ev.Dur = e.Pid, e.Tid, e.Time, e.Wait
 		},
 		Stack: func(d *experiment.Data, i int) uint32 { return d.Sync[i].Stack },
-		Stats: func(d *experiment.Data) []Stat {
-			var wait int64
-			for i := range d.Sync {
-				wait = AddSat(wait, d.Sync[i].Wait)
+		Stats: func(ds []*experiment.Data) []Stat {
+			var n, wait int64
+			for _, d := range ds {
+				n += int64(len(d.Sync))
+				for i := range d.Sync {
+					wait = AddSat(wait, d.Sync[i].Wait)
+				}
 			}
-			return []Stat{{Label: "Synchronization wait events", Values: []int64{int64(len(d.Sync))}},
+			return []Stat{{Label: "Synchronization wait events", Values: []int64{n}},
 				{Label: "Sync Wait Time (sec.)", Values: []int64{wait}, Format: func(v []int64) string { return fmt.Sprintf("%.3f", float64(v[0])/1e9) }}}
 		},
 		Prepare: func(r *KindRun) KindEvents {
@@ -254,20 +280,23 @@ var (
 		},
 		Stack: func(d *experiment.Data, i int) uint32 { return d.IO[i].Stack },
 		Init:  func(p *Profile) { p.IO = &IOStats{} },
-		Stats: func(d *experiment.Data) []Stat {
-			var calls, dur, bytes, errs int64
-			for i := range d.IO {
-				e := &d.IO[i]
-				if e.Op.Class() == 0 {
-					continue // IOInherited records
-				}
-				calls++
-				dur, bytes = AddSat(dur, e.Dur), AddSat(bytes, e.Bytes)
-				if e.Err != 0 {
-					errs++
+		Stats: func(ds []*experiment.Data) []Stat {
+			var n, calls, dur, bytes, errs int64
+			for _, d := range ds {
+				n += int64(len(d.IO))
+				for i := range d.IO {
+					e := &d.IO[i]
+					if e.Op.Class() == 0 {
+						continue // IOInherited records
+					}
+					calls++
+					dur, bytes = AddSat(dur, e.Dur), AddSat(bytes, e.Bytes)
+					if e.Err != 0 {
+						errs++
+					}
 				}
 			}
-			return []Stat{{Label: "I/O tracing events", Values: []int64{int64(len(d.IO))}},
+			return []Stat{{Label: "I/O tracing events", Values: []int64{n}},
 				{Label: "I/O calls", Values: []int64{calls, errs}, Format: func(v []int64) string { return fmt.Sprintf("%d (%d failed)", v[0], v[1]) }},
 				{Label: "I/O Time (sec.)", Values: []int64{dur}, Format: func(v []int64) string { return strconv.FormatFloat(float64(v[0])/1e9, 'f', 6, 64) }},
 				{Label: "I/O bytes read and written", Values: []int64{bytes}}}

@@ -220,9 +220,9 @@ func (s *session) headerOf(i int) {
 		s.printf("Experiment did not end: it is still being written, or its collector was killed\n")
 	}
 	s.printf("Target %s\n", l.ExitText())
-	if st := statsOf(d); st.events > 0 {
+	if n, truncated, failed := analysis.ClockStacks(d); n > 0 {
 		s.printf("Call stacks: %d complete, %d truncated, %d failed unwinds (of %d events)\n",
-			st.events-st.truncated-st.failed, st.truncated, st.failed, st.events)
+			n-truncated-failed, truncated, failed, n)
 	}
 	if t := tracingSummary(d); t != "" {
 		s.printf("Tracing data: %s\n", t)
@@ -261,8 +261,6 @@ func duration(d *experiment.Data) int64 {
 // stats are the totals of one experiment, or of all.
 type stats struct {
 	duration           int64
-	events             int64
-	cpu                [3]int64 // total, user, system
 	threads, processes int
 	lost               int
 	warnings, errors   int
@@ -270,19 +268,8 @@ type stats struct {
 	minflt, majflt     int64
 	volcs, involcs     int64
 	maxRSS             int64
-	counted            int64 // CPU time the kernel counted on the clock event (0: not recorded)
 	procSet            map[uint32]bool
 	threadSet          map[[2]uint32]bool
-	// The samples' CPU time by process, and the processes with a count: a process's count is in
-	// the experiment of its last image (after its execs), and its samples in those of all.
-	sampledByPid      map[uint32]int64
-	countedPids       map[uint32]bool
-	truncated, failed int64 // events whose call stack ends in <Truncated-stack> or <Unwind-failed>
-	exitNS            int64 // CPU time of process exits after their clock events stopped (<Process exit>)
-	unsampledNS       int64 // counted CPU time of threads without samples (<Unsampled>)
-	rawNS             int64 // the samples' own periods, before weighting by the counts
-
-	kinds [][]analysis.Stat // by DataKind: each kind's own lines (analysis.Kind.Stats); nil without its events
 }
 
 // isLost says whether a log event reports lost data.
@@ -290,72 +277,21 @@ func isLost(e experiment.Event) bool {
 	return e.Kind == "lost" || strings.Contains(strings.ToLower(e.Text), "lost")
 }
 
+// statsOf returns the statistics of experiment d that are not of one kind of data.
 func statsOf(d *experiment.Data) stats {
 	var st stats
 	st.duration = duration(d)
-	st.counted = d.Log.CountedCPUNS
-	st.sampledByPid, st.countedPids = map[uint32]int64{}, map[uint32]bool{}
 	threads := map[[2]uint32]bool{}
 	procs := map[uint32]bool{}
-	vals := make([]int64, 3)
-	// The CPU time lines are the views' (<Total>'s): each sample weighted by its thread's count; the
-	// samples' own periods are what "samples cover" compares with the count.
-	periods := analysis.ClockPeriods(d)
-	for i := range d.Clock {
-		c := &d.Clock[i]
-		exit, unsampled := d.ProcessExit(c), d.Unsampled(c)
-		if !exit && !unsampled {
-			st.events++
-		}
-		if unsampled {
-			st.unsampledNS = analysis.AddSat(st.unsampledNS, c.Period)
-		}
-		ns := periods[i]
-		st.rawNS = analysis.AddSat(st.rawNS, c.Period)
-		vals[0], vals[1], vals[2] = ns, 0, 0
-		switch c.Mode {
-		case experiment.ModeUser:
-			vals[1] = ns
-		case experiment.ModeKernel:
-			vals[2] = ns
-		}
-		for m := range vals {
-			st.cpu[m] = analysis.AddSat(st.cpu[m], vals[m])
-		}
-		if exit {
-			// Not a sample of a thread: the processes' CPU time after their clock events stopped.
-			st.exitNS = analysis.AddSat(st.exitNS, c.Period)
-			continue
-		}
-		threads[[2]uint32{c.Pid, c.Tid}] = true
-		procs[c.Pid] = true
-		st.sampledByPid[c.Pid] = analysis.AddSat(st.sampledByPid[c.Pid], c.Period)
-		if int(c.Stack) < len(d.Stacks) {
-			if frames := d.Stacks[c.Stack]; len(frames) > 0 {
-				switch frames[len(frames)-1] {
-				case experiment.FrameTruncated:
-					st.truncated++
-				case experiment.FrameUnwindFailed:
-					st.failed++
-				}
-			}
-		}
-	}
-	st.kinds = make([][]analysis.Stat, len(analysis.Kinds))
 	var ev analysis.EventInfo
 	for _, k := range analysis.Kinds {
-		n := k.Len(d)
-		if n == 0 {
-			continue
-		}
-		if !k.Sampled { // the samples' threads are counted above, without the pseudo-samples
-			for i := 0; i < n; i++ {
+		for i, n := 0, k.Len(d); i < n; i++ {
+			if k.Threaded == nil || k.Threaded(d, i) {
 				k.Info(d, i, &ev)
 				threads[[2]uint32{ev.Pid, ev.Tid}] = true
 				procs[ev.Pid] = true
 			}
 		}
-		st.kinds[k.ID] = k.KindStats(d)
 	}
 	for _, e := range d.Log.Events {
 		switch {
@@ -395,36 +331,11 @@ func statsOf(d *experiment.Data) stats {
 	}
 	st.threads, st.processes = len(threads), len(procs)
 	st.threadSet, st.procSet = threads, procs
-	if st.counted > 0 {
-		st.countedPids[d.Log.Pid] = true
-		for pid := range st.sampledByPid {
-			st.countedPids[pid] = true
-		}
-	}
 	return st
 }
 
 func (a *stats) add(b stats) {
 	a.duration = max(a.duration, b.duration)
-	a.events = analysis.AddSat(a.events, b.events)
-	a.counted = analysis.AddSat(a.counted, b.counted)
-	if a.sampledByPid == nil {
-		a.sampledByPid, a.countedPids = map[uint32]int64{}, map[uint32]bool{}
-	}
-	for pid, ns := range b.sampledByPid {
-		a.sampledByPid[pid] = analysis.AddSat(a.sampledByPid[pid], ns)
-	}
-	for pid := range b.countedPids {
-		a.countedPids[pid] = true
-	}
-	a.truncated = analysis.AddSat(a.truncated, b.truncated)
-	a.failed = analysis.AddSat(a.failed, b.failed)
-	a.exitNS = analysis.AddSat(a.exitNS, b.exitNS)
-	a.unsampledNS = analysis.AddSat(a.unsampledNS, b.unsampledNS)
-	a.rawNS = analysis.AddSat(a.rawNS, b.rawNS)
-	for m := range a.cpu {
-		a.cpu[m] = analysis.AddSat(a.cpu[m], b.cpu[m])
-	}
 	// A process is in the experiments of its images, before and after an exec: count it once.
 	if a.procSet == nil {
 		a.procSet, a.threadSet = map[uint32]bool{}, map[[2]uint32]bool{}
@@ -446,22 +357,6 @@ func (a *stats) add(b stats) {
 	a.volcs = analysis.AddSat(a.volcs, b.volcs)
 	a.involcs = analysis.AddSat(a.involcs, b.involcs)
 	a.maxRSS = max(a.maxRSS, b.maxRSS)
-	if len(a.kinds) < len(b.kinds) {
-		a.kinds = append(a.kinds, make([][]analysis.Stat, len(b.kinds)-len(a.kinds))...)
-	}
-	for k, lines := range b.kinds {
-		if a.kinds[k] == nil {
-			a.kinds[k] = make([]analysis.Stat, len(lines))
-			for i, l := range lines {
-				a.kinds[k][i] = analysis.Stat{Label: l.Label, Values: make([]int64, len(l.Values)), Format: l.Format}
-			}
-		}
-		for i, l := range lines {
-			if i < len(a.kinds[k]) {
-				analysis.AddSatTo(a.kinds[k][i].Values, l.Values)
-			}
-		}
-	}
 }
 
 func (s *session) statistics(args []string) error {
@@ -470,63 +365,35 @@ func (s *session) statistics(args []string) error {
 		return err
 	}
 	var all stats
+	var ds []*experiment.Data
 	for _, i := range ids {
 		st := statsOf(s.exps[i])
 		all.add(st)
-		s.printStats("Experiment: "+s.dirs[i], st)
+		ds = append(ds, s.exps[i])
+		s.printStats("Experiment: "+s.dirs[i], st, s.exps[i:i+1])
 		s.printf("\n")
 	}
 	if len(ids) > 1 {
-		s.printStats(fmt.Sprintf("All %d experiments", len(ids)), all)
+		s.printStats(fmt.Sprintf("All %d experiments", len(ids)), all, ds)
 		s.printf("\n")
 	}
 	return nil
 }
 
-func (s *session) printStats(title string, st stats) {
+// printStats prints the statistics st of the experiments ds, under title: the lines of the
+// experiments, then each kind's that they recorded or have events of, then the processes'.
+func (s *session) printStats(title string, st stats, ds []*experiment.Data) {
 	s.printf("%s\n", title)
 	rows := [][2]string{
 		{"Duration (sec.)", secondsMS(st.duration)},
 		{"Processes", strconv.Itoa(st.processes)},
 		{"Threads", strconv.Itoa(st.threads)},
-		{"Clock profile events", strconv.FormatInt(st.events, 10)},
 	}
-	for m, met := range analysis.ClockMetrics { // the clock data's own statistics
-		v := st.cpu[m]
-		rows = append(rows, [2]string{met.Title + " (sec.)", fmt.Sprintf("%s (%5.1f%%)", secondsMS(v), percent(v, st.cpu[0]))})
-	}
-	if st.counted > 0 {
-		// The samples stand for all the CPU time the kernel counted but the part of each thread's last
-		// interval that had not reached a sample when the thread stopped. Only the samples of the
-		// processes with a count are compared with it.
-		var sampled int64
-		for pid, ns := range st.sampledByPid {
-			if st.countedPids[pid] {
-				sampled = analysis.AddSat(sampled, ns)
+	for _, k := range analysis.Kinds {
+		if k.InStats(ds) {
+			for _, l := range k.KindStats(ds) {
+				rows = append(rows, [2]string{l.Label, l.String()})
 			}
-		}
-		cover := fmt.Sprintf("samples cover %.1f%%", percent(sampled, st.counted))
-		if other := st.rawNS - st.exitNS - sampled; other != 0 {
-			cover += fmt.Sprintf(" of the processes with a count; %s s of samples are of processes without one", secondsMS(other))
-		}
-		rows = append(rows, [2]string{"CPU Time counted by the kernel (sec.)", fmt.Sprintf("%s (%s)", secondsMS(st.counted), cover)})
-	}
-	if st.unsampledNS > 0 {
-		rows = append(rows, [2]string{"CPU Time of threads without samples (sec.)", fmt.Sprintf("%s (%5.1f%%; <Unsampled>, counted by the kernel)", secondsMS(st.unsampledNS), percent(st.unsampledNS, st.cpu[0]))})
-	}
-	if st.exitNS > 0 {
-		rows = append(rows, [2]string{"CPU Time of process exits, after the count (sec.)", fmt.Sprintf("%s (%5.1f%%; <Process exit>)", secondsMS(st.exitNS), percent(st.exitNS, st.cpu[0]))})
-	}
-	if st.events > 0 {
-		complete := st.events - st.truncated - st.failed
-		rows = append(rows,
-			[2]string{"Complete call stacks", fmt.Sprintf("%d (%.1f%%)", complete, percent(complete, st.events))},
-			[2]string{"Truncated call stacks", fmt.Sprintf("%d (%.1f%%)", st.truncated, percent(st.truncated, st.events))},
-			[2]string{"Failed unwinds", fmt.Sprintf("%d (%.1f%%)", st.failed, percent(st.failed, st.events))})
-	}
-	for _, lines := range st.kinds {
-		for _, l := range lines {
-			rows = append(rows, [2]string{l.Label, l.String()})
 		}
 	}
 	rows = append(rows,

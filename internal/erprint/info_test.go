@@ -34,7 +34,7 @@ func TestDescribeSetting(t *testing.T) {
 
 func TestStats(t *testing.T) {
 	st := statsOf(demo1())
-	if st.events != 133 || st.cpu[0] != 133*period || st.cpu[2] != 6*period || st.threads != 2 || st.processes != 1 {
+	if st.threads != 2 || st.processes != 1 {
 		t.Errorf("stats %+v", st)
 	}
 	if st.lost != 1 || st.warnings != 1 || st.procUser != 1270000000 || st.maxRSS != 6<<20 || st.involcs != 52 {
@@ -47,7 +47,7 @@ func TestStats(t *testing.T) {
 	var all stats
 	all.add(st)
 	all.add(statsOf(d))
-	if all.events != 155 || all.processes != 2 || all.duration != st.duration {
+	if all.processes != 2 || all.duration != st.duration {
 		t.Errorf("sum %+v", all)
 	}
 }
@@ -78,19 +78,17 @@ func TestDescribeTracingSettings(t *testing.T) {
 	}
 }
 
-// TestStatsPseudoSamples: the <Process exit> and <Unsampled> samples are in the CPU time, not in the
-// clock events; <Process exit> is no thread's and no process's sample, so it is not in the samples
-// compared with the count either.
+// TestStatsPseudoSamples: a clock sample of a process's exit is no thread's (clockstats_test.go
+// has the CPU lines).
 func TestStatsPseudoSamples(t *testing.T) {
 	d := &experiment.Data{Log: experiment.Log{Pid: 5, CountedCPUNS: 3000},
 		Stacks: []experiment.Stack{nil, {0x1000}, {experiment.FrameProcessExit}, {experiment.FrameUnsampled}}}
 	d.Clock = []experiment.ClockSample{
 		{Pid: 5, Tid: 5, Mode: experiment.ModeUser, Period: 2000, Stack: 1},
 		{Pid: 5, Tid: 6, Mode: experiment.ModeUnknown, Period: 1000, Stack: 3},
-		{Pid: 5, Tid: 5, Mode: experiment.ModeKernel, Period: 400, Stack: 2},
+		{Pid: 7, Tid: 7, Mode: experiment.ModeKernel, Period: 400, Stack: 2},
 	}
-	st := statsOf(d)
-	if st.events != 1 || st.cpu[0] != 3400 || st.exitNS != 400 || st.unsampledNS != 1000 || st.threads != 2 || st.sampledByPid[5] != 3000 {
-		t.Errorf("stats %+v", st)
+	if st := statsOf(d); st.threads != 2 || st.processes != 1 {
+		t.Errorf("stats %+v: want 2 threads of 1 process", st)
 	}
 }
