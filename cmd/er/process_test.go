@@ -196,7 +196,8 @@ func TestWorkBeforeExec(t *testing.T) {
 			sum += v
 		}
 		if abs(total["<Total>"]-sum) > 0.03*sum {
-			t.Errorf("-p %s: the tree %.4f s, its processes' getrusage %.4f s", rate, total["<Total>"], sum)
+			t.Errorf("-p %s: the tree %.4f s, its processes' getrusage %.4f s (by pid: %v)", rate, total["<Total>"], sum, ru)
+			explainTree(t, exp)
 		}
 	}
 }

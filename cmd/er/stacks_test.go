@@ -49,6 +49,9 @@ func TestCompleteStacks(t *testing.T) {
 				p.incl["<Truncated-stack>"], p.incl["<Unwind-failed>"])
 			if under < 0.99*total {
 				t.Errorf("only %.1f%% of the CPU time has a complete stack (under %v)", 100*under/total, tc.roots)
+				r := er(t, "", nil, "print", "-header", "-statistics", "-metrics", "i.totalcpu:e.totalcpu", "-sort", "i.totalcpu",
+					"-limit", "30", "-functions", "-tthresh", "1", "-calltree", exp)
+				t.Logf("er print (exit %d):\n%s%s", r.code, r.stdout, r.stderr)
 			}
 			st := er(t, "", nil, "print", "-statistics", exp).stdout
 			if !strings.Contains(st, "Complete call stacks") {

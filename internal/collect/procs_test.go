@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"er/internal/experiment"
+	"er/internal/perfevent"
 )
 
 func TestPausedAt(t *testing.T) {
@@ -123,5 +124,29 @@ func TestCloseEarly(t *testing.T) {
 	other := &proc{pid: 300, parent: founder, gone: true, endPoint: true}
 	if !s.closeEarly(other) || !s.closeEarly(founder) {
 		t.Error("an image with its end point, or the founder, kept open")
+	}
+}
+
+// A record that a read finds on one ring can be newer than one it has not yet seen on another (the
+// reader lost its CPU between the rings): a child's sample before its fork. Only the records taken
+// before the read started are handled; the others wait, and the sample finds its process.
+func TestReadOrder(t *testing.T) {
+	s := testSession(t, Spec{Clock: true, Interval: IntervalOn})
+	s.recording = true
+	// The first read: the child's sample, taken after the read started.
+	s.batch.add(&perfevent.Sample{Pid: 20, Tid: 20, Time: 5000, Period: 1e6})
+	s.handleBatch(4000)
+	if s.dropped != 0 || s.cur[20] != nil || len(s.batch.recs) != 1 {
+		t.Fatalf("after the first read: dropped %d, child %v, %d records wait; want 0, none, 1", s.dropped, s.cur[20], len(s.batch.recs))
+	}
+	// The second read finds the fork, on the ring read first, from before the sample.
+	s.batch.add(&perfevent.Fork{Pid: 20, Ppid: 10, Tid: 20, Ptid: 10, Time: 3500})
+	s.handleBatch(9000)
+	child := s.cur[20]
+	if s.dropped != 0 || child == nil || len(s.batch.recs) != 0 {
+		t.Fatalf("after the second read: dropped %d, child %v, %d records wait; want 0, the child, 0", s.dropped, child, len(s.batch.recs))
+	}
+	if ns := s.sampledNS[20]; ns != 1e6 {
+		t.Errorf("the child's samples stand for %d ns, want 1000000", ns)
 	}
 }

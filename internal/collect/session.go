@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -56,7 +57,9 @@ type Session struct {
 	kernelPCs  map[uint64]struct{} // kernel addresses in recorded stacks: their symbols are archived
 	kernelSyms chan kernelRead     // the kernel's symbols cached in the background while the target runs
 	stacks     *stacker            // call stacks of the samples
-	batch      batch               // the records of one drain, put in time order
+	batch      batch               // the records read and not yet handled, put in time order
+	spare      batch               // the store of the records that wait for the next read
+	finishing  bool                // the last read: every record is handled
 	sigprof    bool                // clock profiling by the collector library's SIGPROF timers, not perf events
 	sigprofWhy string              // why
 	lib        string              // the collector library, when the target loads it
@@ -406,9 +409,10 @@ func (s *Session) loop(waitc chan error, sigs, ctlSigs chan os.Signal) error {
 		select {
 		case <-fast:
 			s.handleMessages()
-			s.readRecords()
+			s.readRecords(false)
 		case waitErr = <-waitc:
 			s.founderDone = true
+			time.Sleep(orderMargin) // so that this read handles every record up to the founder's exit
 			s.drain()
 			if n := s.liveFollowed(s.now()); n > 0 {
 				fmt.Fprintf(s.stderr, "er collect: the target exited; recording its %d descendant processes that still run until they exit (Ctrl-C stops)\n", n)
@@ -417,7 +421,7 @@ func (s *Session) loop(waitc chan error, sigs, ctlSigs chan os.Signal) error {
 			return s.finish(waitErr)
 		case <-ready:
 			s.handleMessages()
-			s.readRecords()
+			s.readRecords(false)
 			drained <- struct{}{}
 		case m, ok := <-msgs:
 			if !ok {
@@ -882,7 +886,7 @@ func (s *Session) size() int64 {
 // experiments of processes that ended a while ago.
 func (s *Session) drain() {
 	s.handleMessages()
-	s.readRecords()
+	s.readRecords(s.finishing)
 	s.forEachOpen(func(p *proc) {
 		if err := p.w.Err(); err != nil {
 			s.writeFailed(err)
@@ -919,20 +923,46 @@ func (s *Session) drain() {
 	}
 }
 
-// readRecords moves every record from the ring buffers into the experiments.
-func (s *Session) readRecords() {
+// readRecords moves the records from the ring buffers into the experiments, in time order: those
+// the kernel took before this read started, less orderMargin; all when all is set (the events are
+// disabled, or closing). A later record waits in the batch for the next read, because a record of
+// the same time on a ring read earlier may not have been written then: the reader can lose its
+// CPU between two rings, and a child's samples on one CPU would then come before its fork on another
+// and be dropped.
+func (s *Session) readRecords(all bool) {
 	if s.events == nil {
 		return
 	}
-	err := s.events.Drain(s.batch.add)
-	for _, r := range s.batch.sorted() {
-		s.handle(r)
+	upTo := uint64(math.MaxUint64)
+	if !all {
+		upTo = uint64(max(monotonicNS()-orderMargin.Nanoseconds(), 0))
 	}
-	s.batch.reset()
+	err := s.events.Drain(s.batch.add)
+	s.handleBatch(upTo)
 	if err != nil {
 		s.w.Event(experiment.Event{Time: s.now(), Kind: "error", Text: "reading perf events: " + err.Error()})
 	}
 }
+
+// handleBatch handles the records of the batch taken at or before upTo (perf clock), in time
+// order, and keeps the others for the next read.
+func (s *Session) handleBatch(upTo uint64) {
+	recs := s.batch.sorted()
+	n := sort.Search(len(recs), func(i int) bool { return recordTime(recs[i]) > upTo })
+	for _, r := range recs[:n] {
+		s.handle(r)
+	}
+	s.spare.reset()
+	for _, r := range recs[n:] {
+		s.spare.add(r)
+	}
+	s.batch.reset()
+	s.batch, s.spare = s.spare, s.batch
+}
+
+// orderMargin is how long before a read started a record must have been taken to be handled in
+// it: the kernel writes a record microseconds after its timestamp, with preemption disabled.
+const orderMargin = 500 * time.Microsecond
 
 // handle records one perf record.
 func (s *Session) handle(r perfevent.Record) {
@@ -1116,7 +1146,7 @@ func (s *Session) stopRecording(kind, text string) {
 	if s.events != nil {
 		_ = s.events.Disable()
 	}
-	s.readRecords()
+	s.readRecords(true)
 	s.recording = false
 	t := s.now()
 	if s.writeErr == nil {
@@ -1172,6 +1202,7 @@ func (s *Session) writeOverview(p *proc, t int64, label string, u procUsage) {
 // experiments, writes the archives and closes the experiments.
 func (s *Session) finish(waitErr error) error {
 	end := s.now()
+	s.finishing = true
 	s.drain()
 	var counted int64
 	if s.events != nil {
@@ -1446,8 +1477,9 @@ func (s *Session) uncountedSampledNS() int64 {
 // founder's main thread) is the count of the one exited task that reported none. (On 2 CPUs with 4
 // busy processes the founder and a child swapped in 7 runs of 10; read the other way round, the
 // founder showed the child's 0.81 s for its own 0.40 s.) That pairing is taken where the samples of
-// the two tasks agree with it; otherwise the rest stays the founder's main thread's, as when the
-// kernel neither sampled nor reported some threads, whose CPU it then holds.
+// the two tasks agree with it, or where they agree with neither pairing and are nearer to it;
+// otherwise the rest stays the founder's main thread's, as when the kernel neither sampled nor
+// reported some threads, whose CPU it then holds.
 // With several such tasks, none of them gets a count and their samples keep their own periods.
 func (s *Session) assignOrphanRead() {
 	if s.orphanRead == 0 {
@@ -1483,8 +1515,15 @@ func (s *Session) assignOrphanRead() {
 	}
 	main := uint32(s.pid)
 	rest := s.threadCPU[s.founder][main]
-	agree := func(c int64, tid uint32) bool { return s.countAgrees(c, s.sampledNS[tid]) }
-	if agree(s.orphanRead, main) && agree(rest, m.tid) {
+	sMain, sTask := s.sampledNS[main], s.sampledNS[m.tid]
+	kernels := s.countAgrees(s.orphanRead, sMain) && s.countAgrees(rest, sTask)
+	if !kernels && !s.countAgrees(s.orphanRead, sTask) {
+		// The samples fit neither pairing well (few samples of short tasks are noisy: the swapped
+		// contexts carry the sampling timer's progress from one task to the other): the one they
+		// are nearer to, the other one where they are as near to both.
+		kernels = absDiff(s.orphanRead, sMain)+absDiff(rest, sTask) < absDiff(s.orphanRead, sTask)+absDiff(rest, sMain)
+	}
+	if kernels {
 		s.threadCPU[s.founder][main] = s.orphanRead
 		s.threadCPU[m.p][m.tid] = rest
 		return
@@ -1494,6 +1533,13 @@ func (s *Session) assignOrphanRead() {
 	// founder's main thread, where the warning looks for it.
 	s.threadCPU[m.p][m.tid] = s.orphanRead
 	s.orphanToTask = true
+}
+
+func absDiff(a, b int64) int64 {
+	if a < b {
+		return b - a
+	}
+	return a - b
 }
 
 // recordedWhole reports whether recording covered the whole life of image p: no pause (of p or of
