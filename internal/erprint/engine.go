@@ -46,6 +46,7 @@ func newEngine(args []string, e env) (*Engine, error) {
 	s.mode = report.Mode{Kind: report.JSONMode}
 	s.capture = func(t *report.Table) { eng.tables = append(eng.tables, t) }
 	s.keepEvents = true
+	s.treeAhead = true // the Analyzer's call tree and flame graph
 	eng.s = s
 	if err := s.load(args); err != nil {
 		return nil, err

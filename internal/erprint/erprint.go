@@ -112,6 +112,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, e env) int {
 		if st.cmd == nil || st.cmd.data {
 			needData = true
 		}
+		s.treeAhead = s.treeAhead || st.cmd != nil && st.cmd.name == "calltree"
 	}
 	if len(dirs) == 0 && needData {
 		fmt.Fprintln(stderr, "er print: no experiment given")
@@ -211,13 +212,14 @@ func isNumber(s string) bool {
 
 // session is the state of one er_print run.
 type session struct {
-	env    env
-	stdin  io.Reader
-	stdout io.Writer
-	stderr io.Writer
-	out    io.Writer // where views go: stdout, or the file of outfile/appendfile
-	file   *os.File  // the open outfile, if any
-	status int       // worst exit code so far
+	treeAhead bool // build each profile's call tree in the background: a command will show it
+	env       env
+	stdin     io.Reader
+	stdout    io.Writer
+	stderr    io.Writer
+	out       io.Writer // where views go: stdout, or the file of outfile/appendfile
+	file      *os.File  // the open outfile, if any
+	status    int       // worst exit code so far
 
 	args []string   // the experiments and groups as given, for add_exp and drop_exp
 	desc descFilter // en_desc
@@ -347,6 +349,9 @@ func (s *session) profile() (*analysis.Profile, error) {
 	}
 	s.prof, s.warned = p, 0
 	s.newWarnings()
+	if s.treeAhead {
+		go p.CallTree() // on the other core, while the views before it run
+	}
 	return p, nil
 }
 
