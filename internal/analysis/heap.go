@@ -161,7 +161,7 @@ func replayHeap(d *experiment.Data, exp int, keep []bool) (leaked []bool, st *He
 		pid := d.Heap[i].Pid
 		p := procs[pid]
 		if p == nil {
-			p = &process{r: replayer{d: d, live: map[uint64]int32{}, mmaps: map[uint64]int32{}, freed: map[uint64]struct{}{}},
+			p = &process{r: replayer{d: d, mmaps: map[uint64]int32{}},
 				peak: HeapPeak{Exp: exp, Pid: pid}}
 			procs[pid] = p
 		}
@@ -184,13 +184,15 @@ func replayHeap(d *experiment.Data, exp int, keep []bool) (leaked []bool, st *He
 	sort.Slice(pids, func(a, b int) bool { return pids[a] < pids[b] })
 	for _, pid := range pids {
 		p := procs[pid]
-		for _, m := range []map[uint64]int32{p.r.live, p.r.mmaps} {
-			for _, i := range m {
-				leaked[i] = true
-				if kept(i) {
-					st.Leaks.Add(sizeSat(d.Heap[i].Size), 0)
-				}
+		leak := func(_ uint64, i int32) {
+			leaked[i] = true
+			if kept(i) {
+				st.Leaks.Add(sizeSat(d.Heap[i].Size), 0)
 			}
+		}
+		p.r.live.each(leak)
+		for a, i := range p.r.mmaps {
+			leak(a, i)
 		}
 		if !p.selected {
 			continue
@@ -206,9 +208,9 @@ func replayHeap(d *experiment.Data, exp int, keep []bool) (leaked []bool, st *He
 // replayer is the heap of one process during a replay.
 type replayer struct {
 	d     *experiment.Data
-	live  map[uint64]int32 // allocated block (not mmap) -> its allocating event
+	live  blockTable       // allocated block (not mmap) -> its allocating event
 	mmaps map[uint64]int32 // mmap block -> its event
-	freed map[uint64]struct{}
+	freed blockTable       // blocks freed and not allocated again (the values are 0)
 	bytes int64 // bytes of the live blocks
 	st    *HeapStats
 }
@@ -236,27 +238,30 @@ func (r *replayer) event(i int32) {
 		return
 	}
 	r.st.Allocs.Add(sizeSat(e.Size), 0)
-	m := r.live
+	var old int32
+	var reused bool
 	if e.Op == experiment.HeapMmap {
-		m = r.mmaps
+		old, reused = r.mmaps[e.Addr]
+		r.mmaps[e.Addr] = i
+	} else {
+		old, reused = r.live.get(e.Addr)
+		r.live.put(e.Addr, i)
 	}
-	if old, ok := m[e.Addr]; ok { // a free we did not see: the block was reused
+	if reused { // a free we did not see: the block was reused
 		r.bytes = SubSat(r.bytes, sizeSat(r.d.Heap[old].Size))
 	}
-	m[e.Addr] = i
-	delete(r.freed, e.Addr)
+	r.freed.del(e.Addr)
 	r.bytes = AddSat(r.bytes, sizeSat(e.Size))
 }
 
 // free frees the block at addr, if it is allocated.
 func (r *replayer) free(addr uint64) {
-	if j, ok := r.live[addr]; ok {
-		delete(r.live, addr)
+	if j, ok := r.live.del(addr); ok {
 		r.bytes = SubSat(r.bytes, sizeSat(r.d.Heap[j].Size))
-		r.freed[addr] = struct{}{}
+		r.freed.put(addr, 0)
 		return
 	}
-	if _, ok := r.freed[addr]; ok {
+	if _, ok := r.freed.get(addr); ok {
 		r.st.DoubleFrees++
 	} else {
 		r.st.UnknownFrees++
