@@ -211,7 +211,7 @@ type replayer struct {
 	live  blockTable       // allocated block (not mmap) -> its allocating event
 	mmaps map[uint64]int32 // mmap block -> its event
 	freed blockTable       // blocks freed and not allocated again (the values are 0)
-	bytes int64 // bytes of the live blocks
+	bytes int64            // bytes of the live blocks
 	st    *HeapStats
 }
 
