@@ -551,4 +551,16 @@ func TestTracingDlopen(t *testing.T) {
 	if found == nil || strings.Join(found.frames, " ") != "malloc plugin_alloc main __libc_start_call_main __libc_start_main _start" {
 		t.Errorf("the plug-in's leak: %+v (all: %+v)", found, leaks)
 	}
+	// The archive step, which reads the trace's stacks and not its events, copied the plug-in that a
+	// stack holds (mapped at the time the stack was written) and its source file.
+	files, err := os.ReadFile(filepath.Join(exp, "archives", "files.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := filepath.Abs(src)
+	for _, want := range []string{`<object path="` + plugin + `"`, `<source path="` + abs + `"`} {
+		if !strings.Contains(string(files), want) {
+			t.Errorf("archives/files.xml lacks %s:\n%s", want, files)
+		}
+	}
 }

@@ -201,7 +201,7 @@ func (ar *archiver) open(dir string) error {
 		return fmt.Errorf("%s: not an experiment: it has no %s or %s (an experiment is the directory that er collect writes, such as test.1.er)",
 			dir, experiment.LogFile, experiment.MapFile)
 	}
-	d, err := experiment.Open(dir)
+	d, err := experiment.OpenWith(dir, experiment.Options{TraceStacksOnly: true}) // the events' stacks are all it needs
 	if err != nil {
 		return fmt.Errorf("cannot read experiment %s: %w", dir, err)
 	}
@@ -214,7 +214,7 @@ func (ar *archiver) open(dir string) error {
 		return err
 	}
 	for _, s := range subs {
-		d, err := experiment.Open(s)
+		d, err := experiment.OpenWith(s, experiment.Options{TraceStacksOnly: true})
 		if err != nil {
 			ar.opt.Warn(fmt.Sprintf("%s: not archived: %v", s, err))
 			continue
@@ -583,7 +583,9 @@ func (c *sourceChecker) dirPresent(d string) bool {
 // I/O events) in each process as one clock sample, at the time of one of its events (the mappings
 // its addresses fall in are those of that time), and no other events: which objects and source
 // lines the events use is a matter of their stacks alone, and a heap trace of 4,000,000 calls,
-// replayed whole, was half of what er collect did after its target had exited. d is not changed.
+// replayed whole, was half of what er collect did after its target had exited. The stacks of trace
+// events not read (experiment.Options.TraceStacksOnly) are there each at the time it was written.
+// d is not changed.
 func eventStacks(d *experiment.Data) *experiment.Data {
 	out := *d
 	out.Clock, out.Heap, out.Sync, out.IO = nil, nil, nil, nil
@@ -606,6 +608,9 @@ func eventStacks(d *experiment.Data) *experiment.Data {
 	}
 	for _, e := range d.IO {
 		add(e.Time, e.Pid, e.Tid, e.Stack, experiment.ModeUser)
+	}
+	for _, st := range d.TraceStacks { // the stacks of the trace events not read
+		add(st.Time, st.Pid, st.Tid, st.Stack, experiment.ModeUser)
 	}
 	slices.SortStableFunc(out.Clock, func(a, b experiment.ClockSample) int { return cmp.Compare(a.Time, b.Time) })
 	return &out

@@ -21,6 +21,21 @@ import (
 // missing log.xml or map.xml is tolerated; both are reported in
 // Data.Warnings. Damaged data gives a *FormatError.
 func Open(dir string) (*Data, error) {
+	return OpenWith(dir, Options{})
+}
+
+// Options say what OpenWith reads of an experiment.
+type Options struct {
+	// TraceStacksOnly: of the collector library's trace files, read the stacks files and not the
+	// events (what uses an experiment's stacks and not its events, such as er archive, reads a heap
+	// trace of millions of calls for nothing). Data.TraceStacks then lists the stacks of the events
+	// not read. The events are read all the same where a stack does not say when it was written
+	// (experiments of er before that).
+	TraceStacksOnly bool
+}
+
+// OpenWith is Open with options.
+func OpenWith(dir string, opt Options) (*Data, error) {
 	fi, err := os.Stat(dir)
 	if err != nil {
 		return nil, err
@@ -96,7 +111,7 @@ func Open(dir string) (*Data, error) {
 
 	nClock := len(d.Clock)
 	sources := procSources(dir, d.Log, warn)
-	if err := readTraces(d, sources, warn); err != nil {
+	if err := readTraces(d, sources, opt.TraceStacksOnly, warn); err != nil {
 		return nil, err
 	}
 	if len(d.Clock) > nClock {

@@ -433,6 +433,11 @@ type traceReader struct {
 	parts   int   // how many parts to read a large file in; 0: one per CPU
 	minPart int64 // the least part; 0: minTracePart
 
+	// Reading the stacks files alone (Options.TraceStacksOnly): the instance's stacks, and whether
+	// one of them has no time.
+	stacks  []TraceStack
+	untimed bool
+
 	// the instance being read: its stacks by id, and where its events start in d
 	stackIdx               map[uint32]uint32
 	heap0, sync0, io0, ck0 int
@@ -446,20 +451,21 @@ func newTraceReader(d *Data, warn func(string)) *traceReader {
 	return tr
 }
 
-// readTraces reads the trace files of the sources into d, after the perf-event files.
-func readTraces(d *Data, sources []traceSource, warn func(string)) error {
+// readTraces reads the trace files of the sources into d, after the perf-event files; with
+// stacksOnly, the stacks files alone where their stacks say when they were written (Options).
+func readTraces(d *Data, sources []traceSource, stacksOnly bool, warn func(string)) error {
 	tr := newTraceReader(d, warn)
 	for _, src := range sources {
 		tr.begin()
 		var fromProc []string
-		for _, name := range TraceFiles {
+		read := func(name string) error {
 			file, fromAlt := src.path(name)
 			if file == "" {
-				continue
+				return nil
 			}
 			f, fi, err := regfile.Open(file)
 			if errors.Is(err, fs.ErrNotExist) {
-				continue
+				return nil
 			}
 			if err != nil {
 				return err
@@ -469,7 +475,23 @@ func readTraces(d *Data, sources []traceSource, warn func(string)) error {
 			}
 			err = tr.readFile(name, file, f, fi.Size(), int(f.Fd()))
 			f.Close()
-			if err != nil {
+			return err
+		}
+		names := TraceFiles
+		if stacksOnly {
+			tr.stacks, tr.untimed = []TraceStack{}, false
+			if err := read(TraceStacksFile); err != nil {
+				return err
+			}
+			names = nil
+			if tr.untimed { // the events say when their stacks were used
+				tr.stacks = nil
+				names = slices.DeleteFunc(slices.Clone(TraceFiles), func(n string) bool { return n == TraceStacksFile })
+			}
+			d.TraceStacks = append(d.TraceStacks, tr.stacks...)
+		}
+		for _, name := range names {
+			if err := read(name); err != nil {
 				return err
 			}
 		}
@@ -748,6 +770,10 @@ func (tr *traceReader) stackRecord(r *traceRec, pid uint32, sk *skipped) {
 			s[i] = r.u64(sizeofRecStack + 8*i)
 		}
 		tr.stackIdx[id] = uint32(len(tr.d.Stacks))
+		if tr.stacks != nil {
+			tr.untimed = tr.untimed || r.time == 0
+			tr.stacks = append(tr.stacks, TraceStack{Pid: pid, Tid: r.tid, Time: tr.t(r.time), Stack: uint32(len(tr.d.Stacks))})
+		}
 		tr.d.Stacks = append(tr.d.Stacks, s)
 	case recMap:
 		if sizeofRec+len(r.body) < sizeofRecMap {

@@ -514,3 +514,49 @@ func TestReadEventsInParts(t *testing.T) {
 		}
 	}
 }
+
+// TraceStacksOnly reads the stacks files and not the events, where the stacks say when they were
+// written; where they do not (experiments of er before that), the events are read as by Open.
+func TestTraceStacksOnly(t *testing.T) {
+	dir := writeTraceExperiment(t)
+	d, err := OpenWith(dir, Options{TraceStacksOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Heap) != 4 || len(d.Sync) != 1 || len(d.TraceStacks) != 0 {
+		t.Errorf("untimed stacks: %d heap and %d sync events, %d trace stacks; want 4, 1 and none", len(d.Heap), len(d.Sync), len(d.TraceStacks))
+	}
+	timed := func(id, tid uint32, ns uint64, pcs ...uint64) []byte {
+		body := []any{id, uint32(len(pcs))}
+		for _, pc := range pcs {
+			body = append(body, pc)
+		}
+		return rec(recStack, 0, tid, ns, body...)
+	}
+	stacks := traceFile(5, 42, 0, base, 4096, [][]byte{
+		rec(recMap, 2, 7, base+1, uint64(0x400000), uint64(0x401000), uint64(0), uint32(len("/bin/prog")), uint32(0), "/bin/prog"),
+		rec(recMap, 0, 7, base+5000, uint64(0x7f0000), uint64(0x7f2000), uint64(0x1000), uint32(len("/lib/x.so")), uint32(0), "/lib/x.so"),
+		timed(1, 7, base+90, 0x7f0010, 0x400100, 0x400200),
+		timed(2, 8, base+150, 0x7f0020, 0x400300),
+	})
+	if err := os.WriteFile(filepath.Join(dir, TraceStacksFile), stacks, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err = OpenWith(dir, Options{TraceStacksOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(d.Heap) + len(d.Sync) + len(d.IO) + len(d.Clock); n != 0 {
+		t.Errorf("timed stacks: %d events read, want none", n)
+	}
+	want := []TraceStack{{Pid: 42, Tid: 7, Time: 90, Stack: 1}, {Pid: 42, Tid: 8, Time: 150, Stack: 2}}
+	if !reflect.DeepEqual(d.TraceStacks, want) {
+		t.Errorf("trace stacks %+v, want %+v", d.TraceStacks, want)
+	}
+	if len(d.Stacks) != 3 || !reflect.DeepEqual(d.Stacks[2], Stack{0x7f0020, 0x400300}) || len(d.Mappings) != 2 {
+		t.Errorf("stacks %v, mappings %+v", d.Stacks, d.Mappings)
+	}
+	if d, err = Open(dir); err != nil || len(d.Heap) != 4 || len(d.TraceStacks) != 0 {
+		t.Errorf("Open: %d heap events, %d trace stacks, %v; want 4, none", len(d.Heap), len(d.TraceStacks), err)
+	}
+}

@@ -315,6 +315,16 @@ type Data struct {
 	Archives map[string]*Archive // by Mapping.Path
 	Notes    string
 	Warnings []string // what the reader had to skip or repair (a truncated last block, a missing file)
+	// TraceStacks are the stacks of the trace events not read (Options.TraceStacksOnly).
+	TraceStacks []TraceStack
+}
+
+// TraceStack is a stack of the collector library's trace files: of which process and thread, and
+// when it was first written (ns since the experiment's start), before the first event that used it.
+type TraceStack struct {
+	Pid, Tid uint32
+	Time     int64
+	Stack    uint32 // index in Data.Stacks
 }
 
 // LastTime is the time of the experiment's last event or sample point, ns since its start; 0 when

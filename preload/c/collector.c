@@ -482,7 +482,7 @@ static uint32_t stack_new(struct er_thread *t, const uint64_t *pcs, int n)
 	r->id = id;
 	r->n = (uint32_t)n;
 	memcpy(r + 1, pcs, 8 * (size_t)n);
-	er_rec_commit(t, r, size, ER_REC_STACK, 0, 0);
+	er_rec_commit(t, r, size, ER_REC_STACK, 0, er_now());
 	uint64_t h = stack_hash(pcs, n);
 	struct er_stack_cache *c = stack_cache(t);
 	if (c) {
