@@ -208,9 +208,9 @@ func replayHeap(d *experiment.Data, exp int, keep []bool) (leaked []bool, st *He
 // replayer is the heap of one process during a replay.
 type replayer struct {
 	d     *experiment.Data
-	live  blockTable       // allocated block (not mmap) -> its allocating event
+	live  keyTable         // allocated block (not mmap) -> its allocating event
 	mmaps map[uint64]int32 // mmap block -> its event
-	freed blockTable       // blocks freed and not allocated again (the values are 0)
+	freed keyTable         // blocks freed and not allocated again (the values are 0)
 	bytes int64            // bytes of the live blocks
 	st    *HeapStats
 }

@@ -688,6 +688,9 @@ type location struct {
 	addr uint64    // the link-time address looked up (absolute in the kernel; the file offset without an archive)
 	ret  bool      // addr is a return address minus one: it is in the call instruction
 	os   *objState // the object as mapped; nil for pseudo-frames, unmapped addresses and @plt
+	// chain is the inline chain (chainOf) plus 2, kept with the cached location so that expand does
+	// not look it up again for every frame of every stack; 0: not known here.
+	chain int32
 }
 
 // locations resolves the frames of a raw stack, leaf first, and applies the PLT rules. The result
@@ -721,16 +724,7 @@ func (b *builder) locations(rs rawStack) []location {
 			pc--
 			ret = true
 		}
-		k := pc << 1
-		if ret {
-			k |= 1
-		}
-		l, ok := b.lastLocs[k]
-		if !ok {
-			l = b.frameLoc(rs.es, rs.pm, int(rs.epoch), pc, ret)
-			b.lastLocs[k] = l
-		}
-		locs[i] = l
+		locs[i] = b.cachedLoc(rs, pc, ret)
 	}
 	if len(locs) == 0 {
 		f := b.unknownFunc()
@@ -759,15 +753,7 @@ func (b *builder) userPCExact(rs rawStack, raw experiment.Stack) int {
 		if i-1 > 0 {
 			pc-- // a return address into the entry code
 		}
-		key := pc << 1
-		if i-1 > 0 {
-			key |= 1
-		}
-		l, ok := b.lastLocs[key]
-		if !ok {
-			l = b.frameLoc(rs.es, rs.pm, int(rs.epoch), pc, i-1 > 0)
-			b.lastLocs[key] = l
-		}
+		l := b.cachedLoc(rs, pc, i-1 > 0)
 		f := &b.p.Functions[l.fn]
 		if f.Kind == FuncKernel && (strings.HasPrefix(f.Name, "asm_exc_") || strings.HasPrefix(f.Name, "asm_sysvec_") ||
 			f.Name == "asm_common_interrupt") {
@@ -776,6 +762,25 @@ func (b *builder) userPCExact(rs rawStack, raw experiment.Stack) int {
 		return -1
 	}
 	return -1
+}
+
+// cachedLoc returns the location of address pc of raw stack rs (ret: a return address less one),
+// resolving each in the scope of rs's experiment, process and epoch once (b.lastLocs, which
+// locations set up), with its inline chain.
+func (b *builder) cachedLoc(rs rawStack, pc uint64, ret bool) location {
+	k := pc << 1
+	if ret {
+		k |= 1
+	}
+	l, ok := b.lastLocs[k]
+	if !ok {
+		l = b.frameLoc(rs.es, rs.pm, int(rs.epoch), pc, ret)
+		if !b.opt.FoldInlines {
+			l.chain = b.chainOf(&l) + 2
+		}
+		b.lastLocs[k] = l
+	}
+	return l
 }
 
 // expand turns locations (leaf first) into functions, root first, with the inlined functions of
@@ -788,7 +793,11 @@ func (b *builder) expand(locs []location) []int32 {
 		if b.opt.FoldInlines {
 			continue
 		}
-		if c := b.chainOf(l); c >= 0 {
+		c := l.chain - 2
+		if l.chain == 0 { // a location the rules made
+			c = b.chainOf(l)
+		}
+		if c >= 0 {
 			fr = append(fr, b.chains[c].inl...)
 		}
 	}

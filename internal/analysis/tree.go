@@ -24,16 +24,16 @@ func (p *Profile) buildTree() *Tree {
 	nm := p.nm
 	t := &Tree{nm: nm, fn: []int32{0}, parent: []int32{-1}, depth: []int32{0}, incl: make([]int64, nm), excl: make([]int64, nm)}
 	copy(t.incl, p.Total)
-	child := map[uint64]int32{}
+	var child keyTable // (parent node, function) -> node; bit 63 keeps the key from being 0
 	for s := 0; s < p.NumStacks(); s++ {
 		fr, v := p.stack(s)
 		node := int32(0)
 		for _, f := range fr {
-			k := uint64(uint32(node))<<32 | uint64(uint32(f))
-			c, ok := child[k]
+			k := 1<<63 | uint64(uint32(node))<<32 | uint64(uint32(f))
+			c, ok := child.get(k)
 			if !ok {
 				c = int32(len(t.fn))
-				child[k] = c
+				child.put(k, c)
 				t.fn = append(t.fn, f)
 				t.parent = append(t.parent, node)
 				t.depth = append(t.depth, t.depth[node]+1)

@@ -7,7 +7,7 @@ import (
 
 // The table agrees with a Go map through random puts, gets and deletes, with keys that collide in
 // their home slots and runs that wrap around the end of the table.
-func TestBlockTable(t *testing.T) {
+func TestKeyTable(t *testing.T) {
 	for _, keys := range []struct {
 		name string
 		key  func(r *rand.Rand) uint64
@@ -17,7 +17,7 @@ func TestBlockTable(t *testing.T) {
 		{"aligned blocks", func(r *rand.Rand) uint64 { return 0x10000 + r.Uint64N(5000)*16 }},
 	} {
 		r := rand.New(rand.NewPCG(1, 2))
-		var tb blockTable
+		var tb keyTable
 		want := map[uint64]int32{}
 		for i := range 200_000 {
 			k := keys.key(r)

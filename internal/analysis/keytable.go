@@ -1,23 +1,23 @@
 package analysis
 
-// blockTable maps block addresses (never 0) to event indices. It is an open-addressing hash table
-// with linear probing: replaying millions of heap allocations and frees spent most of its time in
-// Go maps' inserts and deletes.
-type blockTable struct {
+// keyTable maps keys other than 0 to int32 values (heap blocks to their events, call tree edges to
+// nodes). It is an open-addressing hash table with linear probing: replaying millions of heap
+// allocations and frees spent most of its time in Go maps' inserts and deletes.
+type keyTable struct {
 	keys  []uint64 // 0: empty
 	vals  []int32
 	n     int
 	shift uint // 64 - log2(len(keys))
 }
 
-const minBlockTable = 64
+const minKeyTable = 64
 
-func (t *blockTable) slot(k uint64) int {
+func (t *keyTable) slot(k uint64) int {
 	return int((k * 0x9e3779b97f4a7c15) >> t.shift)
 }
 
 // get returns the value of key k.
-func (t *blockTable) get(k uint64) (int32, bool) {
+func (t *keyTable) get(k uint64) (int32, bool) {
 	if t.n == 0 {
 		return 0, false
 	}
@@ -33,7 +33,7 @@ func (t *blockTable) get(k uint64) (int32, bool) {
 }
 
 // put sets the value of key k (not 0).
-func (t *blockTable) put(k uint64, v int32) {
+func (t *keyTable) put(k uint64, v int32) {
 	if 4*(t.n+1) > 3*len(t.keys) {
 		t.grow()
 	}
@@ -52,7 +52,7 @@ func (t *blockTable) put(k uint64, v int32) {
 }
 
 // del removes key k and returns its value.
-func (t *blockTable) del(k uint64) (int32, bool) {
+func (t *keyTable) del(k uint64) (int32, bool) {
 	if t.n == 0 {
 		return 0, false
 	}
@@ -76,9 +76,9 @@ func (t *blockTable) del(k uint64) (int32, bool) {
 	return v, true
 }
 
-func (t *blockTable) grow() {
+func (t *keyTable) grow() {
 	old, oldVals := t.keys, t.vals
-	size := max(2*len(old), minBlockTable)
+	size := max(2*len(old), minKeyTable)
 	t.keys, t.vals, t.n = make([]uint64, size), make([]int32, size), 0
 	t.shift = 64
 	for s := size; s > 1; s >>= 1 {
@@ -92,7 +92,7 @@ func (t *blockTable) grow() {
 }
 
 // each calls fn with every key and value, in no particular order; fn must not change the table.
-func (t *blockTable) each(fn func(k uint64, v int32)) {
+func (t *keyTable) each(fn func(k uint64, v int32)) {
 	for i, k := range t.keys {
 		if k != 0 {
 			fn(k, t.vals[i])
