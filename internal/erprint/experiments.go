@@ -6,7 +6,10 @@ import (
 	"io/fs"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
 
 	"er/internal/experiment"
 	"er/internal/expfiles"
@@ -176,23 +179,45 @@ func (s *session) expand(arg string) ([]string, []*experiment.Data, error) {
 		if err != nil {
 			continue
 		}
-		for _, sub := range subs {
-			// With en_desc =regexp the log alone says whether a subexperiment loads: its data
-			// are read only if it does.
-			if l, err := experiment.ReadLog(sub); err == nil && !s.desc.wants(sub, &l) {
+		// With en_desc =regexp the log alone says whether a subexperiment loads: its data are read
+		// only if it does.
+		subs = slices.DeleteFunc(subs, func(sub string) bool {
+			l, err := experiment.ReadLog(sub)
+			return err == nil && !s.desc.wants(sub, &l)
+		})
+		sds, errs := openAll(subs, s.env.open)
+		for i, sub := range subs {
+			if errs[i] != nil {
+				fmt.Fprintf(s.stderr, "er print: warning: cannot read the subexperiment %s: %v\n", sub, errs[i])
 				continue
 			}
-			sd, err := s.env.open(sub)
-			if err != nil {
-				fmt.Fprintf(s.stderr, "er print: warning: cannot read the subexperiment %s: %v\n", sub, err)
-				continue
-			}
-			if s.desc.wants(sd.Dir, &sd.Log) {
+			if sd := sds[i]; s.desc.wants(sd.Dir, &sd.Log) {
 				outDirs, out = append(outDirs, sub), append(out, sd)
 			}
 		}
 	}
 	return outDirs, out, nil
+}
+
+// openAll opens the experiments dirs with open, as many side by side as there are CPUs (a make
+// -j2 run has some 50 subexperiments), and returns each one's data or error, in the order of dirs.
+func openAll(dirs []string, open func(string) (*experiment.Data, error)) ([]*experiment.Data, []error) {
+	ds, errs := make([]*experiment.Data, len(dirs)), make([]error, len(dirs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(dirs)) {
+		wg.Go(func() {
+			for i := range next {
+				ds[i], errs[i] = open(dirs[i])
+			}
+		})
+	}
+	for i := range dirs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return ds, errs
 }
 
 // readGroup reads an experiment group file.
