@@ -263,17 +263,33 @@ func FuzzReadTraceFile(f *testing.F) {
 		rec(recHeap, uint8(HeapFree), 1, base-1, uint64(5)),
 		append([]byte{0xff, 0x7f, recHeap, 1, 0, 0, 0, 0}, make([]byte, 8)...)}))
 	f.Add(traceFile(4, 1, 1, base, 4096))
+	f.Add(traceFile(1, 1, 0, base, 4096, // blocks enough for several parts
+		[][]byte{rec(recHeap, uint8(HeapMalloc), 1, base+2, uint32(1), uint32(8), uint64(0x1000)), rec(recHeap, uint8(HeapFree), 1, base+3, uint64(0x1000))},
+		[][]byte{rec(recHeap, uint8(HeapMalloc), 2, base+1, uint32(1), uint32(8), uint64(0x2000)), rec(recHeap, uint8(HeapFree), 2, base-1, uint64(0x2000))},
+		[][]byte{rec(recSync, 1, 1, base+9, uint32(1), uint32(0), uint64(1), uint64(1)), append([]byte{0xff, 0x7f, recHeap, 1, 0, 0, 0, 0}, make([]byte, 8)...)},
+		[][]byte{rec(recHeap, uint8(HeapCalloc), 3, base+4, uint32(2), uint32(48), uint64(0x3000))}))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		d := &Data{Stacks: []Stack{nil}}
-		tr := newTraceReader(d, func(string) {})
-		tr.begin()
-		for _, name := range TraceFiles {
-			if err := tr.readFile(name, name, bytes.NewReader(b), int64(len(b)), -1); err != nil {
-				asFormatError(t, err)
+		// Read whole, and in parts of a block or more side by side: the same events and warnings.
+		read := func(parts int) (*Data, []string) {
+			d := &Data{Stacks: []Stack{nil}}
+			var warns []string
+			tr := newTraceReader(d, func(w string) { warns = append(warns, w) })
+			tr.parts, tr.minPart = parts, minBlockSize
+			tr.begin()
+			for _, name := range TraceFiles {
+				if err := tr.readFile(name, name, bytes.NewReader(b), int64(len(b)), -1); err != nil {
+					asFormatError(t, err)
+				}
 			}
+			tr.end()
+			tr.finish()
+			return d, warns
 		}
-		tr.end()
-		tr.finish()
+		d, warns := read(1)
+		if d3, warns3 := read(3); !reflect.DeepEqual(d3, d) || !reflect.DeepEqual(warns3, warns) {
+			t.Fatalf("read in 3 parts: %d heap, %d sync, %d I/O, %d clock events, warnings %q; whole: %d, %d, %d, %d, %q",
+				len(d3.Heap), len(d3.Sync), len(d3.IO), len(d3.Clock), warns3, len(d.Heap), len(d.Sync), len(d.IO), len(d.Clock), warns)
+		}
 		for _, e := range d.Heap {
 			if int(e.Stack) >= len(d.Stacks) {
 				t.Fatalf("stack %d of %d", e.Stack, len(d.Stacks))
