@@ -199,7 +199,6 @@ func Analyze(exps []*experiment.Data, opt Options) (*Profile, error) {
 		funcs:    map[funcKey]int32{},
 		inlined:  map[inlKey]int32{},
 		objs:     map[string]int32{},
-		stacks:   map[string]int32{},
 		loaded:   map[string]*experiment.Archive{},
 		files:    map[fileKey]*fileState{},
 		objArch:  []*experiment.Archive{nil},
@@ -230,7 +229,7 @@ func Analyze(exps []*experiment.Data, opt Options) (*Profile, error) {
 	}
 	p.finish()
 	p.seenRes = len(b.resWarn)
-	b.stacks, b.frameBuf, b.keyBuf = nil, nil, nil // the views resolve locations, not function stacks
+	b.stacks, b.collided, b.frameBuf, b.keyBuf = keyTable{}, nil, nil, nil // the views resolve locations, not function stacks
 	for _, es := range b.exps {
 		es.cache, es.dense = nil, nil
 	}
@@ -400,7 +399,8 @@ type builder struct {
 	funcs    map[funcKey]int32
 	inlined  map[inlKey]int32
 	objs     map[string]int32
-	stacks   map[string]int32
+	stacks   keyTable                       // function stack by the hash of its functions (internStack)
+	collided map[string]int32               // function stacks whose hash an earlier stack has, by their bytes
 	loaded   map[string]*experiment.Archive // archives from LoadArchive, by path; nil on failure
 	files    map[fileKey]*fileState         // opened files; nil when none could be used
 	objFiles []*fileState                   // by object: the first usable file seen
@@ -805,19 +805,50 @@ func (b *builder) expand(locs []location) []int32 {
 	return fr
 }
 
-// internStack returns the index of the function stack fr, adding it when new.
+// internStack returns the index of the function stack fr, adding it when new. Stacks are found by
+// a hash of their functions, checked against the stack found (a map keyed by the stacks' bytes was
+// a sixth of er print's time on 600,000 samples); stacks whose hash another stack has are in a map
+// of their own.
 func (b *builder) internStack(fr []int32) int32 {
-	key := b.keyBuf[:0]
-	for _, f := range fr {
-		key = binary.LittleEndian.AppendUint32(key, uint32(f))
-	}
-	b.keyBuf = key
-	if s, ok := b.stacks[string(key)]; ok {
+	p := b.p
+	h := stackHash(fr)
+	if s, ok := b.stacks.get(h); ok {
+		if slices.Equal(p.frames[p.stackStart[s]:p.stackStart[s+1]], fr) {
+			return s
+		}
+		key := b.keyBuf[:0]
+		for _, f := range fr {
+			key = binary.LittleEndian.AppendUint32(key, uint32(f))
+		}
+		b.keyBuf = key
+		if s, ok := b.collided[string(key)]; ok {
+			return s
+		}
+		s = b.newStack(fr)
+		if b.collided == nil {
+			b.collided = map[string]int32{}
+		}
+		b.collided[string(key)] = s
 		return s
 	}
+	s := b.newStack(fr)
+	b.stacks.put(h, s)
+	return s
+}
+
+// stackHash is an FNV-1a hash of the function stack fr, never 0.
+func stackHash(fr []int32) uint64 {
+	h := uint64(0xcbf29ce484222325)
+	for _, f := range fr {
+		h = (h ^ uint64(uint32(f))) * 0x100000001b3
+	}
+	return h | 1<<63
+}
+
+// newStack adds the function stack fr to the profile and returns its index.
+func (b *builder) newStack(fr []int32) int32 {
 	p := b.p
 	s := int32(len(p.stackStart) - 1)
-	b.stacks[string(key)] = s
 	p.frames = append(p.frames, fr...)
 	p.stackStart = append(p.stackStart, int32(len(p.frames)))
 	p.stackVals = append(p.stackVals, make([]int64, p.nm)...)

@@ -665,3 +665,18 @@ func TestUserPCAfterException(t *testing.T) {
 		}
 	}
 }
+
+// Two function stacks with one hash are two stacks, each found again.
+func TestInternStackCollision(t *testing.T) {
+	p := newProfile(ClockMetrics)
+	b := &builder{p: p}
+	a := b.internStack([]int32{1, 2, 3})
+	b.stacks.put(stackHash([]int32{4, 5}), a) // as if [1 2 3] had the hash of [4 5]
+	c := b.internStack([]int32{4, 5})
+	if c == a || b.internStack([]int32{4, 5}) != c || b.internStack([]int32{1, 2, 3}) != a || b.internStack([]int32{6}) == c {
+		t.Errorf("stacks %d and %d with one hash: found again as %d and %d", a, c, b.internStack([]int32{1, 2, 3}), b.internStack([]int32{4, 5}))
+	}
+	if fr, _ := p.stack(int(c)); !slices.Equal(fr, []int32{4, 5}) || p.NumStacks() != 3 {
+		t.Errorf("stack %d is %v of %d stacks; want [4 5] of 3", c, fr, p.NumStacks())
+	}
+}
