@@ -30,8 +30,10 @@ func countedPeriods(d *experiment.Data) []int64 {
 		return nil
 	}
 	counted := make(map[uint32]int64, len(d.Log.ThreadCPU))
+	reported := map[uint32]bool{}
 	for _, t := range d.Log.ThreadCPU {
 		counted[t.Tid] = t.CPUNS
+		reported[t.Tid] = t.Reported
 	}
 	sampled, period := map[uint32]int64{}, map[uint32]int64{}
 	var anyPeriod int64
@@ -60,14 +62,19 @@ func countedPeriods(d *experiment.Data) []int64 {
 		slack := (maxWeight-1)*float64(n) + tails*float64(p)
 		return float64(c) <= float64(n)+slack && float64(c) >= float64(n)/maxWeight-2*float64(p)
 	}
-	swapCounts(counted, sampled, period, agree)
+	// A count the kernel reported for the thread itself is its CPU time, however few or many samples
+	// the thread got: when the kernel swaps the perf contexts of two tasks, the sampling timer's
+	// progress moves with the context, and a task of 0.1 s had 5 samples, its sibling 13, beside two
+	// CPU hogs (both counts exact). Only counts er derived must agree with their samples.
+	own := func(tid uint32, c, n, p int64) bool { return reported[tid] || agree(c, n, p) }
+	swapCounts(counted, sampled, period, own, agree)
 	type acc struct {
 		weight    float64
 		raw, done int64
 	}
 	accs := map[uint32]*acc{}
 	for tid, n := range sampled {
-		if c := counted[tid]; n > 0 && agree(c, n, period[tid]) {
+		if c := counted[tid]; n > 0 && own(tid, c, n, period[tid]) {
 			accs[tid] = &acc{weight: float64(c) / float64(n)}
 		}
 	}
@@ -101,11 +108,11 @@ func countedPeriods(d *experiment.Data) []int64 {
 // collect's assignOrphanRead), of 4 workers one showed 1 ms counted of the 600 ms it measured, the
 // main thread 602 ms of its 1 ms; experiments recorded then, and any pair the collector could not
 // place, are put right here. Pairs are taken in thread order, each thread once, among the threads whose counts
-// disagree with their samples.
-func swapCounts(counted, sampled, period map[uint32]int64, agree func(c, n, p int64) bool) {
+// are not their own by own (a count the kernel reported for the thread is) and disagree with their samples.
+func swapCounts(counted, sampled, period map[uint32]int64, own func(tid uint32, c, n, p int64) bool, agree func(c, n, p int64) bool) {
 	var off []uint32
 	for tid, c := range counted {
-		if !agree(c, sampled[tid], period[tid]) {
+		if !own(tid, c, sampled[tid], period[tid]) {
 			off = append(off, tid)
 		}
 	}

@@ -109,3 +109,32 @@ func TestCountedPeriodsProcessExit(t *testing.T) {
 		t.Errorf("countedPeriods = %v, want %v", got, want)
 	}
 }
+
+// TestCountedPeriodsReported: a count the kernel reported for the thread itself weights its samples
+// however far they are from it (the swapped contexts carry the timer's progress between tasks: a
+// child of 0.1 s had 5 samples of 10 ms beside two CPU hogs, and its 50 ms went missing); a count
+// er derived keeps its samples where the two disagree.
+func TestCountedPeriodsReported(t *testing.T) {
+	const ms = int64(1e6)
+	for _, reported := range []bool{true, false} {
+		d := &experiment.Data{Log: experiment.Log{Pid: 7, CPUs: 2,
+			ThreadCPU: []experiment.ThreadCount{{Tid: 7, CPUNS: 100 * ms, Reported: reported}, {Tid: 8, CPUNS: 88 * ms, Reported: reported}}}}
+		for range 5 {
+			d.Clock = append(d.Clock, experiment.ClockSample{Pid: 7, Tid: 7, Period: 10 * ms})
+		}
+		for range 9 {
+			d.Clock = append(d.Clock, experiment.ClockSample{Pid: 7, Tid: 8, Period: 10 * ms})
+		}
+		var sum [2]int64
+		for i, p := range ClockPeriods(d) {
+			sum[d.Clock[i].Tid-7] += p
+		}
+		want := [2]int64{100 * ms, 88 * ms}
+		if !reported {
+			want = [2]int64{50 * ms, 88 * ms}
+		}
+		if sum != want {
+			t.Errorf("reported %v: threads' samples stand for %d and %d ms, want %d and %d", reported, sum[0]/ms, sum[1]/ms, want[0]/ms, want[1]/ms)
+		}
+	}
+}

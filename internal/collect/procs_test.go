@@ -1,8 +1,10 @@
 package collect
 
 import (
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"testing"
 
 	"er/internal/experiment"
@@ -148,5 +150,28 @@ func TestReadOrder(t *testing.T) {
 	}
 	if ns := s.sampledNS[20]; ns != 1e6 {
 		t.Errorf("the child's samples stand for %d ns, want 1000000", ns)
+	}
+}
+
+// A count the kernel reports for a thread at its exit is marked reported in the experiment; the
+// count under the founder's main thread (orphanRead) and what er derives for it are not.
+func TestReportedCounts(t *testing.T) {
+	s := testSession(t, Spec{Clock: true, Interval: IntervalOn})
+	s.recording = true
+	s.cmd = &exec.Cmd{}
+	s.handle(&perfevent.Read{Pid: 10, Tid: 11, Value: 300e6, Time: 5000}) // a worker thread's own
+	s.handle(&perfevent.Read{Pid: 10, Tid: 10, Value: 100e6, Time: 9000}) // under the founder's main thread
+	s.threadCPU[s.founder][10] = 100e6                                    // what the caller derives
+	s.writeThreadCount(s.founder)
+	if err := s.w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	d, err := experiment.Open(s.w.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []experiment.ThreadCount{{Tid: 10, CPUNS: 100e6}, {Tid: 11, CPUNS: 300e6, Reported: true}}
+	if !slices.Equal(d.Log.ThreadCPU, want) {
+		t.Errorf("thread counts %+v, want %+v", d.Log.ThreadCPU, want)
 	}
 }

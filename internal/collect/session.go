@@ -69,6 +69,7 @@ type Session struct {
 	threadCPU    map[*proc]map[uint32]int64 // CPU time counted by the kernel for each exited thread
 	readTotal    int64                      // sum of the counts the exited threads reported
 	orphanRead   int64                      // counts reported under the founder's main thread
+	reported     map[*proc]map[uint32]bool  // threads whose counts the kernel reported for themselves (not orphanRead)
 	orphanToTask bool                       // assignOrphanRead gave orphanRead to the task without a count, not to the founder
 	runtime      *runtimeCounts             // the threads' runtime counts, where the clock's group counts them
 	sampledNS    map[uint32]int64           // the period of each thread's samples, ns, by tid
@@ -1055,6 +1056,13 @@ func (s *Session) handle(r perfevent.Record) {
 			s.threadCPU[p] = map[uint32]int64{}
 		}
 		s.threadCPU[p][r.Tid] += int64(r.Value)
+		if s.reported == nil {
+			s.reported = map[*proc]map[uint32]bool{}
+		}
+		if s.reported[p] == nil {
+			s.reported[p] = map[uint32]bool{}
+		}
+		s.reported[p][r.Tid] = true
 	case *perfevent.Lost:
 		s.lost += int64(r.Lost)
 	case *perfevent.Throttle:
@@ -1586,7 +1594,7 @@ func (s *Session) writeThreadCount(p *proc) {
 	var total int64
 	for tid := range threads {
 		if ns := s.ownCount(p, tid); ns > 0 {
-			tc = append(tc, experiment.ThreadCount{Tid: tid, CPUNS: ns})
+			tc = append(tc, experiment.ThreadCount{Tid: tid, CPUNS: ns, Reported: s.reported[p][tid]})
 			total += ns
 		}
 	}

@@ -208,6 +208,10 @@ type Log struct {
 type ThreadCount struct {
 	Tid   uint32
 	CPUNS int64
+	// Reported: the kernel reported the count for this thread itself, at its exit. Otherwise er
+	// derived it (the founder's main thread holds what the original events counted beyond the
+	// reports), and it may hold the CPU time of threads the kernel neither sampled nor reported.
+	Reported bool
 }
 
 // HeapOp is the memory function a heap-tracing event records.

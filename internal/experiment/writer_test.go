@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -340,7 +341,7 @@ func TestUpdateLogAfterClose(t *testing.T) {
 	}
 	w.UpdateLog(func(l *Log) {
 		l.CountedCPUNS = 612_897_099
-		l.ThreadCPU = []ThreadCount{{Tid: 3196, CPUNS: 612_897_099}}
+		l.ThreadCPU = []ThreadCount{{Tid: 3196, CPUNS: 600_000_000}, {Tid: 3197, CPUNS: 12_897_099, Reported: true}}
 	})
 	if err := w.Err(); err != nil {
 		t.Fatal(err)
@@ -349,7 +350,8 @@ func TestUpdateLogAfterClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Log.CountedCPUNS != 612_897_099 || len(d.Log.ThreadCPU) != 1 || d.Log.ThreadCPU[0] != (ThreadCount{Tid: 3196, CPUNS: 612_897_099}) {
+	if want := []ThreadCount{{Tid: 3196, CPUNS: 600_000_000}, {Tid: 3197, CPUNS: 12_897_099, Reported: true}}; d.Log.CountedCPUNS != 612_897_099 ||
+		!slices.Equal(d.Log.ThreadCPU, want) {
 		t.Errorf("log after UpdateLog after Close: counted %d, threads %+v", d.Log.CountedCPUNS, d.Log.ThreadCPU)
 	}
 }

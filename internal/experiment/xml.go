@@ -164,8 +164,9 @@ type xmlEnd struct {
 }
 
 type xmlThreadCount struct {
-	Tid   uint32 `xml:"tid,attr"`
-	CPUNS int64  `xml:"cpuNS,attr"`
+	Tid      uint32 `xml:"tid,attr"`
+	CPUNS    int64  `xml:"cpuNS,attr"`
+	Reported bool   `xml:"reported,attr,omitempty"`
 }
 
 // descriptors lists the binary files and their record layouts, written into log.xml.
@@ -459,7 +460,7 @@ func decodeMap(name string, b []byte) ([]Mapping, error) {
 func threadCounts(ts []ThreadCount) []xmlThreadCount {
 	var out []xmlThreadCount
 	for _, t := range ts {
-		out = append(out, xmlThreadCount{Tid: t.Tid, CPUNS: t.CPUNS})
+		out = append(out, xmlThreadCount{Tid: t.Tid, CPUNS: t.CPUNS, Reported: t.Reported})
 	}
 	return out
 }
@@ -467,7 +468,7 @@ func threadCounts(ts []ThreadCount) []xmlThreadCount {
 func readThreadCounts(xs []xmlThreadCount) []ThreadCount {
 	var out []ThreadCount
 	for _, x := range xs {
-		out = append(out, ThreadCount{Tid: x.Tid, CPUNS: x.CPUNS})
+		out = append(out, ThreadCount{Tid: x.Tid, CPUNS: x.CPUNS, Reported: x.Reported})
 	}
 	return out
 }
