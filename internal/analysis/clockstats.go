@@ -57,16 +57,7 @@ func clockTotalsOf(ds []*experiment.Data) clockTotals {
 				pids = append(pids, c.Pid)
 			}
 			byPid[c.Pid] = AddSat(byPid[c.Pid], c.Period)
-			if int(c.Stack) < len(d.Stacks) {
-				if frames := d.Stacks[c.Stack]; len(frames) > 0 {
-					switch frames[len(frames)-1] {
-					case experiment.FrameTruncated:
-						t.truncated++
-					case experiment.FrameUnwindFailed:
-						t.failed++
-					}
-				}
-			}
+			t.truncated, t.failed = countEnd(d, c, t.truncated, t.failed)
 		}
 		if d.Log.CountedCPUNS > 0 {
 			counted[d.Log.Pid] = true
@@ -141,6 +132,27 @@ func percentOf(v, base int64) float64 {
 // ClockStacks counts the clock samples of threads in d (not the pseudo-samples), and those whose
 // call stack is truncated or failed to unwind.
 func ClockStacks(d *experiment.Data) (samples, truncated, failed int64) {
-	t := clockTotalsOf([]*experiment.Data{d})
-	return t.events, t.truncated, t.failed
+	for i := range d.Clock {
+		if c := &d.Clock[i]; !d.ProcessExit(c) && !d.Unsampled(c) {
+			samples++
+			truncated, failed = countEnd(d, c, truncated, failed)
+		}
+	}
+	return samples, truncated, failed
+}
+
+// countEnd adds sample c to truncated or failed where its call stack ends in <Truncated-stack> or
+// <Unwind-failed>.
+func countEnd(d *experiment.Data, c *experiment.ClockSample, truncated, failed int64) (int64, int64) {
+	if int(c.Stack) < len(d.Stacks) {
+		if frames := d.Stacks[c.Stack]; len(frames) > 0 {
+			switch frames[len(frames)-1] {
+			case experiment.FrameTruncated:
+				truncated++
+			case experiment.FrameUnwindFailed:
+				failed++
+			}
+		}
+	}
+	return truncated, failed
 }

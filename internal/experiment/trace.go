@@ -634,37 +634,26 @@ func (tr *traceReader) readEvents(tf *traceScan, sk *skipped) (warning string, e
 	}); err != nil {
 		return "", err
 	}
-	d := tr.d
-	total := 0
-	for _, n := range counts {
-		total += n
+	// Part i appends to its window of the events' slice, which holds as many events as it has records.
+	pds := make([]*Data, len(parts))
+	readers := make([]*traceReader, len(parts))
+	for i := range parts {
+		pds[i] = &Data{}
+		readers[i] = &traceReader{d: pds[i], base: tr.base}
 	}
-	var n0 int
+	d := tr.d
+	var join func()
 	switch kind {
 	case recHeap:
-		n0, d.Heap = len(d.Heap), grow(d.Heap, total)
+		join = windows(&d.Heap, counts, pds, func(d *Data) *[]HeapEvent { return &d.Heap })
 	case recSync:
-		n0, d.Sync = len(d.Sync), grow(d.Sync, total)
+		join = windows(&d.Sync, counts, pds, func(d *Data) *[]SyncEvent { return &d.Sync })
 	case recIO:
-		n0, d.IO = len(d.IO), grow(d.IO, total)
+		join = windows(&d.IO, counts, pds, func(d *Data) *[]IOEvent { return &d.IO })
 	case recClock:
-		n0, d.Clock = len(d.Clock), grow(d.Clock, total)
-	}
-	readers := make([]*traceReader, len(parts))
-	for i, off := 0, n0; i < len(parts); i++ {
-		pd := &Data{} // appends of part i go to its window, which holds as many events as it has records
-		switch kind {
-		case recHeap:
-			pd.Heap = d.Heap[off : off : off+counts[i]]
-		case recSync:
-			pd.Sync = d.Sync[off : off : off+counts[i]]
-		case recIO:
-			pd.IO = d.IO[off : off : off+counts[i]]
-		case recClock:
-			pd.Clock = d.Clock[off : off : off+counts[i]]
-		}
-		readers[i] = &traceReader{d: pd, base: tr.base}
-		off += counts[i]
+		join = windows(&d.Clock, counts, pds, func(d *Data) *[]ClockSample { return &d.Clock })
+	default: // a file of no event kind: its records are all skipped
+		join = func() {}
 	}
 	sks := make([]skipped, len(parts))
 	dms := make([]damage, len(parts))
@@ -674,21 +663,33 @@ func (tr *traceReader) readEvents(tf *traceScan, sk *skipped) (warning string, e
 		return "", err
 	}
 	var dm damage
-	for i, pr := range readers { // join the windows: a part that skipped records left a gap
+	for i := range parts {
 		sk.add(sks[i])
 		dm.add(dms[i])
-		switch kind {
-		case recHeap:
-			d.Heap = append(d.Heap, pr.d.Heap...)
-		case recSync:
-			d.Sync = append(d.Sync, pr.d.Sync...)
-		case recIO:
-			d.IO = append(d.IO, pr.d.IO...)
-		case recClock:
-			d.Clock = append(d.Clock, pr.d.Clock...)
+	}
+	join()
+	return dm.warning(tf.name), nil
+}
+
+// windows grows *s by the sum of counts and gives part i (pds[i], whose slice field picks) a window
+// of counts[i] elements of the new room. The function it returns appends the parts' windows to *s
+// in order, closing the gaps that skipped records left (each window's events move down, if at all).
+func windows[E any](s *[]E, counts []int, pds []*Data, field func(*Data) *[]E) (join func()) {
+	total := 0
+	for _, n := range counts {
+		total += n
+	}
+	*s = grow(*s, total)
+	off := len(*s)
+	for i, n := range counts {
+		*field(pds[i]) = (*s)[off : off : off+n]
+		off += n
+	}
+	return func() {
+		for _, pd := range pds {
+			*s = append(*s, *field(pd)...)
 		}
 	}
-	return dm.warning(tf.name), nil
 }
 
 func (tr *traceReader) t(ns uint64) int64 { return int64(ns) - tr.base }
