@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"encoding/binary"
+	"er/internal/sat"
 )
 
 // Frame is one frame of an AddrStack: an instruction, and the function of the symbol table that
@@ -71,7 +72,7 @@ func (p *Profile) computeAddrStacks() []AddrStack {
 			index[string(key)] = j
 			out = append(out, AddrStack{Frames: frames, Values: make([]int64, nm)})
 		}
-		AddSatTo(out[j].Values, v)
+		sat.AddTo(out[j].Values, v)
 	}
 	return out
 }

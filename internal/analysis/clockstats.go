@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"er/internal/sat"
 	"fmt"
 	"strconv"
 
@@ -28,7 +29,7 @@ func clockTotalsOf(ds []*experiment.Data) clockTotals {
 	byPid, counted := map[uint32]int64{}, map[uint32]bool{}
 	var raw int64
 	for _, d := range ds {
-		t.counted = AddSat(t.counted, d.Log.CountedCPUNS)
+		t.counted = sat.Add(t.counted, d.Log.CountedCPUNS)
 		periods := ClockPeriods(d)
 		var pids []uint32
 		for i := range d.Clock {
@@ -38,25 +39,25 @@ func clockTotalsOf(ds []*experiment.Data) clockTotals {
 				t.events++
 			}
 			if unsampled {
-				t.unsampled = AddSat(t.unsampled, c.Period)
+				t.unsampled = sat.Add(t.unsampled, c.Period)
 			}
-			raw = AddSat(raw, c.Period)
+			raw = sat.Add(raw, c.Period)
 			ns := periods[i]
-			t.cpu[0] = AddSat(t.cpu[0], ns)
+			t.cpu[0] = sat.Add(t.cpu[0], ns)
 			switch c.Mode {
 			case experiment.ModeUser:
-				t.cpu[1] = AddSat(t.cpu[1], ns)
+				t.cpu[1] = sat.Add(t.cpu[1], ns)
 			case experiment.ModeKernel:
-				t.cpu[2] = AddSat(t.cpu[2], ns)
+				t.cpu[2] = sat.Add(t.cpu[2], ns)
 			}
 			if exit { // not a sample of a thread: the processes' CPU time after their clock events stopped
-				t.exit = AddSat(t.exit, c.Period)
+				t.exit = sat.Add(t.exit, c.Period)
 				continue
 			}
 			if _, ok := byPid[c.Pid]; !ok {
 				pids = append(pids, c.Pid)
 			}
-			byPid[c.Pid] = AddSat(byPid[c.Pid], c.Period)
+			byPid[c.Pid] = sat.Add(byPid[c.Pid], c.Period)
 			t.truncated, t.failed = countEnd(d, c, t.truncated, t.failed)
 		}
 		if d.Log.CountedCPUNS > 0 {
@@ -68,10 +69,10 @@ func clockTotalsOf(ds []*experiment.Data) clockTotals {
 	}
 	for pid, ns := range byPid {
 		if counted[pid] {
-			t.sampled = AddSat(t.sampled, ns)
+			t.sampled = sat.Add(t.sampled, ns)
 		}
 	}
-	t.other = SubSat(SubSat(raw, t.exit), t.sampled)
+	t.other = sat.Sub(sat.Sub(raw, t.exit), t.sampled)
 	return t
 }
 

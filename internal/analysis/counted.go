@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"er/internal/sat"
 	"slices"
 
 	"er/internal/experiment"
@@ -40,7 +41,7 @@ func countedPeriods(d *experiment.Data) []int64 {
 	for i := range d.Clock {
 		s := &d.Clock[i]
 		if _, ok := counted[s.Tid]; ok && s.Pid == d.Log.Pid && !d.ProcessExit(s) {
-			sampled[s.Tid] = AddSat(sampled[s.Tid], s.Period)
+			sampled[s.Tid] = sat.Add(sampled[s.Tid], s.Period)
 			period[s.Tid] = max(period[s.Tid], s.Period)
 			anyPeriod = max(anyPeriod, s.Period)
 		}
@@ -89,12 +90,12 @@ func countedPeriods(d *experiment.Data) []int64 {
 			out[i] = s.Period
 			continue
 		}
-		a.raw = AddSat(a.raw, s.Period)
-		upto := FloatSat(float64(a.raw)*a.weight + 0.5)
+		a.raw = sat.Add(a.raw, s.Period)
+		upto := sat.Float(float64(a.raw)*a.weight + 0.5)
 		if a.raw == sampled[s.Tid] {
 			upto = counted[s.Tid] // the last sample closes the count exactly
 		}
-		out[i] = SubSat(upto, a.done)
+		out[i] = sat.Sub(upto, a.done)
 		a.done = upto
 	}
 	return out

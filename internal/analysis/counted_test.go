@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"er/internal/sat"
 	"math"
 	"testing"
 
@@ -67,7 +68,7 @@ func TestCountedPeriodsSaturate(t *testing.T) {
 		if v < 0 {
 			t.Fatalf("countedPeriods = %v: a negative period", got)
 		}
-		sum = AddSat(sum, v)
+		sum = sat.Add(sum, v)
 	}
 	if sum != math.MaxInt64 {
 		t.Errorf("countedPeriods = %v, adding up to %d, want %d", got, sum, int64(math.MaxInt64))

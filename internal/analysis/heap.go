@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"er/internal/keytable"
+	"er/internal/sat"
 	"fmt"
 	"math"
 	"sort"
@@ -40,9 +42,9 @@ func (s *SizeStats) Add(n, dur int64) {
 	}
 	s.Max = max(s.Max, n)
 	s.Count++
-	s.Bytes = AddSat(s.Bytes, n)
+	s.Bytes = sat.Add(s.Bytes, n)
 	s.Hist[SizeBucket(n)]++
-	s.Time = AddSat(s.Time, dur)
+	s.Time = sat.Add(s.Time, dur)
 	s.Longest = max(s.Longest, dur)
 }
 
@@ -55,12 +57,12 @@ func (s *SizeStats) Merge(o *SizeStats) {
 		s.Min = o.Min
 	}
 	s.Max = max(s.Max, o.Max)
-	s.Count = AddSat(s.Count, o.Count)
-	s.Bytes = AddSat(s.Bytes, o.Bytes)
+	s.Count = sat.Add(s.Count, o.Count)
+	s.Bytes = sat.Add(s.Bytes, o.Bytes)
 	for i := range s.Hist {
-		s.Hist[i] = AddSat(s.Hist[i], o.Hist[i])
+		s.Hist[i] = sat.Add(s.Hist[i], o.Hist[i])
 	}
-	s.Time = AddSat(s.Time, o.Time)
+	s.Time = sat.Add(s.Time, o.Time)
 	s.Longest = max(s.Longest, o.Longest)
 }
 
@@ -86,16 +88,16 @@ type HeapStats struct {
 
 // merge adds the statistics of another experiment.
 func (h *HeapStats) merge(o *HeapStats) {
-	h.Events = AddSat(h.Events, o.Events)
+	h.Events = sat.Add(h.Events, o.Events)
 	h.Allocs.Merge(&o.Allocs)
 	h.Leaks.Merge(&o.Leaks)
 	h.Peaks = append(h.Peaks, o.Peaks...)
 	if o.Peak.Bytes > h.Peak.Bytes || len(h.Peaks) == len(o.Peaks) {
 		h.Peak = o.Peak
 	}
-	h.DoubleFrees = AddSat(h.DoubleFrees, o.DoubleFrees)
-	h.UnknownFrees = AddSat(h.UnknownFrees, o.UnknownFrees)
-	h.FailedAllocs = AddSat(h.FailedAllocs, o.FailedAllocs)
+	h.DoubleFrees = sat.Add(h.DoubleFrees, o.DoubleFrees)
+	h.UnknownFrees = sat.Add(h.UnknownFrees, o.UnknownFrees)
+	h.FailedAllocs = sat.Add(h.FailedAllocs, o.FailedAllocs)
 }
 
 // isAlloc reports whether heap event e allocated a block: it returned one, and is not a free or munmap.
@@ -190,7 +192,7 @@ func replayHeap(d *experiment.Data, exp int, keep []bool) (leaked []bool, st *He
 				st.Leaks.Add(sizeSat(d.Heap[i].Size), 0)
 			}
 		}
-		p.r.live.each(leak)
+		p.r.live.Each(leak)
 		for a, i := range p.r.mmaps {
 			leak(a, i)
 		}
@@ -208,9 +210,9 @@ func replayHeap(d *experiment.Data, exp int, keep []bool) (leaked []bool, st *He
 // replayer is the heap of one process during a replay.
 type replayer struct {
 	d     *experiment.Data
-	live  keyTable         // allocated block (not mmap) -> its allocating event
+	live  keytable.Table   // allocated block (not mmap) -> its allocating event
 	mmaps map[uint64]int32 // mmap block -> its event
-	freed keyTable         // blocks freed and not allocated again (the values are 0)
+	freed keytable.Table   // blocks freed and not allocated again (the values are 0)
 	bytes int64            // bytes of the live blocks
 	st    *HeapStats
 }
@@ -244,24 +246,24 @@ func (r *replayer) event(i int32) {
 		old, reused = r.mmaps[e.Addr]
 		r.mmaps[e.Addr] = i
 	} else {
-		old, reused = r.live.get(e.Addr)
-		r.live.put(e.Addr, i)
+		old, reused = r.live.Get(e.Addr)
+		r.live.Put(e.Addr, i)
 	}
 	if reused { // a free we did not see: the block was reused
-		r.bytes = SubSat(r.bytes, sizeSat(r.d.Heap[old].Size))
+		r.bytes = sat.Sub(r.bytes, sizeSat(r.d.Heap[old].Size))
 	}
-	r.freed.del(e.Addr)
-	r.bytes = AddSat(r.bytes, sizeSat(e.Size))
+	r.freed.Del(e.Addr)
+	r.bytes = sat.Add(r.bytes, sizeSat(e.Size))
 }
 
 // free frees the block at addr, if it is allocated.
 func (r *replayer) free(addr uint64) {
-	if j, ok := r.live.del(addr); ok {
-		r.bytes = SubSat(r.bytes, sizeSat(r.d.Heap[j].Size))
-		r.freed.put(addr, 0)
+	if j, ok := r.live.Del(addr); ok {
+		r.bytes = sat.Sub(r.bytes, sizeSat(r.d.Heap[j].Size))
+		r.freed.Put(addr, 0)
 		return
 	}
-	if _, ok := r.freed.get(addr); ok {
+	if _, ok := r.freed.Get(addr); ok {
 		r.st.DoubleFrees++
 	} else {
 		r.st.UnknownFrees++
@@ -276,7 +278,7 @@ func (r *replayer) munmap(addr, size uint64) {
 	}
 	drop := func(a uint64, j int32) {
 		delete(r.mmaps, a)
-		r.bytes = SubSat(r.bytes, sizeSat(r.d.Heap[j].Size))
+		r.bytes = sat.Sub(r.bytes, sizeSat(r.d.Heap[j].Size))
 	}
 	const page = 4096
 	if addr%page == 0 && size/page < uint64(len(r.mmaps)) {

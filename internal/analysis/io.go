@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"er/internal/sat"
 	"fmt"
 	"sort"
 
@@ -44,14 +45,14 @@ type IOCalls struct {
 }
 
 func (c *IOCalls) merge(o *IOCalls) {
-	c.Reads = AddSat(c.Reads, o.Reads)
-	c.Writes = AddSat(c.Writes, o.Writes)
-	c.Other = AddSat(c.Other, o.Other)
-	c.Failed = AddSat(c.Failed, o.Failed)
+	c.Reads = sat.Add(c.Reads, o.Reads)
+	c.Writes = sat.Add(c.Writes, o.Writes)
+	c.Other = sat.Add(c.Other, o.Other)
+	c.Failed = sat.Add(c.Failed, o.Failed)
 }
 
 // Total is the number of calls.
-func (c *IOCalls) Total() int64 { return AddSat(AddSat(c.Reads, c.Writes), c.Other) }
+func (c *IOCalls) Total() int64 { return sat.Add(sat.Add(c.Reads, c.Writes), c.Other) }
 
 // IsStdio says whether op is a stdio call (fopen, fread, fwrite, fprintf, ...) rather than that of
 // a system-call wrapper (open, read, write, ...).
@@ -94,7 +95,7 @@ func (s *IOStats) add(e *experiment.IOEvent) {
 	case class == 0:
 	case e.Err != 0:
 		s.Error.Count++
-		s.Error.Time = AddSat(s.Error.Time, e.Dur)
+		s.Error.Time = sat.Add(s.Error.Time, e.Dur)
 		s.Error.Longest = max(s.Error.Longest, e.Dur)
 	case class == experiment.IORead:
 		s.Read.Add(e.Bytes, e.Dur)
@@ -102,7 +103,7 @@ func (s *IOStats) add(e *experiment.IOEvent) {
 		s.Write.Add(e.Bytes, e.Dur)
 	default:
 		s.Other.Count++
-		s.Other.Time = AddSat(s.Other.Time, e.Dur)
+		s.Other.Time = sat.Add(s.Other.Time, e.Dur)
 		s.Other.Longest = max(s.Other.Longest, e.Dur)
 	}
 }
@@ -117,8 +118,8 @@ func (s *IOStats) kernelCalls(d *experiment.Data) {
 		}
 		var r, w int64
 		if n, err := fmt.Sscanf(st.Value, "%d %d", &r, &w); n == 2 && err == nil && r >= 0 && w >= 0 {
-			s.Kernel.Reads = AddSat(s.Kernel.Reads, r)
-			s.Kernel.Writes = AddSat(s.Kernel.Writes, w)
+			s.Kernel.Reads = sat.Add(s.Kernel.Reads, r)
+			s.Kernel.Writes = sat.Add(s.Kernel.Writes, w)
 			s.KernelProcs++
 		}
 		return
@@ -251,6 +252,6 @@ func (g *ioGroups) add(f ioFile, v []int64) {
 		g.fds[f] = j
 		g.byFD = append(g.byFD, IOGroup{Name: f.name, FD: f.fd, Values: make([]int64, g.nm)})
 	}
-	AddSatTo(g.byFile[i].Values, v)
-	AddSatTo(g.byFD[j].Values, v)
+	sat.AddTo(g.byFile[i].Values, v)
+	sat.AddTo(g.byFD[j].Values, v)
 }

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"er/internal/sat"
 	"fmt"
 	"strconv"
 
@@ -255,7 +256,7 @@ var (
 			for _, d := range ds {
 				n += int64(len(d.Sync))
 				for i := range d.Sync {
-					wait = AddSat(wait, d.Sync[i].Wait)
+					wait = sat.Add(wait, d.Sync[i].Wait)
 				}
 			}
 			return []Stat{{Label: "Synchronization wait events", Values: []int64{n}},
@@ -290,7 +291,7 @@ var (
 						continue // IOInherited records
 					}
 					calls++
-					dur, bytes = AddSat(dur, e.Dur), AddSat(bytes, e.Bytes)
+					dur, bytes = sat.Add(dur, e.Dur), sat.Add(bytes, e.Bytes)
 					if e.Err != 0 {
 						errs++
 					}

@@ -2,6 +2,8 @@ package analysis
 
 import (
 	"encoding/binary"
+	"er/internal/keytable"
+	"er/internal/sat"
 	"errors"
 	"fmt"
 	"math"
@@ -229,7 +231,7 @@ func Analyze(exps []*experiment.Data, opt Options) (*Profile, error) {
 	}
 	p.finish()
 	p.seenRes = len(b.resWarn)
-	b.stacks, b.collided, b.frameBuf, b.keyBuf = keyTable{}, nil, nil, nil // the views resolve locations, not function stacks
+	b.stacks, b.collided, b.frameBuf, b.keyBuf = keytable.Table{}, nil, nil, nil // the views resolve locations, not function stacks
 	for _, es := range b.exps {
 		es.cache, es.dense = nil, nil
 	}
@@ -399,7 +401,7 @@ type builder struct {
 	funcs    map[funcKey]int32
 	inlined  map[inlKey]int32
 	objs     map[string]int32
-	stacks   keyTable                       // function stack by the hash of its functions (internStack)
+	stacks   keytable.Table                 // function stack by the hash of its functions (internStack)
 	collided map[string]int32               // function stacks whose hash an earlier stack has, by their bytes
 	loaded   map[string]*experiment.Archive // archives from LoadArchive, by path; nil on failure
 	files    map[fileKey]*fileState         // opened files; nil when none could be used
@@ -579,8 +581,8 @@ func (ea *eventAdder) add(ev event, stack uint32, always bool) bool {
 	}
 	rv := p.rawVals[int(r)*nm : int(r+1)*nm]
 	for m, v := range ea.vals {
-		rv[m] = AddSat(rv[m], v)
-		p.Total[m] = AddSat(p.Total[m], v)
+		rv[m] = sat.Add(rv[m], v)
+		p.Total[m] = sat.Add(p.Total[m], v)
 	}
 	p.Events++
 	if ea.keepEvents {
@@ -812,7 +814,7 @@ func (b *builder) expand(locs []location) []int32 {
 func (b *builder) internStack(fr []int32) int32 {
 	p := b.p
 	h := stackHash(fr)
-	if s, ok := b.stacks.get(h); ok {
+	if s, ok := b.stacks.Get(h); ok {
 		if slices.Equal(p.frames[p.stackStart[s]:p.stackStart[s+1]], fr) {
 			return s
 		}
@@ -832,7 +834,7 @@ func (b *builder) internStack(fr []int32) int32 {
 		return s
 	}
 	s := b.newStack(fr)
-	b.stacks.put(h, s)
+	b.stacks.Put(h, s)
 	return s
 }
 
@@ -1094,7 +1096,7 @@ func (p *Profile) finish() {
 }
 
 func addTo(dst []int64, i int, v []int64) {
-	AddSatTo(dst[i*len(v):(i+1)*len(v)], v)
+	sat.AddTo(dst[i*len(v):(i+1)*len(v)], v)
 }
 
 // NumStacks is the number of distinct function stacks.

@@ -671,7 +671,7 @@ func TestInternStackCollision(t *testing.T) {
 	p := newProfile(ClockMetrics)
 	b := &builder{p: p}
 	a := b.internStack([]int32{1, 2, 3})
-	b.stacks.put(stackHash([]int32{4, 5}), a) // as if [1 2 3] had the hash of [4 5]
+	b.stacks.Put(stackHash([]int32{4, 5}), a) // as if [1 2 3] had the hash of [4 5]
 	c := b.internStack([]int32{4, 5})
 	if c == a || b.internStack([]int32{4, 5}) != c || b.internStack([]int32{1, 2, 3}) != a || b.internStack([]int32{6}) == c {
 		t.Errorf("stacks %d and %d with one hash: found again as %d and %d", a, c, b.internStack([]int32{1, 2, 3}), b.internStack([]int32{4, 5}))

@@ -1,5 +1,7 @@
 package analysis
 
+import "er/internal/keytable"
+
 // Tree is the call tree: every distinct path from the root, merged by prefix. Node 0 is <Total>;
 // each other node is a function called from its parent node's path. A node's inclusive metric is
 // the sum over events whose stack passes through it (its attributed metric as a callee of its
@@ -24,16 +26,16 @@ func (p *Profile) buildTree() *Tree {
 	nm := p.nm
 	t := &Tree{nm: nm, fn: []int32{0}, parent: []int32{-1}, depth: []int32{0}, incl: make([]int64, nm), excl: make([]int64, nm)}
 	copy(t.incl, p.Total)
-	var child keyTable // (parent node, function) -> node; bit 63 keeps the key from being 0
+	var child keytable.Table // (parent node, function) -> node; bit 63 keeps the key from being 0
 	for s := 0; s < p.NumStacks(); s++ {
 		fr, v := p.stack(s)
 		node := int32(0)
 		for _, f := range fr {
 			k := 1<<63 | uint64(uint32(node))<<32 | uint64(uint32(f))
-			c, ok := child.get(k)
+			c, ok := child.Get(k)
 			if !ok {
 				c = int32(len(t.fn))
-				child.put(k, c)
+				child.Put(k, c)
 				t.fn = append(t.fn, f)
 				t.parent = append(t.parent, node)
 				t.depth = append(t.depth, t.depth[node]+1)

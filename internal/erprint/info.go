@@ -1,6 +1,7 @@
 package erprint
 
 import (
+	"er/internal/sat"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -322,12 +323,12 @@ func statsOf(d *experiment.Data) stats {
 	}
 	for pid, o := range last {
 		f := first[pid]
-		st.procUser = analysis.AddSat(st.procUser, analysis.SubSat(o.UserNS, f.UserNS))
-		st.procSys = analysis.AddSat(st.procSys, analysis.SubSat(o.SystemNS, f.SystemNS))
-		st.minflt = analysis.AddSat(st.minflt, analysis.SubSat(o.MinFlt, f.MinFlt))
-		st.majflt = analysis.AddSat(st.majflt, analysis.SubSat(o.MajFlt, f.MajFlt))
-		st.volcs = analysis.AddSat(st.volcs, analysis.SubSat(o.VolCtxSw, f.VolCtxSw))
-		st.involcs = analysis.AddSat(st.involcs, analysis.SubSat(o.InvolCtxSw, f.InvolCtxSw))
+		st.procUser = sat.Add(st.procUser, sat.Sub(o.UserNS, f.UserNS))
+		st.procSys = sat.Add(st.procSys, sat.Sub(o.SystemNS, f.SystemNS))
+		st.minflt = sat.Add(st.minflt, sat.Sub(o.MinFlt, f.MinFlt))
+		st.majflt = sat.Add(st.majflt, sat.Sub(o.MajFlt, f.MajFlt))
+		st.volcs = sat.Add(st.volcs, sat.Sub(o.VolCtxSw, f.VolCtxSw))
+		st.involcs = sat.Add(st.involcs, sat.Sub(o.InvolCtxSw, f.InvolCtxSw))
 	}
 	st.threads, st.processes = len(threads), len(procs)
 	st.threadSet, st.procSet = threads, procs
@@ -350,12 +351,12 @@ func (a *stats) add(b stats) {
 	a.lost += b.lost
 	a.warnings += b.warnings
 	a.errors += b.errors
-	a.procUser = analysis.AddSat(a.procUser, b.procUser)
-	a.procSys = analysis.AddSat(a.procSys, b.procSys)
-	a.minflt = analysis.AddSat(a.minflt, b.minflt)
-	a.majflt = analysis.AddSat(a.majflt, b.majflt)
-	a.volcs = analysis.AddSat(a.volcs, b.volcs)
-	a.involcs = analysis.AddSat(a.involcs, b.involcs)
+	a.procUser = sat.Add(a.procUser, b.procUser)
+	a.procSys = sat.Add(a.procSys, b.procSys)
+	a.minflt = sat.Add(a.minflt, b.minflt)
+	a.majflt = sat.Add(a.majflt, b.majflt)
+	a.volcs = sat.Add(a.volcs, b.volcs)
+	a.involcs = sat.Add(a.involcs, b.involcs)
 	a.maxRSS = max(a.maxRSS, b.maxRSS)
 }
 
@@ -573,8 +574,8 @@ func (s *session) threadList(_ []string) error {
 		per := make([]tally, len(threads)+1)
 		s.eachEvent(i, func(ev *analysis.EventInfo, cpu int64) {
 			per[ev.Thread].events++
-			per[ev.Thread].cpu = analysis.AddSat(per[ev.Thread].cpu, cpu)
-			total = analysis.AddSat(total, cpu)
+			per[ev.Thread].cpu = sat.Add(per[ev.Thread].cpu, cpu)
+			total = sat.Add(total, cpu)
 		})
 		exp := int64(i + 1)
 		for _, th := range threads {

@@ -1,6 +1,7 @@
 package erprint
 
 import (
+	"er/internal/sat"
 	"fmt"
 	"math"
 	"sort"
@@ -975,15 +976,15 @@ func (s *session) samplesUsage(i int) []sampleUsage {
 		}
 		if k, ok := closes[o.Sample]; ok {
 			u := &out[k]
-			u.user = analysis.AddSat(u.user, analysis.SubSat(o.UserNS, prev.UserNS))
-			u.system = analysis.AddSat(u.system, analysis.SubSat(o.SystemNS, prev.SystemNS))
-			u.minflt = analysis.AddSat(u.minflt, analysis.SubSat(o.MinFlt, prev.MinFlt))
-			u.majflt = analysis.AddSat(u.majflt, analysis.SubSat(o.MajFlt, prev.MajFlt))
-			u.volcs = analysis.AddSat(u.volcs, analysis.SubSat(o.VolCtxSw, prev.VolCtxSw))
-			u.involcs = analysis.AddSat(u.involcs, analysis.SubSat(o.InvolCtxSw, prev.InvolCtxSw))
+			u.user = sat.Add(u.user, sat.Sub(o.UserNS, prev.UserNS))
+			u.system = sat.Add(u.system, sat.Sub(o.SystemNS, prev.SystemNS))
+			u.minflt = sat.Add(u.minflt, sat.Sub(o.MinFlt, prev.MinFlt))
+			u.majflt = sat.Add(u.majflt, sat.Sub(o.MajFlt, prev.MajFlt))
+			u.volcs = sat.Add(u.volcs, sat.Sub(o.VolCtxSw, prev.VolCtxSw))
+			u.involcs = sat.Add(u.involcs, sat.Sub(o.InvolCtxSw, prev.InvolCtxSw))
 			if samples[k].EndPoint == int(o.Sample) {
-				u.rss = analysis.AddSat(u.rss, o.RSSBytes)
-				u.threads = analysis.AddSat(u.threads, int64(o.NumThreads))
+				u.rss = sat.Add(u.rss, o.RSSBytes)
+				u.threads = sat.Add(u.threads, int64(o.NumThreads))
 				u.processes++
 			}
 		}
@@ -1023,12 +1024,12 @@ func (s *session) sampleDetail(args []string) error {
 			}
 			sum.endAt, sum.endLabel = u.endAt, u.endLabel
 			sum.known = sum.known || u.known
-			sum.user = analysis.AddSat(sum.user, u.user)
-			sum.system = analysis.AddSat(sum.system, u.system)
-			sum.minflt = analysis.AddSat(sum.minflt, u.minflt)
-			sum.majflt = analysis.AddSat(sum.majflt, u.majflt)
-			sum.volcs = analysis.AddSat(sum.volcs, u.volcs)
-			sum.involcs = analysis.AddSat(sum.involcs, u.involcs)
+			sum.user = sat.Add(sum.user, u.user)
+			sum.system = sat.Add(sum.system, u.system)
+			sum.minflt = sat.Add(sum.minflt, u.minflt)
+			sum.majflt = sat.Add(sum.majflt, u.majflt)
+			sum.volcs = sat.Add(sum.volcs, u.volcs)
+			sum.involcs = sat.Add(sum.involcs, u.involcs)
 			sum.rss, sum.threads, sum.processes = u.rss, u.threads, u.processes
 		}
 		if len(picked) == 0 {

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"er/internal/sat"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -127,7 +128,7 @@ func (s *Server) procTree() *procTree {
 		e := &s.base.EventList[i]
 		events[e.Exp]++
 		if analysis.Kinds[e.Kind].CPUTime != nil {
-			cpu[e.Exp] = analysis.AddSat(cpu[e.Exp], e.Dur)
+			cpu[e.Exp] = sat.Add(cpu[e.Exp], e.Dur)
 		}
 	}
 	byKey := map[procKey]*process{}
@@ -151,10 +152,10 @@ func (s *Server) procTree() *procTree {
 			p.Start = st
 		}
 		user, system := processTimes(d)
-		p.CPU = analysis.AddSat(p.CPU, cpu[i])
-		p.User = analysis.AddSat(p.User, user)
-		p.System = analysis.AddSat(p.System, system)
-		p.Events = analysis.AddSat(p.Events, events[i])
+		p.CPU = sat.Add(p.CPU, cpu[i])
+		p.User = sat.Add(p.User, user)
+		p.System = sat.Add(p.System, system)
+		p.Events = sat.Add(p.Events, events[i])
 	}
 	// Parents: the process whose image forked it, or the nearest loaded ancestor.
 	kids := map[*process][]*process{}
@@ -184,9 +185,9 @@ func (s *Server) procTree() *procTree {
 		p.CPUIncl, p.UserIncl, p.SystemIncl = p.CPU, p.User, p.System
 		for _, c := range kids[p] {
 			walk(c, p.ID, depth+1)
-			p.CPUIncl = analysis.AddSat(p.CPUIncl, c.CPUIncl)
-			p.UserIncl = analysis.AddSat(p.UserIncl, c.UserIncl)
-			p.SystemIncl = analysis.AddSat(p.SystemIncl, c.SystemIncl)
+			p.CPUIncl = sat.Add(p.CPUIncl, c.CPUIncl)
+			p.UserIncl = sat.Add(p.UserIncl, c.UserIncl)
+			p.SystemIncl = sat.Add(p.SystemIncl, c.SystemIncl)
 			p.Descendants += 1 + c.Descendants
 		}
 	}
@@ -237,8 +238,8 @@ func processTimes(d *experiment.Data) (user, system int64) {
 	}
 	for pid, o := range last {
 		f := first[pid]
-		user = analysis.AddSat(user, analysis.SubSat(o.UserNS, f.UserNS))
-		system = analysis.AddSat(system, analysis.SubSat(o.SystemNS, f.SystemNS))
+		user = sat.Add(user, sat.Sub(o.UserNS, f.UserNS))
+		system = sat.Add(system, sat.Sub(o.SystemNS, f.SystemNS))
 	}
 	return user, system
 }

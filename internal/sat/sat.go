@@ -1,4 +1,6 @@
-package analysis
+// Package sat holds saturating int64 arithmetic: sums of recorded values that stop at the largest
+// (or smallest) int64 instead of wrapping.
+package sat
 
 import "math"
 
@@ -6,8 +8,8 @@ import "math"
 // or damaged input can make them add up past the largest int64; the sums saturate there (and at
 // the smallest, for negative values) instead of wrapping to a meaningless value of the other sign.
 
-// AddSat returns a+b, or math.MaxInt64 or math.MinInt64 when that overflows.
-func AddSat(a, b int64) int64 {
+// Add returns a+b, or math.MaxInt64 or math.MinInt64 when that overflows.
+func Add(a, b int64) int64 {
 	s := a + b
 	if (s > a) != (b > 0) { // overflowed: the sum moved the other way than b
 		if b > 0 {
@@ -18,8 +20,8 @@ func AddSat(a, b int64) int64 {
 	return s
 }
 
-// SubSat returns a-b, or math.MaxInt64 or math.MinInt64 when that overflows.
-func SubSat(a, b int64) int64 {
+// Sub returns a-b, or math.MaxInt64 or math.MinInt64 when that overflows.
+func Sub(a, b int64) int64 {
 	d := a - b
 	if (d < a) != (b > 0) {
 		if b > 0 {
@@ -30,8 +32,8 @@ func SubSat(a, b int64) int64 {
 	return d
 }
 
-// MulSat returns a*b, or math.MaxInt64 or math.MinInt64 when that overflows.
-func MulSat(a, b int64) int64 {
+// Mul returns a*b, or math.MaxInt64 or math.MinInt64 when that overflows.
+func Mul(a, b int64) int64 {
 	if a == 0 || b == 0 {
 		return 0
 	}
@@ -45,9 +47,9 @@ func MulSat(a, b int64) int64 {
 	return p
 }
 
-// FloatSat converts f to int64, saturating where it is out of range (Go leaves that conversion
+// Float converts f to int64, saturating where it is out of range (Go leaves that conversion
 // to the machine: on amd64 it gives math.MinInt64); NaN gives 0.
-func FloatSat(f float64) int64 {
+func Float(f float64) int64 {
 	switch {
 	case f != f:
 		return 0
@@ -59,9 +61,9 @@ func FloatSat(f float64) int64 {
 	return int64(f)
 }
 
-// AddSatTo adds v to dst, element by element, saturating.
-func AddSatTo(dst, v []int64) {
+// AddTo adds v to dst, element by element, saturating.
+func AddTo(dst, v []int64) {
 	for m, x := range v {
-		dst[m] = AddSat(dst[m], x)
+		dst[m] = Add(dst[m], x)
 	}
 }

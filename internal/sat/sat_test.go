@@ -1,4 +1,4 @@
-package analysis
+package sat
 
 import (
 	"math"
@@ -21,27 +21,27 @@ func TestSaturatingArithmetic(t *testing.T) {
 		{1 << 32, -(1 << 32), 0, 1 << 33, mn},
 		{-3, 4, 1, -7, -12},
 	} {
-		if got := AddSat(c.a, c.b); got != c.sum {
-			t.Errorf("AddSat(%d, %d) = %d, want %d", c.a, c.b, got, c.sum)
+		if got := Add(c.a, c.b); got != c.sum {
+			t.Errorf("Add(%d, %d) = %d, want %d", c.a, c.b, got, c.sum)
 		}
-		if got := SubSat(c.a, c.b); got != c.diff {
-			t.Errorf("SubSat(%d, %d) = %d, want %d", c.a, c.b, got, c.diff)
+		if got := Sub(c.a, c.b); got != c.diff {
+			t.Errorf("Sub(%d, %d) = %d, want %d", c.a, c.b, got, c.diff)
 		}
-		if got := MulSat(c.a, c.b); got != c.prod {
-			t.Errorf("MulSat(%d, %d) = %d, want %d", c.a, c.b, got, c.prod)
+		if got := Mul(c.a, c.b); got != c.prod {
+			t.Errorf("Mul(%d, %d) = %d, want %d", c.a, c.b, got, c.prod)
 		}
-		if got := MulSat(c.b, c.a); got != c.prod {
-			t.Errorf("MulSat(%d, %d) = %d, want %d", c.b, c.a, got, c.prod)
+		if got := Mul(c.b, c.a); got != c.prod {
+			t.Errorf("Mul(%d, %d) = %d, want %d", c.b, c.a, got, c.prod)
 		}
 	}
 	for f, want := range map[float64]int64{1e300: mx, -1e300: mn, math.NaN(): 0, 9.5: 9, -9.5: -9, math.Inf(1): mx, 1 << 63: mx, -(1 << 63): mn} {
-		if got := FloatSat(f); got != want {
-			t.Errorf("FloatSat(%g) = %d, want %d", f, got, want)
+		if got := Float(f); got != want {
+			t.Errorf("Float(%g) = %d, want %d", f, got, want)
 		}
 	}
 	v := []int64{mx - 1, 5, mn + 1}
-	AddSatTo(v, []int64{2, 5, -2})
+	AddTo(v, []int64{2, 5, -2})
 	if v[0] != mx || v[1] != 10 || v[2] != mn {
-		t.Errorf("AddSatTo = %v", v)
+		t.Errorf("AddTo = %v", v)
 	}
 }

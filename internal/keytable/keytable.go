@@ -1,23 +1,24 @@
-package analysis
+// Package keytable maps uint64 keys to int32 values in an open-addressing hash table.
+package keytable
 
-// keyTable maps keys other than 0 to int32 values (heap blocks to their events, call tree edges to
+// Table maps keys other than 0 to int32 values (heap blocks to their events, call tree edges to
 // nodes). It is an open-addressing hash table with linear probing: replaying millions of heap
 // allocations and frees spent most of its time in Go maps' inserts and deletes.
-type keyTable struct {
+type Table struct {
 	keys  []uint64 // 0: empty
 	vals  []int32
 	n     int
 	shift uint // 64 - log2(len(keys))
 }
 
-const minKeyTable = 64
+const minSize = 64
 
-func (t *keyTable) slot(k uint64) int {
+func (t *Table) slot(k uint64) int {
 	return int((k * 0x9e3779b97f4a7c15) >> t.shift)
 }
 
-// get returns the value of key k.
-func (t *keyTable) get(k uint64) (int32, bool) {
+// Get returns the value of key k.
+func (t *Table) Get(k uint64) (int32, bool) {
 	if t.n == 0 {
 		return 0, false
 	}
@@ -32,8 +33,8 @@ func (t *keyTable) get(k uint64) (int32, bool) {
 	}
 }
 
-// put sets the value of key k (not 0).
-func (t *keyTable) put(k uint64, v int32) {
+// Put sets the value of key k (not 0).
+func (t *Table) Put(k uint64, v int32) {
 	if 4*(t.n+1) > 3*len(t.keys) {
 		t.grow()
 	}
@@ -51,8 +52,8 @@ func (t *keyTable) put(k uint64, v int32) {
 	}
 }
 
-// del removes key k and returns its value.
-func (t *keyTable) del(k uint64) (int32, bool) {
+// Del removes key k and returns its value.
+func (t *Table) Del(k uint64) (int32, bool) {
 	if t.n == 0 {
 		return 0, false
 	}
@@ -76,9 +77,9 @@ func (t *keyTable) del(k uint64) (int32, bool) {
 	return v, true
 }
 
-func (t *keyTable) grow() {
+func (t *Table) grow() {
 	old, oldVals := t.keys, t.vals
-	size := max(2*len(old), minKeyTable)
+	size := max(2*len(old), minSize)
 	t.keys, t.vals, t.n = make([]uint64, size), make([]int32, size), 0
 	t.shift = 64
 	for s := size; s > 1; s >>= 1 {
@@ -86,16 +87,19 @@ func (t *keyTable) grow() {
 	}
 	for i, k := range old {
 		if k != 0 {
-			t.put(k, oldVals[i])
+			t.Put(k, oldVals[i])
 		}
 	}
 }
 
-// each calls fn with every key and value, in no particular order; fn must not change the table.
-func (t *keyTable) each(fn func(k uint64, v int32)) {
+// Each calls fn with every key and value, in no particular order; fn must not change the table.
+func (t *Table) Each(fn func(k uint64, v int32)) {
 	for i, k := range t.keys {
 		if k != 0 {
 			fn(k, t.vals[i])
 		}
 	}
 }
+
+// Len returns the number of keys in the table.
+func (t *Table) Len() int { return t.n }
