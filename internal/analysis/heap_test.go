@@ -143,7 +143,7 @@ func TestMunmap(t *testing.T) {
 	fk.heap(3, experiment.HeapMmap, 0x20000, 0x1000, 0, "main", "mmap")
 	fk.heap(4, experiment.HeapMalloc, 0x11000, 16, 0, "main", "malloc") // not an mmap block: munmap leaves it
 	fk.heap(5, experiment.HeapMunmap, 0, 0x3000, 0x10000, "main", "munmap")
-	fk.heap(6, experiment.HeapMmap, mapFailed, 0x1000, 0, "main", "mmap") // MAP_FAILED
+	fk.heap(6, experiment.HeapMmap, ^uint64(0), 0x1000, 0, "main", "mmap") // MAP_FAILED
 	p := analyze(t, fk.d)
 	if got := totals(t, p); got != [4]int64{4, 0x4010, 2, 0x1010} {
 		t.Errorf("totals %v", got)
@@ -252,28 +252,6 @@ func TestHeapIdentities(t *testing.T) {
 	// The call tree's root holds the totals.
 	if tr := p.CallTree(); tr.Inclusive(0)[m] != 3100 {
 		t.Errorf("tree root %v", tr.Inclusive(0))
-	}
-}
-
-func TestSizeBuckets(t *testing.T) {
-	for _, c := range []struct {
-		n    int64
-		want int
-	}{{0, 0}, {1023, 0}, {1024, 1}, {8191, 1}, {8192, 2}, {1000 << 10, 7}, {200000000, 9}, {10 << 40, 14}, {1 << 62, 14}} {
-		if got := SizeBucket(c.n); got != c.want {
-			t.Errorf("SizeBucket(%d) = %d (%s), want %d", c.n, got, SizeBucketLabels[got], c.want)
-		}
-	}
-	if len(SizeBucketLabels) != len(SizeBuckets)+1 || len(SizeStats{}.Hist) != len(SizeBucketLabels) {
-		t.Error("bucket tables differ in length")
-	}
-	var a, b SizeStats
-	a.Add(10, 5)
-	b.Add(3, 1)
-	b.Add(5000, 9)
-	a.Merge(&b)
-	if a.Count != 3 || a.Bytes != 5013 || a.Min != 3 || a.Max != 5000 || a.Hist[0] != 2 || a.Hist[1] != 1 || a.Time != 15 || a.Longest != 9 {
-		t.Errorf("%+v", a)
 	}
 }
 

@@ -223,7 +223,7 @@ var (
 			hs := &HeapStats{}
 			for _, d := range ds {
 				_, st := ReplayHeap(d, 0)
-				hs.merge(st)
+				hs.Merge(st)
 			}
 			return []Stat{{Label: "Heap tracing events", Values: []int64{hs.Events}},
 				{Label: "Allocations", Values: []int64{hs.Allocs.Count, hs.Allocs.Bytes}, Format: countBytes},
@@ -231,7 +231,7 @@ var (
 		},
 		Prepare: func(r *KindRun) KindEvents {
 			leaked, st := replayHeap(r.D, r.Exp, r.Keep)
-			r.P.Heap.merge(st)
+			r.P.Heap.Merge(st)
 			if w := heapWarning(r.D.Dir, st); w != "" {
 				r.P.Warnings = append(r.P.Warnings, w)
 			}

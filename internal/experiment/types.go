@@ -1,6 +1,8 @@
 // Package experiment holds the on-disk experiment format: its types, writer and reader.
 package experiment
 
+import "er/internal/heapreplay"
+
 // FormatVersion is the version of the experiment format written by this package.
 // Readers accept the same major version.
 const FormatVersion = "1.0"
@@ -247,6 +249,22 @@ type HeapEvent struct {
 	Addr  uint64 // block returned; 0 for free and failures
 	Size  uint64 // bytes requested (for munmap: the length unmapped)
 	Old   uint64 // block freed (free's and realloc's argument; munmap's address)
+}
+
+// Replay returns what e does to the heap, as a replay of the heap sees it.
+func (e *HeapEvent) Replay() heapreplay.Event {
+	op := heapreplay.Alloc
+	switch e.Op {
+	case HeapFree:
+		op = heapreplay.Free
+	case HeapRealloc, HeapReallocarray:
+		op = heapreplay.Realloc
+	case HeapMmap:
+		op = heapreplay.Mmap
+	case HeapMunmap:
+		op = heapreplay.Munmap
+	}
+	return heapreplay.Event{Op: op, Addr: e.Addr, Size: e.Size, Old: e.Old}
 }
 
 // SyncOp is the synchronization function a sync-tracing event records.
