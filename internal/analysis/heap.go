@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"er/internal/experiment"
@@ -101,6 +102,23 @@ func replayHeap(d *experiment.Data, exp int, keep []bool) (leaked []bool, st *He
 		}
 	}
 	return leaked, st
+}
+
+// heapStats returns the statistics of the heap events of d, with exp as the experiment index of its
+// peaks: replayed, or those of its summary.
+func heapStats(d *experiment.Data, exp int) *HeapStats {
+	hs := d.HeapSummary
+	if hs == nil {
+		_, st := ReplayHeap(d, exp)
+		return st
+	}
+	st := hs.Stats
+	st.Peaks = slices.Clone(st.Peaks)
+	for i := range st.Peaks {
+		st.Peaks[i].Exp = exp
+	}
+	st.Peak.Exp = exp
+	return &st
 }
 
 // heapWarning describes the frees that a replay ignored, or "" when none.

@@ -40,8 +40,10 @@ type Kind struct {
 	DefaultRank int
 
 	// Len is the number of its events in d; Info fills ev's Pid, Tid, Time, Dur and CPU (-1: none)
-	// with what event i records; Stack is the event's stack id.
+	// with what event i records; Stack is the event's stack id. Count, when set, is the number of
+	// calls or samples d holds, where an event of Len sums several (nil: Len).
 	Len   func(d *experiment.Data) int
+	Count func(d *experiment.Data) int64
 	Info  func(d *experiment.Data, i int, ev *EventInfo)
 	Stack func(d *experiment.Data, i int) uint32
 	// Recorded says whether d's settings say the kind was recorded (nil: its Setting is on).
@@ -69,6 +71,14 @@ type Stat struct {
 	Format func(v []int64) string // nil: the first value, as an integer
 }
 
+// Events returns the number of the kind's calls or samples in d (Count, else Len).
+func (k *Kind) Events(d *experiment.Data) int64 {
+	if k.Count != nil {
+		return k.Count(d)
+	}
+	return int64(k.Len(d))
+}
+
 // KindStats returns kind k's statistics lines of the experiments ds together.
 func (k *Kind) KindStats(ds []*experiment.Data) []Stat {
 	if k.Stats != nil {
@@ -76,7 +86,7 @@ func (k *Kind) KindStats(ds []*experiment.Data) []Stat {
 	}
 	var n int64
 	for _, d := range ds {
-		n += int64(k.Len(d))
+		n += k.Events(d)
 	}
 	return []Stat{{Label: k.Title + " events", Values: []int64{n}}}
 }
@@ -212,30 +222,65 @@ var (
 	heapKind = &Kind{Name: "heap-tracing", Title: "Heap tracing", Noun: "heap", Record: "-H on", View: "heap",
 		Setting: experiment.SettingHeapTracing, Metrics: HeapMetrics,
 		Default: []string{"i+heapleakbytes", "i+heapleakcnt", "i+heapallocbytes", "i+heapalloccnt"}, DefaultRank: 0,
-		Len: func(d *experiment.Data) int { return len(d.Heap) },
+		// An experiment read with its heap trace replayed (experiment.Options.HeapSummary) has sites
+		// in place of events: each stands for its thread's events with one stack, summed.
+		Len: func(d *experiment.Data) int {
+			if hs := d.HeapSummary; hs != nil {
+				return len(hs.Sites)
+			}
+			return len(d.Heap)
+		},
+		Count: func(d *experiment.Data) int64 {
+			if hs := d.HeapSummary; hs != nil {
+				return hs.Stats.Events
+			}
+			return int64(len(d.Heap))
+		},
 		Info: func(d *experiment.Data, i int, ev *EventInfo) {
+			if hs := d.HeapSummary; hs != nil {
+				s := &hs.Sites[i]
+				ev.Pid, ev.Tid, ev.Time = s.Pid, s.Tid, s.Time
+				return
+			}
 			e := &d.Heap[i]
 			ev.Pid, ev.Tid, ev.Time = e.Pid, e.Tid, e.Time
 		},
-		Stack: func(d *experiment.Data, i int) uint32 { return d.Heap[i].Stack },
-		Init:  func(p *Profile) { p.Heap = &HeapStats{} },
+		Stack: func(d *experiment.Data, i int) uint32 {
+			if hs := d.HeapSummary; hs != nil {
+				return hs.Sites[i].Stack
+			}
+			return d.Heap[i].Stack
+		},
+		Init: func(p *Profile) { p.Heap = &HeapStats{} },
 		Stats: func(ds []*experiment.Data) []Stat {
 			hs := &HeapStats{}
 			for _, d := range ds {
-				_, st := ReplayHeap(d, 0)
-				hs.Merge(st)
+				hs.Merge(heapStats(d, 0))
 			}
 			return []Stat{{Label: "Heap tracing events", Values: []int64{hs.Events}},
 				{Label: "Allocations", Values: []int64{hs.Allocs.Count, hs.Allocs.Bytes}, Format: countBytes},
 				{Label: "Leaks", Values: []int64{hs.Leaks.Count, hs.Leaks.Bytes}, Format: countBytes}}
 		},
 		Prepare: func(r *KindRun) KindEvents {
-			leaked, st := replayHeap(r.D, r.Exp, r.Keep)
+			d := r.D
+			if hs := d.HeapSummary; hs != nil {
+				// The sites are of all events: a filter selects whole sites.
+				st := heapStats(d, r.Exp)
+				r.P.Heap.Merge(st)
+				if w := heapWarning(d.Dir, st); w != "" {
+					r.P.Warnings = append(r.P.Warnings, w)
+				}
+				return KindEvents{Values: func(i int, out []int64) int64 {
+					s := &hs.Sites[i]
+					out[0], out[1], out[2], out[3] = s.Bytes, s.Allocs, s.Leaked, s.Leaks
+					return 0
+				}}
+			}
+			leaked, st := replayHeap(d, r.Exp, r.Keep)
 			r.P.Heap.Merge(st)
-			if w := heapWarning(r.D.Dir, st); w != "" {
+			if w := heapWarning(d.Dir, st); w != "" {
 				r.P.Warnings = append(r.P.Warnings, w)
 			}
-			d := r.D
 			return KindEvents{Values: func(i int, out []int64) int64 {
 				heapValues(&d.Heap[i], leaked[i], out)
 				return 0

@@ -189,6 +189,28 @@ func init() {
 	commands = append(commands, experimentCommands(g)...)
 }
 
+// summed are the views that show the same from experiments whose heap traces were replayed as they
+// were read (experiment.Options.HeapSummary) as from their events: they need the totals of all
+// events, and no event lists or filters.
+var summed = map[string]bool{"functions": true, "fsummary": true, "fsingle": true, "callers-callees": true,
+	"csingle": true, "calltree": true, "lines": true, "lsummary": true, "pcs": true, "psummary": true,
+	"source": true, "disasm": true, "objects": true, "object_list": true, "lobjects": true, "leaks": true,
+	"allocs": true, "heap": true, "heapstat": true, "metric_list": true, "cmetric_list": true,
+	"experiment_list": true, "header": true, "statistics": true}
+
+// summable says whether the command-line steps can run on experiments read with their heap traces
+// summed: each is a command, a view of summed or a setting that needs no data, and none sets a
+// filter or runs a script (whose commands are not known yet).
+func summable(steps []step) bool {
+	for _, st := range steps {
+		c := st.cmd
+		if c == nil || c.name == "filters" || c.name == "script" || c.data && !summed[c.name] {
+			return false
+		}
+	}
+	return len(steps) > 0
+}
+
 // lookup finds a command by name, alias, or unambiguous prefix.
 func lookup(name string) (*command, error) {
 	var matches []*command

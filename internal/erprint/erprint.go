@@ -44,13 +44,16 @@ var errQuit = errors.New("quit")
 // env is what Main takes from the outside world; tests replace it.
 type env struct {
 	open        func(dir string) (*experiment.Data, error)
+	openSummed  func(dir string) (*experiment.Data, error) // open with heap traces summed (summable); nil: open
 	loadArchive func(exps []*experiment.Data) func(path string) (*experiment.Archive, error)
 	openFile    func(path string, a *experiment.Archive) (*analysis.ObjectFile, error) // nil: no debug information or code
 	loc         *time.Location
 }
 
 func defaultEnv() env {
-	return env{open: experiment.Open, loadArchive: buildArchive, openFile: analysis.OpenObjectFile, loc: time.Local}
+	return env{open: experiment.Open, openSummed: func(dir string) (*experiment.Data, error) {
+		return experiment.OpenWith(dir, experiment.Options{HeapSummary: true})
+	}, loadArchive: buildArchive, openFile: analysis.OpenObjectFile, loc: time.Local}
 }
 
 // buildArchive returns a loader that describes a load object missing from the experiments' archives
@@ -120,6 +123,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, e env) int {
 		return exitUsage
 	}
 	if len(dirs) > 0 {
+		// Views of totals alone read heap traces summed: memory for the live blocks, not the calls.
+		if summable(steps) && e.openSummed != nil {
+			s.env.open = e.openSummed
+		}
 		// The en_desc settings given before the first command that uses the experiments choose what
 		// is loaded: -en_desc off reads the founders alone, not every subexperiment first.
 		s.preDesc(steps)

@@ -273,20 +273,21 @@ func demo2() *experiment.Data {
 
 // testEnv opens the synthetic experiments by name; "broken.er" fails to read.
 func testEnv() env {
+	open := func(dir string) (*experiment.Data, error) {
+		switch dir {
+		case "demo.1.er":
+			return demo1(), nil
+		case "demo.2.er":
+			return demo2(), nil
+		case "heap.1.er":
+			return heapExp(), nil
+		case "io.1.er":
+			return ioExp(), nil
+		}
+		return nil, fmt.Errorf("open %s/log.xml: no such file or directory", dir)
+	}
 	return env{
-		open: func(dir string) (*experiment.Data, error) {
-			switch dir {
-			case "demo.1.er":
-				return demo1(), nil
-			case "demo.2.er":
-				return demo2(), nil
-			case "heap.1.er":
-				return heapExp(), nil
-			case "io.1.er":
-				return ioExp(), nil
-			}
-			return nil, fmt.Errorf("open %s/log.xml: no such file or directory", dir)
-		},
+		open: open,
 		loadArchive: func([]*experiment.Data) func(string) (*experiment.Archive, error) {
 			return func(path string) (*experiment.Archive, error) {
 				return nil, errors.New("open " + path + ": no such file or directory")
@@ -297,9 +298,25 @@ func testEnv() env {
 }
 
 // runCase runs er print with args and stdin, and returns a transcript of exit code and output.
-func runCase(args []string, stdin string) (string, int) {
+func runCase(args []string, stdin string) (string, int) { return runCaseEnv(args, stdin, testEnv()) }
+
+// summedEnv is e where the commands allow (summable): then the heap events are summed, as the reader
+// sums them (experiment.Options.HeapSummary).
+func summedEnv(e env) env {
+	e.openSummed = func(dir string) (*experiment.Data, error) {
+		d, err := e.open(dir)
+		if err == nil {
+			d.SummarizeHeap()
+		}
+		return d, err
+	}
+	return e
+}
+
+// runCaseEnv is runCase in environment e.
+func runCaseEnv(args []string, stdin string, e env) (string, int) {
 	var out, errb bytes.Buffer
-	code := run(args, strings.NewReader(stdin), &out, &errb, testEnv())
+	code := run(args, strings.NewReader(stdin), &out, &errb, e)
 	var b strings.Builder
 	fmt.Fprintf(&b, "$ er print %s\n", strings.Join(args, " "))
 	if stdin != "" {

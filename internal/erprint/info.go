@@ -235,7 +235,7 @@ func (s *session) headerOf(i int) {
 func tracingSummary(d *experiment.Data) string {
 	var parts []string
 	for _, k := range analysis.Kinds {
-		if n := k.Len(d); n > 0 && !k.Sampled {
+		if n := k.Events(d); n > 0 && !k.Sampled {
 			parts = append(parts, fmt.Sprintf("%d %s events", n, k.Noun))
 		}
 	}

@@ -144,9 +144,39 @@ func TestGoldenTracing(t *testing.T) {
 		{"tracing_absent_heap", []string{"-iostat", "-metrics", "i.sync", heap}},
 		{"tracing_two_experiments", []string{"-functions", "-heapstat", "-iostat", "-experiment_list", heap, io}},
 	}
+	// With the heap events read, and summed where the commands allow (summable): the same.
+	summed := summedEnv(testEnv())
 	for _, c := range cases {
 		got, _ := runCase(c.args, "")
 		checkGolden(t, c.name, got)
+		if sum, _ := runCaseEnv(c.args, "", summed); sum != got {
+			t.Errorf("%s: with the heap events summed:\n%s\nread:\n%s", c.name, sum, got)
+		}
+	}
+}
+
+// The command lines that views of totals alone make read heap traces summed.
+func TestSummable(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"-leaks", "-allocs", "-heapstat", "-functions", "-calltree", "-statistics"}, true},
+		{[]string{"-metrics", "i.heapleakbytes", "-sort", "i.heapleakbytes", "-limit", "5", "-printmode", "csv", "-functions"}, true},
+		{[]string{"-filters", "THRID==1", "-leaks"}, false},
+		{[]string{"-leaks", "-thread_list"}, false},
+		{[]string{"-thread_select", "1", "-functions"}, false},
+		{[]string{"-script", "x", "-functions"}, false},
+		{[]string{"-leaks", "-"}, false},
+		{nil, false},
+	} {
+		steps, _, err := parseArgs(append(c.args, "heap.1.er"))
+		if err != nil {
+			t.Fatalf("%q: %v", c.args, err)
+		}
+		if got := summable(steps); got != c.want {
+			t.Errorf("summable(%q) = %v, want %v", c.args, got, c.want)
+		}
 	}
 }
 

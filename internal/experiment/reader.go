@@ -32,6 +32,11 @@ type Options struct {
 	// not read. The events are read all the same where a stack does not say when it was written
 	// (experiments of er before that).
 	TraceStacksOnly bool
+	// HeapSummary: replay the heap trace as it is read and keep, in place of its events, what the
+	// replay found (Data.HeapSummary): one site per thread and stack with its allocations and leaks,
+	// and the statistics. Memory then grows with the distinct stacks and the blocks live at once,
+	// not with the calls: for what needs the totals of all events and not the events themselves.
+	HeapSummary bool
 }
 
 // OpenWith is Open with options.
@@ -111,7 +116,7 @@ func OpenWith(dir string, opt Options) (*Data, error) {
 
 	nClock := len(d.Clock)
 	sources := procSources(dir, d.Log, warn)
-	if err := readTraces(d, sources, opt.TraceStacksOnly, warn); err != nil {
+	if err := readTraces(d, sources, opt, warn); err != nil {
 		return nil, err
 	}
 	if len(d.Clock) > nClock {

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"er/internal/regfile"
+	"er/internal/sat"
 )
 
 // Trace files: written inside the target by the collector library (preload/), one per data
@@ -374,17 +375,19 @@ type skipped struct {
 	why       string
 }
 
-// add counts the records that o skipped, after those of s.
+// add counts the records that o skipped with those of s.
 func (s *skipped) add(o skipped) {
 	s.malformed += o.malformed
-	if o.outside > 0 && s.outside == 0 {
+	if o.outside > 0 && (s.outside == 0 || o.first < s.first) {
 		s.first, s.why = o.first, o.why
 	}
 	s.outside += o.outside
 }
 
+// out counts a record at offset off skipped for the reason format gives; the warning shows the first
+// in the file (a heap trace replayed as it is read is read out of file order).
 func (s *skipped) out(off int64, format string, args ...any) {
-	if s.outside == 0 {
+	if s.outside == 0 || off < s.first {
 		s.first, s.why = off, fmt.Sprintf(format, args...)
 	}
 	s.outside++
@@ -438,9 +441,9 @@ type traceReader struct {
 	stacks  []TraceStack
 	untimed bool
 
-	// the instance being read: its stacks by id, and where its events start in d
-	stackIdx               map[uint32]uint32
-	heap0, sync0, io0, ck0 int
+	// the instance being read: its stacks by id, and where its events (and heap sites) start in d
+	stackIdx                      map[uint32]uint32
+	heap0, sync0, io0, ck0, site0 int
 }
 
 func newTraceReader(d *Data, warn func(string)) *traceReader {
@@ -451,10 +454,15 @@ func newTraceReader(d *Data, warn func(string)) *traceReader {
 	return tr
 }
 
-// readTraces reads the trace files of the sources into d, after the perf-event files; with
-// stacksOnly, the stacks files alone where their stacks say when they were written (Options).
-func readTraces(d *Data, sources []traceSource, stacksOnly bool, warn func(string)) error {
+// readTraces reads the trace files of the sources into d, after the perf-event files, as opt says:
+// the stacks files alone where their stacks say when they were written (TraceStacksOnly), the heap
+// trace replayed as it is read (HeapSummary).
+func readTraces(d *Data, sources []traceSource, opt Options, warn func(string)) error {
+	stacksOnly := opt.TraceStacksOnly
 	tr := newTraceReader(d, warn)
+	if opt.HeapSummary && !stacksOnly {
+		d.HeapSummary = &HeapSummary{}
+	}
 	for _, src := range sources {
 		tr.begin()
 		var fromProc []string
@@ -508,11 +516,14 @@ func readTraces(d *Data, sources []traceSource, stacksOnly bool, warn func(strin
 func (tr *traceReader) begin() {
 	tr.stackIdx = map[uint32]uint32{}
 	tr.heap0, tr.sync0, tr.io0, tr.ck0 = len(tr.d.Heap), len(tr.d.Sync), len(tr.d.IO), len(tr.d.Clock)
+	if hs := tr.d.HeapSummary; hs != nil {
+		tr.site0 = len(hs.Sites)
+	}
 }
 
 // end resolves the stack ids of the instance's events (read before its stacks) to stacks of d.
 func (tr *traceReader) end() {
-	resolve := func(p *uint32) {
+	resolveN := func(p *uint32, events int) {
 		if *p == 0 {
 			return
 		}
@@ -520,9 +531,10 @@ func (tr *traceReader) end() {
 			*p = idx
 		} else {
 			*p = 0
-			tr.missing++
+			tr.missing += events
 		}
 	}
+	resolve := func(p *uint32) { resolveN(p, 1) }
 	d := tr.d
 	for i := tr.heap0; i < len(d.Heap); i++ {
 		resolve(&d.Heap[i].Stack)
@@ -536,6 +548,32 @@ func (tr *traceReader) end() {
 	for i := tr.ck0; i < len(d.Clock); i++ {
 		resolve(&d.Clock[i].Stack)
 	}
+	if hs := d.HeapSummary; hs != nil && len(hs.Sites) > tr.site0 {
+		for i := tr.site0; i < len(hs.Sites); i++ {
+			resolveN(&hs.Sites[i].Stack, int(hs.Sites[i].Events))
+		}
+		hs.Sites = mergeSites(hs.Sites)
+	}
+}
+
+// mergeSites merges the heap sites of the same process, thread and stack (two stack ids of the
+// trace can be one stack, or none, once resolved) into the first of them, keeping the order.
+func mergeSites(sites []HeapSite) []HeapSite {
+	first := make(map[[3]uint32]int, len(sites))
+	out := sites[:0]
+	for _, s := range sites {
+		key := [3]uint32{s.Pid, s.Tid, s.Stack}
+		if i, ok := first[key]; ok {
+			m := &out[i]
+			m.Events += s.Events
+			m.Allocs, m.Bytes = m.Allocs+s.Allocs, sat.Add(m.Bytes, s.Bytes)
+			m.Leaks, m.Leaked = m.Leaks+s.Leaks, sat.Add(m.Leaked, s.Leaked)
+			continue
+		}
+		first[key] = len(out)
+		out = append(out, s)
+	}
+	return out
 }
 
 // finish gives the warnings of all instances and puts the events in time order.
@@ -580,7 +618,11 @@ func (tr *traceReader) readFile(name, file string, r io.ReaderAt, size int64, fd
 		case SyncTraceFile:
 			tr.d.Log.Settings = append(tr.d.Log.Settings, Setting{Name: "sync_threshold_ns", Value: strconv.FormatUint(h.param, 10)})
 		}
-		w, err = tr.readEvents(tf, &sk)
+		if h.kind == fileHeap && tr.d.HeapSummary != nil {
+			w, err = tr.replayHeap(tf, &sk)
+		} else {
+			w, err = tr.readEvents(tf, &sk)
+		}
 	}
 	if err != nil {
 		return err

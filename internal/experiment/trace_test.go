@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -270,8 +271,12 @@ func FuzzReadTraceFile(f *testing.F) {
 		[][]byte{rec(recHeap, uint8(HeapCalloc), 3, base+4, uint32(2), uint32(48), uint64(0x3000))}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// Read whole, and in parts of a block or more side by side: the same events and warnings.
-		read := func(parts int) (*Data, []string) {
+		// Read with the heap trace summed as it is read (summed): what summing the events gives.
+		read := func(parts int, summed bool) (*Data, []string) {
 			d := &Data{Stacks: []Stack{nil}}
+			if summed {
+				d.HeapSummary = &HeapSummary{}
+			}
 			var warns []string
 			tr := newTraceReader(d, func(w string) { warns = append(warns, w) })
 			tr.parts, tr.minPart = parts, minBlockSize
@@ -285,10 +290,15 @@ func FuzzReadTraceFile(f *testing.F) {
 			tr.finish()
 			return d, warns
 		}
-		d, warns := read(1)
-		if d3, warns3 := read(3); !reflect.DeepEqual(d3, d) || !reflect.DeepEqual(warns3, warns) {
+		d, warns := read(1, false)
+		if d3, warns3 := read(3, false); !reflect.DeepEqual(d3, d) || !reflect.DeepEqual(warns3, warns) {
 			t.Fatalf("read in 3 parts: %d heap, %d sync, %d I/O, %d clock events, warnings %q; whole: %d, %d, %d, %d, %q",
 				len(d3.Heap), len(d3.Sync), len(d3.IO), len(d3.Clock), warns3, len(d.Heap), len(d.Sync), len(d.IO), len(d.Clock), warns)
+		}
+		sum := &Data{Heap: slices.Clone(d.Heap)}
+		sum.SummarizeHeap()
+		if ds, warnsS := read(1, true); !reflect.DeepEqual(ds.HeapSummary, sum.HeapSummary) || !reflect.DeepEqual(warnsS, warns) || len(ds.Heap) != 0 {
+			t.Fatalf("read summed: %+v, warnings %q; the events read and summed: %+v, %q", ds.HeapSummary, warnsS, sum.HeapSummary, warns)
 		}
 		for _, e := range d.Heap {
 			if int(e.Stack) >= len(d.Stacks) {

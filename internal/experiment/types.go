@@ -339,6 +339,27 @@ type Data struct {
 	Warnings []string // what the reader had to skip or repair (a truncated last block, a missing file)
 	// TraceStacks are the stacks of the trace events not read (Options.TraceStacksOnly).
 	TraceStacks []TraceStack
+	// HeapSummary holds the heap events summed, where they were replayed as they were read
+	// (Options.HeapSummary): Heap is then empty.
+	HeapSummary *HeapSummary
+}
+
+// HeapSummary is what a replay of an experiment's heap events found, kept in place of the events:
+// memory grows with the distinct stacks and the blocks live at once, not with the calls.
+type HeapSummary struct {
+	Sites []HeapSite       // in the order of their first events (time, then order in the trace)
+	Stats heapreplay.Stats // of all events; its peaks' Exp is 0
+	Last  int64            // the time of the last event
+}
+
+// HeapSite is the heap events of one thread with one stack, summed: how many, and of the blocks
+// they allocated, how many and how many bytes, and of those how many leaked.
+type HeapSite struct {
+	Time            int64 // of its first event
+	Pid, Tid, Stack uint32
+	Events          int64
+	Allocs, Bytes   int64
+	Leaks, Leaked   int64 // blocks never freed, and their bytes
 }
 
 // TraceStack is a stack of the collector library's trace files: of which process and thread, and
@@ -355,6 +376,9 @@ func (d *Data) LastTime() int64 {
 	var t int64
 	for i := range d.Clock {
 		t = max(t, d.Clock[i].Time)
+	}
+	if d.HeapSummary != nil {
+		t = max(t, d.HeapSummary.Last)
 	}
 	for i := range d.Overview {
 		t = max(t, d.Overview[i].Time)
