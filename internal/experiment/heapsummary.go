@@ -2,11 +2,15 @@ package experiment
 
 import (
 	"cmp"
+	"errors"
 	"maps"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
 
 	"er/internal/heapreplay"
+	"er/internal/keytable"
 	"er/internal/sat"
 )
 
@@ -66,81 +70,116 @@ func (h *runHeap) push(r *heapRun) {
 }
 
 // replayHeap replays the heap trace tf into tr.d.HeapSummary (see above). Records it skips are
-// counted in sk, as readEvents counts them.
+// counted in sk, as readEvents counts them. The blocks' times are read in parts side by side (as
+// readEvents reads), and the blocks are read for the merge by a goroutine of their own, a few ahead
+// of the replay.
 func (tr *traceReader) replayHeap(tf *traceScan, sk *skipped) (warning string, err error) {
 	bs := int64(tf.h.blockSize)
 	if tf.size <= traceHeaderSize {
 		return "", nil
 	}
-	buf := make([]byte, min(bs, tf.size-traceHeaderSize))
 	// The least time of each block's heap records (math.MinInt64 for a block of none: it is read
 	// first, for what it skips). This scan sees every block, and so every damaged one.
+	n, least := tr.parts, tr.minPart
+	if n <= 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	if least <= 0 {
+		least = minTracePart
+	}
+	parts := tf.parts(n, least)
 	type block struct{ off, first int64 }
-	var blocks []block
-	var dm damage
-	if err := tf.scanRange(buf, traceHeaderSize, tf.size, func(r *traceRec) {
-		off := traceHeaderSize + (r.off-traceHeaderSize)/bs*bs
-		if len(blocks) == 0 || blocks[len(blocks)-1].off != off {
-			blocks = append(blocks, block{off: off, first: math.MinInt64})
-		}
-		b := &blocks[len(blocks)-1]
-		if t := tr.t(r.time); r.kind == recHeap && (b.first == math.MinInt64 || t < b.first) {
-			b.first = t
-		}
-	}, &dm); err != nil {
+	found := make([][]block, len(parts))
+	dms := make([]damage, len(parts))
+	errs := make([]error, len(parts))
+	var wg sync.WaitGroup
+	for i, pt := range parts {
+		wg.Go(func() {
+			buf := make([]byte, min(bs, tf.size-traceHeaderSize))
+			var blocks []block
+			errs[i] = tf.scanRange(buf, pt[0], pt[1], func(r *traceRec) {
+				off := traceHeaderSize + (r.off-traceHeaderSize)/bs*bs
+				if len(blocks) == 0 || blocks[len(blocks)-1].off != off {
+					blocks = append(blocks, block{off: off, first: math.MinInt64})
+				}
+				b := &blocks[len(blocks)-1]
+				if t := tr.t(r.time); r.kind == recHeap && (b.first == math.MinInt64 || t < b.first) {
+					b.first = t
+				}
+			}, &dms[i])
+			found[i] = blocks
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
 		return "", err
+	}
+	var dm damage
+	var blocks []block
+	for i := range parts {
+		dm.add(dms[i])
+		blocks = append(blocks, found[i]...)
 	}
 	slices.SortStableFunc(blocks, func(a, b block) int { return cmp.Compare(a.first, b.first) })
 
-	hs := tr.d.HeapSummary
-	rd := &traceReader{d: &Data{}, base: tr.base}
-	var again damage     // the blocks' damage, seen twice
-	var spare []*heapRun // runs replayed, whose memory the next blocks take
-	// read returns block b's events in time order (file order among equal times).
-	read := func(b block) (*heapRun, error) {
-		run := &heapRun{}
-		if n := len(spare); n > 0 {
-			run, spare = spare[n-1], spare[:n-1]
-		}
-		rd.d.Heap, run.offs, run.next = run.evs[:0], run.offs[:0], 0
-		err := tf.scanRange(buf, b.off, min(b.off+bs, tf.size), func(r *traceRec) {
-			n := len(rd.d.Heap)
-			rd.event(r, &tf.h, sk)
-			if len(rd.d.Heap) > n {
-				run.offs = append(run.offs, r.off)
-			}
-		}, &again)
-		run.evs = rd.d.Heap
-		if err != nil || len(run.evs) == 0 {
-			spare = append(spare, run)
-			return nil, err
-		}
-		if !slices.IsSortedFunc(run.evs, func(a, b HeapEvent) int { return cmp.Compare(a.Time, b.Time) }) {
-			idx := make([]int, len(run.evs))
-			for i := range idx {
-				idx[i] = i
-			}
-			slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(run.evs[a].Time, run.evs[b].Time) })
-			evs, os := make([]HeapEvent, len(idx)), make([]int64, len(idx))
-			for i, j := range idx {
-				evs[i], os[i] = run.evs[j], run.offs[j]
-			}
-			run.evs, run.offs = evs, os
-		}
-		return run, nil
+	// The reader: each block's events in time order (file order among equal times), in the order of
+	// blocks, which is the order the merge takes them in; runs replayed come back for their memory.
+	type readRun struct {
+		run *heapRun // nil: the block has no events
+		err error
 	}
+	ahead := make(chan readRun, 4)
+	spare := make(chan *heapRun, 8)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		defer close(ahead)
+		rd := &traceReader{d: &Data{}, base: tr.base}
+		buf := make([]byte, min(bs, tf.size-traceHeaderSize))
+		var again damage // the blocks' damage, seen twice
+		for _, b := range blocks {
+			var run *heapRun
+			select {
+			case run = <-spare:
+			default:
+				run = &heapRun{}
+			}
+			rd.d.Heap, run.offs, run.next = run.evs[:0], run.offs[:0], 0
+			err := tf.scanRange(buf, b.off, min(b.off+bs, tf.size), func(r *traceRec) {
+				n := len(rd.d.Heap)
+				rd.event(r, &tf.h, sk)
+				if len(rd.d.Heap) > n {
+					run.offs = append(run.offs, r.off)
+				}
+			}, &again)
+			run.evs = rd.d.Heap
+			if len(run.evs) == 0 {
+				run = nil
+			} else if !slices.IsSortedFunc(run.evs, func(a, b HeapEvent) int { return cmp.Compare(a.Time, b.Time) }) {
+				sortRun(run)
+			}
+			select {
+			case ahead <- readRun{run, err}:
+			case <-done:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
 
-	sum := newHeapSummer(hs)
+	sum := newHeapSummer(tr.d.HeapSummary)
 	var runs runHeap
 	for next := 0; next < len(blocks) || len(runs) > 0; {
 		if next < len(blocks) && (len(runs) == 0 || blocks[next].first <= runs[0].evs[runs[0].next].Time) {
-			run, err := read(blocks[next])
-			if err != nil {
-				return "", err
+			rr := <-ahead
+			if rr.err != nil {
+				return "", rr.err
 			}
 			next++
-			if run != nil {
-				runs.push(run)
+			if rr.run != nil {
+				runs.push(rr.run)
 			}
 			continue
 		}
@@ -149,14 +188,32 @@ func (tr *traceReader) replayHeap(tf *traceScan, sk *skipped) (warning string, e
 		if r.next++; r.next == len(r.evs) {
 			runs[0] = runs[len(runs)-1]
 			runs = runs[:len(runs)-1]
-			spare = append(spare, r)
+			select {
+			case spare <- r:
+			default:
+			}
 		}
 		if len(runs) > 0 {
 			runs.down(0)
 		}
 	}
+	// The reader is done with sk: it sent every block.
 	sum.finish()
 	return dm.warning(tf.name), nil
+}
+
+// sortRun puts the events of run in time order, those of the same time in their order.
+func sortRun(run *heapRun) {
+	idx := make([]int, len(run.evs))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(run.evs[a].Time, run.evs[b].Time) })
+	evs, offs := make([]HeapEvent, len(idx)), make([]int64, len(idx))
+	for i, j := range idx {
+		evs[i], offs[i] = run.evs[j], run.offs[j]
+	}
+	run.evs, run.offs = evs, offs
 }
 
 // SummarizeHeap replaces the heap events of d (in time order, as the reader leaves them) with their
@@ -179,14 +236,17 @@ type heapSummer struct {
 	hs    *HeapSummary
 	st    heapreplay.Stats
 	procs map[uint32]*summedProcess
-	sites map[[3]uint32]int32 // pid, tid, stack -> index in hs.Sites
+	last  *summedProcess // the process of the last event
 	slots []heapSlot
 	free  []int32
 }
 
+// summedProcess is the heap of one process, and its sites by thread and stack.
 type summedProcess struct {
-	h    *heapreplay.Process
-	peak heapreplay.Peak
+	h     *heapreplay.Process
+	peak  heapreplay.Peak
+	sites keytable.Table // tid<<32 | stack -> index in Sites, but for the key 0 (zero)
+	zero  int32          // the site of thread 0 and stack 0, -1 before it has one
 }
 
 type heapSlot struct {
@@ -195,29 +255,49 @@ type heapSlot struct {
 }
 
 func newHeapSummer(hs *HeapSummary) *heapSummer {
-	return &heapSummer{hs: hs, procs: map[uint32]*summedProcess{}, sites: map[[3]uint32]int32{}}
+	return &heapSummer{hs: hs, procs: map[uint32]*summedProcess{}}
+}
+
+// process returns the heap of process pid.
+func (s *heapSummer) process(pid uint32) *summedProcess {
+	if p := s.last; p != nil && p.peak.Pid == pid {
+		return p
+	}
+	p := s.procs[pid]
+	if p == nil {
+		p = &summedProcess{peak: heapreplay.Peak{Pid: pid}, zero: -1}
+		p.h = heapreplay.NewProcess(func(id int32) int64 { return s.slots[id].bytes }, func(id int32) { s.free = append(s.free, id) }, &s.st)
+		s.procs[pid] = p
+	}
+	s.last = p
+	return p
 }
 
 // add sums event e.
 func (s *heapSummer) add(e *HeapEvent) {
 	hs := s.hs
-	key := [3]uint32{e.Pid, e.Tid, e.Stack}
-	si, ok := s.sites[key]
+	p := s.process(e.Pid)
+	key := uint64(e.Tid)<<32 | uint64(e.Stack)
+	var si int32
+	ok := true
+	if key == 0 {
+		si, ok = p.zero, p.zero >= 0
+	} else {
+		si, ok = p.sites.Get(key)
+	}
 	if !ok {
 		si = int32(len(hs.Sites))
-		s.sites[key] = si
+		if key == 0 {
+			p.zero = si
+		} else {
+			p.sites.Put(key, si)
+		}
 		hs.Sites = append(hs.Sites, HeapSite{Time: e.Time, Pid: e.Pid, Tid: e.Tid, Stack: e.Stack})
 	}
 	site := &hs.Sites[si]
 	site.Events++
 	s.st.Events++
 	hs.Last = max(hs.Last, e.Time)
-	p := s.procs[e.Pid]
-	if p == nil {
-		p = &summedProcess{peak: heapreplay.Peak{Pid: e.Pid}}
-		p.h = heapreplay.NewProcess(func(id int32) int64 { return s.slots[id].bytes }, func(id int32) { s.free = append(s.free, id) }, &s.st)
-		s.procs[e.Pid] = p
-	}
 	ev := e.Replay()
 	id := int32(-1)
 	if ev.Allocates() {

@@ -102,73 +102,78 @@ func TestHeapSummary(t *testing.T) {
 	}
 }
 
-// Summing a heap trace as it is read takes memory for the blocks live at once, the sites and the
-// addresses freed (which an allocator reuses), not for the events: a trace of n allocations over 100
-// stacks, addresses reused as malloc's free lists do, 9 in 10 freed five calls later.
+// Summing a heap trace as it is read takes memory for the blocks live at once, the sites, the
+// addresses freed (which an allocator reuses) and the blocks of the trace being merged, not for the
+// events: four times the calls take about the same memory. The traces have n allocations over 100
+// stacks, addresses reused as malloc's free lists do, all freed five calls later but 1000.
 func TestHeapSummaryMemory(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "t.er")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	const n = 200_000
-	var blocks [][][]byte
-	var blk [][]byte
-	used := 0
-	add := func(r []byte) {
-		if used+len(r) > 65536 {
-			blocks, blk, used = append(blocks, blk), nil, 0
-		}
-		blk, used = append(blk, r), used+len(r)
-	}
-	var free, pending []uint64 // addresses free to reuse; blocks to free
-	next := uint64(0x10000)
-	at := uint64(base)
-	for i := range uint64(n) {
-		var addr uint64
-		if k := len(free); k > 0 {
-			addr, free = free[k-1], free[:k-1]
-		} else {
-			addr, next = next, next+0x100
-		}
-		at++
-		add(rec(recHeap, uint8(HeapMalloc), 7, at, uint32(1+i%100), uint32(16+i%200), addr))
-		if i%10 != 0 {
-			pending = append(pending, addr)
-		}
-		if len(pending) > 5 {
-			at++
-			add(rec(recHeap, uint8(HeapFree), 7, at, pending[0]))
-			free, pending = append(free, pending[0]), pending[1:]
-		}
-	}
-	blocks = append(blocks, blk)
-	var stacks [][]byte
-	for id := range uint32(100) {
-		stacks = append(stacks, stackRec(id+1, 0x400000+uint64(id), 0x500000))
-	}
-	for name, b := range map[string][]byte{HeapTraceFile: traceFile(1, 42, 0, base, 65536, blocks...), TraceStacksFile: traceFile(5, 42, 0, base, 65536, stacks)} {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+	alloc := func(n int) (events, allocated int64) {
+		dir := filepath.Join(t.TempDir(), "t.er")
+		if err := os.Mkdir(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
+		var blocks [][][]byte
+		var blk [][]byte
+		used := 0
+		add := func(r []byte) {
+			if used+len(r) > 65536 {
+				blocks, blk, used = append(blocks, blk), nil, 0
+			}
+			blk, used = append(blk, r), used+len(r)
+		}
+		var free, pending []uint64 // addresses free to reuse; blocks to free
+		next := uint64(0x10000)
+		at := uint64(base)
+		leaks := n / 1000
+		for i := range n {
+			var addr uint64
+			if k := len(free); k > 0 {
+				addr, free = free[k-1], free[:k-1]
+			} else {
+				addr, next = next, next+0x100
+			}
+			at++
+			add(rec(recHeap, uint8(HeapMalloc), 7, at, uint32(1+i%100), uint32(16+i%200), addr))
+			if i%leaks != 0 {
+				pending = append(pending, addr)
+			}
+			if len(pending) > 5 {
+				at++
+				add(rec(recHeap, uint8(HeapFree), 7, at, pending[0]))
+				free, pending = append(free, pending[0]), pending[1:]
+			}
+		}
+		blocks = append(blocks, blk)
+		var stacks [][]byte
+		for id := range uint32(100) {
+			stacks = append(stacks, stackRec(id+1, 0x400000+uint64(id), 0x500000))
+		}
+		for name, b := range map[string][]byte{HeapTraceFile: traceFile(1, 42, 0, base, 65536, blocks...), TraceStacksFile: traceFile(5, 42, 0, base, 65536, stacks)} {
+			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		d, err := OpenWith(dir, Options{HeapSummary: true})
+		runtime.ReadMemStats(&after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := d.HeapSummary
+		frees := int64(n - 1000 - 5)
+		if hs.Stats.Events != int64(n)+frees || hs.Stats.Leaks.Count != 1000+5 || len(hs.Sites) != 101 {
+			t.Fatalf("%d events, %d leaks, %d sites; want %d, %d, 101 (100 stacks of allocations, and the frees without a stack)",
+				hs.Stats.Events, hs.Stats.Leaks.Count, len(hs.Sites), int64(n)+frees, 1000+5)
+		}
+		return hs.Stats.Events * int64(unsafe.Sizeof(HeapEvent{})), int64(after.TotalAlloc - before.TotalAlloc)
 	}
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	d, err := OpenWith(dir, Options{HeapSummary: true})
-	runtime.ReadMemStats(&after)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := d.HeapSummary
-	frees := int64(n*9/10 - 5)
-	if hs.Stats.Events != n+frees || hs.Stats.Leaks.Count != n/10+5 || len(hs.Sites) != 101 {
-		t.Fatalf("%d events, %d leaks, %d sites; want %d, %d, 101 (100 stacks of allocations, and the frees without a stack)",
-			hs.Stats.Events, hs.Stats.Leaks.Count, len(hs.Sites), n+frees, n/10+5)
-	}
-	events := hs.Stats.Events * int64(unsafe.Sizeof(HeapEvent{}))
-	alloc := int64(after.TotalAlloc - before.TotalAlloc)
-	t.Logf("events %d bytes, allocated %d bytes (%.1f%%)", events, alloc, 100*float64(alloc)/float64(events))
-	if alloc > events/4 {
-		t.Errorf("summing %d heap events allocated %d bytes, their events take %d: want at most a quarter", hs.Stats.Events, alloc, events)
+	ev1, a1 := alloc(100_000)
+	ev4, a4 := alloc(400_000)
+	t.Logf("events %d and %d bytes, allocated %d and %d bytes", ev1, ev4, a1, a4)
+	if a4 > 2*a1 || a4 > ev4/8 {
+		t.Errorf("summing heap events of %d bytes allocated %d, of %d bytes %d: want less than twice as much, and an eighth of the events at most",
+			ev1, a1, ev4, a4)
 	}
 }

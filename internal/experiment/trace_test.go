@@ -297,8 +297,10 @@ func FuzzReadTraceFile(f *testing.F) {
 		}
 		sum := &Data{Heap: slices.Clone(d.Heap)}
 		sum.SummarizeHeap()
-		if ds, warnsS := read(1, true); !reflect.DeepEqual(ds.HeapSummary, sum.HeapSummary) || !reflect.DeepEqual(warnsS, warns) || len(ds.Heap) != 0 {
-			t.Fatalf("read summed: %+v, warnings %q; the events read and summed: %+v, %q", ds.HeapSummary, warnsS, sum.HeapSummary, warns)
+		for _, parts := range []int{1, 3} {
+			if ds, warnsS := read(parts, true); !reflect.DeepEqual(ds.HeapSummary, sum.HeapSummary) || !reflect.DeepEqual(warnsS, warns) || len(ds.Heap) != 0 {
+				t.Fatalf("read summed in %d parts: %+v, warnings %q; the events read and summed: %+v, %q", parts, ds.HeapSummary, warnsS, sum.HeapSummary, warns)
+			}
 		}
 		for _, e := range d.Heap {
 			if int(e.Stack) >= len(d.Stacks) {
