@@ -222,7 +222,7 @@ var (
 	heapKind = &Kind{Name: "heap-tracing", Title: "Heap tracing", Noun: "heap", Record: "-H on", View: "heap",
 		Setting: experiment.SettingHeapTracing, Metrics: HeapMetrics,
 		Default: []string{"i+heapleakbytes", "i+heapleakcnt", "i+heapallocbytes", "i+heapalloccnt"}, DefaultRank: 0,
-		// An experiment read with its heap trace replayed (experiment.Options.HeapSummary) has sites
+		// An experiment read with its heap trace replayed (experiment.Options.Summed) has sites
 		// in place of events: each stands for its thread's events with one stack, summed.
 		Len: func(d *experiment.Data) int {
 			if hs := d.HeapSummary; hs != nil {
@@ -290,15 +290,48 @@ var (
 	syncKind = &Kind{Name: "synchronization-tracing", Title: "Synchronization wait tracing", Noun: "synchronization wait",
 		Record: "-s on", View: "sync", Setting: experiment.SettingSyncTracing, Timed: true, Metrics: SyncMetrics,
 		Default: []string{"i.sync", "i+syncn"}, DefaultRank: 2,
-		Len: func(d *experiment.Data) int { return len(d.Sync) },
+		// An experiment read with its synchronization trace summed (experiment.Options.Summed) has
+		// sites in place of events: each stands for its thread's waits with one stack.
+		Len: func(d *experiment.Data) int {
+			if ss := d.SyncSummary; ss != nil {
+				return len(ss.Sites)
+			}
+			return len(d.Sync)
+		},
+		Count: func(d *experiment.Data) int64 {
+			if ss := d.SyncSummary; ss != nil {
+				var n int64
+				for i := range ss.Sites {
+					n = sat.Add(n, ss.Sites[i].Events)
+				}
+				return n
+			}
+			return int64(len(d.Sync))
+		},
 		Info: func(d *experiment.Data, i int, ev *EventInfo) {
+			if ss := d.SyncSummary; ss != nil {
+				s := &ss.Sites[i]
+				ev.Pid, ev.Tid, ev.Time, ev.Dur = s.Pid, s.Tid, s.Time, s.Wait
+				return
+			}
 			e := &d.Sync[i]
 			ev.Pid, ev.Tid, ev.Time, ev.Dur = e.Pid, e.Tid, e.Time, e.Wait
 		},
-		Stack: func(d *experiment.Data, i int) uint32 { return d.Sync[i].Stack },
+		Stack: func(d *experiment.Data, i int) uint32 {
+			if ss := d.SyncSummary; ss != nil {
+				return ss.Sites[i].Stack
+			}
+			return d.Sync[i].Stack
+		},
 		Stats: func(ds []*experiment.Data) []Stat {
 			var n, wait int64
 			for _, d := range ds {
+				if ss := d.SyncSummary; ss != nil {
+					for i := range ss.Sites {
+						n, wait = sat.Add(n, ss.Sites[i].Events), sat.Add(wait, ss.Sites[i].Wait)
+					}
+					continue
+				}
 				n += int64(len(d.Sync))
 				for i := range d.Sync {
 					wait = sat.Add(wait, d.Sync[i].Wait)
@@ -309,6 +342,13 @@ var (
 		},
 		Prepare: func(r *KindRun) KindEvents {
 			d := r.D
+			if ss := d.SyncSummary; ss != nil {
+				return KindEvents{Values: func(i int, out []int64) int64 {
+					s := &ss.Sites[i]
+					out[0], out[1] = s.Wait, s.Events
+					return s.Wait
+				}}
+			}
 			return KindEvents{Values: func(i int, out []int64) int64 {
 				e := &d.Sync[i]
 				out[0], out[1] = e.Wait, 1

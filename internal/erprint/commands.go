@@ -190,7 +190,7 @@ func init() {
 }
 
 // summed are the views that show the same from experiments whose heap traces were replayed as they
-// were read (experiment.Options.HeapSummary) as from their events: they need the totals of all
+// were read (experiment.Options.Summed) as from their events: they need the totals of all
 // events, and no event lists or filters.
 var summed = map[string]bool{"functions": true, "fsummary": true, "fsingle": true, "callers-callees": true,
 	"csingle": true, "calltree": true, "lines": true, "lsummary": true, "pcs": true, "psummary": true,

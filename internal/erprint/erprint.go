@@ -52,7 +52,7 @@ type env struct {
 
 func defaultEnv() env {
 	return env{open: experiment.Open, openSummed: func(dir string) (*experiment.Data, error) {
-		return experiment.OpenWith(dir, experiment.Options{HeapSummary: true})
+		return experiment.OpenWith(dir, experiment.Options{Summed: true})
 	}, loadArchive: buildArchive, openFile: analysis.OpenObjectFile, loc: time.Local}
 }
 

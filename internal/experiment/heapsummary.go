@@ -1,223 +1,32 @@
 package experiment
 
 import (
-	"cmp"
-	"errors"
 	"maps"
-	"math"
-	"runtime"
 	"slices"
-	"sync"
 
 	"er/internal/heapreplay"
 	"er/internal/keytable"
 	"er/internal/sat"
 )
 
-// Heap traces replayed as they are read (Options.HeapSummary).
-//
-// A thread writes its records into a block of its own, in the order of their times; a file's blocks
-// are those runs, interleaved. The reader first notes the least time in each block, then merges the
-// blocks by time (a block is read when the merge reaches its least time, and dropped when done), and
-// replays the merged events: they come in the order a full read gives them after its stable sort
-// (time, then place in the file), and at most the blocks that overlap in time are in memory at once,
-// with the live blocks of the heap and one site per thread and stack.
-
-// heapRun is one block of a heap trace in the merge: its events in time order and their offsets in
-// the file (the order of events of the same time), and the next one to replay.
-type heapRun struct {
-	evs  []HeapEvent
-	offs []int64
-	next int
-}
-
-func (r *heapRun) before(o *heapRun) bool {
-	a, b := &r.evs[r.next], &o.evs[o.next]
-	return a.Time < b.Time || a.Time == b.Time && r.offs[r.next] < o.offs[o.next]
-}
-
-// runHeap is a min-heap of runs by their next event.
-type runHeap []*heapRun
-
-func (h runHeap) down(i int) {
-	for {
-		l := 2*i + 1
-		if l >= len(h) {
-			return
-		}
-		m := l
-		if r := l + 1; r < len(h) && h[r].before(h[l]) {
-			m = r
-		}
-		if !h[m].before(h[i]) {
-			return
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
-}
-
-func (h *runHeap) push(r *heapRun) {
-	*h = append(*h, r)
-	for i := len(*h) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !(*h)[i].before((*h)[p]) {
-			break
-		}
-		(*h)[i], (*h)[p] = (*h)[p], (*h)[i]
-		i = p
-	}
-}
+// Heap traces replayed as they are read (Options.Summed): the events come from mergeTrace in
+// the order a full read gives them, and the replay keeps the live blocks of the heap and one site
+// per thread and stack.
 
 // replayHeap replays the heap trace tf into tr.d.HeapSummary (see above). Records it skips are
-// counted in sk, as readEvents counts them. The blocks' times are read in parts side by side (as
-// readEvents reads), and the blocks are read for the merge by a goroutine of their own, a few ahead
-// of the replay.
+// counted in sk, as readEvents counts them.
 func (tr *traceReader) replayHeap(tf *traceScan, sk *skipped) (warning string, err error) {
-	bs := int64(tf.h.blockSize)
-	if tf.size <= traceHeaderSize {
-		return "", nil
-	}
-	// The least time of each block's heap records (math.MinInt64 for a block of none: it is read
-	// first, for what it skips). This scan sees every block, and so every damaged one.
-	n, least := tr.parts, tr.minPart
-	if n <= 0 {
-		n = runtime.GOMAXPROCS(0)
-	}
-	if least <= 0 {
-		least = minTracePart
-	}
-	parts := tf.parts(n, least)
-	type block struct{ off, first int64 }
-	found := make([][]block, len(parts))
-	dms := make([]damage, len(parts))
-	errs := make([]error, len(parts))
-	var wg sync.WaitGroup
-	for i, pt := range parts {
-		wg.Go(func() {
-			buf := make([]byte, min(bs, tf.size-traceHeaderSize))
-			var blocks []block
-			errs[i] = tf.scanRange(buf, pt[0], pt[1], func(r *traceRec) {
-				off := traceHeaderSize + (r.off-traceHeaderSize)/bs*bs
-				if len(blocks) == 0 || blocks[len(blocks)-1].off != off {
-					blocks = append(blocks, block{off: off, first: math.MinInt64})
-				}
-				b := &blocks[len(blocks)-1]
-				if t := tr.t(r.time); r.kind == recHeap && (b.first == math.MinInt64 || t < b.first) {
-					b.first = t
-				}
-			}, &dms[i])
-			found[i] = blocks
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	sum := newHeapSummer(tr.d.HeapSummary)
+	w, err := mergeTrace(tr, tf, sk, func(d *Data) *[]HeapEvent { return &d.Heap }, func(e *HeapEvent) int64 { return e.Time }, sum.add)
+	if err != nil {
 		return "", err
 	}
-	var dm damage
-	var blocks []block
-	for i := range parts {
-		dm.add(dms[i])
-		blocks = append(blocks, found[i]...)
-	}
-	slices.SortStableFunc(blocks, func(a, b block) int { return cmp.Compare(a.first, b.first) })
-
-	// The reader: each block's events in time order (file order among equal times), in the order of
-	// blocks, which is the order the merge takes them in; runs replayed come back for their memory.
-	type readRun struct {
-		run *heapRun // nil: the block has no events
-		err error
-	}
-	ahead := make(chan readRun, 4)
-	spare := make(chan *heapRun, 8)
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		defer close(ahead)
-		rd := &traceReader{d: &Data{}, base: tr.base}
-		buf := make([]byte, min(bs, tf.size-traceHeaderSize))
-		var again damage // the blocks' damage, seen twice
-		for _, b := range blocks {
-			var run *heapRun
-			select {
-			case run = <-spare:
-			default:
-				run = &heapRun{}
-			}
-			rd.d.Heap, run.offs, run.next = run.evs[:0], run.offs[:0], 0
-			err := tf.scanRange(buf, b.off, min(b.off+bs, tf.size), func(r *traceRec) {
-				n := len(rd.d.Heap)
-				rd.event(r, &tf.h, sk)
-				if len(rd.d.Heap) > n {
-					run.offs = append(run.offs, r.off)
-				}
-			}, &again)
-			run.evs = rd.d.Heap
-			if len(run.evs) == 0 {
-				run = nil
-			} else if !slices.IsSortedFunc(run.evs, func(a, b HeapEvent) int { return cmp.Compare(a.Time, b.Time) }) {
-				sortRun(run)
-			}
-			select {
-			case ahead <- readRun{run, err}:
-			case <-done:
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-
-	sum := newHeapSummer(tr.d.HeapSummary)
-	var runs runHeap
-	for next := 0; next < len(blocks) || len(runs) > 0; {
-		if next < len(blocks) && (len(runs) == 0 || blocks[next].first <= runs[0].evs[runs[0].next].Time) {
-			rr := <-ahead
-			if rr.err != nil {
-				return "", rr.err
-			}
-			next++
-			if rr.run != nil {
-				runs.push(rr.run)
-			}
-			continue
-		}
-		r := runs[0]
-		sum.add(&r.evs[r.next])
-		if r.next++; r.next == len(r.evs) {
-			runs[0] = runs[len(runs)-1]
-			runs = runs[:len(runs)-1]
-			select {
-			case spare <- r:
-			default:
-			}
-		}
-		if len(runs) > 0 {
-			runs.down(0)
-		}
-	}
-	// The reader is done with sk: it sent every block.
 	sum.finish()
-	return dm.warning(tf.name), nil
-}
-
-// sortRun puts the events of run in time order, those of the same time in their order.
-func sortRun(run *heapRun) {
-	idx := make([]int, len(run.evs))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(run.evs[a].Time, run.evs[b].Time) })
-	evs, offs := make([]HeapEvent, len(idx)), make([]int64, len(idx))
-	for i, j := range idx {
-		evs[i], offs[i] = run.evs[j], run.offs[j]
-	}
-	run.evs, run.offs = evs, offs
+	return w, nil
 }
 
 // SummarizeHeap replaces the heap events of d (in time order, as the reader leaves them) with their
-// summary, as reading with Options.HeapSummary gives it.
+// summary, as reading with Options.Summed gives it.
 func (d *Data) SummarizeHeap() {
 	if d.HeapSummary == nil {
 		d.HeapSummary = &HeapSummary{}

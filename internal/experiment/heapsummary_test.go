@@ -73,7 +73,7 @@ func TestHeapSummary(t *testing.T) {
 		t.Fatalf("%d events read, want 15", len(full.Heap))
 	}
 	full.SummarizeHeap()
-	got, err := OpenWith(dir, Options{HeapSummary: true})
+	got, err := OpenWith(dir, Options{Summed: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestHeapSummaryMemory(t *testing.T) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		d, err := OpenWith(dir, Options{HeapSummary: true})
+		d, err := OpenWith(dir, Options{Summed: true})
 		runtime.ReadMemStats(&after)
 		if err != nil {
 			t.Fatal(err)

@@ -32,11 +32,12 @@ type Options struct {
 	// not read. The events are read all the same where a stack does not say when it was written
 	// (experiments of er before that).
 	TraceStacksOnly bool
-	// HeapSummary: replay the heap trace as it is read and keep, in place of its events, what the
-	// replay found (Data.HeapSummary): one site per thread and stack with its allocations and leaks,
-	// and the statistics. Memory then grows with the distinct stacks and the blocks live at once,
+	// Summed: sum the trace files' events as they are read, and keep the sums in place of the
+	// events: the heap trace replayed (Data.HeapSummary: one site per thread and stack with its
+	// allocations and leaks, and the statistics), the synchronization waits per thread and stack
+	// (Data.SyncSummary). Memory then grows with the distinct stacks and the blocks live at once,
 	// not with the calls: for what needs the totals of all events and not the events themselves.
-	HeapSummary bool
+	Summed bool
 }
 
 // OpenWith is Open with options.

@@ -444,6 +444,7 @@ type traceReader struct {
 	// the instance being read: its stacks by id, and where its events (and heap sites) start in d
 	stackIdx                      map[uint32]uint32
 	heap0, sync0, io0, ck0, site0 int
+	syncSite0                     int
 }
 
 func newTraceReader(d *Data, warn func(string)) *traceReader {
@@ -460,8 +461,8 @@ func newTraceReader(d *Data, warn func(string)) *traceReader {
 func readTraces(d *Data, sources []traceSource, opt Options, warn func(string)) error {
 	stacksOnly := opt.TraceStacksOnly
 	tr := newTraceReader(d, warn)
-	if opt.HeapSummary && !stacksOnly {
-		d.HeapSummary = &HeapSummary{}
+	if opt.Summed && !stacksOnly {
+		d.HeapSummary, d.SyncSummary = &HeapSummary{}, &SyncSummary{}
 	}
 	for _, src := range sources {
 		tr.begin()
@@ -519,6 +520,9 @@ func (tr *traceReader) begin() {
 	if hs := tr.d.HeapSummary; hs != nil {
 		tr.site0 = len(hs.Sites)
 	}
+	if ss := tr.d.SyncSummary; ss != nil {
+		tr.syncSite0 = len(ss.Sites)
+	}
 }
 
 // end resolves the stack ids of the instance's events (read before its stacks) to stacks of d.
@@ -552,26 +556,35 @@ func (tr *traceReader) end() {
 		for i := tr.site0; i < len(hs.Sites); i++ {
 			resolveN(&hs.Sites[i].Stack, int(hs.Sites[i].Events))
 		}
-		hs.Sites = mergeSites(hs.Sites)
+		hs.Sites = mergeSites(hs.Sites, func(s *HeapSite) [3]uint32 { return [3]uint32{s.Pid, s.Tid, s.Stack} },
+			func(m, s *HeapSite) {
+				m.Events += s.Events
+				m.Allocs, m.Bytes = m.Allocs+s.Allocs, sat.Add(m.Bytes, s.Bytes)
+				m.Leaks, m.Leaked = m.Leaks+s.Leaks, sat.Add(m.Leaked, s.Leaked)
+			})
+	}
+	if ss := d.SyncSummary; ss != nil && len(ss.Sites) > tr.syncSite0 {
+		for i := tr.syncSite0; i < len(ss.Sites); i++ {
+			resolveN(&ss.Sites[i].Stack, int(ss.Sites[i].Events))
+		}
+		ss.Sites = mergeSites(ss.Sites, func(s *SyncSite) [3]uint32 { return [3]uint32{s.Pid, s.Tid, s.Stack} },
+			func(m, s *SyncSite) { m.Events, m.Wait = m.Events+s.Events, sat.Add(m.Wait, s.Wait) })
 	}
 }
 
-// mergeSites merges the heap sites of the same process, thread and stack (two stack ids of the
-// trace can be one stack, or none, once resolved) into the first of them, keeping the order.
-func mergeSites(sites []HeapSite) []HeapSite {
+// mergeSites merges the sites of the same key (process, thread and stack: two stack ids of a trace
+// can be one stack, or none, once resolved) into the first of them with add, keeping the order.
+func mergeSites[S any](sites []S, key func(*S) [3]uint32, add func(into, s *S)) []S {
 	first := make(map[[3]uint32]int, len(sites))
 	out := sites[:0]
-	for _, s := range sites {
-		key := [3]uint32{s.Pid, s.Tid, s.Stack}
-		if i, ok := first[key]; ok {
-			m := &out[i]
-			m.Events += s.Events
-			m.Allocs, m.Bytes = m.Allocs+s.Allocs, sat.Add(m.Bytes, s.Bytes)
-			m.Leaks, m.Leaked = m.Leaks+s.Leaks, sat.Add(m.Leaked, s.Leaked)
+	for i := range sites {
+		k := key(&sites[i])
+		if j, ok := first[k]; ok {
+			add(&out[j], &sites[i])
 			continue
 		}
-		first[key] = len(out)
-		out = append(out, s)
+		first[k] = len(out)
+		out = append(out, sites[i])
 	}
 	return out
 }
@@ -618,9 +631,12 @@ func (tr *traceReader) readFile(name, file string, r io.ReaderAt, size int64, fd
 		case SyncTraceFile:
 			tr.d.Log.Settings = append(tr.d.Log.Settings, Setting{Name: "sync_threshold_ns", Value: strconv.FormatUint(h.param, 10)})
 		}
-		if h.kind == fileHeap && tr.d.HeapSummary != nil {
+		switch {
+		case h.kind == fileHeap && tr.d.HeapSummary != nil:
 			w, err = tr.replayHeap(tf, &sk)
-		} else {
+		case h.kind == fileSync && tr.d.SyncSummary != nil:
+			w, err = tr.sumSync(tf, &sk)
+		default:
 			w, err = tr.readEvents(tf, &sk)
 		}
 	}

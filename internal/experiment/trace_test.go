@@ -269,13 +269,17 @@ func FuzzReadTraceFile(f *testing.F) {
 		[][]byte{rec(recHeap, uint8(HeapMalloc), 2, base+1, uint32(1), uint32(8), uint64(0x2000)), rec(recHeap, uint8(HeapFree), 2, base-1, uint64(0x2000))},
 		[][]byte{rec(recSync, 1, 1, base+9, uint32(1), uint32(0), uint64(1), uint64(1)), append([]byte{0xff, 0x7f, recHeap, 1, 0, 0, 0, 0}, make([]byte, 8)...)},
 		[][]byte{rec(recHeap, uint8(HeapCalloc), 3, base+4, uint32(2), uint32(48), uint64(0x3000))}))
+	f.Add(traceFile(2, 1, 1000, base, 4096, // two threads' blocks, out of time order, one not in order inside
+		[][]byte{rec(recSync, 1, 2, base+50, uint32(1), uint32(0), uint64(5), uint64(1)), rec(recSync, 1, 2, base+60, uint32(2), uint32(0), uint64(6), uint64(1))},
+		[][]byte{rec(recSync, 2, 1, base+40, uint32(1), uint32(0), uint64(7), uint64(1)), rec(recSync, 1, 1, base+10, uint32(1), uint32(0), uint64(8), uint64(2)),
+			rec(recSync, 1, 1, base+60, uint32(3), uint32(0), uint64(9), uint64(2))}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// Read whole, and in parts of a block or more side by side: the same events and warnings.
 		// Read with the heap trace summed as it is read (summed): what summing the events gives.
 		read := func(parts int, summed bool) (*Data, []string) {
 			d := &Data{Stacks: []Stack{nil}}
 			if summed {
-				d.HeapSummary = &HeapSummary{}
+				d.HeapSummary, d.SyncSummary = &HeapSummary{}, &SyncSummary{}
 			}
 			var warns []string
 			tr := newTraceReader(d, func(w string) { warns = append(warns, w) })
@@ -295,11 +299,15 @@ func FuzzReadTraceFile(f *testing.F) {
 			t.Fatalf("read in 3 parts: %d heap, %d sync, %d I/O, %d clock events, warnings %q; whole: %d, %d, %d, %d, %q",
 				len(d3.Heap), len(d3.Sync), len(d3.IO), len(d3.Clock), warns3, len(d.Heap), len(d.Sync), len(d.IO), len(d.Clock), warns)
 		}
-		sum := &Data{Heap: slices.Clone(d.Heap)}
+		sum := &Data{Heap: slices.Clone(d.Heap), Sync: slices.Clone(d.Sync)}
 		sum.SummarizeHeap()
+		sum.SummarizeSync()
 		for _, parts := range []int{1, 3} {
-			if ds, warnsS := read(parts, true); !reflect.DeepEqual(ds.HeapSummary, sum.HeapSummary) || !reflect.DeepEqual(warnsS, warns) || len(ds.Heap) != 0 {
-				t.Fatalf("read summed in %d parts: %+v, warnings %q; the events read and summed: %+v, %q", parts, ds.HeapSummary, warnsS, sum.HeapSummary, warns)
+			ds, warnsS := read(parts, true)
+			if !reflect.DeepEqual(ds.HeapSummary, sum.HeapSummary) || !reflect.DeepEqual(ds.SyncSummary, sum.SyncSummary) ||
+				!reflect.DeepEqual(warnsS, warns) || len(ds.Heap) != 0 || len(ds.Sync) != 0 {
+				t.Fatalf("read summed in %d parts: %+v, %+v, warnings %q; the events read and summed: %+v, %+v, %q",
+					parts, ds.HeapSummary, ds.SyncSummary, warnsS, sum.HeapSummary, sum.SyncSummary, warns)
 			}
 		}
 		for _, e := range d.Heap {

@@ -339,9 +339,23 @@ type Data struct {
 	Warnings []string // what the reader had to skip or repair (a truncated last block, a missing file)
 	// TraceStacks are the stacks of the trace events not read (Options.TraceStacksOnly).
 	TraceStacks []TraceStack
-	// HeapSummary holds the heap events summed, where they were replayed as they were read
-	// (Options.HeapSummary): Heap is then empty.
+	// HeapSummary and SyncSummary hold the heap and synchronization events summed, where they were
+	// summed as they were read (Options.Summed): Heap and Sync are then empty.
 	HeapSummary *HeapSummary
+	SyncSummary *SyncSummary
+}
+
+// SyncSummary is the synchronization waits of an experiment, summed per thread and stack.
+type SyncSummary struct {
+	Sites []SyncSite // in the order of their first events (time, then order in the trace)
+	Last  int64      // the time of the last event
+}
+
+// SyncSite is the synchronization waits of one thread with one stack, summed.
+type SyncSite struct {
+	Time            int64 // of its first event
+	Pid, Tid, Stack uint32
+	Events, Wait    int64 // waits, and their ns
 }
 
 // HeapSummary is what a replay of an experiment's heap events found, kept in place of the events:
@@ -379,6 +393,9 @@ func (d *Data) LastTime() int64 {
 	}
 	if d.HeapSummary != nil {
 		t = max(t, d.HeapSummary.Last)
+	}
+	if d.SyncSummary != nil {
+		t = max(t, d.SyncSummary.Last)
 	}
 	for i := range d.Overview {
 		t = max(t, d.Overview[i].Time)
