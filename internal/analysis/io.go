@@ -8,10 +8,10 @@ import (
 	"er/internal/experiment"
 )
 
-// Names of I/O files that no event names.
+// Names of I/O files that no event names (experiment.IOFiler).
 const (
-	UnknownFileName = "<unknown file>" // a descriptor whose opening was not traced
-	PipeName        = "<pipe>"         // a descriptor made by pipe or pipe2
+	UnknownFileName = experiment.UnknownFileName // a descriptor whose opening was not traced
+	PipeName        = experiment.PipeName        // a descriptor made by pipe or pipe2
 )
 
 // IOGroup is the I/O of one file (Profile.IOFiles) or of one descriptor of a file (Profile.IODescriptors).
@@ -108,6 +108,46 @@ func (s *IOStats) add(e *experiment.IOEvent) {
 	}
 }
 
+// addSite counts the calls of site s, as add counts each.
+func (st *IOStats) addSite(s *experiment.IOSite) {
+	n := s.Events
+	st.Events = sat.Add(st.Events, n)
+	class := s.Op.Class()
+	if class != 0 {
+		api := &st.Syscall
+		if IsStdio(s.Op) {
+			api = &st.Stdio
+		}
+		switch class {
+		case experiment.IORead:
+			api.Reads = sat.Add(api.Reads, n)
+		case experiment.IOWrite:
+			api.Writes = sat.Add(api.Writes, n)
+		default:
+			api.Other = sat.Add(api.Other, n)
+		}
+		if s.Failed {
+			api.Failed = sat.Add(api.Failed, n)
+		}
+	}
+	calls := func(c *SizeStats) { // the count, time and longest of the calls alone
+		c.Count = sat.Add(c.Count, n)
+		c.Time = sat.Add(c.Time, s.Sizes.Time)
+		c.Longest = max(c.Longest, s.Sizes.Longest)
+	}
+	switch {
+	case class == 0:
+	case s.Failed:
+		calls(&st.Error)
+	case class == experiment.IORead:
+		st.Read.Merge(&s.Sizes)
+	case class == experiment.IOWrite:
+		st.Write.Merge(&s.Sizes)
+	default:
+		calls(&st.Other)
+	}
+}
+
 // kernelCalls adds the system calls that the collector counted for experiment d's process at its
 // exit (the note io_syscalls=READS WRITES).
 func (s *IOStats) kernelCalls(d *experiment.Data) {
@@ -132,12 +172,7 @@ type ioFile struct {
 	fd   int32
 }
 
-// IOEventFiles names the file of each I/O event of d (indexed like d.IO), replaying each process's
-// events in time order to know what its descriptors are: an event's own File when it has one,
-// else the name its descriptor got from the call that opened it (open, fopen, dup, pipe, or an
-// IOInherited record), else "<stdin>", "<stdout>" or "<stderr>" for descriptors 0 to 2 and
-// UnknownFileName for others. The descriptor is the one the call operated on; for the calls that
-// open one, the descriptor they returned.
+// IOEventFiles names the file of each I/O event of d (indexed like d.IO) as experiment.IOFiler does.
 func IOEventFiles(d *experiment.Data) (names []string, fds []int32) {
 	files := ioEventFiles(d)
 	names = make([]string, len(files))
@@ -148,84 +183,18 @@ func IOEventFiles(d *experiment.Data) (names []string, fds []int32) {
 	return names, fds
 }
 
+// ioEventFiles finds the file of each I/O event of d, each process's events in time order.
 func ioEventFiles(d *experiment.Data) []ioFile {
 	out := make([]ioFile, len(d.IO))
-	byPid := map[uint32][]int32{}
-	for i := range d.IO {
-		byPid[d.IO[i].Pid] = append(byPid[d.IO[i].Pid], int32(i))
+	order := make([]int32, len(d.IO))
+	for i := range order {
+		order[i] = int32(i)
 	}
-	for _, evs := range byPid {
-		sort.SliceStable(evs, func(a, b int) bool { return d.IO[evs[a]].Time < d.IO[evs[b]].Time })
-		table := map[int32]string{}
-		nameOf := func(fd int32) string {
-			if n, ok := table[fd]; ok {
-				return n
-			}
-			switch fd {
-			case 0:
-				return "<stdin>"
-			case 1:
-				return "<stdout>"
-			case 2:
-				return "<stderr>"
-			}
-			return UnknownFileName
-		}
-		for _, i := range evs {
-			e := &d.IO[i]
-			fd := e.FD
-			ok := e.Err == 0
-			switch e.Op {
-			case experiment.IOOpen, experiment.IOOpenat, experiment.IOCreat:
-				if fd < 0 && ok && e.Ret >= 0 {
-					fd = int32(e.Ret)
-				}
-			}
-			name := e.File
-			if name == "" {
-				switch {
-				case (e.Op == experiment.IOPipe || e.Op == experiment.IOPipe2) && ok:
-					name = PipeName
-				case fd >= 0:
-					name = nameOf(fd)
-				default:
-					name = UnknownFileName
-				}
-			}
-			out[i] = ioFile{name: name, fd: fd}
-			switch e.Op {
-			case experiment.IOInherited:
-				if fd >= 0 && e.File != "" {
-					table[fd] = e.File
-				}
-			case experiment.IOOpen, experiment.IOOpenat, experiment.IOCreat, experiment.IOFopen,
-				experiment.IOFdopen, experiment.IOFreopen:
-				if ok && fd >= 0 {
-					table[fd] = name
-				}
-			case experiment.IODup:
-				if ok && e.Ret >= 0 {
-					table[int32(e.Ret)] = name
-				}
-			case experiment.IODup2, experiment.IODup3:
-				if ok && e.FD2 >= 0 {
-					table[e.FD2] = name
-				}
-			case experiment.IOPipe, experiment.IOPipe2:
-				if ok {
-					if e.FD >= 0 {
-						table[e.FD] = name
-					}
-					if e.FD2 >= 0 {
-						table[e.FD2] = name
-					}
-				}
-			case experiment.IOClose, experiment.IOFclose:
-				if ok {
-					delete(table, fd)
-				}
-			}
-		}
+	sort.SliceStable(order, func(a, b int) bool { return d.IO[order[a]].Time < d.IO[order[b]].Time })
+	var f experiment.IOFiler
+	for _, i := range order {
+		name, fd := f.File(&d.IO[i])
+		out[i] = ioFile{name: name, fd: fd}
 	}
 	return out
 }

@@ -359,16 +359,58 @@ var (
 	ioKind = &Kind{Name: "I/O-tracing", Title: "I/O tracing", Noun: "I/O", Record: "-i on", View: "io",
 		Setting: experiment.SettingIOTracing, Timed: true, Metrics: IOMetrics,
 		Default: []string{"i.ioreadtime", "i.iowritetime", "i.ioothertime", "i.ioerrortime"}, DefaultRank: 3,
-		Len: func(d *experiment.Data) int { return len(d.IO) },
+		// An experiment read with its I/O trace summed (experiment.Options.Summed) has sites in place
+		// of events: each stands for its thread's calls of one operation on one file with one stack
+		// that failed, or not.
+		Len: func(d *experiment.Data) int {
+			if is := d.IOSummary; is != nil {
+				return len(is.Sites)
+			}
+			return len(d.IO)
+		},
+		Count: func(d *experiment.Data) int64 {
+			if is := d.IOSummary; is != nil {
+				var n int64
+				for i := range is.Sites {
+					n = sat.Add(n, is.Sites[i].Events)
+				}
+				return n
+			}
+			return int64(len(d.IO))
+		},
 		Info: func(d *experiment.Data, i int, ev *EventInfo) {
+			if is := d.IOSummary; is != nil {
+				s := &is.Sites[i]
+				ev.Pid, ev.Tid, ev.Time, ev.Dur = s.Pid, s.Tid, s.Time, s.Dur
+				return
+			}
 			e := &d.IO[i]
 			ev.Pid, ev.Tid, ev.Time, ev.Dur = e.Pid, e.Tid, e.Time, e.Dur
 		},
-		Stack: func(d *experiment.Data, i int) uint32 { return d.IO[i].Stack },
-		Init:  func(p *Profile) { p.IO = &IOStats{} },
+		Stack: func(d *experiment.Data, i int) uint32 {
+			if is := d.IOSummary; is != nil {
+				return is.Sites[i].Stack
+			}
+			return d.IO[i].Stack
+		},
+		Init: func(p *Profile) { p.IO = &IOStats{} },
 		Stats: func(ds []*experiment.Data) []Stat {
 			var n, calls, dur, bytes, errs int64
 			for _, d := range ds {
+				if is := d.IOSummary; is != nil {
+					for i := range is.Sites {
+						s := &is.Sites[i]
+						if n = sat.Add(n, s.Events); s.Op.Class() == 0 {
+							continue // IOInherited records
+						}
+						calls = sat.Add(calls, s.Events)
+						dur, bytes = sat.Add(dur, s.Dur), sat.Add(bytes, s.Bytes)
+						if s.Failed {
+							errs = sat.Add(errs, s.Events)
+						}
+					}
+					continue
+				}
 				n += int64(len(d.IO))
 				for i := range d.IO {
 					e := &d.IO[i]
@@ -388,8 +430,25 @@ var (
 				{Label: "I/O bytes read and written", Values: []int64{bytes}}}
 		},
 		Prepare: func(r *KindRun) KindEvents {
-			d, files, groups := r.D, r.es.ioFiles, r.io
+			d, groups := r.D, r.io
 			var st IOStats
+			done := func() {
+				st.kernelCalls(d)
+				r.P.IO.merge(&st)
+			}
+			if is := d.IOSummary; is != nil {
+				return KindEvents{
+					Values: func(i int, out []int64) int64 {
+						s := &is.Sites[i]
+						st.addSite(s)
+						ioSiteValues(s, out)
+						return s.Dur
+					},
+					Added: func(i int, vals []int64) { groups.add(ioFile{is.Sites[i].File, is.Sites[i].FD}, vals) },
+					Done:  done,
+				}
+			}
+			files := r.es.ioFiles
 			st.Events = countKept(r.Keep, len(d.IO))
 			return KindEvents{
 				Values: func(i int, out []int64) int64 {
@@ -399,10 +458,7 @@ var (
 					return e.Dur
 				},
 				Added: func(i int, vals []int64) { groups.add(files[i], vals) },
-				Done: func() {
-					st.kernelCalls(d)
-					r.P.IO.merge(&st)
-				},
+				Done:  done,
 			}
 		},
 	}

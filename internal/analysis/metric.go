@@ -157,6 +157,27 @@ func ioValues(e *experiment.IOEvent, out []int64) {
 	}
 }
 
+// ioSiteValues sets out (len(IOMetrics) values, zeroed) to what the calls of I/O site s add to each
+// metric, as ioValues for each.
+func ioSiteValues(s *experiment.IOSite, out []int64) {
+	class := s.Op.Class()
+	if class == 0 {
+		return
+	}
+	if s.Failed {
+		out[ioErrTime], out[ioErrCnt] = s.Dur, s.Events
+		return
+	}
+	switch class {
+	case experiment.IORead:
+		out[ioReadTime], out[ioReadBytes], out[ioReadCnt] = s.Dur, s.Bytes, s.Events
+	case experiment.IOWrite:
+		out[ioWriteTime], out[ioWriteBytes], out[ioWriteCnt] = s.Dur, s.Bytes, s.Events
+	default:
+		out[ioOtherTime], out[ioOtherCnt] = s.Dur, s.Events
+	}
+}
+
 // MetricIndex returns the index of the metric named name in ms, or -1.
 func MetricIndex(ms []Metric, name string) int {
 	for i, m := range ms {

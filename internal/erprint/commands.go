@@ -189,16 +189,17 @@ func init() {
 	commands = append(commands, experimentCommands(g)...)
 }
 
-// summed are the views that show the same from experiments whose heap traces were replayed as they
-// were read (experiment.Options.Summed) as from their events: they need the totals of all
-// events, and no event lists or filters.
+// summed are the views that show the same from experiments whose trace files were summed as they
+// were read (experiment.Options.Summed) as from their events: they need the totals of all events,
+// and no event lists or filters.
 var summed = map[string]bool{"functions": true, "fsummary": true, "fsingle": true, "callers-callees": true,
 	"csingle": true, "calltree": true, "lines": true, "lsummary": true, "pcs": true, "psummary": true,
 	"source": true, "disasm": true, "objects": true, "object_list": true, "lobjects": true, "leaks": true,
-	"allocs": true, "heap": true, "heapstat": true, "metric_list": true, "cmetric_list": true,
+	"allocs": true, "heap": true, "heapstat": true, "ioactivity": true, "iodetail": true, "iocallstack": true,
+	"iostat": true, "metric_list": true, "cmetric_list": true,
 	"experiment_list": true, "header": true, "statistics": true}
 
-// summable says whether the command-line steps can run on experiments read with their heap traces
+// summable says whether the command-line steps can run on experiments read with their trace files
 // summed: each is a command, a view of summed or a setting that needs no data, and none sets a
 // filter or runs a script (whose commands are not known yet).
 func summable(steps []step) bool {

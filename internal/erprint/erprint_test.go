@@ -300,14 +300,15 @@ func testEnv() env {
 // runCase runs er print with args and stdin, and returns a transcript of exit code and output.
 func runCase(args []string, stdin string) (string, int) { return runCaseEnv(args, stdin, testEnv()) }
 
-// summedEnv is e where the commands allow (summable): then the heap and synchronization events are
-// summed, as the reader sums them (experiment.Options.Summed).
+// summedEnv is e where the commands allow (summable): then the heap, synchronization and I/O events
+// are summed, as the reader sums them (experiment.Options.Summed).
 func summedEnv(e env) env {
 	e.openSummed = func(dir string) (*experiment.Data, error) {
 		d, err := e.open(dir)
 		if err == nil {
 			d.SummarizeHeap()
 			d.SummarizeSync()
+			d.SummarizeIO()
 		}
 		return d, err
 	}

@@ -529,7 +529,13 @@ func (s *session) experimentList(_ []string) error {
 			target = filepath.Base(d.Log.Command[0])
 		}
 		var events int64
-		s.eachEvent(i, func(*analysis.EventInfo, int64) { events++ })
+		if s.sel.isAll() { // the events of every kind (of which a summed experiment holds sums)
+			for _, k := range analysis.Kinds {
+				events += k.Events(d)
+			}
+		} else {
+			s.eachEvent(i, func(*analysis.EventInfo, int64) { events++ })
+		}
 		cells := []report.Cell{{Text: strconv.Itoa(i + 1)}, {Text: yesNo(s.sel.expSelected(int64(i + 1)))}, {Text: strconv.Itoa(int(d.Log.Pid))}}
 		if lineage {
 			ppid, lin := "-", d.Log.Lineage

@@ -444,7 +444,7 @@ type traceReader struct {
 	// the instance being read: its stacks by id, and where its events (and heap sites) start in d
 	stackIdx                      map[uint32]uint32
 	heap0, sync0, io0, ck0, site0 int
-	syncSite0                     int
+	syncSite0, ioSite0            int
 }
 
 func newTraceReader(d *Data, warn func(string)) *traceReader {
@@ -462,7 +462,7 @@ func readTraces(d *Data, sources []traceSource, opt Options, warn func(string)) 
 	stacksOnly := opt.TraceStacksOnly
 	tr := newTraceReader(d, warn)
 	if opt.Summed && !stacksOnly {
-		d.HeapSummary, d.SyncSummary = &HeapSummary{}, &SyncSummary{}
+		d.HeapSummary, d.SyncSummary, d.IOSummary = &HeapSummary{}, &SyncSummary{}, &IOSummary{}
 	}
 	for _, src := range sources {
 		tr.begin()
@@ -523,6 +523,9 @@ func (tr *traceReader) begin() {
 	if ss := tr.d.SyncSummary; ss != nil {
 		tr.syncSite0 = len(ss.Sites)
 	}
+	if is := tr.d.IOSummary; is != nil {
+		tr.ioSite0 = len(is.Sites)
+	}
 }
 
 // end resolves the stack ids of the instance's events (read before its stacks) to stacks of d.
@@ -570,12 +573,18 @@ func (tr *traceReader) end() {
 		ss.Sites = mergeSites(ss.Sites, func(s *SyncSite) [3]uint32 { return [3]uint32{s.Pid, s.Tid, s.Stack} },
 			func(m, s *SyncSite) { m.Events, m.Wait = m.Events+s.Events, sat.Add(m.Wait, s.Wait) })
 	}
+	if is := d.IOSummary; is != nil && len(is.Sites) > tr.ioSite0 {
+		for i := tr.ioSite0; i < len(is.Sites); i++ {
+			resolveN(&is.Sites[i].Stack, int(is.Sites[i].Events))
+		}
+		is.Sites = mergeSites(is.Sites, (*IOSite).key, (*IOSite).add)
+	}
 }
 
 // mergeSites merges the sites of the same key (process, thread and stack: two stack ids of a trace
 // can be one stack, or none, once resolved) into the first of them with add, keeping the order.
-func mergeSites[S any](sites []S, key func(*S) [3]uint32, add func(into, s *S)) []S {
-	first := make(map[[3]uint32]int, len(sites))
+func mergeSites[S any, K comparable](sites []S, key func(*S) K, add func(into, s *S)) []S {
+	first := make(map[K]int, len(sites))
 	out := sites[:0]
 	for i := range sites {
 		k := key(&sites[i])
@@ -636,6 +645,8 @@ func (tr *traceReader) readFile(name, file string, r io.ReaderAt, size int64, fd
 			w, err = tr.replayHeap(tf, &sk)
 		case h.kind == fileSync && tr.d.SyncSummary != nil:
 			w, err = tr.sumSync(tf, &sk)
+		case h.kind == fileIO && tr.d.IOSummary != nil:
+			w, err = tr.sumIO(tf, &sk)
 		default:
 			w, err = tr.readEvents(tf, &sk)
 		}
@@ -981,56 +992,6 @@ func (tr *traceReader) event(r *traceRec, h *traceHeader, sk *skipped) {
 		}
 		d.Clock = append(d.Clock, ClockSample{Time: t, Pid: pid, Tid: r.tid, CPU: r.u32(recClockCPU),
 			Mode: ModeUnknown, Period: int64(count * h.param), Stack: r.u32(recClockStack)})
-	}
-}
-
-// nameFiles gives every I/O event the name of its file, following each process's descriptors
-// through open, dup, pipe and close in time order.
-func nameFiles(evs []IOEvent) {
-	type pfd struct {
-		pid uint32
-		fd  int32
-	}
-	names := map[pfd]string{}
-	for i := range evs {
-		e := &evs[i]
-		k := pfd{e.Pid, e.FD}
-		switch e.Op {
-		case IOInherited:
-			names[k] = e.File
-			continue
-		case IOOpen, IOOpenat, IOCreat, IOFopen, IOFreopen:
-			if e.Err == 0 && e.FD >= 0 {
-				names[k] = e.File
-			}
-			continue
-		case IOPipe, IOPipe2:
-			if e.Err == 0 {
-				names[k] = "<pipe>"
-				names[pfd{e.Pid, e.FD2}] = "<pipe>"
-			}
-		case IODup:
-			if e.Err == 0 {
-				names[pfd{e.Pid, int32(e.Ret)}] = names[k]
-			}
-		case IODup2, IODup3:
-			if e.Err == 0 {
-				names[pfd{e.Pid, e.FD2}] = names[k]
-			}
-		}
-		if e.File == "" {
-			switch name, ok := names[k]; {
-			case e.FD < 0:
-				e.File = "<all streams>"
-			case ok && name != "":
-				e.File = name
-			default:
-				e.File = "<fd " + strconv.Itoa(int(e.FD)) + ">"
-			}
-		}
-		if (e.Op == IOClose || e.Op == IOFclose) && e.Err == 0 {
-			delete(names, k)
-		}
 	}
 }
 

@@ -273,13 +273,17 @@ func FuzzReadTraceFile(f *testing.F) {
 		[][]byte{rec(recSync, 1, 2, base+50, uint32(1), uint32(0), uint64(5), uint64(1)), rec(recSync, 1, 2, base+60, uint32(2), uint32(0), uint64(6), uint64(1))},
 		[][]byte{rec(recSync, 2, 1, base+40, uint32(1), uint32(0), uint64(7), uint64(1)), rec(recSync, 1, 1, base+10, uint32(1), uint32(0), uint64(8), uint64(2)),
 			rec(recSync, 1, 1, base+60, uint32(3), uint32(0), uint64(9), uint64(2))}))
+	f.Add(traceFile(3, 1, 0, base, 4096, // two threads' blocks out of time order: an open, a dup2 and writes
+		[][]byte{ioRec(IOWriteOp, 2, base+50, 1, 5, 9, -1, 3, 3, 0, ""), ioRec(IOClose, 2, base+60, 1, 1, 3, -1, 0, 0, 0, "")},
+		[][]byte{ioRec(IOOpen, 1, base+10, 1, 4, 3, -1, 3, 0, 0, "/a"), ioRec(IODup2, 1, base+20, 2, 1, 3, 9, 9, 0, 0, ""),
+			ioRec(IOWriteOp, 1, base+70, 1, 2, 9, -1, 4, 4, 0, ""), ioRec(IOReadOp, 1, base+80, 1, 2, 3, -1, -1, 0, 9, "")}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// Read whole, and in parts of a block or more side by side: the same events and warnings.
 		// Read with the heap trace summed as it is read (summed): what summing the events gives.
 		read := func(parts int, summed bool) (*Data, []string) {
 			d := &Data{Stacks: []Stack{nil}}
 			if summed {
-				d.HeapSummary, d.SyncSummary = &HeapSummary{}, &SyncSummary{}
+				d.HeapSummary, d.SyncSummary, d.IOSummary = &HeapSummary{}, &SyncSummary{}, &IOSummary{}
 			}
 			var warns []string
 			tr := newTraceReader(d, func(w string) { warns = append(warns, w) })
@@ -299,15 +303,17 @@ func FuzzReadTraceFile(f *testing.F) {
 			t.Fatalf("read in 3 parts: %d heap, %d sync, %d I/O, %d clock events, warnings %q; whole: %d, %d, %d, %d, %q",
 				len(d3.Heap), len(d3.Sync), len(d3.IO), len(d3.Clock), warns3, len(d.Heap), len(d.Sync), len(d.IO), len(d.Clock), warns)
 		}
-		sum := &Data{Heap: slices.Clone(d.Heap), Sync: slices.Clone(d.Sync)}
+		sum := &Data{Heap: slices.Clone(d.Heap), Sync: slices.Clone(d.Sync), IO: slices.Clone(d.IO)}
 		sum.SummarizeHeap()
 		sum.SummarizeSync()
+		sum.SummarizeIO()
 		for _, parts := range []int{1, 3} {
 			ds, warnsS := read(parts, true)
 			if !reflect.DeepEqual(ds.HeapSummary, sum.HeapSummary) || !reflect.DeepEqual(ds.SyncSummary, sum.SyncSummary) ||
-				!reflect.DeepEqual(warnsS, warns) || len(ds.Heap) != 0 || len(ds.Sync) != 0 {
-				t.Fatalf("read summed in %d parts: %+v, %+v, warnings %q; the events read and summed: %+v, %+v, %q",
-					parts, ds.HeapSummary, ds.SyncSummary, warnsS, sum.HeapSummary, sum.SyncSummary, warns)
+				!reflect.DeepEqual(ds.IOSummary, sum.IOSummary) || !reflect.DeepEqual(warnsS, warns) ||
+				len(ds.Heap)+len(ds.Sync)+len(ds.IO) != 0 {
+				t.Fatalf("read summed in %d parts: %+v, %+v, %+v, warnings %q; the events read and summed: %+v, %+v, %+v, %q",
+					parts, ds.HeapSummary, ds.SyncSummary, ds.IOSummary, warnsS, sum.HeapSummary, sum.SyncSummary, sum.IOSummary, warns)
 			}
 		}
 		for _, e := range d.Heap {

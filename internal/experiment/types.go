@@ -339,10 +339,11 @@ type Data struct {
 	Warnings []string // what the reader had to skip or repair (a truncated last block, a missing file)
 	// TraceStacks are the stacks of the trace events not read (Options.TraceStacksOnly).
 	TraceStacks []TraceStack
-	// HeapSummary and SyncSummary hold the heap and synchronization events summed, where they were
-	// summed as they were read (Options.Summed): Heap and Sync are then empty.
+	// HeapSummary, SyncSummary and IOSummary hold the heap, synchronization and I/O events summed,
+	// where they were summed as they were read (Options.Summed): Heap, Sync and IO are then empty.
 	HeapSummary *HeapSummary
 	SyncSummary *SyncSummary
+	IOSummary   *IOSummary
 }
 
 // SyncSummary is the synchronization waits of an experiment, summed per thread and stack.
@@ -396,6 +397,9 @@ func (d *Data) LastTime() int64 {
 	}
 	if d.SyncSummary != nil {
 		t = max(t, d.SyncSummary.Last)
+	}
+	if d.IOSummary != nil {
+		t = max(t, d.IOSummary.Last)
 	}
 	for i := range d.Overview {
 		t = max(t, d.Overview[i].Time)

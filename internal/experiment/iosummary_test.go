@@ -1,0 +1,66 @@
+package experiment
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+// Reading with Summed sums the I/O calls as summing the events read does: each named by the
+// descriptors' history in time order across the threads' blocks (here written out of time order),
+// and summed per thread, stack, operation, outcome and file.
+func TestIOSummary(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "t.er")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ioTrace := traceFile(3, 42, 0, base, 4096,
+		[][]byte{ // thread 8, later: writes to the file thread 7 opened and dup2'd to 9
+			ioRec(IOWriteOp, 8, base+300, 1, 30, 9, -1, 10, 10, 0, ""),
+			ioRec(IOWriteOp, 8, base+400, 1, 40, 9, -1, 20, 20, 0, ""),
+			ioRec(IOWriteOp, 8, base+500, 1, 50, 9, -1, -1, 0, 5, ""), // failed
+		},
+		[][]byte{ // thread 7
+			ioRec(IOInherited, 7, base+1, 0, 0, 1, -1, 0, 0, 0, "/dev/pts/0"),
+			ioRec(IOOpen, 7, base+100, 2, 10, 3, -1, 3, 0, 0, "/tmp/f"),
+			ioRec(IODup2, 7, base+200, 2, 5, 3, 9, 9, 0, 0, ""),
+			ioRec(IOWriteOp, 7, base+250, 1, 25, 1, -1, 6, 6, 0, ""),
+			ioRec(IOClose, 7, base+450, 2, 5, 9, -1, 0, 0, 0, ""),
+			ioRec(IOWriteOp, 7, base+600, 1, 60, 9, -1, -1, 0, 9, ""), // after the close: an unknown descriptor
+		})
+	stacks := traceFile(5, 42, 0, base, 4096, [][]byte{stackRec(1, 0x400100), stackRec(2, 0x400200)})
+	for name, b := range map[string][]byte{IOTraceFile: ioTrace, TraceStacksFile: stacks} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	full, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full.SummarizeIO()
+	got, err := OpenWith(dir, Options{Summed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.IO) != 0 || !reflect.DeepEqual(got.IOSummary, full.IOSummary) || !reflect.DeepEqual(got.Warnings, full.Warnings) {
+		t.Fatalf("summed when read: %+v %q\nsummed after reading: %+v %q", got.IOSummary, got.Warnings, full.IOSummary, full.Warnings)
+	}
+	var writes *IOSite
+	files := map[string]int64{}
+	for i := range got.IOSummary.Sites {
+		s := &got.IOSummary.Sites[i]
+		files[s.File] += s.Events
+		if s.Tid == 8 && s.Op == IOWriteOp && !s.Failed {
+			writes = s
+		}
+	}
+	if writes == nil || writes.File != "/tmp/f" || writes.FD != 9 || writes.Events != 2 || writes.Bytes != 30 || writes.Dur != 70 ||
+		writes.Sizes.Count != 2 || writes.Sizes.Longest != 40 {
+		t.Errorf("thread 8's writes: %+v", writes)
+	}
+	if files["/tmp/f"] != 5 || files["/dev/pts/0"] != 2 || len(got.IOSummary.Sites) != 8 || got.IOSummary.Last != 600 {
+		t.Errorf("calls by file %v, %d sites, last %d: want /tmp/f 5, /dev/pts/0 2, 8 sites, 600", files, len(got.IOSummary.Sites), got.IOSummary.Last)
+	}
+}
