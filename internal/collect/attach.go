@@ -60,6 +60,11 @@ func (s *Session) attach(pid int) error {
 	}
 	s.founder.args = args
 	s.w.UpdateLog(func(l *experiment.Log) { l.Attached = true })
+	// The target runs on while er makes the experiment and reads its mappings (a millisecond, more on
+	// a busy machine): recording, and the experiment's time, start when the events open.
+	s.startNS = monotonicNS()
+	s.baseLog.StartPerfNS = s.startNS
+	s.w.UpdateLog(func(l *experiment.Log) { l.StartPerfNS = s.startNS })
 	if err := s.openEvents(); err != nil {
 		_ = s.w.Close()
 		_ = os.RemoveAll(s.dir)
