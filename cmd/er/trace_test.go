@@ -564,3 +564,38 @@ func TestTracingDlopen(t *testing.T) {
 		}
 	}
 }
+
+// TestSummedViews: er print reads trace files summed as they are read where every command is a view
+// of totals (heap replayed, synchronization and I/O per site); each such view shows what it shows
+// from the events, read when a filter (one that keeps all) needs them.
+func TestSummedViews(t *testing.T) {
+	needCollect(t)
+	progs := []struct {
+		name string
+		args []string
+	}{
+		{"ioprog", []string{cprog(t, "ioprog"), t.TempDir()}},
+		{"syncprog", []string{cprog(t, "syncprog")}},
+		{"heap", []string{cprog(t, "heap")}},
+	}
+	views := [][]string{{"-functions"}, {"-leaks"}, {"-allocs"}, {"-heapstat"}, {"-heap"}, {"-statistics"},
+		{"-ioactivity", "-iodetail"}, {"-iocallstack"}, {"-iostat"}, {"-calltree"}, {"-callers-callees"},
+		{"-experiment_list"}, {"-metrics", "i.sync:i+syncn:i.iowritetime:i+ioerrorcnt", "-functions"}}
+	for _, p := range progs {
+		t.Run(p.name, func(t *testing.T) {
+			exp, r := collectExp(t, nil, append([]string{"-p", "on", "-H", "on", "-s", "all", "-i", "on"}, p.args...)...)
+			if r.code != 0 {
+				t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
+			}
+			for _, v := range views {
+				summed := er(t, "", nil, append(append([]string{"print"}, v...), exp)...)
+				events := er(t, "", nil, append(append([]string{"print", "-filters", "1"}, v...), exp)...)
+				got := strings.Replace(events.stdout, "Current filter: 1\n", "", 1)
+				if summed.code != 0 || events.code != 0 || summed.stdout != got || summed.stderr != events.stderr {
+					t.Errorf("%s: summed (exit %d):\n%s%s\nfrom the events (exit %d):\n%s%s", strings.Join(v, " "),
+						summed.code, summed.stdout, summed.stderr, events.code, got, events.stderr)
+				}
+			}
+		})
+	}
+}
