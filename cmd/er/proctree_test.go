@@ -79,6 +79,7 @@ func checkTreeStatistics(t *testing.T, exp string, want float64) {
 	}
 	if strings.Contains(all["CPU Time counted by the kernel (sec.)"], "without one") {
 		t.Errorf("some processes have no kernel count: %s", all["CPU Time counted by the kernel (sec.)"])
+		explainTree(t, exp)
 	}
 
 	// Every process with 0.1 s or more: its samples cover 90-110% of what the kernel counted.
