@@ -300,11 +300,7 @@ var (
 		},
 		Count: func(d *experiment.Data) int64 {
 			if ss := d.SyncSummary; ss != nil {
-				var n int64
-				for i := range ss.Sites {
-					n = sat.Add(n, ss.Sites[i].Events)
-				}
-				return n
+				return ss.Events()
 			}
 			return int64(len(d.Sync))
 		},
@@ -370,11 +366,7 @@ var (
 		},
 		Count: func(d *experiment.Data) int64 {
 			if is := d.IOSummary; is != nil {
-				var n int64
-				for i := range is.Sites {
-					n = sat.Add(n, is.Sites[i].Events)
-				}
-				return n
+				return is.Events()
 			}
 			return int64(len(d.IO))
 		},

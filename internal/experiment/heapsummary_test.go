@@ -1,8 +1,6 @@
 package experiment
 
 import (
-	"os"
-	"path/filepath"
 	"reflect"
 	"runtime"
 	"testing"
@@ -14,10 +12,6 @@ import (
 // records skipped and a damaged block; and a stacks file.
 func heapSummaryTrace(t *testing.T) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "t.er")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	malloc := func(tid uint32, at uint64, stack uint32, addr, size uint64) []byte {
 		return rec(recHeap, uint8(HeapMalloc), tid, base+at, stack, uint32(0), addr, size, uint64(0))
 	}
@@ -53,15 +47,10 @@ func heapSummaryTrace(t *testing.T) string {
 			append([]byte{0xff, 0x7f, recHeap, 1, 0, 0, 0, 0}, make([]byte, 8)...),
 		})
 	stacks := traceFile(5, 42, 0, base, 4096, [][]byte{stackRec(1, 0x400100), stackRec(2, 0x400200), stackRec(3, 0x400300)})
-	for name, b := range map[string][]byte{HeapTraceFile: heap, TraceStacksFile: stacks} {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	return traceDir(t, map[string][]byte{HeapTraceFile: heap, TraceStacksFile: stacks})
 }
 
-// Reading with HeapSummary gives what reading the events and summing them gives: the same sites in
+// Reading with Summed gives what reading the events and summing them gives: the same sites in
 // the same order, statistics and warnings; and the figures the trace holds.
 func TestHeapSummary(t *testing.T) {
 	dir := heapSummaryTrace(t)
@@ -78,7 +67,7 @@ func TestHeapSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(got.Heap) != 0 || got.HeapSummary == nil {
-		t.Fatalf("read with HeapSummary: %d events, summary %v", len(got.Heap), got.HeapSummary)
+		t.Fatalf("read summed: %d events, summary %v", len(got.Heap), got.HeapSummary)
 	}
 	if !reflect.DeepEqual(got.HeapSummary, full.HeapSummary) {
 		t.Errorf("summary read:\n%+v\nsummed after reading:\n%+v", got.HeapSummary, full.HeapSummary)
@@ -108,10 +97,6 @@ func TestHeapSummary(t *testing.T) {
 // stacks, addresses reused as malloc's free lists do, all freed five calls later but 1000.
 func TestHeapSummaryMemory(t *testing.T) {
 	alloc := func(n int) (events, allocated int64) {
-		dir := filepath.Join(t.TempDir(), "t.er")
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
 		var blocks [][][]byte
 		var blk [][]byte
 		used := 0
@@ -148,11 +133,8 @@ func TestHeapSummaryMemory(t *testing.T) {
 		for id := range uint32(100) {
 			stacks = append(stacks, stackRec(id+1, 0x400000+uint64(id), 0x500000))
 		}
-		for name, b := range map[string][]byte{HeapTraceFile: traceFile(1, 42, 0, base, 65536, blocks...), TraceStacksFile: traceFile(5, 42, 0, base, 65536, stacks)} {
-			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		dir := traceDir(t, map[string][]byte{HeapTraceFile: traceFile(1, 42, 0, base, 65536, blocks...),
+			TraceStacksFile: traceFile(5, 42, 0, base, 65536, stacks)})
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)

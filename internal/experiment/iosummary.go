@@ -227,7 +227,8 @@ func (s *ioSummer) add(e *IOEvent) {
 		s.is.Sites = append(s.is.Sites, IOSite{Time: e.Time, Pid: e.Pid, Tid: e.Tid, Stack: e.Stack, Op: e.Op, Failed: e.Err != 0, File: name, FD: fd})
 	}
 	site := &s.is.Sites[i]
-	site.add(&IOSite{Events: 1, Dur: e.Dur, Bytes: e.Bytes})
+	site.Events++
+	site.Dur, site.Bytes = sat.Add(site.Dur, e.Dur), sat.Add(site.Bytes, e.Bytes)
 	site.Sizes.Add(e.Bytes, e.Dur)
 	s.is.Last = max(s.is.Last, e.Time)
 }
@@ -250,4 +251,13 @@ func (d *Data) SummarizeIO() {
 		sum.add(&d.IO[i])
 	}
 	d.IO = nil
+}
+
+// Events returns the number of calls the sites stand for.
+func (is *IOSummary) Events() int64 {
+	var n int64
+	for i := range is.Sites {
+		n = sat.Add(n, is.Sites[i].Events)
+	}
+	return n
 }

@@ -1,8 +1,6 @@
 package experiment
 
 import (
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 )
@@ -11,10 +9,6 @@ import (
 // descriptors' history in time order across the threads' blocks (here written out of time order),
 // and summed per thread, stack, operation, outcome and file.
 func TestIOSummary(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "t.er")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	ioTrace := traceFile(3, 42, 0, base, 4096,
 		[][]byte{ // thread 8, later: writes to the file thread 7 opened and dup2'd to 9
 			ioRec(IOWriteOp, 8, base+300, 1, 30, 9, -1, 10, 10, 0, ""),
@@ -30,11 +24,7 @@ func TestIOSummary(t *testing.T) {
 			ioRec(IOWriteOp, 7, base+600, 1, 60, 9, -1, -1, 0, 9, ""), // after the close: an unknown descriptor
 		})
 	stacks := traceFile(5, 42, 0, base, 4096, [][]byte{stackRec(1, 0x400100), stackRec(2, 0x400200)})
-	for name, b := range map[string][]byte{IOTraceFile: ioTrace, TraceStacksFile: stacks} {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := traceDir(t, map[string][]byte{IOTraceFile: ioTrace, TraceStacksFile: stacks})
 	full, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -46,6 +36,9 @@ func TestIOSummary(t *testing.T) {
 	}
 	if len(got.IO) != 0 || !reflect.DeepEqual(got.IOSummary, full.IOSummary) || !reflect.DeepEqual(got.Warnings, full.Warnings) {
 		t.Fatalf("summed when read: %+v %q\nsummed after reading: %+v %q", got.IOSummary, got.Warnings, full.IOSummary, full.Warnings)
+	}
+	if n := got.IOSummary.Events(); n != 9 {
+		t.Errorf("the sites stand for %d calls, want 9", n)
 	}
 	var writes *IOSite
 	files := map[string]int64{}

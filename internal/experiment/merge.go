@@ -2,11 +2,8 @@ package experiment
 
 import (
 	"cmp"
-	"errors"
 	"math"
-	"runtime"
 	"slices"
-	"sync"
 )
 
 // Trace files read as a stream, in time order (Options.Summed).
@@ -91,38 +88,26 @@ func mergeTrace[E any](tr *traceReader, tf *traceScan, sk *skipped, events func(
 	kind := eventKinds[tf.h.kind]
 	// The least time of each block's event records (math.MinInt64 for a block of none: it is read
 	// first, for what it skips). This scan sees every block, and so every damaged one.
-	n, least := tr.parts, tr.minPart
-	if n <= 0 {
-		n = runtime.GOMAXPROCS(0)
-	}
-	if least <= 0 {
-		least = minTracePart
-	}
-	parts := tf.parts(n, least)
+	parts := tr.fileParts(tf)
 	type block struct{ off, first int64 }
 	found := make([][]block, len(parts))
 	dms := make([]damage, len(parts))
-	errs := make([]error, len(parts))
-	var wg sync.WaitGroup
-	for i, pt := range parts {
-		wg.Go(func() {
-			buf := make([]byte, min(bs, tf.size-traceHeaderSize))
-			var blocks []block
-			errs[i] = tf.scanRange(buf, pt[0], pt[1], func(r *traceRec) {
-				off := traceHeaderSize + (r.off-traceHeaderSize)/bs*bs
-				if len(blocks) == 0 || blocks[len(blocks)-1].off != off {
-					blocks = append(blocks, block{off: off, first: math.MinInt64})
-				}
-				b := &blocks[len(blocks)-1]
-				if t := tr.t(r.time); r.kind == kind && (b.first == math.MinInt64 || t < b.first) {
-					b.first = t
-				}
-			}, &dms[i])
-			found[i] = blocks
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := eachPart(len(parts), func(i int) error {
+		buf := make([]byte, min(bs, tf.size-traceHeaderSize))
+		var blocks []block
+		err := tf.scanRange(buf, parts[i][0], parts[i][1], func(r *traceRec) {
+			off := traceHeaderSize + (r.off-traceHeaderSize)/bs*bs
+			if len(blocks) == 0 || blocks[len(blocks)-1].off != off {
+				blocks = append(blocks, block{off: off, first: math.MinInt64})
+			}
+			b := &blocks[len(blocks)-1]
+			if t := tr.t(r.time); r.kind == kind && (b.first == math.MinInt64 || t < b.first) {
+				b.first = t
+			}
+		}, &dms[i])
+		found[i] = blocks
+		return err
+	}); err != nil {
 		return "", err
 	}
 	var dm damage

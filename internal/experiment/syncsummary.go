@@ -48,3 +48,12 @@ func (s *syncSummer) add(e *SyncEvent) {
 	site.Wait = sat.Add(site.Wait, e.Wait)
 	s.ss.Last = max(s.ss.Last, e.Time)
 }
+
+// Events returns the number of waits the sites stand for.
+func (ss *SyncSummary) Events() int64 {
+	var n int64
+	for i := range ss.Sites {
+		n = sat.Add(n, ss.Sites[i].Events)
+	}
+	return n
+}

@@ -1,8 +1,6 @@
 package experiment
 
 import (
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 )
@@ -11,10 +9,6 @@ import (
 // read does, in the order of their first waits, with the stacks resolved and two ids that resolve to
 // the same stack (none: they were never written) summed as one.
 func TestSyncSummary(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "t.er")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	wait := func(tid uint32, at uint64, stack uint32, ns uint64) []byte {
 		return rec(recSync, uint8(SyncMutexLock), tid, base+at, stack, uint32(0), ns, uint64(0xabc))
 	}
@@ -22,11 +16,7 @@ func TestSyncSummary(t *testing.T) {
 		[][]byte{wait(8, 300, 1, 30), wait(8, 400, 2, 40), wait(8, 500, 3, 50)},
 		[][]byte{wait(7, 100, 1, 10), wait(7, 300, 1, 5), wait(7, 600, 4, 60), wait(7, 700, 5, 70)}) // stacks 4 and 5 are never written
 	stacks := traceFile(5, 42, 0, base, 4096, [][]byte{stackRec(1, 0x400100), stackRec(2, 0x400200), stackRec(3, 0x400200)})
-	for name, b := range map[string][]byte{SyncTraceFile: syncTrace, TraceStacksFile: stacks} {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := traceDir(t, map[string][]byte{SyncTraceFile: syncTrace, TraceStacksFile: stacks})
 	full, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -38,6 +28,9 @@ func TestSyncSummary(t *testing.T) {
 	}
 	if len(got.Sync) != 0 || !reflect.DeepEqual(got.SyncSummary, full.SyncSummary) || !reflect.DeepEqual(got.Warnings, full.Warnings) {
 		t.Errorf("summed when read: %+v %q\nsummed after reading: %+v %q", got.SyncSummary, got.Warnings, full.SyncSummary, full.Warnings)
+	}
+	if n := got.SyncSummary.Events(); n != 7 {
+		t.Errorf("the sites stand for %d waits, want 7", n)
 	}
 	s := got.SyncSummary.Sites
 	if len(s) != 5 || s[0].Tid != 7 || s[0].Events != 2 || s[0].Wait != 15 || s[1].Tid != 8 || s[1].Wait != 30 ||

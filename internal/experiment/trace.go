@@ -669,33 +669,13 @@ const minTracePart = 4 << 20
 func (tr *traceReader) readEvents(tf *traceScan, sk *skipped) (warning string, err error) {
 	h := &tf.h
 	kind := eventKinds[h.kind]
-	n, least := tr.parts, tr.minPart
-	if n <= 0 {
-		n = runtime.GOMAXPROCS(0)
-	}
-	if least <= 0 {
-		least = minTracePart
-	}
-	parts := tf.parts(n, least)
+	parts := tr.fileParts(tf)
 	bufs := make([][]byte, len(parts))
-	errs := make([]error, len(parts))
-	each := func(fn func(i int)) error {
-		if len(parts) == 1 {
-			fn(0)
-		} else {
-			var wg sync.WaitGroup
-			for i := range parts {
-				wg.Go(func() { fn(i) })
-			}
-			wg.Wait()
-		}
-		return errors.Join(errs...)
-	}
 	counts := make([]int, len(parts))
-	if err := each(func(i int) {
+	if err := eachPart(len(parts), func(i int) error {
 		bufs[i] = make([]byte, min(int64(h.blockSize), tf.size-traceHeaderSize))
 		var dm damage
-		errs[i] = tf.scanRange(bufs[i], parts[i][0], parts[i][1], func(r *traceRec) {
+		return tf.scanRange(bufs[i], parts[i][0], parts[i][1], func(r *traceRec) {
 			if r.kind == kind {
 				counts[i]++
 			}
@@ -726,8 +706,8 @@ func (tr *traceReader) readEvents(tf *traceScan, sk *skipped) (warning string, e
 	}
 	sks := make([]skipped, len(parts))
 	dms := make([]damage, len(parts))
-	if err := each(func(i int) {
-		errs[i] = tf.scanRange(bufs[i], parts[i][0], parts[i][1], func(r *traceRec) { readers[i].event(r, h, &sks[i]) }, &dms[i])
+	if err := eachPart(len(parts), func(i int) error {
+		return tf.scanRange(bufs[i], parts[i][0], parts[i][1], func(r *traceRec) { readers[i].event(r, h, &sks[i]) }, &dms[i])
 	}); err != nil {
 		return "", err
 	}
@@ -738,6 +718,33 @@ func (tr *traceReader) readEvents(tf *traceScan, sk *skipped) (warning string, e
 	}
 	join()
 	return dm.warning(tf.name), nil
+}
+
+// fileParts splits the blocks of tf into the parts it is read in side by side: as many as tr.parts
+// (0: one per CPU), each at least tr.minPart bytes (0: minTracePart).
+func (tr *traceReader) fileParts(tf *traceScan) [][2]int64 {
+	n, least := tr.parts, tr.minPart
+	if n <= 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	if least <= 0 {
+		least = minTracePart
+	}
+	return tf.parts(n, least)
+}
+
+// eachPart runs fn for parts 0 to n-1, side by side when there are several, and joins their errors.
+func eachPart(n int, fn func(i int) error) error {
+	if n == 1 {
+		return fn(0)
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { errs[i] = fn(i) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // windows grows *s by the sum of counts and gives part i (pds[i], whose slice field picks) a window

@@ -76,12 +76,23 @@ func ioRec(op IOOp, tid uint32, t uint64, stack uint32, dur uint64, fd, fd2 int3
 
 const base = 1_000_000_000
 
-func writeTraceExperiment(t *testing.T) string {
+// traceDir writes files (name: contents) into a new directory t.er and returns its path.
+func traceDir(t *testing.T, files map[string][]byte) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "t.er")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func writeTraceExperiment(t *testing.T) string {
+	t.Helper()
 	const pid = 42
 	files := map[string][]byte{
 		TraceStacksFile: traceFile(5, pid, 0, base, 4096,
@@ -121,12 +132,7 @@ func writeTraceExperiment(t *testing.T) string {
 			rec(recClock, 0, 7, base+500, uint32(1), uint32(3), uint32(1), uint32(0)),
 		}),
 	}
-	for name, b := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	return traceDir(t, files)
 }
 
 func TestReadTraces(t *testing.T) {
