@@ -8,7 +8,8 @@ import (
 	"er/internal/perfevent"
 )
 
-// TestSampleCounts: where the threads' counts at exit cannot weight their samples (-y, -t, -L, -P),
+// TestSampleCounts: without microstates (which weigh the samples by the context switches, see
+// TestMicrostatesThreads), where the threads' counts at exit cannot weight their samples (-y, -t, -L, -P),
 // each clock sample carries its thread's count and stands for the CPU time counted since the thread's
 // previous sample: exact whatever the sampling timer's drift, so each thread's raw samples add up to
 // the CPU time it measured of itself, short only by what it ran after its last sample on each CPU.
@@ -18,7 +19,7 @@ func TestSampleCounts(t *testing.T) {
 		t.Skip("this kernel refuses PERF_SAMPLE_READ with inherit (before a 2024 change): samples keep their periods")
 	}
 	// -y with ",r": recording runs from the start, and may be paused (it is not).
-	exp, r := collectExp(t, nil, "-p", "hi", "-y", "USR2,r", cprog(t, "fourthreads"), "0.15")
+	exp, r := collectExp(t, nil, "-p", "hi", "--microstates", "off", "-y", "USR2,r", cprog(t, "fourthreads"), "0.15")
 	if r.code != 0 {
 		t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
 	}

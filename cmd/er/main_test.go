@@ -154,7 +154,9 @@ func openExp(t *testing.T, dir string) *experiment.Data {
 func recordedCPU(d *experiment.Data) float64 {
 	var ns int64
 	for _, s := range d.Clock {
-		ns += s.Period
+		if s.Mode.CPU() {
+			ns += s.Period
+		}
 	}
 	return float64(ns) / 1e9
 }

@@ -386,6 +386,8 @@ func checkLateStacks(t *testing.T, exp string, completed int) {
 		100*p.incl["main"]/total, total, p.incl["<Truncated-stack>"], p.incl["<Unwind-failed>"], completed)
 	if p.incl["main"] < 0.99*total {
 		t.Errorf("only %.1f%% of the CPU time has a complete stack (under main)", 100*p.incl["main"]/total)
+		r := er(t, "", nil, "print", "-header", "-functions", exp)
+		t.Logf("er print:\n%s%s", r.stdout, r.stderr)
 	}
 	if completed == 0 {
 		t.Errorf("no stack was completed from the last live read: the test did not test it")

@@ -19,6 +19,10 @@ type clockTotals struct {
 	exit      int64    // CPU time of process exits after their clock events stopped (<Process exit>)
 	truncated int64    // samples whose call stack ends in <Truncated-stack>
 	failed    int64    // samples whose call stack ends in <Unwind-failed>
+
+	micro    bool     // an experiment recorded microstates
+	offCPU   int64    // off-CPU events
+	offModes [7]int64 // off-CPU time by experiment.Mode
 }
 
 // clockTotalsOf sums the clock data of the experiments ds.
@@ -31,9 +35,17 @@ func clockTotalsOf(ds []*experiment.Data) clockTotals {
 	for _, d := range ds {
 		t.counted = sat.Add(t.counted, d.Log.CountedCPUNS)
 		periods := ClockPeriods(d)
+		t.micro = t.micro || microstatesRecorded(d)
 		var pids []uint32
 		for i := range d.Clock {
 			c := &d.Clock[i]
+			if !c.Mode.CPU() {
+				t.offCPU++
+				if int(c.Mode) < len(t.offModes) {
+					t.offModes[c.Mode] = sat.Add(t.offModes[c.Mode], c.Period)
+				}
+				continue
+			}
 			exit, unsampled := d.ProcessExit(c), d.Unsampled(c)
 			if !exit && !unsampled {
 				t.events++
@@ -109,6 +121,28 @@ func clockStats(ds []*experiment.Data) []Stat {
 				return fmt.Sprintf("%s (%5.1f%%; %s)", secondsMS(v[0]), percentOf(v[0], v[1]), ProcessExitName)
 			}})
 	}
+	if t.micro {
+		// The microstates the context switches recorded, beside the CPU time: a sleep on a user lock is
+		// told from other sleeps by its stack (the functions' views), so here they are together.
+		total := t.cpu[0]
+		for _, v := range t.offModes {
+			total = sat.Add(total, v)
+		}
+		ofTotal := func(v []int64) string { return fmt.Sprintf("%s (%5.1f%%)", secondsMS(v[0]), percentOf(v[0], v[1])) }
+		lines = append(lines, Stat{Label: "Off-CPU events", Values: []int64{t.offCPU}})
+		for _, m := range []struct {
+			label string
+			mode  experiment.Mode
+		}{
+			{"Wait CPU Time (sec.)", experiment.ModeWaitCPU},
+			{"Sleep Time: User Lock and Other Wait (sec.)", experiment.ModeSleep},
+			{"Text Page Fault Time (sec.)", experiment.ModeTextFault},
+			{"Data Page Fault Time (sec.)", experiment.ModeDataFault},
+		} {
+			lines = append(lines, Stat{Label: m.label, Values: []int64{t.offModes[m.mode], total}, Format: ofTotal})
+		}
+		lines = append(lines, Stat{Label: "Total Thread Time (sec.)", Values: []int64{total, total}, Format: ofTotal})
+	}
 	if t.events > 0 {
 		ofEvents := func(v []int64) string { return fmt.Sprintf("%d (%.1f%%)", v[0], percentOf(v[0], v[1])) }
 		lines = append(lines,
@@ -134,7 +168,7 @@ func percentOf(v, base int64) float64 {
 // call stack is truncated or failed to unwind.
 func ClockStacks(d *experiment.Data) (samples, truncated, failed int64) {
 	for i := range d.Clock {
-		if c := &d.Clock[i]; !d.ProcessExit(c) && !d.Unsampled(c) {
+		if c := &d.Clock[i]; c.Mode.CPU() && !d.ProcessExit(c) && !d.Unsampled(c) {
 			samples++
 			truncated, failed = countEnd(d, c, truncated, failed)
 		}

@@ -40,7 +40,7 @@ func countedPeriods(d *experiment.Data) []int64 {
 	var anyPeriod int64
 	for i := range d.Clock {
 		s := &d.Clock[i]
-		if _, ok := counted[s.Tid]; ok && s.Pid == d.Log.Pid && !d.ProcessExit(s) {
+		if _, ok := counted[s.Tid]; ok && s.Pid == d.Log.Pid && s.Mode.CPU() && !d.ProcessExit(s) {
 			sampled[s.Tid] = sat.Add(sampled[s.Tid], s.Period)
 			period[s.Tid] = max(period[s.Tid], s.Period)
 			anyPeriod = max(anyPeriod, s.Period)
@@ -86,7 +86,7 @@ func countedPeriods(d *experiment.Data) []int64 {
 	for i := range d.Clock {
 		s := &d.Clock[i]
 		a := accs[s.Tid]
-		if a == nil || s.Pid != d.Log.Pid || d.ProcessExit(s) {
+		if a == nil || s.Pid != d.Log.Pid || !s.Mode.CPU() || d.ProcessExit(s) {
 			out[i] = s.Period
 			continue
 		}

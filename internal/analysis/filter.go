@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"slices"
 	"sort"
 
 	"er/internal/experiment"
@@ -66,6 +67,7 @@ type ExpIndex struct {
 	points  []point        // sample points by number
 	samples []SamplePeriod
 	periods []int64 // the clock samples' periods (ClockPeriods), computed on first use
+	cpu     []int64 // the clock events' CPU time (ClockCPU), computed on first use
 
 	lastKey    uint64 // cache of the last thread looked up
 	lastThread int
@@ -196,6 +198,23 @@ func (x *ExpIndex) ClockPeriods() []int64 {
 		x.periods = ClockPeriods(x.d)
 	}
 	return x.periods
+}
+
+// ClockCPU returns the CPU time each clock event stands for, indexed like Clock: ClockPeriods, and 0
+// for an off-CPU interval. The slice is the index's own.
+func (x *ExpIndex) ClockCPU() []int64 {
+	if x.cpu == nil {
+		x.cpu = x.ClockPeriods()
+		for i := range x.d.Clock {
+			if !x.d.Clock[i].Mode.CPU() {
+				if &x.cpu[0] == &x.periods[0] {
+					x.cpu = slices.Clone(x.periods)
+				}
+				x.cpu[i] = 0
+			}
+		}
+	}
+	return x.cpu
 }
 
 // ClockPeriods returns the CPU time each clock sample of d stands for, as Analyze counts it.

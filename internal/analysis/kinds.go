@@ -34,6 +34,10 @@ type Kind struct {
 	View    string // the Analyzer's tab of the kind's own view ("heap"), "" for none
 	// Metrics are its metrics, in the order of a profile's value vectors; RegisterKind sets their Data.
 	Metrics []Metric
+	// Extra are metrics that follow Metrics where one of the experiments HasExtra (the clock's
+	// microstates); a kind's Values then fills them too (its out has room for them).
+	Extra    []Metric
+	HasExtra func(d *experiment.Data) bool
 	// Default are its items of er print's default metric list ("e.%totalcpu"); nil: the exclusive
 	// and inclusive value of each metric. DefaultRank orders the kinds there (smallest first).
 	Default     []string
@@ -136,6 +140,9 @@ type KindEvents struct {
 	Added func(i int, vals []int64)
 	// Done, when set, is called after the experiment's events.
 	Done func()
+	// Refine, when set, may change what event i adds (out, as Values left it) once its function
+	// stack s in the profile is known (the clock tells a user lock from other sleeps by it).
+	Refine func(i int, s int32, out []int64)
 }
 
 // Kinds are the kinds of data, by DataKind.
@@ -146,6 +153,9 @@ func RegisterKind(k *Kind) DataKind {
 	k.ID = DataKind(len(Kinds))
 	for i := range k.Metrics {
 		k.Metrics[i].Data = k.ID
+	}
+	for i := range k.Extra {
+		k.Extra[i].Data = k.ID
 	}
 	Kinds = append(Kinds, k)
 	return k.ID
@@ -192,6 +202,7 @@ func (k *Kind) DefaultItems() []string {
 var (
 	clockKind = &Kind{Name: "clock-profiling", Title: "Clock profiling", Noun: "clock", Record: "-p on",
 		Setting: experiment.SettingClockInterval, HasCPU: true, Sampled: true, Metrics: ClockMetrics,
+		Extra: MicrostateMetrics, HasExtra: microstatesRecorded,
 		Default: []string{"e.%totalcpu", "i.%totalcpu"}, DefaultRank: 1,
 		Len: func(d *experiment.Data) int { return len(d.Clock) },
 		Info: func(d *experiment.Data, i int, ev *EventInfo) {
@@ -199,7 +210,7 @@ var (
 			ev.Pid, ev.Tid, ev.Time, ev.CPU = e.Pid, e.Tid, e.Time, int64(e.CPU)
 		},
 		Stack:    func(d *experiment.Data, i int) uint32 { return d.Clock[i].Stack },
-		CPUTime:  func(x *ExpIndex) []int64 { return x.ClockPeriods() },
+		CPUTime:  func(x *ExpIndex) []int64 { return x.ClockCPU() },
 		Stats:    clockStats,
 		Threaded: func(d *experiment.Data, i int) bool { return !d.ProcessExit(&d.Clock[i]) },
 		Recorded: func(d *experiment.Data) bool {
@@ -208,15 +219,29 @@ var (
 		},
 		Prepare: func(r *KindRun) KindEvents {
 			d, periods := r.D, r.Periods()
-			return KindEvents{Values: func(i int, out []int64) int64 {
+			// Wall Time is the founder's main thread's.
+			main := d.Log.Pid
+			if d.Log.Lineage != "" {
+				main = 0
+			}
+			ke := KindEvents{Values: func(i int, out []int64) int64 {
 				s := &d.Clock[i]
 				period := s.Period
 				if periods != nil {
 					period = periods[i]
 				}
-				clockValues(s.Mode, period, out)
+				clockValues(s.Mode, period, main != 0 && s.Tid == main && s.Pid == main, out)
 				return period
 			}}
+			if r.P.hasMicrostates() {
+				p := r.P
+				ke.Refine = func(i int, s int32, out []int64) {
+					if d.Clock[i].Mode == experiment.ModeSleep && p.lockWait(s) {
+						userLock(out)
+					}
+				}
+			}
+			return ke
 		},
 	}
 	heapKind = &Kind{Name: "heap-tracing", Title: "Heap tracing", Noun: "heap", Record: "-H on", View: "heap",

@@ -1,7 +1,11 @@
 // Package analysis turns the events and call stacks of experiments into function, load-object, source-line and instruction metrics.
 package analysis
 
-import "er/internal/experiment"
+import (
+	"slices"
+
+	"er/internal/experiment"
+)
 
 // DataKind is a kind of data an experiment holds, an index in Kinds; each kind has its metrics.
 type DataKind uint8
@@ -23,6 +27,20 @@ var ClockMetrics = []Metric{
 	{Name: "totalcpu", Title: "Total CPU Time", Short: "Total CPU", Time: true},
 	{Name: "user", Title: "User CPU Time", Short: "User CPU", Time: true},
 	{Name: "system", Title: "System CPU Time", Short: "Sys. CPU", Time: true},
+}
+
+// MicrostateMetrics follow ClockMetrics where an experiment recorded microstates (the off-CPU
+// intervals of its threads, seed 001 table 6-1): the time threads waited for a CPU, slept on a user
+// lock, slept in a major page fault on text or on data, or slept otherwise (system calls, stops);
+// Total Thread Time is the sum of these and the CPU time, Wall Time that of the founder's main thread.
+var MicrostateMetrics = []Metric{
+	{Name: "wait", Title: "Wait CPU Time", Short: "Wait CPU", Time: true},
+	{Name: "ulock", Title: "User Lock Time", Short: "User Lock", Time: true},
+	{Name: "text", Title: "Text Page Fault Time", Short: "Text Fault", Time: true},
+	{Name: "data", Title: "Data Page Fault Time", Short: "Data Fault", Time: true},
+	{Name: "owait", Title: "Other Wait Time", Short: "Other Wait", Time: true},
+	{Name: "total", Title: "Total Thread Time", Short: "Total Thread", Time: true},
+	{Name: "wall", Title: "Wall Time", Short: "Wall", Time: true},
 }
 
 // HeapMetrics are the metrics of heap-tracing data (seed 000, table 2-3): allocations and their
@@ -57,11 +75,18 @@ var IOMetrics = []Metric{
 }
 
 // Indexes of the clock metrics in ClockMetrics and in every value vector of a Profile that has
-// clock metrics: they come first.
+// clock metrics: they come first, then the microstate metrics where recorded.
 const (
 	MetricTotalCPU = iota
 	MetricUserCPU
 	MetricSystemCPU
+	MetricWaitCPU
+	MetricUserLock
+	MetricTextFault
+	MetricDataFault
+	MetricOtherWait
+	MetricTotalThread
+	MetricWall
 )
 
 // DataKinds reports which kinds of data the experiments hold, by DataKind. A kind counts when there
@@ -103,22 +128,52 @@ func MetricsFor(exps []*experiment.Data) []Metric {
 	for _, k := range Kinds {
 		if has[k.ID] {
 			ms = append(ms, k.Metrics...)
+			if k.HasExtra != nil && slices.ContainsFunc(exps, k.HasExtra) {
+				ms = append(ms, k.Extra...)
+			}
 		}
 	}
 	return ms
 }
 
-// clockValues sets out (len(ClockMetrics) values) to what a clock sample of mode and period adds to
-// each metric.
-func clockValues(mode experiment.Mode, period int64, out []int64) {
-	out[MetricTotalCPU] = period
-	out[MetricUserCPU] = 0
-	out[MetricSystemCPU] = 0
+// clockValues sets out (len(ClockMetrics) values, or with the MicrostateMetrics after them) to what a
+// clock event of mode and period adds to each metric; wall says the event is of the founder's main
+// thread. A sleep counts as Other Wait: a caller that knows its stack waited on a user lock moves it
+// (userLock).
+func clockValues(mode experiment.Mode, period int64, wall bool, out []int64) {
+	clear(out)
 	switch mode {
 	case experiment.ModeUser:
 		out[MetricUserCPU] = period
 	case experiment.ModeKernel:
 		out[MetricSystemCPU] = period
+	}
+	if mode.CPU() {
+		out[MetricTotalCPU] = period
+	}
+	if len(out) <= MetricTotalThread {
+		return
+	}
+	switch mode {
+	case experiment.ModeWaitCPU:
+		out[MetricWaitCPU] = period
+	case experiment.ModeSleep:
+		out[MetricOtherWait] = period
+	case experiment.ModeTextFault:
+		out[MetricTextFault] = period
+	case experiment.ModeDataFault:
+		out[MetricDataFault] = period
+	}
+	out[MetricTotalThread] = period
+	if wall {
+		out[MetricWall] = period
+	}
+}
+
+// userLock moves a sleep's Other Wait to User Lock (clockValues' out).
+func userLock(out []int64) {
+	if len(out) > MetricOtherWait {
+		out[MetricUserLock], out[MetricOtherWait] = out[MetricOtherWait], 0
 	}
 }
 

@@ -165,6 +165,8 @@ type Profile struct {
 	pcs       *PCTable
 	addrOnce  sync.Once
 	addr      []AddrStack
+
+	lockStacks map[int32]bool // function stacks that wait on a user-level lock (lockWait)
 }
 
 // rawStack is one distinct stack of an experiment's stack table, as seen by one process in one
@@ -263,6 +265,18 @@ func newProfile(ms []Metric) *Profile {
 		}
 	}
 	return p
+}
+
+// kindLen returns the number of kind k's metrics in the profile: its Metrics, and its Extra where
+// present.
+func (p *Profile) kindLen(k DataKind) int {
+	n := 0
+	for _, m := range p.Metrics {
+		if m.Data == k {
+			n++
+		}
+	}
+	return n
 }
 
 // newIOGroups returns the sums by file and descriptor to fill, nil without I/O tracing.
@@ -491,7 +505,11 @@ func (ea *eventAdder) addAll(filter func(ev *EventInfo) bool, groups *ioGroups) 
 			continue
 		}
 		ke := k.Prepare(&KindRun{P: p, D: d, Exp: int(es.idx), Keep: keep, es: es, io: groups})
-		out := ea.vals[base : base+len(k.Metrics)]
+		out := ea.vals[base : base+p.kindLen(k.ID)]
+		ea.refine = nil
+		if ke.Refine != nil {
+			ea.refine = func(i int, s int32) { ke.Refine(i, s, out) }
+		}
 		for i := 0; i < n; i++ {
 			if keep != nil && !keep[i] {
 				continue
@@ -537,6 +555,9 @@ type eventAdder struct {
 	tab        []int32  // es.dense's table of lastPid's epoch; nil: es.cache holds its stacks
 	badStacks  int
 	missing    int // refiltering: events whose raw stack the unfiltered profile lacks
+	// refine, when set, changes the values of event i of the kind being added, once its function
+	// stack s is known (KindEvents.Refine).
+	refine func(i int, s int32)
 }
 
 func (ea *eventAdder) clear() { clear(ea.vals) }
@@ -578,6 +599,9 @@ func (ea *eventAdder) add(ev event, stack uint32, always bool) bool {
 		if raws := es.raws(ev.kind); raws != nil {
 			raws[ev.i] = r
 		}
+	}
+	if ea.refine != nil {
+		ea.refine(ev.i, p.raw[r].stack)
 	}
 	rv := p.rawVals[int(r)*nm : int(r+1)*nm]
 	for m, v := range ea.vals {

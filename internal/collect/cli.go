@@ -186,6 +186,9 @@ Runs program and records an experiment (test.1.er, or the next free number) of w
 Options:
   -p on|off|lo|hi|<interval>  clock profiling (default on): on = %.3f ms, hi = %.3f ms, lo = %.3f ms of CPU
                               time per sample and thread; <interval> in ms (10, 0.5) or us (500u), %v to %v
+  --microstates on|off        with -p, where each thread's time goes off the CPU (default on): Wait CPU,
+                              User Lock, Text and Data Page Fault, Other Wait, Total Thread Time, Wall;
+                              and each thread's CPU time exact, from the kernel's context switches
   -o name.er                  experiment name (must end in .er; it must not exist)
   -d dir                      directory to put the experiment in (default: the current directory)
   -C comment                  a comment for the experiment's notes (up to 10)

@@ -30,9 +30,16 @@ func runtimeSibling() (perfevent.Sibling, bool) {
 	return perfevent.Sibling{Type: unix.PERF_TYPE_TRACEPOINT, Config: id}, true
 }
 
-// newRuntimeCounts starts the runtime counts of the clock events g, opened with runtimeSibling.
+// newRuntimeCounts starts the runtime counts of the clock events g, opened with runtimeSibling as their
+// first sibling.
 func newRuntimeCounts(g *perfevent.Group) *runtimeCounts {
-	return &runtimeCounts{ids: g.SiblingIDs(), total: -1}
+	ids := map[uint64]int{}
+	for id, i := range g.SiblingIDs() {
+		if i == 0 {
+			ids[id] = i
+		}
+	}
+	return &runtimeCounts{ids: ids, total: -1}
 }
 
 // isRuntime reports whether r is a runtime count.
@@ -69,7 +76,7 @@ func (rc *runtimeCounts) readTotal(g *perfevent.Group) {
 	if rc == nil {
 		return
 	}
-	if n, err := g.SiblingCounts(); err == nil && len(n) == 1 {
+	if n, err := g.SiblingCounts(); err == nil && len(n) >= 1 {
 		rc.total = int64(n[0])
 	}
 }

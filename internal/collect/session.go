@@ -75,6 +75,7 @@ type Session struct {
 	sampledNS    map[uint32]int64           // the period of each thread's samples, ns, by tid
 	readCount    bool                       // samples carry their thread's count (perfevent.Options.ReadCount)
 	counts       sampleCounts               // the threads' counts at their last samples, with readCount
+	ms           *microstates               // the threads' context switches, when microstates are recorded
 	lastFlush    int64                      // when drain last flushed the experiments (ns since the start)
 	exitedTasks  map[*proc][]uint32         // threads that exited, by image
 	stoppedAt    int64                      // when -t or -L stopped recording; 0 while recording
@@ -667,6 +668,10 @@ func (s *Session) openEvents() error {
 		}
 	}
 	s.events = g
+	if s.ms != nil {
+		s.ms.updateIDs(g)
+		s.ms.enabled = s.now()
+	}
 	if err := g.Enable(); err != nil {
 		return err
 	}
@@ -710,16 +715,35 @@ func (s *Session) openClock() (*perfevent.Group, error) {
 	}
 	// Each sample's CPU time from its thread's count, where the kernel gives it (see sampleCounts).
 	o.ReadCount = s.spec.countInSamples() && perfevent.CountInSamples()
+	var micro []perfevent.Sibling
+	if s.spec.Microstates {
+		// Each sample's CPU time, and the off-CPU intervals, from the context switches (see
+		// microstates): the counts in samples are not needed.
+		o.ContextSwitch, o.SampleAddr, o.ReadCount = true, true, false
+		micro = microSiblings(s.spec.Interval.Nanoseconds())
+		// Each thread's CPU time comes from its context switches too, and so do the counts its exit
+		// would report: inherit_stat, which costs every context switch more than the switch
+		// records do, is not needed (nor the runtime counts it brings).
+		o.InheritStat = false
+	}
 	// The threads' runtime counts, in the group where permitted (see runtimeCounts).
-	if sb, ok := runtimeSibling(); ok {
+	if sb, ok := runtimeSibling(); ok && !o.ContextSwitch {
 		ro := o
-		ro.Siblings = []perfevent.Sibling{sb}
+		ro.Siblings = append([]perfevent.Sibling{sb}, micro...)
 		if g, err := openCounted(s.pid, &ro); err == nil {
 			s.runtime = newRuntimeCounts(g)
 			return s.clockOpened(g, ro)
 		}
 	}
+	o.Siblings = micro
 	g, err := openCounted(s.pid, &o)
+	if err != nil && len(micro) > 0 && !errors.Is(err, perfevent.ErrPermission) {
+		// A kernel that refuses the context-switch events: CPU time only.
+		s.w.Event(experiment.Event{Kind: "warning", Text: "microstates are not recorded: " + err.Error()})
+		o.ContextSwitch, o.SampleAddr, o.Siblings, o.InheritStat = false, false, nil, true
+		o.ReadCount = s.spec.countInSamples() && perfevent.CountInSamples()
+		g, err = openCounted(s.pid, &o)
+	}
 	if errors.Is(err, perfevent.ErrPermission) {
 		o.KernelCallchain, o.ExcludeKernel = false, true
 		if g, err = openCounted(s.pid, &o); err == nil {
@@ -739,6 +763,16 @@ func (s *Session) openClock() (*perfevent.Group, error) {
 func (s *Session) clockOpened(g *perfevent.Group, o perfevent.Options) (*perfevent.Group, error) {
 	s.kernel = o.KernelCallchain
 	s.readCount = o.ReadCount
+	if o.ContextSwitch {
+		first := len(o.Siblings) - len(microSiblings(0))
+		s.ms = newMicrostates(s, g, first, first+1, o.SampleRegsUser)
+		s.setting(experiment.SettingMicrostates, "on")
+		if o.ExcludeKernel {
+			s.w.Event(experiment.Event{Kind: "warning", Text: "off-CPU intervals are attributed to where each " +
+				"thread last ran, not to where it blocked: stacks at context switches need kernel profiling " +
+				"(sysctl kernel.perf_event_paranoid=1 or CAP_PERFMON permits it)"})
+		}
+	}
 	if s.readCount {
 		s.setting(experiment.SettingClockPeriods, "counted")
 	}
@@ -977,10 +1011,13 @@ func (s *Session) handle(r perfevent.Record) {
 		s.addMapping(experiment.Mapping{Pid: r.Pid, Start: r.Addr, End: r.Addr + r.Len, Offset: r.Pgoff,
 			Path: r.Filename, BuildID: fmt.Sprintf("%x", r.BuildID), LoadTime: s.rel(r.Time), UnloadTime: -1})
 	case *perfevent.Fork:
+		t := s.rel(r.Time)
+		if s.ms != nil {
+			s.ms.forked(r.Pid, r.Tid, t)
+		}
 		if r.Pid == r.Ppid { // a new thread
 			return
 		}
-		t := s.rel(r.Time)
 		parent := s.cur[r.Ppid]
 		if parent == nil {
 			parent = s.founder
@@ -1016,7 +1053,14 @@ func (s *Session) handle(r perfevent.Record) {
 				}
 			}
 		}
+	case *perfevent.Switch:
+		if s.ms != nil {
+			s.ms.switched(r)
+		}
 	case *perfevent.Exit:
+		if s.ms != nil {
+			s.ms.exited(r.Pid, r.Tid, s.rel(r.Time))
+		}
 		if s.readCount {
 			s.counts.exit(r.Tid, s.rel(r.Time))
 		}
@@ -1034,6 +1078,9 @@ func (s *Session) handle(r perfevent.Record) {
 			delete(s.cur, r.Pid)
 		}
 	case *perfevent.Read:
+		if s.ms != nil && (s.ms.csIDs[r.ID] || s.ms.faultIDs[r.ID]) {
+			return // the counts of the context-switch and fault samplers
+		}
 		if s.runtime.isRuntime(r) {
 			s.runtime.add(s, r)
 			return
@@ -1077,31 +1124,53 @@ func (s *Session) sample(r *perfevent.Sample) {
 		return
 	}
 	t := s.rel(r.Time)
+	if s.ms != nil && s.ms.faultIDs[r.ID] {
+		s.ms.majorFault(r)
+		return
+	}
+	offCPU := s.ms != nil && s.ms.csIDs[r.ID]
 	period, since := int64(r.Period), int64(-1)
 	if s.readCount {
 		period, since = s.counts.period(r, t)
+	} else if s.ms != nil && !offCPU {
+		period = s.ms.onCPU(r, t)
+		since = t - period
 	}
 	p := s.cur[r.Pid]
 	if !p.open() {
-		if p == nil {
+		if p == nil && !offCPU {
 			s.dropped++
 		}
 		return
 	}
-	if p.pausedAt(t) || s.global.pausedAt(t) {
+	if !offCPU && (p.pausedAt(t) || s.global.pausedAt(t)) {
 		return
 	}
-	if since >= 0 {
-		// The part of the sample's interval that recording was paused in is not recorded: of the
-		// counted CPU time, at most the wall time it was not paused (exact for a thread that ran
-		// throughout).
-		period = min(period, unpausedWithin(since, t, p, &s.global))
+	id, ok := s.sampleStack(r, p)
+	if !ok {
+		return
 	}
+	if offCPU {
+		s.ms.contextSwitch(r, id)
+		return
+	}
+	mode := experiment.ModeUser
+	if r.Kernel() {
+		mode = experiment.ModeKernel
+	}
+	if s.ms != nil {
+		s.ms.sampled(r.Tid, id, mode)
+	}
+	s.writeCPU(r.Pid, r.Tid, t, r.CPU, mode, period, id, since)
+}
+
+// sampleStack returns the id of sample r's call stack in p's experiment.
+func (s *Session) sampleStack(r *perfevent.Sample, p *proc) (uint32, bool) {
 	frames := s.stacks.stack(r, p.stackBuf[:0])
 	p.stackBuf = frames
 	id, err := p.w.Stack(frames)
 	if err != nil {
-		return
+		return 0, false
 	}
 	for _, pc := range frames {
 		if pc >= experiment.KernelBase && pc < experiment.PseudoFrameBase {
@@ -1111,11 +1180,27 @@ func (s *Session) sample(r *perfevent.Sample) {
 			s.kernelPCs[pc] = struct{}{}
 		}
 	}
-	mode := experiment.ModeUser
-	if r.Kernel() {
-		mode = experiment.ModeKernel
+	return id, true
+}
+
+// writeCPU records period ns of CPU time of thread tid of process pid, in mode, ending at t, at call
+// stack id: a clock sample, or the time since a thread's last sample at its end. since is when that
+// time began where known (-1: not known): of it, only what recording was not paused in is recorded.
+func (s *Session) writeCPU(pid, tid uint32, t int64, cpu uint32, mode experiment.Mode, period int64, id uint32, since int64) {
+	p := s.cur[pid]
+	if !s.recording || !p.open() {
+		return
 	}
-	if err := p.w.Clock(experiment.ClockSample{Time: t, Pid: r.Pid, Tid: r.Tid, CPU: r.CPU, Mode: mode,
+	if since >= 0 {
+		// The part of the sample's interval that recording was paused in is not recorded: of the
+		// counted CPU time, at most the wall time it was not paused (exact for a thread that ran
+		// throughout).
+		period = min(period, unpausedWithin(since, t, p, &s.global))
+	}
+	if period <= 0 {
+		return
+	}
+	if err := p.w.Clock(experiment.ClockSample{Time: t, Pid: pid, Tid: tid, CPU: cpu, Mode: mode,
 		Period: period, Stack: id}); err == nil {
 		s.samples++
 		if t >= p.lastPoint {
@@ -1128,12 +1213,37 @@ func (s *Session) sample(r *perfevent.Sample) {
 		if s.sampledNS == nil {
 			s.sampledNS = map[uint32]int64{}
 		}
-		s.sampledNS[r.Tid] += period
+		s.sampledNS[tid] += period
 		if p.sampled == nil {
 			p.sampled = map[uint32]int64{}
 		}
-		p.sampled[r.Tid] += period
+		p.sampled[tid] += period
 	}
+}
+
+// threadCounted takes the CPU time of thread tid of process pid, whose end (its exit, or the end of
+// recording) was at t, from its context switches: as the count the kernel reports at a thread's exit
+// with inherit_stat (see the Read records in handle), but always the thread's own.
+func (s *Session) threadCounted(pid, tid uint32, t, ns int64) {
+	s.readTotal += ns
+	p := s.imageAt(pid, t)
+	if p == nil {
+		return
+	}
+	if s.threadCPU == nil {
+		s.threadCPU = map[*proc]map[uint32]int64{}
+	}
+	if s.threadCPU[p] == nil {
+		s.threadCPU[p] = map[uint32]int64{}
+	}
+	s.threadCPU[p][tid] += ns
+	if s.reported == nil {
+		s.reported = map[*proc]map[uint32]bool{}
+	}
+	if s.reported[p] == nil {
+		s.reported[p] = map[uint32]bool{}
+	}
+	s.reported[p][tid] = true
 }
 
 // writeFailed stops recording when an experiment cannot be written (a full disk, a failing disk): the
@@ -1155,8 +1265,11 @@ func (s *Session) stopRecording(kind, text string) {
 		_ = s.events.Disable()
 	}
 	s.readRecords(true)
-	s.recording = false
 	t := s.now()
+	if s.ms != nil {
+		s.ms.finish(t)
+	}
+	s.recording = false
 	if s.writeErr == nil {
 		// The last sample point: the usage up to the end of recording. None is taken after it, so
 		// that the overview covers what was recorded, as the header's duration does.
@@ -1212,6 +1325,9 @@ func (s *Session) finish(waitErr error) error {
 	end := s.now()
 	s.finishing = true
 	s.drain()
+	if s.ms != nil && s.recording {
+		s.ms.finish(end)
+	}
 	var counted int64
 	if s.events != nil {
 		if c, err := s.events.Count(); err == nil && s.spec.Clock {
@@ -1294,7 +1410,8 @@ func (s *Session) finish(waitErr error) error {
 		if s.threadCPU[s.founder] == nil {
 			s.threadCPU[s.founder] = map[uint32]int64{}
 		}
-		if s.cmd != nil {
+		if s.cmd != nil && s.ms == nil {
+			// (With microstates every thread's CPU time is its own, from its context switches.)
 			s.threadCPU[s.founder][uint32(s.pid)] += counted - s.readTotal
 		}
 		s.assignOrphanRead()

@@ -38,6 +38,7 @@ const (
 // Spec is what to collect and how: everything `er collect` was asked for, with no live state.
 type Spec struct {
 	Clock        bool          // clock profiling enabled (-p)
+	Microstates  bool          // with clock profiling, the off-CPU states from context switches (--microstates)
 	Interval     time.Duration // clock-profiling interval
 	ClockArg     string        // -p as given ("on", "hi", "0.5", ...)
 	Output       string        // -o: experiment name (must end in .er); "" picks test.N.er
@@ -94,7 +95,7 @@ func usageErr(format string, args ...any) error {
 
 // DefaultSpec is what `er collect prog` does with no options.
 func DefaultSpec() Spec {
-	return Spec{Clock: true, Interval: IntervalOn, ClockArg: "on", SamplePeriod: time.Second, StackBytes: DefaultStackBytes,
+	return Spec{Clock: true, Microstates: true, Interval: IntervalOn, ClockArg: "on", SamplePeriod: time.Second, StackBytes: DefaultStackBytes,
 		Follow: "on", Archive: "usedsrc"}
 }
 
@@ -138,6 +139,21 @@ func Parse(args []string) (Spec, error) {
 				continue
 			}
 			return s, usageErr("-h %q: hardware-counter profiling is not supported by this er (`er collect -h` alone shows what this machine offers)", args[i+1])
+		case "--microstates", "--microstates=on", "--microstates=off":
+			if v, ok := strings.CutPrefix(a, "--microstates="); ok {
+				s.Microstates = v == "on"
+				continue
+			}
+			if v, err = next(a); err != nil {
+				return s, err
+			}
+			switch v {
+			case "on", "off":
+				s.Microstates = v == "on"
+			default:
+				return s, usageErr("--microstates %q: expected on or off", v)
+			}
+			continue
 		case "-p", "-o", "-d", "-C", "-t", "-L", "-S", "-U", "-H", "-s", "-i", "-F", "-P", "-l", "-y", "-a", "-g":
 			if v, err = next(a); err != nil {
 				return s, err

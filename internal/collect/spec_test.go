@@ -31,10 +31,16 @@ func TestParse(t *testing.T) {
 			Sync: true, SyncArg: "250", SyncThresh: 250 * time.Microsecond, Target: []string{"p"}}},
 		{[]string{"-s", "on", "-s", "off", "p"}, Spec{Clock: true, Interval: IntervalOn, ClockArg: "on", SamplePeriod: time.Second, StackBytes: DefaultStackBytes,
 			SyncArg: "off", SyncThresh: SyncCalibrate, Target: []string{"p"}}},
+		{[]string{"--microstates", "off", "p"}, Spec{Clock: true, Interval: IntervalOn, ClockArg: "on", SamplePeriod: time.Second, StackBytes: DefaultStackBytes,
+			Target: []string{"p"}, Microstates: false}},
+		{[]string{"--microstates=off", "--microstates=on", "p"}, Spec{Clock: true, Interval: IntervalOn, ClockArg: "on", SamplePeriod: time.Second, StackBytes: DefaultStackBytes,
+			Target: []string{"p"}, Microstates: true}},
 	}
-	for _, tt := range tests {
-		// The defaults of the options not given: descendants followed, used objects and sources archived.
+	for i, tt := range tests {
+		// The defaults of the options not given: descendants followed, used objects and sources archived,
+		// microstates recorded (but where the case says off).
 		tt.want.Follow, tt.want.Archive = "on", "usedsrc"
+		tt.want.Microstates = i != len(tests)-2
 		got, err := Parse(tt.args)
 		if err != nil {
 			t.Errorf("Parse(%q): %v", tt.args, err)
@@ -51,6 +57,7 @@ func TestParseErrors(t *testing.T) {
 		{"-p"}, {"-p", "fast", "x"}, {"-p", "0.01", "x"}, {"-p", "5000", "x"}, {"-o", "name", "x"}, {"-o", ".er", "x"},
 		{"-t", "-1", "x"}, {"-U", "70000", "x"}, {"-U", "-8", "x"}, {"-t", "soon", "x"}, {"-L", "big", "x"}, {"-S", "never", "x"}, {"-Q", "x"},
 		{"-H", "yes", "x"}, {"-i", "1", "x"}, {"-s", "-5", "x"}, {"-s", "fast", "x"}, {"-H"},
+		{"--microstates", "maybe", "x"}, {"--microstates=yes", "x"}, {"--microstates"},
 	} {
 		if _, err := Parse(args); !errors.Is(err, ErrUsage) {
 			t.Errorf("Parse(%q) = %v, want a usage error", args, err)

@@ -220,6 +220,8 @@ func recordTime(r perfevent.Record) uint64 {
 		return r.Time
 	case *perfevent.Throttle:
 		return r.Time
+	case *perfevent.Switch:
+		return r.Time
 	}
 	return 0
 }
@@ -261,6 +263,8 @@ func (b *batch) add(r perfevent.Record) {
 	case *perfevent.Read:
 		b.recs = append(b.recs, clone(r))
 	case *perfevent.Throttle:
+		b.recs = append(b.recs, clone(r))
+	case *perfevent.Switch:
 		b.recs = append(b.recs, clone(r))
 	}
 }

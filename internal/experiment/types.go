@@ -18,14 +18,24 @@ const (
 	ArchivesDir  = "archives"
 )
 
-// Mode is the CPU mode a sample was taken in.
+// Mode is the state a clock event's thread was in: on a CPU in user or kernel mode (a sample), or off
+// a CPU (an interval the thread waited in, from the kernel's context switches).
 type Mode uint8
 
-// CPU modes.
+// Thread states. The first three are CPU time; the others are off-CPU time.
 const (
 	ModeUnknown Mode = 0
 	ModeUser    Mode = 1
 	ModeKernel  Mode = 2
+	// ModeWaitCPU: runnable, waiting for a CPU (preempted, or created and not yet run).
+	ModeWaitCPU Mode = 3
+	// ModeSleep: asleep, in a system call or stopped; the analysis tells a user lock (a futex wait)
+	// from other waits by the stack.
+	ModeSleep Mode = 4
+	// ModeTextFault, ModeDataFault: asleep in a major page fault on text (an executable mapping), or on
+	// data.
+	ModeTextFault Mode = 5
+	ModeDataFault Mode = 6
 )
 
 // String names the mode.
@@ -35,19 +45,32 @@ func (m Mode) String() string {
 		return "user"
 	case ModeKernel:
 		return "kernel"
+	case ModeWaitCPU:
+		return "wait-cpu"
+	case ModeSleep:
+		return "sleep"
+	case ModeTextFault:
+		return "text-fault"
+	case ModeDataFault:
+		return "data-fault"
 	}
 	return "unknown"
 }
 
+// CPU reports whether an event of the mode is CPU time (a sample), not off-CPU time.
+func (m Mode) CPU() bool { return m <= ModeKernel }
+
 // ClockSample is one clock-profiling event: Period nanoseconds of CPU time
-// spent by thread Tid of process Pid, ending at Time, with the call stack Stack.
+// spent by thread Tid of process Pid, ending at Time, with the call stack Stack; or, for an off-CPU
+// mode (Mode.CPU false), Period nanoseconds the thread spent in that state, in one interval or in
+// several merged ones that end at Time, with the stack it waited at.
 type ClockSample struct {
 	Time   int64  // ns since the experiment's start (Log.StartPerfNS)
 	Pid    uint32 // process id
 	Tid    uint32 // thread id
 	CPU    uint32 // CPU the sample was taken on
-	Mode   Mode   // user or kernel mode at the sample
-	Period int64  // ns of CPU time this sample stands for
+	Mode   Mode   // user or kernel mode at the sample, or the off-CPU state
+	Period int64  // ns of CPU time this sample stands for (of off-CPU time, for an off-CPU mode)
 	Stack  uint32 // index into the stack table; 0 is the empty stack
 }
 
@@ -153,6 +176,7 @@ const (
 	SettingClockInterval  SettingKey = "clock_interval_ns" // the clock profiling interval
 	SettingClockSource    SettingKey = "clock_source"      // "perf", or "sigprof" where the collector library's timers took the samples
 	SettingClockPeriods   SettingKey = "clock_periods"     // "counted": each sample stands for its thread's counted CPU time since its previous one
+	SettingMicrostates    SettingKey = "microstates"       // "on": off-CPU intervals from context switches, and exact CPU time per thread
 	SettingHeapTracing    SettingKey = "heap_tracing"      // "on" or "off"
 	SettingSyncTracing    SettingKey = "sync_tracing"      // "off", "on (calibrated threshold)", "all" or a threshold
 	SettingIOTracing      SettingKey = "io_tracing"        // "on" or "off"

@@ -74,7 +74,7 @@ func OpenTask(pid int, o Options) (*Group, error) {
 	}
 	g := &Group{dec: dec, cpus: cpus, wake: -1, attr: attr, opts: o, sibIDs: map[uint64]int{}}
 	for _, sb := range o.Siblings {
-		g.sibAttrs = append(g.sibAttrs, siblingAttr(attr, sb))
+		g.sibAttrs = append(g.sibAttrs, siblingAttr(attr, sb, pages*unix.Getpagesize()))
 	}
 	g.wake, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	if err != nil {
@@ -137,10 +137,13 @@ func (g *Group) AddTask(pid int) error {
 	return nil
 }
 
-// siblingAttr returns the attributes of sibling sb in leader's group: counting only, inherited with the
-// leader (and with its inherit_stat), the same sample_id trailer and clock, kernel events included (a trace
-// event fires in the kernel), and no side-band records (the leader has them).
-func siblingAttr(leader *unix.PerfEventAttr, sb Sibling) *unix.PerfEventAttr {
+// siblingAttr returns the attributes of sibling sb in leader's group: inherited with the leader (and
+// with its inherit_stat), the same sample_id trailer and clock, kernel events included (a trace event
+// or a context switch fires in the kernel) unless the leader excludes them, and no side-band records
+// (the leader has them). A counting sibling samples nothing; a sampling one has the leader's sample
+// layout (one decoder reads both) and wakes the reader by a watermark of a quarter of the ring of
+// dataBytes, not by its samples (which may come at every context switch).
+func siblingAttr(leader *unix.PerfEventAttr, sb Sibling, dataBytes int) *unix.PerfEventAttr {
 	idBits := uint64(unix.PERF_SAMPLE_TID | unix.PERF_SAMPLE_TIME | unix.PERF_SAMPLE_ID | unix.PERF_SAMPLE_STREAM_ID |
 		unix.PERF_SAMPLE_CPU | unix.PERF_SAMPLE_IDENTIFIER)
 	a := &unix.PerfEventAttr{
@@ -151,6 +154,21 @@ func siblingAttr(leader *unix.PerfEventAttr, sb Sibling) *unix.PerfEventAttr {
 	}
 	a.Size = uint32(unsafe.Sizeof(*a))
 	a.Bits = leader.Bits & (unix.PerfBitInherit | unix.PerfBitInheritStat | unix.PerfBitSampleIDAll | unix.PerfBitUseClockID)
+	if sb.Sampling() {
+		a.Sample_type = leader.Sample_type
+		a.Sample_regs_user = leader.Sample_regs_user
+		a.Sample_stack_user = leader.Sample_stack_user
+		a.Sample_max_stack = leader.Sample_max_stack
+		a.Read_format = leader.Read_format
+		a.Bits |= leader.Bits & (unix.PerfBitExcludeKernel | unix.PerfBitExcludeHv | unix.PerfBitExcludeCallchainKernel)
+		a.Bits |= unix.PerfBitWatermark
+		a.Wakeup = uint32(max(dataBytes/4, 8))
+		a.Sample = sb.Period
+		if sb.Freq != 0 {
+			a.Bits |= unix.PerfBitFreq
+			a.Sample = sb.Freq
+		}
+	}
 	return a
 }
 

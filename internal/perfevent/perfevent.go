@@ -36,21 +36,33 @@ type Options struct {
 	// power of 2; 0 means DefaultRingPages. Samples with a user stack copy
 	// need more: each sample takes about SampleStackUser bytes.
 	RingPages int
-	// Siblings are counting events opened in the event's group on each CPU, inherited with it, writing
-	// into its rings: with InheritStat, each exiting thread reports their counts too, in Read records
-	// whose ID tells which (Group.SiblingIDs); SiblingCounts gives their totals. At most MaxSiblings.
+	// Siblings are events opened in the event's group on each CPU, inherited with it, writing into its
+	// rings: with InheritStat, each exiting thread reports their counts too, in Read records whose ID
+	// tells which (Group.SiblingIDs); SiblingCounts gives their totals. A sampling sibling's samples
+	// have the event's sample layout, and their ID tells which sibling took them. At most MaxSiblings.
 	Siblings []Sibling
+	// SampleAddr asks each sample for its data address (PERF_SAMPLE_ADDR, Sample.Addr): the faulting
+	// address of a page-fault event, 0 for the clocks.
+	SampleAddr bool
 	// WakeupEvents, when nonzero, wakes Wait after that many samples.
 	// When zero, Wait wakes when a quarter of the ring is full (a watermark);
 	// callers should also wake on a timeout and Drain, as Group.Wait allows.
 	WakeupEvents uint32
 }
 
-// Sibling is a counting event of type Type and config Config (see Options.Siblings).
-type Sibling struct{ Type, Config uint64 }
+// Sibling is an event of type Type and config Config in the group of Options (see Options.Siblings):
+// counting only, or sampling every Period events, or Freq times a second (the kernel adjusts the
+// period of each thread's event at every tick to keep that rate).
+type Sibling struct {
+	Type, Config uint64
+	Period, Freq uint64 // both 0: counting only
+}
+
+// Sampling reports whether the sibling takes samples.
+func (sb Sibling) Sampling() bool { return sb.Period != 0 || sb.Freq != 0 }
 
 // MaxSiblings is the most Options.Siblings.
-const MaxSiblings = 2
+const MaxSiblings = 4
 
 // DefaultRingPages is the number of data pages per CPU ring when Options.RingPages is 0.
 const DefaultRingPages = 128
@@ -134,6 +146,9 @@ func (o *Options) sampleType() uint64 {
 	}
 	if o.ReadCount {
 		st |= unix.PERF_SAMPLE_READ
+	}
+	if o.SampleAddr {
+		st |= unix.PERF_SAMPLE_ADDR
 	}
 	return st
 }

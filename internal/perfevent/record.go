@@ -23,6 +23,7 @@ type Sample struct {
 	CPU       uint32   // the CPU it ran on
 	Period    uint64   // events (for the clocks, nanoseconds) this sample stands for
 	Count     uint64   // with Options.ReadCount, the event's count in thread Tid on this CPU so far
+	Addr      uint64   // with Options.SampleAddr, the data address (a page fault's faulting address)
 	ID        uint64   // the event's id
 	Callchain []uint64 // raw call chain with PERF_CONTEXT_* markers, leaf first; see SplitCallchain
 	Misc      uint16   // header misc bits; the CPU mode is Misc & PERF_RECORD_MISC_CPUMODE_MASK
@@ -108,6 +109,7 @@ type LostSamples struct {
 // was switched out (Out) or in at Time; Preempt when it was switched out while runnable.
 type Switch struct {
 	Pid, Tid                 uint32
+	CPU                      uint32 // the CPU switched on (with PERF_SAMPLE_CPU in the sample_id)
 	Out, Preempt             bool
 	NextPrevPid, NextPrevTid uint32 // the other thread (CPU-wide records only)
 	Time                     uint64
@@ -372,6 +374,9 @@ func (d *Decoder) Decode(rec []byte) (Record, error) {
 		if d.sampleIDAll && d.sampleType&unix.PERF_SAMPLE_TID != 0 {
 			s.Pid, s.Tid = d.sampleIDTid(rec[len(rec)-d.idSize:])
 		}
+		if d.sampleIDAll {
+			s.CPU = d.sampleIDCPU(rec[len(rec)-d.idSize:])
+		}
 		out = s
 	default:
 		d.unknown = Unknown{Type: typ, Misc: misc, Data: rec[8:]}
@@ -406,6 +411,20 @@ func (d *Decoder) sampleIDTime(id []byte) uint64 {
 	return binary.LittleEndian.Uint64(id[off:])
 }
 
+// sampleIDCPU returns the CPU in a sample_id trailer (0 when not sampled).
+func (d *Decoder) sampleIDCPU(id []byte) uint32 {
+	if d.sampleType&unix.PERF_SAMPLE_CPU == 0 {
+		return 0
+	}
+	off := 0
+	for _, b := range []uint64{unix.PERF_SAMPLE_TID, unix.PERF_SAMPLE_TIME, unix.PERF_SAMPLE_ID, unix.PERF_SAMPLE_STREAM_ID} {
+		if d.sampleType&b != 0 {
+			off += 8
+		}
+	}
+	return binary.LittleEndian.Uint32(id[off:])
+}
+
 // sampleIDTid returns pid and tid from a sample_id trailer that has PERF_SAMPLE_TID.
 func (d *Decoder) sampleIDTid(id []byte) (pid, tid uint32) {
 	return binary.LittleEndian.Uint32(id), binary.LittleEndian.Uint32(id[4:])
@@ -430,7 +449,7 @@ func (d *Decoder) decodeSample(body []byte, misc uint16) (Record, error) {
 		s.Time = r.u64("time")
 	}
 	if st&unix.PERF_SAMPLE_ADDR != 0 {
-		r.u64("addr")
+		s.Addr = r.u64("addr")
 	}
 	if st&unix.PERF_SAMPLE_ID != 0 {
 		s.ID = r.u64("id")

@@ -168,9 +168,9 @@ func TestDecodeSideBand(t *testing.T) {
 		{"lost samples", encode(unix.PERF_RECORD_LOST_SAMPLES, 0, with(uint64(5))...),
 			&LostSamples{Lost: 5, Time: 555}},
 		{"switch out", encode(unix.PERF_RECORD_SWITCH, unix.PERF_RECORD_MISC_SWITCH_OUT|unix.PERF_RECORD_MISC_SWITCH_OUT_PREEMPT, id...),
-			&Switch{Pid: 10, Tid: 12, Out: true, Preempt: true, Time: 555}},
+			&Switch{Pid: 10, Tid: 12, CPU: 1, Out: true, Preempt: true, Time: 555}},
 		{"switch cpu wide", encode(unix.PERF_RECORD_SWITCH_CPU_WIDE, 0, with(uint32(20), uint32(21))...),
-			&Switch{Pid: 10, Tid: 12, NextPrevPid: 20, NextPrevTid: 21, Time: 555}},
+			&Switch{Pid: 10, Tid: 12, CPU: 1, NextPrevPid: 20, NextPrevTid: 21, Time: 555}},
 		{"unknown", encode(99, 3, uint64(1)),
 			&Unknown{Type: 99, Misc: 3, Data: []byte{1, 0, 0, 0, 0, 0, 0, 0}}},
 	}

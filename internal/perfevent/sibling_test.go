@@ -46,7 +46,7 @@ func TestRuntimeSibling(t *testing.T) {
 	pid := cmd.Process.Pid
 	o := TaskClock(1e6)
 	o.InheritStat = true
-	o.Siblings = []Sibling{{unix.PERF_TYPE_TRACEPOINT, id}}
+	o.Siblings = []Sibling{{Type: unix.PERF_TYPE_TRACEPOINT, Config: id}}
 	g, err := OpenTask(pid, o)
 	if err != nil {
 		cmd.Process.Kill()

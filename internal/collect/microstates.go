@@ -1,0 +1,365 @@
+package collect
+
+import (
+	"er/internal/experiment"
+	"er/internal/perfevent"
+
+	"golang.org/x/sys/unix"
+)
+
+// Microstates: where each thread's time goes while it is not on a CPU, and its exact CPU time.
+//
+// The clock events carry the kernel's context-switch records (PERF_RECORD_SWITCH): each time a
+// thread of the target leaves a CPU (and whether it was preempted, still runnable) and each time it
+// comes back. From them the collector knows every thread's on-CPU and off-CPU intervals to the
+// nanosecond:
+//   - each clock sample stands for the CPU time its thread ran since its previous sample (not the
+//     nominal period), and at its exit a thread's last partial interval is credited to its last
+//     sample's stack: every thread's CPU time is its on-CPU time exactly;
+//   - each off-CPU interval is recorded as a clock event of a waiting mode (ModeWaitCPU when the
+//     thread was preempted, ModeSleep when it blocked, ModeTextFault or ModeDataFault when it slept
+//     in a major page fault) whose period is the interval's length.
+//
+// The stack an off-CPU interval is attributed to comes from a sibling event that samples the
+// context-switch software event, with the same stacks as the clock, at the moment the thread
+// leaves the CPU. It samples at a rate (microFreq), not at every switch: a thread that switches a
+// few hundred times a second has every switch sampled, one that switches 100,000 times a second has
+// one in some hundreds, so that copying stacks costs the target little. An interval whose switch
+// was not sampled goes to the stack of the thread's last sampled switch of the same kind (blocked:
+// its last sampled block; preempted: where it last ran). A third sibling samples major page faults
+// with their addresses: a blocked interval outside a system call followed by the thread's major
+// fault was a page fault, on text when the address is in an executable mapping.
+//
+// Consecutive intervals of one thread with the same stack and mode are merged into one event for
+// up to one sampling interval, so the experiment grows with the sampling rate, not the switch rate.
+
+// microFreq is the rate at which the context switches of each thread on each CPU are sampled for their
+// stacks, at most: a thread that switches less often has every switch sampled. The kernel starts a
+// thread's event at the period of the event it inherits from (its creator's on that CPU), and adjusts
+// it at each tick by the rate it saw. At 1,000 a second a thread that switches all the time costs as
+// much as clock profiling at -p hi; at 10,000 the pipe ping-pong of two threads on one CPU lost 4% of
+// its records with the rings that suffice for 1,000.
+func microFreq(int64) uint64 { return 1000 }
+
+// negENOSYS is rax in the registers a thread entered a system call with (the kernel puts -ENOSYS there
+// on entry and the call's number in orig_ax); a thread that blocks outside a system call (a page fault,
+// a stop on its way back to user mode) has its own rax.
+const negENOSYS = ^uint64(unix.ENOSYS) + 1
+
+// microstates follows the threads' context switches.
+type microstates struct {
+	s        *Session
+	interval int64           // the merge window: the clock's sampling interval
+	csIDs    map[uint64]bool // the ids of the context-switch sampling events
+	faultIDs map[uint64]bool // the ids of the major-fault sampling events
+	axIndex  int             // the index of rax in a sample's registers, -1 without registers
+	threads  map[uint32]*thread
+	enabled  int64 // when the events were enabled (ns since the start)
+
+	csIndex, faultIndex int // the indexes of the samplers among the group's siblings
+}
+
+// thread is one thread's state.
+type thread struct {
+	pid uint32
+
+	on      bool  // on a CPU since onSince
+	onSince int64 // when it last came onto a CPU, or its last clock sample since
+	cpu     int64 // CPU time since its last clock sample, of the intervals that ended
+	inAt    int64 // when it last came onto a CPU
+	total   int64 // its CPU time, of the intervals that ended
+
+	lastStack uint32          // the stack of its last clock or context-switch sample
+	lastMode  experiment.Mode // the mode of its last clock sample
+	sampled   bool            // it has a clock sample (lastStack, lastMode)
+	waitStack uint32          // the stack of its last sampled blocking switch
+	waited    bool            // waitStack is set
+
+	cs     pendingSwitch // a context-switch sample taken as it left the CPU, not yet matched
+	out    offInterval   // the off-CPU interval it is in
+	fault  offInterval   // an interval that may have been a page fault: its major fault would follow
+	merged offInterval   // the intervals being merged into one event
+}
+
+// pendingSwitch is a context-switch sample.
+type pendingSwitch struct {
+	valid     bool
+	stack     uint32
+	inSyscall bool
+}
+
+// offInterval is an off-CPU interval, or several merged.
+type offInterval struct {
+	valid      bool
+	start, end int64 // the first one's start, the last one's end
+	dur        int64 // their lengths, summed
+	mode       experiment.Mode
+	stack      uint32
+	cpu        uint32
+}
+
+// microSiblings returns the sampling events of the clock's group that microstates need: the context
+// switches, for their stacks, and the major page faults, for their addresses.
+func microSiblings(interval int64) []perfevent.Sibling {
+	return []perfevent.Sibling{
+		{Type: unix.PERF_TYPE_SOFTWARE, Config: unix.PERF_COUNT_SW_CONTEXT_SWITCHES, Freq: microFreq(interval)},
+		{Type: unix.PERF_TYPE_SOFTWARE, Config: unix.PERF_COUNT_SW_PAGE_FAULTS_MAJ, Period: 1},
+	}
+}
+
+// newMicrostates follows the context switches of the clock events g, whose siblings csIndex and
+// faultIndex are those of microSiblings.
+func newMicrostates(s *Session, g *perfevent.Group, csIndex, faultIndex int, regsMask uint64) *microstates {
+	m := &microstates{s: s, interval: s.spec.Interval.Nanoseconds(), csIDs: map[uint64]bool{}, faultIDs: map[uint64]bool{},
+		axIndex: perfevent.RegIndex(regsMask, perfevent.RegAMD64AX), threads: map[uint32]*thread{},
+		csIndex: csIndex, faultIndex: faultIndex}
+	m.updateIDs(g)
+	return m
+}
+
+// updateIDs takes the ids of g's context-switch and fault samplers (again after AddTask opened more).
+func (m *microstates) updateIDs(g *perfevent.Group) {
+	for id, i := range g.SiblingIDs() {
+		switch i {
+		case m.csIndex:
+			m.csIDs[id] = true
+		case m.faultIndex:
+			m.faultIDs[id] = true
+		}
+	}
+}
+
+// thread returns tid's state, new when unknown.
+func (m *microstates) thread(pid, tid uint32) (*thread, bool) {
+	th := m.threads[tid]
+	if th != nil {
+		th.pid = pid
+		return th, true
+	}
+	th = &thread{pid: pid}
+	m.threads[tid] = th
+	return th, false
+}
+
+// forked starts the state of a new thread (or a new process's thread), created at t: it waits for a CPU
+// until it first runs.
+func (m *microstates) forked(pid, tid uint32, t int64) {
+	th, _ := m.thread(pid, tid)
+	th.out = offInterval{valid: true, start: t, mode: experiment.ModeWaitCPU}
+}
+
+// switched follows a context-switch record.
+func (m *microstates) switched(r *perfevent.Switch) {
+	t := m.s.rel(r.Time)
+	th, known := m.thread(r.Pid, r.Tid)
+	m.settleFault(r.Tid, th)
+	if r.Out {
+		if th.on {
+			th.cpu += t - th.onSince
+			th.total += t - th.inAt
+		} else if !known {
+			// A thread running when the events were enabled (one attached to): its first record.
+			ran := max(0, t-max(m.enabled, 0))
+			th.cpu += ran
+			th.total += ran
+		}
+		th.on = false
+		iv := offInterval{valid: true, start: t, cpu: r.CPU}
+		cs := th.cs
+		th.cs = pendingSwitch{}
+		switch {
+		case r.Preempt:
+			iv.mode = experiment.ModeWaitCPU
+			iv.stack = th.lastStack
+			if cs.valid {
+				iv.stack = cs.stack
+			}
+		case cs.valid:
+			iv.mode, iv.stack = experiment.ModeSleep, cs.stack
+			th.waitStack, th.waited = cs.stack, true
+			if !cs.inSyscall {
+				iv.mode = modeMaybeFault
+			}
+		default:
+			iv.mode, iv.stack = experiment.ModeSleep, th.lastStack
+			if th.waited {
+				iv.stack = th.waitStack
+			}
+		}
+		th.out = iv
+		return
+	}
+	if th.out.valid {
+		iv := th.out
+		th.out = offInterval{}
+		iv.end = t
+		iv.dur = t - iv.start
+		if iv.mode == modeMaybeFault {
+			th.fault = iv
+		} else {
+			m.add(r.Tid, th, iv)
+		}
+	}
+	th.on, th.onSince, th.inAt = true, t, t
+}
+
+// modeMaybeFault marks, while it is pending, an interval blocked outside a system call: a page fault
+// when the thread's major fault follows it, else a sleep (a stop).
+const modeMaybeFault experiment.Mode = 255
+
+// settleFault adds tid's interval that waited for a major fault record: none came, so it was a sleep.
+func (m *microstates) settleFault(tid uint32, th *thread) {
+	if th.fault.valid {
+		iv := th.fault
+		th.fault = offInterval{}
+		iv.mode = experiment.ModeSleep
+		m.add(tid, th, iv)
+	}
+}
+
+// contextSwitch takes a context-switch sample's stack (built by the session): the thread is leaving
+// the CPU.
+func (m *microstates) contextSwitch(r *perfevent.Sample, stack uint32) {
+	th, _ := m.thread(r.Pid, r.Tid)
+	inSyscall := true
+	if m.axIndex >= 0 && m.axIndex < len(r.Regs) {
+		inSyscall = r.Regs[m.axIndex] == negENOSYS
+	}
+	th.cs = pendingSwitch{valid: true, stack: stack, inSyscall: inSyscall}
+}
+
+// majorFault classifies the interval before a thread's major page fault at address addr.
+func (m *microstates) majorFault(r *perfevent.Sample) {
+	th := m.threads[r.Tid]
+	if th == nil || !th.fault.valid {
+		return
+	}
+	iv := th.fault
+	th.fault = offInterval{}
+	iv.mode = experiment.ModeDataFault
+	for _, mp := range m.s.live[r.Pid] {
+		if r.Addr >= mp.Start && r.Addr < mp.End {
+			iv.mode = experiment.ModeTextFault
+			break
+		}
+	}
+	m.add(r.Tid, th, iv)
+}
+
+// onCPU returns the CPU time clock sample r of tid at t stands for: the time the thread ran since its
+// previous sample, or the sample's own period for a thread not seen to come onto a CPU.
+func (m *microstates) onCPU(r *perfevent.Sample, t int64) int64 {
+	th, known := m.thread(r.Pid, r.Tid)
+	m.settleFault(r.Tid, th)
+	if !known || !th.on {
+		// A thread that was running when the events were enabled, or whose switch-in record was lost.
+		th.on, th.onSince, th.inAt, th.cpu = true, t, t, 0
+		th.total += int64(r.Period)
+		return int64(r.Period)
+	}
+	period := th.cpu + t - th.onSince
+	th.cpu, th.onSince = 0, t
+	return period
+}
+
+// sampled notes the stack and mode of tid's clock sample.
+func (m *microstates) sampled(tid uint32, stack uint32, mode experiment.Mode) {
+	if th := m.threads[tid]; th != nil {
+		th.lastStack, th.lastMode, th.sampled = stack, mode, true
+	}
+}
+
+// add merges off-CPU interval iv of tid into the event being merged, writing that event first when iv
+// cannot join it.
+func (m *microstates) add(tid uint32, th *thread, iv offInterval) {
+	if iv.dur <= 0 {
+		return
+	}
+	mg := &th.merged
+	if mg.valid && (mg.stack != iv.stack || mg.mode != iv.mode || iv.end-mg.start > m.interval) {
+		m.flush(tid, th)
+	}
+	if !mg.valid {
+		*mg = iv
+		return
+	}
+	mg.end = iv.end
+	mg.dur += iv.dur
+}
+
+// flush writes tid's merged off-CPU event.
+func (m *microstates) flush(tid uint32, th *thread) {
+	mg := th.merged
+	th.merged = offInterval{}
+	if !mg.valid {
+		return
+	}
+	s := m.s
+	p := s.cur[th.pid]
+	if !s.recording || !p.open() {
+		return
+	}
+	dur := mg.dur
+	if p.initPaused || len(p.toggles) > 0 || s.global.initPaused || len(s.global.toggles) > 0 {
+		// Of the merged intervals, at most the time recording was not paused in their span.
+		dur = min(dur, unpausedWithin(mg.start, mg.end, p, &s.global))
+	}
+	if dur <= 0 {
+		return
+	}
+	_ = p.w.Clock(experiment.ClockSample{Time: mg.end, Pid: th.pid, Tid: tid, CPU: mg.cpu, Mode: mg.mode,
+		Period: dur, Stack: mg.stack})
+}
+
+// exited ends tid at t (its exit record): its off-CPU events are written, and the CPU time since its
+// last clock sample is credited to that sample's stack.
+func (m *microstates) exited(pid, tid uint32, t int64) {
+	th := m.threads[tid]
+	if th == nil {
+		return
+	}
+	delete(m.threads, tid)
+	// Just before the exit: a process's mappings end at its exit, and what it did at that time would
+	// resolve to none of them.
+	m.end(pid, tid, th, t-1)
+}
+
+// end writes what tid's state holds at t: its pending off-CPU intervals (closed at t) and its CPU time
+// since its last sample.
+func (m *microstates) end(pid, tid uint32, th *thread, t int64) {
+	m.settleFault(tid, th)
+	if th.out.valid && th.out.mode != modeMaybeFault {
+		iv := th.out
+		iv.end, iv.dur = t, t-iv.start
+		m.add(tid, th, iv)
+	} else if th.out.valid {
+		iv := th.out
+		iv.end, iv.dur, iv.mode = t, t-iv.start, experiment.ModeSleep
+		m.add(tid, th, iv)
+	}
+	th.out = offInterval{}
+	m.flush(tid, th)
+	cpu, total := th.cpu, th.total
+	if th.on {
+		cpu += t - th.onSince
+		total += t - th.inAt
+	}
+	th.on, th.cpu, th.total = false, 0, 0
+	m.s.threadCounted(pid, tid, t, total)
+	if cpu <= 0 {
+		return
+	}
+	mode := th.lastMode
+	if !th.sampled {
+		mode = experiment.ModeUser
+	}
+	m.s.writeCPU(pid, tid, t, 0, mode, cpu, th.lastStack, t-cpu)
+}
+
+// finish ends every thread still known at t: recording stopped while they lived.
+func (m *microstates) finish(t int64) {
+	for tid, th := range m.threads {
+		m.end(th.pid, tid, th, t)
+	}
+	clear(m.threads)
+}

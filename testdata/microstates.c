@@ -1,0 +1,281 @@
+// microstates: one function per thread state, each timing itself, for the microstate metrics
+// (TestMicrostatesPhases). Usage: microstates DATAFILE TEXTLIB FUNCS, where DATAFILE is a file of at
+// least 16 MiB and TEXTLIB a shared object with functions f0 .. f<FUNCS-1> each on its own page (the
+// test makes both). Each phase prints "NAME wall W cpu C": the seconds of CLOCK_MONOTONIC and of the
+// calling thread's CPU clock it took; every thread prints "life TID W cpu C" at its end.
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now(clockid_t c) {
+	struct timespec t;
+	clock_gettime(c, &t);
+	return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static double wall0, cpu0;
+static void begin(void) { wall0 = now(CLOCK_MONOTONIC), cpu0 = now(CLOCK_THREAD_CPUTIME_ID); }
+static void end(const char *name) {
+	double w = now(CLOCK_MONOTONIC) - wall0, c = now(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+	printf("%s wall %.6f\n%s cpu %.6f\n", name, w, name, c);
+}
+
+static void life(double w0) {
+	printf("life %ld wall %.6f\nlife %ld cpu %.6f\n", (long)gettid(), now(CLOCK_MONOTONIC) - w0, (long)gettid(),
+	       now(CLOCK_THREAD_CPUTIME_ID));
+}
+
+__attribute__((noinline)) static void burn(double secs) {
+	double t0 = now(CLOCK_THREAD_CPUTIME_ID);
+	while (now(CLOCK_THREAD_CPUTIME_ID) - t0 < secs)
+		;
+}
+
+// User CPU: a loop that makes no system call (the vDSO's clock reads stay in user mode).
+__attribute__((noinline)) void phase_spin(void) {
+	begin();
+	volatile unsigned long x = 0;
+	double t0 = now(CLOCK_THREAD_CPUTIME_ID);
+	while (now(CLOCK_THREAD_CPUTIME_ID) - t0 < 0.3)
+		for (int i = 0; i < 10000; i++)
+			x += i;
+	end("phase_spin");
+}
+
+// System CPU: reading zeros, which the kernel copies out.
+__attribute__((noinline)) void phase_syscalls(void) {
+	static char buf[1 << 16];
+	int fd = open("/dev/zero", O_RDONLY);
+	begin();
+	double t0 = now(CLOCK_THREAD_CPUTIME_ID);
+	while (now(CLOCK_THREAD_CPUTIME_ID) - t0 < 0.3)
+		if (read(fd, buf, sizeof buf) < 0)
+			exit(2);
+	end("phase_syscalls");
+	close(fd);
+}
+
+// Other Wait: nanosleep.
+__attribute__((noinline)) void phase_sleep(void) {
+	begin();
+	struct timespec t = {0, 10000000};
+	for (int i = 0; i < 30; i++)
+		nanosleep(&t, 0);
+	end("phase_sleep");
+}
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int ready, signalled;
+
+static void *holder(void *arg) {
+	double w0 = now(CLOCK_MONOTONIC);
+	pthread_mutex_lock(&mu);
+	pthread_mutex_lock((pthread_mutex_t *)arg); // tell main the mutex is held
+	ready = 1;
+	pthread_mutex_unlock((pthread_mutex_t *)arg);
+	burn(0.3);
+	pthread_mutex_unlock(&mu);
+	life(w0);
+	return 0;
+}
+
+// User Lock: waiting for a mutex another thread holds for 0.3 s of its CPU time.
+__attribute__((noinline)) void phase_mutex(void) {
+	static pthread_mutex_t flag = PTHREAD_MUTEX_INITIALIZER;
+	pthread_t t;
+	pthread_create(&t, 0, holder, &flag);
+	for (;;) {
+		pthread_mutex_lock(&flag);
+		int r = ready;
+		pthread_mutex_unlock(&flag);
+		if (r)
+			break;
+		sched_yield();
+	}
+	begin();
+	pthread_mutex_lock(&mu);
+	end("phase_mutex");
+	pthread_mutex_unlock(&mu);
+	pthread_join(t, 0);
+}
+
+static void *signaller(void *arg) {
+	double w0 = now(CLOCK_MONOTONIC);
+	struct timespec t = {0, 300000000};
+	nanosleep(&t, 0);
+	pthread_mutex_lock(&mu);
+	signalled = 1;
+	pthread_cond_signal(&cv);
+	pthread_mutex_unlock(&mu);
+	life(w0);
+	return arg;
+}
+
+// User Lock: a condition variable signalled after 0.3 s.
+__attribute__((noinline)) void phase_cond(void) {
+	pthread_t t;
+	begin();
+	pthread_create(&t, 0, signaller, 0);
+	pthread_mutex_lock(&mu);
+	while (!signalled)
+		pthread_cond_wait(&cv, &mu);
+	pthread_mutex_unlock(&mu);
+	end("phase_cond");
+	pthread_join(t, 0);
+}
+
+// Data Page Fault: one byte of each page of a file whose pages were evicted, without readahead.
+__attribute__((noinline)) void phase_datafault(const char *path) {
+	int fd = open(path, O_RDONLY);
+	if (fd < 0) {
+		perror(path);
+		exit(2);
+	}
+	size_t len = 16 << 20;
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	volatile unsigned char *p = mmap(0, len, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED) {
+		perror("mmap");
+		exit(2);
+	}
+	madvise((void *)p, len, MADV_RANDOM);
+	unsigned sum = 0;
+	begin();
+	for (size_t off = 0; off < len; off += 4096)
+		sum += p[off];
+	end("phase_datafault");
+	munmap((void *)p, len);
+	close(fd);
+	if (sum == 12345)
+		printf("\n");
+}
+
+static volatile int evicting, evicted;
+
+// evictor drops the pages of file arg from the page cache while evicting is set: the kernel reads
+// ahead around a fault in executable code whatever madvise says, so the text pages are evicted again
+// and again while they are called.
+static void *evictor(void *arg) {
+	double w0 = now(CLOCK_MONOTONIC);
+	int fd = open((const char *)arg, O_RDONLY);
+	while (evicting) {
+		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		evicted = 1;
+	}
+	close(fd);
+	life(w0);
+	return 0;
+}
+
+// Text Page Fault: calls of functions of a shared object, each on its own page, whose pages another
+// thread keeps evicting.
+__attribute__((noinline)) void phase_textfault(const char *lib, int n) {
+	void *h = dlopen(lib, RTLD_NOW);
+	if (!h) {
+		fprintf(stderr, "%s\n", dlerror());
+		exit(2);
+	}
+	int (**f)(int) = calloc(n, sizeof *f);
+	char name[32];
+	for (int i = 0; i < n; i++) {
+		snprintf(name, sizeof name, "f%d", i);
+		f[i] = (int (*)(int))dlsym(h, name);
+	}
+	uintptr_t lo = (uintptr_t)f[0] & ~4095UL, hi = ((uintptr_t)f[n - 1] + 4096) & ~4095UL;
+	madvise((void *)lo, hi - lo, MADV_RANDOM);
+	evicting = 1;
+	pthread_t t;
+	pthread_create(&t, 0, evictor, (void *)lib);
+	while (!evicted)
+		sched_yield();
+	int sum = 0;
+	begin();
+	while (now(CLOCK_MONOTONIC) - wall0 < 0.3) {
+		for (int i = 0; i < n; i++)
+			sum += f[i](i);
+		// The pages called stay mapped (and cached) until unmapped: the next round maps them again.
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+	}
+	end("phase_textfault");
+	evicting = 0;
+	pthread_join(t, 0);
+	if (sum == 12345)
+		printf("\n");
+}
+
+static void *spinner(void *arg) {
+	double w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_THREAD_CPUTIME_ID);
+	burn(0.25);
+	printf("spinner %ld wall %.6f\nspinner %ld cpu %.6f\n", (long)gettid(), now(CLOCK_MONOTONIC) - w0, (long)gettid(),
+	       now(CLOCK_THREAD_CPUTIME_ID) - c0);
+	life(w0);
+	return arg;
+}
+
+// Wait CPU: 4 threads that spin on 2 CPUs.
+__attribute__((noinline)) void phase_waitcpu(void) {
+	cpu_set_t all, two;
+	sched_getaffinity(0, sizeof all, &all);
+	CPU_ZERO(&two);
+	for (int c = 0, k = 0; c < CPU_SETSIZE && k < 2; c++)
+		if (CPU_ISSET(c, &all))
+			CPU_SET(c, &two), k++;
+	pthread_attr_t a;
+	pthread_attr_init(&a);
+	pthread_attr_setaffinity_np(&a, sizeof two, &two);
+	pthread_t t[4];
+	for (int i = 0; i < 4; i++)
+		pthread_create(&t[i], &a, spinner, 0);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], 0);
+}
+
+// Other Wait: stopped by SIGSTOP until a child sends SIGCONT 0.5 s later.
+__attribute__((noinline)) void phase_stopped(void) {
+	pid_t parent = getpid();
+	begin();
+	pid_t c = fork();
+	if (c == 0) {
+		struct timespec t = {0, 500000000};
+		nanosleep(&t, 0);
+		kill(parent, SIGCONT);
+		_exit(0);
+	}
+	raise(SIGSTOP);
+	end("phase_stopped");
+	waitpid(c, 0, 0);
+}
+
+int main(int argc, char **argv) {
+	double w0 = now(CLOCK_MONOTONIC);
+	if (argc != 4) {
+		fprintf(stderr, "usage: microstates DATAFILE TEXTLIB FUNCS\n");
+		return 2;
+	}
+	setvbuf(stdout, 0, _IOLBF, 0);
+	printf("main %ld\n", (long)gettid());
+	phase_spin();
+	phase_syscalls();
+	phase_sleep();
+	phase_mutex();
+	phase_cond();
+	phase_datafault(argv[1]);
+	phase_textfault(argv[2], atoi(argv[3]));
+	phase_waitcpu();
+	phase_stopped();
+	life(w0);
+	return 0;
+}
