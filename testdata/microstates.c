@@ -1,8 +1,10 @@
 // microstates: one function per thread state, each timing itself, for the microstate metrics
 // (TestMicrostatesPhases). Usage: microstates DATAFILE TEXTLIB FUNCS, where DATAFILE is a file of at
 // least 16 MiB and TEXTLIB a shared object with functions f0 .. f<FUNCS-1> each on its own page (the
-// test makes both). Each phase prints "NAME wall W cpu C": the seconds of CLOCK_MONOTONIC and of the
-// calling thread's CPU clock it took; every thread prints "life TID W cpu C" at its end.
+// test makes both). Each phase prints "NAME wall W" and "NAME cpu C", the seconds of CLOCK_MONOTONIC
+// and of the calling thread's CPU clock it took (the fault phases also "NAME majflt N", the thread's
+// major faults in it); every thread prints "life TID wall W" and "life TID cpu C" as it ends, and
+// each spinner "spinner TID wall W" and "spinner TID cpu C".
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -37,30 +40,30 @@ static void life(double w0) {
 	       now(CLOCK_THREAD_CPUTIME_ID));
 }
 
+// burn spins for secs of the thread's CPU time, in user mode but for a read of its clock (a system
+// call) every some 100 microseconds.
 __attribute__((noinline)) static void burn(double secs) {
-	double t0 = now(CLOCK_THREAD_CPUTIME_ID);
-	while (now(CLOCK_THREAD_CPUTIME_ID) - t0 < secs)
-		;
-}
-
-// User CPU: a loop that makes no system call (the vDSO's clock reads stay in user mode).
-__attribute__((noinline)) void phase_spin(void) {
-	begin();
 	volatile unsigned long x = 0;
 	double t0 = now(CLOCK_THREAD_CPUTIME_ID);
-	while (now(CLOCK_THREAD_CPUTIME_ID) - t0 < 0.3)
-		for (int i = 0; i < 10000; i++)
+	while (now(CLOCK_THREAD_CPUTIME_ID) - t0 < secs)
+		for (int i = 0; i < 100000; i++)
 			x += i;
+}
+
+// User CPU (a second: a clock sample that spans two phases goes to the second, 1% of it at -p on).
+__attribute__((noinline)) void phase_spin(void) {
+	begin();
+	burn(1.0);
 	end("phase_spin");
 }
 
-// System CPU: reading zeros, which the kernel copies out.
+// System CPU: reading zeros, which the kernel copies out, for a second.
 __attribute__((noinline)) void phase_syscalls(void) {
 	static char buf[1 << 16];
 	int fd = open("/dev/zero", O_RDONLY);
 	begin();
 	double t0 = now(CLOCK_THREAD_CPUTIME_ID);
-	while (now(CLOCK_THREAD_CPUTIME_ID) - t0 < 0.3)
+	while (now(CLOCK_THREAD_CPUTIME_ID) - t0 < 1.0)
 		if (read(fd, buf, sizeof buf) < 0)
 			exit(2);
 	end("phase_syscalls");
@@ -243,20 +246,29 @@ __attribute__((noinline)) void phase_waitcpu(void) {
 		pthread_join(t[i], 0);
 }
 
-// Other Wait: stopped by SIGSTOP until a child sends SIGCONT 0.5 s later.
+// Other Wait: stopped by SIGSTOP until a shell sends SIGCONT 0.5 s later (a program of its own, so
+// that its sleep is not under this function in its subexperiment).
 __attribute__((noinline)) void phase_stopped(void) {
-	pid_t parent = getpid();
+	char cmd[64];
+	snprintf(cmd, sizeof cmd, "sleep 0.5; kill -CONT %d", (int)getpid());
 	begin();
 	pid_t c = fork();
 	if (c == 0) {
-		struct timespec t = {0, 500000000};
-		nanosleep(&t, 0);
-		kill(parent, SIGCONT);
-		_exit(0);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)0);
+		_exit(127);
 	}
 	raise(SIGSTOP);
 	end("phase_stopped");
 	waitpid(c, 0, 0);
+}
+
+// majors prints the thread's major faults since the last call, as "NAME majflt N".
+static void majors(const char *name) {
+	static long last;
+	struct rusage ru;
+	getrusage(RUSAGE_THREAD, &ru);
+	printf("%s majflt %ld\n", name, ru.ru_majflt - last);
+	last = ru.ru_majflt;
 }
 
 int main(int argc, char **argv) {
@@ -272,8 +284,11 @@ int main(int argc, char **argv) {
 	phase_sleep();
 	phase_mutex();
 	phase_cond();
+	majors("before");
 	phase_datafault(argv[1]);
+	majors("phase_datafault");
 	phase_textfault(argv[2], atoi(argv[3]));
+	majors("phase_textfault");
 	phase_waitcpu();
 	phase_stopped();
 	life(w0);

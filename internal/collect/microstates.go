@@ -36,10 +36,17 @@ import (
 // microFreq is the rate at which the context switches of each thread on each CPU are sampled for their
 // stacks, at most: a thread that switches less often has every switch sampled. The kernel starts a
 // thread's event at the period of the event it inherits from (its creator's on that CPU), and adjusts
-// it at each tick by the rate it saw. At 1,000 a second a thread that switches all the time costs as
-// much as clock profiling at -p hi; at 10,000 the pipe ping-pong of two threads on one CPU lost 4% of
-// its records with the rings that suffice for 1,000.
-func microFreq(int64) uint64 { return 1000 }
+// it at each tick by the rate it saw, only while the thread runs: a thread that switched faster than
+// this keeps a period of several switches until it runs again, and a long sleep it then starts may
+// go unsampled (see grabWaits for those). At 1,000 a second that happened to a SIGSTOP after a phase
+// of 12,000 page faults a second; 10,000 keeps the period at one switch for all but the busiest
+// switchers.
+func microFreq(int64) uint64 { return 10000 }
+
+// microStack is the user stack a context-switch sample copies, at most: half the clock's default. A
+// thread blocks in a system call or a fault, whose stack is rarely deep; deeper frames are read from
+// the live process, where the thread waits in the same call unless it woke since.
+const microStack = 8192
 
 // negENOSYS is rax in the registers a thread entered a system call with (the kernel puts -ENOSYS there
 // on entry and the call's number in orig_ax); a thread that blocks outside a system call (a page fault,
@@ -69,15 +76,20 @@ type thread struct {
 	inAt    int64 // when it last came onto a CPU
 	total   int64 // its CPU time, of the intervals that ended
 
-	lastStack uint32          // the stack of its last clock or context-switch sample
+	lastStack uint32          // the stack of its last clock sample
 	lastMode  experiment.Mode // the mode of its last clock sample
 	sampled   bool            // it has a clock sample (lastStack, lastMode)
 	waitStack uint32          // the stack of its last sampled blocking switch
-	waited    bool            // waitStack is set
+	waitMode  experiment.Mode // and how it blocked: ModeSleep, or modeMaybeFault outside a system call
+	waited    bool            // waitStack and waitMode are set
 
+	lastFault     experiment.Mode // the kind of its last major fault: ModeTextFault or ModeDataFault
+	lastFaultTime int64           // and when
+
+	grab   grabbed       // its stack read from outside while it waited (grabWaits)
 	cs     pendingSwitch // a context-switch sample taken as it left the CPU, not yet matched
 	out    offInterval   // the off-CPU interval it is in
-	fault  offInterval   // an interval that may have been a page fault: its major fault would follow
+	fault  offInterval   // the blocked interval it came back from: its major fault would follow
 	merged offInterval   // the intervals being merged into one event
 }
 
@@ -88,6 +100,7 @@ type pendingSwitch struct {
 	inSyscall bool
 }
 
+
 // offInterval is an off-CPU interval, or several merged.
 type offInterval struct {
 	valid      bool
@@ -96,13 +109,23 @@ type offInterval struct {
 	mode       experiment.Mode
 	stack      uint32
 	cpu        uint32
+	sampled    bool // a context-switch sample (or grabWaits) says how it blocked
+}
+
+// grabbed is a waiting thread's stack read from outside (see grab.go).
+type grabbed struct {
+	valid bool
+	t     int64  // when the reading was done
+	from  int64  // the start of the interval it was read in
+	stack uint32 // the stack
+	nr    int    // the system call it waited in, -1 outside one
 }
 
 // microSiblings returns the sampling events of the clock's group that microstates need: the context
 // switches, for their stacks, and the major page faults, for their addresses.
 func microSiblings(interval int64) []perfevent.Sibling {
 	return []perfevent.Sibling{
-		{Type: unix.PERF_TYPE_SOFTWARE, Config: unix.PERF_COUNT_SW_CONTEXT_SWITCHES, Freq: microFreq(interval)},
+		{Type: unix.PERF_TYPE_SOFTWARE, Config: unix.PERF_COUNT_SW_CONTEXT_SWITCHES, Freq: microFreq(interval), StackUser: microStack},
 		{Type: unix.PERF_TYPE_SOFTWARE, Config: unix.PERF_COUNT_SW_PAGE_FAULTS_MAJ, Period: 1},
 	}
 }
@@ -175,16 +198,16 @@ func (m *microstates) switched(r *perfevent.Switch) {
 				iv.stack = cs.stack
 			}
 		case cs.valid:
-			iv.mode, iv.stack = experiment.ModeSleep, cs.stack
-			th.waitStack, th.waited = cs.stack, true
+			iv.mode, iv.stack, iv.sampled = experiment.ModeSleep, cs.stack, true
 			if !cs.inSyscall {
 				iv.mode = modeMaybeFault
 			}
+			th.waitStack, th.waitMode, th.waited = cs.stack, iv.mode, true
+		case th.waited:
+			// Not sampled: as the thread's last sampled block (unless grabWaits reads its own).
+			iv.mode, iv.stack = th.waitMode, th.waitStack
 		default:
 			iv.mode, iv.stack = experiment.ModeSleep, th.lastStack
-			if th.waited {
-				iv.stack = th.waitStack
-			}
 		}
 		th.out = iv
 		return
@@ -194,28 +217,50 @@ func (m *microstates) switched(r *perfevent.Switch) {
 		th.out = offInterval{}
 		iv.end = t
 		iv.dur = t - iv.start
-		if iv.mode == modeMaybeFault {
-			th.fault = iv
-		} else {
+		if g := th.grab; g.valid && g.from == iv.start && g.t < t {
+			// Read from outside while it waited, and done before it came back: its own stack.
+			iv.stack, iv.sampled = g.stack, true
+			if iv.mode != experiment.ModeWaitCPU {
+				iv.mode = experiment.ModeSleep
+				if g.nr < 0 {
+					iv.mode = modeMaybeFault
+				}
+			}
+		}
+		th.grab = grabbed{}
+		if iv.mode == experiment.ModeWaitCPU {
 			m.add(r.Tid, th, iv)
+		} else {
+			th.fault = iv // until the thread's next record says whether it was a major fault
 		}
 	}
 	th.on, th.onSince, th.inAt = true, t, t
 }
 
-// modeMaybeFault marks, while it is pending, an interval blocked outside a system call: a page fault
-// when the thread's major fault follows it, else a sleep (a stop).
+// modeMaybeFault marks an interval blocked outside a system call: a page fault when the thread's major
+// fault follows it, else a sleep (a stop).
 const modeMaybeFault experiment.Mode = 255
 
-// settleFault adds tid's interval that waited for a major fault record: none came, so it was a sleep.
+// settleFault adds tid's blocked interval that waited for a major fault record: none came. One that a
+// sample saw outside a system call waited in a fault all the same when the thread had a major fault
+// shortly before (the kernel read ahead around that fault, and this one waited for that read: a minor
+// fault that sleeps), of the same kind; else it was a sleep (a stop, on the way back to user mode).
 func (m *microstates) settleFault(tid uint32, th *thread) {
-	if th.fault.valid {
-		iv := th.fault
-		th.fault = offInterval{}
-		iv.mode = experiment.ModeSleep
-		m.add(tid, th, iv)
+	if !th.fault.valid {
+		return
 	}
+	iv := th.fault
+	th.fault = offInterval{}
+	if iv.mode == modeMaybeFault && th.lastFault != 0 && iv.start-th.lastFaultTime < readAheadWindow {
+		iv.mode = th.lastFault
+	} else {
+		iv.mode = experiment.ModeSleep
+	}
+	m.add(tid, th, iv)
 }
+
+// readAheadWindow is how soon after a major fault a blocked fault is taken to wait for its read-ahead.
+const readAheadWindow = 10_000_000
 
 // contextSwitch takes a context-switch sample's stack (built by the session): the thread is leaving
 // the CPU.
@@ -228,10 +273,13 @@ func (m *microstates) contextSwitch(r *perfevent.Sample, stack uint32) {
 	th.cs = pendingSwitch{valid: true, stack: stack, inSyscall: inSyscall}
 }
 
-// majorFault classifies the interval before a thread's major page fault at address addr.
+// majorFault classifies the blocked interval before a thread's major page fault r: a fault in user
+// mode that a sample did not see blocking in a system call (one in the kernel, on a system call's
+// user buffer, is Other Wait). (A major fault that did not block, its page read by another thread
+// meanwhile, classifies nothing.)
 func (m *microstates) majorFault(r *perfevent.Sample) {
 	th := m.threads[r.Tid]
-	if th == nil || !th.fault.valid {
+	if th == nil || !th.fault.valid || r.Kernel() || th.fault.sampled && th.fault.mode != modeMaybeFault {
 		return
 	}
 	iv := th.fault
@@ -243,6 +291,7 @@ func (m *microstates) majorFault(r *perfevent.Sample) {
 			break
 		}
 	}
+	th.lastFault, th.lastFaultTime = iv.mode, iv.end
 	m.add(r.Tid, th, iv)
 }
 
@@ -328,13 +377,11 @@ func (m *microstates) exited(pid, tid uint32, t int64) {
 // since its last sample.
 func (m *microstates) end(pid, tid uint32, th *thread, t int64) {
 	m.settleFault(tid, th)
-	if th.out.valid && th.out.mode != modeMaybeFault {
-		iv := th.out
+	if iv := th.out; iv.valid {
 		iv.end, iv.dur = t, t-iv.start
-		m.add(tid, th, iv)
-	} else if th.out.valid {
-		iv := th.out
-		iv.end, iv.dur, iv.mode = t, t-iv.start, experiment.ModeSleep
+		if iv.mode == modeMaybeFault {
+			iv.mode = experiment.ModeSleep
+		}
 		m.add(tid, th, iv)
 	}
 	th.out = offInterval{}
@@ -354,6 +401,43 @@ func (m *microstates) end(pid, tid uint32, th *thread, t int64) {
 		mode = experiment.ModeUser
 	}
 	m.s.writeCPU(pid, tid, t, 0, mode, cpu, th.lastStack, t-cpu)
+}
+
+// grabAfter is how long a thread must have waited, without a sample of the switch it waits since,
+// for grabWaits to read its stack; maxGrabs is the most it reads at a time.
+const (
+	grabAfter = 1_000_000
+	maxGrabs  = 64
+)
+
+// grabWaits reads the stacks of the threads that wait since a switch the sampler skipped, for a
+// while, at now: every record up to then was handled, so they still waited then.
+func (m *microstates) grabWaits(now int64) {
+	s, n := m.s, 0
+	for tid, th := range m.threads {
+		iv := &th.out
+		if !iv.valid || iv.sampled || now-iv.start < grabAfter || th.grab.valid && th.grab.from == iv.start {
+			continue
+		}
+		if n++; n > maxGrabs {
+			return
+		}
+		p := s.cur[th.pid]
+		if !p.open() {
+			continue
+		}
+		w, ok := readWaiting(th.pid, tid)
+		if !ok {
+			continue
+		}
+		space := s.stacks.spaces[th.pid]
+		isCode := func(a uint64) bool { return space != nil && space.Find(a) != nil }
+		id, ok := s.sampleStack(grabSample(th.pid, tid, w, isCode), p)
+		if !ok {
+			continue
+		}
+		th.grab = grabbed{valid: true, t: s.now(), from: iv.start, stack: id, nr: w.nr}
+	}
 }
 
 // finish ends every thread still known at t: recording stopped while they lived.

@@ -403,7 +403,9 @@ func (s *Session) loop(waitc chan error, sigs, ctlSigs chan os.Signal) error {
 	var fast <-chan time.Time // reads every deepReadEvery, once deep stacks were seen
 	var waitErr error
 	for {
-		if fast == nil && s.stacks.deep {
+		if fast == nil && (s.stacks.deep || s.ms != nil) {
+			// (With microstates, so that the stacks of waits the context-switch sampler skipped are
+			// read while they last: see grabWaits.)
 			ft := time.NewTicker(deepReadEvery)
 			defer ft.Stop()
 			fast = ft.C
@@ -974,6 +976,9 @@ func (s *Session) readRecords(all bool) {
 	}
 	err := s.events.Drain(s.batch.add)
 	s.handleBatch(upTo)
+	if s.ms != nil && s.recording && !all {
+		s.ms.grabWaits(int64(upTo) - s.startNS)
+	}
 	if err != nil {
 		s.w.Event(experiment.Event{Time: s.now(), Kind: "error", Text: "reading perf events: " + err.Error()})
 	}

@@ -158,6 +158,9 @@ func siblingAttr(leader *unix.PerfEventAttr, sb Sibling, dataBytes int) *unix.Pe
 		a.Sample_type = leader.Sample_type
 		a.Sample_regs_user = leader.Sample_regs_user
 		a.Sample_stack_user = leader.Sample_stack_user
+		if sb.StackUser != 0 && sb.StackUser < a.Sample_stack_user {
+			a.Sample_stack_user = sb.StackUser
+		}
 		a.Sample_max_stack = leader.Sample_max_stack
 		a.Read_format = leader.Read_format
 		a.Bits |= leader.Bits & (unix.PerfBitExcludeKernel | unix.PerfBitExcludeHv | unix.PerfBitExcludeCallchainKernel)

@@ -56,6 +56,9 @@ type Options struct {
 type Sibling struct {
 	Type, Config uint64
 	Period, Freq uint64 // both 0: counting only
+	// StackUser, when nonzero and below the event's SampleStackUser, is the user stack a sampling
+	// sibling copies (a multiple of 8).
+	StackUser uint32
 }
 
 // Sampling reports whether the sibling takes samples.

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"crypto/rand"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"er/internal/experiment"
+)
+
+// metricTable runs er print in CSV mode with metrics and the view args, and returns each row's values by
+// name (the last column) and metric (the header's).
+func metricTable(t *testing.T, exp, metrics string, args ...string) map[string]map[string]float64 {
+	t.Helper()
+	all := append([]string{"print", "-printmode", "csv", "-metrics", metrics}, args...)
+	r := er(t, "", nil, append(all, exp)...)
+	if r.code != 0 {
+		t.Fatalf("er %s: exit %d\n%s", strings.Join(all, " "), r.code, r.stderr)
+	}
+	out := map[string]map[string]float64{}
+	var header []string
+	for _, line := range strings.Split(r.stdout, "\n") {
+		f := strings.Split(line, ",")
+		if len(f) < 2 || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if f[len(f)-1] == "name" {
+			header = f
+			continue
+		}
+		name := strings.Join(f[len(header)-1:], ",")
+		row := out[name]
+		if row == nil {
+			row = map[string]float64{}
+			out[name] = row
+		}
+		for i, h := range header[:len(header)-1] {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err != nil {
+				t.Fatalf("CSV line %q: %v", line, err)
+			}
+			row[h] += v // functions of one name in two objects add up
+		}
+	}
+	return out
+}
+
+// microstatesFiles makes the microstates program's inputs in dir: a file of 16 MiB of random bytes,
+// and a shared object of n functions, each on a page of its own; both written to the disk, so that
+// their pages can be evicted from the page cache.
+func microstatesFiles(t *testing.T, dir string, n int) (data, lib string) {
+	t.Helper()
+	data = filepath.Join(dir, "data.bin")
+	b := make([]byte, 16<<20)
+	_, _ = rand.Read(b)
+	f, err := os.Create(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var src strings.Builder
+	for i := range n {
+		fmt.Fprintf(&src, "__attribute__((aligned(4096))) int f%d(int x) { return x + %d; }\n", i, i)
+	}
+	c := filepath.Join(dir, "textlib.c")
+	if err := os.WriteFile(c, []byte(src.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lib = filepath.Join(dir, "textlib.so")
+	if out, err := exec.Command("gcc", "-O1", "-shared", "-fPIC", "-o", lib, c).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	if f, err := os.Open(lib); err == nil {
+		_ = f.Sync()
+		f.Close()
+	}
+	return data, lib
+}
+
+// TestMicrostatesPhases: a program whose main thread goes through one thread state after another,
+// each phase in a function of its own that times itself (CLOCK_MONOTONIC and the thread's CPU clock),
+// with threads of its own for the lock, condition-variable and Wait CPU phases. Each phase's metric at
+// its function is within 5% of the time the phase measured: User CPU of a spin, Total CPU of system
+// calls, Other Wait of nanosleep and of a SIGSTOP, User Lock of a contended mutex and of a condition
+// variable, Data and Text Page Fault (with the Wait CPU between a fault's read and the thread's
+// return) of major faults, Wait CPU of 4 spinning threads on 2 CPUs. Each thread's Total Thread Time
+// is within 1% of the life it measured, and Total Thread Time is the sum of the others exactly.
+func TestMicrostatesPhases(t *testing.T) {
+	needCollect(t)
+	prog := cprog(t, "microstates")
+	dir := t.TempDir()
+	data, lib := microstatesFiles(t, dir, 256)
+	// At -p on: a sample that spans two phases of the main thread goes to the second; the CPU phases
+	// last a second, of which a sample is 1%.
+	exp, r := collectExp(t, nil, prog, data, lib, "256")
+	if r.code != 0 {
+		t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
+	}
+	m := measured(t, r.stdout)
+	d := openExp(t, exp)
+	if v, _ := d.Log.Setting(experiment.SettingMicrostates); v != "on" {
+		t.Fatalf("log.xml's %s is %q, want on", experiment.SettingMicrostates, v)
+	}
+	metrics := "i.totalcpu:i.user:i.system:i.wait:i.ulock:i.text:i.data:i.owait:i.total"
+	fn := metricTable(t, exp, metrics, "-functions")
+	off := func(phase string) float64 { return m[phase+" wall"] - m[phase+" cpu"] }
+	check := func(what string, got, want float64) {
+		t.Helper()
+		t.Logf("%-40s er %.4f s, measured %.4f s (%+.1f%%)", what, got, want, 100*(got-want)/want)
+		if abs(got-want) > 0.05*want {
+			t.Errorf("%s: er %.4f s, the program measured %.4f s: not within 5%%", what, got, want)
+		}
+	}
+	check("phase_spin: User CPU", fn["phase_spin"]["i.user"], m["phase_spin cpu"])
+	check("phase_syscalls: Total CPU", fn["phase_syscalls"]["i.totalcpu"], m["phase_syscalls cpu"])
+	if sys := fn["phase_syscalls"]["i.system"]; sys < 0.5*m["phase_syscalls cpu"] {
+		t.Errorf("phase_syscalls: System CPU %.4f s of %.4f s of CPU: reading /dev/zero is mostly the kernel's", sys, m["phase_syscalls cpu"])
+	}
+	check("phase_sleep: Other Wait", fn["phase_sleep"]["i.owait"], off("phase_sleep"))
+	check("phase_mutex: User Lock", fn["phase_mutex"]["i.ulock"], off("phase_mutex"))
+	check("phase_cond: User Lock", fn["phase_cond"]["i.ulock"], off("phase_cond"))
+	check("phase_stopped: Other Wait", fn["phase_stopped"]["i.owait"], off("phase_stopped"))
+	for _, ph := range []struct{ name, metric, title string }{
+		{"phase_datafault", "i.data", "Data Page Fault"}, {"phase_textfault", "i.text", "Text Page Fault"},
+	} {
+		if m[ph.name+" majflt"] == 0 {
+			t.Errorf("%s had no major fault: its file's pages were not evicted (a file system without a disk?)", ph.name)
+			continue
+		}
+		row := fn[ph.name]
+		check(ph.name+": "+ph.title+" and Wait CPU", row[ph.metric]+row["i.wait"], off(ph.name))
+		if row[ph.metric] < 0.85*off(ph.name) {
+			t.Errorf("%s: %s %.4f s of %.4f s off the CPU", ph.name, ph.title, row[ph.metric], off(ph.name))
+		}
+	}
+	var spinWait, spinCPU float64
+	for k, v := range m {
+		if strings.HasPrefix(k, "spinner ") && strings.HasSuffix(k, " wall") {
+			cpu := m[strings.TrimSuffix(k, " wall")+" cpu"]
+			spinWait += v - cpu
+			spinCPU += cpu
+		}
+	}
+	check("spinner: Wait CPU", fn["spinner"]["i.wait"], spinWait)
+	check("spinner: Total CPU", fn["spinner"]["i.totalcpu"], spinCPU)
+
+	// Each thread's Total Thread Time (all its events in the founder's experiment) against its life.
+	life := map[uint32]float64{}
+	for _, c := range d.Clock {
+		life[c.Tid] += float64(c.Period) / 1e9
+	}
+	threads := 0
+	for k, v := range m {
+		f := strings.Fields(k)
+		if len(f) != 3 || f[0] != "life" || f[2] != "wall" {
+			continue
+		}
+		tid, _ := strconv.Atoi(f[1])
+		threads++
+		got := life[uint32(tid)]
+		t.Logf("thread %d: Total Thread Time %.4f s, life %.4f s", tid, got, v)
+		if abs(got-v) > 0.01*v {
+			t.Errorf("thread %d: Total Thread Time %.4f s, it measured a life of %.4f s: not within 1%%", tid, got, v)
+		}
+	}
+	if threads != 8 {
+		t.Errorf("%d threads printed their lives, want 8", threads)
+	}
+	tot := fn["<Total>"]
+	sum := tot["i.totalcpu"] + tot["i.wait"] + tot["i.ulock"] + tot["i.text"] + tot["i.data"] + tot["i.owait"]
+	if abs(sum-tot["i.total"]) > 1e-8 {
+		t.Errorf("<Total>: Total Thread Time %.9f s, the states add up to %.9f s", tot["i.total"], sum)
+	}
+}
