@@ -100,7 +100,6 @@ type pendingSwitch struct {
 	inSyscall bool
 }
 
-
 // offInterval is an off-CPU interval, or several merged.
 type offInterval struct {
 	valid      bool
