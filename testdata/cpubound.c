@@ -1,19 +1,25 @@
 /* cpubound.c: N threads (argv[1], default 1) each spin for S seconds of thread CPU time (argv[2], default 2),
  * in the function spin_worker; main waits. It prints the process's getrusage user+system time in seconds
- * ("rusage SECONDS") and each thread's CPU time ("thread I SECONDS").
+ * ("rusage SECONDS"), each thread's CPU time in the spin ("thread I SECONDS"), and each thread's id and
+ * whole CPU time by its own clock at its end ("threadcpu TID SECONDS"; the main thread's too).
  * Build: gcc -O1 -g -fno-omit-frame-pointer -pthread -o cpubound cpubound.c */
 #include <pthread.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include "work.h"
 
 static double seconds = 2;
-static double measured[64];
+static double measured[64], whole[64];
+static long tids[64];
 
 void spin_worker_body(int id) {
 	double t0 = thread_cpu();
 	while (thread_cpu() - t0 < seconds)
 		WORK(1);
 	measured[id] = thread_cpu() - t0;
+	whole[id] = thread_cpu();
+	tids[id] = syscall(SYS_gettid);
 }
 
 void *spin_worker(void *arg) {
@@ -41,6 +47,9 @@ int main(int argc, char **argv) {
 	}
 	for (int i = 0; i < n; i++)
 		printf("thread %d %.6f\n", i, measured[i]);
+	for (int i = 0; i < n && n > 1; i++)
+		printf("threadcpu %ld %.6f\n", tids[i], whole[i]);
+	printf("threadcpu %ld %.6f\n", (long)syscall(SYS_gettid), thread_cpu());
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	printf("rusage %.6f\n", ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6);

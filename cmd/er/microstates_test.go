@@ -183,3 +183,87 @@ func TestMicrostatesPhases(t *testing.T) {
 		t.Errorf("<Total>: Total Thread Time %.9f s, the states add up to %.9f s", tot["i.total"], sum)
 	}
 }
+
+// TestMicrostatesThreads: with microstates each clock sample stands for the CPU time its thread ran
+// since its previous one, from the context switches, and a thread's last partial interval is credited
+// at its exit: 8 threads that spin on 2 CPUs for 0.5 s of their own CPU time each, at -p on and -p hi,
+// show in er print's thread list within 1% of what each thread's own CPU clock measured (the main
+// thread, whose exit's teardown of the process comes after its last reading, at least that), and the
+// statistics' Total CPU Time is <Total>'s.
+func TestMicrostatesThreads(t *testing.T) {
+	needCollect(t)
+	prog := cprog(t, "cpubound")
+	for _, clock := range []string{"on", "hi"} {
+		t.Run("p="+clock, func(t *testing.T) {
+			exp, r := collectExp(t, nil, "-p", clock, prog, "8", "0.5")
+			if r.code != 0 {
+				t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
+			}
+			want := map[string]float64{}
+			for k, v := range measured(t, r.stdout) {
+				if tid, ok := strings.CutPrefix(k, "threadcpu "); ok {
+					want[tid] = v
+				}
+			}
+			if len(want) != 9 {
+				t.Fatalf("%d threads printed their CPU time, want 9:\n%s", len(want), r.stdout)
+			}
+			p := er(t, "", nil, "print", "-printmode", "csv", "-thread_list", exp)
+			if p.code != 0 {
+				t.Fatalf("er print -thread_list: exit %d\n%s", p.code, p.stderr)
+			}
+			var header []string
+			var listed float64
+			for _, line := range strings.Split(strings.TrimSpace(p.stdout), "\n") {
+				f := strings.Split(line, ",")
+				if header == nil {
+					header = f
+					continue
+				}
+				row := map[string]string{}
+				for i, h := range header {
+					if i < len(f) {
+						row[h] = f[i]
+					}
+				}
+				got, err := strconv.ParseFloat(row["totalcpu"], 64)
+				if err != nil {
+					t.Fatalf("thread list line %q: %v", line, err)
+				}
+				listed += got
+				w, ok := want[row["tid"]]
+				if !ok {
+					t.Errorf("thread %s listed with %.4f s: the program has no such thread", row["tid"], got)
+					continue
+				}
+				delete(want, row["tid"])
+				t.Logf("thread %s: er %.4f s, its clock %.4f s (%+.2f%%)", row["tid"], got, w, 100*(got-w)/max(w, 1e-9))
+				if row["tid"] == row["pid"] {
+					// The main thread read its clock before it printed, and then its exit tore the
+					// process down (some 10 ms of the kernel's, which er counts): at least its clock.
+					if got < w-0.0005 {
+						t.Errorf("main thread %s: er %.4f s, less than its own clock's %.4f s", row["tid"], got, w)
+					}
+					continue
+				}
+				if abs(got-w) > 0.01*w+0.0005 {
+					t.Errorf("thread %s: er %.4f s, its own clock %.4f s: not within 1%%", row["tid"], got, w)
+				}
+			}
+			for tid, w := range want {
+				t.Errorf("thread %s (%.4f s by its clock) is not in the thread list", tid, w)
+			}
+			st := er(t, "", nil, "print", "-statistics", exp)
+			var stat float64
+			for _, line := range strings.Split(st.stdout, "\n") {
+				if v, ok := strings.CutPrefix(strings.TrimSpace(line), "Total CPU Time (sec.):"); ok {
+					stat, _ = strconv.ParseFloat(strings.Fields(v)[0], 64)
+				}
+			}
+			tot := metricTable(t, exp, "i.totalcpu", "-functions")["<Total>"]["i.totalcpu"]
+			if abs(stat-tot) > 0.0005 || abs(listed-tot) > 0.0005 {
+				t.Errorf("statistics' Total CPU Time %.3f s, <Total> %.4f s, the thread list's sum %.4f s: want them equal", stat, tot, listed)
+			}
+		})
+	}
+}
