@@ -129,3 +129,80 @@ func TestRuntimeSibling(t *testing.T) {
 		t.Errorf("runtime total %d ns, %d ns with no thread above its task clock, is %.2f%% of rusage %d ns", sib[0], low, 100*r, cpuNS)
 	}
 }
+
+// TestSamplingSibling: a sibling that samples the context-switch event takes the clock's sample layout
+// (user registers and stack), told apart by its id; the clock's switch records say the CPU. sleep
+// blocks in nanosleep: a sample with rax at -ENOSYS (a system call), and a switch out and back in.
+func TestSamplingSibling(t *testing.T) {
+	requireClock(t)
+	cmd := exec.Command("sleep", "0.2")
+	if err := StartStopped(cmd); err != nil {
+		t.Skip(err)
+	}
+	pid := cmd.Process.Pid
+	o := TaskClock(1e6)
+	o.SampleRegsUser, o.SampleStackUser, o.ContextSwitch = RegsAMD64All, 4096, true
+	o.Siblings = []Sibling{{Type: unix.PERF_TYPE_SOFTWARE, Config: unix.PERF_COUNT_SW_CONTEXT_SWITCHES, Freq: 10000, StackUser: 1024}}
+	g, err := OpenTask(pid, o)
+	if err != nil {
+		cmd.Process.Kill()
+		Detach(pid)
+		cmd.Wait()
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if err := Detach(pid); err != nil {
+		t.Fatal(err)
+	}
+	ids := g.SiblingIDs()
+	var switchSamples, inSyscall, outs, ins int
+	cpus := map[uint32]bool{}
+	for _, c := range g.CPUs() {
+		cpus[uint32(c)] = true
+	}
+	ax := RegIndex(RegsAMD64All, RegAMD64AX)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		werr := g.Wait(50 * time.Millisecond)
+		if err := g.Drain(func(r Record) {
+			switch r := r.(type) {
+			case *Sample:
+				if _, ok := ids[r.ID]; !ok {
+					return
+				}
+				switchSamples++
+				if len(r.Stack) > 1024 {
+					t.Errorf("a switch sample copied %d bytes of stack, want at most 1024", len(r.Stack))
+				}
+				if len(r.Regs) > ax && r.Regs[ax] == ^uint64(unix.ENOSYS)+1 {
+					inSyscall++
+				}
+			case *Switch:
+				if r.Pid != uint32(pid) {
+					return
+				}
+				if !cpus[r.CPU] {
+					t.Errorf("switch record on CPU %d, not one of %v", r.CPU, g.CPUs())
+				}
+				if r.Out {
+					outs++
+				} else {
+					ins++
+				}
+			}
+		}); err != nil {
+			t.Error(err)
+		}
+		if werr == ErrTaskExited {
+			break
+		}
+		if werr != nil || time.Now().After(deadline) {
+			t.Fatalf("waiting for the task: %v", werr)
+		}
+	}
+	cmd.Wait()
+	t.Logf("%d switch samples (%d in a system call), %d switches out, %d in", switchSamples, inSyscall, outs, ins)
+	if switchSamples == 0 || inSyscall == 0 || outs == 0 || ins == 0 {
+		t.Errorf("%d switch samples (%d in a system call), %d switches out and %d in; want each", switchSamples, inSyscall, outs, ins)
+	}
+}

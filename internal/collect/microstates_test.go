@@ -1,0 +1,149 @@
+package collect
+
+import (
+	"testing"
+	"time"
+
+	"er/internal/experiment"
+	"er/internal/perfevent"
+)
+
+// addStacks gives the founder's experiment stacks 1 to n.
+func addStacks(t *testing.T, s *Session, n int) {
+	t.Helper()
+	for i := 1; i <= n; i++ {
+		if id, err := s.w.Stack(experiment.Stack{0x401000 + uint64(i)}); err != nil || id != uint32(i) {
+			t.Fatalf("stack %d: id %d, %v", i, id, err)
+		}
+	}
+}
+
+func TestMicroFreq(t *testing.T) {
+	sb := microSiblings(int64(IntervalOn))
+	if len(sb) != 2 || sb[0].Freq != microFreq(0) || sb[0].StackUser != microStack || sb[1].Period != 1 ||
+		!sb[0].Sampling() || !sb[1].Sampling() {
+		t.Errorf("microSiblings = %+v", sb)
+	}
+}
+
+// TestMicrostatesThread drives one thread's records through the state machine and reads back what the
+// experiment holds: each clock sample's CPU time since the previous, the off-CPU intervals by mode and
+// stack (a sampled block in a system call, a preemption, a block outside a system call followed by a
+// major fault on text, a block the sampler skipped whose stack was read from outside), and at the exit
+// the CPU time since the last sample and the thread's count.
+func TestMicrostatesThread(t *testing.T) {
+	s := testSession(t, Spec{Interval: IntervalOn})
+	s.recording = true
+	s.live[10] = []experiment.Mapping{{Pid: 10, Start: 0x400000, End: 0x500000, Path: "/prog"}}
+	regs := make([]uint64, perfevent.RegIndex(perfevent.RegsAMD64All, perfevent.RegAMD64R15)+1)
+	m := &microstates{s: s, interval: int64(IntervalOn), csIDs: map[uint64]bool{1: true}, faultIDs: map[uint64]bool{2: true},
+		axIndex: perfevent.RegIndex(perfevent.RegsAMD64All, perfevent.RegAMD64AX), threads: map[uint32]*thread{}}
+	s.ms = m
+	addStacks(t, s, 9)
+	const ms = int64(time.Millisecond)
+	at := func(rel int64) uint64 { return uint64(rel + s.startNS) }
+	sw := func(rel int64, out, preempt bool) {
+		m.switched(&perfevent.Switch{Pid: 10, Tid: 10, CPU: 1, Out: out, Preempt: preempt, Time: at(rel)})
+	}
+	cs := func(rel int64, stack uint32, inSyscall bool) {
+		ax := uint64(0)
+		if inSyscall {
+			ax = negENOSYS
+		}
+		regs[m.axIndex] = ax
+		m.contextSwitch(&perfevent.Sample{Pid: 10, Tid: 10, Time: at(rel), ID: 1, RegsABI: 2, Regs: regs}, stack)
+	}
+
+	sw(0, false, false) // its first record: no interval before it
+	if p := m.onCPU(&perfevent.Sample{Pid: 10, Tid: 10, Time: at(10 * ms), Period: uint64(10*ms + 7)}, 10*ms); p != 10*ms {
+		t.Errorf("the first sample stands for %d ns, want the 10 ms the thread ran", p)
+	}
+	m.sampled(10, 3, experiment.ModeUser)
+	cs(12*ms, 5, true)
+	sw(12*ms, true, false)  // blocks in a system call, sampled: stack 5
+	sw(20*ms, false, false) // 8 ms asleep
+	sw(21*ms, true, true)   // preempted, not sampled: the last sample's stack 3
+	sw(23*ms, false, false) // 2 ms waiting for the CPU
+	cs(24*ms, 7, false)
+	sw(24*ms, true, false) // blocks outside a system call
+	sw(30*ms, false, false)
+	m.majorFault(&perfevent.Sample{Pid: 10, Tid: 10, Time: at(30 * ms), ID: 2, Addr: 0x401234}) // on text: 6 ms
+	sw(31*ms, true, false)                                                                    // not sampled: as the last sampled block (stack 7, outside a system call)
+	m.threads[10].grab = grabbed{valid: true, t: 33 * ms, from: 31 * ms, stack: 9, nr: 202}
+	sw(35*ms, false, false) // read from outside at 33 ms, in a futex: a sleep at stack 9, 4 ms
+	m.exited(10, 10, 40*ms)
+
+	if err := s.w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d, err := experiment.Open(s.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type ev struct {
+		mode   experiment.Mode
+		period int64
+		stack  uint32
+	}
+	var got []ev
+	for _, c := range d.Clock {
+		got = append(got, ev{c.Mode, c.Period, c.Stack})
+	}
+	want := []ev{
+		{experiment.ModeSleep, 8 * ms, 5},
+		{experiment.ModeWaitCPU, 2 * ms, 3},
+		{experiment.ModeTextFault, 6 * ms, 7},
+		{experiment.ModeSleep, 4 * ms, 9},
+		// The CPU time since the sample at 10 ms: 2 + 1 + 1 + 1 + 5 ms, to just before the exit.
+		{experiment.ModeUser, 10*ms - 1, 3},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("events %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("event %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if c := s.threadCPU[s.founder][10]; c != 20*ms-1 {
+		t.Errorf("the thread's count %d, want its 20 ms on a CPU", c)
+	}
+	if len(m.threads) != 0 {
+		t.Errorf("threads left after the exit: %v", m.threads)
+	}
+}
+
+// TestMicrostatesMerge: a thread's intervals of one mode and stack are one event while they fit in a
+// sampling interval; another stack, mode or a longer span writes the event.
+func TestMicrostatesMerge(t *testing.T) {
+	s := testSession(t, Spec{Interval: IntervalOn})
+	s.recording = true
+	m := &microstates{s: s, interval: int64(10 * time.Millisecond), threads: map[uint32]*thread{}}
+	addStacks(t, s, 4)
+	th, _ := m.thread(10, 11)
+	const us = int64(time.Microsecond)
+	for i := range int64(30) { // 30 intervals of 100 us, one every ms
+		m.add(11, th, offInterval{valid: true, start: i * 1000 * us, end: i*1000*us + 100*us, dur: 100 * us, mode: experiment.ModeSleep, stack: 4})
+	}
+	m.add(11, th, offInterval{valid: true, start: 31000 * us, end: 31050 * us, dur: 50 * us, mode: experiment.ModeWaitCPU, stack: 4})
+	m.finish(40000 * us)
+	if err := s.w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d, err := experiment.Open(s.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var periods []int64
+	var total int64
+	for _, c := range d.Clock {
+		if !c.Mode.CPU() {
+			periods = append(periods, c.Period)
+			total += c.Period
+		}
+	}
+	// Spans of 10 ms: intervals 0-10 (11 of them end within 10 ms of the first's start), and so on.
+	if len(periods) < 3 || len(periods) > 5 || total != 30*100*us+50*us {
+		t.Errorf("merged events %v (total %d), want 3 or 4 sleeps and a wait, 3.05 ms in all", periods, total)
+	}
+}
