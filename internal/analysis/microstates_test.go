@@ -13,7 +13,7 @@ func TestLockFunction(t *testing.T) {
 		"__lll_lock_wait": lockYes, "___pthread_mutex_lock": lockYes, "pthread_cond_wait@@GLIBC_2.3.2": lockYes,
 		"__futex_abstimed_wait_common": lockYes, "futex_wait_queue": lockYes, "__pthread_rwlock_wrlock_full64": lockYes,
 		"__new_sem_wait_slow64": lockYes, "sem_timedwait": lockYes, "___pthread_barrier_wait": lockYes,
-		"runtime.futexsleep": lockYes,
+		"runtime.futexsleep":     lockYes,
 		"__pthread_clockjoin_ex": lockNo, "pthread_join": lockNo, "pthread_timedjoin_np": lockNo,
 		"nanosleep": lockMaybe, "read": lockMaybe, "main": lockMaybe, "pipe_read": lockMaybe,
 	} {

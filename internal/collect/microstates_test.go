@@ -68,7 +68,7 @@ func TestMicrostatesThread(t *testing.T) {
 	sw(24*ms, true, false) // blocks outside a system call
 	sw(30*ms, false, false)
 	m.majorFault(&perfevent.Sample{Pid: 10, Tid: 10, Time: at(30 * ms), ID: 2, Addr: 0x401234}) // on text: 6 ms
-	sw(31*ms, true, false)                                                                    // not sampled: as the last sampled block (stack 7, outside a system call)
+	sw(31*ms, true, false)                                                                      // not sampled: as the last sampled block (stack 7, outside a system call)
 	m.threads[10].grab = grabbed{valid: true, t: 33 * ms, from: 31 * ms, stack: 9, nr: 202}
 	sw(35*ms, false, false) // read from outside at 33 ms, in a futex: a sleep at stack 9, 4 ms
 	m.exited(10, 10, 40*ms)
