@@ -267,3 +267,64 @@ func BenchmarkShortRun(b *testing.B) {
 		b.ReportMetric(shares[1], "er-cpu-%")
 	}
 }
+
+// BenchmarkMicrostates reports the cost of recording microstates (issue 14): wall(tool prog) /
+// wall(prog), the median of 3 runs each, for a pipe ping-pong between two threads (200,000 round
+// trips, every one two context switches) on the machine's CPUs and pinned to one CPU (where the
+// switches, not the wakeups across CPUs, take the time), and for a CPU-bound program (1 s): er collect
+// (microstates, the default), er collect --microstates off (CPU time only), and perf record -e
+// sched:sched_switch -g (perf's off-CPU stacks), when perf is installed. Aim: at most 1.3 on the
+// ping-pong, unchanged on the CPU-bound program.
+func BenchmarkMicrostates(b *testing.B) {
+	if buildErr != nil {
+		b.Fatal(buildErr)
+	}
+	pingpong := cbuild(b, "pingpong", "-O2", "-g", "-pthread")
+	cpubound := cprog(b, "cpubound")
+	dir := b.TempDir()
+	n := 0
+	tools := []struct {
+		name string
+		cmd  func() []string
+	}{
+		{"er", func() []string { n++; return []string{erBin, "collect", "-o", filepath.Join(dir, strconv.Itoa(n)+".er")} }},
+		{"er-cpu-only", func() []string {
+			n++
+			return []string{erBin, "collect", "--microstates", "off", "-o", filepath.Join(dir, strconv.Itoa(n)+".er")}
+		}},
+		{"perf-sched-switch", func() []string {
+			n++
+			return []string{"perf", "record", "-q", "-e", "sched:sched_switch", "-g", "-o", filepath.Join(dir, strconv.Itoa(n)+".data")}
+		}},
+	}
+	progs := []struct {
+		name string
+		argv []string
+	}{
+		{"pingpong", []string{pingpong}},
+		{"pingpong-1cpu", []string{"taskset", "-c", "0", pingpong}},
+		{"cpubound", []string{cpubound, "1", "1"}},
+	}
+	for _, p := range progs {
+		if _, err := exec.LookPath(p.argv[0]); err != nil {
+			b.Logf("%s: %v", p.name, err)
+			continue
+		}
+		var base []time.Duration
+		for range 3 {
+			base = append(base, wallOf(b, p.argv[0], p.argv[1:]...))
+		}
+		b.ReportMetric(median(base).Seconds(), p.name+"-s")
+		for _, tool := range tools {
+			if _, err := exec.LookPath(tool.cmd()[0]); err != nil {
+				continue
+			}
+			var w []time.Duration
+			for range 3 {
+				args := append(tool.cmd(), p.argv...)
+				w = append(w, wallOf(b, args[0], args[1:]...))
+			}
+			b.ReportMetric(float64(median(w))/float64(median(base)), p.name+"-"+tool.name+"-ratio")
+		}
+	}
+}
