@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"er/internal/experiment"
 	"er/internal/perfevent"
 )
 
@@ -58,20 +59,57 @@ func parseWaiting(s string) (w waiting, ok bool) {
 }
 
 // grabSample makes a sample of waiting thread tid of process pid at w, for the stacker: the program
-// counter, stack pointer and the frame pointer framePointer finds in the thread's stack (read live),
-// isCode telling return addresses.
-func grabSample(pid, tid uint32, w waiting, isCode func(uint64) bool) *perfevent.Sample {
+// counter, the stack pointer and frame pointer bp (0: not known), and stack, the stack from the stack
+// pointer up as read (the stacker reads on from the live process where this still matches it).
+func grabSample(pid, tid uint32, w waiting, bp uint64, stack []byte) *perfevent.Sample {
 	regs := make([]uint64, perfevent.RegIndex(perfevent.RegsAMD64All, perfevent.RegAMD64R15)+1)
 	regs[perfevent.RegIndex(perfevent.RegsAMD64All, perfevent.RegAMD64IP)] = w.pc
 	regs[perfevent.RegIndex(perfevent.RegsAMD64All, perfevent.RegAMD64SP)] = w.sp
+	regs[perfevent.RegIndex(perfevent.RegsAMD64All, perfevent.RegAMD64BP)] = bp
 	if w.nr >= 0 {
 		regs[perfevent.RegIndex(perfevent.RegsAMD64All, perfevent.RegAMD64AX)] = negENOSYS
 	}
-	var stack [grabScan]byte
-	if n := readMemory(pid, w.sp, stack[:]); n > 0 {
-		regs[perfevent.RegIndex(perfevent.RegsAMD64All, perfevent.RegAMD64BP)] = framePointer(w.sp, stack[:n], isCode)
+	return &perfevent.Sample{IP: w.pc, Pid: pid, Tid: tid, RegsABI: unix.PERF_SAMPLE_REGS_ABI_64, Regs: regs,
+		Stack: stack, StackDynSize: uint64(len(stack))}
+}
+
+// grabStack returns the call stack of thread tid of process pid, waiting at w: unwound from its program
+// counter and stack pointer, and where that stops at a function that needs the frame pointer, again
+// with the one framePointer finds above the stack slot of the last return address unwound (the
+// callers that the stop leaves out keep rbp as that function set it).
+func (st *stacker) grabStack(pid, tid uint32, w waiting, out experiment.Stack) experiment.Stack {
+	var mem [grabScan]byte
+	got := readMemory(pid, w.sp, mem[:])
+	if got == 0 {
+		return append(out[:0], w.pc, experiment.FrameTruncated)
 	}
-	return &perfevent.Sample{IP: w.pc, Pid: pid, Tid: tid, RegsABI: unix.PERF_SAMPLE_REGS_ABI_64, Regs: regs}
+	out = st.stack(grabSample(pid, tid, w, 0, mem[:got]), out[:0])
+	n := len(out)
+	if n < 2 || out[n-1] != experiment.FrameTruncated && out[n-1] != experiment.FrameUnwindFailed {
+		return out
+	}
+	ra, slot := out[n-2], -1
+	for i := 0; i+8 <= got; i += 8 {
+		if binary.LittleEndian.Uint64(mem[i:]) == ra {
+			slot = i
+			break
+		}
+	}
+	space := st.spaces[pid]
+	if slot < 0 || space == nil {
+		return out
+	}
+	isCode := func(a uint64) bool { return space.Find(a) != nil }
+	from := slot + 8
+	bp := framePointer(w.sp+uint64(from), mem[from:got], isCode)
+	if bp == 0 {
+		return out
+	}
+	again := st.stack(grabSample(pid, tid, w, bp, mem[:got]), out[n:])
+	if len(again) > n && again[len(again)-1] != experiment.FrameTruncated && again[len(again)-1] != experiment.FrameUnwindFailed {
+		return append(out[:0], again...)
+	}
+	return out
 }
 
 // grabScan is how much of a waiting thread's stack framePointer looks through.

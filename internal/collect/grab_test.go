@@ -4,8 +4,11 @@ import (
 	"encoding/binary"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
+
+	"er/internal/experiment"
 )
 
 func TestParseWaiting(t *testing.T) {
@@ -87,5 +90,64 @@ func TestReadWaiting(t *testing.T) {
 	}
 	if _, ok := readWaiting(pid, 1<<30); ok {
 		t.Error("readWaiting of no such thread succeeded")
+	}
+}
+
+// TestGrabStack unwinds a waiting thread read from outside: a program built with frame pointers that
+// sleeps in inner, called by outer, called by main. Without the frame pointer the unwind stops in the
+// C library (its functions have none, inner's frame needs it); with the one found on the stack it
+// goes on to _start: 8 frames, ending in the program's code.
+func TestGrabStack(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "fp.c")
+	if err := os.WriteFile(src, []byte(`#include <time.h>
+__attribute__((noinline)) void inner(void) { struct timespec t = {30, 0}; nanosleep(&t, 0); }
+__attribute__((noinline)) void outer(void) { inner(); __asm__ volatile(""); }
+int main(void) { outer(); return 0; }
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "fp")
+	if out, err := exec.Command("gcc", "-O1", "-fno-omit-frame-pointer", "-fno-inline", "-fno-optimize-sibling-calls",
+		"-o", bin, src).CombinedOutput(); err != nil {
+		t.Skipf("gcc: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	pid := uint32(cmd.Process.Pid)
+	var w waiting
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if got, ok := readWaiting(pid, pid); ok && got.nr >= 0 {
+			w = got
+			break
+		}
+	}
+	if w.pc == 0 {
+		t.Skip("/proc/PID/syscall gives nothing here")
+	}
+	st := newStacker()
+	maps, err := readMaps(int(pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range maps {
+		st.addMapping(m)
+	}
+	var mem [grabScan]byte
+	n := readMemory(pid, w.sp, mem[:])
+	plain := st.stack(grabSample(pid, pid, w, 0, mem[:n]), nil)
+	frames := st.grabStack(pid, pid, w, nil)
+	t.Logf("without the frame pointer %x; with it %x", plain, frames)
+	if last := frames[len(frames)-1]; len(frames) < 8 || last >= experiment.PseudoFrameBase {
+		t.Errorf("grabStack = %x: want 8 frames or more, to _start", frames)
+	}
+	if len(plain) >= len(frames) {
+		t.Errorf("the unwind without the frame pointer went as far (%d frames) as with it (%d)", len(plain), len(frames))
 	}
 }

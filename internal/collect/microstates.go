@@ -429,10 +429,10 @@ func (m *microstates) grabWaits(now int64) {
 		if !ok {
 			continue
 		}
-		space := s.stacks.spaces[th.pid]
-		isCode := func(a uint64) bool { return space != nil && space.Find(a) != nil }
-		id, ok := s.sampleStack(grabSample(th.pid, tid, w, isCode), p)
-		if !ok {
+		frames := s.stacks.grabStack(th.pid, tid, w, p.stackBuf[:0])
+		p.stackBuf = frames
+		id, err := p.w.Stack(frames)
+		if err != nil {
 			continue
 		}
 		th.grab = grabbed{valid: true, t: s.now(), from: iv.start, stack: id, nr: w.nr}
