@@ -287,7 +287,10 @@ func BenchmarkMicrostates(b *testing.B) {
 		name string
 		cmd  func() []string
 	}{
-		{"er", func() []string { n++; return []string{erBin, "collect", "-o", filepath.Join(dir, strconv.Itoa(n)+".er")} }},
+		{"er", func() []string {
+			n++
+			return []string{erBin, "collect", "-o", filepath.Join(dir, strconv.Itoa(n)+".er")}
+		}},
 		{"er-cpu-only", func() []string {
 			n++
 			return []string{erBin, "collect", "--microstates", "off", "-o", filepath.Join(dir, strconv.Itoa(n)+".er")}
