@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
+	"er/internal/collect"
 	"er/internal/experiment"
 )
 
@@ -111,6 +113,14 @@ func TestMicrostatesPhases(t *testing.T) {
 	d := openExp(t, exp)
 	if v, _ := d.Log.Setting(experiment.SettingMicrostates); v != "on" {
 		t.Fatalf("log.xml's %s is %q, want on", experiment.SettingMicrostates, v)
+	}
+	if d.Log.KernelStacks {
+		h := er(t, "", nil, "print", "-header", exp)
+		for _, want := range []string{"Microstates: Wait CPU, User Lock", "Off-CPU stacks: sampled as threads leave a CPU"} {
+			if !strings.Contains(h.stdout, want) {
+				t.Errorf("er print -header does not say %q:\n%s", want, h.stdout)
+			}
+		}
 	}
 	metrics := "i.totalcpu:i.user:i.system:i.wait:i.ulock:i.text:i.data:i.owait:i.total"
 	fn := metricTable(t, exp, metrics, "-functions")
@@ -265,5 +275,72 @@ func TestMicrostatesThreads(t *testing.T) {
 				t.Errorf("statistics' Total CPU Time %.3f s, <Total> %.4f s, the thread list's sum %.4f s: want them equal", stat, tot, listed)
 			}
 		})
+	}
+}
+
+// TestMicrostatesUnprivileged: er collect run by an unprivileged user (nobody) on the phase program.
+// Where perf_event_paranoid is 2 (Debian's default) the kernel gives such a user no sample in the
+// kernel, so no context-switch sample: the experiment and er collect say that off-CPU time goes to where
+// each thread last ran, and er reads the stacks of the waits that last (a millisecond or more) from
+// outside: the sleep, lock, condition-variable, stop and join waits are at their functions within 5%
+// all the same. (At perf_event_paranoid 1 or below nobody records what root does.)
+func TestMicrostatesUnprivileged(t *testing.T) {
+	needCollect(t)
+	if os.Geteuid() != 0 {
+		t.Skip("running er as another user needs root")
+	}
+	dir := t.TempDir()
+	for _, d := range []string{filepath.Dir(dir), dir} { // the test's directory, then the one it gave
+		if err := os.Chmod(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// er, its collector library and the program, where nobody may run them.
+	for _, f := range [][2]string{{erBin, "er"}, {filepath.Join(workDir, collect.LibraryName), collect.LibraryName},
+		{cprog(t, "microstates"), "microstates"}} {
+		b, err := os.ReadFile(f[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f[1]), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prog := filepath.Join(dir, "microstates")
+	data, lib := microstatesFiles(t, dir, 64)
+	exp := filepath.Join(dir, "test.1.er")
+	cmd := exec.Command(filepath.Join(dir, "er"), "collect", "-o", exp, prog, data, lib, "64")
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("er collect as nobody: %v\n%s", err, stderr.String())
+	}
+	paranoid, _ := os.ReadFile("/proc/sys/kernel/perf_event_paranoid")
+	p, _ := strconv.Atoi(strings.TrimSpace(string(paranoid)))
+	d := openExp(t, exp)
+	if d.Log.KernelStacks == (p >= 2) {
+		t.Errorf("perf_event_paranoid %d: kernel stacks recorded %v", p, d.Log.KernelStacks)
+	}
+	if p >= 2 && !strings.Contains(stderr.String(), "off-CPU intervals are attributed to where each thread last ran") &&
+		!hasEvent(d, "warning", "off-CPU intervals are attributed to where each thread last ran") {
+		t.Errorf("no word that the off-CPU stacks are where the threads last ran; er collect said:\n%s", stderr.String())
+	}
+	h := er(t, "", nil, "print", "-header", exp)
+	if want := map[bool]string{true: "Off-CPU stacks: where each thread last ran", false: "Off-CPU stacks: sampled as threads leave a CPU"}[p >= 2]; !strings.Contains(h.stdout, want) {
+		t.Errorf("er print -header does not say %q:\n%s", want, h.stdout)
+	}
+	m := measured(t, stdout.String())
+	fn := metricTable(t, exp, "i.ulock:i.owait", "-functions")
+	off := func(phase string) float64 { return m[phase+" wall"] - m[phase+" cpu"] }
+	for _, c := range []struct{ phase, metric string }{
+		{"phase_sleep", "i.owait"}, {"phase_mutex", "i.ulock"}, {"phase_cond", "i.ulock"}, {"phase_stopped", "i.owait"},
+	} {
+		got, want := fn[c.phase][c.metric], off(c.phase)
+		t.Logf("%s %s: er %.4f s, measured %.4f s", c.phase, c.metric, got, want)
+		if abs(got-want) > 0.05*want {
+			t.Errorf("%s: %s %.4f s, the program measured %.4f s off the CPU: not within 5%%", c.phase, c.metric, got, want)
+		}
 	}
 }

@@ -231,6 +231,12 @@ Options:
 	} else {
 		fmt.Fprintf(w, "  kernel call stacks: not permitted (perf_event_paranoid %d > 1 and no CAP_PERFMON): user stacks only\n", c.Paranoid)
 	}
+	if c.KernelStacks {
+		fmt.Fprintf(w, "  microstates (with -p): recorded, with the stacks at which threads leave a CPU\n")
+	} else {
+		fmt.Fprintf(w, "  microstates (with -p): recorded; off-CPU time goes to where each thread last ran, or to its\n"+
+			"    stack read from outside for waits of 1 ms or more (the stacks at context switches need kernel samples)\n")
+	}
 	if c.HardwareCounters {
 		fmt.Fprintf(w, "  hardware counters: available\n")
 	} else {

@@ -769,6 +769,11 @@ func (s *Session) clockOpened(g *perfevent.Group, o perfevent.Options) (*perfeve
 		first := len(o.Siblings) - len(microSiblings(0))
 		s.ms = newMicrostates(s, g, first, first+1, o.SampleRegsUser)
 		s.setting(experiment.SettingMicrostates, "on")
+		stacks := "switches"
+		if o.ExcludeKernel {
+			stacks = "last-run"
+		}
+		s.setting(experiment.SettingOffCPUStacks, stacks)
 		if o.ExcludeKernel {
 			s.w.Event(experiment.Event{Kind: "warning", Text: "off-CPU intervals are attributed to where each " +
 				"thread last ran, not to where it blocked: stacks at context switches need kernel profiling " +

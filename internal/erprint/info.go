@@ -83,6 +83,18 @@ func describeSetting(set experiment.Setting) string {
 		if isNum {
 			return fmt.Sprintf("Data collection duration limit, %s secs.", strconv.FormatFloat(float64(ns)/1e9, 'f', -1, 64))
 		}
+	case experiment.SettingMicrostates:
+		if set.Value == "on" {
+			return "Microstates: Wait CPU, User Lock, Text and Data Page Fault, Other Wait, Total Thread Time and Wall Time, from the context switches."
+		}
+		return ""
+	case experiment.SettingOffCPUStacks:
+		switch set.Value {
+		case "switches":
+			return "Off-CPU stacks: sampled as threads leave a CPU (and read from outside for waits the sampler skipped)."
+		case "last-run":
+			return "Off-CPU stacks: where each thread last ran, and read from outside for waits of 1 ms or more (kernel samples, which the stacks at context switches need, are not permitted)."
+		}
 	case experiment.SettingHeapTracing, experiment.SettingIOTracing:
 		switch set.Value {
 		case "off":

@@ -177,6 +177,7 @@ const (
 	SettingClockSource    SettingKey = "clock_source"      // "perf", or "sigprof" where the collector library's timers took the samples
 	SettingClockPeriods   SettingKey = "clock_periods"     // "counted": each sample stands for its thread's counted CPU time since its previous one
 	SettingMicrostates    SettingKey = "microstates"       // "on": off-CPU intervals from context switches, and exact CPU time per thread
+	SettingOffCPUStacks   SettingKey = "offcpu_stacks"     // with microstates: "switches" (sampled as threads leave a CPU), or "last-run" (not permitted: where each thread last ran)
 	SettingHeapTracing    SettingKey = "heap_tracing"      // "on" or "off"
 	SettingSyncTracing    SettingKey = "sync_tracing"      // "off", "on (calibrated threshold)", "all" or a threshold
 	SettingIOTracing      SettingKey = "io_tracing"        // "on" or "off"
