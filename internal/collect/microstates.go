@@ -335,6 +335,10 @@ func (m *microstates) add(tid uint32, th *thread, iv offInterval) {
 	mg.dur += iv.dur
 }
 
+// maxOffPeriod is the longest off-CPU event written: a longer wait is several (a clock event's period
+// is at most 60 s in the format).
+const maxOffPeriod = 10_000_000_000
+
 // flush writes tid's merged off-CPU event.
 func (m *microstates) flush(tid uint32, th *thread) {
 	mg := th.merged
@@ -355,8 +359,14 @@ func (m *microstates) flush(tid uint32, th *thread) {
 	if dur <= 0 {
 		return
 	}
-	_ = p.w.Clock(experiment.ClockSample{Time: mg.end, Pid: th.pid, Tid: tid, CPU: mg.cpu, Mode: mg.mode,
-		Period: dur, Stack: mg.stack})
+	// In pieces of at most maxOffPeriod, the last ending at the last interval's end.
+	for end := mg.end; dur > 0; {
+		piece := min(dur, maxOffPeriod)
+		_ = p.w.OffCPU(experiment.ClockSample{Time: end, Pid: th.pid, Tid: tid, CPU: mg.cpu, Mode: mg.mode,
+			Period: piece, Stack: mg.stack})
+		end -= piece
+		dur -= piece
+	}
 }
 
 // exited ends tid at t (its exit record): its off-CPU events are written, and the CPU time since its

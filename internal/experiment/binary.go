@@ -18,7 +18,7 @@ const (
 	blockHeaderSize = 24
 	blockTarget     = 64 << 10 // a block is written once its payload reaches this size
 	formatMajor     = 1
-	formatMinor     = 0
+	formatMinor     = 1
 )
 
 // Record layouts.

@@ -167,13 +167,16 @@ func TestDescriptorsMatchLayout(t *testing.T) {
 	s := ClockSample{Time: 11, Period: 12, Pid: 13, Tid: 14, CPU: 15, Stack: 16, Mode: 2}
 	o := OverviewSample{Time: 21, Pid: 22, Sample: 23, UserNS: 24, SystemNS: 25, MinFlt: 26, MajFlt: 27,
 		VolCtxSw: 28, InvolCtxSw: 29, RSSBytes: 30, NumThreads: -31, Label: "periodic"}
+	off := ClockSample{Time: 51, Period: 52, Pid: 53, Tid: 54, CPU: 55, Stack: 56, Mode: ModeSleep}
 	records := map[string][]byte{
 		ClockFile:    appendClock(nil, s),
+		OffCPUFile:   appendClock(nil, off),
 		StacksFile:   appendStack(nil, Stack{41, 42}),
 		OverviewFile: appendOverview(nil, o),
 	}
 	want := map[string]map[string]uint64{
 		ClockFile:  {"time": 11, "period": 12, "pid": 13, "tid": 14, "cpu": 15, "stack": 16, "mode": 2},
+		OffCPUFile: {"time": 51, "period": 52, "pid": 53, "tid": 54, "cpu": 55, "stack": 56, "mode": 4},
 		StacksFile: {"nframes": 2, "frames": 41},
 		OverviewFile: {"time": 21, "pid": 22, "sample": 23, "userNS": 24, "systemNS": 25, "minflt": 26,
 			"majflt": 27, "volCtxSw": 28, "involCtxSw": 29, "rssBytes": 30, "numThreads": uint64(1<<64 - 31), "labelLen": 8},
@@ -259,7 +262,7 @@ func TestHeaderChecks(t *testing.T) {
 		off  int64
 		msg  string
 	}{
-		{"major", withHeader(kindClock, func(h []byte) { le.PutUint16(h[8:], 2) }), 8, "format version 2.0; this reader reads 1.x"},
+		{"major", withHeader(kindClock, func(h []byte) { le.PutUint16(h[8:], 2) }), 8, fmt.Sprintf("format version 2.%d; this reader reads 1.x", formatMinor)},
 		{"kind", appendFileHeader(nil, kindStacks), 12, "holds stacks records, want clock records"},
 		{"short records", withHeader(kindClock, func(h []byte) { le.PutUint32(h[16:], 39) }), 16, "record size 39, want 40"},
 	}

@@ -104,6 +104,18 @@ func OpenWith(dir string, opt Options) (*Data, error) {
 	if err := checkStackIDs(path(ClockFile), d.Clock, blocks, recSize, len(d.Stacks)); err != nil {
 		return nil, err
 	}
+	// The off-CPU intervals, read after the stacks: written after theirs, as the clock's.
+	var offCPU []ClockSample
+	err = readData(path(OffCPUFile), present, func(name string, f *os.File, size int64) (w string, err error) {
+		offCPU, blocks, recSize, w, err = readClock(name, f, size)
+		return w, err
+	})
+	if err == nil {
+		err = checkStackIDs(path(OffCPUFile), offCPU, blocks, recSize, len(d.Stacks))
+	}
+	if err != nil {
+		return nil, err
+	}
 
 	mapBytes, err := readIfExists(path(MapFile), maxMapSize, MapFile)
 	if err != nil {
@@ -116,6 +128,10 @@ func OpenWith(dir string, opt Options) (*Data, error) {
 	}
 
 	nClock := len(d.Clock)
+	if len(offCPU) > 0 {
+		d.Clock = append(d.Clock, offCPU...)
+		nClock = -1 // sorted below with the rest
+	}
 	sources := procSources(dir, d.Log, warn)
 	if err := readTraces(d, sources, opt, warn); err != nil {
 		return nil, err

@@ -5,7 +5,7 @@ import "er/internal/heapreplay"
 
 // FormatVersion is the version of the experiment format written by this package.
 // Readers accept the same major version.
-const FormatVersion = "1.0"
+const FormatVersion = "1.1"
 
 // File names inside an experiment directory.
 const (
@@ -13,8 +13,9 @@ const (
 	MapFile      = "map.xml"
 	OverviewFile = "overview"
 	NotesFile    = "notes"
-	ClockFile    = "profile.clock" // clock-profiling events, fixed-size records
-	StacksFile   = "stacks"        // the stack table, variable-size records
+	ClockFile    = "profile.clock"  // clock-profiling events, fixed-size records
+	OffCPUFile   = "profile.offcpu" // off-CPU intervals (microstates), records as ClockFile's (format 1.1)
+	StacksFile   = "stacks"         // the stack table, variable-size records
 	ArchivesDir  = "archives"
 )
 

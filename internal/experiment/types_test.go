@@ -6,7 +6,8 @@ import (
 )
 
 func TestModeString(t *testing.T) {
-	for m, want := range map[Mode]string{ModeUser: "user", ModeKernel: "kernel", ModeUnknown: "unknown", 7: "unknown"} {
+	for m, want := range map[Mode]string{ModeUser: "user", ModeKernel: "kernel", ModeUnknown: "unknown", ModeWaitCPU: "wait-cpu",
+		ModeSleep: "sleep", ModeTextFault: "text-fault", ModeDataFault: "data-fault", 7: "unknown"} {
 		if got := m.String(); got != want {
 			t.Errorf("Mode(%d) = %q, want %q", m, got, want)
 		}

@@ -34,6 +34,7 @@ type Writer struct {
 	scratch  []byte
 
 	clock, stacks, overview *dataFile
+	offcpu                  *dataFile // made at the first off-CPU interval (OffCPU)
 
 	logSize   int64 // bytes of log.xml as last written
 	mapSize   int64 // bytes of map.xml as last written
@@ -279,6 +280,45 @@ func (w *Writer) Clock(s ClockSample) error {
 	return nil
 }
 
+// files returns the binary files being written, the stacks first (a reader never sees a record whose
+// stack is not written yet).
+func (w *Writer) files() []*dataFile {
+	fs := []*dataFile{w.stacks, w.clock, w.overview}
+	if w.offcpu != nil {
+		fs = append(fs, w.offcpu)
+	}
+	return fs
+}
+
+// OffCPU records an off-CPU interval (a clock event of an off-CPU mode) in OffCPUFile, made at the
+// first. Its stack must come from Stack.
+func (w *Writer) OffCPU(s ClockSample) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.check(); err != nil {
+		return err
+	}
+	if s.Stack > w.nstacks {
+		return fmt.Errorf("experiment: off-CPU interval with stack id %d; only %d stacks are interned", s.Stack, w.nstacks)
+	}
+	if w.offcpu == nil {
+		f, err := newDataFile(w.dir, OffCPUFile, kindClock)
+		if err := w.fail(err); err != nil {
+			return err
+		}
+		w.offcpu = f
+	}
+	w.offcpu.buf = appendClock(w.offcpu.buf, s)
+	w.offcpu.count++
+	if w.offcpu.full() {
+		if err := w.fail(w.stacks.flush()); err != nil {
+			return err
+		}
+		return w.fail(w.offcpu.flush())
+	}
+	return nil
+}
+
 // Overview records a sample point's usage data. The label may be at most 65535 bytes.
 func (w *Writer) Overview(o OverviewSample) error {
 	w.mu.Lock()
@@ -412,7 +452,7 @@ func (w *Writer) flush() error {
 
 // flushData writes the records not yet written, stacks first. Call with w.mu held.
 func (w *Writer) flushData() error {
-	for _, d := range []*dataFile{w.stacks, w.clock, w.overview} {
+	for _, d := range w.files() {
 		if err := w.fail(d.flush()); err != nil {
 			return err
 		}
@@ -447,7 +487,7 @@ func (w *Writer) Size() int64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	n := w.logSize + w.mapSize + w.notesSize
-	for _, d := range []*dataFile{w.clock, w.stacks, w.overview} {
+	for _, d := range w.files() {
 		n += d.written + d.pending()
 	}
 	return n
@@ -494,7 +534,7 @@ func (w *Writer) Close() error {
 // closeFiles closes the binary files that are open.
 func (w *Writer) closeFiles() error {
 	var errs []error
-	for _, d := range []*dataFile{w.clock, w.stacks, w.overview} {
+	for _, d := range []*dataFile{w.clock, w.stacks, w.overview, w.offcpu} {
 		if d != nil {
 			errs = append(errs, d.f.Close())
 		}

@@ -583,3 +583,45 @@ func TestSampleEventsWait(t *testing.T) {
 		t.Errorf("after Close: events %+v", got)
 	}
 }
+
+// TestOffCPU: off-CPU intervals go to a file of their own, made at the first (an experiment without
+// them has none, and a reader of format 1.0 skips the file it does not know), and are read back with the
+// clock samples, in time order; one whose stack was not interned is refused.
+func TestOffCPU(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "off.er")
+	w, err := Create(dir, testLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := w.Stack(Stack{0x401000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, OffCPUFile)); !os.IsNotExist(err) {
+		t.Errorf("%s exists before an off-CPU interval: %v", OffCPUFile, err)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(w.Clock(ClockSample{Time: 10, Pid: 1, Tid: 1, Mode: ModeUser, Period: 10, Stack: id}))
+	must(w.OffCPU(ClockSample{Time: 5, Pid: 1, Tid: 1, Mode: ModeSleep, Period: 4, Stack: id}))
+	must(w.OffCPU(ClockSample{Time: 30, Pid: 1, Tid: 2, Mode: ModeWaitCPU, Period: 7, Stack: id}))
+	if err := w.OffCPU(ClockSample{Time: 31, Stack: id + 1}); err == nil {
+		t.Error("an off-CPU interval with a stack not interned was taken")
+	}
+	must(w.Close())
+	d, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []Mode
+	for _, c := range d.Clock {
+		got = append(got, c.Mode)
+	}
+	if want := []Mode{ModeSleep, ModeUser, ModeWaitCPU}; !slices.Equal(got, want) {
+		t.Errorf("clock events' modes %v, want %v (in time order)", got, want)
+	}
+}

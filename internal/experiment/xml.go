@@ -181,6 +181,16 @@ var descriptors = []xmlDescriptor{
 		{"mode", "u8", 32, "0 unknown, 1 user, 2 kernel"},
 		{"reserved", "u8[7]", 33, "zero"},
 	}},
+	{File: OffCPUFile, Kind: kindClock.String(), Version: FormatVersion, RecordSize: clockRecordSize, Fields: []xmlField{
+		{"time", "i64", 0, "ns since the start of the experiment: the end of the interval (of the last, when merged)"},
+		{"period", "i64", 8, "ns the thread spent in the state"},
+		{"pid", "u32", 16, "process id"},
+		{"tid", "u32", 20, "thread id"},
+		{"cpu", "u32", 24, "CPU the thread left"},
+		{"stack", "u32", 28, "stack id: record number in the stacks file, from 1; 0 is the empty stack"},
+		{"mode", "u8", 32, "3 waiting for a CPU, 4 asleep, 5 asleep in a text page fault, 6 in a data page fault"},
+		{"reserved", "u8[7]", 33, "zero"},
+	}},
 	{File: StacksFile, Kind: kindStacks.String(), Version: FormatVersion, RecordSize: 0, Fields: []xmlField{
 		{"nframes", "u32", 0, "number of frames"},
 		{"frames", "u64[nframes]", 4, "absolute instruction addresses, leaf first; kernel frames before user frames"},

@@ -93,7 +93,7 @@ func TestLogRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
 	}
-	if wantFiles := []string{ClockFile, StacksFile, OverviewFile}; !reflect.DeepEqual(files, wantFiles) {
+	if wantFiles := []string{ClockFile, OffCPUFile, StacksFile, OverviewFile}; !reflect.DeepEqual(files, wantFiles) {
 		t.Errorf("described files %v, want %v", files, wantFiles)
 	}
 	// The zero Log gets the current version and reads back with nothing else set.
