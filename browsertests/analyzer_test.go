@@ -906,6 +906,11 @@ func TestClickThrough(t *testing.T) {
 		t.Errorf("hovering the timeline at (%.0f, %.0f), phase 1, first row: #timeline-stack reads %q", x, y, p.text("#timeline-stack"))
 	}
 	t.Logf("timeline stack in phase 1: %q", p.text("#timeline-stack"))
+	// The program was recorded with microstates (er collect's default): each row has its thread-state
+	// strip, whose colors the legend names.
+	if !p.tryWaitJS(`/Thread state/.test(document.querySelector("#timeline-legend").textContent) && /User CPU/.test(document.querySelector("#timeline-legend").textContent)`, 5*time.Second) {
+		t.Errorf("the timeline's legend does not name the thread states: %q", p.text("#timeline-legend"))
+	}
 	p.shot("timeline")
 
 	for _, v := range []string{"threads", "cpus", "samples", "objects"} {

@@ -537,6 +537,45 @@ type Event struct {
 	Exp   int32 // index of its experiment in the list given to Analyze
 	Kind  DataKind
 	Stack int32 // its function stack, for Profile.Stack
+	State State // the thread's state in a clock event; 0 for the events of other kinds
+}
+
+// State is what a thread was doing in a clock event: on a CPU (user or system mode) or, where
+// microstates were recorded, in which off-CPU state.
+type State uint8
+
+// Thread states, in Event.State.
+const (
+	StateNone      State = iota // not a clock event
+	StateUser                   // on a CPU in user mode (or of unknown mode)
+	StateSystem                 // on a CPU in the kernel
+	StateWaitCPU                // runnable, waiting for a CPU
+	StateUserLock               // asleep on a user-level lock
+	StateTextFault              // asleep in a text page fault
+	StateDataFault              // asleep in a data page fault
+	StateOtherWait              // asleep otherwise, or stopped
+)
+
+// clockState returns the state of a clock event that added vals (the clock's metrics first, with the
+// microstate metrics after them when micro).
+func clockState(vals []int64, micro bool) State {
+	switch {
+	case vals[MetricSystemCPU] > 0:
+		return StateSystem
+	case vals[MetricTotalCPU] > 0 || !micro:
+		return StateUser
+	case vals[MetricWaitCPU] > 0:
+		return StateWaitCPU
+	case vals[MetricUserLock] > 0:
+		return StateUserLock
+	case vals[MetricTextFault] > 0:
+		return StateTextFault
+	case vals[MetricDataFault] > 0:
+		return StateDataFault
+	case vals[MetricOtherWait] > 0:
+		return StateOtherWait
+	}
+	return StateNone
 }
 
 // eventAdder adds the value vectors of one experiment's events to the raw stacks of the profile.
@@ -610,8 +649,11 @@ func (ea *eventAdder) add(ev event, stack uint32, always bool) bool {
 	}
 	p.Events++
 	if ea.keepEvents {
-		p.EventList = append(p.EventList, Event{Time: t, Dur: ev.dur, Tid: ev.tid, Pid: pid, Exp: es.idx,
-			Kind: ev.kind, Stack: p.raw[r].stack})
+		e := Event{Time: t, Dur: ev.dur, Tid: ev.tid, Pid: pid, Exp: es.idx, Kind: ev.kind, Stack: p.raw[r].stack}
+		if ev.kind == DataClock && p.base[DataClock] == 0 {
+			e.State = clockState(ea.vals, p.hasMicrostates())
+		}
+		p.EventList = append(p.EventList, e)
 	}
 	return true
 }

@@ -193,7 +193,11 @@ func (s *Server) timeline(r *http.Request) (any, error) {
 		tlRow
 		Leaf  []int32 `json:"leaf"`
 		Count []int32 `json:"count"`
+		// State is, per bin, the thread state (analysis.State) its clock events spent the most time in
+		// there; 0 for none. Absent where the row has no clock event.
+		State []int8 `json:"state,omitempty"`
 	}
+	var stateNS [analysis.StateOtherWait + 1]int64
 	rows := []rowOut{}
 	names := map[int32]string{}
 	counts := map[int32]int32{}
@@ -226,11 +230,24 @@ func (s *Server) timeline(r *http.Request) (any, error) {
 			ro.Leaf[b], ro.Count[b] = best, n
 		}
 		// A bin where no event ends shows the event whose span (a sample's CPU time, a call's
-		// duration) covers it.
+		// duration) covers it. Each bin's state is the one the clock events' spans cover most of it.
+		var states [][len(stateNS)]int64
+		binNS := span / float64(w)
 		for _, k := range tl.window(row, t0, satAdd(t1, row.maxDur)) {
 			e := &tl.p.EventList[k]
 			if e.Dur <= 0 || e.Time-e.Dur >= t1 {
 				continue
+			}
+			if e.State != analysis.StateNone && int(e.State) < len(stateNS) {
+				if states == nil {
+					states = make([][len(stateNS)]int64, w)
+				}
+				a, z := max(e.Time-e.Dur, t0), min(e.Time, t1)
+				for b := bin(a); b <= bin(z-1) && a < z; b++ {
+					lo := max(float64(a), float64(t0)+float64(b)*binNS)
+					hi := min(float64(z), float64(t0)+float64(b+1)*binNS)
+					states[b][e.State] += int64(max(hi-lo, 1))
+				}
 			}
 			leaf := int32(-1)
 			for b := bin(max(e.Time-e.Dur, t0)); b <= bin(min(e.Time, t1-1)); b++ {
@@ -240,6 +257,19 @@ func (s *Server) timeline(r *http.Request) (any, error) {
 					}
 					ro.Leaf[b], ro.Count[b] = leaf, 1
 				}
+			}
+		}
+		if states != nil {
+			ro.State = make([]int8, w)
+			for b := range states {
+				stateNS = states[b]
+				best := 0
+				for st := 1; st < len(stateNS); st++ {
+					if stateNS[st] > stateNS[best] {
+						best = st
+					}
+				}
+				ro.State[b] = int8(best)
 			}
 		}
 		for _, f := range ro.Leaf {
@@ -283,9 +313,18 @@ func (s *Server) event(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"found": true, "time": e.Time, "dur": e.Dur, "kind": kindLabel(e.Kind),
-		"row": tl.rows[ri].Label, "frames": frames}, nil
+	out := map[string]any{"found": true, "time": e.Time, "dur": e.Dur, "kind": kindLabel(e.Kind),
+		"row": tl.rows[ri].Label, "frames": frames}
+	if name := stateNames[e.State]; name != "" {
+		out["state"] = name
+	}
+	return out, nil
 }
+
+// stateNames names the thread states of clock events (analysis.State), as the metrics do.
+var stateNames = map[analysis.State]string{analysis.StateUser: "User CPU", analysis.StateSystem: "System CPU",
+	analysis.StateWaitCPU: "Wait CPU", analysis.StateUserLock: "User Lock", analysis.StateTextFault: "Text Page Fault",
+	analysis.StateDataFault: "Data Page Fault", analysis.StateOtherWait: "Other Wait"}
 
 // nearest returns the event of row ri nearest to time t, no further than tol; -1 if none.
 func (tl *timeline) nearest(ri int, t, tol int64) int32 {

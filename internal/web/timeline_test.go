@@ -1,6 +1,14 @@
 package web
 
-import "testing"
+import (
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"er/internal/analysis"
+	"er/internal/experiment"
+)
 
 // TestTimelineAndRange checks the timeline's bins and stacks, and that a time range filters every view
 // as er print's filter does.
@@ -92,4 +100,77 @@ func TestTimelineAndRange(t *testing.T) {
 		t.Errorf("cleared: total %d, filter %q", tbl.Rows[0].Cells[0].V, fs.Text)
 	}
 	post(t, ts, "/api/filter", `{"range":`, 400, nil)
+}
+
+// TestTimelineStates: with microstates each timeline row has a thread-state strip, each bin the state
+// the thread's clock events spent most of it in; an event says its state; the function list has the
+// microstate metrics.
+func TestTimelineStates(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ms.1.er")
+	lg := experiment.Log{CollectorVersion: "er test", OS: "Linux", Arch: "x86_64", CPUs: 2, PageSize: 4096, WordSize: 64,
+		Command: []string{"./prog"}, Pid: 100, EndTime: 2_000_000_000, Exited: true,
+		Settings: []experiment.Setting{{Name: "clock_profiling", Value: "on"}, {Name: "clock_interval_ns", Value: "10000000"},
+			{Name: experiment.SettingMicrostates, Value: "on"}}}
+	w, err := experiment.Create(path, lg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.AddMapping(experiment.Mapping{Pid: 100, Start: progBase, End: progBase + 0x10000, Path: progPath, UnloadTime: -1})
+	id, err := w.Stack(stackOf("main", "work", "leafA"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ts := int64(period); ts <= 1_000_000_000; ts += period { // on a CPU for 1 s
+		if err := w.Clock(experiment.ClockSample{Time: ts, Pid: 100, Tid: 100, Mode: experiment.ModeUser, Period: period, Stack: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, e := range []experiment.ClockSample{ // asleep 0.5 s, then waiting for a CPU 0.5 s
+		{Time: 1_500_000_000, Pid: 100, Tid: 100, Mode: experiment.ModeSleep, Period: 500_000_000, Stack: id},
+		{Time: 2_000_000_000, Pid: 100, Tid: 100, Mode: experiment.ModeWaitCPU, Period: 500_000_000, Stack: id},
+	} {
+		if err := w.OffCPU(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	writeProgArchive(t, path)
+	s, err := Open([]string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	var tl struct {
+		Rows []struct {
+			State []int8 `json:"state"`
+		} `json:"rows"`
+	}
+	get(t, ts, "/api/timeline?t0=0&t1=2000000000&w=4", 200, &tl)
+	want := []int8{int8(analysis.StateUser), int8(analysis.StateUser), int8(analysis.StateOtherWait), int8(analysis.StateWaitCPU)}
+	if len(tl.Rows) != 1 || !slices.Equal(tl.Rows[0].State, want) {
+		t.Errorf("timeline rows %+v, want one with states %v", tl.Rows, want)
+	}
+	var ev struct {
+		Found bool   `json:"found"`
+		State string `json:"state"`
+	}
+	get(t, ts, "/api/event?row=0&t=1500000000&tol=1000", 200, &ev)
+	if !ev.Found || ev.State != "Other Wait" {
+		t.Errorf("event at 1.5 s: %+v, want Other Wait", ev)
+	}
+	post(t, ts, "/api/metrics", `{"spec":"e.total:e.owait:e.wait:name"}`, 200, nil)
+	var tbl table
+	get(t, ts, "/api/functions", 200, &tbl)
+	var keys []string
+	for _, c := range tbl.Columns {
+		keys = append(keys, c.Key)
+	}
+	if len(tbl.Rows) == 0 || len(tbl.Rows[0].Cells) < 3 || tbl.Rows[0].Cells[0].V != 2_000_000_000 ||
+		tbl.Rows[0].Cells[1].V != 500_000_000 || tbl.Rows[0].Cells[2].V != 500_000_000 {
+		t.Errorf("function list columns %v, first row %+v: want <Total> with 2 s of Total Thread Time, 0.5 s of Other Wait and of Wait CPU", keys, tbl.Rows)
+	}
 }

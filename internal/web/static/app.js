@@ -682,6 +682,12 @@ function fillRange() {
   $("#range-end").value = s ? (s[1] / 1e9).toFixed(4) : "";
 }
 
+// Thread states (analysis.State) in a timeline row's strip: on a CPU, then the off-CPU states that
+// microstates record.
+const STATES = [null,
+  ["User CPU", "#3a9a5b"], ["System CPU", "#9bd08e"], ["Wait CPU", "#e8b339"], ["User Lock", "#d9534f"],
+  ["Text Page Fault", "#8e5bd0"], ["Data Page Fault", "#b991e6"], ["Other Wait", "#a8adb8"]];
+
 function legend(d) {
   const count = {};
   for (const r of d.rows) r.leaf.forEach((f, i) => { if (f >= 0) count[f] = (count[f] || 0) + r.count[i]; });
@@ -696,6 +702,19 @@ function legend(d) {
     const i = el("i");
     i.style.background = d.colors[f];
     lg.append(el("div", null, i, d.names[f]));
+  }
+  // The thread-state strip's colors, where the rows have one.
+  d.hasStates = d.rows.some((r) => r.state && r.state.some((x) => x > 0));
+  if (d.hasStates) {
+    const seen = new Set();
+    for (const r of d.rows) if (r.state) for (const x of r.state) if (x > 0) seen.add(x);
+    lg.append(el("div", { class: "muted" }, "Thread state (the strip under each row)"));
+    for (let x = 1; x < STATES.length; x++) {
+      if (!seen.has(x)) continue;
+      const i = el("i");
+      i.style.background = STATES[x][1];
+      lg.append(el("div", { class: "tl-state" }, i, STATES[x][0]));
+    }
   }
 }
 
@@ -728,14 +747,23 @@ function drawTimeline() {
     g.fillText(fitLabel(g, r, TL.label - 10), 6, y + 15);
     let maxc = 1;
     for (const c of r.count) maxc = Math.max(maxc, c);
+    const strip = d.hasStates ? 5 : 0; // the thread-state strip at the row's foot
     for (let b = 0; b < d.w; b++) {
       const f = r.leaf[b];
       if (f < 0) continue;
       g.globalAlpha = 0.35 + 0.65 * Math.min(1, r.count[b] / maxc);
       g.fillStyle = d.colors[f] || tlColor(d.names[f]);
-      g.fillRect(TL.label + b, y + 3, 1, TL.rowH - 6);
+      g.fillRect(TL.label + b, y + 3, 1, TL.rowH - 6 - strip);
     }
     g.globalAlpha = 1;
+    if (strip && r.state) {
+      for (let b = 0; b < d.w; b++) {
+        const x = r.state[b];
+        if (!(x > 0) || !STATES[x]) continue;
+        g.fillStyle = STATES[x][1];
+        g.fillRect(TL.label + b, y + TL.rowH - 3 - strip + 1, 1, strip - 1);
+      }
+    }
   });
   const s = state.tl.sel;
   if (s) {
@@ -854,7 +882,8 @@ async function stackAt(ev, sticky) {
   const box = $("#timeline-stack");
   box.textContent = "";
   if (!e.found) { box.append(el("span", { class: "muted" }, "No event here.")); return; }
-  box.append(el("div", { class: "muted" }, `${e.row} (tid ${d.rows[p.row].tid}): ${e.kind} event at ${(e.time / 1e9).toFixed(6)} s` + (e.dur ? `, lasted ${(e.dur / 1e6).toFixed(3)} ms` : "")));
+  box.append(el("div", { class: "muted" }, `${e.row} (tid ${d.rows[p.row].tid}): ${e.kind} event at ${(e.time / 1e9).toFixed(6)} s` +
+    (e.state ? ` (${e.state})` : "") + (e.dur ? `, lasted ${(e.dur / 1e6).toFixed(3)} ms` : "")));
   for (const fr of e.frames) {
     const a = el("div", null, fr.name);
     a.style.cursor = "pointer";
