@@ -223,7 +223,7 @@ func TestMicrostatesThreads(t *testing.T) {
 				t.Fatalf("er print -thread_list: exit %d\n%s", p.code, p.stderr)
 			}
 			var header []string
-			var listed float64
+			var listed, lives float64
 			for _, line := range strings.Split(strings.TrimSpace(p.stdout), "\n") {
 				f := strings.Split(line, ",")
 				if header == nil {
@@ -240,7 +240,15 @@ func TestMicrostatesThreads(t *testing.T) {
 				if err != nil {
 					t.Fatalf("thread list line %q: %v", line, err)
 				}
+				life, err := strconv.ParseFloat(row["total"], 64)
+				if err != nil {
+					t.Fatalf("thread list line %q: no Total Thread Time: %v", line, err)
+				}
+				if life < got {
+					t.Errorf("thread %s: Total Thread Time %.4f s below its CPU time %.4f s", row["tid"], life, got)
+				}
 				listed += got
+				lives += life
 				w, ok := want[row["tid"]]
 				if !ok {
 					t.Errorf("thread %s listed with %.4f s: the program has no such thread", row["tid"], got)
@@ -270,9 +278,13 @@ func TestMicrostatesThreads(t *testing.T) {
 					stat, _ = strconv.ParseFloat(strings.Fields(v)[0], 64)
 				}
 			}
-			tot := metricTable(t, exp, "i.totalcpu", "-functions")["<Total>"]["i.totalcpu"]
+			totals := metricTable(t, exp, "i.totalcpu:i.total", "-functions")["<Total>"]
+			tot := totals["i.totalcpu"]
 			if abs(stat-tot) > 0.0005 || abs(listed-tot) > 0.0005 {
 				t.Errorf("statistics' Total CPU Time %.3f s, <Total> %.4f s, the thread list's sum %.4f s: want them equal", stat, tot, listed)
+			}
+			if abs(lives-totals["i.total"]) > 0.0001 {
+				t.Errorf("the thread list's Total Thread Times add up to %.4f s, <Total>'s is %.4f s", lives, totals["i.total"])
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"er/internal/sat"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -546,7 +547,7 @@ func (s *session) experimentList(_ []string) error {
 				events += k.Events(d)
 			}
 		} else {
-			s.eachEvent(i, func(*analysis.EventInfo, int64) { events++ })
+			s.eachEvent(i, func(*analysis.EventInfo, int64, int64) { events++ })
 		}
 		cells := []report.Cell{{Text: strconv.Itoa(i + 1)}, {Text: yesNo(s.sel.expSelected(int64(i + 1)))}, {Text: strconv.Itoa(int(d.Log.Pid))}}
 		if lineage {
@@ -574,9 +575,10 @@ func countColumns() []report.Column {
 	}
 }
 
-type tally struct{ events, cpu int64 }
+type tally struct{ events, cpu, thread int64 }
 
-// threadList lists the threads of each experiment, by number, with their selected events.
+// threadList lists the threads of each experiment, by number, with their selected events; where
+// microstates were recorded, with each thread's Total Thread Time (its life, as recorded) too.
 func (s *session) threadList(_ []string) error {
 	t := &report.Table{Columns: append([]report.Column{
 		{Title: "Exp", Key: "exp", Kind: report.Text},
@@ -585,22 +587,31 @@ func (s *session) threadList(_ []string) error {
 		{Title: "Thread", Key: "thread", Kind: report.Text},
 		{Title: "TID", Key: "tid", Kind: report.Text},
 	}, countColumns()...)}
+	micro := slices.ContainsFunc(analysis.MetricsFor(s.exps), func(m analysis.Metric) bool { return m.Name == "total" })
+	if micro {
+		t.Columns = append(t.Columns, report.Column{Title: "Total Thread", Unit: "sec.", Key: "total", Kind: report.Time, Value: true})
+	}
 	var total int64
 	for i := range s.exps {
 		x := s.expIndex(i)
 		threads := x.Threads()
 		per := make([]tally, len(threads)+1)
-		s.eachEvent(i, func(ev *analysis.EventInfo, cpu int64) {
+		s.eachEvent(i, func(ev *analysis.EventInfo, cpu, thread int64) {
 			per[ev.Thread].events++
 			per[ev.Thread].cpu = sat.Add(per[ev.Thread].cpu, cpu)
+			per[ev.Thread].thread = sat.Add(per[ev.Thread].thread, thread)
 			total = sat.Add(total, cpu)
 		})
 		exp := int64(i + 1)
 		for _, th := range threads {
 			sel := s.sel.expSelected(exp) && s.sel.threads.has(exp, int64(th.Number)) && s.sel.lwps.has(exp, int64(th.Tid))
-			t.Rows = append(t.Rows, report.Row{Cells: []report.Cell{
+			row := report.Row{Cells: []report.Cell{
 				{Text: strconv.Itoa(i + 1)}, {Text: yesNo(sel)}, {Text: strconv.Itoa(int(th.Pid))}, {Text: strconv.Itoa(th.Number)},
-				{Text: strconv.Itoa(int(th.Tid))}, {Value: per[th.Number].events}, {Value: per[th.Number].cpu}}})
+				{Text: strconv.Itoa(int(th.Tid))}, {Value: per[th.Number].events}, {Value: per[th.Number].cpu}}}
+			if micro {
+				row.Cells = append(row.Cells, report.Cell{Value: per[th.Number].thread})
+			}
+			t.Rows = append(t.Rows, row)
 		}
 	}
 	fillPercent(t, 6, total)
@@ -628,7 +639,7 @@ func (s *session) cpuList(_ []string) error {
 		for _, c := range cpusOf(d) {
 			per[int64(c)] = &tally{}
 		}
-		s.eachEvent(i, func(ev *analysis.EventInfo, cpu int64) {
+		s.eachEvent(i, func(ev *analysis.EventInfo, cpu, _ int64) {
 			if tl := per[ev.CPU]; tl != nil && analysis.Kinds[ev.Kind].HasCPU {
 				tl.events++
 				tl.cpu += cpu
@@ -660,7 +671,7 @@ func (s *session) sampleList(_ []string) error {
 	for i := range s.exps {
 		samples := s.expIndex(i).Samples()
 		per := make([]tally, len(samples)+2)
-		s.eachEvent(i, func(ev *analysis.EventInfo, cpu int64) {
+		s.eachEvent(i, func(ev *analysis.EventInfo, cpu, _ int64) {
 			if ev.Sample < len(per) {
 				per[ev.Sample].events++
 				per[ev.Sample].cpu += cpu

@@ -272,27 +272,34 @@ func (s *session) expIndex(i int) *analysis.ExpIndex {
 }
 
 // eachEvent calls fn for every event of experiment i that the selection keeps, with the CPU time it
-// stands for (clock samples; 0 for tracing events).
-func (s *session) eachEvent(i int, fn func(ev *analysis.EventInfo, cpu int64)) {
+// stands for (clock samples; 0 for tracing events) and the thread time (a clock event's, on or off
+// a CPU: its period; 0 for tracing events).
+func (s *session) eachEvent(i int, fn func(ev *analysis.EventInfo, cpu, thread int64)) {
 	x := s.expIndex(i)
 	d := x.Data()
 	all := s.sel.isAll()
 	var ev analysis.EventInfo
 	for _, k := range analysis.Kinds {
-		var cpus []int64
+		var cpus, threads []int64
 		if k.CPUTime != nil {
 			cpus = k.CPUTime(x)
+		}
+		if k.ID == analysis.DataClock {
+			threads = x.ClockPeriods()
 		}
 		for j, n := 0, k.Len(d); j < n; j++ {
 			x.Event(k.ID, j, &ev)
 			if !all && !s.sel.match(&ev) {
 				continue
 			}
-			var cpu int64
+			var cpu, thread int64
 			if cpus != nil {
 				cpu = cpus[j]
 			}
-			fn(&ev, cpu)
+			if threads != nil {
+				thread = threads[j]
+			}
+			fn(&ev, cpu, thread)
 		}
 	}
 }
