@@ -1,6 +1,6 @@
 // microstates: one function per thread state, each timing itself, for the microstate metrics
 // (TestMicrostatesPhases). Usage: microstates DATAFILE TEXTLIB FUNCS, where DATAFILE is a file of at
-// least 16 MiB and TEXTLIB a shared object with functions f0 .. f<FUNCS-1> each on its own page (the
+// least 64 MiB and TEXTLIB a shared object with functions f0 .. f<FUNCS-1> each on its own page (the
 // test makes both). Each phase prints "NAME wall W" and "NAME cpu C", the seconds of CLOCK_MONOTONIC
 // and of the calling thread's CPU clock it took (the fault phases also "NAME majflt N", the thread's
 // major faults in it); every thread prints "life TID wall W" and "life TID cpu C" as it ends, and
@@ -33,6 +33,22 @@ static void begin(void) { wall0 = now(CLOCK_MONOTONIC), cpu0 = now(CLOCK_THREAD_
 static void end(const char *name) {
 	double w = now(CLOCK_MONOTONIC) - wall0, c = now(CLOCK_THREAD_CPUTIME_ID) - cpu0;
 	printf("%s wall %.6f\n%s cpu %.6f\n", name, w, name, c);
+}
+
+// start is what a thread of this program is started with: its argument, and the time just before
+// pthread_create (a thread's life starts there: on a busy machine it may wait for a CPU before its
+// first instruction).
+struct start {
+	double created;
+	void *arg;
+};
+
+// spawn starts fn(arg) in a thread, noting when.
+static void spawn(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg) {
+	struct start *st = malloc(sizeof *st);
+	st->arg = arg;
+	st->created = now(CLOCK_MONOTONIC);
+	pthread_create(t, a, fn, st);
 }
 
 static void life(double w0) {
@@ -83,8 +99,10 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static int ready, signalled;
 
-static void *holder(void *arg) {
-	double w0 = now(CLOCK_MONOTONIC);
+static void *holder(void *p) {
+	struct start *st = p;
+	double w0 = st->created;
+	void *arg = st->arg;
 	pthread_mutex_lock(&mu);
 	pthread_mutex_lock((pthread_mutex_t *)arg); // tell main the mutex is held
 	ready = 1;
@@ -99,7 +117,7 @@ static void *holder(void *arg) {
 __attribute__((noinline)) void phase_mutex(void) {
 	static pthread_mutex_t flag = PTHREAD_MUTEX_INITIALIZER;
 	pthread_t t;
-	pthread_create(&t, 0, holder, &flag);
+	spawn(&t, 0, holder, &flag);
 	for (;;) {
 		pthread_mutex_lock(&flag);
 		int r = ready;
@@ -115,8 +133,10 @@ __attribute__((noinline)) void phase_mutex(void) {
 	pthread_join(t, 0);
 }
 
-static void *signaller(void *arg) {
-	double w0 = now(CLOCK_MONOTONIC);
+static void *signaller(void *p) {
+	struct start *st = p;
+	double w0 = st->created;
+	void *arg = st->arg;
 	struct timespec t = {0, 300000000};
 	nanosleep(&t, 0);
 	pthread_mutex_lock(&mu);
@@ -131,7 +151,7 @@ static void *signaller(void *arg) {
 __attribute__((noinline)) void phase_cond(void) {
 	pthread_t t;
 	begin();
-	pthread_create(&t, 0, signaller, 0);
+	spawn(&t, 0, signaller, 0);
 	pthread_mutex_lock(&mu);
 	while (!signalled)
 		pthread_cond_wait(&cv, &mu);
@@ -147,7 +167,7 @@ __attribute__((noinline)) void phase_datafault(const char *path) {
 		perror(path);
 		exit(2);
 	}
-	size_t len = 16 << 20;
+	size_t len = 64 << 20;
 	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 	volatile unsigned char *p = mmap(0, len, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (p == MAP_FAILED) {
@@ -171,8 +191,10 @@ static volatile int evicting, evicted;
 // evictor drops the pages of file arg from the page cache while evicting is set: the kernel reads
 // ahead around a fault in executable code whatever madvise says, so the text pages are evicted again
 // and again while they are called.
-static void *evictor(void *arg) {
-	double w0 = now(CLOCK_MONOTONIC);
+static void *evictor(void *p) {
+	struct start *st = p;
+	double w0 = st->created;
+	void *arg = st->arg;
 	int fd = open((const char *)arg, O_RDONLY);
 	while (evicting) {
 		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
@@ -201,7 +223,7 @@ __attribute__((noinline)) void phase_textfault(const char *lib, int n) {
 	madvise((void *)lo, hi - lo, MADV_RANDOM);
 	evicting = 1;
 	pthread_t t;
-	pthread_create(&t, 0, evictor, (void *)lib);
+	spawn(&t, 0, evictor, (void *)lib);
 	while (!evicted)
 		sched_yield();
 	int sum = 0;
@@ -219,10 +241,12 @@ __attribute__((noinline)) void phase_textfault(const char *lib, int n) {
 		printf("\n");
 }
 
-static void *spinner(void *arg) {
-	double w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_THREAD_CPUTIME_ID);
+static void *spinner(void *p) {
+	struct start *st = p;
+	double w0 = st->created, w1 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_THREAD_CPUTIME_ID);
+	void *arg = st->arg;
 	burn(0.25);
-	printf("spinner %ld wall %.6f\nspinner %ld cpu %.6f\n", (long)gettid(), now(CLOCK_MONOTONIC) - w0, (long)gettid(),
+	printf("spinner %ld wall %.6f\nspinner %ld cpu %.6f\n", (long)gettid(), now(CLOCK_MONOTONIC) - w1, (long)gettid(),
 	       now(CLOCK_THREAD_CPUTIME_ID) - c0);
 	life(w0);
 	return arg;
@@ -241,7 +265,7 @@ __attribute__((noinline)) void phase_waitcpu(void) {
 	pthread_attr_setaffinity_np(&a, sizeof two, &two);
 	pthread_t t[4];
 	for (int i = 0; i < 4; i++)
-		pthread_create(&t[i], &a, spinner, 0);
+		spawn(&t[i], &a, spinner, 0);
 	for (int i = 0; i < 4; i++)
 		pthread_join(t[i], 0);
 }

@@ -52,13 +52,13 @@ func metricTable(t *testing.T, exp, metrics string, args ...string) map[string]m
 	return out
 }
 
-// microstatesFiles makes the microstates program's inputs in dir: a file of 16 MiB of random bytes,
+// microstatesFiles makes the microstates program's inputs in dir: a file of 64 MiB of random bytes,
 // and a shared object of n functions, each on a page of its own; both written to the disk, so that
 // their pages can be evicted from the page cache.
 func microstatesFiles(t *testing.T, dir string, n int) (data, lib string) {
 	t.Helper()
 	data = filepath.Join(dir, "data.bin")
-	b := make([]byte, 16<<20)
+	b := make([]byte, 64<<20)
 	_, _ = rand.Read(b)
 	f, err := os.Create(data)
 	if err != nil {
@@ -93,11 +93,13 @@ func microstatesFiles(t *testing.T, dir string, n int) (data, lib string) {
 // TestMicrostatesPhases: a program whose main thread goes through one thread state after another,
 // each phase in a function of its own that times itself (CLOCK_MONOTONIC and the thread's CPU clock),
 // with threads of its own for the lock, condition-variable and Wait CPU phases. Each phase's metric at
-// its function is within 5% of the time the phase measured: User CPU of a spin, Total CPU of system
-// calls, Other Wait of nanosleep and of a SIGSTOP, User Lock of a contended mutex and of a condition
+// its function is within 5% of the time the phase measured: Total CPU of a spin (mostly User CPU) and
+// of system calls (mostly System CPU), Other Wait of nanosleep and of a SIGSTOP, User Lock of a contended mutex and of a condition
 // variable, Data and Text Page Fault (with the Wait CPU between a fault's read and the thread's
 // return) of major faults, Wait CPU of 4 spinning threads on 2 CPUs. Each thread's Total Thread Time
-// is within 1% of the life it measured, and Total Thread Time is the sum of the others exactly.
+// is within 1% of the life it measured (from just before its creator's pthread_create: on a busy
+// machine a new thread may wait for a CPU before its first instruction), and Total Thread Time is the
+// sum of the others exactly.
 func TestMicrostatesPhases(t *testing.T) {
 	needCollect(t)
 	prog := cprog(t, "microstates")
@@ -132,7 +134,14 @@ func TestMicrostatesPhases(t *testing.T) {
 			t.Errorf("%s: er %.4f s, the program measured %.4f s: not within 5%%", what, got, want)
 		}
 	}
-	check("phase_spin: User CPU", fn["phase_spin"]["i.user"], m["phase_spin cpu"])
+	// The program's clocks measure CPU time, not its user and system parts; those are the samples'
+	// modes, so a spin is mostly User CPU (beside two CPU hogs some 5% of its samples come in the
+	// kernel, at the interrupts and switches that preempt it) and reading /dev/zero mostly System.
+	check("phase_spin: Total CPU", fn["phase_spin"]["i.totalcpu"], m["phase_spin cpu"])
+	t.Logf("phase_spin: User CPU %.4f s, System CPU %.4f s", fn["phase_spin"]["i.user"], fn["phase_spin"]["i.system"])
+	if user := fn["phase_spin"]["i.user"]; user < 0.9*m["phase_spin cpu"] {
+		t.Errorf("phase_spin: User CPU %.4f s of %.4f s of CPU: a spin is the user's", user, m["phase_spin cpu"])
+	}
 	check("phase_syscalls: Total CPU", fn["phase_syscalls"]["i.totalcpu"], m["phase_syscalls cpu"])
 	if sys := fn["phase_syscalls"]["i.system"]; sys < 0.5*m["phase_syscalls cpu"] {
 		t.Errorf("phase_syscalls: System CPU %.4f s of %.4f s of CPU: reading /dev/zero is mostly the kernel's", sys, m["phase_syscalls cpu"])
@@ -150,8 +159,9 @@ func TestMicrostatesPhases(t *testing.T) {
 		}
 		row := fn[ph.name]
 		check(ph.name+": "+ph.title+" and Wait CPU", row[ph.metric]+row["i.wait"], off(ph.name))
-		if row[ph.metric] < 0.85*off(ph.name) {
-			t.Errorf("%s: %s %.4f s of %.4f s off the CPU", ph.name, ph.title, row[ph.metric], off(ph.name))
+		// Of the time asleep (not runnable), most in the page faults.
+		if asleep := row["i.ulock"] + row["i.text"] + row["i.data"] + row["i.owait"]; row[ph.metric] < 0.85*asleep {
+			t.Errorf("%s: %s %.4f s of %.4f s asleep", ph.name, ph.title, row[ph.metric], asleep)
 		}
 	}
 	var spinWait, spinCPU float64

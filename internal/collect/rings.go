@@ -20,11 +20,14 @@ import (
 // 2.6 to 3.3 ms of a short collection's fixed cost, 1 MiB 1.0 to 1.6 ms. So the least with stack
 // copies is 1 MiB, which half a second at -p on (1.7 MB/s) needs.
 const (
-	ringSeconds      = 0.5       // what a ring holds, in seconds of one CPU's samples
-	minStackRingPage = 256       // the least with stack copies: 1 MiB
-	maxRingBytes     = 64 << 20  // the most for one CPU
-	maxRingsBytes    = 256 << 20 // the most for all CPUs together
-	sampleOverhead   = 1024      // a sample's bytes beside its stack copy: header, registers, call chain
+	ringSeconds      = 0.5 // what a ring holds, in seconds of one CPU's samples
+	minStackRingPage = 256 // the least with stack copies: 1 MiB
+	// minMicroRingPages is the least with microstates and stack copies: 2 MiB, for the context switches'
+	// records and stack samples.
+	minMicroRingPages = 512
+	maxRingBytes      = 64 << 20  // the most for one CPU
+	maxRingsBytes     = 256 << 20 // the most for all CPUs together
+	sampleOverhead    = 1024      // a sample's bytes beside its stack copy: header, registers, call chain
 )
 
 // ringPages returns the data pages of each CPU's ring for clock samples every interval with stackBytes
