@@ -217,15 +217,15 @@ func (m *microstates) switched(r *perfevent.Switch) {
 		iv.end = t
 		iv.dur = t - iv.start
 		if g := th.grab; g.valid && g.from == iv.start && g.t < t {
-			// Read from outside while it waited, and done before it came back: its own stack, and
-			// the one of the thread's next blocks that are neither sampled nor read.
+			// Read from outside while it waited, and done before it came back: its own stack (not
+			// the thread's next unsampled blocks': where the switches are not sampled, a wait read
+			// in one phase of a program gave its stack to the short waits of the next).
 			iv.stack, iv.sampled = g.stack, true
 			if iv.mode != experiment.ModeWaitCPU {
 				iv.mode = experiment.ModeSleep
 				if g.nr < 0 {
 					iv.mode = modeMaybeFault
 				}
-				th.waitStack, th.waitMode, th.waited = iv.stack, iv.mode, true
 			}
 		}
 		th.grab = grabbed{}
