@@ -556,6 +556,9 @@ const (
 	StateOtherWait              // asleep otherwise, or stopped
 )
 
+// CPU reports whether a clock event of the state is CPU time (a sample), not an off-CPU interval.
+func (s State) CPU() bool { return s == StateUser || s == StateSystem }
+
 // clockState returns the state of a clock event that added vals (the clock's metrics first, with the
 // microstate metrics after them when micro).
 func clockState(vals []int64, micro bool) State {

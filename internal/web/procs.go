@@ -127,7 +127,7 @@ func (s *Server) procTree() *procTree {
 	for i := range s.base.EventList {
 		e := &s.base.EventList[i]
 		events[e.Exp]++
-		if analysis.Kinds[e.Kind].CPUTime != nil {
+		if analysis.Kinds[e.Kind].CPUTime != nil && e.State.CPU() {
 			cpu[e.Exp] = sat.Add(cpu[e.Exp], e.Dur)
 		}
 	}
