@@ -16,19 +16,21 @@ import (
 //   - each clock sample stands for the CPU time its thread ran since its previous sample (not the
 //     nominal period), and at its exit a thread's last partial interval is credited to its last
 //     sample's stack: every thread's CPU time is its on-CPU time exactly;
-//   - each off-CPU interval is recorded as a clock event of a waiting mode (ModeWaitCPU when the
-//     thread was preempted, ModeSleep when it blocked, ModeTextFault or ModeDataFault when it slept
-//     in a major page fault) whose period is the interval's length.
+//   - each off-CPU interval is recorded (experiment.Writer.OffCPU, profile.offcpu) as a clock event
+//     of a waiting mode (ModeWaitCPU when the thread was preempted, ModeSleep when it blocked,
+//     ModeTextFault or ModeDataFault when it slept in a major page fault) whose period is the
+//     interval's length.
 //
 // The stack an off-CPU interval is attributed to comes from a sibling event that samples the
 // context-switch software event, with the same stacks as the clock, at the moment the thread
 // leaves the CPU. It samples at a rate (microFreq), not at every switch: a thread that switches a
-// few hundred times a second has every switch sampled, one that switches 100,000 times a second has
-// one in some hundreds, so that copying stacks costs the target little. An interval whose switch
-// was not sampled goes to the stack of the thread's last sampled switch of the same kind (blocked:
-// its last sampled block; preempted: where it last ran). A third sibling samples major page faults
-// with their addresses: a blocked interval outside a system call followed by the thread's major
-// fault was a page fault, on text when the address is in an executable mapping.
+// few thousand times a second has every switch sampled, one that switches 100,000 times a second has
+// one in ten, so that copying stacks costs the target little. An interval whose switch was not
+// sampled goes to the stack of the thread's last sampled switch of the same kind (blocked: its last
+// sampled block; preempted: where it last ran), unless it lasts long enough for er to read its stack
+// from outside while it waits (grabWaits, grab.go). A third sibling samples major page faults with
+// their addresses: a blocked interval outside a system call followed by the thread's major fault
+// was a page fault, on text when the address is in an executable mapping.
 //
 // Consecutive intervals of one thread with the same stack and mode are merged into one event for
 // up to one sampling interval, so the experiment grows with the sampling rate, not the switch rate.
