@@ -3,8 +3,9 @@
 // least 64 MiB and TEXTLIB a shared object with functions f0 .. f<FUNCS-1> each on its own page (the
 // test makes both). Each phase prints "NAME wall W" and "NAME cpu C", the seconds of CLOCK_MONOTONIC
 // and of the calling thread's CPU clock it took (the fault phases also "NAME majflt N", the thread's
-// major faults in it); every thread prints "life TID wall W" and "life TID cpu C" as it ends, and
-// each spinner "spinner TID wall W" and "spinner TID cpu C".
+// major faults in it); every thread prints "life TID wall W" and "life TID cpu C" as it ends (from
+// just before its pthread_create), its creator "joined TID W" as its join returns, and each spinner
+// "spinner TID wall W" and "spinner TID cpu C".
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -41,14 +42,23 @@ static void end(const char *name) {
 struct start {
 	double created;
 	void *arg;
+	long tid; // set by the thread
 };
 
-// spawn starts fn(arg) in a thread, noting when.
-static void spawn(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg) {
+// spawn starts fn(arg) in a thread, noting when; join waits for it and prints "joined TID W", its
+// life up to the join's return (an upper bound: the thread's exit comes before, and on a busy machine
+// the thread may wait for a CPU on its way out after its last "life" line).
+static struct start *spawn(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg) {
 	struct start *st = malloc(sizeof *st);
 	st->arg = arg;
 	st->created = now(CLOCK_MONOTONIC);
 	pthread_create(t, a, fn, st);
+	return st;
+}
+
+static void join(pthread_t t, struct start *st) {
+	pthread_join(t, 0);
+	printf("joined %ld %.6f\n", st->tid, now(CLOCK_MONOTONIC) - st->created);
 }
 
 static void life(double w0) {
@@ -101,6 +111,7 @@ static int ready, signalled;
 
 static void *holder(void *p) {
 	struct start *st = p;
+	st->tid = gettid();
 	double w0 = st->created;
 	void *arg = st->arg;
 	pthread_mutex_lock(&mu);
@@ -117,7 +128,7 @@ static void *holder(void *p) {
 __attribute__((noinline)) void phase_mutex(void) {
 	static pthread_mutex_t flag = PTHREAD_MUTEX_INITIALIZER;
 	pthread_t t;
-	spawn(&t, 0, holder, &flag);
+	struct start *st = spawn(&t, 0, holder, &flag);
 	for (;;) {
 		pthread_mutex_lock(&flag);
 		int r = ready;
@@ -130,11 +141,12 @@ __attribute__((noinline)) void phase_mutex(void) {
 	pthread_mutex_lock(&mu);
 	end("phase_mutex");
 	pthread_mutex_unlock(&mu);
-	pthread_join(t, 0);
+	join(t, st);
 }
 
 static void *signaller(void *p) {
 	struct start *st = p;
+	st->tid = gettid();
 	double w0 = st->created;
 	void *arg = st->arg;
 	struct timespec t = {0, 300000000};
@@ -151,13 +163,13 @@ static void *signaller(void *p) {
 __attribute__((noinline)) void phase_cond(void) {
 	pthread_t t;
 	begin();
-	spawn(&t, 0, signaller, 0);
+	struct start *st = spawn(&t, 0, signaller, 0);
 	pthread_mutex_lock(&mu);
 	while (!signalled)
 		pthread_cond_wait(&cv, &mu);
 	pthread_mutex_unlock(&mu);
 	end("phase_cond");
-	pthread_join(t, 0);
+	join(t, st);
 }
 
 // Data Page Fault: one byte of each page of a file whose pages were evicted, without readahead.
@@ -193,6 +205,7 @@ static volatile int evicting, evicted;
 // and again while they are called.
 static void *evictor(void *p) {
 	struct start *st = p;
+	st->tid = gettid();
 	double w0 = st->created;
 	void *arg = st->arg;
 	int fd = open((const char *)arg, O_RDONLY);
@@ -223,7 +236,7 @@ __attribute__((noinline)) void phase_textfault(const char *lib, int n) {
 	madvise((void *)lo, hi - lo, MADV_RANDOM);
 	evicting = 1;
 	pthread_t t;
-	spawn(&t, 0, evictor, (void *)lib);
+	struct start *st = spawn(&t, 0, evictor, (void *)lib);
 	while (!evicted)
 		sched_yield();
 	int sum = 0;
@@ -236,13 +249,14 @@ __attribute__((noinline)) void phase_textfault(const char *lib, int n) {
 	}
 	end("phase_textfault");
 	evicting = 0;
-	pthread_join(t, 0);
+	join(t, st);
 	if (sum == 12345)
 		printf("\n");
 }
 
 static void *spinner(void *p) {
 	struct start *st = p;
+	st->tid = gettid();
 	double w0 = st->created, w1 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_THREAD_CPUTIME_ID);
 	void *arg = st->arg;
 	burn(0.25);
@@ -264,10 +278,11 @@ __attribute__((noinline)) void phase_waitcpu(void) {
 	pthread_attr_init(&a);
 	pthread_attr_setaffinity_np(&a, sizeof two, &two);
 	pthread_t t[4];
+	struct start *st[4];
 	for (int i = 0; i < 4; i++)
-		spawn(&t[i], &a, spinner, 0);
+		st[i] = spawn(&t[i], &a, spinner, 0);
 	for (int i = 0; i < 4; i++)
-		pthread_join(t[i], 0);
+		join(t[i], st[i]);
 }
 
 // Other Wait: stopped by SIGSTOP until a shell sends SIGCONT 0.5 s later (a program of its own, so
