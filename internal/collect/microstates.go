@@ -66,6 +66,7 @@ type microstates struct {
 	enabled  int64 // when the events were enabled (ns since the start)
 
 	csIndex, faultIndex int // the indexes of the samplers among the group's siblings
+	pending             int // threads in an off-CPU interval whose switch was not sampled nor its stack read (grabWaits' work)
 }
 
 // thread is one thread's state.
@@ -169,7 +170,19 @@ func (m *microstates) thread(pid, tid uint32) (*thread, bool) {
 // until it first runs.
 func (m *microstates) forked(pid, tid uint32, t int64) {
 	th, _ := m.thread(pid, tid)
-	th.out = offInterval{valid: true, start: t, mode: experiment.ModeWaitCPU}
+	m.setOut(th, offInterval{valid: true, start: t, mode: experiment.ModeWaitCPU})
+}
+
+// setOut makes iv (or none) the off-CPU interval th is in, keeping count of those whose stack is still
+// to be read (not sampled, not read by grabWaits).
+func (m *microstates) setOut(th *thread, iv offInterval) {
+	if th.out.valid && !th.out.sampled && !(th.grab.valid && th.grab.from == th.out.start) {
+		m.pending--
+	}
+	if iv.valid && !iv.sampled {
+		m.pending++
+	}
+	th.out = iv
 }
 
 // switched follows a context-switch record.
@@ -210,12 +223,12 @@ func (m *microstates) switched(r *perfevent.Switch) {
 		default:
 			iv.mode, iv.stack = experiment.ModeSleep, th.lastStack
 		}
-		th.out = iv
+		m.setOut(th, iv)
 		return
 	}
 	if th.out.valid {
 		iv := th.out
-		th.out = offInterval{}
+		m.setOut(th, offInterval{})
 		iv.end = t
 		iv.dur = t - iv.start
 		if g := th.grab; g.valid && g.from == iv.start && g.t < t {
@@ -422,7 +435,7 @@ func (m *microstates) end(pid, tid uint32, th *thread, t int64) {
 		}
 		m.add(tid, th, iv)
 	}
-	th.out = offInterval{}
+	m.setOut(th, offInterval{})
 	m.flush(tid, th)
 	cpu, total := th.cpu, th.total
 	if th.on {
@@ -475,6 +488,7 @@ func (m *microstates) grabWaits(now int64) {
 			continue
 		}
 		th.grab = grabbed{valid: true, t: s.now(), from: iv.start, stack: id, nr: w.nr}
+		m.pending--
 	}
 }
 

@@ -400,15 +400,24 @@ func (s *Session) loop(waitc chan error, sigs, ctlSigs chan os.Signal) error {
 		go s.watch(ready, drained, done)
 		raiseReaderPriority()
 	}
-	var fast <-chan time.Time // reads every deepReadEvery, once deep stacks were seen
+	// Reads every deepReadEvery, once deep stacks were seen, and with microstates while a wait whose
+	// stack may need reading from outside lasts (see grabWaits).
+	var fast <-chan time.Time
+	var fastTicker *time.Ticker
+	defer func() {
+		if fastTicker != nil {
+			fastTicker.Stop()
+		}
+	}()
 	var waitErr error
 	for {
-		if fast == nil && (s.stacks.deep || s.ms != nil) {
-			// (With microstates, so that the stacks of waits the context-switch sampler skipped are
-			// read while they last: see grabWaits.)
-			ft := time.NewTicker(deepReadEvery)
-			defer ft.Stop()
-			fast = ft.C
+		switch need := s.stacks.deep || s.ms != nil && s.ms.pending > 0; {
+		case need && fastTicker == nil:
+			fastTicker = time.NewTicker(deepReadEvery)
+			fast = fastTicker.C
+		case !need && fastTicker != nil:
+			fastTicker.Stop()
+			fastTicker, fast = nil, nil
 		}
 		select {
 		case <-fast:
