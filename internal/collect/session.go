@@ -1251,11 +1251,20 @@ func (s *Session) writeCPU(pid, tid uint32, t int64, cpu uint32, mode experiment
 // threadCounted takes the CPU time of thread tid of process pid, whose end (its exit, or the end of
 // recording) was at t, from its context switches: as the count the kernel reports at a thread's exit
 // with inherit_stat (see the Read records in handle), but always the thread's own.
-func (s *Session) threadCounted(pid, tid uint32, t, ns int64) {
+func (s *Session) threadCounted(pid, tid uint32, t, ns int64, ins int) {
 	s.readTotal += ns
 	p := s.imageAt(pid, t)
 	if p == nil {
 		return
+	}
+	if s.ms != nil {
+		if s.ms.ins == nil {
+			s.ms.ins = map[*proc]map[uint32]int{}
+		}
+		if s.ms.ins[p] == nil {
+			s.ms.ins[p] = map[uint32]int{}
+		}
+		s.ms.ins[p][tid] += ins
 	}
 	if s.threadCPU == nil {
 		s.threadCPU = map[*proc]map[uint32]int64{}
@@ -1440,6 +1449,9 @@ func (s *Session) finish(waitErr error) error {
 		if s.cmd != nil && s.ms == nil {
 			// (With microstates every thread's CPU time is its own, from its context switches.)
 			s.threadCPU[s.founder][uint32(s.pid)] += counted - s.readTotal
+		}
+		if s.ms != nil && s.recordedWhole(s.founder) {
+			s.ms.switchLag(counted)
 		}
 		s.assignOrphanRead()
 		if !s.recordedWhole(s.founder) {
