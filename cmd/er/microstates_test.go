@@ -15,38 +15,26 @@ import (
 	"er/internal/experiment"
 )
 
-// metricTable runs er print in CSV mode with metrics and the view args, and returns each row's values by
-// name (the last column) and metric (the header's).
+// metricTable runs er print in CSV mode with metrics and the view args (csvTable), and returns each
+// row's values by name and metric; functions of one name in two objects add up.
 func metricTable(t *testing.T, exp, metrics string, args ...string) map[string]map[string]float64 {
 	t.Helper()
-	all := append([]string{"print", "-printmode", "csv", "-metrics", metrics}, args...)
-	r := er(t, "", nil, append(all, exp)...)
-	if r.code != 0 {
-		t.Fatalf("er %s: exit %d\n%s", strings.Join(all, " "), r.code, r.stderr)
-	}
 	out := map[string]map[string]float64{}
-	var header []string
-	for _, line := range strings.Split(r.stdout, "\n") {
-		f := strings.Split(line, ",")
-		if len(f) < 2 || strings.HasPrefix(line, "#") {
-			continue
+	for _, row := range csvTable(t, exp, append([]string{"-metrics", metrics}, args...)...) {
+		vals := out[row["name"]]
+		if vals == nil {
+			vals = map[string]float64{}
+			out[row["name"]] = vals
 		}
-		if f[len(f)-1] == "name" {
-			header = f
-			continue
-		}
-		name := strings.Join(f[len(header)-1:], ",")
-		row := out[name]
-		if row == nil {
-			row = map[string]float64{}
-			out[name] = row
-		}
-		for i, h := range header[:len(header)-1] {
-			v, err := strconv.ParseFloat(f[i], 64)
-			if err != nil {
-				t.Fatalf("CSV line %q: %v", line, err)
+		for k, cell := range row {
+			if k == "name" {
+				continue
 			}
-			row[h] += v // functions of one name in two objects add up
+			v, err := strconv.ParseFloat(cell, 64)
+			if err != nil {
+				t.Fatalf("%s's %s %q: %v", row["name"], k, cell, err)
+			}
+			vals[k] += v
 		}
 	}
 	return out
@@ -260,31 +248,15 @@ func TestMicrostatesThreads(t *testing.T) {
 			if len(want) != 9 {
 				t.Fatalf("%d threads printed their CPU time, want 9:\n%s", len(want), r.stdout)
 			}
-			p := er(t, "", nil, "print", "-printmode", "csv", "-thread_list", exp)
-			if p.code != 0 {
-				t.Fatalf("er print -thread_list: exit %d\n%s", p.code, p.stderr)
-			}
-			var header []string
 			var listed, lives float64
-			for _, line := range strings.Split(strings.TrimSpace(p.stdout), "\n") {
-				f := strings.Split(line, ",")
-				if header == nil {
-					header = f
-					continue
-				}
-				row := map[string]string{}
-				for i, h := range header {
-					if i < len(f) {
-						row[h] = f[i]
-					}
-				}
+			for _, row := range csvTable(t, exp, "-thread_list") {
 				got, err := strconv.ParseFloat(row["totalcpu"], 64)
 				if err != nil {
-					t.Fatalf("thread list line %q: %v", line, err)
+					t.Fatalf("thread list row %v: %v", row, err)
 				}
 				life, err := strconv.ParseFloat(row["total"], 64)
 				if err != nil {
-					t.Fatalf("thread list line %q: no Total Thread Time: %v", line, err)
+					t.Fatalf("thread list row %v: no Total Thread Time: %v", row, err)
 				}
 				if life < got {
 					t.Errorf("thread %s: Total Thread Time %.4f s below its CPU time %.4f s", row["tid"], life, got)

@@ -43,21 +43,11 @@ func TestRuntimeSibling(t *testing.T) {
 	if err := StartStopped(cmd); err != nil {
 		t.Fatal(err)
 	}
-	pid := cmd.Process.Pid
 	o := TaskClock(1e6)
 	o.InheritStat = true
 	o.Siblings = []Sibling{{Type: unix.PERF_TYPE_TRACEPOINT, Config: id}}
-	g, err := OpenTask(pid, o)
-	if err != nil {
-		cmd.Process.Kill()
-		Detach(pid)
-		cmd.Wait()
-		t.Fatal(err)
-	}
+	g := openDetached(t, cmd, o)
 	defer g.Close()
-	if err := Detach(pid); err != nil {
-		t.Fatal(err)
-	}
 	ids := g.SiblingIDs()
 	if len(ids) != len(g.CPUs()) {
 		t.Fatalf("%d sibling ids for %d CPUs", len(ids), len(g.CPUs()))
@@ -130,6 +120,25 @@ func TestRuntimeSibling(t *testing.T) {
 	}
 }
 
+// openDetached opens o for cmd, started stopped (StartStopped), and lets it run; the caller closes the
+// group.
+func openDetached(t *testing.T, cmd *exec.Cmd, o Options) *Group {
+	t.Helper()
+	pid := cmd.Process.Pid
+	g, err := OpenTask(pid, o)
+	if err != nil {
+		cmd.Process.Kill()
+		Detach(pid)
+		cmd.Wait()
+		t.Fatal(err)
+	}
+	if err := Detach(pid); err != nil {
+		g.Close()
+		t.Fatal(err)
+	}
+	return g
+}
+
 // TestSamplingSibling: a sibling that samples the context-switch event takes the clock's sample layout
 // (user registers and stack), told apart by its id; the clock's switch records say the CPU. sleep
 // blocks in nanosleep: a sample with rax at -ENOSYS (a system call), and a switch out and back in.
@@ -143,17 +152,8 @@ func TestSamplingSibling(t *testing.T) {
 	o := TaskClock(1e6)
 	o.SampleRegsUser, o.SampleStackUser, o.ContextSwitch = RegsAMD64All, 4096, true
 	o.Siblings = []Sibling{{Type: unix.PERF_TYPE_SOFTWARE, Config: unix.PERF_COUNT_SW_CONTEXT_SWITCHES, Freq: 10000, StackUser: 1024}}
-	g, err := OpenTask(pid, o)
-	if err != nil {
-		cmd.Process.Kill()
-		Detach(pid)
-		cmd.Wait()
-		t.Fatal(err)
-	}
+	g := openDetached(t, cmd, o)
 	defer g.Close()
-	if err := Detach(pid); err != nil {
-		t.Fatal(err)
-	}
 	ids := g.SiblingIDs()
 	var switchSamples, inSyscall, outs, ins int
 	cpus := map[uint32]bool{}
