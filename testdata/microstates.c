@@ -218,38 +218,54 @@ static void *evictor(void *p) {
 	return 0;
 }
 
-// Text Page Fault: calls of functions of a shared object, each on its own page, whose pages another
-// thread keeps evicting.
-__attribute__((noinline)) void phase_textfault(const char *lib, int n) {
+// textlib is the text fault phase's library, set up (its functions found, the evictor started) before
+// the phase and torn down after, so that the phase's function holds only what it measures.
+struct textlib {
+	int (**f)(int);
+	int n;
+	uintptr_t lo, hi;
+	pthread_t evictor;
+	struct start *st;
+};
+
+static void textfault_setup(const char *lib, int n, struct textlib *tl) {
 	void *h = dlopen(lib, RTLD_NOW);
 	if (!h) {
 		fprintf(stderr, "%s\n", dlerror());
 		exit(2);
 	}
-	int (**f)(int) = calloc(n, sizeof *f);
+	tl->n = n;
+	tl->f = calloc(n, sizeof *tl->f);
 	char name[32];
 	for (int i = 0; i < n; i++) {
 		snprintf(name, sizeof name, "f%d", i);
-		f[i] = (int (*)(int))dlsym(h, name);
+		tl->f[i] = (int (*)(int))dlsym(h, name);
 	}
-	uintptr_t lo = (uintptr_t)f[0] & ~4095UL, hi = ((uintptr_t)f[n - 1] + 4096) & ~4095UL;
-	madvise((void *)lo, hi - lo, MADV_RANDOM);
+	tl->lo = (uintptr_t)tl->f[0] & ~4095UL, tl->hi = ((uintptr_t)tl->f[n - 1] + 4096) & ~4095UL;
+	madvise((void *)tl->lo, tl->hi - tl->lo, MADV_RANDOM);
 	evicting = 1;
-	pthread_t t;
-	struct start *st = spawn(&t, 0, evictor, (void *)lib);
+	tl->st = spawn(&tl->evictor, 0, evictor, (void *)lib);
 	while (!evicted)
 		sched_yield();
+}
+
+static void textfault_teardown(struct textlib *tl) {
+	evicting = 0;
+	join(tl->evictor, tl->st);
+}
+
+// Text Page Fault: calls of functions of a shared object, each on its own page, whose pages another
+// thread keeps evicting.
+__attribute__((noinline)) void phase_textfault(struct textlib *tl) {
 	int sum = 0;
 	begin();
 	while (now(CLOCK_MONOTONIC) - wall0 < 0.3) {
-		for (int i = 0; i < n; i++)
-			sum += f[i](i);
+		for (int i = 0; i < tl->n; i++)
+			sum += tl->f[i](i);
 		// The pages called stay mapped (and cached) until unmapped: the next round maps them again.
-		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+		madvise((void *)tl->lo, tl->hi - tl->lo, MADV_DONTNEED);
 	}
 	end("phase_textfault");
-	evicting = 0;
-	join(t, st);
 	if (sum == 12345)
 		printf("\n");
 }
@@ -283,6 +299,82 @@ __attribute__((noinline)) void phase_waitcpu(void) {
 		st[i] = spawn(&t[i], &a, spinner, 0);
 	for (int i = 0; i < 4; i++)
 		join(t[i], st[i]);
+}
+
+// Wait CPU after wakeups: this thread (at SCHED_BATCH, whose wakeups do not preempt) and a thread
+// that spins share one CPU; from another CPU a waker sleeps 2 ms, notes the time and writes it to a
+// pipe that this thread reads, 100 times (each after this thread's answer): from each write to the
+// return of the read this thread waits for the CPU the spinner holds. Prints "phase_wakeup wakewait
+// W", the sum of those waits.
+static int wake_pipe[2], ack_pipe[2];
+static volatile int hog_stop;
+static cpu_set_t wake_cpu, waker_cpu;
+
+static void *wake_hog(void *p) {
+	struct start *st = p;
+	st->tid = gettid();
+	sched_setaffinity(0, sizeof wake_cpu, &wake_cpu);
+	while (!hog_stop)
+		;
+	life(st->created);
+	return 0;
+}
+
+static void *waker(void *p) {
+	struct start *st = p;
+	st->tid = gettid();
+	sched_setaffinity(0, sizeof waker_cpu, &waker_cpu);
+	for (int i = 0; i < 100; i++) {
+		struct timespec d = {0, 2000000};
+		nanosleep(&d, 0);
+		double t = now(CLOCK_MONOTONIC);
+		char c;
+		if (write(wake_pipe[1], &t, sizeof t) != sizeof t || read(ack_pipe[0], &c, 1) != 1)
+			break;
+	}
+	life(st->created);
+	return 0;
+}
+
+__attribute__((noinline)) void phase_wakeup(void) {
+	cpu_set_t all;
+	sched_getaffinity(0, sizeof all, &all);
+	CPU_ZERO(&wake_cpu);
+	CPU_ZERO(&waker_cpu);
+	int first = -1, last = -1;
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &all)) {
+			if (first < 0)
+				first = c;
+			last = c;
+		}
+	CPU_SET(last, &wake_cpu);
+	CPU_SET(first, &waker_cpu);
+	if (pipe(wake_pipe) || pipe(ack_pipe))
+		exit(1);
+	sched_setaffinity(0, sizeof wake_cpu, &wake_cpu);
+	struct sched_param sp = {0};
+	sched_setscheduler(0, SCHED_BATCH, &sp);
+	pthread_t h, w;
+	struct start *hs = spawn(&h, 0, wake_hog, 0);
+	double waited = 0;
+	begin();
+	struct start *ws = spawn(&w, 0, waker, 0);
+	for (int i = 0; i < 100; i++) {
+		double t;
+		if (read(wake_pipe[0], &t, sizeof t) != sizeof t)
+			break;
+		waited += now(CLOCK_MONOTONIC) - t;
+		if (write(ack_pipe[1], "x", 1) != 1)
+			break;
+	}
+	end("phase_wakeup");
+	printf("phase_wakeup wakewait %.6f\n", waited);
+	sched_setscheduler(0, SCHED_OTHER, &sp);
+	sched_setaffinity(0, sizeof all, &all);
+	join(w, ws);
+	hog_stop = 1;
+	join(h, hs);
 }
 
 // Other Wait: stopped by SIGSTOP until a shell sends SIGCONT 0.5 s later (a program of its own, so
@@ -326,9 +418,14 @@ int main(int argc, char **argv) {
 	majors("before");
 	phase_datafault(argv[1]);
 	majors("phase_datafault");
-	phase_textfault(argv[2], atoi(argv[3]));
+	struct textlib tl;
+	textfault_setup(argv[2], atoi(argv[3]), &tl);
+	majors("before");
+	phase_textfault(&tl);
 	majors("phase_textfault");
+	textfault_teardown(&tl);
 	phase_waitcpu();
+	phase_wakeup();
 	phase_stopped();
 	life(w0);
 	return 0;

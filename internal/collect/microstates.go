@@ -1,6 +1,8 @@
 package collect
 
 import (
+	"fmt"
+
 	"er/internal/experiment"
 	"er/internal/perfevent"
 
@@ -68,6 +70,10 @@ type microstates struct {
 	csIndex, faultIndex int                      // the indexes of the samplers among the group's siblings
 	pending             int                      // threads in an off-CPU interval whose switch was not sampled nor its stack read (grabWaits' work)
 	ins                 map[*proc]map[uint32]int // each ended thread's switches onto a CPU, by image (switchLag)
+
+	openFDs        int   // schedstat files open (schedstat.go)
+	lagSum, lagN   int64 // the lag given back by exact readings, and the switches it was shared by
+	applied, wakes int64 // readings applied, and the wakeups' waits they found (for the log)
 }
 
 // thread is one thread's state.
@@ -76,6 +82,7 @@ type thread struct {
 
 	on      bool  // on a CPU since onSince
 	onSince int64 // when it last came onto a CPU, or its last clock sample since
+	outAt   int64 // when it last left a CPU
 	cpu     int64 // CPU time since its last clock sample, of the intervals that ended
 	inAt    int64 // when it last came onto a CPU
 	total   int64 // its CPU time, of the intervals that ended
@@ -95,7 +102,11 @@ type thread struct {
 	cs     pendingSwitch // a context-switch sample taken as it left the CPU, not yet matched
 	out    offInterval   // the off-CPU interval it is in
 	fault  offInterval   // the blocked interval it came back from: its major fault would follow
-	merged offInterval   // the intervals being merged into one event
+	merged []offInterval // the intervals being merged into events, at most maxMerged (by stack and mode)
+
+	rc     reconcile     // its reconciliation with its schedstat (schedstat.go)
+	queue  []offInterval // its ended off-CPU intervals waiting for a reading, grouped by stack and mode
+	lagCPU int64         // the CPU time the readings gave back to it (written as System CPU)
 }
 
 // pendingSwitch is a context-switch sample.
@@ -114,6 +125,9 @@ type offInterval struct {
 	stack      uint32
 	cpu        uint32
 	sampled    bool // a context-switch sample (or grabWaits) says how it blocked
+
+	n         int   // how many intervals, in queue
+	lag, wake int64 // of dur, the switches' lag and the wait for a CPU after the wakeup (applyReading)
 }
 
 // grabbed is a waiting thread's stack read from outside (see grab.go).
@@ -130,7 +144,9 @@ type grabbed struct {
 func microSiblings(interval int64) []perfevent.Sibling {
 	return []perfevent.Sibling{
 		{Type: unix.PERF_TYPE_SOFTWARE, Config: unix.PERF_COUNT_SW_CONTEXT_SWITCHES, Freq: microFreq(interval), StackUser: microStack},
-		{Type: unix.PERF_TYPE_SOFTWARE, Config: unix.PERF_COUNT_SW_PAGE_FAULTS_MAJ, Period: 1},
+		// (Its samples' address is what is used, not their stacks: a stack copy of 8 bytes, the least,
+		// where 16 KiB at each of a phase's 16,384 faults filled the rings beside two CPU hogs.)
+		{Type: unix.PERF_TYPE_SOFTWARE, Config: unix.PERF_COUNT_SW_PAGE_FAULTS_MAJ, Period: 1, StackUser: 8},
 	}
 }
 
@@ -171,7 +187,11 @@ func (m *microstates) thread(pid, tid uint32) (*thread, bool) {
 // forked starts the state of a new thread (or a new process's thread), created at t: it waits for a CPU
 // until it first runs.
 func (m *microstates) forked(pid, tid uint32, t int64) {
-	th, _ := m.thread(pid, tid)
+	th, known := m.thread(pid, tid)
+	if !known && th.rc.fd == 0 {
+		// The kernel's figures of a new thread start at zero, as the records'.
+		th.rc.active = true
+	}
 	m.setOut(th, offInterval{valid: true, start: t, mode: experiment.ModeWaitCPU})
 }
 
@@ -202,7 +222,7 @@ func (m *microstates) switched(r *perfevent.Switch) {
 			th.cpu += ran
 			th.total += ran
 		}
-		th.on = false
+		th.on, th.outAt = false, t
 		iv := offInterval{valid: true, start: t, cpu: r.CPU}
 		cs := th.cs
 		th.cs = pendingSwitch{}
@@ -227,6 +247,14 @@ func (m *microstates) switched(r *perfevent.Switch) {
 		}
 		m.setOut(th, iv)
 		return
+	}
+	if rc := &th.rc; rc.active && rc.reading.valid && th.ins-rc.ins0 >= rc.reading.count-rc.count0 {
+		// The switch-in after the reading's last: its window is in queue.
+		if th.ins-rc.ins0 == rc.reading.count-rc.count0 {
+			m.applyReading(r.Tid, th, th.outAt < rc.reading.t, false)
+		} else {
+			rc.reading = schedReading{}
+		}
 	}
 	if th.out.valid {
 		iv := th.out
@@ -348,6 +376,7 @@ func (m *microstates) exec(pid uint32) {
 	for tid, th := range m.threads {
 		if th.pid == pid {
 			m.settleFault(tid, th) // into the old image's experiment
+			m.stopReconciling(tid, th)
 			m.flush(tid, th)
 			th.sampled, th.waited, th.lastStack, th.waitStack = false, false, 0, 0
 			th.cs, th.grab = pendingSwitch{}, grabbed{}
@@ -362,35 +391,75 @@ func (m *microstates) sampled(tid uint32, stack uint32, mode experiment.Mode) {
 	}
 }
 
-// add merges off-CPU interval iv of tid into the event being merged, writing that event first when iv
-// cannot join it.
+// add takes off-CPU interval iv of tid: into its queue, where its reconciliation with its schedstat is
+// active (grouped with the last groups of the same stack and mode within a sampling interval), else
+// into the events being merged.
 func (m *microstates) add(tid uint32, th *thread, iv offInterval) {
 	if iv.dur <= 0 {
 		return
 	}
-	mg := &th.merged
-	if mg.valid && (mg.stack != iv.stack || mg.mode != iv.mode || iv.end-mg.start > m.interval) {
-		m.flush(tid, th)
-	}
-	if !mg.valid {
-		*mg = iv
+	if !th.rc.active {
+		m.merge(tid, th, iv)
 		return
 	}
-	mg.end = iv.end
-	mg.dur += iv.dur
+	for i := len(th.queue) - 1; i >= 0 && i >= len(th.queue)-maxMerged; i-- {
+		if g := &th.queue[i]; g.stack == iv.stack && g.mode == iv.mode && iv.end-g.start <= m.interval {
+			g.end = iv.end
+			g.dur += iv.dur
+			g.n++
+			return
+		}
+	}
+	if len(th.queue) >= maxQueue {
+		// Readings do not come: the older half goes as the records have it.
+		m.writeQueue(tid, th, th.queue[:maxQueue/2], false)
+		th.queue = append(th.queue[:0], th.queue[maxQueue/2:]...)
+	}
+	iv.n = 1
+	th.queue = append(th.queue, iv)
+}
+
+// maxMerged is how many events (of different stacks or modes) a thread merges intervals into at once.
+const maxMerged = 4
+
+// merge merges off-CPU interval iv of tid into the event of its stack and mode being merged, writing
+// the events being merged first when iv ends more than a sampling interval after the first began, or
+// when maxMerged of other stacks or modes are being merged.
+func (m *microstates) merge(tid uint32, th *thread, iv offInterval) {
+	if iv.dur <= 0 {
+		return
+	}
+	if len(th.merged) > 0 && iv.end-th.merged[0].start > m.interval {
+		m.flush(tid, th)
+	}
+	for i := range th.merged {
+		if mg := &th.merged[i]; mg.stack == iv.stack && mg.mode == iv.mode {
+			mg.end = iv.end
+			mg.dur += iv.dur
+			return
+		}
+	}
+	if len(th.merged) == maxMerged {
+		m.flush(tid, th)
+	}
+	iv.n, iv.lag, iv.wake = 0, 0, 0
+	th.merged = append(th.merged, iv)
 }
 
 // maxOffPeriod is the longest off-CPU event written: a longer wait is several (a clock event's period
 // is at most 60 s in the format).
 const maxOffPeriod = 10_000_000_000
 
-// flush writes tid's merged off-CPU event.
+// flush writes tid's merged off-CPU events.
 func (m *microstates) flush(tid uint32, th *thread) {
-	mg := th.merged
-	th.merged = offInterval{}
-	if !mg.valid {
-		return
+	for _, mg := range th.merged {
+		m.writeOff(tid, th, mg)
 	}
+	th.merged = th.merged[:0]
+}
+
+// writeOff writes merged off-CPU event mg of tid.
+func (m *microstates) writeOff(tid uint32, th *thread, mg offInterval) {
 	s := m.s
 	p := s.cur[th.pid]
 	if !s.recording || !p.open() {
@@ -414,6 +483,207 @@ func (m *microstates) flush(tid uint32, th *thread) {
 	}
 }
 
+// settle applies the schedstat readings the records have caught up with (those taken before upTo, the
+// time up to which every record was handled), and reads the schedstat of each thread that has off-CPU
+// intervals waiting for one (or no figures to start from yet).
+func (m *microstates) settle(upTo int64) {
+	for tid, th := range m.threads {
+		rc := &th.rc
+		if rc.reading.valid && rc.reading.t < upTo {
+			r := rc.reading
+			done, k := th.ins-rc.ins0, r.count-rc.count0
+			switch {
+			case r.count == 0 && th.ins > 0 && (!rc.active || done > 0):
+				// The kernel does not count arrivals (no CONFIG_SCHED_INFO): no reconciliation.
+				m.stopReconciling(tid, th)
+				m.closeSched(rc)
+				rc.fd = -1
+			case !rc.active:
+				// The figures to start from: taken where the thread was off a CPU from before the
+				// reading until after it (no arrival near it), so that its arrivals match its records.
+				rc.reading = schedReading{}
+				if !th.on && th.outAt < r.t && !th.fault.valid {
+					rc.active = true
+					rc.exec0, rc.delay0, rc.count0 = r.exec, r.delay, r.count
+					rc.total0, rc.ins0 = th.total, th.ins
+					rc.lag, rc.preempt, rc.wake = 0, 0, 0
+				}
+			case done == k && !th.fault.valid:
+				// Its window is in queue; its CPU time is exact where it was off a CPU all through.
+				m.applyReading(tid, th, !th.on && th.outAt < r.t, false)
+			case done > k || upTo-r.t > staleReading:
+				// Its records and the kernel's count of its arrivals disagree (records lost): start
+				// again from a reading where they agree.
+				m.stopReconciling(tid, th)
+			}
+		}
+		if !rc.reading.valid && rc.fd >= 0 && (len(th.queue) > 0 || !rc.active) {
+			t := m.s.now()
+			if st, ok := m.readSched(th.pid, tid, rc); ok {
+				rc.reading = schedReading{valid: true, t: t, schedStat: st}
+			}
+		}
+	}
+}
+
+// staleReading is how long a reading waits for the records of its thread's arrivals.
+const staleReading = 1_000_000_000
+
+// stopReconciling writes tid's queue as the records have it, and ends its reconciliation.
+func (m *microstates) stopReconciling(tid uint32, th *thread) {
+	m.writeQueue(tid, th, th.queue, false)
+	th.queue = th.queue[:0]
+	th.rc.active, th.rc.reading = false, schedReading{}
+}
+
+// applyReading applies tid's reading to the off-CPU intervals in its queue, which are those that ended
+// at its arrivals onto a CPU up to the reading's; cpuExact says whether the reading's CPU time is exact
+// (the thread was off a CPU while it was read). A reading that is not exact is dropped, the intervals
+// waiting for the next (their lag is known only from an exact one), unless the queue is long or the
+// thread ends (last: its lag is then its average a switch).
+func (m *microstates) applyReading(tid uint32, th *thread, cpuExact, last bool) {
+	rc := &th.rc
+	r := rc.reading
+	rc.reading = schedReading{}
+	if !cpuExact && !last && len(th.queue) < maxQueue/2 {
+		return
+	}
+	m.applied++
+	var n, durs int64
+	for _, g := range th.queue {
+		n += int64(g.n)
+		durs += g.dur
+	}
+	// The switches' lag: what the kernel counted of the thread's CPU time beyond the records. Where
+	// the reading's CPU time is not exact, none: the next exact reading gives what this window's
+	// switches had with its own (the sums run from the thread's start), on its own intervals.
+	var lag int64
+	rc.switches += n
+	if cpuExact {
+		// (Negative where the records' CPU time is more than the kernel's: a thread preempted more
+		// than it blocks, whose switches out the kernel counts first. What the records gave its
+		// samples stays; it counts in the averages.)
+		lag = (r.exec - rc.exec0) - (th.total - rc.total0) - rc.lag
+		m.lagSum += lag
+		m.lagN += rc.switches
+		rc.lagSum += lag
+		rc.lagN += rc.switches
+		rc.switches = 0
+	} else if last {
+		lag = m.averageLag(th, rc.switches)
+	}
+	lag = min(max(lag, 0), durs)
+	var given, preempt int64
+	for i := range th.queue {
+		g := &th.queue[i]
+		g.lag = min(g.dur, lag*int64(g.n)/max(n, 1))
+		given += g.lag
+		if g.mode == experiment.ModeWaitCPU {
+			preempt += g.dur - g.lag
+		}
+	}
+	// The wakeups' waits: the arrivals' waits less the preemptions'.
+	wake := (r.delay - rc.delay0) - (rc.preempt + preempt) - rc.wake
+	woke := fillWakes(th.queue, wake)
+	rc.lag += given
+	rc.preempt += preempt
+	rc.wake += woke
+	m.wakes += woke
+	m.writeQueue(tid, th, th.queue, true)
+	th.queue = th.queue[:0]
+}
+
+// fillWakes shares wake among the sleeps of queue, equally by interval but at most each one's time
+// left after its lag, and returns what it gave.
+func fillWakes(queue []offInterval, wake int64) int64 {
+	if wake <= 0 {
+		return 0
+	}
+	var left int64 // intervals not full
+	for i := range queue {
+		if g := &queue[i]; g.mode != experiment.ModeWaitCPU {
+			g.wake = -1
+			left += int64(g.n)
+		}
+	}
+	var given int64
+	for left > 0 && wake > 0 {
+		full := false
+		for i := range queue {
+			g := &queue[i]
+			if g.wake == -1 && g.dur-g.lag <= wake*int64(g.n)/left {
+				g.wake = g.dur - g.lag
+				wake -= g.wake
+				given += g.wake
+				left -= int64(g.n)
+				full = true
+			}
+		}
+		if full {
+			continue
+		}
+		// Equal shares, the rounding's remainder to the last.
+		last, share := -1, int64(0)
+		for i := range queue {
+			if g := &queue[i]; g.wake == -1 {
+				g.wake = wake * int64(g.n) / left
+				share += g.wake
+				last = i
+			}
+		}
+		queue[last].wake += wake - share
+		given += wake
+		break
+	}
+	for i := range queue {
+		if g := &queue[i]; g.wake == -1 {
+			g.wake = 0
+		}
+	}
+	return given
+}
+
+// averageLag is the lag of n switches of th: its own average a switch where its exact readings found
+// one, else the session's; none where that is negative.
+func (m *microstates) averageLag(th *thread, n int64) int64 {
+	var lag int64
+	if th.rc.lagN > 0 {
+		lag = th.rc.lagSum * n / th.rc.lagN
+	} else if m.lagN > 0 {
+		lag = m.lagSum * n / m.lagN
+	}
+	return max(lag, 0)
+}
+
+// writeQueue writes groups of tid's intervals: each one's lag as System CPU at its stack, its wait
+// after its wakeup as Wait CPU, the rest in its mode. Unreconciled (a thread's last window, or one no
+// reading came for), each has the session's average lag.
+func (m *microstates) writeQueue(tid uint32, th *thread, groups []offInterval, reconciled bool) {
+	for _, g := range groups {
+		if !reconciled {
+			// The thread's own lag a switch where its readings found one, else the session's.
+			g.wake, g.lag = 0, min(m.averageLag(th, int64(g.n)), g.dur)
+			if th.rc.active {
+				th.rc.lag += g.lag
+				if g.mode == experiment.ModeWaitCPU {
+					th.rc.preempt += g.dur - g.lag
+				}
+			}
+		}
+		if g.lag > 0 {
+			th.lagCPU += g.lag
+			m.s.writeCPU(th.pid, tid, g.end, g.cpu, experiment.ModeKernel, g.lag, g.stack, g.end-g.lag)
+		}
+		wake := g.wake
+		g.dur -= g.lag + wake
+		m.merge(tid, th, g)
+		if wake > 0 {
+			g.mode, g.dur = experiment.ModeWaitCPU, wake
+			m.merge(tid, th, g)
+		}
+	}
+}
+
 // exited ends tid at t (its exit record): its off-CPU events are written, and the CPU time since its
 // last clock sample is credited to that sample's stack.
 func (m *microstates) exited(pid, tid uint32, t int64) {
@@ -431,6 +701,12 @@ func (m *microstates) exited(pid, tid uint32, t int64) {
 // since its last sample.
 func (m *microstates) end(pid, tid uint32, th *thread, t int64) {
 	m.settleFault(tid, th)
+	if rc := &th.rc; rc.active && rc.reading.valid && th.ins-rc.ins0 == rc.reading.count-rc.count0 {
+		m.applyReading(tid, th, !th.on && th.outAt < rc.reading.t, true)
+	}
+	m.stopReconciling(tid, th)
+	m.closeSched(&th.rc)
+	th.rc.fd = -1
 	if iv := th.out; iv.valid {
 		iv.end, iv.dur = t, t-iv.start
 		if iv.mode == modeMaybeFault {
@@ -445,7 +721,8 @@ func (m *microstates) end(pid, tid uint32, th *thread, t int64) {
 		cpu += t - th.onSince
 		total += t - th.inAt
 	}
-	th.on, th.cpu, th.total = false, 0, 0
+	total += th.lagCPU
+	th.on, th.cpu, th.total, th.lagCPU = false, 0, 0, 0
 	m.s.threadCounted(pid, tid, t, total, th.ins)
 	th.ins = 0
 	if cpu <= 0 {
@@ -536,4 +813,12 @@ func (m *microstates) finish(t int64) {
 		m.end(th.pid, tid, th, t)
 	}
 	clear(m.threads)
+	if m.applied > 0 {
+		lag := 0.0
+		if m.lagN > 0 {
+			lag = float64(m.lagSum) / float64(m.lagN) / 1e3
+		}
+		m.s.w.Event(experiment.Event{Time: t, Kind: "comment", Text: fmt.Sprintf(
+			"microstates: %d schedstat readings reconciled the threads' switches: %.3f s of waits for a CPU after wakeups; the switches' lag %.2f µs a switch", m.applied, float64(m.wakes)/1e9, lag)})
+	}
 }

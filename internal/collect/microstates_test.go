@@ -20,7 +20,7 @@ func addStacks(t *testing.T, s *Session, n int) {
 
 func TestMicroFreq(t *testing.T) {
 	sb := microSiblings(int64(IntervalOn))
-	if len(sb) != 2 || sb[0].Freq != microFreq(0) || sb[0].StackUser != microStack || sb[1].Period != 1 ||
+	if len(sb) != 2 || sb[0].Freq != microFreq(0) || sb[0].StackUser != microStack || sb[1].Period != 1 || sb[1].StackUser != 8 ||
 		!sb[0].Sampling() || !sb[1].Sampling() {
 		t.Errorf("microSiblings = %+v", sb)
 	}

@@ -997,6 +997,7 @@ func (s *Session) readRecords(all bool) {
 	s.handleBatch(upTo)
 	if s.ms != nil && s.recording && !all {
 		s.ms.grabWaits(int64(upTo) - s.startNS)
+		s.ms.settle(int64(upTo) - s.startNS)
 	}
 	if err != nil {
 		s.w.Event(experiment.Event{Time: s.now(), Kind: "error", Text: "reading perf events: " + err.Error()})

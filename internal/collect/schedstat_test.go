@@ -1,0 +1,158 @@
+package collect
+
+import (
+	"os"
+	"runtime"
+	"testing"
+	"time"
+
+	"er/internal/experiment"
+	"er/internal/perfevent"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestParseSchedstat(t *testing.T) {
+	st, err := parseSchedstat([]byte("41472982 3707841 105\n"))
+	if err != nil || st != (schedStat{exec: 41472982, delay: 3707841, count: 105}) {
+		t.Errorf("parseSchedstat = %+v, %v", st, err)
+	}
+	for _, bad := range []string{"", "1 2\n", "1 2 3 4\n", "1 x 3\n", "1 -2 3\n"} {
+		if _, err := parseSchedstat([]byte(bad)); err == nil {
+			t.Errorf("parseSchedstat(%q): no error", bad)
+		}
+	}
+}
+
+// TestReadSched reads this test's own thread's schedstat: its CPU time grows as it spins, and the
+// file stays open for the next reading.
+func TestReadSched(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	m := &microstates{}
+	rc := &reconcile{}
+	pid, tid := uint32(os.Getpid()), uint32(unix.Gettid())
+	a, ok := m.readSched(pid, tid, rc)
+	if !ok {
+		t.Skipf("no %s (a kernel without CONFIG_SCHED_INFO?)", schedPath(pid, tid))
+	}
+	if rc.fd <= 0 || m.openFDs != 1 {
+		t.Errorf("the file is not kept open: fd %d, %d open", rc.fd, m.openFDs)
+	}
+	for start := time.Now(); time.Since(start) < 20*time.Millisecond; {
+	}
+	b, ok := m.readSched(pid, tid, rc)
+	if !ok || b.exec <= a.exec || b.count < a.count || b.delay < a.delay {
+		t.Errorf("readings %+v then %+v", a, b)
+	}
+	m.closeSched(rc)
+	if rc.fd != 0 || m.openFDs != 0 {
+		t.Errorf("closed: fd %d, %d open", rc.fd, m.openFDs)
+	}
+	if _, ok := m.readSched(pid, 1<<30, &reconcile{}); ok {
+		t.Error("read a thread that does not exist")
+	}
+}
+
+func TestFillWakes(t *testing.T) {
+	q := []offInterval{
+		{mode: experiment.ModeSleep, dur: 100, lag: 10, n: 1},
+		{mode: experiment.ModeWaitCPU, dur: 1000, n: 5},
+		{mode: experiment.ModeSleep, dur: 1000, n: 3},
+		{mode: experiment.ModeDataFault, dur: 5000, n: 1},
+	}
+	// 800 over 5 sleeps: 160 each, but the first has only 90 left after its lag: 710 over the other 4.
+	if got := fillWakes(q, 800); got != 800 || q[0].wake != 90 || q[1].wake != 0 || q[2].wake != 532 || q[3].wake != 178 {
+		t.Errorf("fillWakes gave %d: %d %d %d %d", got, q[0].wake, q[1].wake, q[2].wake, q[3].wake)
+	}
+	// More than the sleeps hold: all of them, and no more.
+	if got := fillWakes(q, 1e6); got != 90+1000+5000 || q[2].wake != 1000 || q[3].wake != 5000 {
+		t.Errorf("fillWakes(1e6) gave %d: %+v", got, q)
+	}
+	if got := fillWakes(q, -5); got != 0 {
+		t.Errorf("fillWakes(-5) gave %d", got)
+	}
+}
+
+// TestApplyReading drives a thread created under observation through a wait for its first CPU, a
+// sleep and a preemption, applies a reading of its schedstat taken while it was off a CPU after them
+// (the kernel counted 10 µs more CPU time a switch than the records, and 1 ms of wait for a CPU after
+// the sleep's wakeup), then a sleep after the reading, and its exit; and reads back the experiment.
+func TestApplyReading(t *testing.T) {
+	s := testSession(t, Spec{Interval: IntervalOn})
+	s.recording = true
+	m := &microstates{s: s, interval: int64(IntervalOn), csIDs: map[uint64]bool{}, faultIDs: map[uint64]bool{},
+		axIndex: -1, threads: map[uint32]*thread{}}
+	s.ms = m
+	addStacks(t, s, 3)
+	const ms, us = int64(time.Millisecond), int64(time.Microsecond)
+	at := func(rel int64) uint64 { return uint64(rel + s.startNS) }
+	sw := func(rel int64, out, preempt bool) {
+		m.switched(&perfevent.Switch{Pid: 10, Tid: 11, CPU: 1, Out: out, Preempt: preempt, Time: at(rel)})
+	}
+	m.forked(10, 11, 0)
+	th := m.threads[11]
+	if !th.rc.active {
+		t.Fatal("a new thread's reconciliation is not active")
+	}
+	th.rc.fd = -1 // no file: the readings are the test's
+	sw(1*ms, false, false)
+	m.sampled(11, 3, experiment.ModeUser)
+	sw(5*ms, true, false) // asleep at stack 3
+	sw(15*ms, false, false)
+	sw(20*ms, true, true) // preempted
+	sw(22*ms, false, false)
+	sw(25*ms, true, false)
+	// Read at 26 ms, off a CPU since 25: 12 ms of CPU by the records, 3 arrivals.
+	th.rc.reading = schedReading{valid: true, t: 26 * ms, schedStat: schedStat{
+		exec:  12*ms + 30*us,
+		delay: (1*ms - 10*us) + 1*ms + (2*ms - 10*us), // the first CPU, the wakeup, the preemption
+		count: 3,
+	}}
+	m.settle(30 * ms)
+	if th.rc.reading.valid || len(th.queue) != 0 || m.applied != 1 {
+		t.Fatalf("the reading was not applied: %+v, %d in queue", th.rc.reading, len(th.queue))
+	}
+	if m.lagN != 3 || m.lagSum != 30*us {
+		t.Errorf("lag %d ns over %d switches, want 30 µs over 3", m.lagSum, m.lagN)
+	}
+	sw(35*ms, false, false) // a sleep no exact reading comes for: the average lag, 10 µs
+	// Read at 36 ms while it runs: its CPU time is not exact; dropped, the sleep waits in queue.
+	m.settleFault(11, th) // (its next record would: the sleep was no major fault)
+	th.rc.reading = schedReading{valid: true, t: 36 * ms, schedStat: schedStat{exec: 23 * ms, delay: 3980 * us, count: 4}}
+	m.settle(37 * ms)
+	if th.rc.reading.valid || len(th.queue) != 1 || m.applied != 1 {
+		t.Errorf("a reading of the thread running: %+v, %d in queue, %d applied", th.rc.reading, len(th.queue), m.applied)
+	}
+	m.exited(10, 11, 40*ms)
+	if err := s.w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d, err := experiment.Open(s.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byMode := map[experiment.Mode]int64{}
+	var life int64
+	for _, c := range d.Clock {
+		byMode[c.Mode] += c.Period
+		life += c.Period
+	}
+	want := map[experiment.Mode]int64{
+		experiment.ModeWaitCPU: (1*ms - 10*us) + 1*ms + (2*ms - 10*us),
+		experiment.ModeSleep:   (10*ms - 10*us - 1*ms) + (10*ms - 10*us),
+		experiment.ModeKernel:  40 * us,
+		experiment.ModeUser:    4*ms + 5*ms + 3*ms + 5*ms - 1, // at the exit, to just before it
+	}
+	for mode, ns := range want {
+		if byMode[mode] != ns {
+			t.Errorf("mode %d: %d ns, want %d", mode, byMode[mode], ns)
+		}
+	}
+	if life != 40*ms-1 {
+		t.Errorf("Total Thread Time %d ns, want the thread's life, %d", life, 40*ms-1)
+	}
+	if c := s.threadCPU[s.founder][11]; c != 17*ms-1+40*us {
+		t.Errorf("the thread's count %d, want its CPU time with the lag given back, %d", c, 17*ms-1+40*us)
+	}
+}
