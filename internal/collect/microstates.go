@@ -106,7 +106,8 @@ type thread struct {
 
 	rc     reconcile     // its reconciliation with its schedstat (schedstat.go)
 	queue  []offInterval // its ended off-CPU intervals waiting for a reading, grouped by stack and mode
-	lagCPU int64         // the CPU time the readings gave back to it (written as System CPU)
+	lagCPU int64         // the CPU time the readings gave back to it (written as System CPU), less what they took
+	debt   int64         // CPU time the readings took from it, still to take from its next samples
 }
 
 // pendingSwitch is a context-switch sample.
@@ -363,7 +364,14 @@ func (m *microstates) onCPU(r *perfevent.Sample, t int64) int64 {
 	}
 	period := th.cpu + t - th.onSince
 	th.cpu, th.onSince = 0, t
-	return period
+	return th.pay(period)
+}
+
+// pay returns CPU time period of th less what it owes (debt), and owes that much less.
+func (th *thread) pay(period int64) int64 {
+	d := min(th.debt, max(period, 0))
+	th.debt -= d
+	return period - d
 }
 
 // switchInWindow is how soon after a thread came back onto a CPU a kernel-mode sample is taken to
@@ -572,7 +580,8 @@ func (m *microstates) applyReading(tid uint32, th *thread, cpuExact, last bool) 
 	} else if last {
 		lag = m.averageLag(th, rc.switches)
 	}
-	lag = min(max(lag, 0), durs)
+	// (A negative lag lengthens the intervals, and is taken from the thread's next samples.)
+	lag = min(lag, durs)
 	var given, preempt int64
 	for i := range th.queue {
 		g := &th.queue[i]
@@ -670,9 +679,11 @@ func (m *microstates) writeQueue(tid uint32, th *thread, groups []offInterval, r
 				}
 			}
 		}
+		th.lagCPU += g.lag
 		if g.lag > 0 {
-			th.lagCPU += g.lag
 			m.s.writeCPU(th.pid, tid, g.end, g.cpu, experiment.ModeKernel, g.lag, g.stack, g.end-g.lag)
+		} else {
+			th.debt -= g.lag
 		}
 		wake := g.wake
 		g.dur -= g.lag + wake
@@ -721,8 +732,9 @@ func (m *microstates) end(pid, tid uint32, th *thread, t int64) {
 		cpu += t - th.onSince
 		total += t - th.inAt
 	}
-	total += th.lagCPU
-	th.on, th.cpu, th.total, th.lagCPU = false, 0, 0, 0
+	cpu = th.pay(cpu)
+	total += th.lagCPU + th.debt // (what it still owes was not taken)
+	th.on, th.cpu, th.total, th.lagCPU, th.debt = false, 0, 0, 0, 0
 	m.s.threadCounted(pid, tid, t, total, th.ins)
 	th.ins = 0
 	if cpu <= 0 {
@@ -796,6 +808,10 @@ func (m *microstates) switchLag(counted int64) {
 		}
 	}
 	lag := counted - recorded
+	if m.lagN > 0 {
+		// The threads' CPU time is the kernel's, from their schedstat.
+		return
+	}
 	if switches == 0 || lag <= 0 || float64(lag) > maxLagShare*float64(recorded) {
 		return
 	}

@@ -156,3 +156,35 @@ func TestApplyReading(t *testing.T) {
 		t.Errorf("the thread's count %d, want its CPU time with the lag given back, %d", c, 17*ms-1+40*us)
 	}
 }
+
+// TestNegativeLag: where the kernel counted less CPU time than the records (a thread preempted more than
+// it blocks), the window's intervals are longer by as much and the thread's next samples shorter.
+func TestNegativeLag(t *testing.T) {
+	s := testSession(t, Spec{Interval: IntervalOn})
+	s.recording = true
+	m := &microstates{s: s, interval: int64(IntervalOn), axIndex: -1, threads: map[uint32]*thread{}}
+	s.ms = m
+	addStacks(t, s, 3)
+	const ms, us = int64(time.Millisecond), int64(time.Microsecond)
+	sw := func(rel int64, out, preempt bool) {
+		m.switched(&perfevent.Switch{Pid: 10, Tid: 11, CPU: 1, Out: out, Preempt: preempt, Time: uint64(rel + s.startNS)})
+	}
+	m.forked(10, 11, 0)
+	th := m.threads[11]
+	th.rc.fd = -1
+	sw(1*ms, false, false)
+	sw(5*ms, true, true) // preempted twice: 4 + 3 ms on a CPU by the records
+	sw(6*ms, false, false)
+	sw(9*ms, true, true)
+	th.rc.reading = schedReading{valid: true, t: 10 * ms, schedStat: schedStat{exec: 7*ms - 30*us, delay: 1*ms + 1*ms + 30*us, count: 2}}
+	sw(11*ms, false, false) // the third arrival applies the reading: the 30 µs go to the two waits
+	if th.debt != 30*us || th.lagCPU != -30*us {
+		t.Fatalf("debt %d, lag %d: want 30 µs owed", th.debt, th.lagCPU)
+	}
+	if p := th.pay(20 * us); p != 0 || th.debt != 10*us {
+		t.Errorf("pay(20 µs) = %d, owing %d", p, th.debt)
+	}
+	if p := th.pay(5 * ms); p != 5*ms-10*us || th.debt != 0 {
+		t.Errorf("pay(5 ms) = %d, owing %d", p, th.debt)
+	}
+}
