@@ -225,7 +225,7 @@ func Analyze(exps []*experiment.Data, opt Options) (*Profile, error) {
 				}
 			}
 		}
-		ea := eventAdder{b: b, p: p, es: es, vals: make([]int64, p.nm), keepEvents: opt.Events}
+		ea := eventAdder{b: b, p: p, es: es, vals: make([]int64, p.nm), keepEvents: opt.Events, micro: p.hasMicrostates()}
 		ea.addAll(opt.Filter, groups)
 	}
 	if groups != nil {
@@ -316,7 +316,7 @@ func (p *Profile) Refilter(filter func(ev *EventInfo) bool, events bool) (*Profi
 	}
 	groups := q.newIOGroups()
 	for _, es := range b.exps {
-		ea := eventAdder{b: b, p: q, es: es, vals: make([]int64, q.nm), keepEvents: events, re: re}
+		ea := eventAdder{b: b, p: q, es: es, vals: make([]int64, q.nm), keepEvents: events, re: re, micro: q.hasMicrostates()}
 		ea.addAll(filter, groups)
 	}
 	if groups != nil {
@@ -589,6 +589,7 @@ type eventAdder struct {
 	es         *expState
 	vals       []int64
 	keepEvents bool
+	micro      bool // p has the microstate metrics
 	lastPid    uint32
 	lastPM     *procMaps
 	havePM     bool
@@ -654,7 +655,7 @@ func (ea *eventAdder) add(ev event, stack uint32, always bool) bool {
 	if ea.keepEvents {
 		e := Event{Time: t, Dur: ev.dur, Tid: ev.tid, Pid: pid, Exp: es.idx, Kind: ev.kind, Stack: p.raw[r].stack}
 		if ev.kind == DataClock && p.base[DataClock] == 0 {
-			e.State = clockState(ea.vals, p.hasMicrostates())
+			e.State = clockState(ea.vals, ea.micro)
 		}
 		p.EventList = append(p.EventList, e)
 	}

@@ -229,25 +229,28 @@ func recordTime(r perfevent.Record) uint64 {
 // batch holds copies of the records of one Drain, so that they can be handled in time order once every
 // ring was read: a sample on one CPU may need a mapping recorded on another.
 type batch struct {
-	recs  []perfevent.Record
-	bytes []byte   // backing store of the copied stacks
-	words []uint64 // backing store of the copied call chains and registers
+	recs     []perfevent.Record
+	bytes    []byte             // backing store of the copied stacks
+	words    []uint64           // backing store of the copied call chains and registers
+	samples  []perfevent.Sample // backing store of the copied samples
+	switches []perfevent.Switch // and context-switch records (two at every switch: not one allocation each)
 }
 
 func (b *batch) reset() {
 	clear(b.recs)
 	b.recs, b.bytes, b.words = b.recs[:0], b.bytes[:0], b.words[:0]
+	b.samples, b.switches = b.samples[:0], b.switches[:0]
 }
 
 // add copies r, which is only valid during the Drain callback.
 func (b *batch) add(r perfevent.Record) {
 	switch r := r.(type) {
 	case *perfevent.Sample:
-		c := *r
+		c := keepOne(&b.samples, r, 1024)
 		c.Callchain = b.keepWords(r.Callchain)
 		c.Regs = b.keepWords(r.Regs)
 		c.Stack = b.keepBytes(r.Stack[:min(uint64(len(r.Stack)), r.StackDynSize)])
-		b.recs = append(b.recs, &c)
+		b.recs = append(b.recs, c)
 	case *perfevent.Mmap2:
 		c := *r
 		c.BuildID = append([]byte(nil), r.BuildID...)
@@ -265,7 +268,7 @@ func (b *batch) add(r perfevent.Record) {
 	case *perfevent.Throttle:
 		b.recs = append(b.recs, clone(r))
 	case *perfevent.Switch:
-		b.recs = append(b.recs, clone(r))
+		b.recs = append(b.recs, keepOne(&b.switches, r, 4096))
 	}
 }
 
@@ -273,6 +276,17 @@ func (b *batch) add(r perfevent.Record) {
 func clone[T any](r *T) *T {
 	c := *r
 	return &c
+}
+
+// keepOne copies *r to the end of *store and returns the copy, as keep does.
+func keepOne[T any](store *[]T, r *T, minCap int) *T {
+	s := *store
+	if len(s) == cap(s) {
+		s = make([]T, 0, max(2*cap(s), minCap))
+	}
+	s = append(s, *r)
+	*store = s
+	return &s[len(s)-1]
 }
 
 // keepWords and keepBytes copy a slice into the batch's store (see keep).

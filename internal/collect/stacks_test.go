@@ -86,8 +86,19 @@ func TestBatch(t *testing.T) {
 	for i := 0; i < 10000; i++ {
 		b.add(&perfevent.Sample{Time: uint64(i), Callchain: []uint64{uint64(i)}, Stack: make([]byte, 512), StackDynSize: 512})
 	}
-	if cs.Callchain[0] != 1 || cs.Stack[0] != 9 {
+	if cs.Callchain[0] != 1 || cs.Stack[0] != 9 || cs.Time != 30 {
 		t.Errorf("a later copy overwrote an earlier one")
+	}
+	// Switch records, many: each its own copy, the first unmoved.
+	sw := &perfevent.Switch{Time: 5, Tid: 7}
+	b.add(sw)
+	first := b.recs[len(b.recs)-1].(*perfevent.Switch)
+	for i := 0; i < 10000; i++ {
+		sw.Time, sw.Tid = uint64(i), uint32(i)
+		b.add(sw)
+	}
+	if first.Time != 5 || first.Tid != 7 || b.recs[len(b.recs)-1].(*perfevent.Switch).Tid != 9999 {
+		t.Errorf("switch copies: first %+v, last %+v", first, b.recs[len(b.recs)-1])
 	}
 	b.reset()
 	if len(b.recs) != 0 {
