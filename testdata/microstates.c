@@ -305,7 +305,8 @@ __attribute__((noinline)) void phase_waitcpu(void) {
 // that spins share one CPU; from another CPU a waker sleeps 2 ms, notes the time and writes it to a
 // pipe that this thread reads, 100 times (each after this thread's answer): from each write to the
 // return of the read this thread waits for the CPU the spinner holds. Prints "phase_wakeup wakewait
-// W", the sum of those waits.
+// W", the sum of those waits, and "phase_wakeup preempted P", its time off a CPU while it ran between
+// its reads (preempted).
 static int wake_pipe[2], ack_pipe[2];
 static volatile int hog_stop;
 static cpu_set_t wake_cpu, waker_cpu;
@@ -361,19 +362,24 @@ __attribute__((noinline)) void phase_wakeup(void) {
 	sched_setscheduler(0, SCHED_BATCH, &sp);
 	pthread_t h, w;
 	struct start *hs = spawn(&h, 0, wake_hog, 0);
-	double waited = 0;
+	double waited = 0, preempted = 0;
 	begin();
 	struct start *ws = spawn(&w, 0, waker, 0);
 	for (int i = 0; i < 100; i++) {
 		double t;
 		if (read(wake_pipe[0], &t, sizeof t) != sizeof t)
 			break;
-		waited += now(CLOCK_MONOTONIC) - t;
-		if (write(ack_pipe[1], "x", 1) != 1)
+		double w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_THREAD_CPUTIME_ID);
+		waited += w0 - t;
+		int ok = write(ack_pipe[1], "x", 1) == 1;
+		// From the read's return to the next read this thread does not block: its time off a CPU
+		// there is preemption.
+		preempted += now(CLOCK_MONOTONIC) - w0 - (now(CLOCK_THREAD_CPUTIME_ID) - c0);
+		if (!ok)
 			break;
 	}
 	end("phase_wakeup");
-	printf("phase_wakeup wakewait %.6f\n", waited);
+	printf("phase_wakeup wakewait %.6f\nphase_wakeup preempted %.6f\n", waited, preempted);
 	sched_setscheduler(0, SCHED_OTHER, &sp);
 	sched_setaffinity(0, sizeof all, &all);
 	join(w, ws);

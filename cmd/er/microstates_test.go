@@ -154,10 +154,10 @@ func TestMicrostatesPhases(t *testing.T) {
 	// The waits for a CPU after wakeups, as the program measured them: from the waker's clock reading
 	// before its write to the return of the read, which holds the woken thread's own CPU time from its
 	// arrival on the CPU to that return (the switch back in, which its CPU clock counts), so the waits
-	// proper are at least that sum less the phase's CPU time and at most the sum; the rest of its time
-	// off a CPU asleep, Other Wait.
+	// proper are at least that sum less the phase's CPU time and at most the sum; with the time it was
+	// preempted between its reads, Wait CPU; the rest of its time off a CPU asleep, Other Wait.
 	wake := fn["phase_wakeup"]
-	hi := m["phase_wakeup wakewait"]
+	hi := m["phase_wakeup wakewait"] + m["phase_wakeup preempted"]
 	lo := hi - m["phase_wakeup cpu"]
 	bracket := func(what string, got, lo, hi float64) {
 		t.Helper()

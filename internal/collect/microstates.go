@@ -126,6 +126,7 @@ type offInterval struct {
 	stack      uint32
 	cpu        uint32
 	sampled    bool // a context-switch sample (or grabWaits) says how it blocked
+	guess      bool // a preemption before the thread's first sample: its stack is that sample's
 
 	n         int   // how many intervals, in queue
 	lag, wake int64 // of dur, the switches' lag and the wait for a CPU after the wakeup (applyReading)
@@ -233,6 +234,9 @@ func (m *microstates) switched(r *perfevent.Switch) {
 			iv.stack = th.lastStack
 			if cs.valid {
 				iv.stack = cs.stack
+			} else if !th.sampled {
+				// Preempted before its first sample: where its first sample finds it (sampled).
+				iv.guess = true
 			}
 		case cs.valid:
 			iv.mode, iv.stack, iv.sampled = experiment.ModeSleep, cs.stack, true
@@ -385,7 +389,7 @@ func (m *microstates) exec(pid uint32) {
 		if th.pid == pid {
 			m.settleFault(tid, th) // into the old image's experiment
 			m.stopReconciling(tid, th)
-			m.flush(tid, th)
+			m.flushAll(tid, th)
 			th.sampled, th.waited, th.lastStack, th.waitStack = false, false, 0, 0
 			th.cs, th.grab = pendingSwitch{}, grabbed{}
 		}
@@ -394,9 +398,23 @@ func (m *microstates) exec(pid uint32) {
 
 // sampled notes the stack and mode of tid's clock sample.
 func (m *microstates) sampled(tid uint32, stack uint32, mode experiment.Mode) {
-	if th := m.threads[tid]; th != nil {
-		th.lastStack, th.lastMode, th.sampled = stack, mode, true
+	th := m.threads[tid]
+	if th == nil {
+		return
 	}
+	if !th.sampled {
+		// Its first: the stack of its preemptions before it, which no sample saw (a new thread
+		// preempted in its first moments was in the code its first sample finds it in, far more
+		// often than nowhere: beside CPU hogs, 4% of 4 spinners' Wait CPU once went to no stack).
+		for _, ivs := range [][]offInterval{th.queue, th.merged} {
+			for i := range ivs {
+				if ivs[i].guess {
+					ivs[i].stack, ivs[i].guess = stack, false
+				}
+			}
+		}
+	}
+	th.lastStack, th.lastMode, th.sampled = stack, mode, true
 }
 
 // add takes off-CPU interval iv of tid: into its queue, where its reconciliation with its schedstat is
@@ -411,7 +429,7 @@ func (m *microstates) add(tid uint32, th *thread, iv offInterval) {
 		return
 	}
 	for i := len(th.queue) - 1; i >= 0 && i >= len(th.queue)-maxMerged; i-- {
-		if g := &th.queue[i]; g.stack == iv.stack && g.mode == iv.mode && iv.end-g.start <= m.interval {
+		if g := &th.queue[i]; g.stack == iv.stack && g.mode == iv.mode && g.guess == iv.guess && iv.end-g.start <= m.interval {
 			g.end = iv.end
 			g.dur += iv.dur
 			g.n++
@@ -437,18 +455,24 @@ func (m *microstates) merge(tid uint32, th *thread, iv offInterval) {
 	if iv.dur <= 0 {
 		return
 	}
-	if len(th.merged) > 0 && iv.end-th.merged[0].start > m.interval {
-		m.flush(tid, th)
+	for _, mg := range th.merged {
+		if !mg.guess && iv.end-mg.start > m.interval {
+			m.flush(tid, th)
+			break
+		}
 	}
 	for i := range th.merged {
-		if mg := &th.merged[i]; mg.stack == iv.stack && mg.mode == iv.mode {
+		if mg := &th.merged[i]; mg.stack == iv.stack && mg.mode == iv.mode && mg.guess == iv.guess {
 			mg.end = iv.end
 			mg.dur += iv.dur
 			return
 		}
 	}
-	if len(th.merged) == maxMerged {
+	if len(th.merged) >= maxMerged {
 		m.flush(tid, th)
+		if len(th.merged) >= maxMerged { // all of them waiting for the first sample
+			m.flushAll(tid, th)
+		}
 	}
 	iv.n, iv.lag, iv.wake = 0, 0, 0
 	th.merged = append(th.merged, iv)
@@ -458,8 +482,22 @@ func (m *microstates) merge(tid uint32, th *thread, iv offInterval) {
 // is at most 60 s in the format).
 const maxOffPeriod = 10_000_000_000
 
-// flush writes tid's merged off-CPU events.
+// flush writes tid's merged off-CPU events, but for the preemptions whose stack waits for the thread's
+// first sample.
 func (m *microstates) flush(tid uint32, th *thread) {
+	kept := th.merged[:0]
+	for _, mg := range th.merged {
+		if mg.guess {
+			kept = append(kept, mg)
+		} else {
+			m.writeOff(tid, th, mg)
+		}
+	}
+	th.merged = kept
+}
+
+// flushAll writes all of tid's merged off-CPU events.
+func (m *microstates) flushAll(tid uint32, th *thread) {
 	for _, mg := range th.merged {
 		m.writeOff(tid, th, mg)
 	}
@@ -726,7 +764,7 @@ func (m *microstates) end(pid, tid uint32, th *thread, t int64) {
 		m.add(tid, th, iv)
 	}
 	m.setOut(th, offInterval{})
-	m.flush(tid, th)
+	m.flushAll(tid, th)
 	cpu, total := th.cpu, th.total
 	if th.on {
 		cpu += t - th.onSince

@@ -147,3 +147,41 @@ func TestMicrostatesMerge(t *testing.T) {
 		t.Errorf("merged events %v (total %d), want 3 or 4 sleeps and a wait, 3.05 ms in all", periods, total)
 	}
 }
+
+// TestPreemptedBeforeFirstSample: a new thread preempted before any sample (and no context-switch
+// sample of it) waits at the stack of its first sample, not at none; its wait for its first CPU stays
+// at none (it had not run).
+func TestPreemptedBeforeFirstSample(t *testing.T) {
+	s := testSession(t, Spec{Interval: IntervalOn})
+	s.recording = true
+	m := &microstates{s: s, interval: int64(IntervalOn), axIndex: -1, threads: map[uint32]*thread{}}
+	s.ms = m
+	addStacks(t, s, 3)
+	const ms = int64(time.Millisecond)
+	sw := func(rel int64, out, preempt bool) {
+		m.switched(&perfevent.Switch{Pid: 10, Tid: 11, CPU: 1, Out: out, Preempt: preempt, Time: uint64(rel + s.startNS)})
+	}
+	m.forked(10, 11, 0)
+	m.threads[11].rc.fd = -1
+	sw(1*ms, false, false)
+	sw(2*ms, true, true) // preempted for 30 ms, more than a sampling interval
+	sw(32*ms, false, false)
+	m.sampled(11, 2, experiment.ModeUser)
+	m.exited(10, 11, 40*ms)
+	if err := s.w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d, err := experiment.Open(s.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waits := map[uint32]int64{}
+	for _, c := range d.Clock {
+		if c.Mode == experiment.ModeWaitCPU {
+			waits[c.Stack] += c.Period
+		}
+	}
+	if waits[2] != 30*ms || waits[0] != 1*ms {
+		t.Errorf("Wait CPU by stack %v, want 30 ms at the first sample's stack 2 and 1 ms at none", waits)
+	}
+}
