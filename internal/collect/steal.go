@@ -38,6 +38,16 @@ func (s *Session) scaleToRusage(st *os.ProcessState, counted int64) int64 {
 		return counted
 	}
 	cpuNS := ru.Utime.Nano() + ru.Stime.Nano()
+	if s.ms != nil && s.ms.lagN > 0 {
+		// The threads' counts are the kernel's own CPU clocks, from their schedstat (microstates.go),
+		// as getrusage's are: nothing to bring to it (scaling would take from them what the task
+		// clock's count has beyond them). The count is theirs.
+		var sum int64
+		for _, ns := range s.threadCPU[s.founder] {
+			sum += ns
+		}
+		return sum
+	}
 	lows := s.runtime.lows(s)
 	if s.subexperiments == 0 {
 		if lows != nil {
