@@ -148,7 +148,8 @@ func TestMicrostatesPhases(t *testing.T) {
 		row := fn[ph.name]
 		check(ph.name+": "+ph.title+" and Wait CPU", row[ph.metric]+row["i.wait"], off(ph.name))
 		if asleep := row["i.ulock"] + row["i.text"] + row["i.data"] + row["i.owait"]; row[ph.metric] < 0.85*asleep {
-			t.Errorf("%s: %s %.4f s of %.4f s asleep", ph.name, ph.title, row[ph.metric], asleep)
+			t.Errorf("%s: %s %.4f s of %.4f s asleep (User Lock %.4f, Text %.4f, Data %.4f, Other Wait %.4f)", ph.name, ph.title,
+				row[ph.metric], asleep, row["i.ulock"], row["i.text"], row["i.data"], row["i.owait"])
 		}
 	}
 	// The waits for a CPU after wakeups, as the program measured them: from the waker's clock reading

@@ -97,6 +97,7 @@ type thread struct {
 
 	lastFault     experiment.Mode // the kind of its last major fault: ModeTextFault or ModeDataFault
 	lastFaultTime int64           // and when
+	lastFaultCPU  int64           // and its CPU time (total) then
 
 	grab   grabbed       // its stack read from outside while it waited (grabWaits)
 	cs     pendingSwitch // a context-switch sample taken as it left the CPU, not yet matched
@@ -303,7 +304,8 @@ func (m *microstates) settleFault(tid uint32, th *thread) {
 	}
 	iv := th.fault
 	th.fault = offInterval{}
-	if iv.mode == modeMaybeFault && th.lastFault != 0 && iv.start-th.lastFaultTime < readAheadWindow {
+	if iv.mode == modeMaybeFault && th.lastFault != 0 &&
+		(iv.start-th.lastFaultTime < readAheadWindow || th.total-th.lastFaultCPU < readAheadCPU) {
 		iv.mode = th.lastFault
 	} else {
 		iv.mode = experiment.ModeSleep
@@ -311,8 +313,14 @@ func (m *microstates) settleFault(tid uint32, th *thread) {
 	m.add(tid, th, iv)
 }
 
-// readAheadWindow is how soon after a major fault a blocked fault is taken to wait for its read-ahead.
-const readAheadWindow = 10_000_000
+// readAheadWindow is how soon after a major fault a blocked fault is taken to wait for its read-ahead
+// (or for a page another thread holds locked in the same burst of faults); readAheadCPU the same in
+// the thread's CPU time, for a thread preempted for longer than that since (beside CPU hogs a
+// preemption lasts some 10 ms).
+const (
+	readAheadWindow = 10_000_000
+	readAheadCPU    = 1_000_000
+)
 
 // contextSwitch takes a context-switch sample's stack (built by the session): the thread is leaving
 // the CPU.
@@ -343,7 +351,7 @@ func (m *microstates) majorFault(r *perfevent.Sample) {
 			break
 		}
 	}
-	th.lastFault, th.lastFaultTime = iv.mode, iv.end
+	th.lastFault, th.lastFaultTime, th.lastFaultCPU = iv.mode, iv.end, th.total
 	m.add(r.Tid, th, iv)
 }
 
