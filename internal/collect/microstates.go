@@ -88,7 +88,10 @@ type thread struct {
 	total   int64 // its CPU time, of the intervals that ended
 	ins     int   // its switches onto a CPU
 
-	lastStack uint32          // the stack of its last clock sample
+	lastStack     uint32 // the stack of its last clock sample
+	lastSampleCPU int64  // its CPU time (total and since its last switch-in) at that sample
+	sampleCPU     int64  // the same at the sample being handled (onCPU to sampled)
+
 	lastMode  experiment.Mode // the mode of its last clock sample
 	sampled   bool            // it has a clock sample (lastStack, lastMode)
 	waitStack uint32          // the stack of its last sampled blocking switch
@@ -126,8 +129,9 @@ type offInterval struct {
 	mode       experiment.Mode
 	stack      uint32
 	cpu        uint32
-	sampled    bool // a context-switch sample (or grabWaits) says how it blocked
-	guess      bool // a preemption before the thread's first sample: its stack is that sample's
+	sampled    bool  // a context-switch sample (or grabWaits) says how it blocked
+	guess      bool  // a preemption no context-switch sample saw: its stack is one of the samples around it
+	guessCPU   int64 // the thread's CPU time (thread.total) at it
 
 	n         int   // how many intervals, in queue
 	lag, wake int64 // of dur, the switches' lag and the wait for a CPU after the wakeup (applyReading)
@@ -235,9 +239,10 @@ func (m *microstates) switched(r *perfevent.Switch) {
 			iv.stack = th.lastStack
 			if cs.valid {
 				iv.stack = cs.stack
-			} else if !th.sampled {
-				// Preempted before its first sample: where its first sample finds it (sampled).
-				iv.guess = true
+			} else {
+				// Not seen: where the sample nearer to it in the thread's CPU time finds it, its last
+				// or its next (see sampled).
+				iv.guess, iv.guessCPU = true, th.total
 			}
 		case cs.valid:
 			iv.mode, iv.stack, iv.sampled = experiment.ModeSleep, cs.stack, true
@@ -360,6 +365,7 @@ func (m *microstates) majorFault(r *perfevent.Sample) {
 func (m *microstates) onCPU(r *perfevent.Sample, t int64) int64 {
 	th, known := m.thread(r.Pid, r.Tid)
 	m.settleFault(r.Tid, th)
+	th.sampleCPU = th.total
 	if !known || !th.on {
 		// A thread that was running when the events were enabled, or whose switch-in record was lost.
 		th.on, th.onSince, th.inAt, th.cpu = true, t, t, 0
@@ -376,6 +382,7 @@ func (m *microstates) onCPU(r *perfevent.Sample, t int64) int64 {
 	}
 	period := th.cpu + t - th.onSince
 	th.cpu, th.onSince = 0, t
+	th.sampleCPU = th.total + t - th.inAt
 	return th.pay(period)
 }
 
@@ -410,19 +417,23 @@ func (m *microstates) sampled(tid uint32, stack uint32, mode experiment.Mode) {
 	if th == nil {
 		return
 	}
-	if !th.sampled {
-		// Its first: the stack of its preemptions before it, which no sample saw (a new thread
-		// preempted in its first moments was in the code its first sample finds it in, far more
-		// often than nowhere: beside CPU hogs, 4% of 4 spinners' Wait CPU once went to no stack).
-		for _, ivs := range [][]offInterval{th.queue, th.merged} {
-			for i := range ivs {
-				if ivs[i].guess {
-					ivs[i].stack, ivs[i].guess = stack, false
+	// The preemptions since its last sample that no context-switch sample saw: a preempted thread
+	// resumes where it left off, so where it was is where the sample nearer to the preemption in its
+	// CPU time finds it, this one or the last (the last is far when a phase of the program began
+	// after it: beside two CPU hogs 6% of a text fault phase's Wait CPU went to the phase before);
+	// before its first sample, this one (not nowhere: 4% of 4 spinners' Wait CPU once).
+	now := th.sampleCPU
+	for _, ivs := range [][]offInterval{th.queue, th.merged} {
+		for i := range ivs {
+			if g := &ivs[i]; g.guess {
+				if !th.sampled || now-g.guessCPU < g.guessCPU-th.lastSampleCPU {
+					g.stack = stack
 				}
+				g.guess = false
 			}
 		}
 	}
-	th.lastStack, th.lastMode, th.sampled = stack, mode, true
+	th.lastStack, th.lastMode, th.sampled, th.lastSampleCPU = stack, mode, true, now
 }
 
 // add takes off-CPU interval iv of tid: into its queue, where its reconciliation with its schedstat is
@@ -441,6 +452,7 @@ func (m *microstates) add(tid uint32, th *thread, iv offInterval) {
 			g.end = iv.end
 			g.dur += iv.dur
 			g.n++
+			g.guessCPU = iv.guessCPU
 			return
 		}
 	}
@@ -473,6 +485,7 @@ func (m *microstates) merge(tid uint32, th *thread, iv offInterval) {
 		if mg := &th.merged[i]; mg.stack == iv.stack && mg.mode == iv.mode && mg.guess == iv.guess {
 			mg.end = iv.end
 			mg.dur += iv.dur
+			mg.guessCPU = iv.guessCPU
 			return
 		}
 	}

@@ -185,3 +185,48 @@ func TestPreemptedBeforeFirstSample(t *testing.T) {
 		t.Errorf("Wait CPU by stack %v, want 30 ms at the first sample's stack 2 and 1 ms at none", waits)
 	}
 }
+
+// TestPreemptionStack: a preemption no context-switch sample saw waits at the stack of the clock sample
+// nearer to it in the thread's CPU time, its last or its next.
+func TestPreemptionStack(t *testing.T) {
+	s := testSession(t, Spec{Interval: IntervalOn})
+	s.recording = true
+	m := &microstates{s: s, interval: int64(IntervalOn), axIndex: -1, threads: map[uint32]*thread{}}
+	s.ms = m
+	addStacks(t, s, 3)
+	const ms = int64(time.Millisecond)
+	sw := func(rel int64, out, preempt bool) {
+		m.switched(&perfevent.Switch{Pid: 10, Tid: 11, CPU: 1, Out: out, Preempt: preempt, Time: uint64(rel + s.startNS)})
+	}
+	sample := func(rel int64, stack uint32) {
+		m.onCPU(&perfevent.Sample{Pid: 10, Tid: 11, Time: uint64(rel + s.startNS), Period: uint64(10 * ms)}, rel)
+		m.sampled(11, stack, experiment.ModeUser)
+	}
+	m.forked(10, 11, 0)
+	m.threads[11].rc.fd = -1
+	sw(0, false, false)
+	sample(1*ms, 1)
+	sw(9*ms, true, true) // 8 ms of CPU after the sample at stack 1, 1 ms before the next: stack 2
+	sw(20*ms, false, false)
+	sample(21*ms, 2)
+	sw(22*ms, true, true) // 1 ms after the sample at stack 2, 9 ms before the next: stack 2
+	sw(30*ms, false, false)
+	sample(39*ms, 3)
+	m.exited(10, 11, 40*ms)
+	if err := s.w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d, err := experiment.Open(s.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waits := map[uint32]int64{}
+	for _, c := range d.Clock {
+		if c.Mode == experiment.ModeWaitCPU {
+			waits[c.Stack] += c.Period
+		}
+	}
+	if waits[2] != 11*ms+8*ms || len(waits) != 1 {
+		t.Errorf("Wait CPU by stack %v, want all 19 ms at stack 2", waits)
+	}
+}
