@@ -420,8 +420,7 @@ func (m *microstates) sampled(tid uint32, stack uint32, mode experiment.Mode) {
 	// The preemptions since its last sample that no context-switch sample saw: a preempted thread
 	// resumes where it left off, so where it was is where the sample nearer to the preemption in its
 	// CPU time finds it, this one or the last (the last is far when a phase of the program began
-	// after it: beside two CPU hogs 6% of a text fault phase's Wait CPU went to the phase before);
-	// before its first sample, this one (not nowhere: 4% of 4 spinners' Wait CPU once).
+	// after it); before its first sample, this one (not nowhere: 4% of 4 spinners' Wait CPU once).
 	now := th.sampleCPU
 	for _, ivs := range [][]offInterval{th.queue, th.merged} {
 		for i := range ivs {
