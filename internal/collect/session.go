@@ -450,8 +450,10 @@ func (s *Session) loop(waitc chan error, sigs, ctlSigs chan os.Signal) error {
 			s.forward(sig.(syscall.Signal))
 		case sig := <-ctlSigs:
 			s.controlSignal(sig.(syscall.Signal))
-		case <-sampleTick:
-			s.samplePoint("periodic")
+		case tick := <-sampleTick:
+			// At the tick's time, not when this loop came to it (it may have been reading rings):
+			// the periods stay the interval.
+			s.samplePointAt("periodic", s.now()-time.Since(tick).Nanoseconds())
 		case <-durationC:
 			if s.cmd == nil {
 				return s.finish(nil)
@@ -1325,14 +1327,16 @@ func (s *Session) stopRecording(kind, text string) {
 }
 
 // samplePoint records a sample point in the experiment of every running followed process.
-func (s *Session) samplePoint(label string) {
+func (s *Session) samplePoint(label string) { s.samplePointAt(label, s.now()) }
+
+// samplePointAt records a sample point at t (ns since the start, at most now).
+func (s *Session) samplePointAt(label string, t int64) {
 	if s.stoppedAt != 0 {
 		return // recording stopped (-t, -L): the "stop" point was the last
 	}
-	t := s.now()
 	for _, p := range s.images {
 		if p.open() && !p.exited {
-			s.imagePoint(p, t, label)
+			s.imagePoint(p, max(t, p.lastPoint), label) // (in order: a signal's point may be later)
 		}
 	}
 }
