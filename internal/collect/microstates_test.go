@@ -230,3 +230,44 @@ func TestPreemptionStack(t *testing.T) {
 		t.Errorf("Wait CPU by stack %v, want all 19 ms at stack 2", waits)
 	}
 }
+
+// TestLostSwitchIn: a sample of a thread whose switch-in record was lost stands for at most the time
+// since it left a CPU, where its time off a CPU ends.
+func TestLostSwitchIn(t *testing.T) {
+	s := testSession(t, Spec{Interval: IntervalOn})
+	s.recording = true
+	m := &microstates{s: s, interval: int64(IntervalOn), axIndex: -1, threads: map[uint32]*thread{}}
+	s.ms = m
+	addStacks(t, s, 3)
+	const ms = int64(time.Millisecond)
+	sw := func(rel int64, out, preempt bool) {
+		m.switched(&perfevent.Switch{Pid: 10, Tid: 11, CPU: 1, Out: out, Preempt: preempt, Time: uint64(rel + s.startNS)})
+	}
+	m.forked(10, 11, 0)
+	m.threads[11].rc.fd = -1
+	sw(0, false, false)
+	sw(5*ms, true, true) // its switch-in at about 9 ms is lost
+	if p := m.onCPU(&perfevent.Sample{Pid: 10, Tid: 11, Time: uint64(12*ms + s.startNS), Period: uint64(10 * ms)}, 12*ms); p != 12*ms {
+		t.Errorf("the sample stands for %d ns, want its 5 ms before it left the CPU and the 7 ms since", p)
+	}
+	m.sampled(11, 2, experiment.ModeUser)
+	sw(20*ms, true, false)
+	m.exited(10, 11, 30*ms)
+	if err := s.w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d, err := experiment.Open(s.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var life int64
+	for _, c := range d.Clock {
+		life += c.Period
+	}
+	// Written here: the CPU since that sample (8 ms, at the exit) and the waits (preempted at 5 ms and
+	// back, at the most, 7 ms before the sample: none; then 10 ms asleep, to just before the exit); the
+	// sample's 12 ms are the session's to write.
+	if want := 30*ms - 1 - 12*ms; life != want {
+		t.Errorf("the thread's events add up to %d ns, want %d", life, want)
+	}
+}
