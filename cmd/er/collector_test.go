@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -33,6 +35,21 @@ func TestCollectorFramesHidden(t *testing.T) {
 		}
 	}
 	r = er(t, "", nil, "print", "-csingle", "malloc", exp)
+	if msg := r.stdout + r.stderr; strings.Contains(msg, "functions are named") && !strings.Contains(msg, "libercollector") {
+		// Another malloc than libc's and the collector's (the dynamic linker's own, where a wait at the
+		// start happened to be, with microstates): libc's, by its number in the list.
+		choice := ""
+		for _, line := range strings.Split(msg, "\n") {
+			if n, rest, ok := strings.Cut(strings.TrimSpace(line), ") malloc ["); ok && strings.Contains(rest, "/libc.so") {
+				choice = n
+			}
+		}
+		script := filepath.Join(t.TempDir(), "csingle")
+		if err := os.WriteFile(script, []byte("csingle malloc "+choice+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r = er(t, "", nil, "print", "-script", script, exp)
+	}
 	if r.code != 0 || strings.Contains(r.stdout+r.stderr, "functions are named") || strings.Contains(r.stdout, "libercollector") {
 		t.Errorf("csingle malloc: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
