@@ -91,6 +91,7 @@ type thread struct {
 	lastStack     uint32 // the stack of its last clock sample
 	lastSampleCPU int64  // its CPU time (total and since its last switch-in) at that sample
 	sampleCPU     int64  // the same at the sample being handled (onCPU to sampled)
+	guessing      bool   // it has preemptions whose stack waits for its next sample (offInterval.guess)
 
 	lastMode  experiment.Mode // the mode of its last clock sample
 	sampled   bool            // it has a clock sample (lastStack, lastMode)
@@ -243,6 +244,7 @@ func (m *microstates) switched(r *perfevent.Switch) {
 				// Not seen: where the sample nearer to it in the thread's CPU time finds it, its last
 				// or its next (see sampled).
 				iv.guess, iv.guessCPU = true, th.total
+				th.guessing = true
 			}
 		case cs.valid:
 			iv.mode, iv.stack, iv.sampled = experiment.ModeSleep, cs.stack, true
@@ -420,7 +422,7 @@ func (m *microstates) exec(pid uint32) {
 		if th.pid == pid {
 			m.settleFault(tid, th) // into the old image's experiment
 			m.stopReconciling(tid, th)
-			m.flushAll(tid, th)
+			m.flush(tid, th, true)
 			th.sampled, th.waited, th.lastStack, th.waitStack = false, false, 0, 0
 			th.cs, th.grab = pendingSwitch{}, grabbed{}
 		}
@@ -439,6 +441,9 @@ func (m *microstates) sampled(tid uint32, stack uint32, mode experiment.Mode) {
 	// after it); before its first sample, this one (not nowhere: 4% of 4 spinners' Wait CPU once).
 	now := th.sampleCPU
 	for _, ivs := range [][]offInterval{th.queue, th.merged} {
+		if !th.guessing {
+			break
+		}
 		for i := range ivs {
 			if g := &ivs[i]; g.guess {
 				if !th.sampled || now-g.guessCPU < g.guessCPU-th.lastSampleCPU {
@@ -448,7 +453,7 @@ func (m *microstates) sampled(tid uint32, stack uint32, mode experiment.Mode) {
 			}
 		}
 	}
-	th.lastStack, th.lastMode, th.sampled, th.lastSampleCPU = stack, mode, true, now
+	th.lastStack, th.lastMode, th.sampled, th.lastSampleCPU, th.guessing = stack, mode, true, now, false
 }
 
 // add takes off-CPU interval iv of tid: into its queue, where its reconciliation with its schedstat is
@@ -492,7 +497,7 @@ func (m *microstates) merge(tid uint32, th *thread, iv offInterval) {
 	}
 	for _, mg := range th.merged {
 		if !mg.guess && iv.end-mg.start > m.interval {
-			m.flush(tid, th)
+			m.flush(tid, th, false)
 			break
 		}
 	}
@@ -505,9 +510,9 @@ func (m *microstates) merge(tid uint32, th *thread, iv offInterval) {
 		}
 	}
 	if len(th.merged) >= maxMerged {
-		m.flush(tid, th)
+		m.flush(tid, th, false)
 		if len(th.merged) >= maxMerged { // all of them waiting for the first sample
-			m.flushAll(tid, th)
+			m.flush(tid, th, true)
 		}
 	}
 	iv.n, iv.lag, iv.wake = 0, 0, 0
@@ -518,26 +523,18 @@ func (m *microstates) merge(tid uint32, th *thread, iv offInterval) {
 // is at most 60 s in the format).
 const maxOffPeriod = 10_000_000_000
 
-// flush writes tid's merged off-CPU events, but for the preemptions whose stack waits for the thread's
-// first sample.
-func (m *microstates) flush(tid uint32, th *thread) {
+// flush writes tid's merged off-CPU events; all of them, or all but the preemptions whose stack waits
+// for the thread's next sample.
+func (m *microstates) flush(tid uint32, th *thread, all bool) {
 	kept := th.merged[:0]
 	for _, mg := range th.merged {
-		if mg.guess {
+		if mg.guess && !all {
 			kept = append(kept, mg)
 		} else {
 			m.writeOff(tid, th, mg)
 		}
 	}
 	th.merged = kept
-}
-
-// flushAll writes all of tid's merged off-CPU events.
-func (m *microstates) flushAll(tid uint32, th *thread) {
-	for _, mg := range th.merged {
-		m.writeOff(tid, th, mg)
-	}
-	th.merged = th.merged[:0]
 }
 
 // writeOff writes merged off-CPU event mg of tid.
@@ -800,7 +797,7 @@ func (m *microstates) end(pid, tid uint32, th *thread, t int64) {
 		m.add(tid, th, iv)
 	}
 	m.setOut(th, offInterval{})
-	m.flushAll(tid, th)
+	m.flush(tid, th, true)
 	cpu, total := th.cpu, th.total
 	if th.on {
 		cpu += t - th.onSince

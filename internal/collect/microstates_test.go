@@ -73,20 +73,13 @@ func TestMicrostatesThread(t *testing.T) {
 	sw(35*ms, false, false) // read from outside at 33 ms, in a futex: a sleep at stack 9, 4 ms
 	m.exited(10, 10, 40*ms)
 
-	if err := s.w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	d, err := experiment.Open(s.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	type ev struct {
 		mode   experiment.Mode
 		period int64
 		stack  uint32
 	}
 	var got []ev
-	for _, c := range d.Clock {
+	for _, c := range events(t, s) {
 		got = append(got, ev{c.Mode, c.Period, c.Stack})
 	}
 	want := []ev{
@@ -127,16 +120,9 @@ func TestMicrostatesMerge(t *testing.T) {
 	}
 	m.add(11, th, offInterval{valid: true, start: 31000 * us, end: 31050 * us, dur: 50 * us, mode: experiment.ModeWaitCPU, stack: 4})
 	m.finish(40000 * us)
-	if err := s.w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	d, err := experiment.Open(s.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var periods []int64
 	var total int64
-	for _, c := range d.Clock {
+	for _, c := range events(t, s) {
 		if !c.Mode.CPU() {
 			periods = append(periods, c.Period)
 			total += c.Period
@@ -148,26 +134,43 @@ func TestMicrostatesMerge(t *testing.T) {
 	}
 }
 
-// TestPreemptedBeforeFirstSample: a new thread preempted before any sample (and no context-switch
-// sample of it) waits at the stack of its first sample, not at none; its wait for its first CPU stays
-// at none (it had not run).
-func TestPreemptedBeforeFirstSample(t *testing.T) {
+// microTest is a recording session whose microstates follow thread 11 of process 10, created at 0 and
+// not read from outside (its schedstat readings are the test's), with stacks 1 to 3.
+type microTest struct {
+	s  *Session
+	m  *microstates
+	th *thread
+}
+
+func newMicroTest(t *testing.T) *microTest {
+	t.Helper()
 	s := testSession(t, Spec{Interval: IntervalOn})
 	s.recording = true
-	m := &microstates{s: s, interval: int64(IntervalOn), axIndex: -1, threads: map[uint32]*thread{}}
+	m := &microstates{s: s, interval: int64(IntervalOn), csIDs: map[uint64]bool{}, faultIDs: map[uint64]bool{},
+		axIndex: -1, threads: map[uint32]*thread{}}
 	s.ms = m
 	addStacks(t, s, 3)
-	const ms = int64(time.Millisecond)
-	sw := func(rel int64, out, preempt bool) {
-		m.switched(&perfevent.Switch{Pid: 10, Tid: 11, CPU: 1, Out: out, Preempt: preempt, Time: uint64(rel + s.startNS)})
-	}
 	m.forked(10, 11, 0)
-	m.threads[11].rc.fd = -1
-	sw(1*ms, false, false)
-	sw(2*ms, true, true) // preempted for 30 ms, more than a sampling interval
-	sw(32*ms, false, false)
-	m.sampled(11, 2, experiment.ModeUser)
-	m.exited(10, 11, 40*ms)
+	th := m.threads[11]
+	th.rc.fd = -1
+	return &microTest{s: s, m: m, th: th}
+}
+
+// sw is the thread's context-switch record at rel ns.
+func (mt *microTest) sw(rel int64, out, preempt bool) {
+	mt.m.switched(&perfevent.Switch{Pid: 10, Tid: 11, CPU: 1, Out: out, Preempt: preempt, Time: uint64(rel + mt.s.startNS)})
+}
+
+// sample is the thread's clock sample at rel ns, at stack; it returns the CPU time it stands for.
+func (mt *microTest) sample(rel int64, stack uint32) int64 {
+	p := mt.m.onCPU(&perfevent.Sample{Pid: 10, Tid: 11, Time: uint64(rel + mt.s.startNS), Period: uint64(IntervalOn)}, rel)
+	mt.m.sampled(11, stack, experiment.ModeUser)
+	return p
+}
+
+// events closes the session's experiment and returns its clock events.
+func events(t *testing.T, s *Session) []experiment.ClockSample {
+	t.Helper()
 	if err := s.w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -175,13 +178,32 @@ func TestPreemptedBeforeFirstSample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return d.Clock
+}
+
+// waitsByStack sums the Wait CPU of events by stack.
+func waitsByStack(evs []experiment.ClockSample) map[uint32]int64 {
 	waits := map[uint32]int64{}
-	for _, c := range d.Clock {
+	for _, c := range evs {
 		if c.Mode == experiment.ModeWaitCPU {
 			waits[c.Stack] += c.Period
 		}
 	}
-	if waits[2] != 30*ms || waits[0] != 1*ms {
+	return waits
+}
+
+// TestPreemptedBeforeFirstSample: a new thread preempted before any sample (and no context-switch
+// sample of it) waits at the stack of its first sample, not at none; its wait for its first CPU stays
+// at none (it had not run).
+func TestPreemptedBeforeFirstSample(t *testing.T) {
+	mt := newMicroTest(t)
+	const ms = int64(time.Millisecond)
+	mt.sw(1*ms, false, false)
+	mt.sw(2*ms, true, true) // preempted for 30 ms, more than a sampling interval
+	mt.sw(32*ms, false, false)
+	mt.m.sampled(11, 2, experiment.ModeUser)
+	mt.m.exited(10, 11, 40*ms)
+	if waits := waitsByStack(events(t, mt.s)); waits[2] != 30*ms || waits[0] != 1*ms {
 		t.Errorf("Wait CPU by stack %v, want 30 ms at the first sample's stack 2 and 1 ms at none", waits)
 	}
 }
@@ -189,44 +211,18 @@ func TestPreemptedBeforeFirstSample(t *testing.T) {
 // TestPreemptionStack: a preemption no context-switch sample saw waits at the stack of the clock sample
 // nearer to it in the thread's CPU time, its last or its next.
 func TestPreemptionStack(t *testing.T) {
-	s := testSession(t, Spec{Interval: IntervalOn})
-	s.recording = true
-	m := &microstates{s: s, interval: int64(IntervalOn), axIndex: -1, threads: map[uint32]*thread{}}
-	s.ms = m
-	addStacks(t, s, 3)
+	mt := newMicroTest(t)
 	const ms = int64(time.Millisecond)
-	sw := func(rel int64, out, preempt bool) {
-		m.switched(&perfevent.Switch{Pid: 10, Tid: 11, CPU: 1, Out: out, Preempt: preempt, Time: uint64(rel + s.startNS)})
-	}
-	sample := func(rel int64, stack uint32) {
-		m.onCPU(&perfevent.Sample{Pid: 10, Tid: 11, Time: uint64(rel + s.startNS), Period: uint64(10 * ms)}, rel)
-		m.sampled(11, stack, experiment.ModeUser)
-	}
-	m.forked(10, 11, 0)
-	m.threads[11].rc.fd = -1
-	sw(0, false, false)
-	sample(1*ms, 1)
-	sw(9*ms, true, true) // 8 ms of CPU after the sample at stack 1, 1 ms before the next: stack 2
-	sw(20*ms, false, false)
-	sample(21*ms, 2)
-	sw(22*ms, true, true) // 1 ms after the sample at stack 2, 9 ms before the next: stack 2
-	sw(30*ms, false, false)
-	sample(39*ms, 3)
-	m.exited(10, 11, 40*ms)
-	if err := s.w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	d, err := experiment.Open(s.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waits := map[uint32]int64{}
-	for _, c := range d.Clock {
-		if c.Mode == experiment.ModeWaitCPU {
-			waits[c.Stack] += c.Period
-		}
-	}
-	if waits[2] != 11*ms+8*ms || len(waits) != 1 {
+	mt.sw(0, false, false)
+	mt.sample(1*ms, 1)
+	mt.sw(9*ms, true, true) // 8 ms of CPU after the sample at stack 1, 1 ms before the next: stack 2
+	mt.sw(20*ms, false, false)
+	mt.sample(21*ms, 2)
+	mt.sw(22*ms, true, true) // 1 ms after the sample at stack 2, 9 ms before the next: stack 2
+	mt.sw(30*ms, false, false)
+	mt.sample(39*ms, 3)
+	mt.m.exited(10, 11, 40*ms)
+	if waits := waitsByStack(events(t, mt.s)); waits[2] != 11*ms+8*ms || len(waits) != 1 {
 		t.Errorf("Wait CPU by stack %v, want all 19 ms at stack 2", waits)
 	}
 }
@@ -234,34 +230,17 @@ func TestPreemptionStack(t *testing.T) {
 // TestLostSwitchIn: a sample of a thread whose switch-in record was lost stands for at most the time
 // since it left a CPU, where its time off a CPU ends.
 func TestLostSwitchIn(t *testing.T) {
-	s := testSession(t, Spec{Interval: IntervalOn})
-	s.recording = true
-	m := &microstates{s: s, interval: int64(IntervalOn), axIndex: -1, threads: map[uint32]*thread{}}
-	s.ms = m
-	addStacks(t, s, 3)
+	mt := newMicroTest(t)
 	const ms = int64(time.Millisecond)
-	sw := func(rel int64, out, preempt bool) {
-		m.switched(&perfevent.Switch{Pid: 10, Tid: 11, CPU: 1, Out: out, Preempt: preempt, Time: uint64(rel + s.startNS)})
-	}
-	m.forked(10, 11, 0)
-	m.threads[11].rc.fd = -1
-	sw(0, false, false)
-	sw(5*ms, true, true) // its switch-in at about 9 ms is lost
-	if p := m.onCPU(&perfevent.Sample{Pid: 10, Tid: 11, Time: uint64(12*ms + s.startNS), Period: uint64(10 * ms)}, 12*ms); p != 12*ms {
+	mt.sw(0, false, false)
+	mt.sw(5*ms, true, true) // its switch-in at about 9 ms is lost
+	if p := mt.sample(12*ms, 2); p != 12*ms {
 		t.Errorf("the sample stands for %d ns, want its 5 ms before it left the CPU and the 7 ms since", p)
 	}
-	m.sampled(11, 2, experiment.ModeUser)
-	sw(20*ms, true, false)
-	m.exited(10, 11, 30*ms)
-	if err := s.w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	d, err := experiment.Open(s.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mt.sw(20*ms, true, false)
+	mt.m.exited(10, 11, 30*ms)
 	var life int64
-	for _, c := range d.Clock {
+	for _, c := range events(t, mt.s) {
 		life += c.Period
 	}
 	// Written here: the CPU since that sample (8 ms, at the exit) and the waits (preempted at 5 ms and

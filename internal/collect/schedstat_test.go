@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"er/internal/experiment"
-	"er/internal/perfevent"
 
 	"golang.org/x/sys/unix"
 )
@@ -79,23 +78,12 @@ func TestFillWakes(t *testing.T) {
 // (the kernel counted 10 µs more CPU time a switch than the records, and 1 ms of wait for a CPU after
 // the sleep's wakeup), then a sleep after the reading, and its exit; and reads back the experiment.
 func TestApplyReading(t *testing.T) {
-	s := testSession(t, Spec{Interval: IntervalOn})
-	s.recording = true
-	m := &microstates{s: s, interval: int64(IntervalOn), csIDs: map[uint64]bool{}, faultIDs: map[uint64]bool{},
-		axIndex: -1, threads: map[uint32]*thread{}}
-	s.ms = m
-	addStacks(t, s, 3)
+	mt := newMicroTest(t)
+	s, m, th, sw := mt.s, mt.m, mt.th, mt.sw
 	const ms, us = int64(time.Millisecond), int64(time.Microsecond)
-	at := func(rel int64) uint64 { return uint64(rel + s.startNS) }
-	sw := func(rel int64, out, preempt bool) {
-		m.switched(&perfevent.Switch{Pid: 10, Tid: 11, CPU: 1, Out: out, Preempt: preempt, Time: at(rel)})
-	}
-	m.forked(10, 11, 0)
-	th := m.threads[11]
 	if !th.rc.active {
 		t.Fatal("a new thread's reconciliation is not active")
 	}
-	th.rc.fd = -1 // no file: the readings are the test's
 	sw(1*ms, false, false)
 	m.sampled(11, 3, experiment.ModeUser)
 	sw(5*ms, true, false) // asleep at stack 3
@@ -125,16 +113,9 @@ func TestApplyReading(t *testing.T) {
 		t.Errorf("a reading of the thread running: %+v, %d in queue, %d applied", th.rc.reading, len(th.queue), m.applied)
 	}
 	m.exited(10, 11, 40*ms)
-	if err := s.w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	d, err := experiment.Open(s.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	byMode := map[experiment.Mode]int64{}
 	var life int64
-	for _, c := range d.Clock {
+	for _, c := range events(t, s) {
 		byMode[c.Mode] += c.Period
 		life += c.Period
 	}
@@ -160,18 +141,9 @@ func TestApplyReading(t *testing.T) {
 // TestNegativeLag: where the kernel counted less CPU time than the records (a thread preempted more than
 // it blocks), the window's intervals are longer by as much and the thread's next samples shorter.
 func TestNegativeLag(t *testing.T) {
-	s := testSession(t, Spec{Interval: IntervalOn})
-	s.recording = true
-	m := &microstates{s: s, interval: int64(IntervalOn), axIndex: -1, threads: map[uint32]*thread{}}
-	s.ms = m
-	addStacks(t, s, 3)
+	mt := newMicroTest(t)
+	th, sw := mt.th, mt.sw
 	const ms, us = int64(time.Millisecond), int64(time.Microsecond)
-	sw := func(rel int64, out, preempt bool) {
-		m.switched(&perfevent.Switch{Pid: 10, Tid: 11, CPU: 1, Out: out, Preempt: preempt, Time: uint64(rel + s.startNS)})
-	}
-	m.forked(10, 11, 0)
-	th := m.threads[11]
-	th.rc.fd = -1
 	sw(1*ms, false, false)
 	sw(5*ms, true, true) // preempted twice: 4 + 3 ms on a CPU by the records
 	sw(6*ms, false, false)
