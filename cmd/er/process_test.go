@@ -280,26 +280,7 @@ func TestFollowMake(t *testing.T) {
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("make is not installed")
 	}
-	dir := t.TempDir()
-	var objs []string
-	for i := 0; i < 6; i++ {
-		src := fmt.Sprintf("#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"+
-			"struct s%d { int a[%d]; double d; };\n"+
-			"int f%d(int n) { struct s%d x; memset(&x, 0, sizeof x); for (int i = 0; i < n; i++) x.a[i %% %d] += i * %d; return x.a[0]; }\n",
-			i, 10+i, i, i, 10+i, i+1)
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.c", i)), []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		objs = append(objs, fmt.Sprintf("f%d.o", i))
-	}
-	mainSrc := "int f0(int);\nint main(void) { return f0(3) & 0; }\n"
-	mk := fmt.Sprintf("CFLAGS = -O2 -g\nprog: main.o %s\n\t$(CC) -o $@ $^\n%%.o: %%.c\n\t$(CC) $(CFLAGS) -c -o $@ $<\n", strings.Join(objs, " "))
-	if err := os.WriteFile(filepath.Join(dir, "main.c"), []byte(mainSrc), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "Makefile"), []byte(mk), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := followProject(t)
 	// The processes' exits after their clock events stopped are <Process exit> (0.012 to 0.014 s
 	// here, 4% to 8% of the tree, which the clock missed before: 91.8% to 94.1% at -p hi beside two
 	// CPU hogs), and the counts of the processes that ended before their first sample <Unsampled>
@@ -335,6 +316,33 @@ func TestFollowMake(t *testing.T) {
 	if !strings.Contains(r.stdout, "cc1") {
 		t.Errorf("experiment_list shows no cc1 process:\n%s", r.stdout)
 	}
+}
+
+// followProject writes a small C project (main.c, f0.c to f5.c and its Makefile) into a new directory,
+// and returns the directory.
+func followProject(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	var objs []string
+	for i := 0; i < 6; i++ {
+		src := fmt.Sprintf("#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"+
+			"struct s%d { int a[%d]; double d; };\n"+
+			"int f%d(int n) { struct s%d x; memset(&x, 0, sizeof x); for (int i = 0; i < n; i++) x.a[i %% %d] += i * %d; return x.a[0]; }\n",
+			i, 10+i, i, i, 10+i, i+1)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.c", i)), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, fmt.Sprintf("f%d.o", i))
+	}
+	mainSrc := "int f0(int);\nint main(void) { return f0(3) & 0; }\n"
+	mk := fmt.Sprintf("CFLAGS = -O2 -g\nprog: main.o %s\n\t$(CC) -o $@ $^\n%%.o: %%.c\n\t$(CC) $(CFLAGS) -c -o $@ $<\n", strings.Join(objs, " "))
+	if err := os.WriteFile(filepath.Join(dir, "main.c"), []byte(mainSrc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "Makefile"), []byte(mk), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // totalCPUStat returns the Total CPU Time of the last section of er print -statistics on exp: all its

@@ -71,6 +71,9 @@ type microstates struct {
 	pending             int                      // threads in an off-CPU interval whose switch was not sampled nor its stack read (grabWaits' work)
 	ins                 map[*proc]map[uint32]int // each ended thread's switches onto a CPU, by image (switchLag)
 
+	counted bool // clock samples carry their thread's count (the ground truth where records were lost)
+	anyLoss bool // a ring lost records: threads first seen since may have lost theirs
+
 	openFDs        int   // schedstat files open (schedstat.go)
 	lagSum, lagN   int64 // the lag given back by exact readings, and the switches it was shared by
 	applied, wakes int64 // readings applied, and the wakeups' waits they found (for the log)
@@ -113,6 +116,11 @@ type thread struct {
 	queue  []offInterval // its ended off-CPU intervals waiting for a reading, grouped by stack and mode
 	lagCPU int64         // the CPU time the readings gave back to it (written as System CPU), less what they took
 	debt   int64         // CPU time the readings took from it, still to take from its next samples
+
+	// suspect says a ring lost records since its last clock sample: its switch records may miss a
+	// switch-out and the next switch-in (then an on-CPU interval held a sleep), so its next sample
+	// stands for its count (where samples carry it) and its CPU time at its end for at most a period.
+	suspect bool
 }
 
 // pendingSwitch is a context-switch sample.
@@ -187,7 +195,7 @@ func (m *microstates) thread(pid, tid uint32) (*thread, bool) {
 		th.pid = pid
 		return th, true
 	}
-	th = &thread{pid: pid}
+	th = &thread{pid: pid, suspect: m.anyLoss}
 	m.threads[tid] = th
 	return th, false
 }
@@ -196,6 +204,7 @@ func (m *microstates) thread(pid, tid uint32) (*thread, bool) {
 // until it first runs.
 func (m *microstates) forked(pid, tid uint32, t int64) {
 	th, known := m.thread(pid, tid)
+	th.suspect = false // (its records start here)
 	if !known && th.rc.fd == 0 {
 		// The kernel's figures of a new thread start at zero, as the records'.
 		th.rc.active = true
@@ -224,8 +233,9 @@ func (m *microstates) switched(r *perfevent.Switch) {
 		if th.on {
 			th.cpu += t - th.onSince
 			th.total += t - th.inAt
-		} else if !known {
-			// A thread running when the events were enabled (one attached to): its first record.
+		} else if !known && !th.suspect {
+			// A thread running when the events were enabled (one attached to): its first record. (Not
+			// one whose records were lost since: its next sample's count says what it ran.)
 			ran := max(0, t-max(m.enabled, 0))
 			th.cpu += ran
 			th.total += ran
@@ -367,6 +377,27 @@ func (m *microstates) majorFault(r *perfevent.Sample) {
 func (m *microstates) onCPU(r *perfevent.Sample, t int64) int64 {
 	th, known := m.thread(r.Pid, r.Tid)
 	m.settleFault(r.Tid, th)
+	period := m.recordsCPU(r, t, th, known)
+	if !m.counted {
+		th.suspect = false
+		return period
+	}
+	// Every sample moves its thread's mark (see sampleCounts), so that the count of a sample after a
+	// loss is since the thread's previous sample on the event.
+	counted, _ := m.s.counts.period(r, t)
+	if th.suspect {
+		// Its records may hold a sleep as CPU time (a make -j2 whose rings lost 52% of the records at
+		// its start: one 30 ms cc1 recorded 0.19 s, its whole life): the count is the kernel's. (Less
+		// its CPU on other CPUs since its last sample, which the records gave: short, not over.)
+		th.total += counted - period
+		period, th.suspect = counted, false
+	}
+	return period
+}
+
+// recordsCPU returns the CPU time clock sample r of th at t stands for by the switch records (see
+// onCPU).
+func (m *microstates) recordsCPU(r *perfevent.Sample, t int64, th *thread, known bool) int64 {
 	th.sampleCPU = th.total
 	if !known || !th.on {
 		// A thread that was running when the events were enabled, or whose switch-in record was lost
@@ -766,6 +797,14 @@ func (m *microstates) writeQueue(tid uint32, th *thread, groups []offInterval, r
 	}
 }
 
+// lost marks every thread suspect: a ring lost records (which of them is not said).
+func (m *microstates) lost() {
+	m.anyLoss = true
+	for _, th := range m.threads {
+		th.suspect = true
+	}
+}
+
 // exited ends tid at t (its exit record): its off-CPU events are written, and the CPU time since its
 // last clock sample is credited to that sample's stack.
 func (m *microstates) exited(pid, tid uint32, t int64) {
@@ -804,6 +843,12 @@ func (m *microstates) end(pid, tid uint32, th *thread, t int64) {
 		total += t - th.inAt
 	}
 	cpu = th.pay(cpu)
+	if th.suspect && cpu > m.interval {
+		// Records lost since its last sample: it ran at most a period since then (unless its samples
+		// were lost too, and then the recording falls short, as the warning says), not a sleep's time.
+		total -= cpu - m.interval
+		cpu = m.interval
+	}
 	total += th.lagCPU + th.debt // (what it still owes was not taken)
 	th.on, th.cpu, th.total, th.lagCPU, th.debt = false, 0, 0, 0, 0
 	m.s.threadCounted(pid, tid, t, total, th.ins)

@@ -250,3 +250,56 @@ func TestLostSwitchIn(t *testing.T) {
 		t.Errorf("the thread's events add up to %d ns, want %d", life, want)
 	}
 }
+
+// TestLostSleep: a ring lost a thread's switch-out and its next switch-in, so its records show one
+// on-CPU interval holding a sleep. Its next sample stands for its count (the kernel's), not for the
+// sleep; a thread that ends before a sample after a loss is credited at most one period; a thread
+// first seen after a loss, by a switch-out, is not taken to have run since the events were enabled.
+func TestLostSleep(t *testing.T) {
+	mt := newMicroTest(t)
+	mt.m.counted = true
+	const ms = int64(time.Millisecond)
+	sample := func(rel, count int64) int64 {
+		p := mt.m.onCPU(&perfevent.Sample{Pid: 10, Tid: 11, ID: 7, Time: uint64(rel + mt.s.startNS),
+			Period: uint64(IntervalOn), Count: uint64(count)}, rel)
+		mt.m.sampled(11, 2, experiment.ModeUser)
+		return p
+	}
+	mt.sw(0, false, false)
+	if p := sample(10*ms, 10*ms); p != 10*ms {
+		t.Fatalf("the first sample stands for %d ns, want 10 ms", p)
+	}
+	// On again at 10 ms; it sleeps from 12 ms to 200 ms, both records lost; out at 205 ms recorded.
+	mt.m.lost()
+	mt.sw(205*ms, true, false)
+	mt.sw(300*ms, false, false)
+	if p := sample(303*ms, 20*ms); p != 10*ms {
+		t.Errorf("the sample after the loss stands for %d ns, want its count's 10 ms (not the records' 198 ms)", p)
+	}
+	// Without a loss since, the records again.
+	if p := sample(313*ms, 30*ms); p != 10*ms {
+		t.Errorf("the next sample stands for %d ns, want 10 ms", p)
+	}
+	mt.sw(315*ms, true, false)
+	mt.m.lost()
+	mt.sw(500*ms, false, false) // (its 3 ms on at 400 ms, and off at 403 ms, lost)
+	mt.m.exited(10, 11, 600*ms)
+
+	// A thread whose fork record was lost: its first record is a switch-out at 700 ms.
+	mt.m.switched(&perfevent.Switch{Pid: 10, Tid: 12, CPU: 1, Out: true, Time: uint64(700*ms + mt.s.startNS)})
+	mt.m.exited(10, 12, 710*ms)
+	cpu := map[uint32]int64{}
+	for _, c := range events(t, mt.s) {
+		if c.Mode == experiment.ModeUser || c.Mode == experiment.ModeKernel {
+			cpu[c.Tid] += c.Period
+		}
+	}
+	// Thread 11's exit: at most a period (not the 102 ms of its last on-CPU interval and the 2 ms before
+	// it); thread 12: nothing.
+	if want := int64(IntervalOn); cpu[11] != want {
+		t.Errorf("thread 11's CPU at its exit %d ns, want %d", cpu[11], want)
+	}
+	if cpu[12] != 0 {
+		t.Errorf("thread 12 (first seen after a loss) credited %d ns of CPU, want none", cpu[12])
+	}
+}

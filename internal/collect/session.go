@@ -736,8 +736,8 @@ func (s *Session) openClock() (*perfevent.Group, error) {
 	var micro []perfevent.Sibling
 	if s.spec.Microstates {
 		// Each sample's CPU time, and the off-CPU intervals, from the context switches (see
-		// microstates): the counts in samples are not needed.
-		o.ContextSwitch, o.SampleAddr, o.ReadCount = true, true, false
+		// microstates); the counts in samples only where a ring lost records (thread.suspect).
+		o.ContextSwitch, o.SampleAddr = true, true
 		micro = microSiblings(s.spec.Interval.Nanoseconds())
 		// Each thread's CPU time comes from its context switches too, and so do the counts its exit
 		// would report: inherit_stat, which costs every context switch more than the switch
@@ -784,6 +784,7 @@ func (s *Session) clockOpened(g *perfevent.Group, o perfevent.Options) (*perfeve
 	if o.ContextSwitch {
 		first := len(o.Siblings) - len(microSiblings(0))
 		s.ms = newMicrostates(s, g, first, first+1, o.SampleRegsUser)
+		s.ms.counted = o.ReadCount
 		s.setting(experiment.SettingMicrostates, "on")
 		stacks := "switches"
 		if o.ExcludeKernel {
@@ -796,7 +797,7 @@ func (s *Session) clockOpened(g *perfevent.Group, o perfevent.Options) (*perfeve
 				"(sysctl kernel.perf_event_paranoid=1 or CAP_PERFMON permits it)"})
 		}
 	}
-	if s.readCount {
+	if s.readCount && s.ms == nil {
 		s.setting(experiment.SettingClockPeriods, "counted")
 	}
 	s.w.UpdateLog(func(l *experiment.Log) { l.KernelStacks = s.kernel })
@@ -1142,6 +1143,9 @@ func (s *Session) handle(r perfevent.Record) {
 		s.reported[p][r.Tid] = true
 	case *perfevent.Lost:
 		s.lost += int64(r.Lost)
+		if s.ms != nil {
+			s.ms.lost()
+		}
 	case *perfevent.Throttle:
 		if !r.Unthrottle {
 			s.throttled++
@@ -1160,11 +1164,11 @@ func (s *Session) sample(r *perfevent.Sample) {
 	}
 	offCPU := s.ms != nil && s.ms.csIDs[r.ID]
 	period, since := int64(r.Period), int64(-1)
-	if s.readCount {
-		period, since = s.counts.period(r, t)
-	} else if s.ms != nil && !offCPU {
+	if s.ms != nil && !offCPU {
 		period = s.ms.onCPU(r, t)
 		since = t - period
+	} else if s.readCount {
+		period, since = s.counts.period(r, t)
 	}
 	p := s.cur[r.Pid]
 	if !p.open() {
