@@ -168,9 +168,12 @@ func TestLostNotOver(t *testing.T) {
 	m := measured(t, string(out))
 	want := m["children-cpu"] + m["self-cpu"]
 	rec := printTotal(t, exp)
-	lost := ""
-	if i := strings.Index(string(out), "samples lost"); i >= 0 {
-		lost = strings.Fields(string(out[:i]))[len(strings.Fields(string(out[:i])))-1] + " samples lost"
+	// "N samples lost (S% of the samples): ... the CPU time recorded falls short by as much"
+	lost, share := "", 0.0
+	if i := strings.Index(string(out), " of the samples)"); i >= 0 {
+		f := strings.Fields(string(out[:i]))
+		lost = strings.Join(f[len(f)-4:], " ")
+		share, _ = strconv.ParseFloat(strings.TrimSuffix(strings.TrimPrefix(f[len(f)-1], "("), "%"), 64)
 	}
 	t.Logf("make -j2 with rings of 64 pages: recorded %.4f s, getrusage of the tree %.4f s (%.2f%%); %s",
 		rec, want, 100*rec/want, lost)
@@ -178,8 +181,9 @@ func TestLostNotOver(t *testing.T) {
 		t.Errorf("recorded %.4f s, more than 3%% over the tree's getrusage %.4f s", rec, want)
 		explainTree(t, exp)
 	}
-	// Short only by the processes whose records were all lost (none in 6 runs).
-	if rec < want*0.9 {
-		t.Errorf("recorded %.4f s, less than 90%% of the tree's getrusage %.4f s", rec, want)
+	// Short by at most what the warning says (a CI run under -race: 73.0% with 341 samples lost, 73%).
+	if rec < want*(0.97-share/100) {
+		t.Errorf("recorded %.4f s, short of the tree's getrusage %.4f s by more than the %.1f%% of the samples lost",
+			rec, want, share)
 	}
 }
