@@ -24,6 +24,7 @@ const (
 // Record layouts.
 const (
 	clockRecordSize   = 40 // time, period, pid, tid, cpu, stack, mode, 7 reserved bytes
+	hwcRecordSize     = 48 // time, value, addr, pid, tid, cpu, stack, counter, mode, 6 reserved bytes
 	overviewFixedSize = 78 // everything up to and including the label length
 	maxStackFrames    = 1 << 20
 	maxLabelLen       = 1<<16 - 1
@@ -41,7 +42,7 @@ const (
 // before anything is allocated for it.
 func maxPayload(k recordKind, recSize uint32) int64 {
 	switch k {
-	case kindClock:
+	case kindClock, kindHWC:
 		r := int64(max(recSize, 1))
 		return (blockTarget + r - 1) / r * r
 	case kindStacks:
@@ -64,6 +65,7 @@ const (
 	kindStacks   recordKind = 2
 	kindOverview recordKind = 3
 	kindArchive  recordKind = 4
+	kindHWC      recordKind = 5
 )
 
 func (k recordKind) String() string {
@@ -76,14 +78,19 @@ func (k recordKind) String() string {
 		return "overview"
 	case kindArchive:
 		return "archive"
+	case kindHWC:
+		return "hwc"
 	}
 	return "kind " + strconv.Itoa(int(k))
 }
 
 // recordSize is the size of one record of kind k in this version, 0 for variable-size records.
 func (k recordKind) recordSize() uint32 {
-	if k == kindClock {
+	switch k {
+	case kindClock:
 		return clockRecordSize
+	case kindHWC:
+		return hwcRecordSize
 	}
 	return 0
 }
@@ -264,6 +271,71 @@ func decodeClock(p []byte) ClockSample {
 		Stack:  le.Uint32(p[28:]),
 		Mode:   Mode(p[32]),
 	}
+}
+
+// appendHWC appends the record of s.
+func appendHWC(b []byte, s CounterSample) []byte {
+	b = le.AppendUint64(b, uint64(s.Time))
+	b = le.AppendUint64(b, uint64(s.Value))
+	b = le.AppendUint64(b, s.Addr)
+	b = le.AppendUint32(b, s.Pid)
+	b = le.AppendUint32(b, s.Tid)
+	b = le.AppendUint32(b, s.CPU)
+	b = le.AppendUint32(b, s.Stack)
+	return append(b, s.Counter, byte(s.Mode), 0, 0, 0, 0, 0, 0)
+}
+
+// decodeHWC decodes one counter record.
+func decodeHWC(p []byte) CounterSample {
+	_ = p[hwcRecordSize-1]
+	return CounterSample{
+		Time:    int64(le.Uint64(p[0:])),
+		Value:   int64(le.Uint64(p[8:])),
+		Addr:    le.Uint64(p[16:]),
+		Pid:     le.Uint32(p[24:]),
+		Tid:     le.Uint32(p[28:]),
+		CPU:     le.Uint32(p[32:]),
+		Stack:   le.Uint32(p[36:]),
+		Counter: p[40],
+		Mode:    Mode(p[41]),
+	}
+}
+
+// readHWC reads a profile.hwc file of size bytes, whose samples are of ncounters counters and
+// nstacks stacks.
+func readHWC(name string, r io.ReaderAt, size int64, ncounters, nstacks int) (samples []CounterSample, warning string, err error) {
+	br, err := newBlockReader(name, r, size, kindHWC, false)
+	if err != nil {
+		return nil, "", err
+	}
+	if data := dataBytes(r, size); br.recSize > 0 && data > fileHeaderSize {
+		samples = make([]CounterSample, 0, (data-fileHeaderSize)/int64(br.recSize))
+	}
+	for {
+		off, count, p, ok, err := br.next()
+		if err != nil {
+			return nil, "", err
+		}
+		if !ok {
+			break
+		}
+		for i := range int(count) {
+			s := decodeHWC(p[i*int(br.recSize):])
+			at := off + blockHeaderSize + int64(i)*int64(br.recSize)
+			switch {
+			case int(s.Counter) >= ncounters:
+				return nil, "", formatErrorf(name, at, hintBlock(name, off), "sample %d is of counter %d; log.xml lists %d counters",
+					len(samples)+1, s.Counter, ncounters)
+			case s.Value < 0 || s.Value > maxCounterVal:
+				return nil, "", formatErrorf(name, at, hintBlock(name, off), "sample %d stands for %d events: 0 to %d", len(samples)+1, s.Value, int64(maxCounterVal))
+			case int64(s.Stack) >= int64(nstacks):
+				return nil, "", formatErrorf(name, at, hintBlock(name, off), "sample %d has stack id %d, but the stacks file has only %d stacks",
+					len(samples)+1, s.Stack, nstacks)
+			}
+			samples = append(samples, s)
+		}
+	}
+	return samples, br.warning, nil
 }
 
 // clockBlock says where a block of clock records lies, to give offsets in errors.

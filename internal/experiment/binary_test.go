@@ -168,16 +168,19 @@ func TestDescriptorsMatchLayout(t *testing.T) {
 	o := OverviewSample{Time: 21, Pid: 22, Sample: 23, UserNS: 24, SystemNS: 25, MinFlt: 26, MajFlt: 27,
 		VolCtxSw: 28, InvolCtxSw: 29, RSSBytes: 30, NumThreads: -31, Label: "periodic"}
 	off := ClockSample{Time: 51, Period: 52, Pid: 53, Tid: 54, CPU: 55, Stack: 56, Mode: ModeSleep}
+	hwc := CounterSample{Time: 61, Value: 62, Addr: 63, Pid: 64, Tid: 65, CPU: 66, Stack: 67, Counter: 68, Mode: ModeKernel}
 	records := map[string][]byte{
+		CountersFile: appendHWC(nil, hwc),
 		ClockFile:    appendClock(nil, s),
 		OffCPUFile:   appendClock(nil, off),
 		StacksFile:   appendStack(nil, Stack{41, 42}),
 		OverviewFile: appendOverview(nil, o),
 	}
 	want := map[string]map[string]uint64{
-		ClockFile:  {"time": 11, "period": 12, "pid": 13, "tid": 14, "cpu": 15, "stack": 16, "mode": 2},
-		OffCPUFile: {"time": 51, "period": 52, "pid": 53, "tid": 54, "cpu": 55, "stack": 56, "mode": 4},
-		StacksFile: {"nframes": 2, "frames": 41},
+		ClockFile:    {"time": 11, "period": 12, "pid": 13, "tid": 14, "cpu": 15, "stack": 16, "mode": 2},
+		OffCPUFile:   {"time": 51, "period": 52, "pid": 53, "tid": 54, "cpu": 55, "stack": 56, "mode": 4},
+		StacksFile:   {"nframes": 2, "frames": 41},
+		CountersFile: {"time": 61, "value": 62, "addr": 63, "pid": 64, "tid": 65, "cpu": 66, "stack": 67, "counter": 68, "mode": 2},
 		OverviewFile: {"time": 21, "pid": 22, "sample": 23, "userNS": 24, "systemNS": 25, "minflt": 26,
 			"majflt": 27, "volCtxSw": 28, "involCtxSw": 29, "rssBytes": 30, "numThreads": uint64(1<<64 - 31), "labelLen": 8},
 	}
@@ -569,4 +572,37 @@ func TestRecordRanges(t *testing.T) {
 	if want := "overview record 2: majflt -3: want 0 to 4611686018427387904"; fe.Offset != at || fe.Msg != want {
 		t.Errorf("got %+v, want offset %d and %q", fe, at, want)
 	}
+}
+
+func FuzzReadHWC(f *testing.F) {
+	rec := func(ss ...CounterSample) [][]byte {
+		var out [][]byte
+		for _, s := range ss {
+			out = append(out, appendHWC(nil, s))
+		}
+		return out
+	}
+	good := rec(CounterSample{Time: 1, Value: 5, Stack: 1}, CounterSample{Time: 2, Value: 7, Counter: 1, Addr: 0x1000, Stack: 2},
+		CounterSample{Time: 3, Value: 1, Counter: 1})
+	bad := rec(CounterSample{Value: -1}, CounterSample{Counter: 9}, CounterSample{Stack: 99})
+	fuzzSeeds(f, blockFile(kindHWC, good, 2), appendFileHeader(nil, kindHWC), blockFile(kindHWC, bad, 1),
+		claimBlock(kindHWC, 0xffffff00))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, _, err := readHWC("h", bytes.NewReader(b), int64(len(b)), 2, 3)
+		if err != nil {
+			asFormatError(t, err)
+			return
+		}
+		for _, s := range got {
+			if s.Counter >= 2 || s.Stack >= 3 || s.Value < 0 {
+				t.Fatalf("read a sample out of range: %+v", s)
+			}
+		}
+		// What was read, written again, reads back the same.
+		again := blockFile(kindHWC, rec(got...), 3)
+		got2, warn, err := readHWC("h", bytes.NewReader(again), int64(len(again)), 2, 3)
+		if err != nil || warn != "" || len(got2) != len(got) || (len(got) > 0 && !reflect.DeepEqual(got, got2)) {
+			t.Fatalf("round trip: %v %q", err, warn)
+		}
+	})
 }

@@ -117,6 +117,16 @@ func OpenWith(dir string, opt Options) (*Data, error) {
 		return nil, err
 	}
 
+	// The counters' samples, read after the stacks as the clock's.
+	err = readData(path(CountersFile), present, func(name string, f *os.File, size int64) (w string, err error) {
+		d.Counters, w, err = readHWC(name, f, size, len(d.Log.Counters), len(d.Stacks))
+		return w, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(d.Counters, func(a, b CounterSample) int { return cmp.Compare(a.Time, b.Time) })
+
 	mapBytes, err := readIfExists(path(MapFile), maxMapSize, MapFile)
 	if err != nil {
 		return nil, err
@@ -174,7 +184,7 @@ func OpenWith(dir string, opt Options) (*Data, error) {
 			}
 		}
 	}
-	for _, name := range []string{ClockFile, StacksFile, OverviewFile} {
+	for _, name := range []string{ClockFile, StacksFile, OverviewFile, CountersFile} {
 		warn(present[name])
 	}
 	return d, nil

@@ -15,6 +15,7 @@ const (
 	NotesFile    = "notes"
 	ClockFile    = "profile.clock"  // clock-profiling events, fixed-size records
 	OffCPUFile   = "profile.offcpu" // off-CPU intervals (microstates), records as ClockFile's (format 1.1)
+	CountersFile = "profile.hwc"    // counter overflow samples (-h), fixed-size records (format 1.1)
 	StacksFile   = "stacks"         // the stack table, variable-size records
 	ArchivesDir  = "archives"
 )
@@ -73,6 +74,36 @@ type ClockSample struct {
 	Mode   Mode   // user or kernel mode at the sample, or the off-CPU state
 	Period int64  // ns of CPU time this sample stands for (of off-CPU time, for an off-CPU mode)
 	Stack  uint32 // index into the stack table; 0 is the empty stack
+}
+
+// CounterSample is one overflow of a counter (-h): the events since the counter's previous sample
+// in its thread, at the call stack where it overflowed.
+type CounterSample struct {
+	Time    int64  // ns since the experiment's start (Log.StartPerfNS)
+	Value   int64  // the events it stands for: the counter's interval (its period at the overflow)
+	Addr    uint64 // the data address of the event (a counter given with '+'), 0 when unknown
+	Pid     uint32 // process id
+	Tid     uint32 // thread id
+	CPU     uint32 // CPU the sample was taken on
+	Stack   uint32 // index into the stack table
+	Counter uint8  // the counter: an index into Log.Counters
+	Mode    Mode   // ModeUser or ModeKernel: where the thread was at the overflow
+}
+
+// Counter is one counter an experiment profiled (-h), as log.xml records it.
+type Counter struct {
+	Name     string // as given, or its alias: "cycles", "page-faults", "sched:sched_wakeup"
+	Metric   string // the name of its metric in er print: Name with ':', '/', ',' and '=' made '_'
+	Title    string // "CPU Cycles"
+	Type     uint32 // the perf event's type and config
+	Config   uint64
+	Config1  uint64
+	Config2  uint64
+	Interval uint64 // a sample every Interval events
+	Unit     string // "events", "CPU-cycles" (shown as time at the clock rate) or "ns"
+	MemOp    string // "load", "store", "load-store", or "" when not memory-related
+	// Backtrack: the samples record data addresses (CounterSample.Addr).
+	Backtrack bool
 }
 
 // Stack is one entry of the stack table: absolute instruction addresses,
@@ -182,6 +213,7 @@ const (
 	SettingHeapTracing    SettingKey = "heap_tracing"      // "on" or "off"
 	SettingSyncTracing    SettingKey = "sync_tracing"      // "off", "on (calibrated threshold)", "all" or a threshold
 	SettingIOTracing      SettingKey = "io_tracing"        // "on" or "off"
+	SettingCounters       SettingKey = "hwc_profiling"     // -h as given ("cycles,on,+dcrm,1000", "page-faults,1"); the counters are in Log.Counters
 )
 
 // On says whether a tracing setting's value turns it on: not "off", "0" or empty.
@@ -228,8 +260,10 @@ type Log struct {
 	// when recording ran without pause for the whole life of the thread; clock samples of such a
 	// thread are weighted so that they add up to its count. Empty when unknown.
 	ThreadCPU []ThreadCount
-	Settings  []Setting
-	Events    []Event
+	// Counters are the counters profiled (-h), in the order of CounterSample.Counter.
+	Counters []Counter
+	Settings []Setting
+	Events   []Event
 }
 
 // ThreadCount is the exact CPU time of one thread, counted by the kernel.
@@ -356,7 +390,8 @@ type Data struct {
 	Mappings []Mapping
 	Stacks   []Stack // index is the stack id; Stacks[0] is the empty stack
 	Clock    []ClockSample
-	Heap     []HeapEvent // in time order per thread
+	Counters []CounterSample // in time order
+	Heap     []HeapEvent     // in time order per thread
 	Sync     []SyncEvent
 	IO       []IOEvent
 	Overview []OverviewSample

@@ -35,6 +35,7 @@ type Writer struct {
 
 	clock, stacks, overview *dataFile
 	offcpu                  *dataFile // made at the first off-CPU interval (OffCPU)
+	hwc                     *dataFile // made at the first counter sample (Counter)
 
 	logSize   int64 // bytes of log.xml as last written
 	mapSize   int64 // bytes of map.xml as last written
@@ -287,6 +288,9 @@ func (w *Writer) files() []*dataFile {
 	if w.offcpu != nil {
 		fs = append(fs, w.offcpu)
 	}
+	if w.hwc != nil {
+		fs = append(fs, w.hwc)
+	}
 	return fs
 }
 
@@ -315,6 +319,38 @@ func (w *Writer) OffCPU(s ClockSample) error {
 			return err
 		}
 		return w.fail(w.offcpu.flush())
+	}
+	return nil
+}
+
+// Counter records a counter overflow sample in CountersFile, made at the first. Its stack must come
+// from Stack, and its counter must be one of the log's Counters.
+func (w *Writer) Counter(s CounterSample) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.check(); err != nil {
+		return err
+	}
+	if s.Stack > w.nstacks {
+		return fmt.Errorf("experiment: counter sample with stack id %d; only %d stacks are interned", s.Stack, w.nstacks)
+	}
+	if int(s.Counter) >= len(w.log.Counters) {
+		return fmt.Errorf("experiment: a sample of counter %d; the log has %d counters", s.Counter, len(w.log.Counters))
+	}
+	if w.hwc == nil {
+		f, err := newDataFile(w.dir, CountersFile, kindHWC)
+		if err := w.fail(err); err != nil {
+			return err
+		}
+		w.hwc = f
+	}
+	w.hwc.buf = appendHWC(w.hwc.buf, s)
+	w.hwc.count++
+	if w.hwc.full() {
+		if err := w.fail(w.stacks.flush()); err != nil {
+			return err
+		}
+		return w.fail(w.hwc.flush())
 	}
 	return nil
 }
@@ -534,7 +570,7 @@ func (w *Writer) Close() error {
 // closeFiles closes the binary files that are open.
 func (w *Writer) closeFiles() error {
 	var errs []error
-	for _, d := range []*dataFile{w.clock, w.stacks, w.overview, w.offcpu} {
+	for _, d := range []*dataFile{w.clock, w.stacks, w.overview, w.offcpu, w.hwc} {
 		if d != nil {
 			errs = append(errs, d.f.Close())
 		}

@@ -625,3 +625,59 @@ func TestOffCPU(t *testing.T) {
 		t.Errorf("clock events' modes %v, want %v (in time order)", got, want)
 	}
 }
+
+// TestCounters: counter samples go to a file of their own, made at the first, and are read back in
+// time order with their counters; a sample of a counter the log does not list, or with a stack not
+// interned, is refused.
+func TestCounters(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "hwc.er")
+	log := testLog()
+	w, err := Create(dir, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := w.Stack(Stack{0x401000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, CountersFile)); !os.IsNotExist(err) {
+		t.Errorf("%s exists before a counter sample: %v", CountersFile, err)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := CounterSample{Time: 20, Value: 9999991, Pid: 1, Tid: 2, CPU: 1, Stack: id, Counter: 0, Mode: ModeUser}
+	b := CounterSample{Time: 10, Value: 1000003, Addr: 0x7ffd0000, Pid: 1, Tid: 1, Stack: id, Counter: 1, Mode: ModeKernel}
+	must(w.Counter(a))
+	must(w.Counter(b))
+	if err := w.Counter(CounterSample{Counter: 2, Stack: id}); err == nil {
+		t.Error("a sample of a third counter was taken; the log has two")
+	}
+	if err := w.Counter(CounterSample{Stack: id + 1}); err == nil {
+		t.Error("a counter sample with a stack not interned was taken")
+	}
+	must(w.Close())
+	d, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []CounterSample{b, a}; !reflect.DeepEqual(d.Counters, want) {
+		t.Errorf("samples %+v, want %+v", d.Counters, want)
+	}
+	if !reflect.DeepEqual(d.Log.Counters, log.Counters) {
+		t.Errorf("counters %+v, want %+v", d.Log.Counters, log.Counters)
+	}
+	// A log that lists one counter: the sample of the second is damage, with its offset.
+	log.Counters = log.Counters[:1]
+	if err := os.WriteFile(filepath.Join(dir, LogFile), encodeLog(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(dir)
+	if fe := asFormatError(t, err); !strings.Contains(fe.Error(), "sample 2 is of counter 1; log.xml lists 1 counters") ||
+		fe.Offset != fileHeaderSize+blockHeaderSize+hwcRecordSize {
+		t.Errorf("error %v (offset %d)", err, fe.Offset)
+	}
+}

@@ -86,6 +86,7 @@ type xmlLog struct {
 	Target    xmlTarget    `xml:"target"`
 	Start     xmlStart     `xml:"start"`
 	Settings  []xmlSetting `xml:"settings>setting"`
+	Counters  []xmlCounter `xml:"counters>counter"`
 	Data      xmlData      `xml:"data"`
 	Events    []xmlEvent   `xml:"events>event"`
 	End       xmlEnd       `xml:"end"`
@@ -123,6 +124,20 @@ type xmlStart struct {
 type xmlSetting struct {
 	Name  qstr `xml:"name,attr"`
 	Value qstr `xml:"value,attr"`
+}
+
+type xmlCounter struct {
+	Name      qstr   `xml:"name,attr"`
+	Metric    qstr   `xml:"metric,attr"`
+	Title     qstr   `xml:"title,attr"`
+	Type      uint32 `xml:"type,attr"`
+	Config    hex64  `xml:"config,attr"`
+	Config1   hex64  `xml:"config1,attr,omitempty"`
+	Config2   hex64  `xml:"config2,attr,omitempty"`
+	Interval  uint64 `xml:"interval,attr"`
+	Unit      qstr   `xml:"unit,attr"`
+	MemOp     qstr   `xml:"memop,attr,omitempty"`
+	Backtrack bool   `xml:"backtrack,attr,omitempty"`
 }
 
 type xmlData struct {
@@ -191,6 +206,18 @@ var descriptors = []xmlDescriptor{
 		{"mode", "u8", 32, "3 waiting for a CPU, 4 asleep, 5 asleep in a text page fault, 6 in a data page fault"},
 		{"reserved", "u8[7]", 33, "zero"},
 	}},
+	{File: CountersFile, Kind: kindHWC.String(), Version: FormatVersion, RecordSize: hwcRecordSize, Fields: []xmlField{
+		{"time", "i64", 0, "ns since the start of the experiment"},
+		{"value", "i64", 8, "events the sample stands for: the counter's interval"},
+		{"addr", "u64", 16, "data address of the event (counters given with +), 0 when unknown"},
+		{"pid", "u32", 24, "process id"},
+		{"tid", "u32", 28, "thread id"},
+		{"cpu", "u32", 32, "CPU the sample was taken on"},
+		{"stack", "u32", 36, "stack id: record number in the stacks file, from 1; 0 is the empty stack"},
+		{"counter", "u8", 40, "the counter: its index in the log's counters"},
+		{"mode", "u8", 41, "1 user, 2 kernel"},
+		{"reserved", "u8[6]", 42, "zero"},
+	}},
 	{File: StacksFile, Kind: kindStacks.String(), Version: FormatVersion, RecordSize: 0, Fields: []xmlField{
 		{"nframes", "u32", 0, "number of frames"},
 		{"frames", "u64[nframes]", 4, "absolute instruction addresses, leaf first; kernel frames before user frames"},
@@ -249,6 +276,11 @@ func encodeLog(l Log) []byte {
 	}
 	for _, s := range l.Settings {
 		x.Settings = append(x.Settings, xmlSetting{qstr(string(s.Name)), qstr(s.Value)})
+	}
+	for _, c := range l.Counters {
+		x.Counters = append(x.Counters, xmlCounter{Name: qstr(c.Name), Metric: qstr(c.Metric), Title: qstr(c.Title), Type: c.Type,
+			Config: hex64(c.Config), Config1: hex64(c.Config1), Config2: hex64(c.Config2), Interval: c.Interval,
+			Unit: qstr(c.Unit), MemOp: qstr(c.MemOp), Backtrack: c.Backtrack})
 	}
 	for _, e := range l.Events {
 		x.Events = append(x.Events, xmlEvent{Time: e.Time, Kind: qstr(e.Kind), Pid: e.Pid, Text: qstr(e.Text)})
@@ -313,6 +345,9 @@ func checkVersion(name, v, hint string) error {
 	return nil
 }
 
+// maxCounters is the most counters a log lists: a sample names its counter in a byte.
+const maxCounters = 256
+
 const (
 	hintLog = "repair the XML by hand, or delete log.xml to read the data without the experiment's settings and events"
 	hintMap = "repair the XML by hand, or delete map.xml to read the data without load objects (no function names)"
@@ -362,6 +397,22 @@ func decodeLog(name string, b []byte) (Log, []string, error) {
 	}
 	for _, e := range x.Events {
 		l.Events = append(l.Events, Event{Time: e.Time, Kind: string(e.Kind), Pid: e.Pid, Text: string(e.Text)})
+	}
+	if len(x.Counters) > maxCounters {
+		return Log{}, nil, formatErrorf(name, -1, hintLog, "%d counters; a sample names its counter in a byte: at most %d", len(x.Counters), maxCounters)
+	}
+	metrics := map[string]bool{}
+	for _, c := range x.Counters {
+		if c.Name == "" || c.Metric == "" {
+			return Log{}, nil, formatErrorf(name, -1, hintLog, "a counter without a name or a metric name")
+		}
+		if metrics[string(c.Metric)] {
+			return Log{}, nil, formatErrorf(name, -1, hintLog, "two counters with the metric name %q", c.Metric)
+		}
+		metrics[string(c.Metric)] = true
+		l.Counters = append(l.Counters, Counter{Name: string(c.Name), Metric: string(c.Metric), Title: string(c.Title), Type: c.Type,
+			Config: uint64(c.Config), Config1: uint64(c.Config1), Config2: uint64(c.Config2), Interval: c.Interval,
+			Unit: string(c.Unit), MemOp: string(c.MemOp), Backtrack: c.Backtrack})
 	}
 	var files []string
 	for _, d := range x.Data.Files {

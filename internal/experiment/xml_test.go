@@ -55,6 +55,11 @@ func testLog() Log {
 		Exited:           true,
 		KernelStacks:     true,
 		Settings:         []Setting{{"clock", "on"}, {"interval_ns", "10000000"}, {"size_limit_mb", ""}},
+		Counters: []Counter{
+			{Name: "cycles", Metric: "cycles", Title: "CPU Cycles", Type: 0, Config: 0, Interval: 9999991, Unit: "CPU-cycles"},
+			{Name: "cpu/event=0xd1,umask=0x20/", Metric: "cpu_event_0xd1_umask_0x20", Title: "cpu event=0xd1,umask=0x20", Type: 4,
+				Config: 0x20d1, Config1: 3, Config2: 1 << 63, Interval: 1000003, Unit: "events", MemOp: "load", Backtrack: true},
+		},
 		Events: []Event{
 			{Time: 0, Kind: "start", Pid: 4242, Text: "target started"},
 			{Time: 2500000000, Kind: "exit", Pid: 4242, Text: "killed by SIGSEGV\nsecond line"},
@@ -93,7 +98,7 @@ func TestLogRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
 	}
-	if wantFiles := []string{ClockFile, OffCPUFile, StacksFile, OverviewFile}; !reflect.DeepEqual(files, wantFiles) {
+	if wantFiles := []string{ClockFile, OffCPUFile, CountersFile, StacksFile, OverviewFile}; !reflect.DeepEqual(files, wantFiles) {
 		t.Errorf("described files %v, want %v", files, wantFiles)
 	}
 	// The zero Log gets the current version and reads back with nothing else set.
