@@ -56,9 +56,22 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 	}
+	if spec.ListCounters && !spec.Help {
+		ListCounters(stdout)
+		return 0
+	}
 	if spec.Help || len(spec.Target) == 0 && spec.Attach == 0 {
 		Usage(stdout, perfevent.Probe())
+		if !spec.Help {
+			// Alone, as the manual's collect: the options, then the counters this machine offers.
+			fmt.Fprintln(stdout)
+			ListCounters(stdout)
+		}
 		return 0
+	}
+	if err := CheckCounters(spec); err != nil {
+		fmt.Fprintf(stderr, "er collect: %v\n", err)
+		return 1
 	}
 	if spec.DryRun {
 		return dryRun(spec, stdout, stderr)
@@ -201,6 +214,13 @@ Options:
   -s on|off|all|<us>          synchronization wait tracing: waits of at least <us> microseconds;
                               on = a threshold calibrated in the target, all = every wait
   -i on|off                   I/O tracing: POSIX and stdio file calls, bytes, times and errors
+  -h name[,interval][,name[,interval]]...|auto|off
+                              counter overflow profiling: a sample every interval (on, hi, lo or a
+                              number) events of each counter: hardware (cycles, insts, dcrm, ...),
+                              software (page-faults, context-switches, ...), tracepoints (sched:
+                              sched_wakeup), raw (r1c2, cpu/event=0x3c/); +name records data addresses
+                              (load/store counters, page faults); turns -p off unless -p is given;
+                              -h alone lists this machine's counters
   -F on|off|all|=regexp       follow descendant processes (default on): each fork, exec, clone,
                               posix_spawn or system() child gets a subexperiment (_f1.er, _f1_x1.er);
                               =regexp: only those whose program name or lineage matches
@@ -216,7 +236,7 @@ Options:
   -g name.erg                 add the experiment to an experiment group file
   -n                          dry run: show what would be collected
   -V, --version               print er's version
-  --help, -h                  print this help (-h alone: with this machine's hardware counters, below)
+  --help                      print this help
 
 `, ms(IntervalOn), ms(IntervalHi), ms(IntervalLo), MinInterval, MaxInterval, DefaultStackBytes, MaxStackBytes)
 	fmt.Fprintf(w, "Environment: %s=perf|sigprof forces the clock source (by default SIGPROF timers inside the\n"+

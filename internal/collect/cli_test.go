@@ -54,17 +54,24 @@ func TestUsageMachine(t *testing.T) {
 	}
 }
 
-// TestHelpOptions: --help, -help and -h alone print the usage on stdout and exit 0 (they used to be
-// unknown options, exit 2); -h with a value is not taken for help.
+// TestHelpOptions: --help and -help print the usage on stdout and exit 0 (they used to be unknown
+// options, exit 2); -h alone prints the counter lists, and er collect alone both, as the manual's
+// collect does.
 func TestHelpOptions(t *testing.T) {
-	for _, args := range [][]string{{"--help"}, {"-help"}, {"-h"}, {"--help", "/bin/true"}, {"-p", "hi", "-h"}} {
+	for _, args := range [][]string{{"--help"}, {"-help"}, {"--help", "/bin/true"}, {}} {
 		var out, errb strings.Builder
 		if code := Main(args, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "Usage: er collect") || errb.Len() != 0 {
 			t.Errorf("er collect %s: code %d, stdout %.40q, stderr %q", strings.Join(args, " "), code, out.String(), errb.String())
 		}
+		if lists := strings.Contains(out.String(), "Software events available for profiling:"); lists != (len(args) == 0) {
+			t.Errorf("er collect %s: the counter lists shown: %v", strings.Join(args, " "), lists)
+		}
 	}
-	var out, errb strings.Builder
-	if code := Main([]string{"-h", "cycles", "/bin/true"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `-h "cycles": hardware-counter profiling`) {
-		t.Errorf("-h cycles: code %d, stderr %q", code, errb.String())
+	for _, args := range [][]string{{"-h"}, {"-p", "hi", "-h"}} {
+		var out, errb strings.Builder
+		if code := Main(args, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "Aliased HW counters available for profiling:") ||
+			!strings.Contains(out.String(), "\ncontext-switches,1 ('Context Switches', alias for PERF_COUNT_SW_CONTEXT_SWITCHES; events)\n") {
+			t.Errorf("er collect %s: code %d, stdout %q, stderr %q", strings.Join(args, " "), code, out.String(), errb.String())
+		}
 	}
 }

@@ -66,22 +66,25 @@ type Session struct {
 	ctl        *control            // the channel to the collector library
 	closedSize int64               // bytes in the experiments of images already closed
 
-	threadCPU    map[*proc]map[uint32]int64 // CPU time counted by the kernel for each exited thread
-	readTotal    int64                      // sum of the counts the exited threads reported
-	orphanRead   int64                      // counts reported under the founder's main thread
-	reported     map[*proc]map[uint32]bool  // threads whose counts the kernel reported for themselves (not orphanRead)
-	orphanToTask bool                       // assignOrphanRead gave orphanRead to the task without a count, not to the founder
-	runtime      *runtimeCounts             // the threads' runtime counts, where the clock's group counts them
-	sampledNS    map[uint32]int64           // the period of each thread's samples, ns, by tid
-	readCount    bool                       // samples carry their thread's count (perfevent.Options.ReadCount)
-	counts       sampleCounts               // the threads' counts at their last samples, with readCount
-	ms           *microstates               // the threads' context switches, when microstates are recorded
-	lastFlush    int64                      // when drain last flushed the experiments (ns since the start)
-	exitedTasks  map[*proc][]uint32         // threads that exited, by image
-	stoppedAt    int64                      // when -t or -L stopped recording; 0 while recording
-	writeErr     error                      // the first write that failed (a full disk): recording stopped
-	archiveFull  bool                       // archiving found the disk full: it stopped there
-	liveMark     *os.File                   // the FIFO .control held open, without the library: readers tell a live experiment by it
+	threadCPU      map[*proc]map[uint32]int64 // CPU time counted by the kernel for each exited thread
+	readTotal      int64                      // sum of the counts the exited threads reported
+	orphanRead     int64                      // counts reported under the founder's main thread
+	reported       map[*proc]map[uint32]bool  // threads whose counts the kernel reported for themselves (not orphanRead)
+	orphanToTask   bool                       // assignOrphanRead gave orphanRead to the task without a count, not to the founder
+	runtime        *runtimeCounts             // the threads' runtime counts, where the clock's group counts them
+	sampledNS      map[uint32]int64           // the period of each thread's samples, ns, by tid
+	readCount      bool                       // samples carry their thread's count (perfevent.Options.ReadCount)
+	hwcIDs         map[uint64]uint8           // the ids of the counters' sibling events, to their indexes in spec.Counters
+	counterBase    int                        // the index of the first counter among the group's siblings
+	counterSamples int64                      // counter samples recorded
+	counts         sampleCounts               // the threads' counts at their last samples, with readCount
+	ms             *microstates               // the threads' context switches, when microstates are recorded
+	lastFlush      int64                      // when drain last flushed the experiments (ns since the start)
+	exitedTasks    map[*proc][]uint32         // threads that exited, by image
+	stoppedAt      int64                      // when -t or -L stopped recording; 0 while recording
+	writeErr       error                      // the first write that failed (a full disk): recording stopped
+	archiveFull    bool                       // archiving found the disk full: it stopped there
+	liveMark       *os.File                   // the FIFO .control held open, without the library: readers tell a live experiment by it
 
 	// The founder's own usage at its exit, read from /proc before er reaped it (wait4's usage holds
 	// its descendants too); set before the founder's wait returns.
@@ -662,10 +665,13 @@ func (s *Session) openEvents() error {
 	}
 	var g *perfevent.Group
 	var err error
-	if s.spec.Clock {
+	switch {
+	case s.spec.Clock:
 		s.setting(experiment.SettingClockSource, "perf")
 		g, err = s.openClock()
-	} else {
+	case len(s.spec.Counters) > 0:
+		g, err = s.openCounterSideband()
+	default:
 		g, err = s.openSideband()
 	}
 	if err != nil {
@@ -681,6 +687,7 @@ func (s *Session) openEvents() error {
 		}
 	}
 	s.events = g
+	s.takeCounterIDs(g)
 	if s.ms != nil {
 		s.ms.updateIDs(g)
 		s.ms.enabled = s.now()
@@ -734,6 +741,8 @@ func (s *Session) openClock() (*perfevent.Group, error) {
 	// Each sample's CPU time from its thread's count, where the kernel gives it (see sampleCounts).
 	o.ReadCount = s.spec.countInSamples() && perfevent.CountInSamples()
 	var micro []perfevent.Sibling
+	hwc := s.counterSiblings()
+	o.SampleAddr = s.backtracking()
 	if s.spec.Microstates {
 		// Each sample's CPU time, and the off-CPU intervals, from the context switches (see
 		// microstates); the counts in samples only where a ring lost records (thread.suspect).
@@ -747,28 +756,25 @@ func (s *Session) openClock() (*perfevent.Group, error) {
 	// The threads' runtime counts, in the group where permitted (see runtimeCounts).
 	if sb, ok := runtimeSibling(); ok && !o.ContextSwitch {
 		ro := o
-		ro.Siblings = append([]perfevent.Sibling{sb}, micro...)
+		ro.Siblings = append(append([]perfevent.Sibling{sb}, hwc...), micro...)
 		if g, err := openCounted(s.pid, &ro); err == nil {
 			s.runtime = newRuntimeCounts(g)
 			return s.clockOpened(g, ro)
 		}
 	}
-	o.Siblings = micro
+	o.Siblings = append(hwc, micro...)
 	g, err := openCounted(s.pid, &o)
 	if err != nil && len(micro) > 0 && !errors.Is(err, perfevent.ErrPermission) {
 		// A kernel that refuses the context-switch events: CPU time only.
 		s.w.Event(experiment.Event{Kind: "warning", Text: "microstates are not recorded: " + err.Error()})
-		o.ContextSwitch, o.SampleAddr, o.Siblings, o.InheritStat = false, false, nil, true
+		o.ContextSwitch, o.SampleAddr, o.Siblings, o.InheritStat = false, s.backtracking(), hwc, true
 		o.ReadCount = s.spec.countInSamples() && perfevent.CountInSamples()
 		g, err = openCounted(s.pid, &o)
 	}
 	if errors.Is(err, perfevent.ErrPermission) {
 		o.KernelCallchain, o.ExcludeKernel = false, true
 		if g, err = openCounted(s.pid, &o); err == nil {
-			p, _ := perfevent.Paranoid()
-			s.w.Event(experiment.Event{Kind: "warning", Text: fmt.Sprintf("kernel profiling is not permitted "+
-				"(/proc/sys/kernel/perf_event_paranoid is %d): user-mode samples and stacks only; "+
-				"sysctl kernel.perf_event_paranoid=1 or CAP_PERFMON permits it", p)})
+			s.kernelNotPermitted()
 		}
 	}
 	if err != nil {
@@ -777,12 +783,25 @@ func (s *Session) openClock() (*perfevent.Group, error) {
 	return s.clockOpened(g, o)
 }
 
+// kernelNotPermitted warns that kernel profiling is not permitted: user mode only.
+func (s *Session) kernelNotPermitted() {
+	p, _ := perfevent.Paranoid()
+	s.w.Event(experiment.Event{Kind: "warning", Text: fmt.Sprintf("kernel profiling is not permitted "+
+		"(/proc/sys/kernel/perf_event_paranoid is %d): user-mode samples and stacks only; "+
+		"sysctl kernel.perf_event_paranoid=1 or CAP_PERFMON permits it", p)})
+}
+
 // clockOpened records what the clock events g, opened with o, record, and returns them.
 func (s *Session) clockOpened(g *perfevent.Group, o perfevent.Options) (*perfevent.Group, error) {
 	s.kernel = o.KernelCallchain
 	s.readCount = o.ReadCount
+	nMicro := 0
 	if o.ContextSwitch {
-		first := len(o.Siblings) - len(microSiblings(0))
+		nMicro = len(microSiblings(0))
+	}
+	s.counterBase = len(o.Siblings) - nMicro - len(s.spec.Counters)
+	if o.ContextSwitch {
+		first := len(o.Siblings) - nMicro
 		s.ms = newMicrostates(s, g, first, first+1, o.SampleRegsUser)
 		s.ms.counted = o.ReadCount
 		s.setting(experiment.SettingMicrostates, "on")
@@ -874,6 +893,7 @@ func (s *Session) initialLog(path string) experiment.Log {
 		StartTime:        time.Now().UnixNano(),
 		StartPerfNS:      s.startNS,
 		Settings:         s.spec.Settings(),
+		Counters:         counterLog(s.spec.Counters),
 	}
 }
 
@@ -1158,6 +1178,10 @@ func (s *Session) sample(r *perfevent.Sample) {
 		return
 	}
 	t := s.rel(r.Time)
+	if c, ok := s.hwcIDs[r.ID]; ok {
+		s.counterSample(r, c)
+		return
+	}
 	if s.ms != nil && s.ms.faultIDs[r.ID] {
 		s.ms.majorFault(r)
 		return

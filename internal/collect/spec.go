@@ -2,6 +2,9 @@
 package collect
 
 import (
+	"sync"
+
+	"er/internal/counters"
 	"errors"
 	"fmt"
 	"math"
@@ -66,8 +69,12 @@ type Spec struct {
 	Group        string         // -g: the experiment group file (.erg) the experiment is added to
 	DryRun       bool           // -n
 	Version      bool           // -V
-	Help         bool           // --help, -help, or -h alone: print the usage
-	Target       []string       // the program and its arguments
+	Help         bool           // --help, -help: print the usage
+	ListCounters bool           // -h alone: print the counters this machine offers
+	CountersArg  string         // -h as given ("cycles,on,+dcrm", "page-faults,1"); "" or "off": none
+	Counters     []counters.Counter
+	clockGiven   bool     // -p was given (-h turns the default clock profiling off, -p keeps it)
+	Target       []string // the program and its arguments
 }
 
 // countInSamples says whether each clock sample should stand for its thread's count since its
@@ -133,12 +140,14 @@ func Parse(args []string) (Spec, error) {
 			s.Help = true
 			continue
 		case "-h":
-			// Oracle's collect -h alone lists the machine's hardware counters: the usage shows them.
+			// Oracle's collect -h alone lists the machine's counters.
 			if i+1 >= len(args) {
-				s.Help = true
+				s.ListCounters = true
 				continue
 			}
-			return s, usageErr("-h %q: hardware-counter profiling is not supported by this er (`er collect -h` alone shows what this machine offers)", args[i+1])
+			if v, err = next(a); err != nil {
+				return s, err
+			}
 		case "--microstates", "--microstates=on", "--microstates=off":
 			if v, ok := strings.CutPrefix(a, "--microstates="); ok {
 				s.Microstates = v == "on"
@@ -164,6 +173,9 @@ func Parse(args []string) (Spec, error) {
 		switch a {
 		case "-p":
 			err = s.setClock(v)
+			s.clockGiven = true
+		case "-h":
+			err = s.setCounters(v)
 		case "-o":
 			if !strings.HasSuffix(v, ".er") || len(v) <= 3 || strings.HasSuffix(v, "/.er") {
 				err = usageErr("-o %q: an experiment name must end in .er, such as test.1.er", v)
@@ -234,7 +246,26 @@ func Parse(args []string) (Spec, error) {
 	if s.SampleSignal != 0 && s.SampleSignal == s.PauseSignal {
 		return s, usageErr("-l and -y name the same signal %v", s.SampleSignal)
 	}
+	if len(s.Counters) > 0 && !s.clockGiven {
+		// As the manual says: -h turns the default clock profiling off; -p on keeps it.
+		s.Clock, s.ClockArg = false, "off"
+	}
 	return s, nil
+}
+
+// CounterEnv is what -h's names resolve against: this machine's PMUs and tracefs (a test may set
+// another).
+var CounterEnv = sync.OnceValues(counters.System)
+
+// setCounters reads -h's argument.
+func (s *Spec) setCounters(v string) error {
+	env, _ := CounterEnv() // (a PMU whose sysfs files cannot be read is left out)
+	cs, err := env.Parse(v)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	s.CountersArg, s.Counters = v, cs
+	return nil
 }
 
 func (s *Spec) setFollow(v string) error {
@@ -460,6 +491,9 @@ func (s Spec) Settings() []experiment.Setting {
 		out = append(out, experiment.Setting{Name: experiment.SettingSyncTracing, Value: "on (calibrated threshold)"})
 	default:
 		out = append(out, experiment.Setting{Name: experiment.SettingSyncTracing, Value: s.SyncArg})
+	}
+	if len(s.Counters) > 0 {
+		out = append(out, experiment.Setting{Name: experiment.SettingCounters, Value: s.CountersArg})
 	}
 	if s.Duration > 0 {
 		out = append(out, experiment.Setting{Name: "duration_limit_ns", Value: strconv.FormatInt(s.Duration.Nanoseconds(), 10)})

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func TestParse(t *testing.T) {
@@ -46,8 +47,43 @@ func TestParse(t *testing.T) {
 			t.Errorf("Parse(%q): %v", tt.args, err)
 			continue
 		}
-		if d := cmp.Diff(tt.want, got); d != "" {
+		if d := cmp.Diff(tt.want, got, cmpopts.IgnoreUnexported(Spec{})); d != "" {
 			t.Errorf("Parse(%q) (-want +got):\n%s", tt.args, d)
+		}
+	}
+}
+
+// TestParseCounters: -h's counters, which turn the default clock profiling off (as the manual says)
+// unless -p is given too; -h alone lists the counters.
+func TestParseCounters(t *testing.T) {
+	s, err := Parse([]string{"-h", "page-faults,1,+minor-faults,context-switches,hi", "prog"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Clock || len(s.Counters) != 3 || s.CountersArg != "page-faults,1,+minor-faults,context-switches,hi" {
+		t.Errorf("clock %v, counters %+v (%q)", s.Clock, s.Counters, s.CountersArg)
+	}
+	if c := s.Counters[1]; c.Name != "minor-faults" || !c.Backtrack || c.Interval != 101 {
+		t.Errorf("+minor-faults: %+v", c)
+	}
+	if c := s.Counters[2]; c.Interval != 1 {
+		t.Errorf("context-switches,hi: interval %d, want 1 (a tenth of 1, at least 1)", c.Interval)
+	}
+	if s, err = Parse([]string{"-h", "context-switches", "-p", "on", "prog"}); err != nil || !s.Clock || len(s.Counters) != 1 {
+		t.Errorf("-h with -p on: clock %v, counters %d, %v", s.Clock, len(s.Counters), err)
+	}
+	if s, err = Parse([]string{"-p", "hi", "-h", "context-switches", "prog"}); err != nil || !s.Clock || s.Interval != IntervalHi {
+		t.Errorf("-p hi before -h: clock %v at %v, %v", s.Clock, s.Interval, err)
+	}
+	if s, err = Parse([]string{"-h", "off", "prog"}); err != nil || !s.Clock || len(s.Counters) != 0 {
+		t.Errorf("-h off: clock %v, counters %d, %v", s.Clock, len(s.Counters), err)
+	}
+	if s, err = Parse([]string{"-h"}); err != nil || !s.ListCounters {
+		t.Errorf("-h alone: %+v, %v", s, err)
+	}
+	for _, bad := range []string{"nosuch", "page-faults,0", "+context-switches"} {
+		if _, err := Parse([]string{"-h", bad, "prog"}); !errors.Is(err, ErrUsage) {
+			t.Errorf("-h %s: %v, want a usage error", bad, err)
 		}
 	}
 }

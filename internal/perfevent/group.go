@@ -149,6 +149,8 @@ func siblingAttr(leader *unix.PerfEventAttr, sb Sibling, dataBytes int) *unix.Pe
 	a := &unix.PerfEventAttr{
 		Type:        uint32(sb.Type),
 		Config:      sb.Config,
+		Ext1:        sb.Config1,
+		Ext2:        sb.Config2,
 		Sample_type: leader.Sample_type & idBits,
 		Clockid:     leader.Clockid,
 	}
@@ -167,6 +169,7 @@ func siblingAttr(leader *unix.PerfEventAttr, sb Sibling, dataBytes int) *unix.Pe
 		a.Bits |= unix.PerfBitWatermark
 		a.Wakeup = uint32(max(dataBytes/4, 8))
 		a.Sample = sb.Period
+		a.Bits |= uint64(sb.Precise&3) << 15 // precise_ip
 		if sb.Freq != 0 {
 			a.Bits |= unix.PerfBitFreq
 			a.Sample = sb.Freq

@@ -54,8 +54,12 @@ type Options struct {
 // counting only, or sampling every Period events, or Freq times a second (the kernel adjusts the
 // period of each thread's event at every tick to keep that rate).
 type Sibling struct {
-	Type, Config uint64
-	Period, Freq uint64 // both 0: counting only
+	Type, Config     uint64
+	Config1, Config2 uint64 // a raw event's further configuration (sysfs formats in config1, config2)
+	Period, Freq     uint64 // both 0: counting only
+	// Precise asks for the event's exact instruction (precise_ip, 0 to 3): a hardware event's samples
+	// are then taken with PEBS or IBS, where the PMU has it, and can give data addresses.
+	Precise uint8
 	// StackUser, when nonzero and below the event's SampleStackUser, is the user stack a sampling
 	// sibling copies (a multiple of 8).
 	StackUser uint32
@@ -64,8 +68,9 @@ type Sibling struct {
 // Sampling reports whether the sibling takes samples.
 func (sb Sibling) Sampling() bool { return sb.Period != 0 || sb.Freq != 0 }
 
-// MaxSiblings is the most Options.Siblings.
-const MaxSiblings = 4
+// MaxSiblings is the most Options.Siblings: the clock's microstate samplers and runtime count, and
+// the counters of -h.
+const MaxSiblings = 16
 
 // DefaultRingPages is the number of data pages per CPU ring when Options.RingPages is 0.
 const DefaultRingPages = 128

@@ -1,6 +1,7 @@
 package perfevent
 
 import (
+	"errors"
 	"math"
 
 	"golang.org/x/sys/unix"
@@ -95,4 +96,34 @@ func CountInSamples() bool {
 	o.InheritStat = true
 	o.ReadCount = true
 	return tryOpen(o) == nil
+}
+
+// ProbeSibling reports whether a sibling event sb could be opened on the calling process, counting
+// user mode only where the kernel permits no more (perf_event_paranoid 2): nil when it can be, else the
+// kernel's refusal, explained.
+func ProbeSibling(sb Sibling) error {
+	o := Options{Type: sb.Type, Config: sb.Config, PeriodNS: max(sb.Period, 1), Disabled: true}
+	attr, err := o.attr(4096)
+	if err != nil {
+		return err
+	}
+	attr.Ext1, attr.Ext2 = sb.Config1, sb.Config2
+	attr.Bits |= uint64(sb.Precise&3) << 15
+	attr.Sample_type = 0
+	for _, user := range []bool{false, true} {
+		if user {
+			attr.Bits |= unix.PerfBitExcludeKernel | unix.PerfBitExcludeHv
+			o.ExcludeKernel = true
+		}
+		var fd int
+		fd, err = openEvent(attr, &o, 0, -1)
+		if err == nil {
+			unix.Close(fd)
+			return nil
+		}
+		if !errors.Is(err, ErrPermission) {
+			return err
+		}
+	}
+	return err
 }
