@@ -64,7 +64,7 @@ func TestHeapMetricsOnly(t *testing.T) {
 	if got := strings.Join(names, " "); got != "heapallocbytes heapalloccnt heapleakbytes heapleakcnt" {
 		t.Errorf("metrics %s", got)
 	}
-	if p.Heap == nil || p.IO != nil || !slices.Equal(p.DataEvents, []int64{0, 1, 0, 0}) {
+	if p.Heap == nil || p.IO != nil || !slices.Equal(p.DataEvents, []int64{0, 1, 0, 0, 0}) {
 		t.Errorf("heap %v io %v events %v", p.Heap, p.IO, p.DataEvents)
 	}
 }

@@ -38,9 +38,14 @@ type Kind struct {
 	// microstates); a kind's Values then fills them too (its out has room for them).
 	Extra    []Metric
 	HasExtra func(d *experiment.Data) bool
+	// MetricsOf, when set, gives its metrics for the experiments in place of Metrics: a kind whose
+	// metrics are what the experiments recorded (the counters of -h). Each has its Data set.
+	MetricsOf func(exps []*experiment.Data) []Metric
 	// Default are its items of er print's default metric list ("e.%totalcpu"); nil: the exclusive
-	// and inclusive value of each metric. DefaultRank orders the kinds there (smallest first).
+	// and inclusive value of each metric. DefaultsFor, when set, gives them for the metrics ms of
+	// the loaded experiments instead. DefaultRank orders the kinds there (smallest first).
 	Default     []string
+	DefaultsFor func(ms []Metric) []string
 	DefaultRank int
 
 	// Len is the number of its events in d; Info fills ev's Pid, Tid, Time, Dur and CPU (-1: none)
@@ -186,8 +191,12 @@ func (k *Kind) recorded(d *experiment.Data) bool {
 	return ok && experiment.On(v)
 }
 
-// DefaultItems returns the kind's items of er print's default metric list.
-func (k *Kind) DefaultItems() []string {
+// DefaultItems returns the kind's items of er print's default metric list, for the metrics ms of the
+// loaded experiments.
+func (k *Kind) DefaultItems(ms []Metric) []string {
+	if k.DefaultsFor != nil {
+		return k.DefaultsFor(ms)
+	}
 	if k.Default != nil {
 		return k.Default
 	}
@@ -481,13 +490,15 @@ var (
 	}
 )
 
-// The built-in kinds, by DataKind.
-var (
-	DataClock = RegisterKind(clockKind) // clock profiling
-	DataHeap  = RegisterKind(heapKind)  // heap tracing
-	DataSync  = RegisterKind(syncKind)  // synchronization wait tracing
-	DataIO    = RegisterKind(ioKind)    // I/O tracing
-)
+// The built-in kinds, by DataKind, registered in this order (one function, so that the order does not
+// depend on the order in which Go initializes the package's variables).
+var DataClock, DataHeap, DataSync, DataIO, DataCounters = registerBuiltins()
+
+// registerBuiltins registers clock profiling, heap, synchronization wait and I/O tracing, and counter
+// overflow profiling (-h), and returns their DataKinds.
+func registerBuiltins() (clock, heap, sync, io, counters DataKind) {
+	return RegisterKind(clockKind), RegisterKind(heapKind), RegisterKind(syncKind), RegisterKind(ioKind), RegisterKind(counterKind)
+}
 
 // countBytes prints a count and its bytes: "3 (4096 bytes)".
 func countBytes(v []int64) string { return fmt.Sprintf("%d (%d bytes)", v[0], v[1]) }

@@ -19,6 +19,9 @@ type Metric struct {
 	Short string   // column header after the flavor: "Total CPU" (as in "Excl. Total CPU")
 	Time  bool     // values are nanoseconds, shown as seconds; otherwise counts (or bytes)
 	Data  DataKind // the data that fills it
+	// Count names the metric of the same events as counts, for a counter shown as time (cycles):
+	// a metric list's "e+cycles" shows it.
+	Count string
 }
 
 // ClockMetrics are the metrics of clock-profiling data, in column order. On Linux a clock sample
@@ -127,6 +130,10 @@ func MetricsFor(exps []*experiment.Data) []Metric {
 	var ms []Metric
 	for _, k := range Kinds {
 		if has[k.ID] {
+			if k.MetricsOf != nil {
+				ms = append(ms, k.MetricsOf(exps)...)
+				continue
+			}
 			ms = append(ms, k.Metrics...)
 			if k.HasExtra != nil && slices.ContainsFunc(exps, k.HasExtra) {
 				ms = append(ms, k.Extra...)

@@ -3,6 +3,7 @@ package erprint
 import (
 	"er/internal/sat"
 	"fmt"
+	"golang.org/x/sys/unix"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -58,6 +59,27 @@ func settingNS(v string) (int64, bool) {
 }
 
 // describeSetting writes a collection setting as er_print's header shows it.
+// describeCounter is the header's line of a counter profiled: "HW counter profiling: cycles ('CPU
+// Cycles'), interval 9999991 CPU-cycles, shown as time at 2596 MHz".
+func describeCounter(c experiment.Counter, hz int64) string {
+	kind := "HW counter" // hardware, cache or raw events, or a PMU's own type
+	switch c.Type {
+	case unix.PERF_TYPE_SOFTWARE, unix.PERF_TYPE_TRACEPOINT, unix.PERF_TYPE_BREAKPOINT:
+		kind = "Counter"
+	}
+	text := fmt.Sprintf("%s profiling: %s ('%s'), interval %d %s", kind, c.Name, c.Title, c.Interval, c.Unit)
+	if c.MemOp != "" {
+		text += ", " + c.MemOp + " events"
+	}
+	if c.Unit == "CPU-cycles" && hz > 0 {
+		text += fmt.Sprintf(", shown as time at %d MHz", hz/1_000_000)
+	}
+	if c.Backtrack {
+		text += ", data addresses recorded"
+	}
+	return text + "."
+}
+
 func describeSetting(set experiment.Setting) string {
 	ns, isNum := settingNS(set.Value)
 	switch set.Name {
@@ -84,6 +106,8 @@ func describeSetting(set experiment.Setting) string {
 		if isNum {
 			return fmt.Sprintf("Data collection duration limit, %s secs.", strconv.FormatFloat(float64(ns)/1e9, 'f', -1, 64))
 		}
+	case experiment.SettingCounters:
+		return "" // (the counters' own lines say it)
 	case experiment.SettingMicrostates:
 		if set.Value == "on" {
 			return "Microstates: Wait CPU, User Lock, Text and Data Page Fault, Other Wait, Total Thread Time and Wall Time, from the context switches."
@@ -209,6 +233,9 @@ func (s *session) headerOf(i int) {
 		if d := describeSetting(set); d != "" {
 			s.printf("  %s\n", d)
 		}
+	}
+	for _, c := range l.Counters {
+		s.printf("  %s\n", describeCounter(c, l.ClockHz))
 	}
 	if l.KernelStacks {
 		s.printf("  Kernel call stacks recorded.\n")

@@ -136,7 +136,7 @@ func defaultSpec(ms []analysis.Metric) string {
 	for _, k := range kinds {
 		for _, m := range ms {
 			if m.Data == k.ID {
-				parts = append(parts, k.DefaultItems()...)
+				parts = append(parts, k.DefaultItems(ms)...)
 				break
 			}
 		}
@@ -213,11 +213,13 @@ func parseItem(s string, ms []analysis.Metric) ([]item, error) {
 		flavors += s[i : i+1]
 		i++
 	}
-	var value, pct, hide bool
+	var value, pct, hide, count bool
 	for ; i < len(s) && strings.IndexByte(".+%!", s[i]) >= 0; i++ {
 		switch s[i] {
-		case '.', '+':
+		case '.':
 			value = true
+		case '+':
+			value, count = true, true
 		case '%':
 			pct = true
 		case '!':
@@ -228,6 +230,12 @@ func parseItem(s string, ms []analysis.Metric) ([]item, error) {
 	m := analysis.MetricIndex(ms, name)
 	if m < 0 {
 		return nil, usagef("unknown metric %q in %q; available: %s", name, s, metricNames(ms))
+	}
+	if count && ms[m].Count != "" {
+		// A counter shown as time (cycles): '+' shows its events, as the manual's lists do.
+		if c := analysis.MetricIndex(ms, ms[m].Count); c >= 0 {
+			m = c
+		}
 	}
 	if hide {
 		value, pct = false, false
