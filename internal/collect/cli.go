@@ -29,6 +29,13 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "er collect: %v\n", strings.TrimPrefix(err.Error(), "usage: "))
 		return 2
 	}
+	if len(spec.Counters) > 0 && os.Getenv("GOMAXPROCS") == "" {
+		// Counters come in bursts (every fault of a loop touching new memory): the watcher that
+		// drains the rings must run while the loop unwinds what it drained before (with one
+		// processor, a burst of 4,500 page faults lost 90% to 97% of its samples in 4 runs of 4;
+		// with two, none in 3 of 4).
+		runtime.GOMAXPROCS(2)
+	}
 	spec.ClockSource = os.Getenv(ClockSourceEnv)
 	switch spec.ClockSource {
 	case "", "perf", "sigprof":

@@ -9,6 +9,7 @@ import (
 	"er/internal/counters"
 	"er/internal/experiment"
 	"er/internal/perfevent"
+	"golang.org/x/sys/unix"
 )
 
 // Counter profiling (-h). Each counter is a sampling sibling in the group of the clock's event (or,
@@ -19,11 +20,22 @@ import (
 // event's, where the PMU gives one). The kernel writes them into the group's rings; Session.sample
 // takes them apart by their event's id.
 
+// counterStack is the user stack a counter's sample copies, at most: half the clock's default, as perf
+// record's --call-graph dwarf (deeper frames are read from the live process). The kernel writes the
+// whole copy into the ring at every sample, and counters come in bursts (a page-fault counter at every
+// fault of a loop touching new memory).
+const counterStack = 8192
+
+// minCounterRingPages is the least ring a CPU gets with counters: 4 MiB, some 450 samples of a burst
+// (a loop taking a page fault every 7 us fills it in 3 ms).
+const minCounterRingPages = 1024
+
 // counterSiblings returns the sibling events of the counters of -h, in their order.
 func (s *Session) counterSiblings() []perfevent.Sibling {
 	var out []perfevent.Sibling
 	for _, c := range s.spec.Counters {
-		sb := perfevent.Sibling{Type: uint64(c.Type), Config: c.Config, Config1: c.Config1, Config2: c.Config2, Period: c.Interval}
+		sb := perfevent.Sibling{Type: uint64(c.Type), Config: c.Config, Config1: c.Config1, Config2: c.Config2, Period: c.Interval,
+			StackUser: counterStack}
 		if c.Backtrack && c.Class != counters.Software && c.Class != counters.Tracepoint {
 			// The exact instruction, and its data address, where the PMU samples precisely (PEBS, IBS).
 			sb.Precise = 2
@@ -31,6 +43,37 @@ func (s *Session) counterSiblings() []perfevent.Sibling {
 		out = append(out, sb)
 	}
 	return out
+}
+
+// microLayout returns the microstate samplers the clock's group needs beside the counters, and where
+// the context-switch and major-fault samplers are among the counters and them (indexes from the first
+// counter): a counter of the same event takes the sampler's place, since the kernel gives two sampling
+// events of one software event in one group not both their samples (a context-switches counter had 2
+// samples of 400 switches beside the microstates' sampler). Its stacks then serve both.
+func (s *Session) microLayout() (micro []perfevent.Sibling, csAt, faultAt int) {
+	all := microSiblings(s.spec.Interval.Nanoseconds())
+	csAt, faultAt = -1, -1
+	for i, c := range s.spec.Counters {
+		if c.Type != unix.PERF_TYPE_SOFTWARE {
+			continue
+		}
+		switch c.Config {
+		case unix.PERF_COUNT_SW_CONTEXT_SWITCHES:
+			csAt = i
+		case unix.PERF_COUNT_SW_PAGE_FAULTS_MAJ:
+			faultAt = i
+		}
+	}
+	n := len(s.spec.Counters)
+	if csAt < 0 {
+		csAt = n + len(micro)
+		micro = append(micro, all[0])
+	}
+	if faultAt < 0 {
+		faultAt = n + len(micro)
+		micro = append(micro, all[1])
+	}
+	return micro, csAt, faultAt
 }
 
 // backtracking says whether a counter records data addresses.
@@ -96,22 +139,23 @@ func (s *Session) openCounterSideband() (*perfevent.Group, error) {
 		o.SampleStackUser = uint32(s.spec.StackBytes)
 	}
 	o.SampleAddr = s.backtracking()
-	o.RingPages = max(minMicroRingPages, ringPages(IntervalOn, s.spec.StackBytes, runtime.NumCPU(), os.Getpagesize()))
+	o.ReadCount = perfevent.CountInSamples()
+	o.RingPages = max(minCounterRingPages, ringPages(IntervalOn, s.spec.StackBytes, runtime.NumCPU(), os.Getpagesize()))
 	if s.spec.RingPages > 0 {
 		o.RingPages = s.spec.RingPages
 	}
 	o.Siblings = s.counterSiblings()
-	g, err := perfevent.OpenTask(s.pid, o)
+	g, err := openCounted(s.pid, &o)
 	if errors.Is(err, perfevent.ErrPermission) {
 		o.KernelCallchain, o.ExcludeKernel = false, true
-		if g, err = perfevent.OpenTask(s.pid, o); err == nil {
+		if g, err = openCounted(s.pid, &o); err == nil {
 			s.kernelNotPermitted()
 		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("opening the counters (-h %s): %w", s.spec.CountersArg, err)
 	}
-	s.kernel = o.KernelCallchain
+	s.kernel, s.readCount = o.KernelCallchain, o.ReadCount
 	s.w.UpdateLog(func(l *experiment.Log) { l.KernelStacks = s.kernel })
 	if s.kernel {
 		s.w.AddMapping(experiment.Mapping{Pid: 0, Start: experiment.KernelBase, End: ^uint64(0), Path: "[kernel]", UnloadTime: -1})
@@ -136,22 +180,23 @@ func (s *Session) takeCounterIDs(g *perfevent.Group) {
 	}
 }
 
-// counterSample records sample r of counter c.
-func (s *Session) counterSample(r *perfevent.Sample, c uint8) {
+// counterSample records sample r of counter c, and returns its stack's id (false where it was not
+// recorded).
+func (s *Session) counterSample(r *perfevent.Sample, c uint8) (uint32, bool) {
 	t := s.rel(r.Time)
 	p := s.cur[r.Pid]
 	if !p.open() {
 		if p == nil {
 			s.dropped++
 		}
-		return
+		return 0, false
 	}
 	if p.pausedAt(t) || s.global.pausedAt(t) {
-		return
+		return 0, false
 	}
 	id, ok := s.sampleStack(r, p)
 	if !ok {
-		return
+		return 0, false
 	}
 	mode := experiment.ModeUser
 	if r.Kernel() {
@@ -161,8 +206,39 @@ func (s *Session) counterSample(r *perfevent.Sample, c uint8) {
 	if s.spec.Counters[c].Backtrack {
 		addr = r.Addr
 	}
-	if err := p.w.Counter(experiment.CounterSample{Time: t, Value: int64(r.Period), Addr: addr, Pid: r.Pid, Tid: r.Tid,
+	if err := p.w.Counter(experiment.CounterSample{Time: t, Value: s.counterValue(r), Addr: addr, Pid: r.Pid, Tid: r.Tid,
 		CPU: r.CPU, Stack: id, Counter: c, Mode: mode}); err == nil {
 		s.counterSamples++
 	}
+	return id, true
+}
+
+// counterKey is a thread's event on one CPU: the counts in samples are per thread and CPU.
+type counterKey struct {
+	tid uint32
+	id  uint64
+}
+
+// counterValue returns the events sample r of a counter stands for: where samples carry their
+// thread's count (perfevent.Options.ReadCount), the count since the thread's previous sample of the
+// event, so that samples the rings lost are counted at the next one (a burst of page faults whose rings
+// overflowed beside two CPU hogs lost 54 to 860 of 4,500 samples, each an event); else its period.
+func (s *Session) counterValue(r *perfevent.Sample) int64 {
+	if !s.readCount {
+		return int64(r.Period)
+	}
+	if s.counterLast == nil {
+		s.counterLast = map[counterKey]uint64{}
+	}
+	k := counterKey{r.Tid, r.ID}
+	last, seen := s.counterLast[k]
+	s.counterLast[k] = r.Count
+	switch {
+	case !seen:
+		// The thread's first sample on this CPU's event: its count since it started counting there.
+		return int64(r.Count)
+	case r.Count < last: // a thread id used again
+		return int64(r.Count)
+	}
+	return int64(r.Count - last)
 }

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -59,12 +60,17 @@ type Session struct {
 	stacks     *stacker            // call stacks of the samples
 	batch      batch               // the records read and not yet handled, put in time order
 	spare      batch               // the store of the records that wait for the next read
-	finishing  bool                // the last read: every record is handled
-	sigprof    bool                // clock profiling by the collector library's SIGPROF timers, not perf events
-	sigprofWhy string              // why
-	lib        string              // the collector library, when the target loads it
-	ctl        *control            // the channel to the collector library
-	closedSize int64               // bytes in the experiments of images already closed
+	// ahead holds the records the watcher drained from the rings (drainAhead), for the next read;
+	// aheadMu guards it and the draining.
+	ahead      batch
+	aheadMu    sync.Mutex
+	aheadAt    uint64   // the bytes in the rings at which handleBatch drains them (an eighth of a ring)
+	finishing  bool     // the last read: every record is handled
+	sigprof    bool     // clock profiling by the collector library's SIGPROF timers, not perf events
+	sigprofWhy string   // why
+	lib        string   // the collector library, when the target loads it
+	ctl        *control // the channel to the collector library
+	closedSize int64    // bytes in the experiments of images already closed
 
 	threadCPU      map[*proc]map[uint32]int64 // CPU time counted by the kernel for each exited thread
 	readTotal      int64                      // sum of the counts the exited threads reported
@@ -77,6 +83,7 @@ type Session struct {
 	hwcIDs         map[uint64]uint8           // the ids of the counters' sibling events, to their indexes in spec.Counters
 	counterBase    int                        // the index of the first counter among the group's siblings
 	counterSamples int64                      // counter samples recorded
+	counterLast    map[counterKey]uint64      // each thread's count of each counter's event at its last sample (counterValue)
 	counts         sampleCounts               // the threads' counts at their last samples, with readCount
 	ms             *microstates               // the threads' context switches, when microstates are recorded
 	lastFlush      int64                      // when drain last flushed the experiments (ns since the start)
@@ -397,10 +404,10 @@ func (s *Session) loop(waitc chan error, sigs, ctlSigs chan os.Signal) error {
 	}
 	// Wake up as soon as a ring buffer passes its watermark, not only on the tick: with stack copies a
 	// ring fills in a fraction of a second.
-	ready, drained, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	ready, done := make(chan struct{}, 1), make(chan struct{})
 	defer close(done)
 	if s.events != nil {
-		go s.watch(ready, drained, done)
+		go s.watch(ready, done)
 		raiseReaderPriority()
 	}
 	// Reads every deepReadEvery, once deep stacks were seen, and with microstates while a wait whose
@@ -438,7 +445,6 @@ func (s *Session) loop(waitc chan error, sigs, ctlSigs chan os.Signal) error {
 		case <-ready:
 			s.handleMessages()
 			s.readRecords(false)
-			drained <- struct{}{}
 		case m, ok := <-msgs:
 			if !ok {
 				msgs = nil
@@ -509,28 +515,40 @@ func (s *Session) controlSignal(sig syscall.Signal) {
 	}
 }
 
-// watch waits on the perf events and tells the main loop (ready) when a ring has data, then waits until
-// it was drained, so that Wait does not return at once for the same data.
-func (s *Session) watch(ready, drained, done chan struct{}) {
+// watch waits on the perf events, drains the rings as soon as they have data (drainAhead), and tells
+// the main loop (ready) that there are records to handle.
+func (s *Session) watch(ready, done chan struct{}) {
+	rearm := max(s.events.RingBytes()/8, 1)
 	for {
-		err := s.events.Wait(time.Second)
+		var err error
+		if s.events.Pending() < rearm || s.aheadFull() {
+			// (Not with data there: the kernel woke readers as it crossed half a ring, maybe before this
+			// waiter was registered, and does not again while a ring is full.)
+			err = s.events.Wait(time.Second)
+		}
 		if err != nil && err != perfevent.ErrTaskExited {
 			return // closed
 		}
 		if s.events.Pending() > 0 {
-			select {
-			case ready <- struct{}{}:
-			case <-done:
-				return
+			// Again while the rings filled meanwhile: the kernel wakes a reader each time half a ring
+			// more was written, and not at all while a ring is full, so a wakeup taken while draining
+			// (perf's are one-shot) left the watcher asleep beside full rings until its timeout.
+			s.drainAhead()
+			for s.events.Pending() >= rearm && !s.aheadFull() {
+				s.drainAhead()
 			}
 			select {
-			case <-drained:
-			case <-done:
-				return
+			case ready <- struct{}{}:
+			default: // (the loop has not taken the last one yet: it reads all there is)
 			}
 		}
 		if err == perfevent.ErrTaskExited {
 			return
+		}
+		select {
+		case <-done:
+			return
+		default:
 		}
 	}
 }
@@ -687,6 +705,12 @@ func (s *Session) openEvents() error {
 		}
 	}
 	s.events = g
+	s.aheadAt = max(g.RingBytes()/8, 1)
+	if len(s.spec.Counters) > 0 {
+		all := int(g.RingBytes()) * len(g.CPUs())
+		s.ahead.reserve(all)
+		s.batch.reserve(all)
+	}
 	s.takeCounterIDs(g)
 	if s.ms != nil {
 		s.ms.updateIDs(g)
@@ -735,11 +759,15 @@ func (s *Session) openClock() (*perfevent.Group, error) {
 		// hogs) lost 114 records with 1 MiB rings.
 		o.RingPages = max(o.RingPages, minMicroRingPages)
 	}
+	if len(s.spec.Counters) > 0 {
+		o.RingPages = max(o.RingPages, minCounterRingPages)
+	}
 	if s.spec.RingPages > 0 {
 		o.RingPages = s.spec.RingPages
 	}
 	// Each sample's CPU time from its thread's count, where the kernel gives it (see sampleCounts).
-	o.ReadCount = s.spec.countInSamples() && perfevent.CountInSamples()
+	// (And each counter sample its thread's count of the counter: see counterValue.)
+	o.ReadCount = (s.spec.countInSamples() || len(s.spec.Counters) > 0) && perfevent.CountInSamples()
 	var micro []perfevent.Sibling
 	hwc := s.counterSiblings()
 	o.SampleAddr = s.backtracking()
@@ -747,7 +775,7 @@ func (s *Session) openClock() (*perfevent.Group, error) {
 		// Each sample's CPU time, and the off-CPU intervals, from the context switches (see
 		// microstates); the counts in samples only where a ring lost records (thread.suspect).
 		o.ContextSwitch, o.SampleAddr = true, true
-		micro = microSiblings(s.spec.Interval.Nanoseconds())
+		micro, _, _ = s.microLayout()
 		// Each thread's CPU time comes from its context switches too, and so do the counts its exit
 		// would report: inherit_stat, which costs every context switch more than the switch
 		// records do, is not needed (nor the runtime counts it brings).
@@ -768,7 +796,7 @@ func (s *Session) openClock() (*perfevent.Group, error) {
 		// A kernel that refuses the context-switch events: CPU time only.
 		s.w.Event(experiment.Event{Kind: "warning", Text: "microstates are not recorded: " + err.Error()})
 		o.ContextSwitch, o.SampleAddr, o.Siblings, o.InheritStat = false, s.backtracking(), hwc, true
-		o.ReadCount = s.spec.countInSamples() && perfevent.CountInSamples()
+		o.ReadCount = (s.spec.countInSamples() || len(s.spec.Counters) > 0) && perfevent.CountInSamples()
 		g, err = openCounted(s.pid, &o)
 	}
 	if errors.Is(err, perfevent.ErrPermission) {
@@ -795,14 +823,14 @@ func (s *Session) kernelNotPermitted() {
 func (s *Session) clockOpened(g *perfevent.Group, o perfevent.Options) (*perfevent.Group, error) {
 	s.kernel = o.KernelCallchain
 	s.readCount = o.ReadCount
-	nMicro := 0
+	var micro []perfevent.Sibling
+	csAt, faultAt := 0, 0
 	if o.ContextSwitch {
-		nMicro = len(microSiblings(0))
+		micro, csAt, faultAt = s.microLayout()
 	}
-	s.counterBase = len(o.Siblings) - nMicro - len(s.spec.Counters)
+	s.counterBase = len(o.Siblings) - len(micro) - len(s.spec.Counters)
 	if o.ContextSwitch {
-		first := len(o.Siblings) - nMicro
-		s.ms = newMicrostates(s, g, first, first+1, o.SampleRegsUser)
+		s.ms = newMicrostates(s, g, s.counterBase+csAt, s.counterBase+faultAt, o.SampleRegsUser)
 		s.ms.counted = o.ReadCount
 		s.setting(experiment.SettingMicrostates, "on")
 		stacks := "switches"
@@ -1016,7 +1044,18 @@ func (s *Session) readRecords(all bool) {
 	if !all {
 		upTo = uint64(max(monotonicNS()-orderMargin.Nanoseconds(), 0))
 	}
-	err := s.events.Drain(s.batch.add)
+	// What the watcher drained, and what is in the rings now, after the records kept from the last read.
+	s.aheadMu.Lock()
+	err := s.events.Drain(s.ahead.add)
+	if errors.Is(err, perfevent.ErrClosed) {
+		err = nil
+	}
+	for _, r := range s.batch.recs {
+		s.ahead.add(r)
+	}
+	s.batch, s.ahead = s.ahead, s.batch
+	s.ahead.reset()
+	s.aheadMu.Unlock()
 	s.handleBatch(upTo)
 	if s.ms != nil && s.recording && !all {
 		s.ms.grabWaits(int64(upTo) - s.startNS)
@@ -1032,8 +1071,13 @@ func (s *Session) readRecords(all bool) {
 func (s *Session) handleBatch(upTo uint64) {
 	recs := s.batch.sorted()
 	n := sort.Search(len(recs), func(i int) bool { return recordTime(recs[i]) > upTo })
-	for _, r := range recs[:n] {
+	for i, r := range recs[:n] {
 		s.handle(r)
+		if i%drainAheadEvery == drainAheadEvery-1 && s.events != nil && s.events.Pending() >= s.aheadAt {
+			// The rings fill while this loop unwinds: drain them here too, not only when the
+			// watcher gets a CPU (beside a busy target on 2 CPUs it waited up to 9 ms for one).
+			s.drainAhead()
+		}
 	}
 	s.spare.reset()
 	for _, r := range recs[n:] {
@@ -1042,6 +1086,39 @@ func (s *Session) handleBatch(upTo uint64) {
 	s.batch.reset()
 	s.batch, s.spare = s.spare, s.batch
 }
+
+// drainAhead copies the rings' records into ahead, the watcher's store, for the next read: the
+// watcher drains the rings as soon as the kernel wakes it, while the loop handles what it took before.
+// Handling (unwinding the stacks, reading new load objects' unwind tables) is slow beside the
+// kernel's writing of a burst of samples, which filled the rings while er handled the previous ones: a
+// program taking 4,500 page faults in 15 ms, each with a 16 KiB stack copy, lost 99% of them at -h
+// page-faults,1 (perf record, which only copies, 3%). Past maxAhead bytes it leaves them in the rings.
+func (s *Session) drainAhead() {
+	s.aheadMu.Lock()
+	defer s.aheadMu.Unlock()
+	if s.aheadBytes() > maxAhead {
+		return
+	}
+	if err := s.events.Drain(s.ahead.add); err != nil && !errors.Is(err, perfevent.ErrClosed) {
+		s.w.Event(experiment.Event{Time: s.now(), Kind: "error", Text: "reading perf events: " + err.Error()})
+	}
+}
+
+// aheadBytes is the bytes of stack copies, call chains and registers in ahead. aheadMu is held.
+func (s *Session) aheadBytes() int { return len(s.ahead.bytes) + 8*len(s.ahead.words) }
+
+// aheadFull says whether ahead holds its most.
+func (s *Session) aheadFull() bool {
+	s.aheadMu.Lock()
+	defer s.aheadMu.Unlock()
+	return s.aheadBytes() > maxAhead
+}
+
+// drainAheadEvery is how many records handleBatch handles between its looks at the rings.
+const drainAheadEvery = 4
+
+// maxAhead is the most bytes of stack copies and call chains the watcher keeps for the loop.
+const maxAhead = 256 << 20
 
 // orderMargin is how long before a read started a record must have been taken to be handled in
 // it: the kernel writes a record microseconds after its timestamp, with preemption disabled.
@@ -1179,7 +1256,15 @@ func (s *Session) sample(r *perfevent.Sample) {
 	}
 	t := s.rel(r.Time)
 	if c, ok := s.hwcIDs[r.ID]; ok {
-		s.counterSample(r, c)
+		id, ok := s.counterSample(r, c)
+		switch {
+		case s.ms == nil:
+		case s.ms.csIDs[r.ID] && ok:
+			// A context-switches counter is the microstates' sampler too (microLayout).
+			s.ms.contextSwitch(r, id)
+		case s.ms.faultIDs[r.ID]:
+			s.ms.majorFault(r)
+		}
 		return
 	}
 	if s.ms != nil && s.ms.faultIDs[r.ID] {

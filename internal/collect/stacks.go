@@ -242,6 +242,16 @@ func (b *batch) reset() {
 	b.samples, b.switches = b.samples[:0], b.switches[:0]
 }
 
+// reserve sizes the stores for the records of bytes of rings: read while a burst fills them, the
+// stores grew by doubling, and making (and clearing) a new store of tens of megabytes held a drain for
+// milliseconds, time in which the rings filled.
+func (b *batch) reserve(bytes int) {
+	b.bytes = make([]byte, 0, bytes)
+	b.words = make([]uint64, 0, bytes/64)
+	b.samples = make([]perfevent.Sample, 0, bytes/4096)
+	b.recs = make([]perfevent.Record, 0, bytes/4096)
+}
+
 // add copies r, which is only valid during the Drain callback.
 func (b *batch) add(r perfevent.Record) {
 	switch r := r.(type) {

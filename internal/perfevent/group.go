@@ -381,6 +381,16 @@ func (g *Group) Wait(timeout time.Duration) error {
 	return nil
 }
 
+// RingBytes returns the data bytes of each CPU's ring.
+func (g *Group) RingBytes() uint64 {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if len(g.rings) == 0 {
+		return 0
+	}
+	return uint64(len(g.rings[0].data))
+}
+
 // Pending returns the number of unread bytes in all rings.
 func (g *Group) Pending() uint64 {
 	g.mu.RLock()
