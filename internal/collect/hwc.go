@@ -26,9 +26,15 @@ import (
 // fault of a loop touching new memory).
 const counterStack = 8192
 
-// minCounterRingPages is the least ring a CPU gets with counters: 4 MiB, some 450 samples of a burst
-// (a loop taking a page fault every 7 us fills it in 3 ms).
-const minCounterRingPages = 1024
+// counterRingPages returns the data pages of each CPU's ring with counters: 16 MiB, some 1,800
+// samples of a burst (a loop taking a page fault every 7 us fills it in 13 ms; with 4 MiB rings 2 runs
+// in 5 lost samples of such a burst while er started, with 16 MiB none in 5), at most maxRingsBytes
+// for all CPUs.
+func counterRingPages(cpus, pageSize int) int {
+	return int(min(pow2Floor(uint64(counterRingBytes/pageSize)), pow2Floor(uint64(maxRingsBytes/max(cpus, 1)/pageSize))))
+}
+
+const counterRingBytes = 16 << 20
 
 // counterSiblings returns the sibling events of the counters of -h, in their order.
 func (s *Session) counterSiblings() []perfevent.Sibling {
@@ -140,7 +146,7 @@ func (s *Session) openCounterSideband() (*perfevent.Group, error) {
 	}
 	o.SampleAddr = s.backtracking()
 	o.ReadCount = perfevent.CountInSamples()
-	o.RingPages = max(minCounterRingPages, ringPages(IntervalOn, s.spec.StackBytes, runtime.NumCPU(), os.Getpagesize()))
+	o.RingPages = max(counterRingPages(runtime.NumCPU(), os.Getpagesize()), ringPages(IntervalOn, s.spec.StackBytes, runtime.NumCPU(), os.Getpagesize()))
 	if s.spec.RingPages > 0 {
 		o.RingPages = s.spec.RingPages
 	}

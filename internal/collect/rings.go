@@ -74,11 +74,15 @@ func parseRingPages(v string) (int, error) {
 }
 
 // lostWarning says how many samples the kernel could not write into full rings, what share of them,
-// and what to do.
-func lostWarning(lost, recorded int64, interval time.Duration) string {
+// and what to do. counted says the counters' samples carry their threads' counts, so that their events
+// are all counted.
+func lostWarning(lost, recorded int64, interval time.Duration, counted bool) string {
 	share := 100 * float64(lost) / float64(lost+recorded)
 	text := fmt.Sprintf("%d samples lost (%.1f%% of the samples): the ring buffers were full when the kernel wrote them, "+
 		"because er could not read them fast enough; the CPU time recorded falls short by as much", lost, share)
+	if counted {
+		text += " (the counters' events are all counted: each thread's at its next sample, whose stack they go to)"
+	}
 	advice := "give er a less busy machine, or larger rings ($" + RingPagesEnv + "=N data pages a CPU, a power of 2)"
 	if interval < 10*time.Millisecond {
 		advice = "collect with a longer interval (-p on), " + advice

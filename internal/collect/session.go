@@ -707,7 +707,7 @@ func (s *Session) openEvents() error {
 	s.events = g
 	s.aheadAt = max(g.RingBytes()/8, 1)
 	if len(s.spec.Counters) > 0 {
-		all := int(g.RingBytes()) * len(g.CPUs())
+		all := min(int(g.RingBytes())*len(g.CPUs()), 64<<20)
 		s.ahead.reserve(all)
 		s.batch.reserve(all)
 	}
@@ -760,7 +760,7 @@ func (s *Session) openClock() (*perfevent.Group, error) {
 		o.RingPages = max(o.RingPages, minMicroRingPages)
 	}
 	if len(s.spec.Counters) > 0 {
-		o.RingPages = max(o.RingPages, minCounterRingPages)
+		o.RingPages = max(o.RingPages, counterRingPages(runtime.NumCPU(), os.Getpagesize()))
 	}
 	if s.spec.RingPages > 0 {
 		o.RingPages = s.spec.RingPages
@@ -1537,7 +1537,7 @@ func (s *Session) finish(waitErr error) error {
 	}
 	s.w.Event(experiment.Event{Time: end, Kind: "exit", Pid: uint32(s.pid), Text: text})
 	if s.lost > 0 {
-		text := lostWarning(s.lost, s.samples, s.spec.Interval)
+		text := lostWarning(s.lost, s.samples+s.counterSamples, s.spec.Interval, s.readCount && len(s.spec.Counters) > 0)
 		s.w.Event(experiment.Event{Time: end, Kind: "warning", Text: text})
 		fmt.Fprintf(s.stderr, "er collect: warning: %s\n", text)
 	}
