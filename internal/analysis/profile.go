@@ -152,8 +152,11 @@ type Profile struct {
 	rawVals []int64    // values of raw stack r: rawVals[r*nm:(r+1)*nm]
 	b       *builder   // kept to resolve raw stacks again for the views; guarded by viewMu after Analyze
 	viewMu  *sync.Mutex
-	root    *Profile // the unfiltered profile this one was refiltered from (Refilter); nil for Analyze's
-	seenRes int      // how many of b.resWarn are in Warnings
+	filter  func(ev *EventInfo) bool // the events it selects (nil: all)
+
+	dataSpace *DataSpace // DataSpace, once made
+	root      *Profile   // the unfiltered profile this one was refiltered from (Refilter); nil for Analyze's
+	seenRes   int        // how many of b.resWarn are in Warnings
 
 	edgesOnce sync.Once
 	edges     *edgeIndex
@@ -197,6 +200,7 @@ func Analyze(exps []*experiment.Data, opt Options) (*Profile, error) {
 	p.Functions = []Function{{Name: TotalName, Kind: FuncTotal}}
 	p.Objects = []Object{{Name: TotalName, Path: TotalName}}
 	p.viewMu = &sync.Mutex{}
+	p.filter = opt.Filter
 	b := &builder{
 		p:        p,
 		opt:      opt,
@@ -304,7 +308,7 @@ func (p *Profile) Refilter(filter func(ev *EventInfo) bool, events bool) (*Profi
 	defer root.viewMu.Unlock()
 	q := newProfile(root.Metrics)
 	q.Functions, q.Objects = root.Functions, root.Objects
-	q.b, q.viewMu, q.root = b, root.viewMu, root
+	q.b, q.viewMu, q.root, q.filter = b, root.viewMu, root, filter
 	q.Warnings = append(q.Warnings, b.resWarn...)
 	q.seenRes = len(b.resWarn)
 	re := &reuse{base: root, raw: make([]int32, len(root.raw)), stack: make([]int32, root.NumStacks())}

@@ -77,6 +77,8 @@ type Info struct {
 	qual    map[dwarf.Offset]string // C++ functions without linkage names, qualified by their scopes
 	aux     *dwarf.Reader
 	err     error
+	vars    []Variable // Variables, once read
+	varsErr error
 }
 
 // Open finds and reads the debug information of the ELF file at path: its
