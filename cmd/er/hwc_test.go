@@ -1,9 +1,13 @@
 package main
 
 import (
+	"math"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"er/internal/synth"
 )
 
 // functionMetrics returns, by function name, the values of the metrics of spec (an er print metric
@@ -203,5 +207,45 @@ func TestDataSpace(t *testing.T) {
 	p := er(t, "", nil, "print", "-data_objects", plain)
 	if !strings.Contains(p.stdout, "no counter recorded data addresses; collect with -h +NAME") {
 		t.Errorf("data_objects without addresses: %q", p.stdout)
+	}
+}
+
+// TestSyntheticCountersPrint: er print on a synthetic experiment with cycles and instructions (issue 15,
+// acceptance 4): the cycles as time equal the CPU time, e+cycles gives their events, and CPI and IPC are
+// the ratios of the events, in every row of the function list; metric_list offers the derived metrics;
+// without instructions, CPI is refused with what to collect.
+func TestSyntheticCountersPrint(t *testing.T) {
+	exp := filepath.Join(t.TempDir(), "synth.er")
+	if err := synth.Write(exp, synth.Spec{Samples: 5_000, Functions: 100, Threads: 2, Stacks: 200, Seed: 3,
+		Duration: 5e9, Counters: true}); err != nil {
+		t.Fatal(err)
+	}
+	got := functionMetrics(t, exp, "e.totalcpu:e.cycles:e+cycles:e+insts:e.cpi:e.ipc")
+	if len(got) < 20 {
+		t.Fatalf("%d functions", len(got))
+	}
+	for name, v := range got {
+		cpu, cycT, cyc, insts, cpi, ipc := v[0], v[1], v[2], v[3], v[4], v[5]
+		if cycT != cpu || math.Abs(cyc-cpu*synth.ClockHz) > 0.5 {
+			t.Errorf("%s: CPU %.9f s, cycles %.9f s and %.0f events", name, cpu, cycT, cyc)
+		}
+		if insts > 0 && (math.Abs(cpi-cyc/insts) > 0.0005 || math.Abs(ipc-insts/cyc) > 0.0005) {
+			t.Errorf("%s: %.0f cycles, %.0f instructions: CPI %.3f, IPC %.3f", name, cyc, insts, cpi, ipc)
+		}
+	}
+	if tot := got["<Total>"]; tot[2] != 5000*24_016_800 {
+		t.Errorf("<Total> %.0f cycles, want 5,000 samples of 24,016,800", tot[2])
+	}
+	r := er(t, "", nil, "print", "-metric_list", exp)
+	if !strings.Contains(r.stdout, "cpi") || !strings.Contains(r.stdout, "Cycles Per Instruction") {
+		t.Errorf("metric_list does not offer CPI:\n%s", r.stdout)
+	}
+	plain := filepath.Join(t.TempDir(), "plain.er")
+	if err := synth.Write(plain, synth.Spec{Samples: 100, Functions: 20, Threads: 1, Stacks: 20, Seed: 3, Duration: 1e9}); err != nil {
+		t.Fatal(err)
+	}
+	r = er(t, "", nil, "print", "-metrics", "e.cpi", "-functions", plain)
+	if r.code == 0 || !strings.Contains(r.stderr, `needs counters cycles and insts (collect with -h cycles,insts)`) {
+		t.Errorf("CPI without counters: exit %d, %q", r.code, r.stderr)
 	}
 }

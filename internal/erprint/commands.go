@@ -405,6 +405,13 @@ func (s *session) metricList(_ []string) error {
 			rows = append(rows, [2]string{it.title(ms), it.spec(ms)})
 		}
 	}
+	for _, d := range availableDerived(ms) {
+		_, num, den, _ := lookupDerived(d.name, ms)
+		for _, f := range []flavor{exclusive, inclusive} {
+			it := item{kind: itemMetric, metric: num, den: den, derived: d, flavor: f, value: true}
+			rows = append(rows, [2]string{it.title(ms), it.spec(ms)})
+		}
+	}
 	for _, k := range []itemKind{itemSize, itemAddress, itemName} {
 		it := item{kind: k}
 		rows = append(rows, [2]string{it.title(ms), it.spec(ms)})

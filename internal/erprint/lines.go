@@ -30,9 +30,9 @@ func rowValue(r *metricRow, it item) int64 {
 		return 0
 	}
 	if it.flavor == inclusive {
-		return r.incl[it.metric]
+		return it.of(r.incl)
 	}
-	return r.excl[it.metric]
+	return it.of(r.excl)
 }
 
 // rowCells are the cells of row r for items its, with percentages of the totals.

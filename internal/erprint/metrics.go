@@ -2,6 +2,7 @@ package erprint
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -51,10 +52,72 @@ func (f flavor) abbrev() string {
 // item is one entry of a metric list, as written in a metric spec: "e.%totalcpu", "name".
 type item struct {
 	kind   itemKind
-	metric int // index into the metrics, for itemMetric
+	metric int // index into the metrics, for itemMetric (a derived metric's numerator)
 	flavor flavor
 	value  bool // '.': show the value
 	pct    bool // '%': show the percentage
+	// derived, for a derived metric (CPI, IPC, a miss rate): the ratio of metric to den, both the
+	// item's flavor of two counters' events.
+	derived *derivedMetric
+	den     int
+}
+
+// derivedMetric is a metric computed from two counters where both were recorded: num / den.
+type derivedMetric struct {
+	name, title, short string
+	num, den           string // the metrics' names
+}
+
+// derivedMetrics are the derived metrics: cycles per instruction and its inverse, and miss rates
+// (misses per access).
+var derivedMetrics = []derivedMetric{
+	{"cpi", "Cycles Per Instruction", "CPI", "cycles" + analysis.EventsSuffix, "insts"},
+	{"ipc", "Instructions Per Cycle", "IPC", "insts", "cycles" + analysis.EventsSuffix},
+	{"brm_rate", "Branch Misprediction Rate", "Branch Miss Rate", "brm", "branches"},
+	{"dcrm_rate", "L1 D$ Read Miss Rate", "L1 D$ Miss Rate", "dcrm", "dcr"},
+	{"llcrm_rate", "Last-Level Cache Read Miss Rate", "LLC Miss Rate", "llcrm", "llcr"},
+	{"cache_miss_rate", "Cache Miss Rate", "Cache Miss Rate", "cache-misses", "cache-refs"},
+}
+
+// lookupDerived returns the derived metric named name and its parts' indexes in ms, where both were
+// recorded.
+func lookupDerived(name string, ms []analysis.Metric) (*derivedMetric, int, int, bool) {
+	for i := range derivedMetrics {
+		d := &derivedMetrics[i]
+		if d.name != name {
+			continue
+		}
+		num, den := analysis.MetricIndex(ms, d.num), analysis.MetricIndex(ms, d.den)
+		return d, num, den, num >= 0 && den >= 0
+	}
+	return nil, -1, -1, false
+}
+
+// availableDerived lists the derived metrics whose parts ms has.
+func availableDerived(ms []analysis.Metric) []*derivedMetric {
+	var out []*derivedMetric
+	for i := range derivedMetrics {
+		if _, _, _, ok := lookupDerived(derivedMetrics[i].name, ms); ok {
+			out = append(out, &derivedMetrics[i])
+		}
+	}
+	return out
+}
+
+// ratioScale is the fixed point of a derived metric's values: thousandths.
+const ratioScale = 1000
+
+// of returns the item's value in v, a row's vector of metrics of the item's flavor: a derived
+// metric's ratio in thousandths (0 where the denominator is 0).
+func (it item) of(v []int64) int64 {
+	if it.derived == nil {
+		return v[it.metric]
+	}
+	num, den := v[it.metric], v[it.den]
+	if den == 0 {
+		return 0
+	}
+	return int64(math.Round(float64(num) * ratioScale / float64(den)))
 }
 
 // hidden reports whether the item is in the list only to sort by ('!').
@@ -80,6 +143,9 @@ func (it item) spec(ms []analysis.Metric) string {
 	if v == "" {
 		v = "!"
 	}
+	if it.derived != nil {
+		return string(it.flavor) + strings.TrimSuffix(v, "%") + it.derived.name
+	}
 	return string(it.flavor) + v + ms[it.metric].Name
 }
 
@@ -93,6 +159,9 @@ func (it item) title(ms []analysis.Metric) string {
 	case itemAddress:
 		return "PC Address"
 	}
+	if it.derived != nil {
+		return it.flavor.title() + " " + it.derived.title
+	}
 	return it.flavor.title() + " " + ms[it.metric].Title
 }
 
@@ -103,6 +172,10 @@ func (it item) column(ms []analysis.Metric) report.Column {
 		return report.Column{Title: "Size", Key: "size", Kind: report.Count, Value: true}
 	case itemAddress:
 		return report.Column{Title: "PC Addr.", Key: "address", Kind: report.Text}
+	}
+	if it.derived != nil {
+		return report.Column{Title: it.flavor.abbrev() + " " + it.derived.short, Key: string(it.flavor) + "." + it.derived.name,
+			Kind: report.Ratio, Value: true}
 	}
 	m := ms[it.metric]
 	c := report.Column{Title: it.flavor.abbrev() + " " + m.Short, Key: string(it.flavor) + "." + m.Name,
@@ -228,6 +301,21 @@ func parseItem(s string, ms []analysis.Metric) ([]item, error) {
 	}
 	name := s[i:]
 	m := analysis.MetricIndex(ms, name)
+	if d, num, den, ok := lookupDerived(name, ms); m < 0 && d != nil {
+		if !ok {
+			return nil, usagef("metric %q in %q needs counters %s and %s (collect with -h %s,%s)", name, s,
+				strings.TrimSuffix(d.num, analysis.EventsSuffix), strings.TrimSuffix(d.den, analysis.EventsSuffix),
+				strings.TrimSuffix(d.num, analysis.EventsSuffix), strings.TrimSuffix(d.den, analysis.EventsSuffix))
+		}
+		if flavors == "" {
+			flavors = "ei"
+		}
+		var out []item
+		for _, f := range flavors {
+			out = append(out, item{kind: itemMetric, metric: num, den: den, derived: d, flavor: flavor(f), value: !hide})
+		}
+		return out, nil
+	}
 	if m < 0 {
 		return nil, usagef("unknown metric %q in %q; available: %s", name, s, metricNames(ms))
 	}

@@ -384,7 +384,7 @@ func (s *session) ioGroups(byFD bool) error {
 		}
 		cells := make([]report.Cell, len(its))
 		for j, it := range its {
-			v := gs[i].Values[it.metric]
+			v := it.of(gs[i].Values)
 			cells[j] = report.Cell{Value: v, Pct: percent(v, p.Total[it.metric])}
 		}
 		t.Rows = append(t.Rows, report.Row{Name: n, Cells: cells})
@@ -452,7 +452,7 @@ func (s *session) iocallstack(_ []string) error {
 		row := func(name string, v []int64) {
 			cells := make([]report.Cell, len(its))
 			for j, it := range its {
-				cells[j] = report.Cell{Value: v[it.metric]}
+				cells[j] = report.Cell{Value: it.of(v)}
 			}
 			t.Rows = append(t.Rows, report.Row{Name: name, Cells: cells})
 		}

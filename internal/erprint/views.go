@@ -67,9 +67,9 @@ func funcValue(p *analysis.Profile, f int, it item) int64 {
 		return int64(p.Functions[f].Size)
 	case itemMetric:
 		if it.flavor == inclusive {
-			return p.Inclusive(f)[it.metric]
+			return it.of(p.Inclusive(f))
 		}
-		return p.Exclusive(f)[it.metric]
+		return it.of(p.Exclusive(f))
 	}
 	return 0
 }
@@ -284,7 +284,9 @@ func (s *session) printBlock(p *analysis.Profile, name string, its []item, value
 	vw := 0
 	for j, it := range its {
 		vals[j] = report.FormatSeconds(value(it))
-		if !ms[it.metric].Time {
+		if it.derived != nil {
+			vals[j] = strconv.FormatFloat(float64(value(it))/ratioScale, 'f', 3, 64)
+		} else if !ms[it.metric].Time {
 			vals[j] = strconv.FormatInt(value(it), 10)
 		} else if strings.HasSuffix(vals[j], ".") {
 			vals[j] += "   "
@@ -313,7 +315,7 @@ func (s *session) printBlock(p *analysis.Profile, name string, its []item, value
 func attrCells(v []int64, base []int64, its []item) []report.Cell {
 	cells := make([]report.Cell, len(its))
 	for j, it := range its {
-		cells[j] = report.Cell{Value: v[it.metric], Pct: percent(v[it.metric], base[it.metric])}
+		cells[j] = report.Cell{Value: it.of(v), Pct: percent(it.of(v), base[it.metric])}
 	}
 	return cells
 }
@@ -323,7 +325,7 @@ func (s *session) sortAttributed(p *analysis.Profile, as []analysis.Attributed) 
 	it := s.callerSort()
 	sort.SliceStable(as, func(i, j int) bool {
 		if it.kind == itemMetric {
-			if a, b := as[i].Value[it.metric], as[j].Value[it.metric]; a != b {
+			if a, b := it.of(as[i].Value), it.of(as[j].Value); a != b {
 				return a > b
 			}
 		}
@@ -528,9 +530,9 @@ func (s *session) calltree(_ []string) error {
 // objectValue is what item it shows for load object o.
 func objectValue(p *analysis.Profile, o int, it item) int64 {
 	if it.flavor == inclusive {
-		return p.ObjectInclusive(o)[it.metric]
+		return it.of(p.ObjectInclusive(o))
 	}
-	return p.ObjectExclusive(o)[it.metric]
+	return it.of(p.ObjectExclusive(o))
 }
 
 func (s *session) lobjects(_ []string) error {

@@ -21,6 +21,7 @@ const (
 	Time  Kind = iota // Cell.Value is nanoseconds, shown as seconds with 3 decimals
 	Count             // Cell.Value is a count, shown as an integer
 	Text              // Cell.Text is shown as is, right-aligned
+	Ratio             // Cell.Value is a ratio in thousandths (a derived metric: CPI), shown with 3 decimals
 )
 
 // Column is one column of a table. A Time or Count column has a value part, a percent part, or both.
@@ -169,6 +170,8 @@ func valueText(c Column, cell Cell) (s string, frac int) {
 		return FormatSeconds(cell.Value), 3
 	case Count:
 		return strconv.FormatInt(cell.Value, 10), 0
+	case Ratio:
+		return FormatSeconds(cell.Value * 1e6), 3
 	}
 	return cell.Text, 0
 }
@@ -553,6 +556,8 @@ func exactValue(c Column, cell Cell) string {
 		return strconv.FormatFloat(float64(cell.Value)/1e9, 'f', 9, 64)
 	case Count:
 		return strconv.FormatInt(cell.Value, 10)
+	case Ratio:
+		return strconv.FormatFloat(float64(cell.Value)/1e3, 'f', 3, 64)
 	}
 	return cell.Text
 }
@@ -632,7 +637,7 @@ type JSONColumn struct {
 	Key   string `json:"key"`
 	Title string `json:"title"`
 	Unit  string `json:"unit,omitempty"`
-	Kind  string `json:"kind"` // "time", "count" or "text"
+	Kind  string `json:"kind"` // "time", "count", "text" or "ratio" (thousandths)
 	Value bool   `json:"value"`
 	Pct   bool   `json:"pct"`
 	Left  bool   `json:"left,omitempty"`
@@ -669,6 +674,8 @@ func KindName(k Kind) string {
 		return "time"
 	case Count:
 		return "count"
+	case Ratio:
+		return "ratio"
 	}
 	return "text"
 }

@@ -23,7 +23,20 @@ type Spec struct {
 	Duration  int64  // ns the experiment spans, e.g. 60e9
 	// Interval is the CPU time (ns) each sample stands for, its period; 0 means DefaultInterval.
 	Interval int64
+	// Counters adds counter profiling of cycles and instructions (-h cycles,insts): with each clock
+	// sample a sample of each, at its stack: the cycles of the sample's CPU time at ClockHz (a clock
+	// sample of 10,007,000 ns is 24,016,800 cycles), and instructions at the IPC of the stack's user
+	// leaf function (LeafIPC).
+	Counters bool
 }
+
+// ClockHz is the clock rate of the synthetic machine.
+const ClockHz = 2_400_000_000
+
+// LeafIPC returns the instructions per cycle of the samples whose user leaf is the generator's function
+// number f, in halves: 1, 2, 3 or 4 (IPC 0.5 to 2): so each function has its own CPI where it is the
+// leaf.
+func LeafIPC(f int) int64 { return int64(f%4) + 1 }
 
 // DefaultInterval is the period of every sample unless Spec.Interval says otherwise: that of
 // `er collect -p on`, whose samples all have exactly this period.
@@ -83,8 +96,9 @@ type chain struct {
 // stack is one distinct call stack: its frames as stored (leaf first), and which thread kind runs it.
 type stack struct {
 	pcs    []uint64
-	kernel bool // it has kernel frames: its samples are in kernel mode
-	worker bool // rooted at the thread start function, not at main
+	kernel bool  // it has kernel frames: its samples are in kernel mode
+	worker bool  // rooted at the thread start function, not at main
+	ipc    int64 // with Spec.Counters, its instructions per cycle in halves (LeafIPC of its user leaf)
 }
 
 type gen struct {
@@ -639,7 +653,7 @@ func (g *gen) makeStacks() []stack {
 			return false
 		}
 		seen[string(key)] = true
-		out = append(out, stack{pcs: pcs, kernel: len(kframes) > 0, worker: worker})
+		out = append(out, stack{pcs: pcs, kernel: len(kframes) > 0, worker: worker, ipc: LeafIPC(int(fr[len(fr)-1]))})
 		return true
 	}
 	covered := make([]bool, g.nexe)
@@ -710,7 +724,7 @@ func (g *gen) write(dir string, stacks []stack) error {
 		CPUs:             ncpu,
 		PageSize:         4096,
 		WordSize:         64,
-		ClockHz:          2_400_000_000,
+		ClockHz:          ClockHz,
 		MemoryBytes:      64 << 30,
 		Command:          []string{ExePath, "--threads", fmt.Sprint(sp.Threads), "--input", "/data/synth.in"},
 		Cwd:              "/opt/synth",
@@ -728,6 +742,14 @@ func (g *gen) write(dir string, stacks []stack) error {
 			{Name: "sync_tracing", Value: "off"},
 			{Name: "clock_source", Value: "perf"},
 		},
+	}
+	if sp.Counters {
+		cycles := uint64(sp.Interval) * ClockHz / 1e9
+		lg.Counters = []experiment.Counter{
+			{Name: "cycles", Metric: "cycles", Title: "CPU Cycles", Type: 0, Config: 0, Interval: cycles, Unit: "CPU-cycles"},
+			{Name: "insts", Metric: "insts", Title: "Instructions Executed", Type: 0, Config: 1, Interval: cycles, Unit: "events"},
+		}
+		lg.Settings = append(lg.Settings, experiment.Setting{Name: experiment.SettingCounters, Value: fmt.Sprintf("cycles,%d,insts,%d", cycles, cycles)})
 	}
 	w, err := experiment.Create(dir, lg)
 	if err != nil {
@@ -874,6 +896,16 @@ func (g *gen) write(dir string, stacks []stack) error {
 			if err := w.Clock(experiment.ClockSample{Time: t, Pid: Pid, Tid: th.tid, CPU: th.cpu, Mode: mode,
 				Period: sp.Interval, Stack: ids[si]}); err != nil {
 				return fail(err)
+			}
+			if sp.Counters {
+				cycles := sp.Interval * ClockHz / 1e9
+				insts := cycles * s.ipc / 2
+				for c, v := range []int64{cycles, insts} {
+					if err := w.Counter(experiment.CounterSample{Time: t, Value: v, Pid: Pid, Tid: th.tid, CPU: th.cpu,
+						Stack: ids[si], Counter: uint8(c), Mode: mode}); err != nil {
+						return fail(err)
+					}
+				}
 			}
 		}
 		written += n

@@ -93,7 +93,7 @@ function fmtValue(col, c) {
   if (c.b) return "";
   if (col.kind === "text") return c.t || "";
   const parts = [];
-  if (col.value) parts.push(col.kind === "time" ? secs(c.v) : String(c.v));
+  if (col.value) parts.push(col.kind === "time" ? secs(c.v) : col.kind === "ratio" ? (c.v / 1000).toFixed(3) : String(c.v));
   if (col.pct && c.p >= 0) parts.push(pct(c.p));
   return parts.join("  ");
 }
