@@ -136,7 +136,7 @@ func counterStats(ds []*experiment.Data) []Stat {
 
 // counterKind is counter overflow profiling.
 var counterKind = &Kind{Name: "hwc-profiling", Title: "Counter profiling", Noun: "counter", Record: "-h name",
-	Setting: experiment.SettingCounters, HasCPU: true, Sampled: true, DefaultRank: 1,
+	Setting: experiment.SettingCounters, HasCPU: true, Sampled: true, DefaultRank: 1, View: "dataspace",
 	Len: func(d *experiment.Data) int { return len(d.Counters) },
 	Info: func(d *experiment.Data, i int, ev *EventInfo) {
 		e := &d.Counters[i]

@@ -3,6 +3,8 @@ package web
 import (
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"er/internal/report"
@@ -73,5 +75,35 @@ func TestSyntheticCounters(t *testing.T) {
 	}
 	if n < leaves/2 {
 		t.Errorf("%d of %d leaf functions have a leaf's CPI (2, 1, 0.667 or 0.5)", n, leaves)
+	}
+}
+
+// TestDataSpaceTab: with counters the Analyzer has a Data Space tab, whose tables are er print's
+// data_objects and data_layout; an experiment without data addresses says what to collect.
+func TestDataSpaceTab(t *testing.T) {
+	exp := filepath.Join(t.TempDir(), "synth.er")
+	if err := synth.Write(exp, synth.Spec{Samples: 100, Functions: 20, Threads: 1, Stacks: 20, Seed: 1, Duration: 1e9, Counters: true}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open([]string{exp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	var o struct {
+		Views []string `json:"views"`
+	}
+	get(t, ts, "/api/overview", 200, &o)
+	if !slices.Contains(o.Views, "dataspace") {
+		t.Errorf("views %v: no dataspace", o.Views)
+	}
+	var res struct {
+		Tables []report.JSONTable `json:"tables"`
+		Text   string             `json:"text"`
+	}
+	get(t, ts, "/api/table?cmd=data_objects", 200, &res)
+	if len(res.Tables) != 0 || !strings.Contains(res.Text, "no counter recorded data addresses; collect with -h +NAME") {
+		t.Errorf("data_objects without addresses: %+v", res)
 	}
 }

@@ -176,7 +176,7 @@ var tableCommands = map[string]bool{
 	"thread_list": true, "cpu_list": true, "sample_list": true, "lobjects": true, "objects": true,
 	"experiment_list": true, "leaks": true, "allocs": true, "heap": true, "heapstat": true,
 	"iostat": true, "ioactivity": true, "iodetail": true, "statistics": true, "overview": true,
-	"lines": true, "pcs": true,
+	"lines": true, "pcs": true, "data_objects": true, "data_layout": true,
 }
 
 // table runs one of tableCommands and answers all its tables.

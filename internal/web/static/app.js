@@ -6,7 +6,7 @@ const STATIC = window.ER_STATIC || null;
 const VIEW_TITLES = {
   overview: "Overview", processes: "Processes", functions: "Functions", callers: "Callers-Callees", calltree: "Call Tree",
   flame: "Flame Graph", source: "Source", disasm: "Disassembly", timeline: "Timeline", threads: "Threads",
-  cpus: "CPUs", samples: "Samples", objects: "Load Objects", heap: "Heap", sync: "Synchronization",
+  cpus: "CPUs", samples: "Samples", objects: "Load Objects", heap: "Heap", sync: "Synchronization", dataspace: "Data Space",
   io: "I/O", compare: "Compare",
 };
 const TL_WIDTH_STATIC = 1200;
@@ -936,6 +936,7 @@ VIEWS.threads = (sec) => tables(sec, [["thread_list", "Threads"]]);
 VIEWS.cpus = (sec) => tables(sec, [["cpu_list", "CPUs"]]);
 VIEWS.samples = (sec) => tables(sec, [["sample_list", "Samples"]]);
 VIEWS.objects = (sec) => tables(sec, [["lobjects", "Load objects by metric"], ["objects", "Load objects and their files"]]);
+VIEWS.dataspace = (sec) => tables(sec, [["data_objects", "Data objects (counters given with +)"], ["data_layout", "Data layout of struct types"]]);
 VIEWS.heap = (sec) => tables(sec, [["heapstat", "Heap statistics"], ["leaks", "Leaks by call stack"], ["allocs", "Allocations by call stack"]]);
 VIEWS.io = (sec) => tables(sec, [["iostat", "I/O statistics"], ["ioactivity", "I/O by file"]]);
 VIEWS.sync = (sec) => tables(sec, [["statistics", "Statistics"]], "Synchronization wait time per function is in the Functions view with the metrics i.sync:i+syncn (the default when the experiment has synchronization data).");
