@@ -925,16 +925,28 @@ func (s *Session) initialLog(path string) experiment.Log {
 	}
 }
 
-// cpuMHz reads the first CPU's clock from /proc/cpuinfo; 0 when unknown.
+// cpuMHz reads the CPUs' clocks from /proc/cpuinfo: their harmonic mean, as the manual converts cycle
+// counts to time with (a cycle's mean duration); 0 when unknown.
 func cpuMHz() int64 {
 	data, _ := os.ReadFile("/proc/cpuinfo")
-	for _, line := range strings.Split(string(data), "\n") {
+	return harmonicMHz(string(data))
+}
+
+// harmonicMHz is the harmonic mean of the "cpu MHz" lines of /proc/cpuinfo's text.
+func harmonicMHz(cpuinfo string) int64 {
+	var n, inv float64
+	for _, line := range strings.Split(cpuinfo, "\n") {
 		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "cpu MHz" {
-			f, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			return int64(f)
+			if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && f > 0 {
+				n++
+				inv += 1 / f
+			}
 		}
 	}
-	return 0
+	if n == 0 {
+		return 0
+	}
+	return int64(math.Round(n / inv))
 }
 
 // forward passes a stop signal on to the target. A SIGINT from the terminal reaches the whole foreground
