@@ -1,0 +1,149 @@
+package erprint
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"er/internal/analysis"
+	"er/internal/report"
+)
+
+// Index objects (indxobj): the events grouped by an index of theirs (their thread, CPU, sample, second,
+// process, experiment), with every metric of the current list: each index object's values are those
+// of the profile refiltered to its events, so they are what the views would show of it.
+
+// indexTypes are the index object types, with how each names an event's object.
+var indexTypes = []struct {
+	name, about string
+	key         func(ev *analysis.EventInfo) int64
+	label       func(k int64) string
+}{
+	{"Threads", "threads, by experiment and thread number", func(ev *analysis.EventInfo) int64 { return int64(ev.Exp)<<32 | int64(ev.Thread) },
+		func(k int64) string { return fmt.Sprintf("Thread %d (experiment %d)", k&0xffffffff, k>>32+1) }},
+	{"CPUs", "the CPUs the events were taken on", func(ev *analysis.EventInfo) int64 { return ev.CPU },
+		func(k int64) string {
+			if k < 0 {
+				return "<No CPU>"
+			}
+			return fmt.Sprintf("CPU %d", k)
+		}},
+	{"Samples", "sample points, by experiment", func(ev *analysis.EventInfo) int64 { return int64(ev.Exp)<<32 | int64(ev.Sample) },
+		func(k int64) string { return fmt.Sprintf("Sample %d (experiment %d)", k&0xffffffff, k>>32+1) }},
+	{"Seconds", "seconds since the experiment's start", func(ev *analysis.EventInfo) int64 { return ev.Time / 1e9 },
+		func(k int64) string { return fmt.Sprintf("Second %d", k) }},
+	{"Processes", "process ids", func(ev *analysis.EventInfo) int64 { return int64(ev.Pid) },
+		func(k int64) string { return fmt.Sprintf("Process %d", k) }},
+	{"Experiment_IDs", "experiments, by number", func(ev *analysis.EventInfo) int64 { return int64(ev.Exp) },
+		func(k int64) string { return fmt.Sprintf("Experiment %d", k+1) }},
+}
+
+// maxIndexObjects is the most index objects indxobj shows the metrics of (each is a refiltering).
+const maxIndexObjects = 1000
+
+// indxobjList lists the index object types.
+func (s *session) indxobjList(_ []string) error {
+	t := &report.Table{Columns: []report.Column{{Title: "Name", Key: "name", Kind: report.Text, Left: true},
+		{Title: "Description", Key: "description", Kind: report.Text, Left: true}}}
+	if s.text() {
+		t.Title = []string{"Index object types (indxobj TYPE):"}
+	}
+	for _, it := range indexTypes {
+		t.Rows = append(t.Rows, report.Row{Cells: []report.Cell{{Text: it.name}, {Text: it.about}}})
+	}
+	return s.table(t)
+}
+
+// indxobj prints the index objects of a type with the current metrics (exclusive: an index object
+// holds events, not functions), largest first by the sort metric.
+func (s *session) indxobj(args []string) error {
+	ti := -1
+	var names []string
+	for i, it := range indexTypes {
+		names = append(names, it.name)
+		if strings.EqualFold(it.name, args[0]) {
+			ti = i
+		}
+	}
+	if ti < 0 {
+		return usagef("indxobj %q: unknown index object type; the types: %s (indxobj_list)", args[0], strings.Join(names, ", "))
+	}
+	typ := indexTypes[ti]
+	p, err := s.profile()
+	if err != nil {
+		return err
+	}
+	filter := s.eventFilter()
+	seen := map[int64]bool{}
+	var keys []int64
+	if _, err := s.base.Refilter(func(ev *analysis.EventInfo) bool {
+		if filter == nil || filter(ev) {
+			if k := typ.key(ev); !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+		return false
+	}, false); err != nil {
+		return err
+	}
+	if len(keys) > maxIndexObjects {
+		return usagef("indxobj %s: %d index objects; at most %d (select fewer events with a filter)", typ.name, len(keys), maxIndexObjects)
+	}
+	slices.Sort(keys)
+	var its []item
+	for _, it := range shown(s.metrics) {
+		if it.kind == itemMetric {
+			it.flavor = exclusive
+			if !slices.ContainsFunc(its, func(o item) bool { return o.metric == it.metric && o.derived == it.derived }) {
+				its = append(its, it)
+			}
+		}
+	}
+	type row struct {
+		key  int64
+		vals []int64
+	}
+	rows := make([]row, 0, len(keys))
+	for _, k := range keys {
+		q, err := s.base.Refilter(func(ev *analysis.EventInfo) bool {
+			return (filter == nil || filter(ev)) && typ.key(ev) == k
+		}, false)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, row{key: k, vals: q.Total})
+	}
+	sortIt := s.sortItem
+	if sortIt.kind == itemMetric {
+		sortIt.flavor = exclusive
+		slices.SortStableFunc(rows, func(a, b row) int {
+			va, vb := sortIt.of(a.vals), sortIt.of(b.vals)
+			switch {
+			case va > vb:
+				return -1
+			case va < vb:
+				return 1
+			}
+			return 0
+		})
+	}
+	title := fmt.Sprintf("Objects of type %s sorted by metric: %s", typ.name, sortIt.title(s.ms))
+	if sortIt.kind != itemMetric {
+		title = fmt.Sprintf("Objects of type %s", typ.name)
+	}
+	t := &report.Table{Title: []string{title}, Columns: s.columns(its), NameTitle: "Name"}
+	cells := func(v []int64) []report.Cell {
+		out := make([]report.Cell, len(its))
+		for j, it := range its {
+			x := it.of(v)
+			out[j] = report.Cell{Value: x, Pct: percent(x, p.Total[it.metric])}
+		}
+		return out
+	}
+	t.Rows = append(t.Rows, report.Row{Name: analysis.TotalName, Cells: cells(p.Total)})
+	for _, r := range rows[:s.limited(len(rows))] {
+		t.Rows = append(t.Rows, report.Row{Name: typ.label(r.key), Cells: cells(r.vals)})
+	}
+	return s.table(t)
+}
