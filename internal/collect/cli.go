@@ -76,7 +76,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	if err := CheckCounters(spec); err != nil {
+	warnings, err := CheckCounters(&spec)
+	spec.Warnings = append(spec.Warnings, warnings...)
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "er collect: warning: %s\n", w)
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "er collect: %v\n", err)
 		return 1
 	}

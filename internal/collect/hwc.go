@@ -40,13 +40,10 @@ const counterRingBytes = 16 << 20
 func (s *Session) counterSiblings() []perfevent.Sibling {
 	var out []perfevent.Sibling
 	for _, c := range s.spec.Counters {
-		sb := perfevent.Sibling{Type: uint64(c.Type), Config: c.Config, Config1: c.Config1, Config2: c.Config2, Period: c.Interval,
-			StackUser: counterStack}
-		if c.Backtrack && c.Class != counters.Software && c.Class != counters.Tracepoint {
-			// The exact instruction, and its data address, where the PMU samples precisely (PEBS, IBS).
-			sb.Precise = 2
-		}
-		out = append(out, sb)
+		// With Precise, the exact instruction, and its data address, where the PMU samples precisely
+		// (PEBS, IBS; CheckCounters lowered it where the PMU cannot).
+		out = append(out, perfevent.Sibling{Type: uint64(c.Type), Config: c.Config, Config1: c.Config1, Config2: c.Config2,
+			Period: c.Interval, StackUser: counterStack, Precise: c.Precise})
 	}
 	return out
 }
@@ -104,21 +101,50 @@ func counterLog(cs []counters.Counter) []experiment.Counter {
 }
 
 // CheckCounters opens each counter of the spec once on er itself, so that one the machine cannot count
-// is said before the target runs: which, why, and what can be used instead.
-func CheckCounters(spec Spec) error {
+// is said before the target runs: which, why, and what can be used instead. A backtracking counter the
+// PMU cannot sample precisely is sampled less precisely, or without data addresses, as it can; the
+// warnings say so.
+func CheckCounters(spec *Spec) (warnings []string, err error) {
+	return checkCounters(spec, perfevent.ProbeSibling)
+}
+
+// checkCounters is CheckCounters with the probe given.
+func checkCounters(spec *Spec, probe func(perfevent.Sibling) error) (warnings []string, err error) {
 	env, _ := CounterEnv()
-	for _, c := range spec.Counters {
+	for i := range spec.Counters {
+		c := &spec.Counters[i]
 		sb := perfevent.Sibling{Type: uint64(c.Type), Config: c.Config, Config1: c.Config1, Config2: c.Config2, Period: c.Interval}
-		err := perfevent.ProbeSibling(sb)
+		err := probe(sb)
+		if err == nil && c.Precise > 0 {
+			var perr error // why the level asked for was refused
+			for sb.Precise = c.Precise; sb.Precise > 0; sb.Precise-- {
+				e := probe(sb)
+				if e == nil {
+					break
+				}
+				if perr == nil {
+					perr = e
+				}
+			}
+			if sb.Precise < c.Precise {
+				what := fmt.Sprintf("precise_ip %d", sb.Precise)
+				if sb.Precise == 0 {
+					what = "no data addresses (its samples record where the PMU stopped, after some skid)"
+				}
+				warnings = append(warnings, fmt.Sprintf("-h +%s: the PMU cannot sample %s precisely (%v): %s", c.Name, c.Name, perr, what))
+				c.Precise = sb.Precise
+				c.Backtrack = sb.Precise > 0
+			}
+		}
 		if err == nil {
 			continue
 		}
 		if c.Class == counters.Hardware || c.Class == counters.Cache || c.Class == counters.Raw {
-			return fmt.Errorf("-h %s: hardware counter %s ('%s') cannot be counted: %s", spec.CountersArg, c.Name, c.Title, env.NoHardware(err))
+			return warnings, fmt.Errorf("-h %s: hardware counter %s ('%s') cannot be counted: %s", spec.CountersArg, c.Name, c.Title, env.NoHardware(err))
 		}
-		return fmt.Errorf("-h %s: %s ('%s') cannot be counted: %v", spec.CountersArg, c.Name, c.Title, err)
+		return warnings, fmt.Errorf("-h %s: %s ('%s') cannot be counted: %v", spec.CountersArg, c.Name, c.Title, err)
 	}
-	return nil
+	return warnings, nil
 }
 
 // probeCounter is the probe of the counter lists: nil when the counter opens here.

@@ -683,6 +683,9 @@ func (s *Session) openEvents() error {
 	}
 	var g *perfevent.Group
 	var err error
+	for _, w := range s.spec.Warnings {
+		s.w.Event(experiment.Event{Kind: "warning", Text: w})
+	}
 	switch {
 	case s.spec.Clock:
 		s.setting(experiment.SettingClockSource, "perf")

@@ -73,6 +73,7 @@ type Spec struct {
 	ListCounters bool           // -h alone: print the counters this machine offers
 	CountersArg  string         // -h as given ("cycles,on,+dcrm", "page-faults,1"); "" or "off": none
 	Counters     []counters.Counter
+	Warnings     []string // said before the target ran (CheckCounters), recorded in the experiment's log too
 	clockGiven   bool     // -p was given (-h turns the default clock profiling off, -p keeps it)
 	Target       []string // the program and its arguments
 }

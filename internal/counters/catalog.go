@@ -68,7 +68,11 @@ type Counter struct {
 	// Backtrack: given with '+', it records each event's data address (precise hardware events, page
 	// faults).
 	Backtrack bool
-	Raw       string // what an alias names, for the lists: "PERF_COUNT_HW_CPU_CYCLES"
+	// Precise is the precise_ip a backtracking hardware counter is sampled at (2: the exact
+	// instruction, with its data address, where the PMU samples precisely); 0 for the others, or where
+	// the PMU cannot (er collect lowers it and says so).
+	Precise uint8
+	Raw     string // what an alias names, for the lists: "PERF_COUNT_HW_CPU_CYCLES"
 }
 
 // MetricName returns the name er print gives the counter's metric: the counter's name with the

@@ -174,6 +174,9 @@ func (e *Env) Lookup(name string) (Counter, error) {
 		return Counter{}, err
 	}
 	if back {
+		if c.Class != Software && c.Class != Tracepoint {
+			c.Precise = 2
+		}
 		if c.MemOp == "" {
 			return Counter{}, fmt.Errorf("-h %s: %s gives no data addresses: '+' takes a counter of loads or stores "+
 				"(its type says load, store or load-store in `er collect -h`), or a page-fault event", given, c.Name)

@@ -43,6 +43,9 @@ func TestParse(t *testing.T) {
 	if cs[0].Unit != CPUCycles || !cs[0].Time() || cs[2].Time() {
 		t.Errorf("units: cycles %q, insts %q", cs[0].Unit, cs[2].Unit)
 	}
+	if cs[1].Precise != 2 || cs[0].Precise != 0 {
+		t.Errorf("precise_ip of +dcrm %d, of cycles %d; want 2 and 0", cs[1].Precise, cs[0].Precise)
+	}
 	if cs[7].MemOp != Load || cs[7].Config1 != 3 {
 		t.Errorf("mem-loads: %+v", cs[7])
 	}
