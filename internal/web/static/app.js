@@ -295,7 +295,7 @@ function drawHistogram(cv, h) {
   g.scale(dpr, dpr);
   g.clearRect(0, 0, W, H);
   const names = Object.keys(h.series || {});
-  const colors = { clock: "#f5a623", heap: "#2f6fde", synchronization: "#c0392b", "I/O": "#27ae60" };
+  const colors = { clock: "#f5a623", heap: "#2f6fde", synchronization: "#c0392b", "I/O": "#27ae60", counter: "#8e44ad" };
   let maxv = 1;
   for (let b = 0; b < h.bins; b++) {
     let s = 0;
