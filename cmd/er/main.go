@@ -50,6 +50,8 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return erprint.Main(argv[2:], stdin, stdout, stderr)
 	case "archive":
 		return erarchive.Main(argv[2:], stdout, stderr)
+	case "export":
+		return erprint.ExportMain(argv[2:], stdout, stderr)
 	case "rm":
 		return expfiles.RmMain(argv[2:], stdout, stderr)
 	case "cp":
@@ -80,6 +82,7 @@ Commands:
   collect [options] program [args...]   run program and record an experiment (also as: collect)
   print [-command ...] experiment...    analyse experiments, as er_print (also as: er_print)
   archive experiment                    copy load objects and sources into the experiment (also as: er_archive)
+  export -o FILE experiment...          write the profile for pprof (go tool pprof) or FlameGraph (folded)
   rm [-f] [-q] experiment|group...      remove experiments and experiment groups (also as: er_rm)
   cp experiment new.er | exp... dir     copy experiments (also as: er_cp)
   mv experiment new.er | exp... dir     move experiments (also as: er_mv)

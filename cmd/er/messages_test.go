@@ -52,6 +52,7 @@ func TestHelpConventions(t *testing.T) {
 		{[]string{"rm", "--help"}, "Usage: er rm"},
 		{[]string{"cp", "--help"}, "Usage: er cp"},
 		{[]string{"mv", "--help"}, "Usage: er mv"},
+		{[]string{"export", "--help"}, "Usage: er export"},
 		{[]string{"analyzer", "--help"}, "usage: er analyzer"},
 	} {
 		r := er(t, "", nil, c.args...)

@@ -1,0 +1,142 @@
+// Package export writes profiles for other tools' viewers: pprof's profile.proto and FlameGraph's folded stacks.
+package export
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/google/pprof/profile"
+)
+
+// Profile is what an export holds: the metrics, and the distinct call stacks with their values.
+type Profile struct {
+	Metrics    []Metric
+	Stacks     []Stack
+	Functions  []Function
+	Objects    []Object
+	Main       int   // the object of the target program, -1 when unknown
+	StartNS    int64 // wall clock at the start, Unix ns
+	DurationNS int64
+	Comments   []string
+}
+
+// Metric is one value of every stack: a sample type.
+type Metric struct {
+	Name string // "totalcpu", "heapallocbytes"
+	Unit string // "nanoseconds", "bytes" or "count"
+}
+
+// Stack is one distinct call stack and its metrics' values at it (its exclusive values: the events
+// whose stack it is).
+type Stack struct {
+	Funcs  []int // indexes into Functions, the root first
+	Values []int64
+}
+
+// Function is a function of the stacks.
+type Function struct {
+	Name       string // as er print shows it
+	SystemName string // the symbol
+	File       string // its source file, "" when unknown
+	Object     int    // index into Objects, -1 for none
+	Addr       uint64
+}
+
+// Object is a load object.
+type Object struct {
+	Path    string
+	BuildID string
+}
+
+// Pprof writes p as a gzipped profile.proto (the format of github.com/google/pprof: `go tool pprof`
+// reads it): a sample per stack with a value per metric, a location per function, a mapping per load
+// object with its build id.
+func Pprof(p *Profile, w io.Writer) error {
+	out := &profile.Profile{TimeNanos: p.StartNS, DurationNanos: p.DurationNS, Comments: p.Comments}
+	for _, m := range p.Metrics {
+		out.SampleType = append(out.SampleType, &profile.ValueType{Type: m.Name, Unit: m.Unit})
+	}
+	if len(p.Metrics) > 0 {
+		out.DefaultSampleType = p.Metrics[0].Name
+	}
+	// The mappings of load objects (not of pseudo-objects: <Total>, <Unknown>), the main one first:
+	// pprof names the profile after it.
+	maps := make([]*profile.Mapping, len(p.Objects))
+	for i, o := range p.Objects {
+		if strings.HasPrefix(o.Path, "<") || o.Path == "" {
+			continue
+		}
+		maps[i] = &profile.Mapping{File: o.Path, BuildID: o.BuildID, HasFunctions: true}
+		if i == p.Main {
+			out.Mapping = append([]*profile.Mapping{maps[i]}, out.Mapping...)
+		} else {
+			out.Mapping = append(out.Mapping, maps[i])
+		}
+	}
+	for i, m := range out.Mapping {
+		m.ID = uint64(i + 1)
+	}
+	locs := make([]*profile.Location, len(p.Functions))
+	for i, f := range p.Functions {
+		fn := &profile.Function{ID: uint64(i + 1), Name: f.Name, SystemName: f.SystemName, Filename: f.File}
+		out.Function = append(out.Function, fn)
+		loc := &profile.Location{ID: uint64(i + 1), Address: f.Addr, Line: []profile.Line{{Function: fn}}}
+		if f.Object >= 0 && f.Object < len(maps) && maps[f.Object] != nil {
+			loc.Mapping = maps[f.Object]
+		}
+		locs[i] = loc
+		out.Location = append(out.Location, loc)
+	}
+	for _, s := range p.Stacks {
+		if allZero(s.Values) {
+			continue
+		}
+		smp := &profile.Sample{Value: append([]int64(nil), s.Values...)}
+		for i := len(s.Funcs) - 1; i >= 0; i-- { // pprof: the leaf first
+			smp.Location = append(smp.Location, locs[s.Funcs[i]])
+		}
+		out.Sample = append(out.Sample, smp)
+	}
+	if err := out.CheckValid(); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	return out.Write(w)
+}
+
+// Folded writes p's stacks in the folded format of Brendan Gregg's FlameGraph (`flamegraph.pl`
+// reads it): one line per stack, its functions from the root separated by ';', a space, and its value
+// of metric m (stacks of value 0 left out).
+func Folded(p *Profile, m int, w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	var b strings.Builder
+	for _, s := range p.Stacks {
+		if s.Values[m] == 0 || len(s.Funcs) == 0 {
+			continue
+		}
+		b.Reset()
+		for i, f := range s.Funcs {
+			if i > 0 {
+				b.WriteByte(';')
+			}
+			b.WriteString(foldedName(p.Functions[f].Name))
+		}
+		fmt.Fprintf(bw, "%s %d\n", b.String(), s.Values[m])
+	}
+	return bw.Flush()
+}
+
+// foldedName makes a function name safe in a folded line: no ';' (the separator) and no newline.
+func foldedName(name string) string {
+	return strings.NewReplacer(";", ":", "\n", " ").Replace(name)
+}
+
+func allZero(v []int64) bool {
+	for _, x := range v {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}
