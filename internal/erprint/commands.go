@@ -23,6 +23,7 @@ type command struct {
 	maxArgs  int  // -1: any number
 	data     bool // needs an experiment
 	joinArgs bool // extra words in a script are one function name with spaces
+	rc       bool // it may appear in an .er.rc file (marked * in help)
 	rest     bool // in a script, the rest of the line is one argument; on the command line, the next word
 	run      func(s *session, args []string) error
 }
@@ -207,6 +208,14 @@ func init() {
 			run: func(*session, []string) error { return errQuit }},
 	}
 	commands = append(commands, experimentCommands(g)...)
+	commands = append(commands, settingsCommands(g)...)
+	// The commands of .er.rc files (help marks them *), as gprofng's.
+	for _, c := range commands {
+		switch c.name {
+		case "sthresh", "dthresh", "addpath", "pathmap", "setpath", "name", "printmode", "limit", "en_desc", "tthresh":
+			c.rc = true
+		}
+	}
 }
 
 // summed are the views that show the same from experiments whose trace files were summed as they
@@ -272,10 +281,15 @@ func (s *session) help(_ []string) error {
 		s.printf("\n%s\n", g)
 		for _, c := range commands {
 			if c.group == g {
-				s.printf("    %-*s  %s\n", width, helpUsage(c), c.help)
+				star := ""
+				if c.rc {
+					star = " *"
+				}
+				s.printf("    %-*s  %s%s\n", width, helpUsage(c), c.help, star)
 			}
 		}
 	}
+	s.printf("\nThe commands marked * may appear in .er.rc files, which er print reads first: %s, ~/.er.rc, ./.er.rc.\n", SystemRC)
 	return nil
 }
 
@@ -298,7 +312,7 @@ func (s *session) setMetrics(args []string) error {
 			return usagef("metric %s applies to callers-callees only; they show the attributed metrics of the function list's metrics", it.spec(s.ms))
 		}
 	}
-	s.metrics = items
+	s.metrics, s.metricsSet = items, true
 	found := false
 	for _, it := range items {
 		if sameKey(it, s.sortItem) {
@@ -324,7 +338,7 @@ func (s *session) setSort(args []string) error {
 	if it.kind == itemMetric && it.flavor == attributed {
 		it.flavor = exclusive
 	}
-	s.sortItem = it
+	s.sortItem, s.sortSet = it, true
 	if s.text() {
 		s.printf("Current Sort Metric: %s\n", describeSort(it, s.ms))
 	}
@@ -432,7 +446,7 @@ func (s *session) metricList(_ []string) error {
 
 func (s *session) cmetricList(_ []string) error {
 	ms := s.ms
-	cm := callerMetrics(s.metrics)
+	cm := s.callers()
 	s.printf("Current caller-callee metrics: %s\n", specString(cm, ms))
 	s.printf("Current caller-callee sort Metric: %s\n", describeSort(s.callerSort(), ms))
 	s.printf("Available caller-callee metrics:\n")
@@ -478,7 +492,7 @@ func (s *session) callerSort() item {
 	if it.kind != itemMetric {
 		return item{kind: itemName}
 	}
-	for _, c := range callerMetrics(s.metrics) {
+	for _, c := range s.callers() {
 		if c.kind == itemMetric && c.metric == it.metric {
 			return c
 		}

@@ -48,12 +48,13 @@ type env struct {
 	loadArchive func(exps []*experiment.Data) func(path string) (*experiment.Archive, error)
 	openFile    func(path string, a *experiment.Archive) (*analysis.ObjectFile, error) // nil: no debug information or code
 	loc         *time.Location
+	rcFiles     func() []string // the .er.rc files to read first; nil: none
 }
 
 func defaultEnv() env {
 	return env{open: experiment.Open, openSummed: func(dir string) (*experiment.Data, error) {
 		return experiment.OpenWith(dir, experiment.Options{Summed: true})
-	}, loadArchive: buildArchive, openFile: analysis.OpenObjectFile, loc: time.Local}
+	}, loadArchive: buildArchive, openFile: analysis.OpenObjectFile, loc: time.Local, rcFiles: rcFiles}
 }
 
 // buildArchive returns a loader that describes a load object missing from the experiments' archives
@@ -110,6 +111,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, e env) int {
 	}
 	s := newSession(stdin, stdout, stderr, e)
 	defer s.finish()
+	if e.rcFiles != nil {
+		s.readRC(e.rcFiles())
+	}
 	needData := len(steps) == 0
 	for _, st := range steps {
 		if st.cmd == nil || st.cmd.data {
@@ -272,11 +276,22 @@ type session struct {
 	capture    func(*report.Table)
 	keepEvents bool
 	pick       int
+
+	// rc.go: the default metric list and sort (dmetrics, dsort) and whether metrics and sort chose
+	// others; the callers-callees metrics (cmetrics; nil: the function list's); viewmode, scc, dcc;
+	// quiet while an rc file runs; when the session started (procstats).
+	dmetrics, dsort     string
+	metricsSet, sortSet bool
+	cmetrics            []item
+	viewmode, scc, dcc  string
+	quiet               bool
+	started             time.Time
 }
 
 func newSession(stdin io.Reader, stdout, stderr io.Writer, e env) *session {
 	s := &session{env: e, stdin: stdin, stdout: stdout, stderr: stderr, out: stdout,
-		sthresh: defaultThreshold, dthresh: defaultThreshold, tthresh: defaultTreeThreshold, searchPath: []string{"$expts", "."}}
+		sthresh: defaultThreshold, dthresh: defaultThreshold, tthresh: defaultTreeThreshold, searchPath: []string{"$expts", "."},
+		started: time.Now()}
 	s.setDefaultMetrics(analysis.ClockMetrics)
 	return s
 }
@@ -285,8 +300,8 @@ func newSession(stdin io.Reader, stdout, stderr io.Writer, e env) *session {
 // first metric shown.
 func (s *session) setDefaultMetrics(ms []analysis.Metric) {
 	s.ms = ms
-	s.metrics, _ = parseMetrics(defaultSpec(ms), ms)
-	s.sortItem = firstVisible(s.metrics)
+	s.applyDefaults()
+	s.metricsSet, s.sortSet, s.cmetrics = false, false, nil
 }
 
 // load reads the experiments (with their descendants' subexperiments, as en_desc says; a group
@@ -626,6 +641,9 @@ func (s *session) closeOut() error {
 
 // printf writes to the current output (in CSV and JSON, to what the command prints: output.go).
 func (s *session) printf(format string, args ...any) {
+	if s.quiet {
+		return
+	}
 	if s.view != nil {
 		s.view.addText(fmt.Sprintf(format, args...))
 		return

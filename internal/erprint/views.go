@@ -342,7 +342,7 @@ func (s *session) callersCallees(_ []string) error {
 	if err != nil {
 		return err
 	}
-	its := shown(callerMetrics(s.metrics))
+	its := shown(s.callers())
 	fs := append([]int{0}, s.sortedFunctions(p)...)
 	fs = fs[:s.limited(len(fs))]
 	if s.text() {
@@ -437,7 +437,7 @@ func (s *session) fragmentView(p *analysis.Profile, frag []int) error {
 	s.fragment = cc.Fragment
 	s.sortAttributed(p, cc.Callers)
 	s.sortAttributed(p, cc.Callees)
-	its := shown(callerMetrics(s.metrics))
+	its := shown(s.callers())
 	t := &report.Table{Title: []string{s.callerTitle()}, Columns: s.columns(its), NameTitle: "Name"}
 	for _, a := range cc.Callers {
 		t.Rows = append(t.Rows, report.Row{ID: a.Func + 1, Name: s.funcName(p, a.Func), Section: "Callers", Cells: attrCells(a.Value, cc.Inclusive, its)})
@@ -464,7 +464,7 @@ func (s *session) calltree(_ []string) error {
 		return err
 	}
 	tr := p.CallTree()
-	its := shown(callerMetrics(s.metrics))
+	its := shown(s.callers())
 	sortIt := s.callerSort()
 	t := &report.Table{Title: []string{"Functions Call Tree. Metric: " + sortIt.title(s.ms)},
 		Columns: s.columns(its), NameTitle: "Name", Tree: true}
