@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,8 +50,8 @@ func TestExportPprof(t *testing.T) {
 		t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
 	}
 	dir := t.TempDir()
-	pb, folded := filepath.Join(dir, "seed.pb.gz"), filepath.Join(dir, "seed.folded")
-	for _, out := range []string{pb, folded} {
+	pb, folded, ss := filepath.Join(dir, "seed.pb.gz"), filepath.Join(dir, "seed.folded"), filepath.Join(dir, "seed.json")
+	for _, out := range []string{pb, folded, ss} {
 		if x := er(t, "", nil, "export", "-o", out, exp); x.code != 0 {
 			t.Fatalf("er export -o %s: exit %d\n%s", out, x.code, x.stderr)
 		}
@@ -82,5 +83,47 @@ func TestExportPprof(t *testing.T) {
 	}
 	if abs(sum/1e9-excl["<Total>"]) > 0.001 {
 		t.Errorf("folded stacks add up to %.4f s, er print's <Total> %.4f s", sum/1e9, excl["<Total>"])
+	}
+	// speedscope: the fields its file format requires, and the CPU profile's weights adding up.
+	b, err = os.ReadFile(ss)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Schema string `json:"$schema"`
+		Shared struct {
+			Frames []struct {
+				Name string `json:"name"`
+			} `json:"frames"`
+		} `json:"shared"`
+		Profiles []struct {
+			Type       string  `json:"type"`
+			Name       string  `json:"name"`
+			Unit       string  `json:"unit"`
+			StartValue *int64  `json:"startValue"`
+			EndValue   *int64  `json:"endValue"`
+			Samples    [][]int `json:"samples"`
+			Weights    []int64 `json:"weights"`
+		} `json:"profiles"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	if f.Schema == "" || len(f.Profiles) == 0 || len(f.Shared.Frames) == 0 {
+		t.Fatalf("speedscope file: %.300s", b)
+	}
+	cpu := f.Profiles[0]
+	var w int64
+	for i, s := range cpu.Samples {
+		for _, fr := range s {
+			if fr < 0 || fr >= len(f.Shared.Frames) {
+				t.Fatalf("sample %d: frame %d of %d", i, fr, len(f.Shared.Frames))
+			}
+		}
+		w += cpu.Weights[i]
+	}
+	if cpu.Type != "sampled" || cpu.Unit != "nanoseconds" || cpu.StartValue == nil || cpu.EndValue == nil || *cpu.EndValue != w ||
+		len(cpu.Weights) != len(cpu.Samples) || abs(float64(w)/1e9-excl["<Total>"]) > 0.001 {
+		t.Errorf("speedscope's CPU profile: %s, %s, %d samples, weights %d ns; er print's <Total> %.4f s", cpu.Type, cpu.Unit, len(cpu.Samples), w, excl["<Total>"])
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"er/internal/analysis"
@@ -96,6 +97,19 @@ func (s *session) exportFolded(args []string) error {
 	return writeExport(args[0], func(f *os.File) error { return export.Folded(ep, m, f) })
 }
 
+// exportSpeedscope writes the profile as speedscope's JSON: a sampled profile per metric.
+func (s *session) exportSpeedscope(args []string) error {
+	_, ep, err := s.exportProfile()
+	if err != nil {
+		return err
+	}
+	name := "er"
+	if len(s.exps) > 0 {
+		name = filepath.Base(s.exps[0].Dir)
+	}
+	return writeExport(args[0], func(f *os.File) error { return export.Speedscope(ep, name, f) })
+}
+
 // writeExport writes a file with write, saying which file where it fails.
 func writeExport(path string, write func(*os.File) error) error {
 	f, err := os.Create(path)
@@ -146,9 +160,13 @@ func ExportMain(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if format == "" {
-		format = "pprof"
-		if strings.HasSuffix(out, ".folded") || strings.HasSuffix(out, ".txt") {
+		switch {
+		case strings.HasSuffix(out, ".folded"), strings.HasSuffix(out, ".txt"):
 			format = "folded"
+		case strings.HasSuffix(out, ".json"):
+			format = "speedscope"
+		default:
+			format = "pprof"
 		}
 	}
 	var cmd []string
@@ -164,18 +182,24 @@ func ExportMain(args []string, stdout, stderr io.Writer) int {
 		if metric != "" {
 			cmd = append(cmd, metric)
 		}
+	case "speedscope":
+		if metric != "" {
+			fmt.Fprintln(stderr, "er export: -metric is for -format folded (a speedscope file holds a profile per metric)")
+			return 2
+		}
+		cmd = []string{"-export_speedscope", out}
 	default:
-		fmt.Fprintf(stderr, "er export: -format %q: pprof or folded\n", format)
+		fmt.Fprintf(stderr, "er export: -format %q: pprof, folded or speedscope\n", format)
 		return 2
 	}
 	return run(append(cmd, exps...), strings.NewReader(""), stdout, stderr, defaultEnv())
 }
 
-const exportUsage = `Usage: er export [-format pprof|folded] [-metric NAME] -o FILE experiment...
+const exportUsage = `Usage: er export [-format pprof|folded|speedscope] [-metric NAME] -o FILE experiment...
 
 Writes the experiments' profile for other tools: pprof's profile.proto (go tool pprof, and the
-services that read pprof: every metric a sample type, every call stack a sample), or FlameGraph's folded
-stacks of one metric (flamegraph.pl; the metric named, else the first). The format is the file's:
-.folded or .txt is folded, else pprof. er print's export_pprof and export_folded do the same with its
-filters and settings.
+services that read pprof: every metric a sample type, every call stack a sample), FlameGraph's folded
+stacks of one metric (flamegraph.pl; the metric named, else the first), or speedscope's JSON (a sampled
+profile per metric). The format is the file's: .folded or .txt is folded, .json speedscope, else pprof.
+er print's export_pprof, export_folded and export_speedscope do the same with its filters and settings.
 `

@@ -1,8 +1,9 @@
-// Package export writes profiles for other tools' viewers: pprof's profile.proto and FlameGraph's folded stacks.
+// Package export writes profiles for other tools' viewers: pprof's profile.proto, FlameGraph's folded stacks and speedscope's JSON.
 package export
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -139,4 +140,61 @@ func allZero(v []int64) bool {
 		}
 	}
 	return true
+}
+
+// Speedscope writes p as speedscope's JSON file format (https://www.speedscope.app): a sampled
+// profile per metric with a value, each distinct stack a sample (frames from the root) weighted by its
+// value of the metric.
+func Speedscope(p *Profile, name string, w io.Writer) error {
+	type frame struct {
+		Name string `json:"name"`
+		File string `json:"file,omitempty"`
+	}
+	type sampled struct {
+		Type       string  `json:"type"`
+		Name       string  `json:"name"`
+		Unit       string  `json:"unit"`
+		StartValue int64   `json:"startValue"`
+		EndValue   int64   `json:"endValue"`
+		Samples    [][]int `json:"samples"`
+		Weights    []int64 `json:"weights"`
+	}
+	type file struct {
+		Schema string `json:"$schema"`
+		Shared struct {
+			Frames []frame `json:"frames"`
+		} `json:"shared"`
+		Profiles           []sampled `json:"profiles"`
+		Name               string    `json:"name"`
+		ActiveProfileIndex int       `json:"activeProfileIndex"`
+		Exporter           string    `json:"exporter"`
+	}
+	out := file{Schema: "https://www.speedscope.app/file-format-schema.json", Name: name, Exporter: "er"}
+	for _, f := range p.Functions {
+		out.Shared.Frames = append(out.Shared.Frames, frame{Name: f.Name, File: f.File})
+	}
+	for m, mt := range p.Metrics {
+		unit := "none"
+		switch mt.Unit {
+		case "nanoseconds", "bytes":
+			unit = mt.Unit
+		}
+		prof := sampled{Type: "sampled", Name: mt.Name, Unit: unit, Samples: [][]int{}, Weights: []int64{}}
+		for _, s := range p.Stacks {
+			if s.Values[m] == 0 || len(s.Funcs) == 0 {
+				continue
+			}
+			prof.Samples = append(prof.Samples, s.Funcs)
+			prof.Weights = append(prof.Weights, s.Values[m])
+			prof.EndValue += s.Values[m]
+		}
+		if len(prof.Samples) > 0 {
+			out.Profiles = append(out.Profiles, prof)
+		}
+	}
+	if out.Shared.Frames == nil {
+		out.Shared.Frames = []frame{}
+	}
+	enc := json.NewEncoder(w)
+	return enc.Encode(&out)
 }

@@ -2,6 +2,7 @@ package export
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -65,5 +66,43 @@ func TestFolded(t *testing.T) {
 	b.Reset()
 	if err := Folded(testProfile(), 1, &b); err != nil || !strings.HasSuffix(b.String(), "main;f:g;malloc 4096\n") {
 		t.Errorf("folded bytes %q, %v", b.String(), err)
+	}
+}
+
+// TestSpeedscope: a sampled profile per metric with values, the shared frames by function, the
+// stacks from the root with their weights.
+func TestSpeedscope(t *testing.T) {
+	var b bytes.Buffer
+	if err := Speedscope(testProfile(), "prog", &b); err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Schema string `json:"$schema"`
+		Shared struct {
+			Frames []struct{ Name string } `json:"frames"`
+		} `json:"shared"`
+		Profiles []struct {
+			Type, Name, Unit     string
+			StartValue, EndValue int64
+			Samples              [][]int
+			Weights              []int64
+		} `json:"profiles"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &f); err != nil {
+		t.Fatal(err)
+	}
+	if f.Schema != "https://www.speedscope.app/file-format-schema.json" || len(f.Shared.Frames) != 3 || f.Shared.Frames[1].Name != "f;g" {
+		t.Errorf("file %+v", f)
+	}
+	if len(f.Profiles) != 2 {
+		t.Fatalf("%d profiles, want 2", len(f.Profiles))
+	}
+	cpu := f.Profiles[0]
+	if cpu.Type != "sampled" || cpu.Unit != "nanoseconds" || cpu.EndValue != 40 || len(cpu.Samples) != 2 ||
+		len(cpu.Samples[1]) != 2 || cpu.Samples[1][0] != 0 || cpu.Weights[1] != 30 {
+		t.Errorf("totalcpu profile %+v", cpu)
+	}
+	if heap := f.Profiles[1]; heap.Unit != "bytes" || heap.EndValue != 4096 || len(heap.Samples[0]) != 3 {
+		t.Errorf("heap profile %+v", heap)
 	}
 }
