@@ -127,3 +127,58 @@ func TestExportPprof(t *testing.T) {
 		t.Errorf("speedscope's CPU profile: %s, %s, %d samples, weights %d ns; er print's <Total> %.4f s", cpu.Type, cpu.Unit, len(cpu.Samples), w, excl["<Total>"])
 	}
 }
+
+// TestCompare: compare delta and ratio in er print on two runs of a program one of whose functions was
+// made twice as slow: the slow function's delta is the change its thread CPU clock measured, its ratio
+// about 2, the other function's about 1, within 5% of what the runs measured (issue 16, acceptance 3,
+// er print's part).
+func TestCompare(t *testing.T) {
+	needCollect(t)
+	prog := cprog(t, "twofuncs")
+	var exps []string
+	var m []map[string]float64
+	for _, k := range []string{"2", "4"} {
+		// At -p hi: a sample (1 ms) is 0.5% of the fast function's 0.2 s, well below the tolerance.
+		exp, r := collectExp(t, nil, "-p", "hi", prog, k)
+		if r.code != 0 {
+			t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
+		}
+		exps = append(exps, exp)
+		m = append(m, measured(t, r.stdout))
+	}
+	read := func(mode string) map[string][]float64 {
+		r := er(t, "", nil, append([]string{"print", "-printmode", "csv", "-compare", mode, "-metrics", "e.totalcpu", "-functions"}, exps...)...)
+		if r.code != 0 {
+			t.Fatalf("er print -compare %s: exit %d\n%s", mode, r.code, r.stderr)
+		}
+		out := map[string][]float64{}
+		lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+		if want := "e.totalcpu[1]," + mode + ".e.totalcpu[2],name"; lines[0] != want {
+			t.Errorf("header %q, want %q", lines[0], want)
+		}
+		for _, line := range lines[1:] {
+			f := strings.Split(line, ",")
+			var vals []float64
+			for _, x := range f[:len(f)-1] {
+				v, _ := strconv.ParseFloat(x, 64)
+				vals = append(vals, v)
+			}
+			out[f[len(f)-1]] = vals
+		}
+		return out
+	}
+	delta, ratio := read("delta"), read("ratio")
+	wantDelta := m[1]["cpu slow"] - m[0]["cpu slow"]
+	wantRatio := m[1]["cpu slow"] / m[0]["cpu slow"]
+	t.Logf("slow: delta %.4f s (measured %.4f), ratio %.3f (measured %.3f); fast ratio %.3f", delta["slow"][1], wantDelta,
+		ratio["slow"][1], wantRatio, ratio["fast"][1])
+	if got := delta["slow"][1]; abs(got-wantDelta) > 0.05*wantDelta {
+		t.Errorf("slow's delta %.4f s, the runs measured %.4f s", got, wantDelta)
+	}
+	if got := ratio["slow"][1]; abs(got-wantRatio) > 0.05*wantRatio {
+		t.Errorf("slow's ratio %.3f, the runs measured %.3f", got, wantRatio)
+	}
+	if got, want := ratio["fast"][1], m[1]["cpu fast"]/m[0]["cpu fast"]; abs(got-want) > 0.05*want {
+		t.Errorf("fast's ratio %.3f, the runs measured %.3f", got, want)
+	}
+}

@@ -286,6 +286,10 @@ type session struct {
 	viewmode, scc, dcc  string
 	quiet               bool
 	started             time.Time
+
+	// compare.go: the compare mode ("", on, delta, ratio), and each group's profile.
+	compare     string
+	cmpProfiles []*analysis.Profile
 }
 
 func newSession(stdin io.Reader, stdout, stderr io.Writer, e env) *session {

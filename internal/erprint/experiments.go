@@ -124,7 +124,7 @@ func (s *session) enDesc(args []string) error {
 // reload drops every loaded experiment and loads keep, then more.
 func (s *session) reload(keep, more []string) error {
 	args := append(append([]string{}, keep...), more...)
-	s.args, s.dirs, s.exps, s.prof = nil, nil, nil, nil
+	s.args, s.dirs, s.exps, s.prof, s.cmpProfiles = nil, nil, nil, nil, nil
 	return s.load(args)
 }
 

@@ -248,7 +248,7 @@ func (s *session) eventFilter() func(*analysis.EventInfo) bool {
 // the new selection. Function numbers stay, and so do the names made of them; the call-stack
 // fragment goes, as it may name functions the selection leaves out.
 func (s *session) selectionChanged() {
-	s.prof, s.fragment = nil, nil
+	s.prof, s.fragment, s.cmpProfiles = nil, nil, nil
 }
 
 // expKey identifies a loaded experiment: its data, at its place in the list.

@@ -232,7 +232,7 @@ func (s *session) setInline(args []string) error {
 	}
 	if fold != s.foldInlines {
 		s.foldInlines = fold
-		s.prof, s.names, s.fragment = nil, nil, nil // function numbers change
+		s.prof, s.names, s.fragment, s.cmpProfiles = nil, nil, nil, nil // function numbers change
 	}
 	return nil
 }

@@ -144,6 +144,11 @@ func (s *session) sortTitle() string {
 }
 
 func (s *session) functions(_ []string) error {
+	if s.compare != "" {
+		if groups, _ := s.compareGroups(); len(groups) > 1 {
+			return s.compareFunctions()
+		}
+	}
 	p, err := s.profile()
 	if err != nil {
 		return err
