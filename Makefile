@@ -11,13 +11,32 @@ PRELOAD_SRCS   := $(wildcard preload/c/*.c)
 FUZZTIME ?= 5s
 SOAK     ?= 10m
 
-.PHONY: all build test unit fuzz browser demo bench bench-scale clean vet soak
+PREFIX  ?= /usr/local
+DESTDIR ?=
+
+.PHONY: all build test unit fuzz browser demo bench bench-scale clean vet soak man install
 
 all: build
 
 build: $(BIN)/libercollector.so
 	$(GO) build $(GOFLAGS) -o $(BIN)/er ./cmd/er
 	@for l in $(LINKS); do ln -sf er $(BIN)/$$l; done
+
+# The man pages, from the commands' own help (er man).
+man: build
+	$(BIN)/er man $(BIN)/man
+
+# PREFIX/bin/er with its classic names, PREFIX/lib/er/libercollector.so (where er looks for it), the
+# man pages, and the bash and zsh completions.
+install: build man
+	install -D -m 755 $(BIN)/er $(DESTDIR)$(PREFIX)/bin/er
+	@for l in $(LINKS); do ln -sf er $(DESTDIR)$(PREFIX)/bin/$$l; done
+	install -D -m 644 $(BIN)/libercollector.so $(DESTDIR)$(PREFIX)/lib/er/libercollector.so
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 644 $(BIN)/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/zsh/site-functions
+	$(BIN)/er completion bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/er
+	$(BIN)/er completion zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_er
 
 # The collector library that er collect preloads into the target for tracing.
 $(BIN)/libercollector.so: $(PRELOAD_SRCS) $(wildcard preload/c/*.h)

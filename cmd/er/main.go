@@ -63,6 +63,18 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "version", "-V", "--version":
 		fmt.Fprintln(stdout, version.String())
 		return 0
+	case "man":
+		if len(argv) != 3 {
+			fmt.Fprintln(stderr, "usage: er man DIR")
+			return 2
+		}
+		return writeMan(argv[2], stderr)
+	case "completion":
+		if len(argv) != 3 {
+			fmt.Fprintln(stderr, "usage: er completion bash|zsh")
+			return 2
+		}
+		return writeCompletion(argv[2], stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		if len(argv) > 2 && argv[2] != "help" && !strings.HasPrefix(argv[2], "-") { // er help COMMAND: the command's own help
 			return run([]string{argv[0], argv[2], "--help"}, stdin, stdout, stderr)
@@ -88,6 +100,8 @@ Commands:
   mv experiment new.er | exp... dir     move experiments (also as: er_mv)
   analyzer [--html dir [--force]] exp...  the Analyzer: browse experiments in a web page (also as: analyzer)
   version                               print er's version
+  man DIR                               write er's man pages (er.1, er-collect.1, ...) into DIR
+  completion bash|zsh                   print the shell completion script
 
 Run 'er COMMAND --help' (or 'er help COMMAND') for a command's own help.
 `)

@@ -504,3 +504,9 @@ func (s Spec) Settings() []experiment.Setting {
 	}
 	return out
 }
+
+// OptionNames lists er collect's options, for shell completion.
+func OptionNames() []string {
+	return []string{"-p", "-h", "-H", "-s", "-i", "-o", "-d", "-C", "-t", "-L", "-S", "-U", "-F", "-P", "-l", "-y", "-a", "-g",
+		"-n", "-V", "--microstates", "--help", "--version"}
+}

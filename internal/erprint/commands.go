@@ -513,3 +513,13 @@ func commandNames() []string {
 	sort.Strings(names)
 	return names
 }
+
+// CommandNames lists er print's commands and their aliases, for shell completion.
+func CommandNames() []string {
+	var out []string
+	for _, c := range commands {
+		out = append(out, c.name)
+		out = append(out, c.aliases...)
+	}
+	return out
+}
