@@ -64,7 +64,7 @@ func (p Page) Roff() string {
 	return b.String()
 }
 
-// escape makes text safe in roff: backslashes doubled, a leading '.' or '\” protected, '-' as \-.
+// escape makes text safe in roff: backslashes as \e, a leading dot or apostrophe protected, '-' as \-.
 func escape(s string) string {
 	s = strings.ReplaceAll(s, `\`, `\e`)
 	s = strings.ReplaceAll(s, "-", `\-`)
