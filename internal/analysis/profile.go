@@ -32,6 +32,7 @@ const (
 	FuncInlined                   // a function inlined into others, from the debug information; see Function
 	FuncPLTBind                   // the "@plt" pseudo-function of a load object: lazy binding of its PLT entries
 	FuncCollector                 // the "<Collector>" pseudo-function: the collector library's own work; see collectorRules
+	FuncObject                    // a hidden load object's functions as one, named as the object ("<libc.so.6>"); see Options.Visibility
 )
 
 // Function is a function of the profile. Its identity is (Object, Addr, Kind).
@@ -106,7 +107,22 @@ type Options struct {
 	Filter func(ev *EventInfo) bool
 	// Events keeps the list of the events analysed in Profile.EventList, for timelines.
 	Events bool
+	// Visibility, when set, says how the functions of each load object (by path) show in the stacks:
+	// as they are (ShowAll), as one function named as the object (Hide), or only the functions
+	// entered from outside the object, its callees inside it folded into them (API).
+	Visibility func(path string) Visibility
 }
+
+// Visibility is how a load object's functions show in the stacks (er print's object_show,
+// object_hide, object_api).
+type Visibility uint8
+
+// Load object visibilities.
+const (
+	ShowAll Visibility = iota
+	Hide
+	API
+)
 
 // Profile is the result of Analyze: function and load-object metrics of one or more experiments.
 // Metric values are int64 vectors in the order of Metrics (nanoseconds for time metrics).
@@ -416,6 +432,7 @@ type stackKey struct {
 type builder struct {
 	p        *Profile
 	opt      Options
+	objVis   []Visibility // each object's visibility once asked (255: not yet)
 	funcs    map[funcKey]int32
 	inlined  map[inlKey]int32
 	objs     map[string]int32
@@ -877,8 +894,53 @@ func (b *builder) expand(locs []location) []int32 {
 			fr = append(fr, b.chains[c].inl...)
 		}
 	}
+	if b.opt.Visibility != nil {
+		fr = b.applyVisibility(fr)
+	}
 	b.frameBuf = fr
 	return fr
+}
+
+// applyVisibility folds the frames (root first) of hidden objects into one function per run of
+// them, and those of API objects into the function entered from outside the object.
+func (b *builder) applyVisibility(fr []int32) []int32 {
+	out := fr[:0]
+	prevObj := -1
+	for _, f := range fr {
+		fn := &b.p.Functions[f]
+		obj := fn.Object
+		if fn.Kind == FuncTotal || obj <= 0 || obj >= len(b.p.Objects) {
+			out, prevObj = append(out, f), -1
+			continue
+		}
+		switch b.visibility(obj) {
+		case Hide:
+			if prevObj == obj {
+				continue
+			}
+			o := &b.p.Objects[obj]
+			f = b.function(funcKey{obj: int32(obj), kind: FuncObject}, o.Name, 0)
+		case API:
+			if prevObj == obj {
+				continue
+			}
+		}
+		out, prevObj = append(out, f), obj
+	}
+	return out
+}
+
+// visibility returns object obj's visibility, asked once.
+func (b *builder) visibility(obj int) Visibility {
+	for len(b.objVis) <= obj {
+		b.objVis = append(b.objVis, 255)
+	}
+	if v := b.objVis[obj]; v != 255 {
+		return v
+	}
+	v := b.opt.Visibility(b.p.Objects[obj].Path)
+	b.objVis[obj] = v
+	return v
 }
 
 // internStack returns the index of the function stack fr, adding it when new. Stacks are found by

@@ -212,6 +212,7 @@ func init() {
 	}
 	commands = append(commands, experimentCommands(g)...)
 	commands = append(commands, settingsCommands(g)...)
+	commands = append(commands, objectCommands(g)...)
 	// The commands of .er.rc files (help marks them *), as gprofng's.
 	for _, c := range commands {
 		switch c.name {

@@ -64,7 +64,7 @@ func (s *session) compareProfiles() ([]*analysis.Profile, []string, error) {
 	}
 	var ps []*analysis.Profile
 	for _, g := range groups {
-		opts := analysis.Options{OpenFile: s.env.openFile, FoldInlines: s.foldInlines}
+		opts := analysis.Options{OpenFile: s.env.openFile, FoldInlines: s.foldInlines, Visibility: s.objVis.visibilityFunc()}
 		if s.env.loadArchive != nil {
 			opts.LoadArchive = s.env.loadArchive(g)
 		}

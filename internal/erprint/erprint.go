@@ -290,6 +290,7 @@ type session struct {
 	// compare.go: the compare mode ("", on, delta, ratio), and each group's profile.
 	compare     string
 	cmpProfiles []*analysis.Profile
+	objVis      objectVisibility // objvis.go
 }
 
 func newSession(stdin io.Reader, stdout, stderr io.Writer, e env) *session {
@@ -343,7 +344,7 @@ func (s *session) profile() (*analysis.Profile, error) {
 	if len(s.exps) == 0 {
 		return nil, usagef("no experiment is loaded")
 	}
-	key := baseKey{exps: s.exps, fold: s.foldInlines}
+	key := baseKey{exps: s.exps, fold: s.foldInlines, vis: s.objVis.key()}
 	if s.base != nil && !s.baseKey.equal(key) {
 		s.base = nil
 	}
@@ -351,7 +352,7 @@ func (s *session) profile() (*analysis.Profile, error) {
 	var p *analysis.Profile
 	var err error
 	if s.base == nil {
-		opts := analysis.Options{OpenFile: s.env.openFile, FoldInlines: s.foldInlines, Events: s.keepEvents}
+		opts := analysis.Options{OpenFile: s.env.openFile, FoldInlines: s.foldInlines, Events: s.keepEvents, Visibility: s.objVis.visibilityFunc()}
 		if opts.OpenFile != nil { // copies that er archive kept stand in for missing or changed files
 			opts.OpenFile = analysis.WithArchivedCopies(opts.OpenFile, s.dirs)
 		}
@@ -418,10 +419,11 @@ func loadWarnings(dirs []string, exps []*experiment.Data) [][]string {
 type baseKey struct {
 	exps []*experiment.Data
 	fold bool
+	vis  string // objectVisibility.key
 }
 
 func (k baseKey) equal(o baseKey) bool {
-	return k.fold == o.fold && slices.Equal(k.exps, o.exps)
+	return k.fold == o.fold && k.vis == o.vis && slices.Equal(k.exps, o.exps)
 }
 
 // newWarnings prints the warnings the profile has added since the last call: files of load

@@ -640,7 +640,14 @@ func (s *session) objectList(_ []string) error {
 	s.printf("%s %s %s %s\n", strings.Repeat("=", 4), strings.Repeat("=", nw), strings.Repeat("=", iw), strings.Repeat("=", max(4, longestPath(p))))
 	n := s.limited(len(p.Objects) - 1)
 	for i, o := range p.Objects[1 : 1+n] {
-		s.printf("%-4s %-*s %-*d %s\n", "show", nw, o.Name, iw, i+1, o.Path)
+		sel := "show"
+		switch s.objVis.of(o.Path) {
+		case analysis.Hide:
+			sel = "hide"
+		case analysis.API:
+			sel = "api"
+		}
+		s.printf("%-4s %-*s %-*d %s\n", sel, nw, o.Name, iw, i+1, o.Path)
 	}
 	s.printf("\n")
 	return nil
