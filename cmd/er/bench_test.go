@@ -283,10 +283,7 @@ func BenchmarkMicrostates(b *testing.B) {
 	cpubound := cprog(b, "cpubound")
 	dir := b.TempDir()
 	n := 0
-	tools := []struct {
-		name string
-		cmd  func() []string
-	}{
+	tools := []benchTool{
 		{"er", func() []string {
 			n++
 			return []string{erBin, "collect", "-o", filepath.Join(dir, strconv.Itoa(n)+".er")}
@@ -313,22 +310,35 @@ func BenchmarkMicrostates(b *testing.B) {
 			b.Logf("%s: %v", p.name, err)
 			continue
 		}
-		var base []time.Duration
+		toolRatios(b, p.name, p.argv, tools)
+	}
+}
+
+// benchTool is a profiler a benchmark runs a program under: cmd gives its command line before the
+// program's (a new output file each time).
+type benchTool struct {
+	name string
+	cmd  func() []string
+}
+
+// toolRatios reports wall(prog) as NAME-s and wall(tool prog) / wall(prog) as NAME-TOOL-ratio, the
+// medians of 3 runs each, for each tool that is installed.
+func toolRatios(b *testing.B, name string, argv []string, tools []benchTool) {
+	var base []time.Duration
+	for range 3 {
+		base = append(base, wallOf(b, argv[0], argv[1:]...))
+	}
+	b.ReportMetric(median(base).Seconds(), name+"-s")
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool.cmd()[0]); err != nil {
+			continue
+		}
+		var w []time.Duration
 		for range 3 {
-			base = append(base, wallOf(b, p.argv[0], p.argv[1:]...))
+			args := append(tool.cmd(), argv...)
+			w = append(w, wallOf(b, args[0], args[1:]...))
 		}
-		b.ReportMetric(median(base).Seconds(), p.name+"-s")
-		for _, tool := range tools {
-			if _, err := exec.LookPath(tool.cmd()[0]); err != nil {
-				continue
-			}
-			var w []time.Duration
-			for range 3 {
-				args := append(tool.cmd(), p.argv...)
-				w = append(w, wallOf(b, args[0], args[1:]...))
-			}
-			b.ReportMetric(float64(median(w))/float64(median(base)), p.name+"-"+tool.name+"-ratio")
-		}
+		b.ReportMetric(float64(median(w))/float64(median(base)), name+"-"+tool.name+"-ratio")
 	}
 }
 
@@ -344,10 +354,7 @@ func BenchmarkCounters(b *testing.B) {
 	prog := cbuild(b, "faultloop", "-O2", "-g")
 	dir := b.TempDir()
 	n := 0
-	tools := []struct {
-		name string
-		cmd  func() []string
-	}{
+	tools := []benchTool{
 		{"er", func() []string {
 			n++
 			return []string{erBin, "collect", "-h", "page-faults,1", "-o", filepath.Join(dir, strconv.Itoa(n)+".er")}
@@ -357,20 +364,5 @@ func BenchmarkCounters(b *testing.B) {
 			return []string{"perf", "record", "-q", "-e", "page-faults", "-c", "1", "--call-graph", "dwarf", "-o", filepath.Join(dir, strconv.Itoa(n)+".data")}
 		}},
 	}
-	var base []time.Duration
-	for range 3 {
-		base = append(base, wallOf(b, prog))
-	}
-	b.ReportMetric(median(base).Seconds(), "faultloop-s")
-	for _, tool := range tools {
-		if _, err := exec.LookPath(tool.cmd()[0]); err != nil {
-			continue
-		}
-		var w []time.Duration
-		for range 3 {
-			args := append(tool.cmd(), prog)
-			w = append(w, wallOf(b, args[0], args[1:]...))
-		}
-		b.ReportMetric(float64(median(w))/float64(median(base)), "faultloop-"+tool.name+"-ratio")
-	}
+	toolRatios(b, "faultloop", []string{prog}, tools)
 }

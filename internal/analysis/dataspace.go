@@ -3,7 +3,6 @@ package analysis
 import (
 	"cmp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"er/internal/debuginfo"
@@ -259,7 +258,11 @@ type objectBase struct {
 // mappings and the segments of their archives.
 func objectBases(d *experiment.Data) []objectBase {
 	var out []objectBase
-	seen := map[[2]string]bool{}
+	type key struct {
+		pid  uint32
+		path string
+	}
+	seen := map[key]bool{}
 	for i := range d.Mappings {
 		m := &d.Mappings[i]
 		if m.Pid == 0 || !strings.HasPrefix(m.Path, "/") {
@@ -271,7 +274,7 @@ func objectBases(d *experiment.Data) []objectBase {
 		}
 		for _, sg := range a.Segments {
 			if m.Offset >= sg.Offset && m.Offset < sg.Offset+max(sg.Filesz, 1) {
-				k := [2]string{strconv.FormatUint(uint64(m.Pid), 10), m.Path}
+				k := key{m.Pid, m.Path}
 				if !seen[k] {
 					seen[k] = true
 					var span uint64

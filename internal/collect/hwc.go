@@ -3,6 +3,7 @@ package collect
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 
@@ -42,10 +43,16 @@ func (s *Session) counterSiblings() []perfevent.Sibling {
 	for _, c := range s.spec.Counters {
 		// With Precise, the exact instruction, and its data address, where the PMU samples precisely
 		// (PEBS, IBS; CheckCounters lowered it where the PMU cannot).
-		out = append(out, perfevent.Sibling{Type: uint64(c.Type), Config: c.Config, Config1: c.Config1, Config2: c.Config2,
-			Period: c.Interval, StackUser: counterStack, Precise: c.Precise})
+		sb := counterSibling(&c)
+		sb.StackUser, sb.Precise = counterStack, c.Precise
+		out = append(out, sb)
 	}
 	return out
+}
+
+// counterSibling is the perf event of counter c, sampled every interval, as probed and opened.
+func counterSibling(c *counters.Counter) perfevent.Sibling {
+	return perfevent.Sibling{Type: uint64(c.Type), Config: c.Config, Config1: c.Config1, Config2: c.Config2, Period: c.Interval}
 }
 
 // microLayout returns the microstate samplers the clock's group needs beside the counters, and where
@@ -113,7 +120,7 @@ func checkCounters(spec *Spec, probe func(perfevent.Sibling) error) (warnings []
 	env, _ := CounterEnv()
 	for i := range spec.Counters {
 		c := &spec.Counters[i]
-		sb := perfevent.Sibling{Type: uint64(c.Type), Config: c.Config, Config1: c.Config1, Config2: c.Config2, Period: c.Interval}
+		sb := counterSibling(c)
 		err := probe(sb)
 		if err == nil && c.Precise > 0 {
 			var perr error // why the level asked for was refused
@@ -148,12 +155,10 @@ func checkCounters(spec *Spec, probe func(perfevent.Sibling) error) (warnings []
 }
 
 // probeCounter is the probe of the counter lists: nil when the counter opens here.
-func probeCounter(c *counters.Counter) error {
-	return perfevent.ProbeSibling(perfevent.Sibling{Type: uint64(c.Type), Config: c.Config, Config1: c.Config1, Config2: c.Config2, Period: c.Interval})
-}
+func probeCounter(c *counters.Counter) error { return perfevent.ProbeSibling(counterSibling(c)) }
 
 // ListCounters writes the counter lists of `er collect -h`.
-func ListCounters(w interface{ Write([]byte) (int, error) }) {
+func ListCounters(w io.Writer) {
 	env, err := CounterEnv()
 	if err != nil {
 		fmt.Fprintf(w, "(reading %s: %v)\n", counters.DevicesDir, err)

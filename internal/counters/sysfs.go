@@ -46,16 +46,9 @@ func (f Format) width() int {
 // put writes value v into the field's bits of words.
 func (f Format) put(words *[3]uint64, v uint64) {
 	for _, r := range f.Bits {
-		n := uint(r.hi-r.lo) + 1
-		mask := uint64(1)<<n - 1
-		if n == 64 {
-			mask = ^uint64(0)
-		}
-		words[f.Word] |= (v & mask) << r.lo
-		v >>= n % 64
-		if n == 64 {
-			v = 0
-		}
+		n := uint(r.hi-r.lo) + 1 // 1 to 64 (a shift by 64 gives 0 in Go)
+		words[f.Word] |= (v & (1<<n - 1)) << r.lo
+		v >>= n
 	}
 }
 

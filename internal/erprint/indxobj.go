@@ -76,16 +76,13 @@ func (s *session) indxobj(args []string) error {
 	filter := s.eventFilter()
 	seen := map[int64]bool{}
 	var keys []int64
-	if _, err := s.base.Refilter(func(ev *analysis.EventInfo) bool {
-		if filter == nil || filter(ev) {
+	for i := range s.exps {
+		s.eachEvent(i, func(ev *analysis.EventInfo, _, _ int64) {
 			if k := typ.key(ev); !seen[k] {
 				seen[k] = true
 				keys = append(keys, k)
 			}
-		}
-		return false
-	}, false); err != nil {
-		return err
+		})
 	}
 	if len(keys) > maxIndexObjects {
 		return usagef("indxobj %s: %d index objects; at most %d (select fewer events with a filter)", typ.name, len(keys), maxIndexObjects)

@@ -121,8 +121,8 @@ func settingsCommands(g []string) []*command {
 
 // setDmetrics sets the default metric list, and the current one where none was chosen.
 func (s *session) setDmetrics(args []string) error {
-	if _, err := splitSpec(args[0]); err != nil {
-		return err
+	if strings.Contains(":"+args[0]+":", "::") {
+		return usagef("metric spec %q has an empty item", args[0])
 	}
 	s.dmetrics = args[0]
 	if s.ms != nil && !s.metricsSet {
@@ -141,62 +141,28 @@ func (s *session) setDsort(args []string) error {
 }
 
 // applyDefaults makes the default metric list and sort (dmetrics, dsort, or gprofng's) current.
+// The items of dmetrics that name metrics the experiments lack are left out.
 func (s *session) applyDefaults() {
 	ms := s.ms
-	list, _ := parseMetrics(defaultSpec(ms), ms)
+	spec := defaultSpec(ms)
 	if s.dmetrics != "" {
-		var items []item
-		parts, _ := splitSpec(s.dmetrics)
-		for _, part := range parts {
-			if part == "default" {
-				def, _ := parseMetrics(defaultSpec(ms), ms)
-				items = append(items, def[:len(def)-1]...)
-				continue
-			}
-			if its, err := parseItem(part, ms); err == nil {
-				items = append(items, its...)
+		var kept []string
+		for _, part := range strings.Split(s.dmetrics, ":") {
+			if _, err := parseMetrics(part, ms); err == nil {
+				kept = append(kept, part)
 			}
 		}
-		if len(items) > 0 {
-			list, _ = parseMetrics("name", ms)
-			list = append(items, list...)
-			list = dedupName(list)
+		if len(kept) > 0 {
+			spec = strings.Join(kept, ":")
 		}
 	}
-	s.metrics = list
-	s.sortItem = firstVisible(list)
+	s.metrics, _ = parseMetrics(spec, ms)
+	s.sortItem = firstVisible(s.metrics)
 	if s.dsort != "" {
 		if it, err := parseSort(s.dsort, s.metrics, ms); err == nil {
 			s.sortItem = it
 		}
 	}
-}
-
-// dedupName keeps the first name item of a list.
-func dedupName(list []item) []item {
-	var out []item
-	seen := false
-	for _, it := range list {
-		if it.kind == itemName {
-			if seen {
-				continue
-			}
-			seen = true
-		}
-		out = append(out, it)
-	}
-	return out
-}
-
-// splitSpec splits a metric spec at ':', refusing empty items.
-func splitSpec(spec string) ([]string, error) {
-	parts := strings.Split(spec, ":")
-	for _, p := range parts {
-		if p == "" {
-			return nil, usagef("metric spec %q has an empty item", spec)
-		}
-	}
-	return parts, nil
 }
 
 // setCmetrics sets the callers-callees metrics: attributed, whatever flavor the items give.
