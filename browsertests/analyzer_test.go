@@ -191,15 +191,22 @@ func readPhases(out string) error {
 
 // startAnalyzer runs er analyzer --no-browser on the experiment and reads its URL.
 func startAnalyzer() (func(), error) {
-	cmd := exec.Command(erBin, "analyzer", "--no-browser", expDir)
+	u, stop, err := analyzerOn(expDir)
+	serverURL = u
+	return stop, err
+}
+
+// analyzerOn runs er analyzer --no-browser on the experiments dirs and returns its URL.
+func analyzerOn(dirs ...string) (string, func(), error) {
+	cmd := exec.Command(erBin, append([]string{"analyzer", "--no-browser"}, dirs...)...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	stop := func() {
 		cmd.Process.Signal(syscall.SIGTERM)
@@ -228,12 +235,11 @@ func startAnalyzer() (func(), error) {
 	select {
 	case u, ok := <-urls:
 		if !ok {
-			return stop, fmt.Errorf("er analyzer ended without printing its URL; stderr:\n%s", stderr.String())
+			return "", stop, fmt.Errorf("er analyzer ended without printing its URL; stderr:\n%s", stderr.String())
 		}
-		serverURL = u
-		return stop, nil
+		return u, stop, nil
 	case <-time.After(60 * time.Second):
-		return stop, fmt.Errorf("er analyzer printed no URL in 60 s; stderr:\n%s", stderr.String())
+		return "", stop, fmt.Errorf("er analyzer printed no URL in 60 s; stderr:\n%s", stderr.String())
 	}
 }
 
@@ -1214,4 +1220,83 @@ func TestStaticReport(t *testing.T) {
 	}
 	t.Logf("static report: timeline stack in phase 1: %q", p.text("#timeline-stack"))
 	p.shot("static-timeline")
+}
+
+// TestCompareView: er analyzer given two experiments of the program, the second with phases twice as
+// long, shows the Compare view's differential flame graph: alpha's box (main -> alpha) coloured by its
+// change (red grew), with both experiments' values as er print's compare call tree gives them.
+func TestCompareView(t *testing.T) {
+	need(t)
+	second := filepath.Join(tmp, "gui.2.er")
+	if _, err := os.Stat(second); err != nil {
+		if out, err := command(tmp, nil, erBin, "collect", "-o", second, "-p", "hi", filepath.Join(tmp, "guiprog"), "1.2"); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+	}
+	u, stop, err := analyzerOn(expDir, second)
+	if stop != nil {
+		defer stop()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(erBin, "print", "-printmode", "json", "-compare", "on", "-metrics", "i.totalcpu", "-calltree", expDir, second).Output()
+	if err != nil {
+		t.Fatalf("er print -compare on -calltree: %v", err)
+	}
+	var doc []struct {
+		Tables []struct {
+			Rows []struct {
+				Name  string `json:"name"`
+				Cells []struct {
+					V int64 `json:"v"`
+				} `json:"cells"`
+			} `json:"rows"`
+		} `json:"tables"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil || len(doc) == 0 || len(doc[0].Tables) == 0 {
+		t.Fatalf("er print -compare on -calltree: %v\n%s", err, out)
+	}
+	var want []int64
+	for _, r := range doc[0].Tables[0].Rows {
+		if r.Name == "alpha" {
+			want = []int64{r.Cells[0].V, r.Cells[1].V}
+		}
+	}
+	if want == nil {
+		t.Fatalf("er print's compare call tree has no alpha:\n%s", out)
+	}
+	p := newPage(t)
+	p.open(u+"#view=compare", "compare")
+	p.waitJS("the differential flame graph", `document.querySelector("#diff-flame-svg") !== null`)
+	var boxes []struct {
+		Title string
+		Class string
+	}
+	p.eval("the boxes", `[...document.querySelectorAll("#diff-flame-svg g.frame")].map(g => ({Title: g.querySelector("title").textContent, Class: g.getAttribute("class")}))`, &boxes)
+	secs := func(ns int64) string { return strconv.FormatFloat(float64(ns)/1e9, 'f', 3, 64) }
+	found := false
+	for _, b := range boxes {
+		lines := strings.Split(b.Title, "\n")
+		if lines[0] != "alpha" {
+			continue
+		}
+		found = true
+		if len(lines) < 3 || lines[1] != "gui.1.er: "+secs(want[0])+" s" || lines[2] != "gui.2.er: "+secs(want[1])+" s" {
+			t.Errorf("alpha's box says %q; er print's compare call tree %s s and %s s", b.Title, secs(want[0]), secs(want[1]))
+		}
+		// Its colour says how it changed (the phases are by the wall clock: on a busy machine the
+		// second's CPU time need not be twice the first's).
+		class := map[bool]string{true: "up", false: "down"}[want[1] > want[0]]
+		if want[1] == want[0] {
+			class = "same"
+		}
+		if !strings.Contains(b.Class, class) {
+			t.Errorf("alpha's box is of class %q; er print: %s s, then %s s", b.Class, secs(want[0]), secs(want[1]))
+		}
+	}
+	if !found {
+		t.Errorf("no box for alpha among %d", len(boxes))
+	}
+	p.shot("compare")
 }

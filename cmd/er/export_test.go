@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/csv"
 	"encoding/json"
+	"er/internal/web"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -181,4 +184,102 @@ func TestCompare(t *testing.T) {
 	if got, want := ratio["fast"][1], m[1]["cpu fast"]/m[0]["cpu fast"]; abs(got-want) > 0.05*want {
 		t.Errorf("fast's ratio %.3f, the runs measured %.3f", got, want)
 	}
+
+	// The other views compare too. view reads a compared view's CSV: its rows' values by name (and,
+	// for callers-callees, by the block's function and the section: "main/Callees/slow").
+	view := func(mode, metric, v string) map[string][]float64 {
+		r := er(t, "", nil, append([]string{"print", "-printmode", "csv", "-compare", mode, "-metrics", metric, "-" + v}, exps...)...)
+		if r.code != 0 {
+			t.Fatalf("er print -compare %s -%s: exit %d\n%s", mode, v, r.code, r.stderr)
+		}
+		rows, err := csv.NewReader(strings.NewReader(strings.ReplaceAll(r.stdout, "\n#view,callers-callees\n", "\n"))).ReadAll()
+		if err != nil {
+			t.Fatalf("-%s: %v\n%s", v, err, r.stdout)
+		}
+		out := map[string][]float64{}
+		block, callers := "", map[string][]float64{}
+		for _, f := range rows {
+			if len(f) < 3 || f[0] == "" || strings.Contains(f[0], "totalcpu[1]") {
+				continue
+			}
+			vals := []float64{}
+			for _, x := range f[:2] {
+				v, _ := strconv.ParseFloat(x, 64)
+				vals = append(vals, v)
+			}
+			name := f[len(f)-1]
+			switch v {
+			case "callers-callees":
+				// A block's callers come before its function.
+				switch f[2] {
+				case "Callers":
+					callers[name] = vals
+					continue
+				case "Function":
+					block = name
+					for c, cv := range callers {
+						out[block+"/Callers/"+c] = cv
+					}
+					clear(callers)
+				}
+				name = block + "/" + f[2] + "/" + name
+			case "lines", "pcs":
+				name, _, _ = strings.Cut(name, " ")
+				name = strings.TrimSuffix(name, ",")
+				if old, ok := out[name]; ok {
+					vals[0] += old[0]
+					vals[1] += old[1]
+				}
+			}
+			out[name] = vals
+		}
+		return out
+	}
+	check := func(what string, got, want float64) {
+		t.Logf("%s: %.4f (measured %.4f)", what, got, want)
+		if abs(got-want) > 0.05*abs(want) {
+			t.Errorf("%s: %.4f, the runs measured %.4f", what, got, want)
+		}
+	}
+	check("call tree: slow's delta", view("delta", "i.totalcpu", "calltree")["slow"][1], wantDelta)
+	check("call tree: slow's ratio", view("ratio", "i.totalcpu", "calltree")["slow"][1], wantRatio)
+	check("callers-callees: main's callee slow, delta", view("delta", "i.totalcpu", "callers-callees")["main/Callees/slow"][1], wantDelta)
+	check("callers-callees: slow's caller main, ratio", view("ratio", "i.totalcpu", "callers-callees")["slow/Callers/main"][1], wantRatio)
+	check("lines: slow's lines, delta", view("delta", "e.totalcpu", "lines")["slow"][1], wantDelta)
+	check("instructions: slow's, delta", view("delta", "e.totalcpu", "pcs")["slow"][1], wantDelta)
+	// The program's load object changes by its functions' changes (the function list's).
+	fd, od := view("delta", "e.totalcpu", "functions"), view("delta", "e.totalcpu", "lobjects")
+	for _, name := range []string{"slow", "fast", "main", "calibrate"} {
+		if fd[name] == nil {
+			t.Fatalf("compared functions: no %s in %v", name, fd)
+		}
+	}
+	obj := "<" + filepath.Base(prog) + ">"
+	if od[obj] == nil {
+		t.Fatalf("compared load objects: no %s in %v", obj, od)
+	}
+	want := fd["slow"][1] + fd["fast"][1] + fd["main"][1] + fd["calibrate"][1]
+	check("load objects: the program's delta", od[obj][1], want)
+
+	// The Analyzer's differential flame graph: slow's box under main changes by slow's delta.
+	srv, err := web.Open(exps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	df := apiGet(t, ts, "/api/diffflame")
+	nodes := df["nodes"].([]any)
+	var a, b float64
+	for _, n := range nodes {
+		n := n.(map[string]any)
+		if n["name"] == "slow" {
+			if p := nodes[int(n["p"].(float64))].(map[string]any); p["name"] != "main" {
+				t.Errorf("differential flame graph: slow under %v", p["name"])
+			}
+			a, b = n["a"].(float64)/1e9, n["b"].(float64)/1e9
+		}
+	}
+	check("differential flame graph: slow's change", b-a, wantDelta)
+	check("differential flame graph: slow's ratio", b/a, wantRatio)
 }

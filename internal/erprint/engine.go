@@ -204,3 +204,18 @@ func (e *Engine) NameIn(p *analysis.Profile, f int) string { return e.s.makeName
 
 // KeepEvents says whether the profiles computed from now on fill their EventList.
 func (e *Engine) KeepEvents(keep bool) { e.s.keepEvents = keep }
+
+// CompareTree returns the call trees of the experiments or groups loaded, analysed each on its own
+// under the current filter and merged by the path of function names from the root (node 0, <Total>;
+// a parent before its children), and the groups' names: what compare's call tree shows, and the
+// Analyzer's differential flame graph. The nodes' vectors are in the order of Metrics.
+func (e *Engine) CompareTree() ([]CompareNode, []string, error) {
+	ps, names, err := e.s.compareProfiles()
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(ps) < 2 {
+		return nil, nil, fmt.Errorf("compare needs two or more experiments or groups; %d loaded", len(ps))
+	}
+	return e.s.compareTree(ps), names, nil
+}

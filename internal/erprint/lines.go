@@ -152,6 +152,9 @@ func (s *session) listTitle(what string) string {
 }
 
 func (s *session) lines(_ []string) error {
+	if s.comparing() {
+		return s.compareLines()
+	}
 	p, err := s.profile()
 	if err != nil {
 		return err
@@ -160,6 +163,9 @@ func (s *session) lines(_ []string) error {
 }
 
 func (s *session) pcs(_ []string) error {
+	if s.comparing() {
+		return s.comparePCs()
+	}
 	p, err := s.profile()
 	if err != nil {
 		return err

@@ -144,10 +144,8 @@ func (s *session) sortTitle() string {
 }
 
 func (s *session) functions(_ []string) error {
-	if s.compare != "" {
-		if groups, _ := s.compareGroups(); len(groups) > 1 {
-			return s.compareFunctions()
-		}
+	if s.comparing() {
+		return s.compareFunctions()
 	}
 	p, err := s.profile()
 	if err != nil {
@@ -343,6 +341,9 @@ func (s *session) callerTitle() string {
 }
 
 func (s *session) callersCallees(_ []string) error {
+	if s.comparing() {
+		return s.compareCallers()
+	}
 	p, err := s.profile()
 	if err != nil {
 		return err
@@ -464,6 +465,9 @@ func (s *session) fragmentView(p *analysis.Profile, frag []int) error {
 }
 
 func (s *session) calltree(_ []string) error {
+	if s.comparing() {
+		return s.compareCalltree()
+	}
 	p, err := s.profile()
 	if err != nil {
 		return err
@@ -541,6 +545,9 @@ func objectValue(p *analysis.Profile, o int, it item) int64 {
 }
 
 func (s *session) lobjects(_ []string) error {
+	if s.comparing() {
+		return s.compareObjects()
+	}
 	p, err := s.profile()
 	if err != nil {
 		return err

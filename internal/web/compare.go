@@ -107,3 +107,73 @@ func (s *Server) compare(r *http.Request) (any, error) {
 	}
 	return map[string]any{"table": t, "experiments": dirs, "metric": metric.Title}, nil
 }
+
+// diffNode is one box of the differential flame graph: its values in the first experiment (A) and in
+// the last (B).
+type diffNode struct {
+	Parent int    `json:"p"` // index into the answer's nodes; -1 for the root
+	Depth  int    `json:"d"`
+	Name   string `json:"name"`
+	A      int64  `json:"a"`  // inclusive in the first
+	B      int64  `json:"b"`  // inclusive in the last
+	SelfA  int64  `json:"sa"` // exclusive in the first
+	SelfB  int64  `json:"sb"`
+}
+
+// diffFlame answers the differential flame graph of the first and the last experiment given: er
+// print's compare call tree (the trees merged by their path of function names), for the metric given
+// (the sort metric by default), with the nodes at least 1/4000 of the larger total in either.
+func (s *Server) diffFlame(r *http.Request) (any, error) {
+	if len(s.cmp) < 2 {
+		return nil, badRequest("compare needs two or more experiments given to er analyzer")
+	}
+	ms := s.eng.Metrics()
+	if len(ms) == 0 {
+		return nil, badRequest("there are no metrics to compare")
+	}
+	m, _ := s.eng.SortMetric()
+	mp, err := intParam(r, "metric", int64(max(m, 0)), 0, int64(len(ms))-1)
+	if err != nil {
+		return nil, err
+	}
+	m = int(mp)
+	tree, names, err := s.eng.CompareTree()
+	if err != nil {
+		return nil, err
+	}
+	last := len(names) - 1
+	val := func(v [][]int64, g int) int64 {
+		if v[g] == nil {
+			return 0
+		}
+		return v[g][m]
+	}
+	ta, tb := val(tree[0].Incl, 0), val(tree[0].Incl, last)
+	min := max(ta, tb) / 4000
+	nodes := make([]diffNode, 0, len(tree))
+	index := make([]int, len(tree)) // answer index of each tree node; -1 when left out
+	for i := range tree {
+		n := &tree[i]
+		index[i] = -1
+		a, b := val(n.Incl, 0), val(n.Incl, last)
+		if i > 0 && (index[n.Parent] < 0 || max(a, b) < min || a == 0 && b == 0) {
+			continue
+		}
+		parent := -1
+		if i > 0 {
+			parent = index[n.Parent]
+		}
+		index[i] = len(nodes)
+		nodes = append(nodes, diffNode{Parent: parent, Depth: n.Depth, Name: n.Name, A: a, B: b,
+			SelfA: val(n.Excl, 0), SelfB: val(n.Excl, last)})
+		if len(nodes) >= maxFlameNodes {
+			break
+		}
+	}
+	exps := make([]string, len(names))
+	for i, n := range names {
+		exps[i] = filepath.Base(n)
+	}
+	return map[string]any{"nodes": nodes, "experiments": []string{exps[0], exps[last]}, "totals": []int64{ta, tb},
+		"metric": ms[m].Title, "time": ms[m].Time}, nil
+}

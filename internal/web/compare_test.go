@@ -55,3 +55,61 @@ func TestCompare(t *testing.T) {
 		t.Errorf("filtered totals %+v", got)
 	}
 }
+
+// TestDiffFlame checks the differential flame graph: er print's compare call tree of the first and
+// last experiment, each node with its inclusive value in both, a parent before its children, and the
+// filter applied.
+func TestDiffFlame(t *testing.T) {
+	dir := t.TempDir()
+	a := writeTestExperiment(t, dir)
+	b := filepath.Join(dir, "web.2.er")
+	if err := os.Rename(writeTestExperiment(t, t.TempDir()), b); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open([]string{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	var res struct {
+		Nodes       []diffNode `json:"nodes"`
+		Experiments []string   `json:"experiments"`
+		Totals      []int64    `json:"totals"`
+	}
+	get(t, ts, "/api/diffflame", 200, &res)
+	if len(res.Experiments) != 2 || res.Experiments[0] != "web.1.er" || res.Experiments[1] != "web.2.er" {
+		t.Errorf("experiments %v", res.Experiments)
+	}
+	if len(res.Nodes) < 3 || res.Nodes[0].Name != "<Total>" || res.Nodes[0].A != 450*period || res.Nodes[0].B != 450*period ||
+		res.Totals[0] != 450*period || res.Totals[1] != 450*period {
+		t.Fatalf("root %+v, totals %v", res.Nodes, res.Totals)
+	}
+	// Each node's children add up to at most its value, in both; leafA's boxes hold its 100 samples.
+	kids := make([][2]int64, len(res.Nodes))
+	var leafA [2]int64
+	for i, n := range res.Nodes[1:] {
+		if n.Parent < 0 || n.Parent > i || n.Depth != res.Nodes[n.Parent].Depth+1 {
+			t.Fatalf("node %d: %+v", i+1, n)
+		}
+		kids[n.Parent][0] += n.A
+		kids[n.Parent][1] += n.B
+		if n.Name == "leafA" {
+			leafA[0] += n.A
+			leafA[1] += n.B
+		}
+	}
+	for i, n := range res.Nodes {
+		if kids[i][0] > n.A || kids[i][1] > n.B {
+			t.Errorf("node %s: %d, %d; its children %v", n.Name, n.A, n.B, kids[i])
+		}
+	}
+	if leafA != [2]int64{100 * period, 100 * period} {
+		t.Errorf("leafA %v, want 100 samples in each", leafA)
+	}
+	post(t, ts, "/api/filter", `{"range":[0,500000000]}`, 200, nil)
+	get(t, ts, "/api/diffflame", 200, &res)
+	if res.Nodes[0].A != 110*period || res.Nodes[0].B != 110*period {
+		t.Errorf("filtered root %+v", res.Nodes[0])
+	}
+}

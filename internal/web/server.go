@@ -112,6 +112,7 @@ func (s *Server) routes() map[string]endpoint {
 		"/api/event":     {[]string{"row", "t", "tol"}, s.event},
 		"/api/table":     {[]string{"cmd"}, s.table},
 		"/api/compare":   {[]string{"metric"}, s.compare},
+		"/api/diffflame": {[]string{"metric"}, s.diffFlame},
 		"/api/processes": {nil, s.processes},
 	}
 }

@@ -209,6 +209,7 @@ func (s *Server) WriteStatic(dir string) error {
 	}
 	if len(s.cmp) > 1 {
 		record("/api/compare", "/api/compare")
+		record("/api/diffflame", "/api/diffflame")
 	}
 	var buf bytes.Buffer
 	buf.WriteString("// er analyzer static report: the answers of the views, by request.\nwindow.ER_STATIC = ")

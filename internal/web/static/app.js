@@ -951,7 +951,58 @@ VIEWS.compare = async (sec) => {
       tr.lastElementChild.previousElementSibling.classList.add(c.v > 0 ? "up" : c.v < 0 ? "down" : "same");
     },
   })));
+  const d = await api("/api/diffflame");
+  const [a, b] = d.experiments;
+  sec.append(el("h2", null, "Differential flame graph"),
+    el("p", { class: "muted" }, `Widths: ${b}. Colours: the change from ${a} to ${b} of each call path's inclusive ${d.metric}: red grew, blue shrank, the deeper the larger (full at 5% of the total).`));
+  const box = el("div", { id: "diff-flame", class: "scroll" });
+  sec.append(box);
+  drawDiffFlame(box, d);
 };
+
+// drawDiffFlame draws a differential flame graph: the merged call trees of two experiments, each
+// box as wide as its value in the second and coloured by its change from the first.
+function drawDiffFlame(box, d) {
+  const nodes = d.nodes;
+  if (!nodes.length || !d.totals[1]) { box.append(el("p", { class: "muted" }, "No data in " + d.experiments[1] + ".")); return; }
+  const W = Math.max(600, box.clientWidth - 4), RH = 18;
+  const x = new Float64Array(nodes.length), next = new Float64Array(nodes.length);
+  let maxDepth = 0;
+  for (let i = 1; i < nodes.length; i++) {
+    const n = nodes[i];
+    x[i] = x[n.p] + next[n.p];
+    next[n.p] += n.b;
+    maxDepth = Math.max(maxDepth, n.d);
+  }
+  const H = (maxDepth + 1) * RH + 4;
+  const s = svg("svg", { id: "diff-flame-svg", width: W, height: H, viewBox: `0 0 ${W} ${H}` });
+  const scale = W / Math.max(1, nodes[0].b);
+  const full = 0.05 * Math.max(d.totals[0], d.totals[1], 1);
+  const fmt = (v) => d.time ? secs(v) + " s" : String(v);
+  for (let i = 0; i < nodes.length; i++) {
+    const n = nodes[i];
+    const w = n.b * scale;
+    if (w < 0.4) continue;
+    const delta = n.b - n.a;
+    const k = Math.min(1, Math.abs(delta) / full);
+    const light = Math.round(235 - 135 * k);
+    const fill = delta > 0 ? `rgb(255,${light},${light})` : delta < 0 ? `rgb(${light},${light},255)` : "rgb(235,235,235)";
+    const g = svg("g", { class: "frame " + (delta > 0 ? "up" : delta < 0 ? "down" : "same") });
+    const r = svg("rect", { x: x[i] * scale, y: n.d * RH, width: Math.max(0.5, w), height: RH - 1, fill: fill, rx: 1.5 });
+    const title = svg("title");
+    const ratio = n.a ? (n.b / n.a).toFixed(3) : "new";
+    title.textContent = `${n.name}\n${d.experiments[0]}: ${fmt(n.a)}\n${d.experiments[1]}: ${fmt(n.b)}\nchange ${delta >= 0 ? "+" : ""}${fmt(delta)} (ratio ${ratio})`;
+    g.append(title, r);
+    if (w > 28) {
+      const t = svg("text", { x: x[i] * scale + 3, y: n.d * RH + RH - 5 });
+      const maxChars = Math.floor((w - 6) / 6.6);
+      t.textContent = n.name.length > maxChars ? n.name.slice(0, Math.max(0, maxChars - 1)) + "…" : n.name;
+      g.append(t);
+    }
+    s.append(g);
+  }
+  box.append(s);
+}
 
 // ---------- start ----------
 
