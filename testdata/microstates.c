@@ -29,11 +29,26 @@ static double now(clockid_t c) {
 	return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
+// Each phase function holds only what it times, between begin and end: what it needs before and
+// after (threads started and joined, output) is done by its caller, so that its inclusive metrics are
+// its measured time even where a busy machine makes a thread wait for a CPU there.
 static double wall0, cpu0;
+static struct {
+	const char *name;
+	double wall, cpu;
+} results[16];
+static int nresults;
 static void begin(void) { wall0 = now(CLOCK_MONOTONIC), cpu0 = now(CLOCK_THREAD_CPUTIME_ID); }
 static void end(const char *name) {
 	double w = now(CLOCK_MONOTONIC) - wall0, c = now(CLOCK_THREAD_CPUTIME_ID) - cpu0;
-	printf("%s wall %.6f\n%s cpu %.6f\n", name, w, name, c);
+	results[nresults].name = name, results[nresults].wall = w, results[nresults].cpu = c;
+	nresults++;
+}
+// report prints the phases' times ("NAME wall W", "NAME cpu C") since the last report.
+static void report(void) {
+	for (int i = 0; i < nresults; i++)
+		printf("%s wall %.6f\n%s cpu %.6f\n", results[i].name, results[i].wall, results[i].name, results[i].cpu);
+	nresults = 0;
 }
 
 // start is what a thread of this program is started with: its argument, and the time just before
@@ -124,11 +139,10 @@ static void *holder(void *p) {
 	return 0;
 }
 
-// User Lock: waiting for a mutex another thread holds for 0.3 s of its CPU time.
-__attribute__((noinline)) void phase_mutex(void) {
+// mutex_setup starts the thread that holds the mutex, and waits until it does.
+static struct start *mutex_setup(pthread_t *t) {
 	static pthread_mutex_t flag = PTHREAD_MUTEX_INITIALIZER;
-	pthread_t t;
-	struct start *st = spawn(&t, 0, holder, &flag);
+	struct start *st = spawn(t, 0, holder, &flag);
 	for (;;) {
 		pthread_mutex_lock(&flag);
 		int r = ready;
@@ -137,11 +151,14 @@ __attribute__((noinline)) void phase_mutex(void) {
 			break;
 		sched_yield();
 	}
+	return st;
+}
+
+// User Lock: waiting for a mutex another thread holds for 0.3 s of its CPU time.
+__attribute__((noinline)) void phase_mutex(void) {
 	begin();
 	pthread_mutex_lock(&mu);
 	end("phase_mutex");
-	pthread_mutex_unlock(&mu);
-	join(t, st);
 }
 
 static void *signaller(void *p) {
@@ -160,16 +177,14 @@ static void *signaller(void *p) {
 }
 
 // User Lock: a condition variable signalled after 0.3 s.
-__attribute__((noinline)) void phase_cond(void) {
-	pthread_t t;
+__attribute__((noinline)) void phase_cond(pthread_t *t, struct start **st) {
 	begin();
-	struct start *st = spawn(&t, 0, signaller, 0);
+	*st = spawn(t, 0, signaller, 0);
 	pthread_mutex_lock(&mu);
 	while (!signalled)
 		pthread_cond_wait(&cv, &mu);
 	pthread_mutex_unlock(&mu);
 	end("phase_cond");
-	join(t, st);
 }
 
 // Data Page Fault: one byte of each page of a file whose pages were evicted, without readahead.
@@ -270,16 +285,22 @@ __attribute__((noinline)) void phase_textfault(struct textlib *tl) {
 		printf("\n");
 }
 
-static void *spinner(void *p) {
+// spinner spins for 0.25 s of its CPU time and measures its wall and CPU time (only that: its
+// thread prints them).
+__attribute__((noinline)) void spinner(double *wall, double *cpu) {
+	double w1 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_THREAD_CPUTIME_ID);
+	burn(0.25);
+	*wall = now(CLOCK_MONOTONIC) - w1, *cpu = now(CLOCK_THREAD_CPUTIME_ID) - c0;
+}
+
+static void *spin_thread(void *p) {
 	struct start *st = p;
 	st->tid = gettid();
-	double w0 = st->created, w1 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_THREAD_CPUTIME_ID);
-	void *arg = st->arg;
-	burn(0.25);
-	printf("spinner %ld wall %.6f\nspinner %ld cpu %.6f\n", (long)gettid(), now(CLOCK_MONOTONIC) - w1, (long)gettid(),
-	       now(CLOCK_THREAD_CPUTIME_ID) - c0);
+	double w0 = st->created, wall, cpu;
+	spinner(&wall, &cpu);
+	printf("spinner %ld wall %.6f\nspinner %ld cpu %.6f\n", (long)gettid(), wall, (long)gettid(), cpu);
 	life(w0);
-	return arg;
+	return st->arg;
 }
 
 // Wait CPU: 4 threads that spin on 2 CPUs.
@@ -296,7 +317,7 @@ __attribute__((noinline)) void phase_waitcpu(void) {
 	pthread_t t[4];
 	struct start *st[4];
 	for (int i = 0; i < 4; i++)
-		st[i] = spawn(&t[i], &a, spinner, 0);
+		st[i] = spawn(&t[i], &a, spin_thread, 0);
 	for (int i = 0; i < 4; i++)
 		join(t[i], st[i]);
 }
@@ -341,9 +362,19 @@ static void *waker(void *p) {
 	return 0;
 }
 
-__attribute__((noinline)) void phase_wakeup(void) {
+// wakeup is what the wakeup phase's setup and teardown share.
+static struct {
+	cpu_set_t all;
+	pthread_t h, w;
+	struct start *hs, *ws;
+	double waited, preempted;
+} wk;
+
+// wakeup_setup pins this thread beside a spinner on one CPU, at SCHED_BATCH.
+static void wakeup_setup(void) {
 	cpu_set_t all;
 	sched_getaffinity(0, sizeof all, &all);
+	wk.all = all;
 	CPU_ZERO(&wake_cpu);
 	CPU_ZERO(&waker_cpu);
 	int first = -1, last = -1;
@@ -360,11 +391,25 @@ __attribute__((noinline)) void phase_wakeup(void) {
 	sched_setaffinity(0, sizeof wake_cpu, &wake_cpu);
 	struct sched_param sp = {0};
 	sched_setscheduler(0, SCHED_BATCH, &sp);
-	pthread_t h, w;
-	struct start *hs = spawn(&h, 0, wake_hog, 0);
+	wk.hs = spawn(&wk.h, 0, wake_hog, 0);
+}
+
+// wakeup_teardown prints what the phase measured, restores this thread and joins the others.
+static void wakeup_teardown(void) {
+	report();
+	printf("phase_wakeup wakewait %.6f\nphase_wakeup preempted %.6f\n", wk.waited, wk.preempted);
+	struct sched_param sp = {0};
+	sched_setscheduler(0, SCHED_OTHER, &sp);
+	sched_setaffinity(0, sizeof wk.all, &wk.all);
+	join(wk.w, wk.ws);
+	hog_stop = 1;
+	join(wk.h, wk.hs);
+}
+
+__attribute__((noinline)) void phase_wakeup(void) {
 	double waited = 0, preempted = 0;
 	begin();
-	struct start *ws = spawn(&w, 0, waker, 0);
+	wk.ws = spawn(&wk.w, 0, waker, 0);
 	for (int i = 0; i < 100; i++) {
 		double t;
 		if (read(wake_pipe[0], &t, sizeof t) != sizeof t)
@@ -379,16 +424,13 @@ __attribute__((noinline)) void phase_wakeup(void) {
 			break;
 	}
 	end("phase_wakeup");
-	printf("phase_wakeup wakewait %.6f\nphase_wakeup preempted %.6f\n", waited, preempted);
-	sched_setscheduler(0, SCHED_OTHER, &sp);
-	sched_setaffinity(0, sizeof all, &all);
-	join(w, ws);
-	hog_stop = 1;
-	join(h, hs);
+	wk.waited = waited, wk.preempted = preempted;
 }
 
 // Other Wait: stopped by SIGSTOP until a shell sends SIGCONT 0.5 s later (a program of its own, so
 // that its sleep is not under this function in its subexperiment).
+static pid_t child;
+
 __attribute__((noinline)) void phase_stopped(void) {
 	char cmd[64];
 	snprintf(cmd, sizeof cmd, "sleep 0.5; kill -CONT %d", (int)getpid());
@@ -400,7 +442,7 @@ __attribute__((noinline)) void phase_stopped(void) {
 	}
 	raise(SIGSTOP);
 	end("phase_stopped");
-	waitpid(c, 0, 0);
+	child = c;
 }
 
 // majors prints the thread's major faults since the last call, as "NAME majflt N".
@@ -423,8 +465,15 @@ int main(int argc, char **argv) {
 	phase_spin();
 	phase_syscalls();
 	phase_sleep();
+	report();
+	pthread_t t;
+	struct start *st = mutex_setup(&t);
 	phase_mutex();
-	phase_cond();
+	pthread_mutex_unlock(&mu);
+	join(t, st);
+	phase_cond(&t, &st);
+	join(t, st);
+	report();
 	majors("before");
 	phase_datafault(argv[1]);
 	majors("phase_datafault");
@@ -434,9 +483,14 @@ int main(int argc, char **argv) {
 	phase_textfault(&tl);
 	majors("phase_textfault");
 	textfault_teardown(&tl);
+	report();
 	phase_waitcpu();
+	wakeup_setup();
 	phase_wakeup();
+	wakeup_teardown();
 	phase_stopped();
+	waitpid(child, 0, 0);
+	report();
 	life(w0);
 	return 0;
 }

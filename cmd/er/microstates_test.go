@@ -115,12 +115,14 @@ func TestMicrostatesPhases(t *testing.T) {
 	metrics := "i.totalcpu:i.user:i.system:i.wait:i.ulock:i.text:i.data:i.owait:i.total"
 	fn := metricTable(t, exp, metrics, "-functions")
 	off := func(phase string) float64 { return m[phase+" wall"] - m[phase+" cpu"] }
-	check := func(what string, got, want float64) {
+	check := func(what string, got, want float64) bool {
 		t.Helper()
 		t.Logf("%-40s er %.4f s, measured %.4f s (%+.1f%%)", what, got, want, 100*(got-want)/want)
 		if abs(got-want) > 0.05*want {
 			t.Errorf("%s: er %.4f s, the program measured %.4f s: not within 5%%", what, got, want)
+			return false
 		}
+		return true
 	}
 	// The program's clocks measure CPU time, not its user and system parts; those are the samples'
 	// modes, so a spin is mostly User CPU (beside two CPU hogs some 5% of its samples come in the
@@ -146,7 +148,11 @@ func TestMicrostatesPhases(t *testing.T) {
 			continue
 		}
 		row := fn[ph.name]
-		check(ph.name+": "+ph.title+" and Wait CPU", row[ph.metric]+row["i.wait"], off(ph.name))
+		if !check(ph.name+": "+ph.title+" and Wait CPU", row[ph.metric]+row["i.wait"], off(ph.name)) {
+			// Where its time went: its callees, and the threads.
+			r := er(t, "", nil, "print", "-metrics", "i.total:i.totalcpu:i.wait:i.ulock:i.owait", "-csingle", ph.name, "-thread_list", exp)
+			t.Logf("%s's callees:\n%s%s", ph.name, r.stdout, r.stderr)
+		}
 		if asleep := row["i.ulock"] + row["i.text"] + row["i.data"] + row["i.owait"]; row[ph.metric] < 0.85*asleep {
 			t.Errorf("%s: %s %.4f s of %.4f s asleep (User Lock %.4f, Text %.4f, Data %.4f, Other Wait %.4f)", ph.name, ph.title,
 				row[ph.metric], asleep, row["i.ulock"], row["i.text"], row["i.data"], row["i.owait"])
@@ -223,6 +229,10 @@ func checkLives(t *testing.T, d *experiment.Data, m map[string]float64, n int) {
 		t.Logf("thread %d: Total Thread Time %.4f s, life %.4f s (joined at %.4f s)", tid, got, v, upper)
 		if got < v-0.01*v || got > upper+0.01*v {
 			t.Errorf("thread %d: Total Thread Time %.4f s, it measured a life of %.4f s (its join returned at %.4f s): not within 1%%", tid, got, v, upper)
+			// Where its time went, by function.
+			r := er(t, "", nil, "print", "-filters", fmt.Sprintf("LWPID==%d", tid), "-metrics", "i.total:i.totalcpu:i.wait:i.ulock:i.owait:e.total",
+				"-sort", "e.total", "-limit", "25", "-functions", d.Dir)
+			t.Logf("thread %d's functions:\n%s%s", tid, r.stdout, r.stderr)
 		}
 	}
 	if threads != n {
