@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -150,8 +152,8 @@ func checkChrome(t *testing.T, data []byte) []string {
 	if tr.TraceEvents == nil {
 		t.Fatal("no traceEvents")
 	}
-	stacks := map[string][]float64{} // per thread: the ends of the events open
-	last := map[string]float64{}
+	stacks := map[string][]int64{} // per thread: the ends of the events open, in ns
+	last := map[string]int64{}
 	var out []string
 	for i, e := range tr.TraceEvents {
 		if e.Name == "" || e.Pid == nil || e.Tid == nil {
@@ -173,9 +175,10 @@ func checkChrome(t *testing.T, data []byte) []string {
 			if e.Ts == nil || e.Dur == nil || *e.Dur <= 0 {
 				t.Fatalf("event %d: complete event without ts or a positive dur", i)
 			}
-			ts, end := *e.Ts, *e.Ts+*e.Dur
-			if ts < last[th] {
-				t.Errorf("event %d: ts %g before the thread's previous %g", i, ts, last[th])
+			// In ns: the µs of the file are ns / 1e3, whose sums a float would round.
+			ts, end := int64(math.Round(*e.Ts*1e3)), int64(math.Round(*e.Ts*1e3))+int64(math.Round(*e.Dur*1e3))
+			if prev, ok := last[th]; ok && ts < prev {
+				t.Errorf("event %d: ts %d ns before the thread's previous %d", i, ts, last[th])
 			}
 			last[th] = ts
 			st := stacks[th]
@@ -183,10 +186,10 @@ func checkChrome(t *testing.T, data []byte) []string {
 				st = st[:len(st)-1]
 			}
 			if len(st) > 0 && end > st[len(st)-1] {
-				t.Errorf("event %d (%s, %g+%g): ends after the event around it (%g)", i, e.Name, ts, *e.Dur, st[len(st)-1])
+				t.Errorf("event %d (%s, %d ns+%g µs): ends after the event around it (%d ns)", i, e.Name, ts, *e.Dur, st[len(st)-1])
 			}
 			stacks[th] = append(st, end)
-			out = append(out, fmt.Sprintf("%s %s@%g+%g", th, e.Name, ts, *e.Dur))
+			out = append(out, fmt.Sprintf("%s %s@%g+%g", th, e.Name, *e.Ts, *e.Dur))
 		default:
 			t.Errorf("event %d: phase %q", i, e.Ph)
 		}
@@ -221,5 +224,35 @@ func TestChrome(t *testing.T) {
 	p.Timelines[1].Spans[0].Funcs = []int{9}
 	if err := Chrome(p, &b); err == nil || !strings.Contains(err.Error(), "function 9 of 3") {
 		t.Errorf("bad function: %v", err)
+	}
+}
+
+// TestPropertiesChrome: random timelines (overlapping, joined and separate spans, random stacks of a
+// few functions, recursion among them) give complete events that nest in every thread.
+func TestPropertiesChrome(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range 200 {
+		p := testProfile()
+		for k := range 1 + r.IntN(3) {
+			tl := Timeline{Name: fmt.Sprint("thread ", k), Process: "prog", Pid: 7, Tid: uint32(7 + k%2)}
+			var at int64
+			for range r.IntN(30) {
+				at += r.Int64N(40) - 10
+				sp := Span{Start: at, End: at + r.Int64N(30)}
+				for range 1 + r.IntN(4) {
+					sp.Funcs = append(sp.Funcs, r.IntN(len(p.Functions)))
+				}
+				tl.Spans = append(tl.Spans, sp)
+			}
+			p.Timelines = append(p.Timelines, tl)
+		}
+		var b bytes.Buffer
+		if err := Chrome(p, &b); err != nil {
+			t.Fatal(err)
+		}
+		checkChrome(t, b.Bytes())
+		if t.Failed() {
+			t.Fatalf("random timelines %d: %+v", i, p.Timelines)
+		}
 	}
 }
