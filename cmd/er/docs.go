@@ -25,7 +25,7 @@ var manPages = []struct {
 	{"er", "a performance analyzer for Linux", nil},
 	{"er-collect", "run a program and record an experiment", []string{"collect", "--help"}},
 	{"er-print", "analyse experiments (er_print)", []string{"print", "-help"}},
-	{"er-export", "write profiles for pprof, FlameGraph and speedscope", []string{"export", "--help"}},
+	{"er-export", "write profiles for pprof, FlameGraph, speedscope and Chrome's trace viewers", []string{"export", "--help"}},
 	{"er-archive", "copy load objects and sources into an experiment", []string{"archive", "--help"}},
 	{"er-analyzer", "browse experiments in a web page", []string{"analyzer", "--help"}},
 	{"er-rm", "remove experiments", []string{"rm", "--help"}},

@@ -3,20 +3,28 @@ package main
 import (
 	"encoding/csv"
 	"encoding/json"
-	"er/internal/web"
+	"encoding/xml"
+	"fmt"
+	"math"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	pprofile "github.com/google/pprof/profile"
+
+	"er/internal/web"
 )
 
-// pprofTop runs go tool pprof -top on file and returns each function's flat and cum milliseconds.
-func pprofTop(t *testing.T, file string) map[string][2]float64 {
+// pprofTop runs go tool pprof -top (and the options given) on file and returns each function's (or
+// line's, with -lines) flat and cum milliseconds, by its name less pprof's "(inline)" mark.
+func pprofTop(t *testing.T, file string, opts ...string) map[string][2]float64 {
 	t.Helper()
-	out, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=1000", "-unit=ms", file).CombinedOutput()
+	out, err := exec.Command("go", append(append([]string{"tool", "pprof", "-top", "-nodecount=1000", "-unit=ms"}, opts...), file)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go tool pprof -top %s: %v\n%s", file, err, out)
 	}
@@ -33,15 +41,19 @@ func pprofTop(t *testing.T, file string) map[string][2]float64 {
 		flat, ok1 := ms(f[0])
 		cum, ok2 := ms(f[3])
 		if ok1 && ok2 {
-			got[strings.Join(f[5:], " ")] = [2]float64{flat, cum}
+			name := strings.Join(f[5:], " ")
+			name = strings.TrimSuffix(strings.TrimSuffix(name, " (inline)"), " (partial-inline)")
+			got[name] = [2]float64{flat, cum}
 		}
 	}
 	return got
 }
 
 // TestExportPprof: the seed example's experiment exported to pprof: go tool pprof -top gives each
-// function the exclusive and inclusive time er print -functions gives it, to the ms; the folded stacks
-// add up to er print's total (issue 16, acceptance 1, its pprof and folded parts).
+// function the exclusive and inclusive time er print -functions gives it, to the ms, and -lines B's
+// three lines their time; the folded stacks add up to er print's total (and flamegraph.pl, where
+// ER_FLAMEGRAPH names it, renders them); the speedscope file is valid by speedscope's published
+// schema; the Chrome trace has the Trace Event Format's structure (issue 16, acceptance 1).
 func TestExportPprof(t *testing.T) {
 	needCollect(t)
 	if _, err := exec.LookPath("go"); err != nil {
@@ -54,7 +66,8 @@ func TestExportPprof(t *testing.T) {
 	}
 	dir := t.TempDir()
 	pb, folded, ss := filepath.Join(dir, "seed.pb.gz"), filepath.Join(dir, "seed.folded"), filepath.Join(dir, "seed.json")
-	for _, out := range []string{pb, folded, ss} {
+	trace := filepath.Join(dir, "seed.trace.json")
+	for _, out := range []string{pb, folded, ss, trace} {
 		if x := er(t, "", nil, "export", "-o", out, exp); x.code != 0 {
 			t.Fatalf("er export -o %s: exit %d\n%s", out, x.code, x.stderr)
 		}
@@ -71,9 +84,32 @@ func TestExportPprof(t *testing.T) {
 			t.Errorf("%s: pprof flat %.2f ms, cum %.2f ms; er print %.3f s, %.3f s", fn, got[0], got[1], excl[fn], incl[fn])
 		}
 	}
+	// B's lines: the two calls of C and its own work, their flat time B's exclusive time.
+	lines := pprofTop(t, pb, "-lines")
+	var bFlat float64
+	var bLines []string
+	for name, v := range lines {
+		if strings.HasPrefix(name, "B ") && strings.Contains(name, "seed002.c:") {
+			bFlat += v[0]
+			bLines = append(bLines, name[strings.LastIndexByte(name, ':')+1:])
+		}
+	}
+	slices.Sort(bLines)
+	if abs(bFlat-1000*excl["B"]) > 1 || strings.Join(bLines, " ") != "46 47 48" {
+		t.Errorf("pprof -lines: B's lines %v, their flat time %.2f ms; er print's B %.3f s", bLines, bFlat, excl["B"])
+	}
 	b, err := os.ReadFile(folded)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if fg := os.Getenv("ER_FLAMEGRAPH"); fg != "" {
+		svg, err := exec.Command(fg, folded).Output()
+		var root struct {
+			XMLName xml.Name
+		}
+		if err != nil || xml.Unmarshal(svg, &root) != nil || root.XMLName.Local != "svg" {
+			t.Errorf("%s %s: %v; %.200s", fg, folded, err, svg)
+		}
 	}
 	var sum float64
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
@@ -128,6 +164,143 @@ func TestExportPprof(t *testing.T) {
 	if cpu.Type != "sampled" || cpu.Unit != "nanoseconds" || cpu.StartValue == nil || cpu.EndValue == nil || *cpu.EndValue != w ||
 		len(cpu.Weights) != len(cpu.Samples) || abs(float64(w)/1e9-excl["<Total>"]) > 0.001 {
 		t.Errorf("speedscope's CPU profile: %s, %s, %d samples, weights %d ns; er print's <Total> %.4f s", cpu.Type, cpu.Unit, len(cpu.Samples), w, excl["<Total>"])
+	}
+	b, err = os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := checkChromeTrace(t, b); n["_start"] < 1 || n["main"] != n["_start"] || n["B"] < 1 {
+		t.Errorf("Chrome trace's complete events by function: %v", n)
+	}
+	// Last: it skips the test where python3 or its jsonschema is missing.
+	if err := validateSpeedscope(t, ss); err != nil {
+		t.Errorf("speedscope's schema: %v", err)
+	}
+}
+
+// validateSpeedscope validates a speedscope file against speedscope's published schema (see
+// internal/export/testdata/README.md) with python3's jsonschema, returning its complaint; it skips
+// the test without them.
+func validateSpeedscope(t *testing.T, file string) error {
+	t.Helper()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed: the speedscope schema cannot be checked")
+	}
+	if out, err := exec.Command("python3", "-c", "import jsonschema").CombinedOutput(); err != nil {
+		t.Skipf("python3 has no jsonschema (Debian python3-jsonschema): %s", out)
+	}
+	schema := filepath.Join("..", "..", "internal", "export", "testdata", "speedscope-file-format-schema.json")
+	out, err := exec.Command("python3", "-c", `import json, sys, jsonschema
+jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))`, schema, file).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%v: %s", err, out)
+	}
+	return nil
+}
+
+// checkChromeTrace checks a Chrome trace by the Trace Event Format's documented structure (the JSON
+// object form): traceEvents, each with a name, a phase, a pid and a tid; complete events ("X") with a
+// ts and a positive dur, nesting within each thread; metadata events ("M") naming the processes and
+// threads. It returns the number of complete events of each name.
+func checkChromeTrace(t *testing.T, data []byte) map[string]int {
+	t.Helper()
+	var tr struct {
+		TraceEvents []struct {
+			Name string         `json:"name"`
+			Ph   string         `json:"ph"`
+			Ts   *float64       `json:"ts"`
+			Dur  *float64       `json:"dur"`
+			Pid  *int64         `json:"pid"`
+			Tid  *int64         `json:"tid"`
+			Args map[string]any `json:"args"`
+		} `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(data, &tr); err != nil || tr.TraceEvents == nil {
+		t.Fatalf("not a trace object with traceEvents: %v", err)
+	}
+	open := map[[2]int64][]int64{} // per thread: the ends of the complete events around, in ns
+	named := map[string]bool{}
+	n := map[string]int{}
+	for i, e := range tr.TraceEvents {
+		if e.Name == "" || e.Pid == nil || e.Tid == nil {
+			t.Fatalf("event %d: no name, pid or tid", i)
+		}
+		th := [2]int64{*e.Pid, *e.Tid}
+		switch e.Ph {
+		case "M":
+			if e.Name == "process_name" || e.Name == "thread_name" {
+				if s, _ := e.Args["name"].(string); s == "" {
+					t.Errorf("event %d: %s without args.name", i, e.Name)
+				}
+				named[e.Name] = true
+			}
+		case "X":
+			if e.Ts == nil || e.Dur == nil || *e.Dur <= 0 {
+				t.Fatalf("event %d: a complete event without ts or a positive dur", i)
+			}
+			// In ns: the µs of the file are ns / 1e3, whose sums a float would round.
+			ts := int64(math.Round(*e.Ts * 1e3))
+			end := ts + int64(math.Round(*e.Dur*1e3))
+			st := open[th]
+			for len(st) > 0 && st[len(st)-1] <= ts {
+				st = st[:len(st)-1]
+			}
+			if len(st) > 0 && end > st[len(st)-1] {
+				t.Errorf("event %d (%s at %d ns): ends after the event around it", i, e.Name, ts)
+			}
+			open[th] = append(st, end)
+			n[e.Name]++
+		default:
+			t.Errorf("event %d: phase %q", i, e.Ph)
+		}
+	}
+	if !named["process_name"] || !named["thread_name"] {
+		t.Errorf("process and thread names: %v", named)
+	}
+	return n
+}
+
+// TestExportInlined: a program with a function inlined into two callers, exported to pprof: go tool
+// pprof -top gives the inlined function and its callers er print's exclusive and inclusive time, to
+// the ms; its locations hold the inlined function's line before its caller's.
+func TestExportInlined(t *testing.T) {
+	needCollect(t)
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go is not installed")
+	}
+	exp, r := collectExp(t, nil, cbuild(t, "inline2", "-O2", "-g"), "100000000")
+	if r.code != 0 {
+		t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
+	}
+	pb := filepath.Join(t.TempDir(), "inline2.pb.gz")
+	if x := er(t, "", nil, "export", "-o", pb, exp); x.code != 0 {
+		t.Fatalf("er export: exit %d\n%s", x.code, x.stderr)
+	}
+	excl, incl := functionTimes(t, exp)
+	top := pprofTop(t, pb)
+	for _, fn := range []string{"hot", "caller1", "caller2", "main"} {
+		got, ok := top[fn]
+		if !ok || abs(got[0]-1000*excl[fn]) > 1 || abs(got[1]-1000*incl[fn]) > 1 {
+			t.Errorf("%s: pprof flat and cum %v ms; er print %.3f s, %.3f s", fn, got, excl[fn], incl[fn])
+		}
+	}
+	f, err := os.Open(pb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := pprofile.Parse(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inlined := map[string]bool{}
+	for _, l := range p.Location {
+		if len(l.Line) == 2 && l.Line[0].Function.Name == "hot" && l.Line[0].Line > 0 && l.Line[1].Line > 0 {
+			inlined[l.Line[1].Function.Name] = true
+		}
+	}
+	if !inlined["caller1"] || !inlined["caller2"] {
+		t.Errorf("locations with hot inlined, by the function it is inlined into: %v", inlined)
 	}
 }
 

@@ -94,7 +94,7 @@ Commands:
   collect [options] program [args...]   run program and record an experiment (also as: collect)
   print [-command ...] experiment...    analyse experiments, as er_print (also as: er_print)
   archive experiment                    copy load objects and sources into the experiment (also as: er_archive)
-  export -o FILE experiment...          write the profile for pprof (go tool pprof) or FlameGraph (folded)
+  export -o FILE experiment...          write the profile for pprof, FlameGraph, speedscope or Perfetto
   rm [-f] [-q] experiment|group...      remove experiments and experiment groups (also as: er_rm)
   cp experiment new.er | exp... dir     copy experiments (also as: er_cp)
   mv experiment new.er | exp... dir     move experiments (also as: er_mv)

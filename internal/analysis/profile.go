@@ -165,6 +165,7 @@ type Profile struct {
 	onStack    []bool // per function: on some stack (not only in frames the PLT rules dropped)
 
 	raw     []rawStack // distinct raw stacks, for the line and instruction views
+	rootRaw []int32    // of a refiltered profile: each raw stack's index in the unfiltered one
 	rawVals []int64    // values of raw stack r: rawVals[r*nm:(r+1)*nm]
 	b       *builder   // kept to resolve raw stacks again for the views; guarded by viewMu after Analyze
 	viewMu  *sync.Mutex
@@ -315,7 +316,12 @@ func (p *Profile) newIOGroups() *ioGroups {
 // p's function and object tables, so function and object indices mean the same in both; the
 // tables may hold functions that no selected event reaches, for which Used is false.
 func (p *Profile) Refilter(filter func(ev *EventInfo) bool, events bool) (*Profile, error) {
-	root := p.Unfiltered()
+	return p.Unfiltered().refilter(filter, events, nil)
+}
+
+// refilter is Refilter of the unfiltered profile root, calling onAdd, when not nil, with each event
+// added: its experiment, its raw stack in root, the event and its values.
+func (root *Profile) refilter(filter func(ev *EventInfo) bool, events bool, onAdd func(es *expState, rb int32, ev *event, vals []int64)) (*Profile, error) {
 	b := root.b
 	if b.opt.Filter != nil {
 		return nil, errors.New("analysis: only a profile analysed without a filter can be refiltered")
@@ -336,7 +342,7 @@ func (p *Profile) Refilter(filter func(ev *EventInfo) bool, events bool) (*Profi
 	}
 	groups := q.newIOGroups()
 	for _, es := range b.exps {
-		ea := eventAdder{b: b, p: q, es: es, vals: make([]int64, q.nm), keepEvents: events, re: re, micro: q.hasMicrostates()}
+		ea := eventAdder{b: b, p: q, es: es, vals: make([]int64, q.nm), keepEvents: events, re: re, micro: q.hasMicrostates(), onAdd: onAdd}
 		ea.addAll(filter, groups)
 	}
 	if groups != nil {
@@ -380,6 +386,7 @@ func (re *reuse) rawIndex(p *Profile, rb int32) int32 {
 	rs.stack = s
 	r := int32(len(p.raw))
 	p.raw = append(p.raw, rs)
+	p.rootRaw = append(p.rootRaw, rb)
 	p.rawVals = append(p.rawVals, make([]int64, p.nm)...)
 	re.raw[rb] = r
 	return r
@@ -622,6 +629,9 @@ type eventAdder struct {
 	// refine, when set, changes the values of event i of the kind being added, once its function
 	// stack s is known (KindEvents.Refine).
 	refine func(i int, s int32)
+	// onAdd, when set, is called with each event added, its raw stack in the unfiltered profile and
+	// its values (refiltering only).
+	onAdd func(es *expState, rb int32, ev *event, vals []int64)
 }
 
 func (ea *eventAdder) clear() { clear(ea.vals) }
@@ -645,6 +655,7 @@ func (ea *eventAdder) add(ev event, stack uint32, always bool) bool {
 	es, p := ea.es, ea.p
 	nm := p.nm
 	var r int32
+	onAddRaw := int32(-1)
 	if ea.re != nil {
 		if int(stack) >= len(es.d.Stacks) {
 			ea.badStacks++
@@ -658,6 +669,9 @@ func (ea *eventAdder) add(ev event, stack uint32, always bool) bool {
 			return false
 		}
 		r = ea.re.rawIndex(p, rb)
+		if ea.onAdd != nil {
+			onAddRaw = rb
+		}
 	} else {
 		r = ea.resolve(pid, t, stack)
 		if raws := es.raws(ev.kind); raws != nil {
@@ -679,6 +693,9 @@ func (ea *eventAdder) add(ev event, stack uint32, always bool) bool {
 			e.State = clockState(ea.vals, ea.micro)
 		}
 		p.EventList = append(p.EventList, e)
+	}
+	if onAddRaw >= 0 {
+		ea.onAdd(es, onAddRaw, &ev, ea.vals)
 	}
 	return true
 }

@@ -5,19 +5,34 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"er/internal/analysis"
 	"er/internal/export"
 )
 
+// exportOpts says what an export needs beyond the function stacks.
+type exportOpts struct {
+	instrs   bool // a location per instruction with its inlined functions and lines (unless objects are hidden)
+	threads  bool // a stack per thread, labelled with its pid, tid and number
+	timeline bool // the threads' timelines
+}
+
 // exportProfile builds the export of the current profile (its filter and view as er print shows them):
-// every metric, every distinct stack with its values, functions named as the views name them.
-func (s *session) exportProfile() (*analysis.Profile, *export.Profile, error) {
+// every metric, every distinct stack with its values, functions named as the views name them; with
+// o, the instructions, the threads and the timelines. Where object_hide or object_api change the
+// stacks, the stacks stay function stacks: an instruction has no place in a hidden object's function.
+func (s *session) exportProfile(o exportOpts) (*analysis.Profile, *export.Profile, error) {
 	p, err := s.profile()
 	if err != nil {
 		return nil, nil, err
 	}
+	var is *analysis.InstrStacks
+	if o.instrs || o.threads {
+		is = p.InstrStacks() // first: it may find inlined functions
+	}
+	instrs := o.instrs && s.objVis.visibilityFunc() == nil
 	out := &export.Profile{Main: -1}
 	for _, m := range p.Metrics {
 		unit := "count"
@@ -42,9 +57,9 @@ func (s *session) exportProfile() (*analysis.Profile, *export.Profile, error) {
 		out.DurationNS = max(out.DurationNS, d.Log.RecordedDuration())
 		out.Comments = append(out.Comments, "er experiment "+d.Dir+": "+strings.Join(d.Log.Command, " "))
 	}
-	for i, o := range p.Objects {
-		out.Objects = append(out.Objects, export.Object{Path: o.Path, BuildID: builds[o.Path]})
-		if len(s.exps) > 0 && len(s.exps[0].Log.Command) > 0 && out.Main < 0 && strings.HasSuffix(o.Path, "/"+strings.TrimPrefix(s.exps[0].Log.Command[0], "./")) {
+	for i, ob := range p.Objects {
+		out.Objects = append(out.Objects, export.Object{Path: ob.Path, BuildID: builds[ob.Path]})
+		if len(s.exps) > 0 && len(s.exps[0].Log.Command) > 0 && out.Main < 0 && strings.HasSuffix(ob.Path, "/"+strings.TrimPrefix(s.exps[0].Log.Command[0], "./")) {
 			out.Main = i
 		}
 	}
@@ -52,26 +67,158 @@ func (s *session) exportProfile() (*analysis.Profile, *export.Profile, error) {
 	for i := range index {
 		index[i] = -1
 	}
-	for st := 0; st < p.NumStacks(); st++ {
-		funcs, vals := p.Stack(st)
-		es := export.Stack{Values: append([]int64(nil), vals...)}
-		for _, f := range funcs {
-			if index[f] < 0 {
-				index[f] = len(out.Functions)
-				fn := &p.Functions[f]
-				out.Functions = append(out.Functions, export.Function{Name: s.funcName(p, int(f)), SystemName: fn.Name,
-					Object: fn.Object, Addr: fn.Addr})
-			}
-			es.Funcs = append(es.Funcs, index[f])
+	fnIndex := func(f int) int {
+		if index[f] < 0 {
+			index[f] = len(out.Functions)
+			fn := &p.Functions[f]
+			out.Functions = append(out.Functions, export.Function{Name: s.funcName(p, f), SystemName: fn.Name,
+				Object: fn.Object, Addr: fn.Addr})
 		}
-		out.Stacks = append(out.Stacks, es)
+		return index[f]
+	}
+	funcsOf := func(st int) []int {
+		funcs, _ := p.Stack(st)
+		ids := make([]int, len(funcs))
+		for i, f := range funcs {
+			ids[i] = fnIndex(int(f))
+		}
+		return ids
+	}
+	var locs [][]int // by raw stack
+	if instrs {
+		for _, l := range is.Locs {
+			el := export.Location{Object: l.Object, Addr: l.Addr}
+			for _, ln := range l.Lines {
+				f := fnIndex(ln.Func)
+				if out.Functions[f].File == "" {
+					out.Functions[f].File = ln.File
+				}
+				el.Lines = append(el.Lines, export.Line{Func: f, Line: ln.Line})
+			}
+			out.Locations = append(out.Locations, el)
+		}
+		for _, rs := range is.Stacks {
+			ls := make([]int, len(rs.Locs))
+			for i, l := range rs.Locs {
+				ls[i] = int(l)
+			}
+			locs = append(locs, ls)
+		}
+	}
+	switch {
+	case o.threads:
+		tv, err := p.ByThread()
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, v := range tv {
+			es := export.Stack{Funcs: funcsOf(is.Stacks[v.Raw].Stack), Values: v.Values,
+				Labels: []export.Label{{Key: "pid", Value: int64(v.Pid)}, {Key: "tid", Value: int64(v.Tid)}, {Key: "thread", Value: int64(v.Thread)}}}
+			if len(s.exps) > 1 {
+				es.Labels = append(es.Labels, export.Label{Key: "experiment", Value: int64(v.Exp + 1)})
+			}
+			if instrs {
+				es.Locs = locs[v.Raw]
+			}
+			out.Stacks = append(out.Stacks, es)
+		}
+	case instrs:
+		for r, rs := range is.Stacks {
+			out.Stacks = append(out.Stacks, export.Stack{Funcs: funcsOf(rs.Stack), Locs: locs[r], Values: append([]int64(nil), rs.Values...)})
+		}
+	default:
+		for st := 0; st < p.NumStacks(); st++ {
+			_, vals := p.Stack(st)
+			out.Stacks = append(out.Stacks, export.Stack{Funcs: funcsOf(st), Values: append([]int64(nil), vals...)})
+		}
+	}
+	if o.timeline {
+		if out.Timelines, err = s.timelines(p, out.StartNS, fnIndex); err != nil {
+			return nil, nil, err
+		}
 	}
 	return p, out, nil
 }
 
+// timelines returns each thread's timed events of each kind of data (those that last: clock
+// samples, for the CPU time or the off-CPU interval before them, and traced calls) as spans of
+// their stacks, ns since start; fnIndex gives a function's index in the export.
+func (s *session) timelines(p *analysis.Profile, start int64, fnIndex func(int) int) ([]export.Timeline, error) {
+	q, err := p.Refilter(s.eventFilter(), true)
+	if err != nil {
+		return nil, err
+	}
+	type key struct {
+		exp, thread int
+		kind        analysis.DataKind
+	}
+	index := map[key]int{}
+	var keys []key
+	var out []export.Timeline
+	stacks := map[int32][]int{}
+	for i := range q.EventList {
+		e := &q.EventList[i]
+		if e.Dur <= 0 {
+			continue
+		}
+		x := s.expIndex(int(e.Exp))
+		k := key{exp: int(e.Exp), thread: x.ThreadNumber(e.Pid, e.Tid), kind: e.Kind}
+		t, ok := index[k]
+		if !ok {
+			t = len(out)
+			index[k] = t
+			keys = append(keys, k)
+			d := x.Data()
+			name := fmt.Sprintf("thread %d (pid %d, tid %d)", k.thread, e.Pid, e.Tid)
+			if len(s.exps) > 1 {
+				name = fmt.Sprintf("experiment %d, %s", k.exp+1, name)
+			}
+			if e.Kind != analysis.DataClock {
+				name += ", " + analysis.Kinds[e.Kind].Noun
+			}
+			proc := fmt.Sprintf("pid %d", e.Pid)
+			if len(d.Log.Command) > 0 {
+				proc = fmt.Sprintf("%s (pid %d)", filepath.Base(d.Log.Command[0]), e.Pid)
+			}
+			out = append(out, export.Timeline{Name: name, Process: proc, Pid: e.Pid, Tid: e.Tid})
+		}
+		funcs, ok := stacks[e.Stack]
+		if !ok {
+			fr, _ := q.Stack(int(e.Stack))
+			for _, f := range fr {
+				funcs = append(funcs, fnIndex(int(f)))
+			}
+			stacks[e.Stack] = funcs
+		}
+		end := s.exps[e.Exp].Log.StartTime - start + e.Time
+		out[t].Spans = append(out[t].Spans, export.Span{Start: end - e.Dur, End: end, Funcs: funcs})
+	}
+	order := make([]int, len(out))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool {
+		ka, kb := keys[order[a]], keys[order[b]]
+		if ka.exp != kb.exp {
+			return ka.exp < kb.exp
+		}
+		if ka.thread != kb.thread {
+			return ka.thread < kb.thread
+		}
+		return ka.kind < kb.kind
+	})
+	sorted := make([]export.Timeline, len(out))
+	for i, j := range order {
+		sorted[i] = out[j]
+		sp := sorted[i].Spans
+		sort.SliceStable(sp, func(a, b int) bool { return sp[a].Start < sp[b].Start })
+	}
+	return sorted, nil
+}
+
 // exportPprof writes the profile as pprof's profile.proto.
 func (s *session) exportPprof(args []string) error {
-	_, ep, err := s.exportProfile()
+	_, ep, err := s.exportProfile(exportOpts{instrs: true, threads: true})
 	if err != nil {
 		return err
 	}
@@ -81,7 +228,7 @@ func (s *session) exportPprof(args []string) error {
 // exportFolded writes one metric of the profile as FlameGraph's folded stacks: the metric named, else
 // the sort metric, else the first.
 func (s *session) exportFolded(args []string) error {
-	p, ep, err := s.exportProfile()
+	p, ep, err := s.exportProfile(exportOpts{})
 	if err != nil {
 		return err
 	}
@@ -97,9 +244,10 @@ func (s *session) exportFolded(args []string) error {
 	return writeExport(args[0], func(f *os.File) error { return export.Folded(ep, m, f) })
 }
 
-// exportSpeedscope writes the profile as speedscope's JSON: a sampled profile per metric.
+// exportSpeedscope writes the profile as speedscope's JSON: a sampled profile per metric, and an
+// evented profile per thread and kind of data.
 func (s *session) exportSpeedscope(args []string) error {
-	_, ep, err := s.exportProfile()
+	_, ep, err := s.exportProfile(exportOpts{timeline: true})
 	if err != nil {
 		return err
 	}
@@ -108,6 +256,15 @@ func (s *session) exportSpeedscope(args []string) error {
 		name = filepath.Base(s.exps[0].Dir)
 	}
 	return writeExport(args[0], func(f *os.File) error { return export.Speedscope(ep, name, f) })
+}
+
+// exportChrome writes the threads' timelines as Chrome's Trace Event Format.
+func (s *session) exportChrome(args []string) error {
+	_, ep, err := s.exportProfile(exportOpts{timeline: true})
+	if err != nil {
+		return err
+	}
+	return writeExport(args[0], func(f *os.File) error { return export.Chrome(ep, f) })
 }
 
 // writeExport writes a file with write, saying which file where it fails.
@@ -123,8 +280,9 @@ func writeExport(path string, write func(*os.File) error) error {
 	return f.Close()
 }
 
-// ExportMain is `er export`: [-format pprof|folded] [-metric NAME] -o FILE experiment...; the format
-// from the file's name where not given (.folded, .txt: folded; else pprof).
+// ExportMain is `er export`: [-format pprof|folded|speedscope|chrome] [-metric NAME] -o FILE
+// experiment...; the format from the file's name where not given (.folded, .txt: folded; .trace.json,
+// .trace: chrome; .json: speedscope; else pprof).
 func ExportMain(args []string, stdout, stderr io.Writer) int {
 	format, metric, out := "", "", ""
 	i := 0
@@ -163,6 +321,8 @@ func ExportMain(args []string, stdout, stderr io.Writer) int {
 		switch {
 		case strings.HasSuffix(out, ".folded"), strings.HasSuffix(out, ".txt"):
 			format = "folded"
+		case strings.HasSuffix(out, ".trace.json"), strings.HasSuffix(out, ".trace"):
+			format = "chrome"
 		case strings.HasSuffix(out, ".json"):
 			format = "speedscope"
 		default:
@@ -188,18 +348,35 @@ func ExportMain(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		cmd = []string{"-export_speedscope", out}
+	case "chrome":
+		if metric != "" {
+			fmt.Fprintln(stderr, "er export: -metric is for -format folded (a Chrome trace holds the threads' time lines)")
+			return 2
+		}
+		cmd = []string{"-export_chrome", out}
 	default:
-		fmt.Fprintf(stderr, "er export: -format %q: pprof, folded or speedscope\n", format)
+		fmt.Fprintf(stderr, "er export: -format %q: pprof, folded, speedscope or chrome\n", format)
 		return 2
 	}
 	return run(append(cmd, exps...), strings.NewReader(""), stdout, stderr, defaultEnv())
 }
 
-const exportUsage = `Usage: er export [-format pprof|folded|speedscope] [-metric NAME] -o FILE experiment...
+const exportUsage = `Usage: er export [-format pprof|folded|speedscope|chrome] [-metric NAME] -o FILE experiment...
 
-Writes the experiments' profile for other tools: pprof's profile.proto (go tool pprof, and the
-services that read pprof: every metric a sample type, every call stack a sample), FlameGraph's folded
-stacks of one metric (flamegraph.pl; the metric named, else the first), or speedscope's JSON (a sampled
-profile per metric). The format is the file's: .folded or .txt is folded, .json speedscope, else pprof.
-er print's export_pprof, export_folded and export_speedscope do the same with its filters and settings.
+Writes the experiments' profile for other tools:
+  pprof       pprof's profile.proto (go tool pprof, and the services that read pprof): every metric a
+              sample type; a location per instruction with its source line and the functions inlined
+              there (innermost first); a sample per call stack and thread, labelled pid, tid and
+              thread (the thread's number in er print; and experiment, with more than one); a mapping
+              per load object with its build id. Where object_hide or object_api (in .er.rc) change the
+              stacks, a location per function instead.
+  folded      FlameGraph's folded stacks of one metric (flamegraph.pl; the metric named, else the first).
+  speedscope  speedscope's JSON: a sampled profile per metric, and an evented profile per thread and
+              kind of data (its clock samples and traced calls in time order: the thread's time line).
+  chrome      the Trace Event Format of Chrome's trace viewer, which Perfetto, chrome://tracing and
+              the Firefox Profiler import: the same time lines, a complete event per stretch of time a
+              function was on a thread's stack, with process and thread names.
+The format is the file's: .folded or .txt is folded, .trace.json or .trace chrome, .json speedscope,
+else pprof. er print's export_pprof, export_folded, export_speedscope and export_chrome do the same
+with its filters and settings.
 `

@@ -106,3 +106,49 @@ func TestSpeedscope(t *testing.T) {
 		t.Errorf("heap profile %+v", heap)
 	}
 }
+
+// TestPprofLines: with Locations, a location per instruction with its lines innermost first (an
+// inlined function before the one it is inlined into), samples with their threads' labels, and
+// mappings that say pprof need look nothing up.
+func TestPprofLines(t *testing.T) {
+	p := testProfile()
+	p.Functions = append(p.Functions, Function{Name: "g", File: "/src/x.c", Object: 1})
+	p.Locations = []Location{
+		{Object: 1, Addr: 0x1118, Lines: []Line{{Func: 3, Line: 7}, {Func: 1, Line: 11}}},
+		{Object: 1, Addr: 0x101b, Lines: []Line{{Func: 0, Line: 40}}},
+	}
+	p.Stacks = []Stack{
+		{Funcs: []int{0, 1, 3}, Locs: []int{0, 1}, Values: []int64{20, 0}, Labels: []Label{{"pid", 7}, {"tid", 8}, {"thread", 2}}},
+		{Funcs: []int{0, 1, 3}, Locs: []int{0, 1}, Values: []int64{30, 0}, Labels: []Label{{"pid", 7}, {"tid", 7}, {"thread", 1}}},
+	}
+	var b bytes.Buffer
+	if err := Pprof(p, &b); err != nil {
+		t.Fatal(err)
+	}
+	q, err := profile.Parse(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(q.Location) != 2 || len(q.Sample) != 2 {
+		t.Fatalf("%d locations, %d samples", len(q.Location), len(q.Sample))
+	}
+	s := q.Sample[0]
+	leaf := s.Location[0]
+	if leaf.Address != 0x1118 || len(leaf.Line) != 2 || leaf.Line[0].Function.Name != "g" || leaf.Line[0].Line != 7 ||
+		leaf.Line[0].Function.Filename != "/src/x.c" || leaf.Line[1].Function.Name != "f;g" || leaf.Line[1].Line != 11 {
+		t.Errorf("leaf location %+v", leaf)
+	}
+	if s.Location[1].Line[0].Function.Name != "main" || s.Location[1].Line[0].Line != 40 || s.Location[1].Mapping.File != "/bin/prog" {
+		t.Errorf("caller location %+v", s.Location[1])
+	}
+	if s.NumLabel["tid"][0] != 8 || s.NumLabel["thread"][0] != 2 || q.Sample[1].NumLabel["tid"][0] != 7 || s.Value[0] != 20 {
+		t.Errorf("labels %v and %v, value %v", s.NumLabel, q.Sample[1].NumLabel, s.Value)
+	}
+	if m := q.Mapping[0]; !m.HasFunctions || !m.HasFilenames || !m.HasLineNumbers || !m.HasInlineFrames {
+		t.Errorf("mapping %+v", m)
+	}
+	p.Stacks[0].Locs = []int{5}
+	if err := Pprof(p, &b); err == nil || !strings.Contains(err.Error(), "location 5 of 2") {
+		t.Errorf("a stack of a location beyond the table: %v", err)
+	}
+}
