@@ -142,6 +142,15 @@ func TestGprofngHeap(t *testing.T) {
 		}
 		compareHeapLists(t, view, gp, r.stdout)
 	}
+	// The Analyzer reads it too: its static report has the heap views' functions.
+	html := filepath.Join(t.TempDir(), "html")
+	if r := er(t, "", nil, "analyzer", "--html", html, exp); r.code != 0 {
+		t.Fatalf("er analyzer --html: exit %d\n%s", r.code, r.stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(html, "data.js"))
+	if err != nil || !strings.Contains(string(b), "leak_direct") || !strings.Contains(string(b), "grow_leak") {
+		t.Errorf("the Analyzer's report names neither leak_direct nor grow_leak (%v)", err)
+	}
 }
 
 // functionRows parses the rows of a -functions listing of n metric columns: name -> the
