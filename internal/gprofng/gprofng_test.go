@@ -68,8 +68,8 @@ func open(t *testing.T, name string) *experiment.Data {
 	return d
 }
 
-// leafNames names the first frame of each stack that names a function of the program (not
-// gprofng's tracer, libc or the dynamic linker) with the experiment's archives.
+// programFrames names the frames of a stack that are in the program (not
+// gprofng's tracer, libc or the dynamic linker), leaf first, from the experiment's archives.
 func programFrames(d *experiment.Data, stack uint32, prog string) []string {
 	n := newNamer(d)
 	var out []string
