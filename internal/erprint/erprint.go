@@ -18,6 +18,7 @@ import (
 	"er/internal/analysis"
 	"er/internal/archive"
 	"er/internal/experiment"
+	"er/internal/gprofng"
 	"er/internal/report"
 )
 
@@ -52,9 +53,20 @@ type env struct {
 }
 
 func defaultEnv() env {
-	return env{open: experiment.Open, openSummed: func(dir string) (*experiment.Data, error) {
+	return env{open: openExperiment, openSummed: func(dir string) (*experiment.Data, error) {
+		if gprofng.Is(dir) {
+			return gprofng.Open(dir)
+		}
 		return experiment.OpenWith(dir, experiment.Options{Summed: true})
 	}, loadArchive: buildArchive, openFile: analysis.OpenObjectFile, loc: time.Local, rcFiles: rcFiles}
+}
+
+// openExperiment opens an experiment that er collect recorded, or one that GNU gprofng did.
+func openExperiment(dir string) (*experiment.Data, error) {
+	if gprofng.Is(dir) {
+		return gprofng.Open(dir)
+	}
+	return experiment.Open(dir)
 }
 
 // buildArchive returns a loader that describes a load object missing from the experiments' archives

@@ -39,3 +39,20 @@ func TestErrNotExperiment(t *testing.T) {
 		}
 	}
 }
+
+// TestErrGprofng: Open's error for an experiment that gprofng recorded says so, and that er print
+// reads it; er's own log is not taken for one.
+func TestErrGprofng(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "g.er")
+	os.Mkdir(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, LogFile), []byte("<experiment version=\"12.4\">\n<collector>2.40.00</collector>\n</experiment>\n<system/>\x00\x00"), 0o644)
+	_, err := Open(dir)
+	if !errors.Is(err, ErrGprofng) || !strings.Contains(err.Error(), "g.er: recorded by GNU gprofng (experiment version 12.4), not by er collect: er print and er analyzer read it") {
+		t.Errorf("Open: %v", err)
+	}
+	for _, log := range []string{"<?xml version=\"1.0\"?>\n<experiment version=\"1.1\">", `<experiment version="1.1">`, `<experiment version="x">`, ""} {
+		if v, ok := gprofngVersion([]byte(log)); ok {
+			t.Errorf("gprofngVersion(%q) = %q, true", log, v)
+		}
+	}
+}

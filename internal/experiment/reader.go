@@ -62,6 +62,9 @@ func OpenWith(dir string, opt Options) (*Data, error) {
 		return nil, err
 	}
 	var described []string
+	if v, ok := gprofngVersion(logBytes); ok {
+		return nil, fmt.Errorf("%s: %w (experiment version %s), not by er collect: er print and er analyzer read it, this command does not", dir, ErrGprofng, v)
+	}
 	if logBytes != nil {
 		if d.Log, described, err = decodeLog(path(LogFile), logBytes); err != nil {
 			return nil, err

@@ -1,0 +1,274 @@
+package gprofng
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"er/internal/experiment"
+	"er/internal/heapreplay"
+)
+
+// fixture extracts testdata/NAME.er.tar.gz (testdata/README.md says how it was recorded) and
+// returns the experiment's directory.
+func fixture(t testing.TB, name string) string {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", name+".er.tar.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, filepath.FromSlash(h.Name))
+		if !strings.HasPrefix(p, dir+string(filepath.Separator)) {
+			t.Fatalf("%s: outside the fixture", h.Name)
+		}
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		case tar.TypeReg:
+			b, err := io.ReadAll(tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return filepath.Join(dir, name+".er")
+}
+
+func open(t *testing.T, name string) *experiment.Data {
+	t.Helper()
+	d, err := Open(fixture(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// programFrames names the frames of a stack that are in the program (not
+// gprofng's tracer, libc or the dynamic linker), leaf first, from the experiment's archives.
+func programFrames(d *experiment.Data, stack uint32, prog string) []string {
+	n := newNamer(d)
+	var out []string
+	for _, pc := range d.Stacks[stack] {
+		for _, m := range d.Mappings {
+			if pc >= m.Start && pc < m.End && filepath.Base(m.Path) == prog {
+				out = append(out, n.name(pc))
+			}
+		}
+	}
+	return out
+}
+
+func TestIs(t *testing.T) {
+	dir := fixture(t, "clock")
+	if !Is(dir) {
+		t.Errorf("Is(%s) = false, want true", dir)
+	}
+	er := t.TempDir()
+	os.WriteFile(filepath.Join(er, logFile), []byte("<?xml version=\"1.0\"?>\n<experiment version=\"1.1\">"), 0o644)
+	if Is(er) {
+		t.Errorf("Is(er experiment) = true")
+	}
+	if Is(t.TempDir()) {
+		t.Errorf("Is(empty dir) = true")
+	}
+}
+
+func TestOpenHeap(t *testing.T) {
+	d := open(t, "heap")
+	if d.Log.Pid != 12875 || d.Log.CollectorVersion != "gprofng 2.40.00" || !slices.Equal(d.Log.Command, []string{"./heap"}) {
+		t.Errorf("log: pid %d, collector %q, command %q", d.Log.Pid, d.Log.CollectorVersion, d.Log.Command)
+	}
+	if v, _ := d.Log.Setting(experiment.SettingHeapTracing); v != "on" {
+		t.Errorf("heap_tracing = %q", v)
+	}
+	// gprofng display text -allocs: 221 allocations of 35266 bytes; -leaks: 18 leaks, 12400 bytes.
+	st := heapreplay.Stats{}
+	p := heapreplay.NewProcess(func(id int32) int64 { return d.Heap[id].Replay().Bytes() }, nil, &st)
+	ops := map[experiment.HeapOp]int{}
+	for i := range d.Heap {
+		e := &d.Heap[i]
+		ops[e.Op]++
+		p.Event(e.Replay(), int32(i))
+	}
+	if st.Allocs.Count != 221 || st.Allocs.Bytes != 35266 {
+		t.Errorf("allocations %d of %d bytes, want gprofng's 221 of 35266", st.Allocs.Count, st.Allocs.Bytes)
+	}
+	var leaks, leaked int64
+	p.EachLive(func(id int32) { leaks++; leaked += d.Heap[id].Replay().Bytes() })
+	if leaks != 18 || leaked != 12400 {
+		t.Errorf("leaks %d of %d bytes, want gprofng's 18 of 12400", leaks, leaked)
+	}
+	// The functions, from the names of gprofng's interposers: heap.c calls calloc once, valloc
+	// once, reallocarray once (recorded as realloc: it is not interposed), mmap twice.
+	if ops[experiment.HeapCalloc] != 3 || ops[experiment.HeapValloc] != 1 || ops[experiment.HeapMmap] != 2 ||
+		ops[experiment.HeapMunmap] != 1 || ops[experiment.HeapRealloc] != 7 {
+		t.Errorf("operations %v", ops)
+	}
+	// leak_direct's three blocks of 1000 bytes, called from main.
+	n := 0
+	for _, e := range d.Heap {
+		if e.Size == 1000 {
+			n++
+			if f := programFrames(d, e.Stack, "heap"); !slices.Equal(f, []string{"leak_direct", "main"}) {
+				t.Errorf("stack of malloc(1000): the program's frames are %q", f)
+			}
+		}
+	}
+	if n != 3 {
+		t.Errorf("%d malloc(1000), want 3", n)
+	}
+	if !slices.ContainsFunc(d.Warnings, func(w string) bool { return strings.Contains(w, "7 realloc calls recorded without the block") }) {
+		t.Errorf("no warning about realloc's old blocks: %q", d.Warnings)
+	}
+}
+
+func TestOpenClock(t *testing.T) {
+	d := open(t, "clock")
+	if len(d.Clock) != 3 {
+		t.Fatalf("%d clock samples, want gprofng's 3", len(d.Clock))
+	}
+	var leaves []string
+	for _, c := range d.Clock {
+		if c.Period != 10_007_000 || c.Mode != experiment.ModeUnknown || c.Tid != d.Log.Pid {
+			t.Errorf("sample %+v: want a period of 10.007 ms of Total CPU time in the main thread", c)
+		}
+		leaves = append(leaves, programFrames(d, c.Stack, "seed002")[0])
+	}
+	slices.Sort(leaves)
+	if !slices.Equal(leaves, []string{"B", "C", "E"}) {
+		t.Errorf("leaf functions %q, want gprofng's B, C, E", leaves)
+	}
+	if v, _ := d.Log.Setting(experiment.SettingClockInterval); v != "10007000" {
+		t.Errorf("clock interval %q", v)
+	}
+	if d.Log.EndTime != 442400757 || !d.Log.Exited {
+		t.Errorf("end %d, exited %v; want 442400757 (the last sample point, after the exit), true", d.Log.EndTime, d.Log.Exited)
+	}
+}
+
+func TestOpenSync(t *testing.T) {
+	d := open(t, "sync")
+	var wait int64
+	ops := map[experiment.SyncOp]int{}
+	for _, e := range d.Sync {
+		wait += e.Wait
+		ops[e.Op]++
+	}
+	// gprofng display text -functions: 7 waits, 1.052 s; pthread_mutex_lock 6 of them.
+	if len(d.Sync) != 7 || wait < 1.0515e9 || wait >= 1.0525e9 {
+		t.Errorf("%d waits of %d ns, want gprofng's 7 of 1.052 s", len(d.Sync), wait)
+	}
+	if ops[experiment.SyncMutexLock] != 6 {
+		t.Errorf("operations %v, want 6 pthread_mutex_lock", ops)
+	}
+}
+
+func TestOpenIO(t *testing.T) {
+	d := open(t, "io")
+	var rb, rn, wb, wn, other, errs int64
+	files := map[string]bool{}
+	for _, e := range d.IO {
+		switch {
+		case e.Err != 0:
+			errs++
+		case e.Op.Class() == experiment.IORead:
+			rb += e.Bytes
+			rn++
+		case e.Op.Class() == experiment.IOWrite:
+			wb += e.Bytes
+			wn++
+		default:
+			other++
+		}
+		if e.File != "" {
+			files[e.File] = true
+		}
+	}
+	// gprofng display text -metrics i+ioreadbytes:i+ioreadcnt:i+iowritebytes:i+iowritecnt:i+ioothercnt:i+ioerrorcnt.
+	if rb != 56695 || rn != 22 || wb != 61522 || wn != 36 || other != 10 || errs != 1 {
+		t.Errorf("read %d bytes in %d, wrote %d in %d, other %d, errors %d; want gprofng's 56695 22 61522 36 10 1", rb, rn, wb, wn, other, errs)
+	}
+	for _, f := range []string{"iod/posix.dat", "iod/stdio.txt", "iod/missing/none"} {
+		if !files[f] {
+			t.Errorf("no event names %s: %v", f, files)
+		}
+	}
+}
+
+// TestUnsupported: data that er cannot read is an error that names log.xml and the data.
+func TestUnsupported(t *testing.T) {
+	dir := fixture(t, "clock")
+	b, err := os.ReadFile(filepath.Join(dir, logFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	java := strings.Replace(string(b), `<profile name="profile"`, `<profile name="jprofile" jversion="17"></profile><profile name="profile"`, 1)
+	if err := os.WriteFile(filepath.Join(dir, logFile), []byte(java), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(dir)
+	if err == nil || !strings.Contains(err.Error(), "log.xml") || !strings.Contains(err.Error(), "Java") {
+		t.Errorf("Open of a Java experiment: %v, want an error naming log.xml and Java", err)
+	}
+}
+
+// TestTruncatedData: a data file cut in the middle of a packet is read up to it, with a warning.
+func TestTruncatedData(t *testing.T) {
+	dir := fixture(t, "sync")
+	if err := os.Truncate(filepath.Join(dir, "synctrace"), 3*64+10); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Sync) != 3 {
+		t.Errorf("%d waits, want the 3 whole packets", len(d.Sync))
+	}
+	if !slices.ContainsFunc(d.Warnings, func(w string) bool { return strings.Contains(w, "synctrace: last packet at offset 192 is incomplete") }) {
+		t.Errorf("warnings %q", d.Warnings)
+	}
+}
+
+// TestDamagedStacks: a frame packet whose part overruns it is an error naming the file and offset.
+func TestDamagedStacks(t *testing.T) {
+	dir := fixture(t, "heap")
+	file := filepath.Join(dir, framesFile)
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[16] = 0xf0 // the first packet's stack part: 240 bytes in a 64-byte packet
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(dir)
+	if err == nil || !strings.Contains(err.Error(), "data.frameinfo: offset 16: frame packet part of size 240") {
+		t.Errorf("Open: %v", err)
+	}
+}
