@@ -118,7 +118,7 @@ func TestFilterExpressions(t *testing.T) {
 		"THRID==":              `the expression ends too soon`,
 		"(THRID==3":            `expected )`,
 		"THRID 3":              `at column 7 ("3"): expected an operator`,
-		"SAMPLE IN 3":          `expected ( after IN`,
+		"SAMPLE IN 3":          `expected ( or a stack (USTACK, XSTACK, MSTACK, LEAF) after IN`,
 		"SAMPLE IN (1 2)":      `expected , or ) in the list after IN`,
 		"TSTAMP > 1.5":         `1.5 is not a whole number`,
 		"THRID==3 $":           `at column 10: unexpected "$"`,
