@@ -382,6 +382,9 @@ func (s *session) setName(args []string) error {
 			return usagef("name: %q is not soname or nosoname", opt)
 		}
 	}
+	if st != s.style && s.sel.stacks { // FNAME matches names in the style: the filter keeps others
+		s.selectionChanged()
+	}
 	s.style, s.soname = st, soname
 	s.names = nil
 	return nil

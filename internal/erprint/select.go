@@ -1072,6 +1072,12 @@ func (s *session) describe(_ []string) error {
 	}
 	s.printf("\nOperators, as in C and with C's precedence: || && | ^ & == != < <= > >= << >> + - * / %% ! ~ ?:,\n")
 	s.printf("and x IN (a, b, ...). Numbers are integers: 42, 0x2a, 1.5e9.\n")
+	s.printf("\nCall stacks: USTACK, XSTACK, MSTACK (the event's stack in the user, expert and machine view modes; the\n")
+	s.printf("same for native code), LEAF (its leaf function's id), FNAME(\"regexp\") (the functions whose whole name,\n")
+	s.printf("as the name command shows names, matches), function ids (printmode json's id); L IN S (every function\n")
+	s.printf("of L is in S), L SOME IN S (one is), L ORDERED IN S (L's items are consecutive frames, callers first);\n")
+	s.printf("INSTK(name): the function named name is on the stack. Examples: FNAME(\"work.*\") SOME IN USTACK,\n")
+	s.printf("(FNAME(\"main\"), FNAME(\"work\")) ORDERED IN USTACK, LEAF IN (FNAME(\"memcpy\")), INSTK(main).\n")
 	for i, d := range s.exps {
 		prog := ""
 		if len(d.Log.Command) > 0 {
