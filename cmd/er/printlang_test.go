@@ -38,7 +38,7 @@ func nsFunctions(t *testing.T, exp, filter string, more ...string) map[string][2
 func secondsNS(t *testing.T, s string) int64 {
 	t.Helper()
 	whole, frac, _ := strings.Cut(s, ".")
-	n, err := strconv.ParseInt(whole+(frac+"000000000")[:9], 10, 64)
+	n, err := strconv.ParseInt(whole+(frac + "000000000")[:9], 10, 64)
 	if err != nil {
 		t.Fatalf("%q: %v", s, err)
 	}
