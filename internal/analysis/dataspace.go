@@ -103,7 +103,7 @@ func (p *Profile) buildDataSpace() *DataSpace {
 		slots := counterSlots(p, d)
 		heap := newHeapBlocks(p, es)
 		bases := objectBases(d)
-		keep := newEventSel(p.filter, es).keepAll(DataCounters, len(d.Counters))
+		keep := newEventSel(p.filter, es, root).keepAll(DataCounters, len(d.Counters))
 		for i := range d.Counters {
 			s := &d.Counters[i]
 			if int(s.Counter) >= len(d.Log.Counters) || !d.Log.Counters[s.Counter].Backtrack || slots[s.Counter].main < 0 ||

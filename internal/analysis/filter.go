@@ -39,6 +39,13 @@ type EventInfo struct {
 	Time   int64    // ns since the experiment's start: when the sample was taken, when the call returned
 	Dur    int64    // ns the event lasted: a synchronization wait, an I/O call; 0 for others
 	Sample int      // the sample the event belongs to (see ExpIndex.Samples)
+	// Stack is the event's call stack, a stack of Prof (Prof.Stack: its functions, root first),
+	// when the filter runs in Refilter; Prof is then the profile analysed without a filter, whose
+	// function numbers the stack holds. Stack is -1 and Prof nil for an event that reaches no
+	// stack there (one that adds to no metric, such as a free), and in Analyze, which resolves
+	// stacks after filtering: a filter on stacks refilters a profile of all events.
+	Stack int32
+	Prof  *Profile
 }
 
 // Thread is one thread of an experiment.
@@ -238,7 +245,7 @@ func (x *ExpIndex) Event(k DataKind, i int, ev *EventInfo) {
 
 // event fills ev with what event i of kind k records itself: not its thread or sample numbers.
 func (x *ExpIndex) event(k DataKind, i int, ev *EventInfo) {
-	*ev = EventInfo{Exp: x.exp, Kind: k, CPU: -1}
+	*ev = EventInfo{Exp: x.exp, Kind: k, CPU: -1, Stack: -1}
 	kindOf(k).Info(x.d, i, ev)
 }
 
@@ -264,19 +271,23 @@ func (x *ExpIndex) threadNumbers(k DataKind) []int32 {
 type eventSel struct {
 	f       func(*EventInfo) bool
 	x       *ExpIndex
+	es      *expState
+	root    *Profile // the profile of all events, whose stacks es.rawOf numbers
 	ev      EventInfo
 	threads []int32 // of the kind of events being selected
+	raws    []int32 // each event's raw stack in root (-1: none); nil in Analyze
 }
 
-// newEventSel returns filter f of the events of experiment es, or nil when f is nil.
-func newEventSel(f func(*EventInfo) bool, es *expState) *eventSel {
+// newEventSel returns filter f of the events of experiment es, whose raw stacks (when refiltering)
+// are those of root; nil when f is nil.
+func newEventSel(f func(*EventInfo) bool, es *expState, root *Profile) *eventSel {
 	if f == nil {
 		return nil
 	}
 	if es.index == nil {
 		es.index = NewExpIndex(int(es.idx), es.d)
 	}
-	return &eventSel{f: f, x: es.index}
+	return &eventSel{f: f, x: es.index, es: es, root: root}
 }
 
 // keep reports whether the filter selects event i of kind k; a nil eventSel selects everything.
@@ -287,6 +298,11 @@ func (s *eventSel) keep(k DataKind, i int) bool {
 	s.x.event(k, i, &s.ev)
 	s.ev.Thread = int(s.threads[i])
 	s.ev.Sample = s.x.SampleAt(s.ev.Time)
+	if s.raws != nil {
+		if r := s.raws[i]; r >= 0 {
+			s.ev.Stack, s.ev.Prof = s.root.raw[r].stack, s.root
+		}
+	}
 	return s.f(&s.ev)
 }
 
@@ -298,6 +314,7 @@ func (s *eventSel) keepAll(k DataKind, n int) []bool {
 	}
 	out := make([]bool, n)
 	s.threads = s.x.threadNumbers(k)
+	s.raws = s.es.raws(k)
 	for i := range out {
 		out[i] = s.keep(k, i)
 	}
@@ -316,4 +333,28 @@ func countKept(keep []bool, n int) int64 {
 		}
 	}
 	return c
+}
+
+// EventStacks returns the call stack of each event of kind k of experiment exp (from 0, in the list
+// given to Analyze), indexed like the kind's events: a stack of the unfiltered profile
+// (Unfiltered, Stack), or -1 for an event that reaches none (one that adds to no metric). The
+// slice is new. It is nil when the unfiltered profile was analysed with a filter, or exp is not one
+// of its experiments.
+func (p *Profile) EventStacks(exp int, k DataKind) []int32 {
+	root := p.Unfiltered()
+	if root.b == nil || exp < 0 || exp >= len(root.b.exps) {
+		return nil
+	}
+	raws := root.b.exps[exp].raws(k)
+	if raws == nil {
+		return nil
+	}
+	out := make([]int32, len(raws))
+	for i, r := range raws {
+		out[i] = -1
+		if r >= 0 {
+			out[i] = root.raw[r].stack
+		}
+	}
+	return out
 }

@@ -87,11 +87,11 @@ func TestExpIndexThreads(t *testing.T) {
 	}
 	var ev EventInfo
 	x.Event(DataClock, 1, &ev)
-	if ev != (EventInfo{Exp: 2, Kind: DataClock, Pid: progPid, Tid: 7, Thread: 3, CPU: 1, Time: 20, Sample: 1}) {
+	if ev != (EventInfo{Exp: 2, Kind: DataClock, Pid: progPid, Tid: 7, Thread: 3, CPU: 1, Time: 20, Sample: 1, Stack: -1}) {
 		t.Errorf("clock event %+v", ev)
 	}
 	x.Event(DataHeap, 0, &ev)
-	if ev != (EventInfo{Exp: 2, Kind: DataHeap, Pid: progPid, Tid: 5, Thread: 2, CPU: -1, Time: 7, Sample: 1}) {
+	if ev != (EventInfo{Exp: 2, Kind: DataHeap, Pid: progPid, Tid: 5, Thread: 2, CPU: -1, Time: 7, Sample: 1, Stack: -1}) {
 		t.Errorf("heap event %+v", ev)
 	}
 }
@@ -252,5 +252,73 @@ func BenchmarkAnalyzeFiltered1M(b *testing.B) {
 		if p.Events != 250_000 {
 			b.Fatal(p.Events)
 		}
+	}
+}
+
+// TestFilterSeesStacks: a filter that runs in Refilter sees each event's function stack in the
+// unfiltered profile, as EventStacks gives them; one that runs in Analyze sees none. Seed 002's
+// example keeps, on the stacks through B, B's inclusive time and nothing of A's.
+func TestFilterSeesStacks(t *testing.T) {
+	all := analyze(t, seedExample().d)
+	b := int32(fn(t, all, "B"))
+	stacks := all.EventStacks(0, DataClock)
+	if len(stacks) != 10 {
+		t.Fatalf("EventStacks: %d events, want 10", len(stacks))
+	}
+	seen := 0
+	throughB := func(ev *EventInfo) bool {
+		if ev.Prof != all || ev.Stack != stacks[seen] {
+			t.Errorf("event %d: stack %d of %p, want %d of %p", seen, ev.Stack, ev.Prof, stacks[seen], all)
+		}
+		seen++
+		fr, _ := ev.Prof.Stack(int(ev.Stack))
+		return slices.Contains(fr, b)
+	}
+	q, err := all.Refilter(throughB, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen != 10 {
+		t.Errorf("the filter saw %d events, want 10", seen)
+	}
+	a, c := fn(t, all, "A"), fn(t, all, "C")
+	if q.Total[MetricTotalCPU] != 20 || q.Inclusive(c)[0] != 15 || q.Inclusive(a)[0] != 0 || q.Used(a) {
+		t.Errorf("through B: total %d, C %d, A %d (used %v); want 20, 15, 0 (not used)", q.Total[MetricTotalCPU], q.Inclusive(c)[0], q.Inclusive(a)[0], q.Used(a))
+	}
+	// Refiltered profiles give the unfiltered profile's stacks too.
+	if got := q.EventStacks(0, DataClock); !slices.Equal(got, stacks) {
+		t.Errorf("EventStacks of the refiltered profile: %v, want %v", got, stacks)
+	}
+	if all.EventStacks(1, DataClock) != nil || all.EventStacks(-1, DataClock) != nil {
+		t.Error("EventStacks of experiments that are not there")
+	}
+	// In Analyze, no stack yet.
+	_, err = Analyze([]*experiment.Data{seedExample().d}, Options{Filter: func(ev *EventInfo) bool {
+		if ev.Stack != -1 || ev.Prof != nil {
+			t.Errorf("Analyze's filter saw stack %d of %p", ev.Stack, ev.Prof)
+		}
+		return true
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, _ := Analyze([]*experiment.Data{seedExample().d}, Options{Filter: func(*EventInfo) bool { return true }}); f.EventStacks(0, DataClock) != nil {
+		t.Error("EventStacks of a profile analysed with a filter")
+	}
+}
+
+// TestEventStacksOfFrees: an event that adds to no metric (a free) reaches no stack: -1.
+func TestEventStacksOfFrees(t *testing.T) {
+	fk := heapFake()
+	fk.heap(1, experiment.HeapMalloc, 0x1000, 100, 0, "main", "leaky", "malloc")
+	fk.heap(2, experiment.HeapFree, 0x1000, 0, 0, "main", "good", "free")
+	p := analyze(t, fk.d)
+	st := p.EventStacks(0, DataHeap)
+	if len(st) != 2 || st[0] < 0 || st[1] != -1 {
+		t.Fatalf("heap stacks %v, want [s -1]", st)
+	}
+	fr, _ := p.Stack(int(st[0]))
+	if want := []int32{int32(fn(t, p, "main")), int32(fn(t, p, "leaky")), int32(fn(t, p, "malloc"))}; !slices.Equal(fr, want) {
+		t.Errorf("the malloc's stack %v, want main, leaky, malloc %v", fr, want)
 	}
 }

@@ -522,7 +522,7 @@ func (es *expState) raws(k DataKind) []int32 {
 func (ea *eventAdder) addAll(filter func(ev *EventInfo) bool, groups *ioGroups) {
 	es, p := ea.es, ea.p
 	d := es.d
-	sel := newEventSel(filter, es)
+	sel := newEventSel(filter, es, ea.b.p)
 	var ev EventInfo
 	for _, k := range Kinds {
 		n := k.Len(d)

@@ -176,7 +176,7 @@ func init() {
 			minArgs: 1, maxArgs: 1, data: true, rest: true, run: (*session).cpuSelect},
 		{name: "experiment_select", group: g[7], usage: "experiment_select exp_list", help: "select experiments: all, or a list such as 1,3-5",
 			minArgs: 1, maxArgs: 1, data: true, rest: true, run: (*session).experimentSelect},
-		{name: "filters", group: g[7], usage: "filters [expression|none]", help: "show only the events for which expression is true (none or nothing: all)",
+		{name: "filters", group: g[7], usage: "filters [expression|none]", help: "show only the events for which expression is true, such as THRID==2 or INSTK(main) (describe; none or nothing: all)",
 			maxArgs: 1, rest: true, run: (*session).filters},
 		{name: "describe", group: g[7], usage: "describe", help: "describe the fields of filter expressions and what each experiment recorded",
 			data: true, run: (*session).describe},
@@ -204,6 +204,11 @@ func init() {
 		{name: "statistics", group: g[10], usage: "statistics [exp_id]", help: "display the execution statistics data",
 			maxArgs: 1, data: true, run: (*session).statistics},
 
+		{name: "mapfile", group: g[11], usage: "mapfile load_object {file|-}",
+			help:    "write load_object's functions by the sort metric, a link order for gold's --section-ordering-file (-: the output)",
+			minArgs: 2, maxArgs: 2, data: true, run: (*session).mapfile},
+		{name: "ifreq", group: g[11], usage: "ifreq", help: "display the instruction-frequency report (from count data, which er does not record: it says so)",
+			data: true, run: (*session).ifreq},
 		{name: "script", group: g[11], usage: "script file", help: "read er_print commands from script file",
 			minArgs: 1, maxArgs: 1, run: func(s *session, a []string) error { return s.script(a[0]) }},
 		{name: "version", group: g[11], usage: "version", help: "display the current release version",
@@ -384,6 +389,9 @@ func (s *session) setName(args []string) error {
 		default:
 			return usagef("name: %q is not soname or nosoname", opt)
 		}
+	}
+	if st != s.style && s.sel.stacks { // FNAME matches names in the style: the filter keeps others
+		s.selectionChanged()
 	}
 	s.style, s.soname = st, soname
 	s.names = nil

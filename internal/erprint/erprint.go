@@ -487,13 +487,63 @@ func (s *session) execLine(line string) error {
 		return err
 	}
 	args := words[1:]
-	if cmd.rest && len(args) > 1 {
-		args = []string{strings.Join(args, " ")}
+	if cmd.rest && len(args) > 0 {
+		args = []string{restArg(line)}
 	}
 	if cmd.maxArgs >= 0 && len(args) > cmd.maxArgs && cmd.joinArgs {
 		args = joinName(args)
 	}
 	return s.exec(cmd, args)
+}
+
+// restArg is the argument of a command that takes the rest of its line (filters, the selections):
+// the line after the command's name, as written but with each run of blanks outside double quotes
+// made one space, so that FNAME("a  b") keeps its string; or, when the rest is one string in
+// double quotes, as gprofng's scripts write an expression with spaces, that string, \" and \\ in
+// it being " and \.
+func restArg(line string) string {
+	line = strings.TrimLeft(line, " \t\r")
+	if i := strings.IndexAny(line, " \t\r"); i >= 0 {
+		line = line[i:]
+	} else {
+		line = ""
+	}
+	rest := strings.TrimSpace(line)
+	if len(rest) >= 2 && rest[0] == '"' {
+		var b strings.Builder
+		for i := 1; i < len(rest); i++ {
+			switch c := rest[i]; {
+			case c == '\\' && i+1 < len(rest) && (rest[i+1] == '"' || rest[i+1] == '\\'):
+				b.WriteByte(rest[i+1])
+				i++
+			case c == '"':
+				if i == len(rest)-1 {
+					return b.String()
+				}
+				i = len(rest) // a quote before the end: not one string
+			default:
+				b.WriteByte(c)
+			}
+		}
+	}
+	var b strings.Builder
+	quoted, blank := false, false
+	for i := 0; i < len(rest); i++ {
+		c := rest[i]
+		switch {
+		case c == '"' && (i == 0 || rest[i-1] != '\\'):
+			quoted = !quoted
+		case !quoted && (c == ' ' || c == '\t' || c == '\r'):
+			blank = true
+			continue
+		}
+		if blank {
+			b.WriteByte(' ')
+			blank = false
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
 
 // joinName rejoins a function name that has spaces ("f(int, char)"), keeping a final number as N.

@@ -211,6 +211,7 @@ type selection struct {
 	expsSet                      bool
 	filterText                   string // "" when there is no filter
 	filter                       evalFn
+	stacks                       bool // the filter looks at call stacks
 }
 
 func (sel *selection) expSelected(exp int64) bool { return !sel.expsSet || sel.exps.has(exp) }
@@ -278,8 +279,18 @@ func (s *session) eachEvent(i int, fn func(ev *analysis.EventInfo, cpu, thread i
 	x := s.expIndex(i)
 	d := x.Data()
 	all := s.sel.isAll()
+	var base *analysis.Profile // for a filter on call stacks: each event's stack
+	if s.sel.stacks {
+		if _, err := s.profile(); err == nil {
+			base = s.base
+		}
+	}
 	var ev analysis.EventInfo
 	for _, k := range analysis.Kinds {
+		var stacks []int32
+		if base != nil {
+			stacks = base.EventStacks(i, k.ID)
+		}
 		var cpus, threads []int64
 		if k.CPUTime != nil {
 			cpus = k.CPUTime(x)
@@ -289,6 +300,9 @@ func (s *session) eachEvent(i int, fn func(ev *analysis.EventInfo, cpu, thread i
 		}
 		for j, n := 0, k.Len(d); j < n; j++ {
 			x.Event(k.ID, j, &ev)
+			if j < len(stacks) && stacks[j] >= 0 {
+				ev.Stack, ev.Prof = stacks[j], base
+			}
 			if !all && !s.sel.match(&ev) {
 				continue
 			}
@@ -369,16 +383,27 @@ func (s *session) experimentSelect(args []string) error {
 // filters sets the filter expression; none, or nothing, removes it.
 func (s *session) filters(args []string) error {
 	text := strings.TrimSpace(strings.Join(args, " "))
+	var sets []*funcSet
 	if text == "" || strings.EqualFold(text, "none") {
-		s.sel.filter, s.sel.filterText = nil, ""
+		s.sel.filter, s.sel.filterText, s.sel.stacks = nil, "", false
 	} else {
-		f, err := parseFilter(text)
+		c, err := compileFilter(text, &filterEnv{style: &s.style})
 		if err != nil {
 			return usagef("filters %s: %v", clip(text, 80), err)
 		}
-		s.sel.filter, s.sel.filterText = f, text
+		s.sel.filter, s.sel.filterText, s.sel.stacks = c.eval, text, c.stacks
+		sets = c.sets
 	}
 	s.selectionChanged()
+	if len(sets) > 0 && len(s.exps) > 0 { // a misspelt name selects nothing: say so
+		if _, err := s.profile(); err == nil {
+			for _, fs := range sets {
+				if fs.resolve(s.base); len(fs.list) == 0 {
+					fmt.Fprintf(s.stderr, "er print: warning: filters: %s names no function of the loaded experiments (functions lists them): it matches none\n", fs.what)
+				}
+			}
+		}
+	}
 	if s.text() {
 		if s.sel.filterText == "" {
 			s.printf("Current filter: none\n")
@@ -458,13 +483,15 @@ const (
 	tNum
 	tName
 	tOp
+	tStr // "text", with \" and \\ inside; INSTK's name as written
 )
 
 type token struct {
 	kind tokKind
 	text string
 	num  int64
-	pos  int // byte offset in the expression, from 0
+	str  string // a string's text
+	pos  int    // byte offset in the expression, from 0
 }
 
 // operators, longest first where one is a prefix of another.
@@ -497,6 +524,19 @@ func lex(src string) ([]token, error) {
 			}
 			toks = append(toks, token{kind: tName, text: src[i:j], pos: i})
 			i = j
+			if strings.EqualFold(toks[len(toks)-1].text, "INSTK") {
+				more, next, err := lexInstk(src, i)
+				if err != nil {
+					return nil, err
+				}
+				toks, i = append(toks, more...), next
+			}
+		case c == '"':
+			t, next, err := lexString(src, i)
+			if err != nil {
+				return nil, err
+			}
+			toks, i = append(toks, t), next
 		default:
 			op := ""
 			for _, o := range operators {
@@ -516,6 +556,58 @@ func lex(src string) ([]token, error) {
 		}
 	}
 	return append(toks, token{kind: tEOF, pos: len(src)}), nil
+}
+
+// lexString reads the string in double quotes at src[i]: \" is a quote, \\ a backslash, and a
+// backslash before anything else stays (a regular expression's \. or \d).
+func lexString(src string, i int) (token, int, error) {
+	var b strings.Builder
+	for j := i + 1; j < len(src); j++ {
+		switch c := src[j]; {
+		case c == '"':
+			return token{kind: tStr, text: src[i : j+1], str: b.String(), pos: i}, j + 1, nil
+		case c == '\\' && j+1 < len(src) && (src[j+1] == '"' || src[j+1] == '\\'):
+			b.WriteByte(src[j+1])
+			j++
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return token{}, 0, fmt.Errorf("at column %d: the string does not end: a \" is missing", i+1)
+}
+
+// lexInstk reads INSTK's argument after the name, which ends at src[i]: "(name)" where the name
+// is everything up to the parenthesis that closes the first (C++ names hold parentheses, commas
+// and operators), or a string in double quotes. It returns the tokens "(", the name, ")".
+func lexInstk(src string, i int) ([]token, int, error) {
+	for i < len(src) && (src[i] == ' ' || src[i] == '\t') {
+		i++
+	}
+	if i >= len(src) || src[i] != '(' {
+		return nil, i, nil // the parser says what is missing
+	}
+	open := i
+	j := i + 1
+	for j < len(src) && (src[j] == ' ' || src[j] == '\t') {
+		j++
+	}
+	if j < len(src) && src[j] == '"' {
+		return []token{{kind: tOp, text: "(", pos: open}}, j, nil
+	}
+	depth := 1
+	for k := j; k < len(src); k++ {
+		switch src[k] {
+		case '(':
+			depth++
+		case ')':
+			if depth--; depth == 0 {
+				name := strings.TrimSpace(src[j:k])
+				return []token{{kind: tOp, text: "(", pos: open}, {kind: tStr, text: name, str: name, pos: j},
+					{kind: tOp, text: ")", pos: k}}, k + 1, nil
+			}
+		}
+	}
+	return nil, 0, fmt.Errorf("at column %d: INSTK's ( is not closed", open+1)
 }
 
 func isAlnum(c byte) bool {
@@ -546,27 +638,54 @@ func parseNumber(s string) (int64, error) {
 // it, 200,000 parentheses overflow the Go stack.
 const maxFilterDepth = 1000
 
-// exprParser is a precedence-climbing parser of C expressions with C's precedence, and "IN".
+// exprParser is a precedence-climbing parser of C expressions with C's precedence, and the
+// operators IN, SOME IN and ORDERED IN (stackfilter.go).
 type exprParser struct {
-	toks []token
-	i    int
-	src  string
-	nest int // parentheses, unary operators, ?: and IN lists open around the current token
+	toks  []token
+	i     int
+	src   string
+	nest  int // parentheses, unary operators, ?: and IN lists open around the current token
+	env   *filterEnv
+	memos []*stackMemo // of the stack operations
+	sets  []*funcSet   // FNAME and INSTK
 }
 
 // node is a compiled subexpression and the depth of its evaluation: 0 for a number or a field.
+// A scalar has f; a list or a set has items. stk says it depends on the event's call stack, event
+// on its other fields.
 type node struct {
-	f evalFn
-	d int
+	f     evalFn
+	d     int
+	kind  nodeKind
+	items []setItem
+	stk   bool
+	event bool
 }
 
-// parseFilter compiles a filter expression.
+// compiledFilter is a filter expression compiled.
+type compiledFilter struct {
+	eval   evalFn
+	stacks bool         // it looks at call stacks: its events need theirs (analysis.EventInfo.Stack)
+	memos  []*stackMemo // the stack operations' values by stack
+	sets   []*funcSet   // FNAME and INSTK, to say which name no function
+}
+
+// parseFilter compiles a filter expression, FNAME matching long names.
 func parseFilter(src string) (evalFn, error) {
+	c, err := compileFilter(src, nil)
+	if err != nil {
+		return nil, err
+	}
+	return c.eval, nil
+}
+
+// compileFilter compiles a filter expression whose FNAMEs match names in env's style.
+func compileFilter(src string, env *filterEnv) (*compiledFilter, error) {
 	toks, err := lex(src)
 	if err != nil {
 		return nil, err
 	}
-	p := &exprParser{toks: toks, src: src}
+	p := &exprParser{toks: toks, src: src, env: env}
 	n, err := p.expr()
 	if err != nil {
 		return nil, err
@@ -574,7 +693,18 @@ func parseFilter(src string) (evalFn, error) {
 	if t := p.peek(); t.kind != tEOF {
 		return nil, p.errAt(t, "expected an operator")
 	}
-	return n.f, nil
+	if err := p.scalar(n, toks[0]); err != nil {
+		return nil, err
+	}
+	return &compiledFilter{eval: n.f, stacks: n.stk, memos: p.memos, sets: p.sets}, nil
+}
+
+// scalar checks that n, which starts at token t, is a number, not a list, a set or a stack.
+func (p *exprParser) scalar(n node, t token) error {
+	if n.kind == scalarNode {
+		return nil
+	}
+	return p.errAt(t, fmt.Sprintf("%s is not a number: compare it with IN, SOME IN or ORDERED IN (FNAME(\"f\") SOME IN USTACK)", n.kind))
 }
 
 func (p *exprParser) peek() token { return p.toks[p.i] }
@@ -619,7 +749,11 @@ func (p *exprParser) join(t token, f evalFn, ns ...node) (node, error) {
 	if d+1 > maxFilterDepth {
 		return node{}, p.tooDeep(t)
 	}
-	return node{f, d + 1}, nil
+	n := node{f: f, d: d + 1}
+	for _, m := range ns {
+		n.stk, n.event = n.stk || m.stk, n.event || m.event
+	}
+	return n, nil
 }
 
 func (p *exprParser) isOp(ops ...string) (string, bool) {
@@ -637,6 +771,7 @@ func (p *exprParser) isOp(ops ...string) (string, bool) {
 
 // expr := cond; cond := lor ['?' expr ':' cond].
 func (p *exprParser) expr() (node, error) {
+	start := p.peek()
 	cn, err := p.binary(0)
 	if err != nil {
 		return node{}, err
@@ -644,21 +779,32 @@ func (p *exprParser) expr() (node, error) {
 	if _, ok := p.isOp("?"); !ok {
 		return cn, nil
 	}
+	if err := p.scalar(cn, start); err != nil {
+		return node{}, err
+	}
 	q := p.next()
 	if err := p.enter(q); err != nil {
 		return node{}, err
 	}
 	defer p.leave()
+	at := p.peek()
 	an, err := p.expr()
 	if err != nil {
+		return node{}, err
+	}
+	if err := p.scalar(an, at); err != nil {
 		return node{}, err
 	}
 	if _, ok := p.isOp(":"); !ok {
 		return node{}, p.errAt(p.peek(), "expected : of ?:")
 	}
 	p.next()
+	bt := p.peek()
 	bn, err := p.expr()
 	if err != nil {
+		return node{}, err
+	}
+	if err := p.scalar(bn, bt); err != nil {
 		return node{}, err
 	}
 	c, a, b := cn.f, an.f, bn.f
@@ -679,73 +825,42 @@ func (p *exprParser) binary(level int) (node, error) {
 	if level == len(levels) {
 		return p.unary()
 	}
+	lt := p.peek()
 	l, err := p.binary(level + 1)
 	if err != nil {
 		return node{}, err
 	}
 	for {
-		if level == relLevel && p.peek().kind == tName && strings.EqualFold(p.peek().text, "IN") {
-			in := p.next()
-			if l, err = p.inList(in, l); err != nil {
+		if level == relLevel {
+			n, ok, err := p.stackOpAt(l)
+			if err != nil {
 				return node{}, err
 			}
-			continue
+			if ok {
+				l = n
+				continue
+			}
 		}
 		op, ok := p.isOp(levels[level]...)
 		if !ok {
 			return l, nil
 		}
+		if err := p.scalar(l, lt); err != nil {
+			return node{}, err
+		}
 		t := p.next()
+		rt := p.peek()
 		r, err := p.binary(level + 1)
 		if err != nil {
+			return node{}, err
+		}
+		if err := p.scalar(r, rt); err != nil {
 			return node{}, err
 		}
 		if l, err = p.join(t, binaryOp(op, l.f, r.f), l, r); err != nil {
 			return node{}, err
 		}
 	}
-}
-
-// inList parses "(e, e, ...)" after IN.
-func (p *exprParser) inList(in token, l node) (node, error) {
-	if _, ok := p.isOp("("); !ok {
-		return node{}, p.errAt(p.peek(), "expected ( after IN")
-	}
-	if err := p.enter(p.next()); err != nil {
-		return node{}, err
-	}
-	defer p.leave()
-	set := []node{l}
-	for {
-		e, err := p.expr()
-		if err != nil {
-			return node{}, err
-		}
-		set = append(set, e)
-		if _, ok := p.isOp(","); ok {
-			p.next()
-			continue
-		}
-		if _, ok := p.isOp(")"); !ok {
-			return node{}, p.errAt(p.peek(), "expected , or ) in the list after IN")
-		}
-		p.next()
-		break
-	}
-	fs := make([]evalFn, len(set)-1)
-	for i, n := range set[1:] {
-		fs[i] = n.f
-	}
-	lf := l.f
-	return p.join(in, func(ev *analysis.EventInfo) int64 {
-		v := lf(ev)
-		for _, e := range fs {
-			if e(ev) == v {
-				return 1
-			}
-		}
-		return 0
-	}, set...)
 }
 
 func b2i(b bool) int64 {
@@ -817,8 +932,12 @@ func (p *exprParser) unary() (node, error) {
 			return node{}, err
 		}
 		defer p.leave()
+		at := p.peek()
 		en, err := p.unary()
 		if err != nil {
+			return node{}, err
+		}
+		if err := p.scalar(en, at); err != nil {
 			return node{}, err
 		}
 		e := en.f
@@ -835,19 +954,30 @@ func (p *exprParser) unary() (node, error) {
 	return p.primary()
 }
 
-// primary := number | field | '(' expr ')'.
+// primary := number | field | LEAF | USTACK | XSTACK | MSTACK | FNAME '(' string ')' |
+// INSTK '(' name ')' | '(' expr { ',' expr } ')'.
 func (p *exprParser) primary() (node, error) {
 	t := p.next()
 	switch t.kind {
 	case tNum:
 		n := t.num
 		return node{f: func(*analysis.EventInfo) int64 { return n }}, nil
+	case tStr:
+		return node{}, p.errAt(t, `a string goes in FNAME("regexp") or INSTK("name")`)
 	case tName:
+		switch strings.ToUpper(t.text) {
+		case "FNAME", "INSTK":
+			return p.fname(t)
+		case "LEAF":
+			return node{f: leafOf, stk: true}, nil
+		case "USTACK", "XSTACK", "MSTACK":
+			return node{kind: stackNode, stk: true}, nil
+		}
 		f := lookupField(t.text)
 		if f == nil {
 			return node{}, fmt.Errorf("at column %d: unknown field %q; the fields are %s (describe says more)", t.pos+1, t.text, fieldNames())
 		}
-		return node{f: f.get}, nil
+		return node{f: f.get, event: true}, nil
 	case tOp:
 		if t.text == "(" {
 			if err := p.enter(t); err != nil {
@@ -858,6 +988,9 @@ func (p *exprParser) primary() (node, error) {
 			if err != nil {
 				return node{}, err
 			}
+			if _, ok := p.isOp(","); ok {
+				return p.list(t, e)
+			}
 			if _, ok := p.isOp(")"); !ok {
 				return node{}, p.errAt(p.peek(), "expected )")
 			}
@@ -866,6 +999,57 @@ func (p *exprParser) primary() (node, error) {
 		}
 	}
 	return node{}, p.errAt(t, "expected a number, a field or (")
+}
+
+// list parses the rest of "(e, e, ...)" after its first item first, at the comma: a list of
+// numbers and sets of functions, for the left of IN, SOME IN or ORDERED IN. The items after the
+// first bind tighter than those operators, so that the operator may come inside the parentheses, as
+// the Oracle manual writes it: (FNAME("a"), FNAME("b") IN USTACK) is ((FNAME("a"), FNAME("b")) IN USTACK).
+func (p *exprParser) list(open token, first node) (node, error) {
+	ns := []node{first}
+	for {
+		if _, ok := p.isOp(","); !ok {
+			break
+		}
+		p.next()
+		e, err := p.binary(relLevel + 1)
+		if err != nil {
+			return node{}, err
+		}
+		ns = append(ns, e)
+	}
+	n, err := p.listOf(open, ns)
+	if err != nil {
+		return node{}, err
+	}
+	if op, ok, err := p.stackOpAt(n); err != nil {
+		return node{}, err
+	} else if ok {
+		n = op
+	}
+	if _, ok := p.isOp(")"); !ok {
+		return node{}, p.errAt(p.peek(), "expected , or ) in the list")
+	}
+	p.next()
+	return n, nil
+}
+
+// listOf is the list node of ns, whose parenthesis is open.
+func (p *exprParser) listOf(open token, ns []node) (node, error) {
+	var items []setItem
+	for _, e := range ns {
+		switch e.kind {
+		case scalarNode:
+			items = append(items, setItem{val: e.f})
+		case setNode:
+			items = append(items, e.items...)
+		default:
+			return node{}, p.errAt(open, fmt.Sprintf("the list holds %s; a list holds numbers and FNAME(...)", e.kind))
+		}
+	}
+	n, err := p.join(open, nil, ns...)
+	n.kind, n.items = listNode, items
+	return n, err
 }
 
 func fieldNames() string {
@@ -888,6 +1072,12 @@ func (s *session) describe(_ []string) error {
 	}
 	s.printf("\nOperators, as in C and with C's precedence: || && | ^ & == != < <= > >= << >> + - * / %% ! ~ ?:,\n")
 	s.printf("and x IN (a, b, ...). Numbers are integers: 42, 0x2a, 1.5e9.\n")
+	s.printf("\nCall stacks: USTACK, XSTACK, MSTACK (the event's stack in the user, expert and machine view modes; the\n")
+	s.printf("same for native code), LEAF (its leaf function's id), FNAME(\"regexp\") (the functions whose whole name,\n")
+	s.printf("as the name command shows names, matches), function ids (printmode json's id); L IN S (every function\n")
+	s.printf("of L is in S), L SOME IN S (one is), L ORDERED IN S (L's items are consecutive frames, callers first);\n")
+	s.printf("INSTK(name): the function named name is on the stack. Examples: FNAME(\"work.*\") SOME IN USTACK,\n")
+	s.printf("(FNAME(\"main\"), FNAME(\"work\")) ORDERED IN USTACK, LEAF IN (FNAME(\"memcpy\")), INSTK(main).\n")
 	for i, d := range s.exps {
 		prog := ""
 		if len(d.Log.Command) > 0 {

@@ -54,6 +54,24 @@ func TestCompare(t *testing.T) {
 	if got := res.Table.Rows[0].Cells; got[0].V != 110*period || got[2].V != 110*period {
 		t.Errorf("filtered totals %+v", got)
 	}
+	// A filter on the call stack, each experiment's functions found in its own profile: leafA's part.
+	post(t, ts, "/api/filter", `{"range":[0,0],"expr":"INSTK(leafA)"}`, 200, nil)
+	get(t, ts, "/api/compare", 200, &res)
+	if got := res.Table.Rows[0].Cells; got[0].V != 100*period || got[2].V != 100*period || got[4].V != 0 {
+		t.Errorf("totals under INSTK(leafA) %+v, want leafA's %d in both", got, 100*period)
+	}
+	var fl struct {
+		Rows []struct {
+			Name  string `json:"name"`
+			Cells []struct {
+				V int64 `json:"v"`
+			} `json:"cells"`
+		} `json:"rows"`
+	}
+	get(t, ts, "/api/functions", 200, &fl)
+	if len(fl.Rows) == 0 || fl.Rows[0].Cells[0].V != 200*period {
+		t.Errorf("function list under INSTK(leafA): %+v, want a total of %d", fl.Rows, 200*period)
+	}
 }
 
 // TestDiffFlame checks the differential flame graph: er print's compare call tree of the first and
