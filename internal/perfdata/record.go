@@ -162,7 +162,8 @@ type Comm struct {
 	Exec bool
 }
 
-// Fork is a PERF_RECORD_FORK: thread Tid of process Pid was created by Ptid of Ppid, at Time.
+// Fork is a PERF_RECORD_FORK: thread Tid of process Pid was created by Ptid of Ppid, at Time (its
+// sample_id's, else its own).
 type Fork struct {
 	Header
 	Ppid, Ptid uint32
@@ -699,7 +700,9 @@ func (f *File) decodeKernel(h Header, body []byte) (Record, error) {
 	case RecordFork, RecordExit:
 		var ppid, ptid uint32
 		h.Pid, ppid, h.Tid, ptid = c.u32("pid"), c.u32("ppid"), c.u32("tid"), c.u32("ptid")
-		h.Time = c.u64("time")
+		if own := c.u64("time"); h.Time == 0 { // the sample_id's time, as perf orders by, where there is one
+			h.Time = own
+		}
 		if h.Type == RecordFork {
 			rec = &Fork{Header: h, Ppid: ppid, Ptid: ptid}
 		} else {
