@@ -75,6 +75,7 @@ type image struct {
 	parent       *image
 	forks, execs int
 	comm         string
+	command      []string // its command line, where known: the founder's from perf's, a forked child's its parent's
 	start        int64
 	how          string // how it began, for its log
 	w            *experiment.Writer
@@ -247,6 +248,10 @@ func nameOr(s, alt string) string {
 func (c *converter) fork(parent *image, pid uint32, t int64) {
 	p := c.newImage(pid, parent.pid, parent, 'f', t)
 	p.how = fmt.Sprintf("forked by process %d, %s", parent.pid, nameOr(parent.lineage, "founder"))
+	p.command = parent.command
+	if parent == c.founder && p.command == nil {
+		p.command = c.founderCommand(parent.comm)
+	}
 	for _, m := range parent.live {
 		m.Pid, m.LoadTime, m.UnloadTime = pid, t, -1
 		p.live = append(p.live, m)
@@ -320,10 +325,14 @@ func (c *converter) writer(p *image) (*experiment.Writer, error) {
 	}
 	log := c.log
 	log.Pid, log.Ppid, log.Lineage = p.pid, p.ppid, p.lineage
-	log.Command = []string{p.comm}
+	log.Command = p.command
 	if p == c.founder {
 		log.Command = c.founderCommand(p.comm)
 	}
+	if len(log.Command) == 0 {
+		log.Command = []string{nameOr(p.comm, "[unknown]")}
+	}
+	p.command = log.Command
 	log.Settings = append([]experiment.Setting(nil), c.log.Settings...)
 	log.Counters = append([]experiment.Counter(nil), c.log.Counters...)
 	dir := c.dir
