@@ -181,3 +181,36 @@ func TestImportProcesses(t *testing.T) {
 		}
 	}
 }
+
+// TestImportCounters: samples of another event than the CPU clocks (page-faults, one sample a fault)
+// become counter data: er print shows the event's metric, with perf report's total and the
+// faulting function's count.
+func TestImportCounters(t *testing.T) {
+	needPerf(t)
+	dir := t.TempDir()
+	data := filepath.Join(dir, "perf.data")
+	perfRecord(t, data, nil, "-e", "page-faults", "-c", "1", "-g", "--", cprog(t, "faultloop"), "2")
+	exp := filepath.Join(dir, "faults.er")
+	r := er(t, "", nil, "import", "-o", exp, data)
+	if r.code != 0 || !strings.Contains(r.stdout, "counter samples") || strings.Contains(r.stdout, "clock samples") {
+		t.Fatalf("er import: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	rep := readPerfReport(t, data)
+	p := er(t, "", nil, "print", "-printmode", "csv", "-metrics", "e.page-faults:i.page-faults", "-limit", "0", "-functions", exp)
+	if p.code != 0 {
+		t.Fatalf("er print: exit %d\n%s", p.code, p.stderr)
+	}
+	excl := map[string]int64{}
+	for _, line := range strings.Split(p.stdout, "\n") {
+		if f := strings.SplitN(line, ",", 3); len(f) == 3 {
+			if n, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+				excl[f[2]] = n
+			}
+		}
+	}
+	// The program touches 8,000 new pages in touch(); the loader's faults come on top.
+	if excl["<Total>"] != rep.period || excl["touch"] != rep.self["touch"] || excl["touch"] < 8000 {
+		t.Errorf("er print: <Total> %d faults, touch %d; perf report %d and %d", excl["<Total>"], excl["touch"], rep.period, rep.self["touch"])
+	}
+	t.Logf("page faults: <Total> %d (perf %d), touch %d (perf %d)", excl["<Total>"], rep.period, excl["touch"], rep.self["touch"])
+}

@@ -91,10 +91,14 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	for _, w := range r.Warnings {
 		fmt.Fprintf(stderr, "er import: warning: %s\n", w)
 	}
-	what := fmt.Sprintf("%d clock samples", r.ClockSamples)
-	if r.CounterSamples > 0 {
-		what += fmt.Sprintf(", %d counter samples", r.CounterSamples)
+	var parts []string
+	if r.ClockSamples > 0 || r.CounterSamples == 0 {
+		parts = append(parts, fmt.Sprintf("%d clock samples", r.ClockSamples))
 	}
+	if r.CounterSamples > 0 {
+		parts = append(parts, fmt.Sprintf("%d counter samples", r.CounterSamples))
+	}
+	what := strings.Join(parts, ", ")
 	procs := ""
 	if r.Experiments > 1 {
 		procs = fmt.Sprintf(" in %d experiments (a subexperiment per process)", r.Experiments)
