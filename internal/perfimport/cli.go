@@ -8,9 +8,10 @@ import (
 	"strings"
 
 	"er/internal/collect"
+	"er/internal/erarchive"
 )
 
-const usage = `Usage: er import [-o experiment] [perf.data]
+const usage = `Usage: er import [-o experiment] [-a mode] [perf.data]
 
 Converts a perf.data file, as perf record writes it, into an er experiment, so that er print and
 the Analyzer show perf's samples: their functions, callers and callees, call tree, source lines and
@@ -19,6 +20,8 @@ record -o - | er import -).
 
   -o experiment   the experiment to write (it must not exist); by default the next free test.N.er
                   in the current directory, as er collect names it
+  -a mode         then copy load objects and sources into the experiment as er archive -a does
+                  (off, ldobjects, usedldobjects, src, on, usedsrc; usedsrc by default, as er collect)
 
 What is imported:
   samples of cpu-clock and task-clock   clock-profiling data: each sample's period is its CPU time
@@ -38,7 +41,7 @@ Branch stacks, raw tracepoint data, weights and AUX data are not imported (a war
 
 // Main is er import.
 func Main(args []string, stdout, stderr io.Writer) int {
-	out := ""
+	out, mode := "", erarchive.DefaultMode
 	var files []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -52,6 +55,17 @@ func Main(args []string, stdout, stderr io.Writer) int {
 				return 2
 			}
 			out = args[i+1]
+			i++
+		case a == "-a":
+			if i+1 >= len(args) {
+				fmt.Fprintln(stderr, "er import: -a needs a mode ("+erarchive.ModeNames+")")
+				return 2
+			}
+			mode = args[i+1]
+			if err := erarchive.CheckMode(mode); err != nil {
+				fmt.Fprintf(stderr, "er import: -a: %v\n", err)
+				return 2
+			}
 			i++
 		case strings.HasPrefix(a, "-") && a != "-":
 			fmt.Fprintf(stderr, "er import: unknown option %q (run `er import --help`)\n", a)
@@ -104,5 +118,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		procs = fmt.Sprintf(" in %d experiments (a subexperiment per process)", r.Experiments)
 	}
 	fmt.Fprintf(stdout, "er import: %s -> %s: %s%s\n", in, r.Dir, what, procs)
+	if mode != "off" {
+		err := erarchive.Experiment(r.Dir, mode, func(w string) { fmt.Fprintf(stderr, "er import: archive: %s\n", w) })
+		if err != nil {
+			fmt.Fprintf(stderr, "er import: archiving %s: %v (run er archive on it later)\n", r.Dir, err)
+		}
+	}
 	return 0
 }

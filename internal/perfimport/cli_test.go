@@ -20,15 +20,17 @@ func TestMainCommand(t *testing.T) {
 		code      int
 		out, errs string
 	}{
-		{[]string{"--help"}, 0, "Usage: er import [-o experiment] [perf.data]", ""},
+		{[]string{"--help"}, 0, "Usage: er import [-o experiment] [-a mode] [perf.data]", ""},
 		{[]string{"-x"}, 2, "", `unknown option "-x"`},
 		{[]string{"a.data", "b.data"}, 2, "", "one perf.data file at a time (2 given)"},
 		{[]string{"-o"}, 2, "", "-o needs an experiment name"},
 		{[]string{"-o", "name", abs}, 2, "", "an experiment's name ends in .er"},
+		{[]string{"-a", "all", abs}, 2, "", "er import: -a: "},
+		{[]string{"-a"}, 2, "", "-a needs a mode"},
 		{nil, 1, "", "perf.data does not exist (perf record writes ./perf.data"},
 		{[]string{abs}, 0, "er import: " + abs + " -> test.1.er: 15 clock samples, 5 counter samples\n", ""},
 		{[]string{abs}, 0, "-> test.2.er: 15 clock samples", ""},
-		{[]string{"-o", "mine.er", abs}, 0, "-> mine.er: 15 clock samples", ""},
+		{[]string{"-o", "mine.er", "-a", "off", abs}, 0, "-> mine.er: 15 clock samples", ""},
 		{[]string{"-o", "mine.er", abs}, 1, "", "experiment mine.er already exists"},
 	}
 	for _, tc := range tests {
