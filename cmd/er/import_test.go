@@ -171,6 +171,10 @@ func TestImportProcesses(t *testing.T) {
 			erByPid[s.Pid]++
 		}
 		t.Logf("%-10s pid %d %q: %d samples", nameOr(sub), d.Log.Pid, d.Log.Command, len(d.Clock))
+		// _f3 exec'd spinchild: its image was replaced; the others exited.
+		if text := d.Log.ExitText(); (sub == "_f3.er") != strings.HasPrefix(text, "replaced by exec") {
+			t.Errorf("%s: the target %s", nameOr(sub), text)
+		}
 	}
 	if len(perfByPid) != 4 {
 		t.Errorf("perf report shows %d processes, want 4: %v", len(perfByPid), perfByPid)

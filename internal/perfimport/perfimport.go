@@ -82,6 +82,7 @@ type image struct {
 	live         []experiment.Mapping // its mappings in force
 	samples      int64
 	stack        experiment.Stack
+	exited       bool // its EXIT was seen
 }
 
 // converter turns the records of one perf.data file into an experiment.
@@ -173,8 +174,10 @@ func (c *converter) handle(r perfdata.Record) error {
 			return nil
 		}
 		if p := c.cur[r.Pid]; p != nil {
+			p.exited = true
 			if p.w != nil {
 				p.w.ProcessExit(r.Pid, t)
+				p.w.Event(experiment.Event{Time: t, Kind: "exit", Pid: r.Pid, Text: "exited (perf.data does not hold exit statuses: er print shows 0)"})
 			}
 			delete(c.cur, r.Pid)
 			c.stacks.gone(r.Pid)
@@ -272,6 +275,7 @@ func (c *converter) exec(p *image, comm string, t int64) {
 	}
 	if p.w != nil {
 		p.w.ProcessExit(p.pid, t)
+		p.w.Event(experiment.Event{Time: t, Kind: "exit", Pid: p.pid, Text: "exec started a new image"})
 	}
 	q := c.newImage(p.pid, p.ppid, p, 'x', t)
 	q.comm = comm
@@ -583,8 +587,8 @@ func (c *converter) finish(mtime int64) error {
 			continue
 		}
 		w := p.w
-		exited := c.cur[p.pid] != p // its exit (or exec) unmapped its mappings then
-		if !exited {
+		exited := p.exited
+		if c.cur[p.pid] == p { // still running: its exit (or exec) unmapped its mappings otherwise
 			w.ProcessExit(p.pid, end)
 		}
 		w.UpdateLog(func(l *experiment.Log) {
