@@ -26,6 +26,7 @@ var manPages = []struct {
 	{"er-collect", "run a program and record an experiment", []string{"collect", "--help"}},
 	{"er-print", "analyse experiments (er_print)", []string{"print", "-help"}},
 	{"er-export", "write profiles for pprof, FlameGraph, speedscope and Chrome's trace viewers", []string{"export", "--help"}},
+	{"er-import", "convert a perf.data file into an experiment", []string{"import", "--help"}},
 	{"er-archive", "copy load objects and sources into an experiment", []string{"archive", "--help"}},
 	{"er-analyzer", "browse experiments in a web page", []string{"analyzer", "--help"}},
 	{"er-rm", "remove experiments", []string{"rm", "--help"}},
@@ -71,7 +72,7 @@ func writeMan(dir string, stderr io.Writer) int {
 
 // writeCompletion prints the completion script of a shell.
 func writeCompletion(shell string, stdout, stderr io.Writer) int {
-	w := shellcomp.Words{Subcommands: []string{"collect", "print", "export", "archive", "rm", "cp", "mv", "analyzer", "version", "help", "man", "completion"},
+	w := shellcomp.Words{Subcommands: []string{"collect", "print", "export", "import", "archive", "rm", "cp", "mv", "analyzer", "version", "help", "man", "completion"},
 		CollectOptions: collect.OptionNames(), PrintCommands: erprint.CommandNames()}
 	switch shell {
 	case "bash":

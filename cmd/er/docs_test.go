@@ -52,6 +52,10 @@ func TestCompletion(t *testing.T) {
 		if err != nil || strings.TrimSpace(string(out)) != "-export_speedscope" {
 			t.Errorf("bash completes er print -export_sp to %q (%v)", out, err)
 		}
+		out, err = exec.Command(bash, "-c", ". "+f+"; COMP_WORDS=(er imp); COMP_CWORD=1; _er_complete; echo ${COMPREPLY[@]}").CombinedOutput()
+		if err != nil || strings.TrimSpace(string(out)) != "import" {
+			t.Errorf("bash completes er imp to %q (%v)", out, err)
+		}
 	}
 	if r := er(t, "", nil, "completion", "zsh"); r.code != 0 || !strings.HasPrefix(r.stdout, "#compdef er collect er_print") {
 		t.Errorf("completion zsh: exit %d\n%.200s", r.code, r.stdout)

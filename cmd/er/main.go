@@ -13,6 +13,7 @@ import (
 	"er/internal/erarchive"
 	"er/internal/erprint"
 	"er/internal/expfiles"
+	"er/internal/perfimport"
 	"er/internal/version"
 	"er/internal/web"
 )
@@ -52,6 +53,8 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return erarchive.Main(argv[2:], stdout, stderr)
 	case "export":
 		return erprint.ExportMain(argv[2:], stdout, stderr)
+	case "import":
+		return perfimport.Main(argv[2:], stdout, stderr)
 	case "rm":
 		return expfiles.RmMain(argv[2:], stdout, stderr)
 	case "cp":
@@ -95,6 +98,7 @@ Commands:
   print [-command ...] experiment...    analyse experiments, as er_print (also as: er_print)
   archive experiment                    copy load objects and sources into the experiment (also as: er_archive)
   export -o FILE experiment...          write the profile for pprof, FlameGraph, speedscope or Perfetto
+  import [-o experiment] [perf.data]    convert perf record's perf.data into an experiment
   rm [-f] [-q] experiment|group...      remove experiments and experiment groups (also as: er_rm)
   cp experiment new.er | exp... dir     copy experiments (also as: er_cp)
   mv experiment new.er | exp... dir     move experiments (also as: er_mv)

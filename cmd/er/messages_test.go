@@ -53,6 +53,8 @@ func TestHelpConventions(t *testing.T) {
 		{[]string{"cp", "--help"}, "Usage: er cp"},
 		{[]string{"mv", "--help"}, "Usage: er mv"},
 		{[]string{"export", "--help"}, "Usage: er export"},
+		{[]string{"import", "--help"}, "Usage: er import"},
+		{[]string{"help", "import"}, "Usage: er import"},
 		{[]string{"analyzer", "--help"}, "usage: er analyzer"},
 	} {
 		r := er(t, "", nil, c.args...)

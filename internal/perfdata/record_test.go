@@ -1,0 +1,390 @@
+package perfdata
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// all reads every record of rd.
+func all(t *testing.T, rd *Reader) []Record {
+	t.Helper()
+	var out []Record
+	for {
+		r, err := rd.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+}
+
+func countTypes(recs []Record) map[uint32]int {
+	m := map[uint32]int{}
+	for _, r := range recs {
+		m[r.Head().Type]++
+	}
+	return m
+}
+
+func TestRecordsFP(t *testing.T) {
+	f := open(t, "fp.data")
+	recs := all(t, f.Records())
+	// As perf report -D counts them.
+	want := map[uint32]int{RecordComm: 2, RecordCPUMap: 1, RecordEventUpdate: 2, RecordExit: 1, RecordFinishedInit: 1,
+		RecordFinishedRound: 1, RecordIDIndex: 1, RecordMmap: 1, RecordMmap2: 4, RecordSample: 20, RecordThreadMap: 1}
+	got := countTypes(recs)
+	for typ, n := range want {
+		if got[typ] != n {
+			t.Errorf("%d %s records, want %d", got[typ], recordName(typ), n)
+		}
+	}
+	byEvent := map[string]int{}
+	var first *Sample
+	for _, r := range recs {
+		if s, ok := r.(*Sample); ok {
+			byEvent[s.Attr.Name]++
+			if first == nil {
+				first = s
+			}
+		}
+	}
+	if byEvent["cpu-clock"] != 15 || byEvent["page-faults"] != 5 {
+		t.Errorf("samples by event %v, want cpu-clock 15 and page-faults 5", byEvent)
+	}
+	// 85340190519436 0x408 [0x88]: PERF_RECORD_SAMPLE(IP, 0x1): 21398/21398: 0xffffffff817554ea period: 1
+	wantCC := []uint64{0xffffffffffffff80, 0xffffffff817554ea, 0xffffffff81755b8a, 0xffffffff816c599f, 0xffffffff816c7016,
+		0xffffffff816c8064, 0xffffffff821ef691, 0xffffffff81000130, 0xfffffffffffffe00, 0x7fe2cc4f2ad7}
+	if first.Offset != 0x408 || first.Time != 85340190519436 || first.Pid != 21398 || first.Tid != 21398 ||
+		first.IP != 0xffffffff817554ea || first.Period != 1 || first.CPUMode() != CPUModeKernel || first.Attr.Name != "page-faults" ||
+		first.ID != 1218927 || !equal(first.Callchain, wantCC) {
+		t.Errorf("first sample %+v, callchain %x", first.Header, first.Callchain)
+	}
+	var comms []string
+	var mmaps []string
+	for _, r := range recs {
+		switch r := r.(type) {
+		case *Comm:
+			comms = append(comms, r.Comm+":"+strconv.FormatBool(r.Exec)+":"+strconv.Itoa(int(r.Pid)))
+		case *Mmap:
+			if r.Executable() {
+				mmaps = append(mmaps, r.Filename)
+			}
+		case *Exit:
+			if r.Pid != 21398 || r.Tid != 21398 || r.Time == 0 {
+				t.Errorf("exit %+v", r.Header)
+			}
+		case *ThreadMap:
+			if len(r.Threads) != 1 || r.Threads[0].Pid != 21398 {
+				t.Errorf("thread map %+v", r.Threads)
+			}
+		}
+	}
+	if got := strings.Join(comms, " "); got != "perf-exec:false:21398 busy:true:21398" {
+		t.Errorf("comms %s", got)
+	}
+	if got := strings.Join(mmaps, " "); got != "[kernel.kallsyms]_text /tmp/pt/busy /usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 [vdso] /usr/lib/x86_64-linux-gnu/libc.so.6" {
+		t.Errorf("executable mappings %s", got)
+	}
+}
+
+func equal(a, b []uint64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestRecordsDwarf(t *testing.T) {
+	f := open(t, "dwarf.data")
+	recs := all(t, f.Records())
+	var samples []*Sample
+	exec := 0
+	for _, r := range recs {
+		switch r := r.(type) {
+		case *Sample:
+			samples = append(samples, r)
+		case *Mmap:
+			if r.Executable() {
+				exec++
+			}
+		}
+	}
+	// 23 MMAP2 records (mmap_data is on with dwarf), 4 of them code, and the kernel's MMAP.
+	if len(samples) != 5 || countTypes(recs)[RecordMmap2] != 23 || exec != 5 {
+		t.Fatalf("%d samples, %d MMAP2, %d executable mappings; want 5, 23, 5", len(samples), countTypes(recs)[RecordMmap2], exec)
+	}
+	s := samples[0]
+	if s.IP != 0x558ac5f5714a || s.Period != 2000000 || s.Pid != 21450 || s.UserRegsABI != 2 || len(s.UserRegs) != 20 ||
+		len(s.UserStack) != 512 || s.UserStackDynSize != 512 || len(s.Callchain) != 0 || s.CPUMode() != CPUModeUser {
+		t.Errorf("first sample %+v: ip %#x period %d abi %d regs %d stack %d/%d callchain %x", s.Header, s.IP, s.Period,
+			s.UserRegsABI, len(s.UserRegs), len(s.UserStack), s.UserStackDynSize, s.Callchain)
+	}
+	// perf's x86 register 8 is the IP; the mask 0xff0fff holds registers 0 to 11 and 16 to 23.
+	if s.UserRegs[8] != s.IP {
+		t.Errorf("user register IP %#x, sample IP %#x", s.UserRegs[8], s.IP)
+	}
+}
+
+func TestPipeMode(t *testing.T) {
+	for _, how := range []string{"Open", "NewPipe"} {
+		var f *File
+		var rd *Reader
+		if how == "Open" {
+			f = open(t, "pipe.data")
+			rd = f.Records()
+		} else {
+			fh, err := os.Open("testdata/pipe.data")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fh.Close()
+			if f, rd, err = NewPipe(fh, "pipe.data"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !f.Pipe || len(f.Attrs) != 0 {
+			t.Fatalf("%s: pipe %v with %d events before the records", how, f.Pipe, len(f.Attrs))
+		}
+		recs := all(t, rd)
+		c := countTypes(recs)
+		if c[RecordHeaderAttr] != 1 || c[RecordHeaderFeature] != 19 || c[RecordSample] != 5 || c[RecordMmap2] != 4 {
+			t.Errorf("%s: records %v", how, c)
+		}
+		if len(f.Attrs) != 1 || f.Attrs[0].Name != "cpu-clock" || f.Hostname != "vm" || f.NrCPUsOnline != 2 {
+			t.Errorf("%s: events %d (%v), host %q, cpus %d", how, len(f.Attrs), f.Attrs, f.Hostname, f.NrCPUsOnline)
+		}
+		for _, r := range recs {
+			if s, ok := r.(*Sample); ok {
+				want := []uint64{0xfffffffffffffe00, 0x55c52eec814a, 0x55c52eec817e, 0x7f988c25424a}
+				if !equal(s.Callchain, want) || s.Period != 2000000 {
+					t.Errorf("%s: first sample's callchain %x period %d", how, s.Callchain, s.Period)
+				}
+				break
+			}
+		}
+	}
+}
+
+// stream builds a pipe-mode stream: its header, then the records.
+type stream struct{ b []byte }
+
+func newStream() *stream {
+	s := &stream{}
+	s.b = binary.LittleEndian.AppendUint64(s.b, magic)
+	s.b = binary.LittleEndian.AppendUint64(s.b, pipeHeaderSize)
+	return s
+}
+
+// record appends a record of type typ with the words as its body.
+func (s *stream) record(typ uint32, misc uint16, words ...uint64) {
+	s.b = binary.LittleEndian.AppendUint32(s.b, typ)
+	s.b = binary.LittleEndian.AppendUint16(s.b, misc)
+	s.b = binary.LittleEndian.AppendUint16(s.b, uint16(8+8*len(words)))
+	for _, w := range words {
+		s.b = binary.LittleEndian.AppendUint64(s.b, w)
+	}
+}
+
+// attr appends a HEADER_ATTR of a 128-byte attr with the given fields and ids.
+func (s *stream) attr(typ uint32, config, sampleType, readFormat, flags, branchType, regsUser, regsIntr uint64, ids ...uint64) {
+	a := make([]uint64, 16)
+	a[0] = uint64(typ) | 128<<32
+	a[1], a[3], a[4], a[5] = config, sampleType, readFormat, flags
+	a[2] = 1000
+	a[9], a[10], a[12] = branchType, regsUser, regsIntr
+	a[11] = 64 // sample_stack_user
+	s.record(RecordHeaderAttr, 0, append(a, ids...)...)
+}
+
+func (s *stream) reader(t *testing.T) (*File, *Reader) {
+	t.Helper()
+	f, rd, err := NewPipe(bytes.NewReader(s.b), "synthetic.data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, rd
+}
+
+// TestSampleLayout decodes a sample with every field perf can put in one, in the order of perf_event.h.
+func TestSampleLayout(t *testing.T) {
+	st := SampleIdentifier | SampleIP | SampleTID | SampleTime | SampleAddr | SampleID | SampleStreamID | SampleCPU |
+		SamplePeriod | SampleRead | SampleCallchain | SampleRaw | SampleBranchStack | SampleRegsUser | SampleStackUser |
+		SampleWeight | SampleDataSrc | SampleTransaction | SampleRegsIntr | SamplePhysAddr | SampleCgroup |
+		SampleDataPageSize | SampleCodePageSize | SampleAux
+	s := newStream()
+	s.attr(TypeHardware, 0, st, FormatGroup|FormatID|FormatTotalTimeEnabled, FlagSampleIDAll, branchHWIndex, 0x3, 0x1, 77)
+	raw := uint64(4) | 0xaabbccdd<<32 // u32 size 4, then 4 bytes of data
+	s.record(RecordSample, CPUModeUser,
+		77, 0x401000, 5|6<<32, 1000, 0xdead, 77, 9, 1, 250000, // identifier ... period
+		2, 111, 10, 77, 20, 78, // read: nr 2, time enabled, (value, id) x 2
+		3, 0xfffffffffffffe00, 0x401000, 0x401100, // callchain
+		raw,
+		1, 42, 0x401000, 0x402000, 0x3, // branches: nr 1, hw index, from, to, flags
+		2, 0x1111, 0x2222, // user regs: abi, 2 registers
+		16, 0xa, 0xb, 16, // stack: size 16, 16 bytes, dyn size
+		7, 0x55, 0x66, // weight, data source, transaction
+		2, 0x3333, // intr regs: abi, 1 register
+		0x9000, 12, 4096, 2097152, // phys addr, cgroup, page sizes
+		8, 0x77, // aux: size 8, data
+	)
+	_, rd := s.reader(t)
+	recs := all(t, rd)
+	x, ok := recs[1].(*Sample)
+	if !ok {
+		t.Fatalf("record 1 is %T", recs[1])
+	}
+	if x.ID != 77 || x.IP != 0x401000 || x.Pid != 5 || x.Tid != 6 || x.Time != 1000 || x.Addr != 0xdead || x.StreamID != 9 ||
+		x.CPU != 1 || x.Period != 250000 {
+		t.Errorf("fixed fields %+v ip %#x addr %#x stream %d period %d", x.Header, x.IP, x.Addr, x.StreamID, x.Period)
+	}
+	if len(x.Read) != 2 || x.Read[0] != (ReadValue{Value: 10, ID: 77, TimeEnabled: 111}) || x.Read[1].Value != 20 || x.Read[1].ID != 78 {
+		t.Errorf("read %+v", x.Read)
+	}
+	if !equal(x.Callchain, []uint64{0xfffffffffffffe00, 0x401000, 0x401100}) || !bytes.Equal(x.Raw, []byte{0xdd, 0xcc, 0xbb, 0xaa}) {
+		t.Errorf("callchain %x raw %x", x.Callchain, x.Raw)
+	}
+	if x.BranchHWIndex != 42 || len(x.Branches) != 1 || x.Branches[0] != (Branch{From: 0x401000, To: 0x402000, Flags: 3}) {
+		t.Errorf("branches %+v hw index %d", x.Branches, x.BranchHWIndex)
+	}
+	if x.UserRegsABI != 2 || !equal(x.UserRegs, []uint64{0x1111, 0x2222}) || len(x.UserStack) != 16 || x.UserStack[0] != 0xa || x.UserStackDynSize != 16 {
+		t.Errorf("user regs %d %x stack %x/%d", x.UserRegsABI, x.UserRegs, x.UserStack, x.UserStackDynSize)
+	}
+	if x.Weight != 7 || x.DataSrc != 0x55 || x.Transaction != 0x66 || x.IntrRegsABI != 2 || !equal(x.IntrRegs, []uint64{0x3333}) ||
+		x.PhysAddr != 0x9000 || x.Cgroup != 12 || x.DataPageSize != 4096 || x.CodePageSize != 2097152 || len(x.Aux) != 8 || x.Aux[0] != 0x77 {
+		t.Errorf("tail fields: weight %d src %#x tx %#x intr %d %x phys %#x cgroup %d pages %d %d aux %x",
+			x.Weight, x.DataSrc, x.Transaction, x.IntrRegsABI, x.IntrRegs, x.PhysAddr, x.Cgroup, x.DataPageSize, x.CodePageSize, x.Aux)
+	}
+}
+
+// TestTwoEvents: with several events, a sample's event is found by its id (PERF_SAMPLE_ID at the
+// position the fields before it give), and a non-sample record's by the id in its sample_id trailer.
+func TestTwoEvents(t *testing.T) {
+	st := SampleIP | SampleTID | SampleTime | SampleID | SamplePeriod
+	s := newStream()
+	s.attr(TypeSoftware, SWCPUClock, st, 0, FlagSampleIDAll, 0, 0, 0, 1, 2)
+	s.attr(TypeSoftware, 2, st, 0, FlagSampleIDAll, 0, 0, 0, 3)
+	s.record(RecordSample, CPUModeUser, 0x10, 7|7<<32, 500, 3, 1)
+	s.record(RecordSample, CPUModeKernel, 0x20, 7|8<<32, 600, 2, 250000)
+	// FORK of 9 by 7, with a sample_id (tid, time, id) of event 2.
+	s.record(RecordFork, 0, 9|7<<32, 9|7<<32, 700, 9|9<<32, 700, 3)
+	s.record(RecordSample, 0, 0x30, 7|7<<32, 800, 99, 1) // an id no event has
+	_, rd := s.reader(t)
+	var got []string
+	for {
+		r, err := rd.Next()
+		if err != nil {
+			if err == io.EOF || !strings.Contains(err.Error(), "offset 0x1d0: SAMPLE record of 48 bytes: event id 99 is not among the ids of the file's 2 events") {
+				t.Errorf("error %v", err)
+			}
+			break
+		}
+		switch r := r.(type) {
+		case *Sample:
+			got = append(got, r.Attr.defaultName()+"@"+strconv.FormatUint(r.Time, 10)+"/"+strconv.FormatUint(r.Period, 10))
+		case *Fork:
+			got = append(got, "fork "+strconv.Itoa(int(r.Pid))+" of "+strconv.Itoa(int(r.Ppid))+" by "+r.Attr.defaultName()+"@"+strconv.FormatUint(r.Time, 10))
+		}
+	}
+	if w := "page-faults@500/1 cpu-clock@600/250000 fork 9 of 7 by page-faults@700"; strings.Join(got, " ") != w {
+		t.Errorf("got %q, want %q", strings.Join(got, " "), w)
+	}
+	if _, err := rd.Next(); err == nil || err == io.EOF {
+		t.Errorf("Next after an error: %v", err)
+	}
+}
+
+func TestDamagedRecords(t *testing.T) {
+	st := SampleIP | SampleTID | SampleCallchain
+	tests := []struct {
+		name  string
+		build func(s *stream)
+		want  string
+	}{
+		{"sample before attr", func(s *stream) { s.record(RecordSample, 0, 1) }, "offset 0x10: SAMPLE record of 16 bytes: no event attributes precede it"},
+		{"short size", func(s *stream) { s.b = append(s.b, 9, 0, 0, 0, 0, 0, 4, 0) }, "offset 0x10: record of type 9 says it has 4 bytes"},
+		{"cut header", func(s *stream) { s.b = append(s.b, 9, 0, 0) }, "offset 0x10: the data ends in a record header (3 of 8 bytes)"},
+		{"cut body", func(s *stream) { s.b = append(s.b, 9, 0, 0, 0, 0, 0, 64, 0, 1, 2) }, "the data ends inside a record of type 9 (10 of 64 bytes)"},
+		{"callchain too long", func(s *stream) {
+			s.attr(TypeSoftware, 0, st, 0, 0, 0, 0, 0)
+			s.record(RecordSample, 0, 1, 2, 1000, 5)
+		}, "offset 0x98: SAMPLE record of 40 bytes: callchain needs 8000 bytes at byte 32 of its 40"},
+		{"mmap short", func(s *stream) {
+			s.attr(TypeSoftware, 0, st, 0, 0, 0, 0, 0)
+			s.record(RecordMmap, 0, 1, 2)
+		}, "MMAP record of 24 bytes: len needs 8 bytes at byte 24 of its 24"},
+		{"compressed", func(s *stream) { s.record(RecordCompressed, 0, 1) }, "compressed (perf record -z)"},
+		{"auxtrace past end", func(s *stream) { s.record(RecordAuxtrace, 0, 4096, 0, 0, 0, 0) }, "AUXTRACE record: its 4096 bytes of data run past the end"},
+		{"attr too short", func(s *stream) { s.record(RecordHeaderAttr, 0, 1, 2) }, "an attribute needs at least 64 bytes"},
+	}
+	for _, tc := range tests {
+		s := newStream()
+		tc.build(s)
+		_, rd := s.reader(t)
+		var err error
+		for err == nil {
+			_, err = rd.Next()
+		}
+		if !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "synthetic.data: offset ") {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+		var fe *FormatError
+		if !errors.As(err, &fe) {
+			t.Errorf("%s: %T is not a *FormatError", tc.name, err)
+		}
+	}
+}
+
+// TestRecordedByPerf reads a file perf records now, and counts its samples as perf report -D does.
+func TestRecordedByPerf(t *testing.T) {
+	if _, err := exec.LookPath("perf"); err != nil {
+		t.Skip("perf is not installed")
+	}
+	out := filepath.Join(t.TempDir(), "perf.data")
+	if b, err := exec.Command("perf", "record", "-q", "-o", out, "-e", "task-clock", "-g", "-F", "2000", "--", "sh", "-c", "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done").CombinedOutput(); err != nil {
+		t.Skipf("perf record does not work here: %v\n%s", err, b)
+	}
+	dump, err := exec.Command("perf", "report", "-D", "-i", out).Output()
+	if err != nil {
+		t.Fatalf("perf report -D: %v", err)
+	}
+	want := map[uint32]int{}
+	for _, line := range strings.Split(string(dump), "\n") {
+		for typ, name := range map[uint32]string{RecordSample: "PERF_RECORD_SAMPLE(", RecordMmap2: "PERF_RECORD_MMAP2 ",
+			RecordComm: "PERF_RECORD_COMM", RecordExit: "PERF_RECORD_EXIT", RecordFork: "PERF_RECORD_FORK"} {
+			if strings.Contains(line, name) {
+				want[typ]++
+			}
+		}
+	}
+	f, err := Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got := countTypes(all(t, f.Records()))
+	if want[RecordSample] == 0 {
+		t.Fatalf("perf report -D shows no samples:\n%s", dump)
+	}
+	for typ, n := range want {
+		if got[typ] != n {
+			t.Errorf("%d %s records, perf report -D shows %d", got[typ], recordName(typ), n)
+		}
+	}
+	t.Logf("records by type %v; perf report -D: %v", got, want)
+}

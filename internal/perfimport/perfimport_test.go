@@ -1,0 +1,147 @@
+package perfimport
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"er/internal/experiment"
+)
+
+// The fixtures are perfdata's (see its file_test.go): perf record of a busy loop, whose binary
+// (/tmp/pt/busy) is on the machine that recorded them only; the figures are perf report's.
+const fixtures = "../perfdata/testdata/"
+
+func importFile(t *testing.T, name string) (*Result, *experiment.Data) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "test.1.er")
+	r, err := Import(fixtures+name, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := experiment.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, d
+}
+
+func TestImportFP(t *testing.T) {
+	r, d := importFile(t, "fp.data")
+	if r.ClockSamples != 15 || r.CounterSamples != 5 || r.Experiments != 1 {
+		t.Errorf("result %+v, want 15 clock and 5 counter samples in 1 experiment", r)
+	}
+	// perf report: 15 samples of cpu-clock, event count 15000000; 5 of page-faults, 376.
+	var clock, faults int64
+	for _, s := range d.Clock {
+		clock += s.Period
+	}
+	for _, s := range d.Counters {
+		faults += s.Value
+	}
+	if len(d.Clock) != 15 || clock != 15000000 || len(d.Counters) != 5 || faults != 376 {
+		t.Errorf("%d clock samples of %d ns, %d counter samples of %d events; want 15 of 15000000, 5 of 376", len(d.Clock), clock, len(d.Counters), faults)
+	}
+	l := d.Log
+	if len(l.Counters) != 1 || l.Counters[0].Name != "page-faults" || l.Counters[0].Metric != "page-faults" || l.Counters[0].Config != 2 {
+		t.Errorf("counters %+v", l.Counters)
+	}
+	if v, _ := l.Setting(experiment.SettingClockInterval); v != "1000000" {
+		t.Errorf("clock interval %q, want 1000000 (1000 Hz)", v)
+	}
+	if strings.Join(l.Command, " ") != "./busy" || l.Pid != 21398 || l.Host != "vm" || l.CPUs != 2 || !l.KernelStacks || !l.Exited {
+		t.Errorf("log: command %q pid %d host %q cpus %d kernel stacks %v exited %v", l.Command, l.Pid, l.Host, l.CPUs, l.KernelStacks, l.Exited)
+	}
+	// The first record with a time (the exec's COMM) starts the experiment; the last (the EXIT) ends it.
+	if l.StartPerfNS != 85340190419618 || l.EndTime != 85340225331386-85340190419618 {
+		t.Errorf("start %d, end %d", l.StartPerfNS, l.EndTime)
+	}
+	// The first sample (page-faults, in elf_load during the exec): its call chain less the markers.
+	want := experiment.Stack{0xffffffff817554ea, 0xffffffff81755b8a, 0xffffffff816c599f, 0xffffffff816c7016,
+		0xffffffff816c8064, 0xffffffff821ef691, 0xffffffff81000130, 0x7fe2cc4f2ad7}
+	if got := d.Stacks[d.Counters[0].Stack]; !equalStack(got, want) || d.Counters[0].Mode != experiment.ModeKernel || d.Counters[0].Time != 99818 {
+		t.Errorf("first counter sample at %d, mode %v, stack %x; want at 99818 in kernel mode %x", d.Counters[0].Time, d.Counters[0].Mode, got, want)
+	}
+	var busy, kernel int
+	for _, m := range d.Mappings {
+		switch m.Path {
+		case "/tmp/pt/busy":
+			busy++
+			if m.BuildID != "3272e69c1105d0b17809c0c8c99a1ec9450a9b18" || m.Pid != 21398 {
+				t.Errorf("busy's mapping %+v", m)
+			}
+		case "[kernel]":
+			kernel++
+		}
+	}
+	if busy != 1 || kernel != 1 {
+		t.Errorf("%d mappings of busy and %d of the kernel, want 1 and 1: %+v", busy, kernel, d.Mappings)
+	}
+}
+
+func equalStack(a, b experiment.Stack) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestImportDwarfAndPipe(t *testing.T) {
+	r, d := importFile(t, "dwarf.data")
+	var ns int64
+	for _, s := range d.Clock {
+		ns += s.Period
+		// Each stack starts at the sample's leaf, in busy's code (the mapping at 0x558ac5f57000).
+		if st := d.Stacks[s.Stack]; len(st) == 0 || st[0] < 0x558ac5f57000 || st[0] >= 0x558ac5f58000 {
+			t.Errorf("sample at %d: stack %x", s.Time, st)
+		}
+	}
+	if r.ClockSamples != 5 || len(d.Clock) != 5 || ns != 10000000 {
+		t.Errorf("%d samples of %d ns, want 5 of 10000000", len(d.Clock), ns)
+	}
+	r, d = importFile(t, "pipe.data")
+	if r.ClockSamples != 5 || len(d.Clock) != 5 || strings.Join(d.Log.Command, " ") != "./busy" {
+		t.Errorf("pipe mode: %d samples, command %q", len(d.Clock), d.Log.Command)
+	}
+}
+
+func TestImportErrors(t *testing.T) {
+	tmp := t.TempDir()
+	fp, err := os.ReadFile(fixtures + "fp.data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The data section cut inside a record: the header's sections are rewritten to end there.
+	cut := filepath.Join(tmp, "cut.data")
+	if err := os.WriteFile(cut, fp[:0x500], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(tmp, "x.er")
+	if _, err := Import(cut, dir); err == nil || !strings.Contains(err.Error(), "cut.data: offset 0x28: the data section") {
+		t.Errorf("a cut file: %v", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("a failed import left %s (%v)", dir, err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Import(fixtures+"fp.data", dir); err == nil || !strings.Contains(err.Error(), "exists") {
+		t.Errorf("into an existing directory: %v", err)
+	}
+}
+
+func TestMetricName(t *testing.T) {
+	for in, want := range map[string]string{"cycles:u": "cycles", "cpu/event=0x3c/": "cpu_event_0x3c_", "sched:sched_switch": "sched_sched_switch",
+		"page-faults": "page-faults", "instructions:ppp": "instructions"} {
+		if got := metricName(in); got != want {
+			t.Errorf("metricName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
