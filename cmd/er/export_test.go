@@ -420,6 +420,23 @@ func TestCompare(t *testing.T) {
 	check("callers-callees: slow's caller main, ratio", view("ratio", "i.totalcpu", "callers-callees")["slow/Callers/main"][1], wantRatio)
 	check("lines: slow's lines, delta", view("delta", "e.totalcpu", "lines")["slow"][1], wantDelta)
 	check("instructions: slow's, delta", view("delta", "e.totalcpu", "pcs")["slow"][1], wantDelta)
+	// The annotated source and disassembly of slow: its lines' and instructions' deltas add up to its.
+	for _, v := range []string{"source", "disasm"} {
+		r := er(t, "", nil, append([]string{"print", "-printmode", "csv", "-compare", "delta", "-metrics", "e.totalcpu", "-" + v, "slow"}, exps...)...)
+		if r.code != 0 {
+			t.Fatalf("er print -compare delta -%s slow: exit %d\n%s", v, r.code, r.stderr)
+		}
+		rows, err := csv.NewReader(strings.NewReader(r.stdout)).ReadAll()
+		if err != nil || len(rows) < 2 || rows[0][0] != "e.totalcpu[1]" || rows[0][1] != "delta.e.totalcpu[2]" {
+			t.Fatalf("-%s slow: %v\n%s", v, err, r.stdout)
+		}
+		var sum float64
+		for _, row := range rows[1:] {
+			d, _ := strconv.ParseFloat(row[1], 64)
+			sum += d
+		}
+		check("annotated "+v+": slow's delta", sum, wantDelta)
+	}
 	// The program's load object changes by its functions' changes (the function list's).
 	fd, od := view("delta", "e.totalcpu", "functions"), view("delta", "e.totalcpu", "lobjects")
 	for _, name := range []string{"slow", "fast", "main", "calibrate"} {

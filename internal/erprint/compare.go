@@ -15,8 +15,9 @@ import (
 // views show each metric of their list for each of them side by side, matched by name: the first's
 // values, then the others' (on), their differences from the first (delta), or their ratios to it
 // (ratio). The function list, the callers-callees, the call tree (its nodes matched by their path of
-// names from the root), the line and instruction lists and the load objects compare; the other views
-// show the experiments aggregated, as without compare.
+// names from the root), the line and instruction lists, the load objects and the annotated source and
+// disassembly (lines by file and number, instructions by function and offset) compare; the other
+// views show the experiments aggregated, as without compare.
 
 // compareModes are compare's settings.
 var compareModes = []string{"off", "on", "delta", "ratio"}
@@ -504,4 +505,78 @@ func addVec(a, b []int64) []int64 {
 		a[i] += b[i]
 	}
 	return a
+}
+
+// cmpListing is what a compared annotated listing (source, disasm) needs: the groups' profiles and
+// their totals. Its rows are the listing's as without compare (from the experiments aggregated, hot
+// lines marked by their values); its columns each group's values, as the compared lists show them.
+type cmpListing struct {
+	ps    []*analysis.Profile
+	total cmpRow
+}
+
+// compareListing returns the compared listing's groups, or nil when the views do not compare.
+func (s *session) compareListing() (*cmpListing, error) {
+	if !s.comparing() {
+		return nil, nil
+	}
+	ps, _, err := s.compareProfiles()
+	if err != nil {
+		return nil, err
+	}
+	return &cmpListing{ps: ps, total: s.totalsRow(ps)}, nil
+}
+
+// columns are the compared metric columns of items its.
+func (c *cmpListing) columns(s *session, its []item) []report.Column {
+	return s.compareColumns(its, len(c.ps))
+}
+
+// cells are row r's compared cells, with percentages of each group's totals.
+func (c *cmpListing) cells(s *session, r *cmpRow, its []item) []report.Cell {
+	return s.compareCells(r, its, len(c.ps), func(g int) []int64 { return c.total.excl[g] })
+}
+
+// lineRow is source line file:line in each group (zero where a group has no events there).
+func (c *cmpListing) lineRow(s *session, file string, line int) cmpRow {
+	r := cmpRow{excl: make([][]int64, len(c.ps)), incl: make([][]int64, len(c.ps))}
+	for g, p := range c.ps {
+		r.excl[g], r.incl[g] = make([]int64, len(s.ms)), make([]int64, len(s.ms))
+		if e, i, ok := p.Lines().FileLine(file, line); ok {
+			r.excl[g], r.incl[g] = metricVector(s.ms, p, e), metricVector(s.ms, p, i)
+		}
+	}
+	return r
+}
+
+// noLineRow is the instructions without line numbers of the function named name in each group.
+func (c *cmpListing) noLineRow(s *session, name string) cmpRow {
+	r := cmpRow{excl: make([][]int64, len(c.ps)), incl: make([][]int64, len(c.ps))}
+	for g, p := range c.ps {
+		r.excl[g], r.incl[g] = make([]int64, len(s.ms)), make([]int64, len(s.ms))
+		if f := s.functionNamed(p, name); f > 0 {
+			lt := p.Lines()
+			if i := lt.Find(analysis.SourceLine{Func: f}); i >= 0 {
+				r.excl[g], r.incl[g] = metricVector(s.ms, p, lt.Exclusive(i)), metricVector(s.ms, p, lt.Inclusive(i))
+			}
+		}
+	}
+	return r
+}
+
+// instRow is the instruction at offset off in the function named name, in each group (the groups'
+// builds of the function may be at other addresses).
+func (c *cmpListing) instRow(s *session, name string, off uint64) cmpRow {
+	r := cmpRow{excl: make([][]int64, len(c.ps)), incl: make([][]int64, len(c.ps))}
+	for g, p := range c.ps {
+		r.excl[g], r.incl[g] = make([]int64, len(s.ms)), make([]int64, len(s.ms))
+		if f := s.functionNamed(p, name); f > 0 {
+			fn := &p.Functions[f]
+			pt := p.PCs()
+			if i := pt.Find(fn.Object, f, fn.Addr+off); i >= 0 {
+				r.excl[g], r.incl[g] = metricVector(s.ms, p, pt.Exclusive(i)), metricVector(s.ms, p, pt.Inclusive(i))
+			}
+		}
+	}
+	return r
 }

@@ -83,6 +83,8 @@ type asmRow struct {
 	excl, incl []int64
 	hasValues  bool
 	line       int
+	fn         string // compare: the instruction's function and offset in it
+	off        uint64
 }
 
 // annotatedDisasm prints the instructions of funcs with their metrics, the source line of each
@@ -138,7 +140,10 @@ func (s *session) annotatedDisasm(p *analysis.Profile, funcs []fileFunc) error {
 				rows = append(rows, asmRow{name: name, line: line})
 			}
 			lastFile, lastLine = file, line
-			r := asmRow{excl: zero, incl: zero, hasValues: true, line: line}
+			r := asmRow{excl: zero, incl: zero, hasValues: true, line: line, fn: ff.name, off: in.Addr - ff.lo}
+			if ff.f >= 0 {
+				r.fn, r.off = s.funcName(p, ff.f), in.Addr-p.Functions[ff.f].Addr
+			}
 			if i := pt.Find(ff.obj, ff.f, in.Addr); i >= 0 && ff.f >= 0 {
 				r.excl, r.incl = pt.Exclusive(i), pt.Inclusive(i)
 			}
@@ -156,13 +161,26 @@ func (s *session) annotatedDisasm(p *analysis.Profile, funcs []fileFunc) error {
 	hot := hotLimits(its, len(rows), func(i int) *metricRow {
 		return &metricRow{excl: rows[i].excl, incl: rows[i].incl}
 	}, func(i int) bool { return rows[i].hasValues }, s.dthresh)
+	cmp, err := s.compareListing()
+	if err != nil {
+		return err
+	}
 	t := s.annotatedTable(its)
+	nblank := len(its)
+	if cmp != nil {
+		t.Columns = append(cmp.columns(s, its), t.Columns[len(its):]...)
+		nblank = len(its) * len(cmp.ps)
+	}
 	for _, r := range rows {
-		row := report.Row{Name: r.name, Cells: blankCells(len(its))}
+		row := report.Row{Name: r.name, Cells: blankCells(nblank)}
 		if r.hasValues {
 			mr := &metricRow{excl: r.excl, incl: r.incl}
 			row.Cells = rowCells(p, mr, its)
 			row.Flag = hot.flag(mr)
+			if cmp != nil {
+				cr := cmp.instRow(s, r.fn, r.off)
+				row.Cells = cmp.cells(s, &cr, its)
+			}
 		}
 		if !s.text() {
 			row.Cells = append(row.Cells, report.Cell{Text: lineText(r.line)})

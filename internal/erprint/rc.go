@@ -110,7 +110,7 @@ func settingsCommands(g []string) []*command {
 			help:    "set the compiler commentary classes of source and disassembly listings (er's listings have no compiler commentary)",
 			minArgs: 1, maxArgs: 1, run: func(s *session, a []string) error { s.scc, s.dcc = a[0], a[0]; return nil }},
 		{name: "compare", group: g[0], usage: "compare {on|off|delta|ratio}", rc: true,
-			help:    "compare the experiments or groups loaded in the function list, callers-callees, call tree, lines, pcs and lobjects: their values side by side (on), the others' differences from the first (delta), or their ratios to it (ratio)",
+			help:    "compare the experiments or groups loaded in the function list, callers-callees, call tree, lines, pcs, lobjects, source and disasm: their values side by side (on), the others' differences from the first (delta), or their ratios to it (ratio)",
 			minArgs: 1, maxArgs: 1, run: (*session).setCompare},
 		{name: "experiment_ids", group: g[6], usage: "experiment_ids", help: "display the loaded experiments' IDs and names",
 			data: true, run: (*session).experimentIDs},

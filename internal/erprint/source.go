@@ -523,6 +523,7 @@ func (s *session) annotatedSource(p *analysis.Profile, f int, file string, first
 		text       string
 		excl, incl []int64
 		hasValues  bool
+		noLines    string // the function of a row of instructions without line numbers
 	}
 	var rows []srcRow
 	zero := make([]int64, len(p.Metrics))
@@ -533,7 +534,7 @@ func (s *session) annotatedSource(p *analysis.Profile, f int, file string, first
 		}
 		if i := lt.Find(analysis.SourceLine{Func: ff.f}); i >= 0 && nonZero(lt.Inclusive(i)) {
 			rows = append(rows, srcRow{text: "<Function: " + ff.name + ", instructions without line numbers>",
-				excl: lt.Exclusive(i), incl: lt.Inclusive(i), hasValues: true})
+				excl: lt.Exclusive(i), incl: lt.Inclusive(i), hasValues: true, noLines: s.funcName(p, ff.f)})
 		}
 	}
 	next := 0
@@ -562,14 +563,30 @@ func (s *session) annotatedSource(p *analysis.Profile, f int, file string, first
 	hot := hotLimits(its, len(rows), func(i int) *metricRow {
 		return &metricRow{excl: rows[i].excl, incl: rows[i].incl}
 	}, func(i int) bool { return rows[i].hasValues }, s.sthresh)
+	cmp, err := s.compareListing()
+	if err != nil {
+		return err
+	}
 	t := s.annotatedTable(its)
+	nblank := len(its)
+	if cmp != nil {
+		t.Columns = append(cmp.columns(s, its), t.Columns[len(its):]...)
+		nblank = len(its) * len(cmp.ps)
+	}
 	width := len(strconv.Itoa(last))
 	for _, r := range rows {
 		mr := &metricRow{excl: r.excl, incl: r.incl}
-		row := report.Row{Cells: blankCells(len(its)), Line: r.line}
+		row := report.Row{Cells: blankCells(nblank), Line: r.line}
 		if r.hasValues {
 			row.Cells = rowCells(p, mr, its)
 			row.Flag = hot.flag(mr)
+			if cmp != nil {
+				cr := cmp.lineRow(s, file, r.line)
+				if r.line == 0 {
+					cr = cmp.noLineRow(s, r.noLines)
+				}
+				row.Cells = cmp.cells(s, &cr, its)
+			}
 		}
 		switch {
 		case r.line == 0 && s.text():
