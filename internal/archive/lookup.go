@@ -33,3 +33,30 @@ func SymbolAt(a *experiment.Archive, vaddr uint64) (experiment.Symbol, bool) {
 	}
 	return s, true
 }
+
+// UsedSymbols keeps the symbols of a that hold one of the addresses (the kernel has some 200,000
+// symbols and a profile touches a few hundred), each with a size that reaches at least the last of
+// its addresses, so that lookups in the smaller table stay exact. A return address can be just past
+// its call: callers give both it and the address before.
+func UsedSymbols(a *experiment.Archive, addrs []uint64) []experiment.Symbol {
+	keep := map[uint64]experiment.Symbol{}
+	for _, addr := range addrs {
+		sym, ok := SymbolAt(a, addr)
+		if !ok {
+			continue
+		}
+		if old, ok := keep[sym.Addr]; ok {
+			sym = old
+		}
+		if sym.Size == 0 || sym.Addr+sym.Size <= addr {
+			sym.Size = max(sym.Size, addr-sym.Addr+1)
+		}
+		keep[sym.Addr] = sym
+	}
+	out := make([]experiment.Symbol, 0, len(keep))
+	for _, s := range keep {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Addr < out[j].Addr })
+	return out
+}

@@ -69,3 +69,16 @@ func TestSymbolAt(t *testing.T) {
 		t.Error("found a symbol in an empty archive")
 	}
 }
+
+// TestUsedSymbols: the symbols that hold an address, those of no size (or too small) sized to reach
+// the last of theirs, in address order; an address in no symbol keeps none.
+func TestUsedSymbols(t *testing.T) {
+	a := &experiment.Archive{Symbols: []experiment.Symbol{
+		{Name: "a", Addr: 0x1000, Size: 0x100}, {Name: "b", Addr: 0x1100, Size: 0x100}, {Name: "c", Addr: 0x1200}, {Name: "d", Addr: 0x1300, Size: 0x10},
+	}}
+	got := UsedSymbols(a, []uint64{0x1250, 0x1010, 0x1220, 0x1305, 0x5000})
+	if len(got) != 3 || got[0].Name != "a" || got[0].Size != 0x100 || got[1].Name != "c" || got[1].Size != 0x51 ||
+		got[2].Name != "d" || got[2].Size != 0x10 {
+		t.Errorf("UsedSymbols = %+v, want a, c sized to hold 0x1250, d", got)
+	}
+}

@@ -1966,15 +1966,15 @@ func (s *Session) writeArchives() {
 	if len(s.kernelPCs) > 0 && s.kernelSyms != nil {
 		k := <-s.kernelSyms
 		a, err := k.a, k.err
+		addrs := make([]uint64, 0, 2*len(s.kernelPCs))
+		for pc := range s.kernelPCs {
+			addrs = append(addrs, pc, pc-1) // a return address can be just past its call
+		}
 		if a == nil { // cached: only the symbols the stacks hold are read
-			addrs := make([]uint64, 0, 2*len(s.kernelPCs))
-			for pc := range s.kernelPCs {
-				addrs = append(addrs, pc, pc-1) // a return address can be just past its call (usedSymbols)
-			}
 			a, err = archive.KernelAt(addrs)
 		}
 		if a != nil {
-			a.Symbols = usedSymbols(a, s.kernelPCs)
+			a.Symbols = archive.UsedSymbols(a, addrs)
 			if werr := experiment.WriteArchive(s.dir, a); diskFull(werr) {
 				s.archivingFull()
 				return
@@ -1993,32 +1993,6 @@ func (s *Session) writeArchives() {
 func (s *Session) archivingFull() {
 	s.archiveFull = true
 	s.w.Event(experiment.Event{Kind: "warning", Text: "load objects and sources were not all archived: the disk was full (run er archive on the experiment when there is space)"})
-}
-
-// usedSymbols keeps the symbols of a that hold one of the addresses: the kernel has some 200,000 symbols and
-// a profile touches a few hundred. Kept symbols get an explicit size, so lookups in the smaller table stay
-// exact.
-func usedSymbols(a *experiment.Archive, pcs map[uint64]struct{}) []experiment.Symbol {
-	keep := map[uint64]experiment.Symbol{}
-	for pc := range pcs {
-		for _, addr := range []uint64{pc, pc - 1} { // a return address can be just past its call
-			if sym, ok := archive.SymbolAt(a, addr); ok {
-				if sym.Size == 0 {
-					sym.Size = addr - sym.Addr + 1
-					if old, ok := keep[sym.Addr]; ok && old.Size > sym.Size {
-						sym.Size = old.Size
-					}
-				}
-				keep[sym.Addr] = sym
-			}
-		}
-	}
-	out := make([]experiment.Symbol, 0, len(keep))
-	for _, sym := range keep {
-		out = append(out, sym)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Addr < out[j].Addr })
-	return out
 }
 
 // traceMappings adds to an image's map.xml the load objects that the collector library saw mapped

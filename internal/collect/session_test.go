@@ -83,16 +83,6 @@ func TestLookTarget(t *testing.T) {
 	}
 }
 
-func TestUsedSymbols(t *testing.T) {
-	a := &experiment.Archive{Symbols: []experiment.Symbol{
-		{Name: "a", Addr: 0x1000, Size: 0x100}, {Name: "b", Addr: 0x1100, Size: 0x100}, {Name: "c", Addr: 0x1200}, {Name: "d", Addr: 0x1300, Size: 0x10},
-	}}
-	got := usedSymbols(a, map[uint64]struct{}{0x1010: {}, 0x1250: {}, 0x5000: {}})
-	if len(got) != 2 || got[0].Name != "a" || got[1].Name != "c" || got[1].Size != 0x51 {
-		t.Errorf("usedSymbols = %+v, want a and c (c sized to hold 0x1250)", got)
-	}
-}
-
 // TestRunExitStatus runs a real target through the whole session: the exit status comes back and the
 // experiment is complete.
 func TestRunExitStatus(t *testing.T) {

@@ -142,7 +142,7 @@ func (c *converter) writeArchives() []string {
 	}
 	a, err := archive.KernelAt(addrs)
 	if a != nil {
-		a.Symbols = usedSymbols(a, addrs)
+		a.Symbols = archive.UsedSymbols(a, addrs)
 		if werr := experiment.WriteArchive(c.dir, a); werr != nil && err == nil {
 			err = werr
 		}
@@ -151,30 +151,4 @@ func (c *converter) writeArchives() []string {
 		warns = append(warns, "kernel symbols: "+err.Error())
 	}
 	return warns
-}
-
-// usedSymbols keeps the kernel's symbols that hold one of the addresses (a profile touches a few
-// hundred of its some 200,000), each with a size that reaches at least its last address, so that
-// lookups in the smaller table stay exact.
-func usedSymbols(a *experiment.Archive, addrs []uint64) []experiment.Symbol {
-	keep := map[uint64]experiment.Symbol{}
-	for _, addr := range addrs {
-		sym, ok := archive.SymbolAt(a, addr)
-		if !ok {
-			continue
-		}
-		if old, ok := keep[sym.Addr]; ok {
-			sym = old
-		}
-		if sym.Size == 0 || sym.Addr+sym.Size <= addr {
-			sym.Size = max(sym.Size, addr-sym.Addr+1)
-		}
-		keep[sym.Addr] = sym
-	}
-	out := make([]experiment.Symbol, 0, len(keep))
-	for _, s := range keep {
-		out = append(out, s)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Addr < out[j].Addr })
-	return out
 }

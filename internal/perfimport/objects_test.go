@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"er/internal/experiment"
 	"er/internal/objfile"
 )
 
@@ -50,13 +49,5 @@ func TestLookObject(t *testing.T) {
 	}
 	if f := lookObject("/nonexistent/lib.so", ""); f.file != "" || f.why != "it is not on this machine" {
 		t.Errorf("a missing object: %+v", f)
-	}
-}
-
-func TestUsedSymbols(t *testing.T) {
-	a := &experiment.Archive{Kind: "kernel", Symbols: []experiment.Symbol{{Name: "a", Addr: 0x100}, {Name: "b", Addr: 0x200}, {Name: "c", Addr: 0x300, Size: 0x10}}}
-	got := usedSymbols(a, []uint64{0x150, 0x120, 0x305})
-	if len(got) != 2 || got[0].Name != "a" || got[0].Size != 0x51 || got[1].Name != "c" || got[1].Size != 0x10 {
-		t.Errorf("usedSymbols: %+v", got)
 	}
 }
