@@ -648,16 +648,16 @@ func (m *microstates) stopReconciling(tid uint32, th *thread) {
 
 // applyReading applies tid's reading to the off-CPU intervals in its queue, which are those that ended
 // at its arrivals onto a CPU up to the reading's; cpuExact says whether the reading's CPU time is exact
-// (the thread was off a CPU while it was read). A reading that is not exact is dropped, the intervals
-// waiting for the next (their lag is known only from an exact one), unless the queue is long or the
-// thread ends (last: its lag is then its average a switch).
+// (the thread was off a CPU while it was read). A reading taken while the thread ran has its waits for
+// a CPU and its arrivals exact (the kernel adds to them as the thread arrives on a CPU), not its CPU
+// time (brought up to date at the scheduler's ticks): its window's lag is the thread's average a switch
+// (last: at its end), and the next exact reading settles the difference (an estimate too large comes
+// back as a negative lag). Applied at once, such readings keep the windows short, so that the waits
+// after wakeups that a window shares by its sleeps are each one's nearly.
 func (m *microstates) applyReading(tid uint32, th *thread, cpuExact, last bool) {
 	rc := &th.rc
 	r := rc.reading
 	rc.reading = schedReading{}
-	if !cpuExact && !last && len(th.queue) < maxQueue/2 {
-		return
-	}
 	m.applied++
 	var n, durs int64
 	for _, g := range th.queue {
@@ -665,8 +665,8 @@ func (m *microstates) applyReading(tid uint32, th *thread, cpuExact, last bool) 
 		durs += g.dur
 	}
 	// The switches' lag: what the kernel counted of the thread's CPU time beyond the records. Where
-	// the reading's CPU time is not exact, none: the next exact reading gives what this window's
-	// switches had with its own (the sums run from the thread's start), on its own intervals.
+	// the reading's CPU time is not exact, the thread's average: the next exact reading gives what
+	// this window's switches had beyond it (the sums run from the thread's start).
 	var lag int64
 	rc.switches += n
 	if cpuExact {
@@ -674,13 +674,13 @@ func (m *microstates) applyReading(tid uint32, th *thread, cpuExact, last bool) 
 		// than it blocks, whose switches out the kernel counts first. What the records gave its
 		// samples stays; it counts in the averages.)
 		lag = (r.exec - rc.exec0) - (th.total - rc.total0) - rc.lag
-		m.lagSum += lag
+		m.lagSum += lag + rc.estimated
 		m.lagN += rc.switches
-		rc.lagSum += lag
+		rc.lagSum += lag + rc.estimated
 		rc.lagN += rc.switches
-		rc.switches = 0
-	} else if last {
-		lag = m.averageLag(th, rc.switches)
+		rc.switches, rc.estimated = 0, 0
+	} else {
+		lag = m.averageLag(th, n)
 	}
 	// (A negative lag lengthens the intervals, and is taken from the thread's next samples.)
 	lag = min(lag, durs)
@@ -696,6 +696,9 @@ func (m *microstates) applyReading(tid uint32, th *thread, cpuExact, last bool) 
 	// The wakeups' waits: the arrivals' waits less the preemptions'.
 	wake := (r.delay - rc.delay0) - (rc.preempt + preempt) - rc.wake
 	woke := fillWakes(th.queue, wake)
+	if !cpuExact {
+		rc.estimated += given
+	}
 	rc.lag += given
 	rc.preempt += preempt
 	rc.wake += woke

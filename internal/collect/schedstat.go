@@ -83,8 +83,8 @@ type reconcile struct {
 	lag, preempt, wake int64
 	reading            schedReading
 	// The lag its exact readings found, and the switches it was shared by; the switches of the windows
-	// since its last exact reading.
-	lagSum, lagN, switches int64
+	// since its last exact reading, and the lag those windows were given by its average (estimated).
+	lagSum, lagN, switches, estimated int64
 }
 
 // maxSchedFDs is how many threads' schedstat files stay open; beyond, each reading opens its file.

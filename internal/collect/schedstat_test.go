@@ -76,7 +76,8 @@ func TestFillWakes(t *testing.T) {
 // TestApplyReading drives a thread created under observation through a wait for its first CPU, a
 // sleep and a preemption, applies a reading of its schedstat taken while it was off a CPU after them
 // (the kernel counted 10 µs more CPU time a switch than the records, and 1 ms of wait for a CPU after
-// the sleep's wakeup), then a sleep after the reading, and its exit; and reads back the experiment.
+// the sleep's wakeup), then a sleep after the reading with a reading taken while the thread ran, and
+// its exit; and reads back the experiment.
 func TestApplyReading(t *testing.T) {
 	mt := newMicroTest(t)
 	s, m, th, sw := mt.s, mt.m, mt.th, mt.sw
@@ -105,12 +106,14 @@ func TestApplyReading(t *testing.T) {
 		t.Errorf("lag %d ns over %d switches, want 30 µs over 3", m.lagSum, m.lagN)
 	}
 	sw(35*ms, false, false) // a sleep no exact reading comes for: the average lag, 10 µs
-	// Read at 36 ms while it runs: its CPU time is not exact; dropped, the sleep waits in queue.
+	// Read at 36 ms while it runs: its CPU time is not exact, its waits and arrivals are: applied, the
+	// sleep given the thread's average lag a switch, 10 µs, and no wait after its wakeup.
 	m.settleFault(11, th) // (its next record would: the sleep was no major fault)
 	th.rc.reading = schedReading{valid: true, t: 36 * ms, schedStat: schedStat{exec: 23 * ms, delay: 3980 * us, count: 4}}
 	m.settle(37 * ms)
-	if th.rc.reading.valid || len(th.queue) != 1 || m.applied != 1 {
-		t.Errorf("a reading of the thread running: %+v, %d in queue, %d applied", th.rc.reading, len(th.queue), m.applied)
+	if th.rc.reading.valid || len(th.queue) != 0 || m.applied != 2 || th.rc.estimated != 10*us || th.rc.switches != 1 {
+		t.Errorf("a reading of the thread running: %+v, %d in queue, %d applied, %d ns estimated over %d switches",
+			th.rc.reading, len(th.queue), m.applied, th.rc.estimated, th.rc.switches)
 	}
 	m.exited(10, 11, 40*ms)
 	byMode := map[experiment.Mode]int64{}
@@ -158,5 +161,73 @@ func TestNegativeLag(t *testing.T) {
 	}
 	if p := th.pay(5 * ms); p != 5*ms-10*us || th.debt != 0 {
 		t.Errorf("pay(5 ms) = %d, owing %d", p, th.debt)
+	}
+}
+
+// TestRunningReading: a reading taken while the thread ran closes its window at once (its waits for a
+// CPU and its arrivals are exact then), so two sleeps with different waits after their wakeups, read
+// between them only while the thread ran, each get their own wait (dropped, as before, the window of
+// both shared 2.5 ms equally); the lag estimated for the first window (the thread's average, 10 µs a
+// switch) is settled by the next exact reading, which found 12 µs a switch since the one before.
+func TestRunningReading(t *testing.T) {
+	mt := newMicroTest(t)
+	m, th, sw := mt.m, mt.th, mt.sw
+	const ms, us = int64(time.Millisecond), int64(time.Microsecond)
+	// An exact reading first: 10 µs a switch over the wait for its first CPU and a preemption, both
+	// at stack 1 (its samples' there).
+	sw(1*ms, false, false)
+	mt.sample(4*ms, 1)
+	sw(5*ms, true, true)
+	sw(6*ms, false, false)
+	mt.sample(9*ms, 1)
+	sw(9*ms, true, true) // preempted again, off a CPU when read at 10 ms
+	th.rc.reading = schedReading{valid: true, t: 10 * ms, schedStat: schedStat{exec: 7*ms + 20*us, delay: (1*ms - 10*us) + (1*ms - 10*us), count: 2}}
+	m.settle(10*ms + 1)
+	delay := (1*ms - 10*us) + (1*ms - 10*us)
+	// That preemption ends at 11 ms; sleep 1 at stack 2, 10 ms, of which its last 2 ms waiting for a
+	// CPU; read at 22.5 ms while it runs.
+	sw(11*ms, false, false)
+	mt.sample(12*ms, 2)
+	sw(12*ms, true, false)
+	sw(22*ms, false, false)
+	m.settleFault(11, th) // (its next record would: the sleeps are no major faults)
+	delay += (2*ms - 10*us) + 2*ms
+	th.rc.reading = schedReading{valid: true, t: 22*ms + 500*us, schedStat: schedStat{exec: 8 * ms, delay: delay, count: 4}}
+	m.settle(23 * ms)
+	// (Its window: the preemption and sleep 1, 10 µs each.)
+	if m.applied != 2 || len(th.queue) != 0 || th.rc.estimated != 20*us {
+		t.Fatalf("the reading of the thread running: %d applied, %d in queue, %d ns estimated", m.applied, len(th.queue), th.rc.estimated)
+	}
+	// Sleep 2 at stack 3, 10 ms, of which 0.5 ms waiting; then off a CPU again and read: exact, 12 µs
+	// a switch since the first reading (so 4 µs more for the second window's two switches, 12 for sleep
+	// 2's: 16 µs to sleep 2's window).
+	mt.sample(24*ms, 3)
+	sw(24*ms, true, false)
+	sw(34*ms, false, false)
+	m.settleFault(11, th)
+	delay += 500 * us
+	sw(35*ms, true, false)                                                                     // asleep at stack 3 again, past the reading
+	cpu := (5*ms - 1*ms) + (9*ms - 6*ms) + (12*ms - 11*ms) + (24*ms - 22*ms) + (35*ms - 34*ms) // by the records
+	th.rc.reading = schedReading{valid: true, t: 36 * ms, schedStat: schedStat{exec: cpu + 20*us + 36*us, delay: delay, count: 5}}
+	m.settle(37 * ms)
+	if m.applied != 3 || th.rc.estimated != 0 || th.rc.lagN != 5 || th.rc.lagSum != 56*us {
+		t.Errorf("the exact reading: %d applied, %d estimated, lag %d ns over %d switches, want 56 µs over 5", m.applied, th.rc.estimated, th.rc.lagSum, th.rc.lagN)
+	}
+	m.exited(10, 11, 40*ms)
+	waits := map[uint32]int64{}
+	kernel := map[uint32]int64{}
+	for _, c := range events(t, mt.s) {
+		switch c.Mode {
+		case experiment.ModeWaitCPU:
+			waits[c.Stack] += c.Period
+		case experiment.ModeKernel:
+			kernel[c.Stack] += c.Period
+		}
+	}
+	if waits[2] != 2*ms || waits[3] != 500*us {
+		t.Errorf("waits after the wakeups: sleep 1 %d ns, sleep 2 %d ns; want 2 ms and 0.5 ms", waits[2], waits[3])
+	}
+	if kernel[2] != 10*us || kernel[3] != 16*us {
+		t.Errorf("lag: sleep 1 %d, sleep 2 %d; want 10 and 16 µs", kernel[2], kernel[3])
 	}
 }
