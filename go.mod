@@ -13,3 +13,5 @@ require (
 	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
 	golang.org/x/arch v0.32.0
 )
+
+require github.com/klauspost/compress v1.20.4

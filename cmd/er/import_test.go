@@ -95,10 +95,12 @@ func TestImportPerf(t *testing.T) {
 	needPerf(t)
 	bin := cprog(t, "seed002")
 	funcs := []string{"main", "A", "B", "C", "E", "F", "G", "calibrate"}
+	// zstd: perf record -z, with ring buffers of 8 pages so that perf writes many COMPRESSED records
+	// and some records straddle two of them.
 	for _, mode := range []struct {
 		name string
 		args []string
-	}{{"fp", []string{"-g"}}, {"dwarf", []string{"--call-graph", "dwarf"}}} {
+	}{{"fp", []string{"-g"}}, {"dwarf", []string{"--call-graph", "dwarf"}}, {"zstd", []string{"-g", "-z", "-m", "8"}}} {
 		t.Run(mode.name, func(t *testing.T) {
 			dir := t.TempDir()
 			data := filepath.Join(dir, "perf.data")

@@ -78,8 +78,8 @@ type File struct {
 	BuildIDs                                               []BuildID
 	FirstSample, LastSample                                uint64 // SAMPLE_TIME: the times of the first and last samples
 	Clock                                                  ClockData
-	Compressed                                             bool   // recorded with -z: the data holds compressed records
-	Features                                               []bool // which features the file has, by id
+	Compression                                            Compression // the COMPRESSED feature (perf record -z)
+	Features                                               []bool      // which features the file has, by id
 
 	src      io.ReaderAt
 	closer   io.Closer
@@ -442,7 +442,8 @@ func (f *File) parseFeature(id int, b []byte) error {
 		f.Clock.WallNS, f.Clock.ClockNS = c.u64("wall-clock time"), c.u64("clock time")
 		f.Clock.Recorded = c.err == nil
 	case FeatCompressed:
-		f.Compressed = true
+		f.Compression = Compression{Version: c.u32("version"), Type: c.u32("type"), Level: c.u32("level"),
+			Ratio: c.u32("ratio"), MmapLen: c.u32("mmap length")}
 	}
 	return c.err
 }

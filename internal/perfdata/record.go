@@ -255,13 +255,15 @@ type Unknown struct {
 	Data []byte // after the 8-byte header
 }
 
-// Reader reads the records of a data section in file order. Each record it returns is its own: the
-// reader does not reuse it.
+// Reader reads the records of a data section in file order; the records that COMPRESSED records
+// hold (perf record -z) come in their place, decompressed (see zstream), not the COMPRESSED
+// records themselves. Each record it returns is its own: the reader does not reuse it.
 type Reader struct {
 	f   *File
 	r   *bufio.Reader
 	off int64
 	err error
+	z   *zstream // the decompressed data of COMPRESSED records, from the first one on
 }
 
 // File returns the file the reader reads.
@@ -283,55 +285,90 @@ func (rd *Reader) Next() (Record, error) {
 }
 
 func (rd *Reader) next() (Record, error) {
+	for {
+		if rd.z != nil {
+			rec, err := rd.z.next()
+			if rec != nil || err != nil {
+				return rec, err
+			}
+		}
+		h, buf, err := rd.readRaw()
+		if err == io.EOF && rd.z != nil {
+			return nil, rd.z.atEnd()
+		}
+		if err != nil {
+			return nil, err
+		}
+		if h.Type == RecordCompressed || h.Type == RecordCompressed2 {
+			if err := rd.feed(h, buf); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		rec, err := rd.f.decode(h, buf[8:])
+		if err != nil {
+			return nil, rd.f.errorf(h.Offset, "%s record of %d bytes: %v", recordName(h.Type), h.Size, err)
+		}
+		if skip := trailing(h.Type, buf); skip > 0 {
+			if m, err := rd.r.Discard(int(min(skip, 1<<62))); uint64(m) != skip {
+				if err == nil || errors.Is(err, io.EOF) {
+					return nil, rd.f.errorf(h.Offset, "%s record: its %d bytes of data run past the end", recordName(h.Type), skip)
+				}
+				return nil, fmt.Errorf("%s: offset %#x: %w", rd.f.Name, rd.off, err)
+			}
+			rd.off += int64(skip)
+		}
+		return rec, nil
+	}
+}
+
+// readRaw reads the next record of the data section, its header and its bytes (the header's
+// included), or io.EOF at the end.
+func (rd *Reader) readRaw() (Header, []byte, error) {
 	f := rd.f
 	var hb [8]byte
 	n, err := io.ReadFull(rd.r, hb[:])
 	if err == io.EOF {
-		return nil, io.EOF
+		return Header{}, nil, io.EOF
 	}
 	if err == io.ErrUnexpectedEOF {
-		return nil, f.errorf(rd.off, "the data ends in a record header (%d of 8 bytes): the file was cut short", n)
+		return Header{}, nil, f.errorf(rd.off, "the data ends in a record header (%d of 8 bytes): the file was cut short", n)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: offset %#x: %w", f.Name, rd.off, err)
+		return Header{}, nil, fmt.Errorf("%s: offset %#x: %w", f.Name, rd.off, err)
 	}
-	le := binary.LittleEndian
-	h := Header{Type: le.Uint32(hb[:]), Misc: le.Uint16(hb[4:]), Size: le.Uint16(hb[6:]), Offset: rd.off}
+	h := parseHeader(hb[:], rd.off)
 	if h.Size < 8 {
-		return nil, f.errorf(rd.off, "record of type %d says it has %d bytes, fewer than its 8-byte header", h.Type, h.Size)
+		return Header{}, nil, f.errorf(rd.off, "record of type %d says it has %d bytes, fewer than its 8-byte header", h.Type, h.Size)
 	}
 	buf := make([]byte, h.Size)
 	copy(buf, hb[:])
 	if n, err := io.ReadFull(rd.r, buf[8:]); err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, f.errorf(rd.off, "the data ends inside a record of type %d (%d of %d bytes): the file was cut short", h.Type, 8+n, h.Size)
+			return Header{}, nil, f.errorf(rd.off, "the data ends inside a record of type %d (%d of %d bytes): the file was cut short", h.Type, 8+n, h.Size)
 		}
-		return nil, fmt.Errorf("%s: offset %#x: %w", f.Name, rd.off, err)
+		return Header{}, nil, fmt.Errorf("%s: offset %#x: %w", f.Name, rd.off, err)
 	}
 	rd.off += int64(h.Size)
-	rec, err := f.decode(h, buf[8:])
-	if err != nil {
-		return nil, f.errorf(h.Offset, "%s record of %d bytes: %v", recordName(h.Type), h.Size, err)
-	}
-	// Records followed by data outside their size.
-	var skip uint64
-	switch h.Type {
+	return h, buf, nil
+}
+
+// parseHeader decodes a perf_event_header at offset off.
+func parseHeader(b []byte, off int64) Header {
+	le := binary.LittleEndian
+	return Header{Type: le.Uint32(b), Misc: le.Uint16(b[4:]), Size: le.Uint16(b[6:]), Offset: off}
+}
+
+// trailing returns how many bytes of data follow a record outside its size: those of AUXTRACE and
+// HEADER_TRACING_DATA records (whose decoding checked the size field is there).
+func trailing(typ uint32, buf []byte) uint64 {
+	switch typ {
 	case RecordAuxtrace:
-		skip = le.Uint64(buf[8:]) // decode checked the size field is there
+		return binary.LittleEndian.Uint64(buf[8:])
 	case RecordHeaderTracingData:
-		skip = uint64(le.Uint32(buf[8:]))
-		skip = (skip + 7) &^ 7
+		return (uint64(binary.LittleEndian.Uint32(buf[8:])) + 7) &^ 7
 	}
-	if skip > 0 {
-		if m, err := rd.r.Discard(int(min(skip, 1<<62))); uint64(m) != skip {
-			if err == nil || errors.Is(err, io.EOF) {
-				return nil, f.errorf(h.Offset, "%s record: its %d bytes of data run past the end", recordName(h.Type), skip)
-			}
-			return nil, fmt.Errorf("%s: offset %#x: %w", f.Name, rd.off, err)
-		}
-		rd.off += int64(skip)
-	}
-	return rec, nil
+	return 0
 }
 
 // recordName names a record type in messages.
@@ -819,9 +856,6 @@ func (f *File) decodeUser(h Header, body []byte) (Record, error) {
 			}
 		}
 		return &Feature{Header: h, FeatureID: id}, nil
-	case RecordCompressed, RecordCompressed2:
-		return nil, errors.New("the data was compressed (perf record -z), which er does not read: " +
-			"write an uncompressed copy with perf inject -i FILE -o PLAIN and import that")
 	case RecordAuxtrace:
 		if c.u64("size"); c.err != nil {
 			return nil, c.err

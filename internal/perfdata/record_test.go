@@ -328,7 +328,7 @@ func TestDamagedRecords(t *testing.T) {
 			s.attr(TypeSoftware, 0, st, 0, 0, 0, 0, 0)
 			s.record(RecordMmap, 0, 1, 2)
 		}, "MMAP record of 24 bytes: len needs 8 bytes at byte 24 of its 24"},
-		{"compressed", func(s *stream) { s.record(RecordCompressed, 0, 1) }, "compressed (perf record -z)"},
+		{"compressed", func(s *stream) { s.record(RecordCompressed, 0, 1) }, "offset 0x10: COMPRESSED record: its zstd data is damaged"},
 		{"auxtrace past end", func(s *stream) { s.record(RecordAuxtrace, 0, 4096, 0, 0, 0, 0) }, "AUXTRACE record: its 4096 bytes of data run past the end"},
 		{"attr too short", func(s *stream) { s.record(RecordHeaderAttr, 0, 1, 2) }, "an attribute needs at least 64 bytes"},
 	}
