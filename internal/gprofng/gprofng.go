@@ -136,6 +136,12 @@ func Open(dir string) (*experiment.Data, error) {
 		warn("%s: %d of the events' frame infos are missing from it; those events have no stack", framesFile, c.missing)
 	}
 	d.Warnings = append(d.Warnings, c.warnings...)
+	ov, warns, err := readOverview(dir, l)
+	if err != nil {
+		return nil, err
+	}
+	d.Overview = ov
+	d.Warnings = append(d.Warnings, warns...)
 	slices.SortStableFunc(d.Clock, func(a, b experiment.ClockSample) int { return cmp.Compare(a.Time, b.Time) })
 	slices.SortStableFunc(d.Sync, func(a, b experiment.SyncEvent) int { return cmp.Compare(a.Time, b.Time) })
 	slices.SortStableFunc(d.IO, func(a, b experiment.IOEvent) int { return cmp.Compare(a.Time, b.Time) })
