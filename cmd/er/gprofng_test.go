@@ -222,7 +222,35 @@ func TestGprofngIO(t *testing.T) {
 	if e := total(r.stdout); g == "" || e != g {
 		t.Errorf("<Total>: er print %q, gprofng %q\n%s%s", e, g, r.stdout, r.stderr)
 	}
+
+	// Per file: the same counts, other I/O calls (lseek, fsync, fflush, fseek) under <Other IO
+	// activity>. The fclose that gprofng records without a descriptor is er's <unknown file>,
+	// and in no file of gprofng's (its -ioactivity <Total> is one call short of its -functions').
+	args = []string{"-metrics", "e+ioreadcnt:e+iowritecnt:e+ioothercnt:e+ioerrorcnt", "-ioactivity", exp}
+	files := func(out string) map[string]string {
+		rows := map[string]string{}
+		for _, line := range strings.Split(out, "\n") {
+			if f := strings.Fields(line); len(f) >= 5 && regexp.MustCompile(`^\d+$`).MatchString(f[0]) {
+				rows[strings.Join(f[4:], " ")] = strings.Join(f[:4], " ")
+			}
+		}
+		delete(rows, "<Total>")
+		return rows
+	}
+	gf := files(gprofngDisplay(t, args...))
+	r = er(t, "", nil, append([]string{"print"}, args...)...)
+	ef := files(r.stdout)
+	if ef[analysisUnknownFile] != "0 0 1 0" {
+		t.Errorf("<unknown file>: er print %q, want the fclose", ef[analysisUnknownFile])
+	}
+	delete(ef, analysisUnknownFile)
+	if gf["<Other IO activity>"] != "0 0 4 0" || !reflect.DeepEqual(ef, gf) {
+		t.Errorf("-ioactivity: er print %v, gprofng %v\n%s", ef, gf, r.stdout)
+	}
 }
+
+// analysisUnknownFile is er's name for a descriptor whose opening was not traced.
+const analysisUnknownFile = "<unknown file>"
 
 // TestGprofngSync: the synchronization waits of an experiment that gprofng recorded, per function.
 func TestGprofngSync(t *testing.T) {
