@@ -199,6 +199,11 @@ func convertLog(dir string, l *Log) experiment.Log {
 	} else {
 		on(experiment.SettingClockProfiling, "off")
 	}
+	for _, st := range l.Settings {
+		if sec, err := strconv.ParseFloat(st.Value, 64); st.Name == "sample_period" && err == nil && sec >= 0 && sec < 1e9 {
+			on("sample_period_ns", strconv.FormatInt(int64(sec*1e9), 10))
+		}
+	}
 	if l.Profile("heaptrace") != nil {
 		on(experiment.SettingHeapTracing, "on")
 	}

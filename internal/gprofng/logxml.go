@@ -234,6 +234,9 @@ func ParseLog(file string, b []byte) (l *Log, truncated bool, err error) {
 					if text == "" {
 						text = e.attrs["msg"]
 					}
+					if k == "cwarn" && e.attrs["id"] == "207" { // as gprofng's display words it
+						text = "Collection interval timer period was changed (" + text + "); profile data may be unreliable"
+					}
 					l.Events = append(l.Events, Event{Time: t, Kind: k, Text: text})
 				}
 			case "profile":

@@ -58,6 +58,21 @@ func TestOpenOverview(t *testing.T) {
 	if d.Log.EndTime != 3010329864 {
 		t.Errorf("end %d, want the last point's time", d.Log.EndTime)
 	}
+	// log.xml's sample_period="1" and its cwarn 207, as gprofng display text -header shows them.
+	period, warned := "", ""
+	for _, st := range d.Log.Settings {
+		if st.Name == "sample_period_ns" {
+			period = st.Value
+		}
+	}
+	for _, e := range d.Log.Events {
+		if e.Kind == "warning" {
+			warned = e.Text
+		}
+	}
+	if period != "1000000000" || warned != "gprofng cwarn: Collection interval timer period was changed (1000 -> 0); profile data may be unreliable" {
+		t.Errorf("sample period %q, warning %q", period, warned)
+	}
 	for _, w := range d.Warnings {
 		if strings.Contains(w, overviewFile) {
 			t.Errorf("warning %q", w)
