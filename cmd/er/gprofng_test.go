@@ -1,10 +1,13 @@
 package main
 
 import (
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -219,7 +222,35 @@ func TestGprofngIO(t *testing.T) {
 	if e := total(r.stdout); g == "" || e != g {
 		t.Errorf("<Total>: er print %q, gprofng %q\n%s%s", e, g, r.stdout, r.stderr)
 	}
+
+	// Per file: the same counts, other I/O calls (lseek, fsync, fflush, fseek) under <Other IO
+	// activity>. The fclose that gprofng records without a descriptor is er's <unknown file>,
+	// and in no file of gprofng's (its -ioactivity <Total> is one call short of its -functions').
+	args = []string{"-metrics", "e+ioreadcnt:e+iowritecnt:e+ioothercnt:e+ioerrorcnt", "-ioactivity", exp}
+	files := func(out string) map[string]string {
+		rows := map[string]string{}
+		for _, line := range strings.Split(out, "\n") {
+			if f := strings.Fields(line); len(f) >= 5 && regexp.MustCompile(`^\d+$`).MatchString(f[0]) {
+				rows[strings.Join(f[4:], " ")] = strings.Join(f[:4], " ")
+			}
+		}
+		delete(rows, "<Total>")
+		return rows
+	}
+	gf := files(gprofngDisplay(t, args...))
+	r = er(t, "", nil, append([]string{"print"}, args...)...)
+	ef := files(r.stdout)
+	if ef[analysisUnknownFile] != "0 0 1 0" {
+		t.Errorf("<unknown file>: er print %q, want the fclose", ef[analysisUnknownFile])
+	}
+	delete(ef, analysisUnknownFile)
+	if gf["<Other IO activity>"] != "0 0 4 0" || !reflect.DeepEqual(ef, gf) {
+		t.Errorf("-ioactivity: er print %v, gprofng %v\n%s", ef, gf, r.stdout)
+	}
 }
+
+// analysisUnknownFile is er's name for a descriptor whose opening was not traced.
+const analysisUnknownFile = "<unknown file>"
 
 // TestGprofngSync: the synchronization waits of an experiment that gprofng recorded, per function.
 func TestGprofngSync(t *testing.T) {
@@ -236,5 +267,84 @@ func TestGprofngSync(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Logf("er print:\n%s%s", r.stdout, r.stderr)
+	}
+}
+
+// sampleFigures parses a -sample_detail listing of gprofng display text or er print: for each
+// sample (0 for the aggregate), its start and end times and its user and system CPU, in ms.
+func sampleFigures(t *testing.T, out string) map[int][4]int64 {
+	t.Helper()
+	re := regexp.MustCompile(`^\s*(Sample Number|Start Time \(sec\.\)|End Time \(sec\.\)|User CPU(?: \(sec\.\))?|System CPU(?: \(sec\.\))?): *(\S+)`)
+	figs := map[int][4]int64{}
+	n := 0
+	for _, line := range strings.Split(out, "\n") {
+		m := re.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		if m[1] == "Sample Number" {
+			n, _ = strconv.Atoi(m[2])
+			continue
+		}
+		v, err := strconv.ParseFloat(m[2], 64)
+		if err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		f := figs[n]
+		i := map[string]int{"Start Time (sec.)": 0, "End Time (sec.)": 1, "User CPU": 2, "User CPU (sec.)": 2, "System CPU": 3, "System CPU (sec.)": 3}[m[1]]
+		f[i] = int64(math.Round(v * 1000))
+		figs[n] = f
+	}
+	return figs
+}
+
+// statCounts parses the counts of page faults and context switches of -statistics.
+func statCounts(out string) map[string]string {
+	re := regexp.MustCompile(`^\s*(Minor Page Faults|Major Page Faults|Voluntary context switches|Involuntary context switches): *(\d+)$`)
+	c := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		if m := re.FindStringSubmatch(line); m != nil {
+			c[m[1]] = m[2]
+		}
+	}
+	return c
+}
+
+// TestGprofngSamples: the sample points of an experiment that gprofng recorded with periodic
+// sampling: er print's -sample_detail shows gprofng's samples (the same times, user and system
+// CPU in each and in all), -statistics its fault and context switch counts, and -sample_list as
+// many samples as gprofng's.
+func TestGprofngSamples(t *testing.T) {
+	needGprofng(t)
+	exp := gprofngCollect(t, nil, []string{"-p", "on", "-S", "1"}, gprofngProg(t, "cpubound"), "1", "2.5")
+	g := sampleFigures(t, gprofngDisplay(t, "-sample_detail", exp))
+	r := er(t, "", nil, "print", "-sample_detail", exp)
+	if r.code != 0 {
+		t.Fatalf("er print -sample_detail: exit %d\n%s", r.code, r.stderr)
+	}
+	e := sampleFigures(t, r.stdout)
+	if len(g) < 2 || g[1][2] == 0 {
+		t.Fatalf("gprofng shows no sample with CPU time: %v", g)
+	}
+	if !reflect.DeepEqual(e, g) {
+		t.Errorf("samples (start, end, user, system ms): er print %v, gprofng %v\n%s", e, g, r.stdout)
+	}
+	t.Logf("%d samples; all: %v", len(g)-1, g[0])
+
+	gs := statCounts(gprofngDisplay(t, "-statistics", exp))
+	r = er(t, "", nil, "print", "-statistics", exp)
+	if es := statCounts(r.stdout); len(gs) != 4 || !reflect.DeepEqual(es, gs) {
+		t.Errorf("statistics: er print %v, gprofng %v", es, gs)
+	}
+
+	r = er(t, "", nil, "print", "-sample_list", exp)
+	rows := 0
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if f := strings.Fields(line); len(f) > 2 && f[0] == "1" && f[1] == "yes" {
+			rows++
+		}
+	}
+	if rows != len(g)-1 {
+		t.Errorf("er print -sample_list lists %d samples, gprofng %d\n%s", rows, len(g)-1, r.stdout)
 	}
 }

@@ -309,6 +309,7 @@ type stats struct {
 	minflt, majflt     int64
 	volcs, involcs     int64
 	maxRSS             int64
+	rssKnown, rssNone  bool // points with an RSS, and points without (gprofng's)
 	procSet            map[uint32]bool
 	threadSet          map[[2]uint32]bool
 }
@@ -360,6 +361,7 @@ func statsOf(d *experiment.Data) stats {
 			last[o.Pid] = o
 		}
 		st.maxRSS = max(st.maxRSS, o.RSSBytes)
+		st.rssKnown, st.rssNone = st.rssKnown || !o.MemoryUnknown, st.rssNone || o.MemoryUnknown
 	}
 	for pid, o := range last {
 		f := first[pid]
@@ -398,6 +400,7 @@ func (a *stats) add(b stats) {
 	a.volcs = sat.Add(a.volcs, b.volcs)
 	a.involcs = sat.Add(a.involcs, b.involcs)
 	a.maxRSS = max(a.maxRSS, b.maxRSS)
+	a.rssKnown, a.rssNone = a.rssKnown || b.rssKnown, a.rssNone || b.rssNone
 }
 
 func (s *session) statistics(args []string) error {
@@ -449,8 +452,12 @@ func (s *session) printStats(title string, st stats, ds []*experiment.Data) {
 		[2]string{"Major Page Faults", strconv.FormatInt(st.majflt, 10)},
 		[2]string{"Voluntary context switches", strconv.FormatInt(st.volcs, 10)},
 		[2]string{"Involuntary context switches", strconv.FormatInt(st.involcs, 10)},
-		[2]string{"Maximum resident set size (MB)", fmt.Sprintf("%.1f", float64(st.maxRSS)/(1<<20))},
 	)
+	if st.rssNone && !st.rssKnown {
+		rows = append(rows, [2]string{"Maximum resident set size", "not recorded (by gprofng)"})
+	} else {
+		rows = append(rows, [2]string{"Maximum resident set size (MB)", fmt.Sprintf("%.1f", float64(st.maxRSS)/(1<<20))})
+	}
 	w := 0
 	for _, r := range rows {
 		w = max(w, len(r[0]))
@@ -522,6 +529,9 @@ func (s *session) overviewTable(i int, usage []sampleUsage) *report.Table {
 			for c := 4; c < len(cells); c++ {
 				cells[c] = report.Cell{Blank: true}
 			}
+		}
+		if u.memUnknown { // RSS and threads
+			cells[len(cells)-2], cells[len(cells)-1] = report.Cell{Blank: true}, report.Cell{Blank: true}
 		}
 		t.Rows = append(t.Rows, report.Row{Name: sampleLabels(sp), Cells: cells})
 	}

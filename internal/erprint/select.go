@@ -1139,6 +1139,7 @@ type sampleUsage struct {
 	volcs, involcs     int64
 	rss                int64 // at the end of the sample, all processes
 	threads            int64
+	memUnknown         bool // a process's point at the end recorded no RSS or thread count (gprofng's)
 	processes          int
 	startAt, endAt     int64
 	startLbl, endLabel string
@@ -1182,6 +1183,7 @@ func (s *session) samplesUsage(i int) []sampleUsage {
 			if samples[k].EndPoint == int(o.Sample) {
 				u.rss = sat.Add(u.rss, o.RSSBytes)
 				u.threads = sat.Add(u.threads, int64(o.NumThreads))
+				u.memUnknown = u.memUnknown || o.MemoryUnknown
 				u.processes++
 			}
 		}
@@ -1227,7 +1229,7 @@ func (s *session) sampleDetail(args []string) error {
 			sum.majflt = sat.Add(sum.majflt, u.majflt)
 			sum.volcs = sat.Add(sum.volcs, u.volcs)
 			sum.involcs = sat.Add(sum.involcs, u.involcs)
-			sum.rss, sum.threads, sum.processes = u.rss, u.threads, u.processes
+			sum.rss, sum.threads, sum.processes, sum.memUnknown = u.rss, u.threads, u.processes, u.memUnknown
 		}
 		if len(picked) == 0 {
 			s.printf("  no sample selected (sample_select %s)\n\n", s.sel.samples.forExp(exp))
@@ -1273,9 +1275,14 @@ func (s *session) printUsage(u sampleUsage, n int) {
 			[2]string{"Minor Page Faults", strconv.FormatInt(u.minflt, 10)},
 			[2]string{"Major Page Faults", strconv.FormatInt(u.majflt, 10)},
 			[2]string{"Voluntary Context Switches", strconv.FormatInt(u.volcs, 10)},
-			[2]string{"Involuntary Context Switches", strconv.FormatInt(u.involcs, 10)},
-			[2]string{"Resident Set Size at the end (MB)", fmt.Sprintf("%.1f", float64(u.rss)/(1<<20))},
-			[2]string{"Threads at the end", strconv.FormatInt(u.threads, 10)})
+			[2]string{"Involuntary Context Switches", strconv.FormatInt(u.involcs, 10)})
+		if u.memUnknown {
+			rows = append(rows, [2]string{"Resident Set Size at the end", "not recorded (by gprofng)"},
+				[2]string{"Threads at the end", "not recorded (by gprofng)"})
+		} else {
+			rows = append(rows, [2]string{"Resident Set Size at the end (MB)", fmt.Sprintf("%.1f", float64(u.rss)/(1<<20))},
+				[2]string{"Threads at the end", strconv.FormatInt(u.threads, 10)})
+		}
 	}
 	w := 0
 	for _, r := range rows {

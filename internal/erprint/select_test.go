@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"er/internal/analysis"
+	"er/internal/experiment"
 )
 
 func TestParseIDSet(t *testing.T) {
@@ -602,4 +603,25 @@ func TestFilterNestingLimit(t *testing.T) {
 	if got := sum(ev); got != 3+maxFilterDepth-1 {
 		t.Errorf("THRID + 1 ... = %d, want %d", got, 3+maxFilterDepth-1)
 	}
+}
+
+// TestSamplesMemoryUnknown: an experiment whose sample points recorded no RSS or thread count (one
+// of gprofng's) shows them as not recorded, not as 0, in the overview, the sample details and
+// the statistics, and its times and counts as the points give them.
+func TestSamplesMemoryUnknown(t *testing.T) {
+	e := testEnv()
+	e.open = func(dir string) (*experiment.Data, error) {
+		d := demo1()
+		d.Dir = dir
+		for i := range d.Overview {
+			o := &d.Overview[i]
+			o.RSSBytes, o.NumThreads, o.MemoryUnknown = 0, 0, true
+		}
+		return d, nil
+	}
+	got, code := runCaseEnv([]string{"-overview", "-sample_detail", "-statistics", "g.er"}, "", e)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, got)
+	}
+	checkGolden(t, "samples_memory_unknown", got)
 }

@@ -183,6 +183,9 @@ type OverviewSample struct {
 	RSSBytes   int64  // resident set size
 	NumThreads int32
 	Label      string // why the sample was taken: "start", "periodic", "end", "signal"
+	// MemoryUnknown says that RSSBytes and NumThreads were not recorded (a point of an experiment
+	// that GNU gprofng recorded; never written to an overview file).
+	MemoryUnknown bool
 }
 
 // Event is something that happened during collection, recorded in log.xml.

@@ -330,6 +330,11 @@ var ioOps = func() map[string]uint8 {
 var ioKind = map[int64]experiment.IOOp{ioRead: experiment.IOReadOp, ioWrite: experiment.IOWriteOp,
 	ioOpen: experiment.IOOpen, ioClose: experiment.IOClose, ioOther: experiment.IOFsync}
 
+// OtherIOName is the file of the calls that gprofng records as other I/O (lseek, fsync, fflush,
+// fseek, ...): gprofng's display counts them all against this pseudo-file, whatever descriptor
+// they were made on (the packet's IOFD, which the event keeps), and so does er.
+const OtherIOName = "<Other IO activity>"
+
 // errUnknown is the errno of a call that failed: gprofng does not record which.
 const errUnknown = -1
 
@@ -359,6 +364,8 @@ func (c *converter) io(recs []Record) {
 		e := experiment.IOEvent{Time: t, Pid: c.log.Pid, Tid: tid, Stack: st, Op: op, Dur: max(r.Int("TSTAMP")-r.Int("IORQST"), 0),
 			FD: fd, FD2: -1, Err: errno, File: r.Texts["IOFNAME"]}
 		switch typ {
+		case ioOther:
+			e.File = OtherIOName
 		case ioRead, ioWrite:
 			if errno == 0 {
 				e.Bytes = max(r.Int("IONBYTE"), 0)

@@ -136,6 +136,12 @@ func Open(dir string) (*experiment.Data, error) {
 		warn("%s: %d of the events' frame infos are missing from it; those events have no stack", framesFile, c.missing)
 	}
 	d.Warnings = append(d.Warnings, c.warnings...)
+	ov, warns, err := readOverview(dir, l)
+	if err != nil {
+		return nil, err
+	}
+	d.Overview = ov
+	d.Warnings = append(d.Warnings, warns...)
 	slices.SortStableFunc(d.Clock, func(a, b experiment.ClockSample) int { return cmp.Compare(a.Time, b.Time) })
 	slices.SortStableFunc(d.Sync, func(a, b experiment.SyncEvent) int { return cmp.Compare(a.Time, b.Time) })
 	slices.SortStableFunc(d.IO, func(a, b experiment.IOEvent) int { return cmp.Compare(a.Time, b.Time) })
@@ -192,6 +198,11 @@ func convertLog(dir string, l *Log) experiment.Log {
 		}
 	} else {
 		on(experiment.SettingClockProfiling, "off")
+	}
+	for _, st := range l.Settings {
+		if sec, err := strconv.ParseFloat(st.Value, 64); st.Name == "sample_period" && err == nil && sec >= 0 && sec < 1e9 {
+			on("sample_period_ns", strconv.FormatInt(int64(sec*1e9), 10))
+		}
 	}
 	if l.Profile("heaptrace") != nil {
 		on(experiment.SettingHeapTracing, "on")

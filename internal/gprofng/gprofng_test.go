@@ -3,6 +3,7 @@ package gprofng
 import (
 	"archive/tar"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -217,6 +218,16 @@ func TestOpenIO(t *testing.T) {
 		if !files[f] {
 			t.Errorf("no event names %s: %v", f, files)
 		}
+	}
+	// gprofng's other I/O calls are its <Other IO activity>, on the descriptor they were made on.
+	var others []string
+	for _, e := range d.IO {
+		if e.File == OtherIOName {
+			others = append(others, fmt.Sprintf("%v fd %d", e.Op, e.FD))
+		}
+	}
+	if got := strings.Join(others, ", "); got != "fsync fd 3, lseek fd 3, fflush fd 3, fseek fd 3" {
+		t.Errorf("other I/O: %s", got)
 	}
 }
 

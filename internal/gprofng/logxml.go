@@ -31,7 +31,9 @@ type Log struct {
 	// Exit is the time of the process's exit (ns since Start); -1 when the log has none.
 	Exit int64
 	// Last is the time of the last sample point or exit (ns since Start).
-	Last     int64
+	Last int64
+	// Samples are the sample points, in the log's order; the overview file holds their usage.
+	Samples  []SamplePoint
 	Profiles []Profile
 	Settings []Setting
 	Events   []Event
@@ -60,6 +62,15 @@ type Field struct {
 	Name   string
 	Offset int
 	Type   string
+}
+
+// SamplePoint is an <event kind="sample">: a sample point's number (0 for the first), time (ns
+// since Start) and label ("collector_open_experiment", "periodic", "collector_close_experiment",
+// or the name given to a signal's or the program's sample).
+type SamplePoint struct {
+	ID    int
+	Time  int64
+	Label string
 }
 
 // Setting is one <setting> element's attribute.
@@ -223,6 +234,9 @@ func ParseLog(file string, b []byte) (l *Log, truncated bool, err error) {
 					if text == "" {
 						text = e.attrs["msg"]
 					}
+					if k == "cwarn" && e.attrs["id"] == "207" { // as gprofng's display words it
+						text = "Collection interval timer period was changed (" + text + "); profile data may be unreliable"
+					}
 					l.Events = append(l.Events, Event{Time: t, Kind: k, Text: text})
 				}
 			case "profile":
@@ -353,6 +367,14 @@ func (l *Log) event(attrs map[string]string) error {
 		}
 	case "sample":
 		l.Last = max(l.Last, t)
+		id, err := atoi(attrs, "id")
+		if err != nil {
+			return err
+		}
+		if id < 0 || id > 1<<31 {
+			return fmt.Errorf("sample id=%d: out of range", id)
+		}
+		l.Samples = append(l.Samples, SamplePoint{ID: int(id), Time: t, Label: attrs["label"]})
 	case "exit":
 		l.Exit = t
 		l.Last = max(l.Last, t)

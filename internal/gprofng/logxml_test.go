@@ -24,6 +24,9 @@ func TestParseLog(t *testing.T) {
 	if l.Start != 85109_882965656 || l.StartWall != 1795863597 || l.Exit != 5003123 || l.Last != 5437309 {
 		t.Errorf("start %d (wall %d), exit %d, last %d", l.Start, l.StartWall, l.Exit, l.Last)
 	}
+	if len(l.Samples) != 2 || l.Samples[0] != (SamplePoint{0, 47501, "collector_open_experiment"}) || l.Samples[1] != (SamplePoint{1, 5437309, "collector_close_experiment"}) {
+		t.Errorf("sample points %+v", l.Samples)
+	}
 	h := l.Profile("heaptrace")
 	if h == nil || h.File != "heaptrace" || len(h.Packets) != 1 || h.Packets[0].Kind != 5 {
 		t.Fatalf("heaptrace profile %+v", h)
@@ -53,6 +56,8 @@ func TestParseLogErrors(t *testing.T) {
 		{"<collector>2.40</collector>", "no <experiment version=...>"},
 		{`<experiment version="12.4"/><system pagesz="big"/>`, `attribute pagesz="big": not an integer`},
 		{`<experiment version="12.4"/><event kind="run" tstamp="1.1234567890"/>`, `bad time "1.1234567890"`},
+		{`<experiment version="12.4"/><event kind="sample" tstamp="1.5" id="-1" label="periodic"/>`, "sample id=-1: out of range"},
+		{`<experiment version="12.4"/><event kind="sample" tstamp="1.5" id="x"/>`, `attribute id="x": not an integer`},
 		{`<experiment version="12.4"/><field name="X" offset="1"/>`, "a <field> outside a <profpckt>"},
 		{`<experiment version="12.4"/><a></b>`, "log.xml: offset 31: XML syntax error on line 1: element <a> closed by </b>"},
 	} {
