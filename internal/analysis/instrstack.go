@@ -159,7 +159,7 @@ func (p *Profile) ByThread() ([]ThreadValue, error) {
 	var out []ThreadValue
 	nm := p.nm
 	var missing int
-	_, err := root.refilter(p.filter, false, func(es *expState, rb int32, ev *event, vals []int64) {
+	_, err := root.refilter(p.filter, false, func(es *expState, rb int32, ev event, vals []int64) {
 		r := mine[rb]
 		if r < 0 {
 			missing++

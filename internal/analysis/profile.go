@@ -321,7 +321,7 @@ func (p *Profile) Refilter(filter func(ev *EventInfo) bool, events bool) (*Profi
 
 // refilter is Refilter of the unfiltered profile root, calling onAdd, when not nil, with each event
 // added: its experiment, its raw stack in root, the event and its values.
-func (root *Profile) refilter(filter func(ev *EventInfo) bool, events bool, onAdd func(es *expState, rb int32, ev *event, vals []int64)) (*Profile, error) {
+func (root *Profile) refilter(filter func(ev *EventInfo) bool, events bool, onAdd func(es *expState, rb int32, ev event, vals []int64)) (*Profile, error) {
 	b := root.b
 	if b.opt.Filter != nil {
 		return nil, errors.New("analysis: only a profile analysed without a filter can be refiltered")
@@ -631,7 +631,7 @@ type eventAdder struct {
 	refine func(i int, s int32)
 	// onAdd, when set, is called with each event added, its raw stack in the unfiltered profile and
 	// its values (refiltering only).
-	onAdd func(es *expState, rb int32, ev *event, vals []int64)
+	onAdd func(es *expState, rb int32, ev event, vals []int64)
 }
 
 func (ea *eventAdder) clear() { clear(ea.vals) }
@@ -695,7 +695,7 @@ func (ea *eventAdder) add(ev event, stack uint32, always bool) bool {
 		p.EventList = append(p.EventList, e)
 	}
 	if onAddRaw >= 0 {
-		ea.onAdd(es, onAddRaw, &ev, ea.vals)
+		ea.onAdd(es, onAddRaw, ev, ea.vals)
 	}
 	return true
 }
