@@ -336,6 +336,11 @@ func collectStopped(t *testing.T, args []string, hold func(tg *target)) (string,
 	prog := cbuild(t, "deeprec", o2...)
 	exp := filepath.Join(t.TempDir(), "test.1.er")
 	cmd := exec.Command(erBin, append([]string{"collect", "-o", exp, prog}, args...)...)
+	// Rings that hold what the target records while er is stopped: on a busy machine the target takes
+	// seconds of wall time to use its CPU time, and its preemptions are context-switch samples of 8 KiB
+	// each (beside two CPU hogs the default 2 MiB rings lost 27% of the samples in that time). What is
+	// tested here is the stacks read late; losing records is TestLostWarned's.
+	cmd.Env = append(os.Environ(), "ER_RING_PAGES=4096")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
