@@ -19,6 +19,18 @@ import (
 // disassembly (lines by file and number, instructions by function and offset) compare; the other
 // views show the experiments aggregated, as without compare.
 
+// comparedViews are the views that compare, as the note of the others names them.
+const comparedViews = "functions, callers-callees, calltree, lines, pcs, lobjects, source and disasm"
+
+// aggregatedInCompare are the views of metrics that show the experiments together in compare mode.
+var aggregatedInCompare = map[string]bool{
+	"fsummary": true, "fsingle": true, "csingle": true, "cprepend": true, "cappend": true, "crmfirst": true, "crmlast": true,
+	"lsummary": true, "psummary": true, "leaks": true, "allocs": true, "heap": true, "heapstat": true,
+	"ioactivity": true, "iodetail": true, "iocallstack": true, "iostat": true, "thread_list": true, "cpu_list": true,
+	"sample_list": true, "statistics": true, "overview": true, "data_objects": true,
+	"data_layout": true, "memobj": true, "indxobj": true,
+}
+
 // compareModes are compare's settings.
 var compareModes = []string{"off", "on", "delta", "ratio"}
 

@@ -121,3 +121,19 @@ func union(a, b map[string][]string) map[string]bool {
 	}
 	return u
 }
+
+// TestCompareNote: a view that does not compare says so in compare mode (gprofng says it is not
+// available), and shows the experiments together; without compare, or with one experiment, no note.
+func TestCompareNote(t *testing.T) {
+	const note = "thread_list does not compare: it shows the experiments together"
+	got, code := runCase([]string{"-compare", "delta", "-thread_list", "demo.1.er", "demo.2.er"}, "")
+	if code != 0 || !strings.Contains(got, note) {
+		t.Errorf("thread_list in compare mode: exit %d, no note:\n%s", code, got)
+	}
+	for _, args := range [][]string{{"-thread_list", "demo.1.er", "demo.2.er"}, {"-compare", "delta", "-thread_list", "demo.1.er"},
+		{"-compare", "delta", "-functions", "demo.1.er", "demo.2.er"}} {
+		if got, _ := runCase(args, ""); strings.Contains(got, "does not compare") {
+			t.Errorf("%v: a note:\n%s", args, got)
+		}
+	}
+}

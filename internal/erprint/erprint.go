@@ -470,6 +470,12 @@ func (s *session) exec(cmd *command, args []string) error {
 	if cmd.data && len(s.exps) == 0 {
 		return usagef("%s: no experiment is loaded", cmd.name)
 	}
+	if aggregatedInCompare[cmd.name] && s.comparing() {
+		// gprofng says such a view is not available when comparing; er shows the experiments together,
+		// and says so.
+		fmt.Fprintf(s.stderr, "er print: note: %s does not compare: it shows the experiments together (compare covers %s)\n",
+			cmd.name, comparedViews)
+	}
 	return s.runView(cmd, args)
 }
 
