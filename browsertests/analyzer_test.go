@@ -1223,8 +1223,9 @@ func TestStaticReport(t *testing.T) {
 }
 
 // TestCompareView: er analyzer given two experiments of the program, the second with phases twice as
-// long, shows the Compare view's differential flame graph: alpha's box (main -> alpha) coloured by its
-// change (red grew), with both experiments' values as er print's compare call tree gives them.
+// long, shows the Compare view's differential flame graph: every box carries its call path's values in
+// both experiments as er print's compare call tree gives them, and the colour of their change (red
+// grew); every path with 1% of the second's total has its box.
 func TestCompareView(t *testing.T) {
 	need(t)
 	second := filepath.Join(tmp, "gui.2.er")
@@ -1240,7 +1241,8 @@ func TestCompareView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(erBin, "print", "-printmode", "json", "-compare", "on", "-metrics", "i.totalcpu", "-calltree", expDir, second).Output()
+	// er print's compare call tree, by the path of names from the root.
+	out, err := exec.Command(erBin, "print", "-printmode", "json", "-compare", "on", "-metrics", "i.totalcpu", "-tthresh", "0", "-calltree", expDir, second).Output()
 	if err != nil {
 		t.Fatalf("er print -compare on -calltree: %v", err)
 	}
@@ -1248,6 +1250,7 @@ func TestCompareView(t *testing.T) {
 		Tables []struct {
 			Rows []struct {
 				Name  string `json:"name"`
+				Depth int    `json:"depth"`
 				Cells []struct {
 					V int64 `json:"v"`
 				} `json:"cells"`
@@ -1257,46 +1260,57 @@ func TestCompareView(t *testing.T) {
 	if err := json.Unmarshal(out, &doc); err != nil || len(doc) == 0 || len(doc[0].Tables) == 0 {
 		t.Fatalf("er print -compare on -calltree: %v\n%s", err, out)
 	}
-	var want []int64
+	want := map[string][2]int64{}
+	var path []string
 	for _, r := range doc[0].Tables[0].Rows {
-		if r.Name == "alpha" {
-			want = []int64{r.Cells[0].V, r.Cells[1].V}
-		}
+		path = append(path[:r.Depth], r.Name)
+		want[strings.Join(path, "/")] = [2]int64{r.Cells[0].V, r.Cells[1].V}
 	}
-	if want == nil {
-		t.Fatalf("er print's compare call tree has no alpha:\n%s", out)
-	}
+	total := want["<Total>"]
 	p := newPage(t)
 	p.open(u+"#view=compare", "compare")
 	p.waitJS("the differential flame graph", `document.querySelector("#diff-flame-svg") !== null`)
 	var boxes []struct {
-		Title string
-		Class string
+		Path, Title, Class string
 	}
-	p.eval("the boxes", `[...document.querySelectorAll("#diff-flame-svg g.frame")].map(g => ({Title: g.querySelector("title").textContent, Class: g.getAttribute("class")}))`, &boxes)
-	secs := func(ns int64) string { return strconv.FormatFloat(float64(ns)/1e9, 'f', 3, 64) }
-	found := false
+	p.eval("the boxes", `[...document.querySelectorAll("#diff-flame-svg g.frame")].map(g => ({Path: g.dataset.path, Title: g.querySelector("title").textContent, Class: g.getAttribute("class")}))`, &boxes)
+	secs := func(ns int64) string { // as the page writes seconds
+		if ns == 0 {
+			return "0."
+		}
+		return strconv.FormatFloat(float64(ns)/1e9, 'f', 3, 64)
+	}
+	drawn := map[string]bool{}
 	for _, b := range boxes {
-		lines := strings.Split(b.Title, "\n")
-		if lines[0] != "alpha" {
+		drawn[b.Path] = true
+		w, ok := want[b.Path]
+		if !ok {
+			t.Errorf("a box for %s, which er print's compare call tree has not", b.Path)
 			continue
 		}
-		found = true
-		if len(lines) < 3 || lines[1] != "gui.1.er: "+secs(want[0])+" s" || lines[2] != "gui.2.er: "+secs(want[1])+" s" {
-			t.Errorf("alpha's box says %q; er print's compare call tree %s s and %s s", b.Title, secs(want[0]), secs(want[1]))
+		lines := strings.Split(b.Title, "\n")
+		name := b.Path[strings.LastIndex(b.Path, "/")+1:]
+		if len(lines) < 3 || lines[0] != name || lines[1] != "gui.1.er: "+secs(w[0])+" s" || lines[2] != "gui.2.er: "+secs(w[1])+" s" {
+			t.Errorf("%s's box says %q; er print's compare call tree %s s and %s s", b.Path, b.Title, secs(w[0]), secs(w[1]))
 		}
-		// Its colour says how it changed (the phases are by the wall clock: on a busy machine the
-		// second's CPU time need not be twice the first's).
-		class := map[bool]string{true: "up", false: "down"}[want[1] > want[0]]
-		if want[1] == want[0] {
-			class = "same"
+		class := "same"
+		switch {
+		case w[1] > w[0]:
+			class = "up"
+		case w[1] < w[0]:
+			class = "down"
 		}
 		if !strings.Contains(b.Class, class) {
-			t.Errorf("alpha's box is of class %q; er print: %s s, then %s s", b.Class, secs(want[0]), secs(want[1]))
+			t.Errorf("%s's box is of class %q; er print: %s s, then %s s", b.Path, b.Class, secs(w[0]), secs(w[1]))
 		}
 	}
-	if !found {
-		t.Errorf("no box for alpha among %d", len(boxes))
+	for path, w := range want {
+		if w[1] >= total[1]/100 && !drawn[path] {
+			t.Errorf("no box for %s (%s s of %s s in gui.2.er)", path, secs(w[1]), secs(total[1]))
+		}
 	}
+	alpha := want["<Total>/_start/__libc_start_main/__libc_start_call_main/main/alpha"]
+	t.Logf("%d boxes, each with er print's values; totals %s s and %s s, main -> alpha %s s and %s s", len(boxes),
+		secs(total[0]), secs(total[1]), secs(alpha[0]), secs(alpha[1]))
 	p.shot("compare")
 }

@@ -967,11 +967,13 @@ function drawDiffFlame(box, d) {
   if (!nodes.length || !d.totals[1]) { box.append(el("p", { class: "muted" }, "No data in " + d.experiments[1] + ".")); return; }
   const W = Math.max(600, box.clientWidth - 4), RH = 18;
   const x = new Float64Array(nodes.length), next = new Float64Array(nodes.length);
+  const path = [nodes[0].name];
   let maxDepth = 0;
   for (let i = 1; i < nodes.length; i++) {
     const n = nodes[i];
     x[i] = x[n.p] + next[n.p];
     next[n.p] += n.b;
+    path[i] = path[n.p] + "/" + n.name;
     maxDepth = Math.max(maxDepth, n.d);
   }
   const H = (maxDepth + 1) * RH + 4;
@@ -987,7 +989,7 @@ function drawDiffFlame(box, d) {
     const k = Math.min(1, Math.abs(delta) / full);
     const light = Math.round(235 - 135 * k);
     const fill = delta > 0 ? `rgb(255,${light},${light})` : delta < 0 ? `rgb(${light},${light},255)` : "rgb(235,235,235)";
-    const g = svg("g", { class: "frame " + (delta > 0 ? "up" : delta < 0 ? "down" : "same") });
+    const g = svg("g", { class: "frame " + (delta > 0 ? "up" : delta < 0 ? "down" : "same"), "data-path": path[i] });
     const r = svg("rect", { x: x[i] * scale, y: n.d * RH, width: Math.max(0.5, w), height: RH - 1, fill: fill, rx: 1.5 });
     const title = svg("title");
     const ratio = n.a ? (n.b / n.a).toFixed(3) : "new";
