@@ -4,7 +4,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"encoding/xml"
-	"fmt"
 	"math"
 	"net/http/httptest"
 	"os"
@@ -17,6 +16,7 @@ import (
 
 	pprofile "github.com/google/pprof/profile"
 
+	"er/internal/export/schematest"
 	"er/internal/web"
 )
 
@@ -173,29 +173,9 @@ func TestExportPprof(t *testing.T) {
 		t.Errorf("Chrome trace's complete events by function: %v", n)
 	}
 	// Last: it skips the test where python3 or its jsonschema is missing.
-	if err := validateSpeedscope(t, ss); err != nil {
+	if err := schematest.Speedscope(t, ss); err != nil {
 		t.Errorf("speedscope's schema: %v", err)
 	}
-}
-
-// validateSpeedscope validates a speedscope file against speedscope's published schema (see
-// internal/export/testdata/README.md) with python3's jsonschema, returning its complaint; it skips
-// the test without them.
-func validateSpeedscope(t *testing.T, file string) error {
-	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed: the speedscope schema cannot be checked")
-	}
-	if out, err := exec.Command("python3", "-c", "import jsonschema").CombinedOutput(); err != nil {
-		t.Skipf("python3 has no jsonschema (Debian python3-jsonschema): %s", out)
-	}
-	schema := filepath.Join("..", "..", "internal", "export", "testdata", "speedscope-file-format-schema.json")
-	out, err := exec.Command("python3", "-c", `import json, sys, jsonschema
-jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))`, schema, file).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("%v: %s", err, out)
-	}
-	return nil
 }
 
 // checkChromeTrace checks a Chrome trace by the Trace Event Format's documented structure (the JSON

@@ -1559,9 +1559,13 @@ func (s *Session) finish(waitErr error) error {
 	if s.dropped > 0 {
 		s.w.Event(experiment.Event{Time: end, Kind: "warning", Text: fmt.Sprintf("%d samples of processes whose start was not seen were dropped", s.dropped)})
 	}
-	if st := s.stacks; st.failed > 0 {
+	if tl := &s.stacks.tally; tl.Failed > 0 {
+		var top []string
+		for _, r := range tl.TopReasons(3) {
+			top = append(top, r.Text)
+		}
 		s.w.Event(experiment.Event{Time: end, Kind: "warning", Text: fmt.Sprintf("%d of %d call stacks could not be unwound completely (most often: %s)",
-			st.failed, st.complete+st.truncated+st.failed, strings.Join(st.topReasons(3), "; "))})
+			tl.Failed, tl.Total(), strings.Join(top, "; "))})
 	}
 	if st := s.stacks; st.fromImage > 0 {
 		s.w.Event(experiment.Event{Time: end, Kind: "comment", Text: fmt.Sprintf("%d call stacks that their process had left (it exited, or returned into the frames past the stack copy) by the time er read them were completed from the thread's last stack read live (docs/stacks.md)", st.fromImage)})

@@ -29,15 +29,14 @@ type stacker struct {
 	copy       unwind.StackCopy
 	frames     []uint64
 
-	complete, truncated, failed int64
-	fromImage                   int64            // complete stacks continued from a stack image (stackImage)
-	deep                        bool             // a stack went on past its copy, or was cut at its end
-	reasons                     map[string]int64 // why unwinds failed, for the log
+	tally     unwind.Tally // how the unwinds ended, for the log
+	fromImage int64        // complete stacks continued from a stack image (stackImage)
+	deep      bool         // a stack went on past its copy, or was cut at its end
 }
 
 func newStacker() *stacker {
 	return &stacker{spaces: map[uint32]*unwind.Space{}, live: map[uint32]func(uint64, []byte) bool{},
-		images: map[uint32]map[uint32]*stackImage{}, reasons: map[string]int64{}}
+		images: map[uint32]map[uint32]*stackImage{}}
 }
 
 // addMapping adds an executable mapping to its process's space. Load objects without usable CFI get a
@@ -158,45 +157,13 @@ func (st *stacker) stack(r *perfevent.Sample, out experiment.Stack) experiment.S
 	}
 	st.frames = frames
 	out = append(out, frames...)
+	st.tally.Add(status, reason)
 	switch status {
 	case unwind.Complete:
-		st.complete++
 	case unwind.Truncated:
-		st.truncated++
 		out = append(out, experiment.FrameTruncated)
 	default:
-		st.failed++
-		st.reasons[reasonClass(reason)]++
 		out = append(out, experiment.FrameUnwindFailed)
-	}
-	return out
-}
-
-// reasonClass drops the addresses from an unwind failure's reason, so that like failures count together.
-func reasonClass(reason string) string {
-	f := strings.Fields(reason)
-	for i, w := range f {
-		if strings.HasPrefix(w, "0x") {
-			f[i] = "ADDR"
-		}
-	}
-	return strings.Join(f, " ")
-}
-
-// topReasons lists the most frequent unwind failures, most frequent first.
-func (st *stacker) topReasons(n int) []string {
-	type rc struct {
-		r string
-		c int64
-	}
-	var all []rc
-	for r, c := range st.reasons {
-		all = append(all, rc{r, c})
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i].c > all[j].c || all[i].c == all[j].c && all[i].r < all[j].r })
-	var out []string
-	for i := 0; i < len(all) && i < n; i++ {
-		out = append(out, all[i].r)
 	}
 	return out
 }

@@ -9,17 +9,6 @@ import (
 	"er/internal/perfevent"
 )
 
-func TestReasons(t *testing.T) {
-	if got := reasonClass("no CFI for pc 0x7f12 in /lib/x.so at 0x10"); got != "no CFI for pc ADDR in /lib/x.so at ADDR" {
-		t.Errorf("reasonClass = %q", got)
-	}
-	st := newStacker()
-	st.reasons["b"], st.reasons["a"], st.reasons["c"] = 5, 5, 9
-	if got := st.topReasons(2); len(got) != 2 || got[0] != "c" || got[1] != "a" {
-		t.Errorf("topReasons = %q, want [c a]", got)
-	}
-}
-
 // TestStackerFallback: without user registers (a kernel thread, or -U 0) the kernel's chain is used, and
 // a sample without any chain keeps its IP.
 func TestStackerFallback(t *testing.T) {
@@ -36,8 +25,8 @@ func TestStackerFallback(t *testing.T) {
 	}
 	// Registers but no mappings for the process: the chain again, not a failed unwind.
 	r.RegsABI, r.Regs = unix.PERF_SAMPLE_REGS_ABI_64, make([]uint64, 20)
-	if got := st.stack(r, nil); len(got) != 3 || st.failed != 0 {
-		t.Errorf("unknown process: %#x, %d failed", got, st.failed)
+	if got := st.stack(r, nil); len(got) != 3 || st.tally.Failed != 0 {
+		t.Errorf("unknown process: %#x, %d failed", got, st.tally.Failed)
 	}
 }
 

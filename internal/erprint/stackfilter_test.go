@@ -2,7 +2,6 @@ package erprint
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -346,26 +345,7 @@ func TestRestArg(t *testing.T) {
 // 40 frames in 20,000 functions with a filter on fields and with filters on the stack: the stack
 // operations are computed once per stack, so they cost about what a field comparison does.
 func BenchmarkStackFilter600k(b *testing.B) {
-	r := rand.New(rand.NewPCG(5, 6))
-	const nFuncs, nStacks, nSamples = 20_000, 50_000, 600_000
-	a := &experiment.Archive{Path: "/bin/big", Kind: "elf", Segments: []experiment.Segment{{Filesz: 1 << 30}}}
-	for i := range nFuncs {
-		a.Symbols = append(a.Symbols, experiment.Symbol{Name: fmt.Sprintf("func%05d", i), Addr: 0x1000 + uint64(i)*0x100, Size: 0xf0})
-	}
-	d := &experiment.Data{Dir: "big.er", Log: demoLog(1, 1e10),
-		Mappings: []experiment.Mapping{{Pid: 1, Start: progBase, End: progBase + 1<<30, Path: "/bin/big", UnloadTime: -1}},
-		Archives: map[string]*experiment.Archive{"/bin/big": a}, Stacks: []experiment.Stack{nil}}
-	for range nStacks {
-		st := make(experiment.Stack, 10+r.IntN(31))
-		for i := range st {
-			st[i] = progBase + 0x1000 + uint64(r.IntN(nFuncs))*0x100 + 0x20
-		}
-		d.Stacks = append(d.Stacks, st)
-	}
-	for i := range nSamples {
-		d.Clock = append(d.Clock, experiment.ClockSample{Time: int64(i) * 10000, Pid: 1, Tid: uint32(1 + i%8),
-			Mode: experiment.ModeUser, Period: period, Stack: uint32(1 + r.IntN(nStacks))})
-	}
+	d := bigExperiment(20_000, 50_000, 600_000)
 	e := testEnv()
 	e.open = func(string) (*experiment.Data, error) { return d, nil }
 	s := newSession(strings.NewReader(""), &strings.Builder{}, &strings.Builder{}, e)

@@ -104,11 +104,10 @@ func TestJSONFunctions(t *testing.T) {
 	}
 }
 
-// BenchmarkPrintFunctions1M reads an experiment of 1,000,000 clock samples over 10,000 stacks of
-// 10 to 40 frames in 20,000 functions from disk and prints the function list.
-func BenchmarkPrintFunctions1M(b *testing.B) {
+// bigExperiment is a synthetic experiment "big.er" of nSamples clock samples (8 threads) over nStacks
+// random stacks of 10 to 40 frames in nFuncs functions of /bin/big, the same for the same sizes.
+func bigExperiment(nFuncs, nStacks, nSamples int) *experiment.Data {
 	r := rand.New(rand.NewPCG(5, 6))
-	const nFuncs, nStacks, nSamples = 20_000, 10_000, 1_000_000
 	a := &experiment.Archive{Path: "/bin/big", Kind: "elf", Segments: []experiment.Segment{{Filesz: 1 << 30}}}
 	for i := range nFuncs {
 		a.Symbols = append(a.Symbols, experiment.Symbol{Name: fmt.Sprintf("func%05d", i), Addr: 0x1000 + uint64(i)*0x100, Size: 0xf0})
@@ -127,6 +126,13 @@ func BenchmarkPrintFunctions1M(b *testing.B) {
 		d.Clock = append(d.Clock, experiment.ClockSample{Time: int64(i) * 10000, Pid: 1, Tid: uint32(1 + i%8),
 			Mode: experiment.ModeUser, Period: period, Stack: uint32(1 + r.IntN(nStacks))})
 	}
+	return d
+}
+
+// BenchmarkPrintFunctions1M reads an experiment of 1,000,000 clock samples over 10,000 stacks of
+// 10 to 40 frames in 20,000 functions from disk and prints the function list.
+func BenchmarkPrintFunctions1M(b *testing.B) {
+	d := bigExperiment(20_000, 10_000, 1_000_000)
 	dir := writeExperiment(b, b.TempDir(), d)
 	d = nil
 	b.ResetTimer()

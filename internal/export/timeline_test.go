@@ -7,10 +7,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"er/internal/export/schematest"
 )
 
 // timelineProfile is testProfile with two threads' timelines: thread 1 runs main;f (10 ns), then
@@ -82,25 +83,6 @@ func TestSpeedscopeEvented(t *testing.T) {
 	}
 }
 
-// validateSpeedscope validates a speedscope file against speedscope's published schema with python3's
-// jsonschema, returning its complaint; it skips the test without them.
-func validateSpeedscope(t *testing.T, file string) error {
-	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed: the speedscope schema cannot be checked")
-	}
-	if out, err := exec.Command("python3", "-c", "import jsonschema").CombinedOutput(); err != nil {
-		t.Skipf("python3 has no jsonschema (Debian python3-jsonschema): %s", out)
-	}
-	schema := filepath.Join("testdata", "speedscope-file-format-schema.json")
-	out, err := exec.Command("python3", "-c", `import json, sys, jsonschema
-jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))`, schema, file).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("%v: %s", err, out)
-	}
-	return nil
-}
-
 // TestSpeedscopeSchema: er's speedscope file (sampled and evented profiles) is valid by speedscope's
 // published schema, and a file the schema forbids (a frame event of type "X") is not.
 func TestSpeedscopeSchema(t *testing.T) {
@@ -112,14 +94,14 @@ func TestSpeedscopeSchema(t *testing.T) {
 	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := validateSpeedscope(t, file); err != nil {
+	if err := schematest.Speedscope(t, file); err != nil {
 		t.Errorf("er's file is invalid: %v", err)
 	}
 	bad := strings.Replace(b.String(), `"type":"C"`, `"type":"X"`, 1)
 	if err := os.WriteFile(file, []byte(bad), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := validateSpeedscope(t, file); err == nil {
+	if err := schematest.Speedscope(t, file); err == nil {
 		t.Error("a frame event of type X passes the schema")
 	}
 }

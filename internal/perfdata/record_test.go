@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -67,7 +68,7 @@ func TestRecordsFP(t *testing.T) {
 		0xffffffff816c8064, 0xffffffff821ef691, 0xffffffff81000130, 0xfffffffffffffe00, 0x7fe2cc4f2ad7}
 	if first.Offset != 0x408 || first.Time != 85340190519436 || first.Pid != 21398 || first.Tid != 21398 ||
 		first.IP != 0xffffffff817554ea || first.Period != 1 || first.CPUMode() != CPUModeKernel || first.Attr.Name != "page-faults" ||
-		first.ID != 1218927 || !equal(first.Callchain, wantCC) {
+		first.ID != 1218927 || !slices.Equal(first.Callchain, wantCC) {
 		t.Errorf("first sample %+v, callchain %x", first.Header, first.Callchain)
 	}
 	var comms []string
@@ -96,18 +97,6 @@ func TestRecordsFP(t *testing.T) {
 	if got := strings.Join(mmaps, " "); got != "[kernel.kallsyms]_text /tmp/pt/busy /usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 [vdso] /usr/lib/x86_64-linux-gnu/libc.so.6" {
 		t.Errorf("executable mappings %s", got)
 	}
-}
-
-func equal(a, b []uint64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestRecordsDwarf(t *testing.T) {
@@ -172,7 +161,7 @@ func TestPipeMode(t *testing.T) {
 		for _, r := range recs {
 			if s, ok := r.(*Sample); ok {
 				want := []uint64{0xfffffffffffffe00, 0x55c52eec814a, 0x55c52eec817e, 0x7f988c25424a}
-				if !equal(s.Callchain, want) || s.Period != 2000000 {
+				if !slices.Equal(s.Callchain, want) || s.Period != 2000000 {
 					t.Errorf("%s: first sample's callchain %x period %d", how, s.Callchain, s.Period)
 				}
 				break
@@ -256,16 +245,16 @@ func TestSampleLayout(t *testing.T) {
 	if len(x.Read) != 2 || x.Read[0] != (ReadValue{Value: 10, ID: 77, TimeEnabled: 111}) || x.Read[1].Value != 20 || x.Read[1].ID != 78 {
 		t.Errorf("read %+v", x.Read)
 	}
-	if !equal(x.Callchain, []uint64{0xfffffffffffffe00, 0x401000, 0x401100}) || !bytes.Equal(x.Raw, []byte{0xdd, 0xcc, 0xbb, 0xaa}) {
+	if !slices.Equal(x.Callchain, []uint64{0xfffffffffffffe00, 0x401000, 0x401100}) || !bytes.Equal(x.Raw, []byte{0xdd, 0xcc, 0xbb, 0xaa}) {
 		t.Errorf("callchain %x raw %x", x.Callchain, x.Raw)
 	}
 	if x.BranchHWIndex != 42 || len(x.Branches) != 1 || x.Branches[0] != (Branch{From: 0x401000, To: 0x402000, Flags: 3}) {
 		t.Errorf("branches %+v hw index %d", x.Branches, x.BranchHWIndex)
 	}
-	if x.UserRegsABI != 2 || !equal(x.UserRegs, []uint64{0x1111, 0x2222}) || len(x.UserStack) != 16 || x.UserStack[0] != 0xa || x.UserStackDynSize != 16 {
+	if x.UserRegsABI != 2 || !slices.Equal(x.UserRegs, []uint64{0x1111, 0x2222}) || len(x.UserStack) != 16 || x.UserStack[0] != 0xa || x.UserStackDynSize != 16 {
 		t.Errorf("user regs %d %x stack %x/%d", x.UserRegsABI, x.UserRegs, x.UserStack, x.UserStackDynSize)
 	}
-	if x.Weight != 7 || x.DataSrc != 0x55 || x.Transaction != 0x66 || x.IntrRegsABI != 2 || !equal(x.IntrRegs, []uint64{0x3333}) ||
+	if x.Weight != 7 || x.DataSrc != 0x55 || x.Transaction != 0x66 || x.IntrRegsABI != 2 || !slices.Equal(x.IntrRegs, []uint64{0x3333}) ||
 		x.PhysAddr != 0x9000 || x.Cgroup != 12 || x.DataPageSize != 4096 || x.CodePageSize != 2097152 || len(x.Aux) != 8 || x.Aux[0] != 0x77 {
 		t.Errorf("tail fields: weight %d src %#x tx %#x intr %d %x phys %#x cgroup %d pages %d %d aux %x",
 			x.Weight, x.DataSrc, x.Transaction, x.IntrRegsABI, x.IntrRegs, x.PhysAddr, x.Cgroup, x.DataPageSize, x.CodePageSize, x.Aux)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -73,7 +74,7 @@ func TestCompressedFile(t *testing.T) {
 		}
 	}
 	if first.Time != 87021629602646 || first.Size != 0x48 || first.Offset != 0x278 || first.Tid != 6491 ||
-		first.IP != 0x7f50d5ddf62a || first.Period != 250000 || !equal(first.Callchain, []uint64{0xfffffffffffffe00, 0x7f50d5ddf62a, 0}) {
+		first.IP != 0x7f50d5ddf62a || first.Period != 250000 || !slices.Equal(first.Callchain, []uint64{0xfffffffffffffe00, 0x7f50d5ddf62a, 0}) {
 		t.Errorf("first sample %+v, callchain %x", first.Header, first.Callchain)
 	}
 	if last := recs[len(recs)-1]; last.Head().Type != RecordFinishedRound {

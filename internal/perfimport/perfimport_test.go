@@ -3,6 +3,7 @@ package perfimport
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -60,7 +61,7 @@ func TestImportFP(t *testing.T) {
 	// The first sample (page-faults, in elf_load during the exec): its call chain less the markers.
 	want := experiment.Stack{0xffffffff817554ea, 0xffffffff81755b8a, 0xffffffff816c599f, 0xffffffff816c7016,
 		0xffffffff816c8064, 0xffffffff821ef691, 0xffffffff81000130, 0x7fe2cc4f2ad7}
-	if got := d.Stacks[d.Counters[0].Stack]; !equalStack(got, want) || d.Counters[0].Mode != experiment.ModeKernel || d.Counters[0].Time != 99818 {
+	if got := d.Stacks[d.Counters[0].Stack]; !slices.Equal(got, want) || d.Counters[0].Mode != experiment.ModeKernel || d.Counters[0].Time != 99818 {
 		t.Errorf("first counter sample at %d, mode %v, stack %x; want at 99818 in kernel mode %x", d.Counters[0].Time, d.Counters[0].Mode, got, want)
 	}
 	var busy, kernel int
@@ -78,18 +79,6 @@ func TestImportFP(t *testing.T) {
 	if busy != 1 || kernel != 1 {
 		t.Errorf("%d mappings of busy and %d of the kernel, want 1 and 1: %+v", busy, kernel, d.Mappings)
 	}
-}
-
-func equalStack(a, b experiment.Stack) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestImportDwarfAndPipe(t *testing.T) {

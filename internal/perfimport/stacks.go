@@ -2,7 +2,6 @@ package perfimport
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"er/internal/experiment"
@@ -21,12 +20,11 @@ type stacker struct {
 	unw    unwind.Unwinder
 	copy   unwind.StackCopy
 
-	complete, truncated, failed int64
-	reasons                     map[string]int64
+	tally unwind.Tally
 }
 
 func newStacker(c *converter) *stacker {
-	return &stacker{c: c, spaces: map[uint32]*unwind.Space{}, reasons: map[string]int64{}}
+	return &stacker{c: c, spaces: map[uint32]*unwind.Space{}}
 }
 
 // addMapping adds a mapping to its process's address space, with the CFI of its load object where
@@ -78,54 +76,32 @@ func (st *stacker) stack(s *perfdata.Sample, out experiment.Stack) experiment.St
 	st.unw.FPChain = user
 	frames, status, reason := st.unw.Unwind(regs, &st.copy, out[len(out):])
 	out = append(out, frames...)
+	st.tally.Add(status, reason)
 	switch status {
 	case unwind.Complete:
-		st.complete++
 	case unwind.Truncated:
-		st.truncated++
 		out = append(out, experiment.FrameTruncated)
 	default:
-		st.failed++
-		st.reasons[reasonClass(reason)]++
 		out = append(out, experiment.FrameUnwindFailed)
 	}
 	return out
 }
 
-// reasonClass drops the addresses from an unwind failure's reason, so that like failures count together.
-func reasonClass(reason string) string {
-	f := strings.Fields(reason)
-	for i, w := range f {
-		if strings.HasPrefix(w, "0x") {
-			f[i] = "ADDR"
-		}
-	}
-	return strings.Join(f, " ")
-}
-
 // summary says how the DWARF unwinds went, where there were any, and whether some did not complete.
 func (st *stacker) summary() (text string, incomplete bool) {
-	n := st.complete + st.truncated + st.failed
+	tl := &st.tally
+	n := tl.Total()
 	if n == 0 {
 		return "", false
 	}
 	text = fmt.Sprintf("DWARF unwinding of the user stacks: %d of %d complete, %d truncated (the stack copy, perf's --call-graph dwarf,SIZE, ended first), %d failed",
-		st.complete, n, st.truncated, st.failed)
-	if st.failed > 0 {
-		type rc struct {
-			r string
-			n int64
-		}
-		var all []rc
-		for r, k := range st.reasons {
-			all = append(all, rc{r, k})
-		}
-		sort.Slice(all, func(i, j int) bool { return all[i].n > all[j].n || all[i].n == all[j].n && all[i].r < all[j].r })
+		tl.Complete, n, tl.Truncated, tl.Failed)
+	if tl.Failed > 0 {
 		var top []string
-		for i := 0; i < len(all) && i < 3; i++ {
-			top = append(top, fmt.Sprintf("%s (%d)", all[i].r, all[i].n))
+		for _, r := range tl.TopReasons(3) {
+			top = append(top, fmt.Sprintf("%s (%d)", r.Text, r.N))
 		}
 		text += ": " + strings.Join(top, "; ")
 	}
-	return text, st.truncated+st.failed > 0
+	return text, tl.Truncated+tl.Failed > 0
 }

@@ -1,6 +1,7 @@
 package perfimport
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,12 +15,12 @@ func TestStackFromCallchain(t *testing.T) {
 	const kctx, uctx = 0xffffffffffffff80, 0xfffffffffffffe00
 	s := &perfdata.Sample{Header: perfdata.Header{Attr: attr, Pid: 5}, IP: 0xffffffff81000010,
 		Callchain: []uint64{kctx, 0xffffffff81000010, 0xffffffff81000200, uctx, 0x401000, 0x401234}}
-	if got := st.stack(s, nil); !equalStack(got, experiment.Stack{0xffffffff81000010, 0xffffffff81000200, 0x401000, 0x401234}) {
+	if got := st.stack(s, nil); !slices.Equal(got, experiment.Stack{0xffffffff81000010, 0xffffffff81000200, 0x401000, 0x401234}) {
 		t.Errorf("stack %x", got)
 	}
 	// Without a call chain, the sample's IP alone.
 	s = &perfdata.Sample{Header: perfdata.Header{Attr: attr, Pid: 5}, IP: 0x401000}
-	if got := st.stack(s, nil); !equalStack(got, experiment.Stack{0x401000}) {
+	if got := st.stack(s, nil); !slices.Equal(got, experiment.Stack{0x401000}) {
 		t.Errorf("stack %x", got)
 	}
 	// User registers and a stack copy but no mapping of the PC: the unwind fails, and says so.
@@ -35,11 +36,5 @@ func TestStackFromCallchain(t *testing.T) {
 	text, bad := st.summary()
 	if !bad || !strings.Contains(text, "0 of 1 complete, 0 truncated") || !strings.Contains(text, "1 failed: ") {
 		t.Errorf("summary %q (%v)", text, bad)
-	}
-}
-
-func TestReasonClass(t *testing.T) {
-	if got := reasonClass("no module holds 0x401000 (return address)"); got != "no module holds ADDR (return address)" {
-		t.Errorf("reasonClass: %q", got)
 	}
 }

@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// TestCompare checks the side-by-side function list of two experiments: one has thread 2's samples
-// removed by a second copy with fewer events, so the changes are known.
-func TestCompare(t *testing.T) {
+// compareServer serves two copies of the test experiment, web.1.er and web.2.er, to compare.
+func compareServer(t *testing.T) *httptest.Server {
+	t.Helper()
 	dir := t.TempDir()
 	a := writeTestExperiment(t, dir)
 	b := filepath.Join(dir, "web.2.er")
@@ -21,7 +21,14 @@ func TestCompare(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(s.Handler())
-	defer ts.Close()
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// TestCompare checks the side-by-side function list of two experiments: one has thread 2's samples
+// removed by a second copy with fewer events, so the changes are known.
+func TestCompare(t *testing.T) {
+	ts := compareServer(t)
 	var res struct {
 		Table       table    `json:"table"`
 		Experiments []string `json:"experiments"`
@@ -78,18 +85,7 @@ func TestCompare(t *testing.T) {
 // last experiment, each node with its inclusive value in both, a parent before its children, and the
 // filter applied.
 func TestDiffFlame(t *testing.T) {
-	dir := t.TempDir()
-	a := writeTestExperiment(t, dir)
-	b := filepath.Join(dir, "web.2.er")
-	if err := os.Rename(writeTestExperiment(t, t.TempDir()), b); err != nil {
-		t.Fatal(err)
-	}
-	s, err := Open([]string{a, b})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s.Handler())
-	defer ts.Close()
+	ts := compareServer(t)
 	var res struct {
 		Nodes       []diffNode `json:"nodes"`
 		Experiments []string   `json:"experiments"`
