@@ -5,7 +5,7 @@ BIN     := bin
 LINKS   := collect er_print er_archive er_rm er_cp er_mv analyzer
 CC      ?= gcc
 # The collector library's flags; preload/build.go has the same (its tests check).
-PRELOAD_CFLAGS := -O2 -g -Wall -Wextra -fPIC -std=gnu11 -fvisibility=hidden -shared
+PRELOAD_CFLAGS := -O2 -g -Wall -Wextra -fPIC -std=gnu11 -fvisibility=hidden -shared -Wl,-e,er_probe_main
 PRELOAD_LIBS   := -ldl -lpthread
 PRELOAD_SRCS   := $(wildcard preload/c/*.c)
 FUZZTIME ?= 5s
@@ -50,8 +50,11 @@ vet:
 
 # -p 1: one package at a time. The end-to-end tests measure a target's CPU time while the collector runs
 # beside it; other packages' tests on the same two cores would delay the collector's reading of the samples.
+# -timeout 45m: cmd/er's end-to-end tests take about 6 minutes on an idle 2-CPU machine and more than go
+# test's default 10 minutes beside two CPU hogs (a fresh clone at load averages of 10 to 16 was killed at
+# 10m0s in TestSelectThreads, every test until then green).
 unit: build
-	$(GO) test -race -count=1 -p 1 ./...
+	$(GO) test -race -count=1 -p 1 -timeout 45m ./...
 
 # Each fuzz target runs briefly: a regression check on the seed corpus plus a short exploration.
 fuzz:

@@ -698,7 +698,7 @@ func TestFunctionsMatchPrint(t *testing.T) {
 
 	// Sort by inclusive time: a click on its header, and the order is er print -sort's.
 	p.sortBy("i.totalcpu")
-	defer p.sortBy("e.totalcpu") // the sort is the server's: it stays for the next page
+	defer p.sortBy("e.totalcpu") // back to the default for what this test does next
 	var v []int64
 	p.eval("inclusive times", `[...document.querySelectorAll('#view-functions table.metrics tbody tr td[data-key="i.totalcpu"]')].map(td => +td.dataset.value)`, &v)
 	if !slices.IsSortedFunc(v, func(a, b int64) int { return cmp.Compare(b, a) }) {
@@ -988,6 +988,8 @@ func firstRowEvent(p *page, a, b int64) int64 {
 		}
 		const x = new XMLHttpRequest();
 		x.open("GET", "/api/event?row=0&t=" + mid + "&tol=" + Math.round((b - a) / 2), false);
+		x.setRequestHeader("X-Er-Token", TOKEN); // the page's token and view, as its own requests carry them
+		x.setRequestHeader("X-Er-Client", CLIENT);
 		x.send();
 		const e = JSON.parse(x.responseText);
 		return e.found ? e.time : -1; })()`, a, b)
@@ -999,7 +1001,7 @@ func firstRowEvent(p *page, a, b int64) int64 {
 }
 
 // sortBy sorts the functions by a column, a click on its header when it is not the sort already.
-// The sort is kept by er analyzer for every page, as er print's sort command.
+// The sort is the page's view, kept by er analyzer for this page (this tab) alone.
 func (p *page) sortBy(key string) {
 	p.t.Helper()
 	p.tab("functions")
@@ -1313,4 +1315,86 @@ func TestCompareView(t *testing.T) {
 	t.Logf("%d boxes, each with er print's values; totals %s s and %s s, main -> alpha %s s and %s s", len(boxes),
 		secs(total[0]), secs(total[1]), secs(alpha[0]), secs(alpha[1]))
 	p.shot("compare")
+}
+
+// TestPagesOwnViews opens two pages (two browsers: two tabs of their own) on the same er analyzer:
+// a filter and a sort set in one change nothing in the other, each shows what er print shows for its
+// own view, and a reload keeps a page's view. A page opened without the URL's token gets 403 and no
+// data.
+func TestPagesOwnViews(t *testing.T) {
+	need(t)
+	one, two := newPage(t), newPage(t)
+	one.open(serverURL, "functions")
+	two.open(serverURL, "functions")
+	one.run("filter thread 1", chromedp.SetValue("#filter-expr", "THRID == 1", chromedp.ByQuery), chromedp.Click("#filter-apply", chromedp.ByQuery))
+	one.waitJS("the filter", `document.querySelector("#filter-text").textContent === "(THRID == 1)"`)
+	one.waitView("functions")
+	two.sortBy("name")
+	keys, want := erPrint(t, "-filters", "THRID == 1", "-functions")
+	compareRows(t, "page one, THRID == 1", one.totals(), keys, want)
+	// Page two: no filter, by name; page one kept its sort.
+	two.tab("overview")
+	two.tab("functions")
+	if f := two.text("#filter-text"); f != "" {
+		t.Errorf("page two shows the filter %q that page one set", f)
+	}
+	keys, want = erPrint(t, "-sort", "name", "-functions")
+	compareRows(t, "page two, by name", two.functions(), keys, want)
+	var sorted string
+	one.run("reload page one", chromedp.Reload())
+	one.waitView("functions")
+	one.eval("page one's sort", `document.querySelector("#view-functions table.metrics th.sorted")?.dataset.key ?? ""`, &sorted)
+	if sorted != "e.totalcpu" {
+		t.Errorf("page one is sorted by %q after page two sorted by name, want e.totalcpu", sorted)
+	}
+	if f := one.text("#filter-text"); f != "(THRID == 1)" {
+		t.Errorf("page one shows the filter %q after a reload, want (THRID == 1)", f)
+	}
+	// Without the token.
+	bare := serverURL[:strings.Index(serverURL, "?")]
+	three := newPage(t)
+	three.run("open without the token", chromedp.Navigate(bare))
+	var body string
+	three.eval("the answer", `document.body.innerText`, &body)
+	if !strings.Contains(body, "does not carry this server's token") || strings.Contains(body, "alpha") {
+		t.Errorf("the page without the token shows %q", body)
+	}
+}
+
+// TestPageRestoresDroppedView: when the server answers that it dropped the page's view (409
+// {"view": "gone"}: more than 256 pages, or idle for an hour), the page draws a new id, sets its
+// filter and sort again and asks once more: it goes on showing its own view. The test makes the
+// server's answer the first time the page asks for the function list.
+func TestPageRestoresDroppedView(t *testing.T) {
+	need(t)
+	p := newPage(t)
+	p.open(serverURL, "functions")
+	p.run("filter thread 1", chromedp.SetValue("#filter-expr", "THRID == 1", chromedp.ByQuery), chromedp.Click("#filter-apply", chromedp.ByQuery))
+	p.waitJS("the filter", `document.querySelector("#filter-text").textContent === "(THRID == 1)"`)
+	p.waitView("functions")
+	var before string
+	p.eval("the page's id", `CLIENT`, &before)
+	var ok bool
+	p.eval("the server drops the view", `(() => {
+		const real = window.fetch;
+		let once = true;
+		window.fetch = (u, o) => {
+			if (once && String(u).startsWith("/api/functions")) {
+				once = false;
+				return Promise.resolve(new Response(JSON.stringify({error: "this page's view was dropped", view: "gone"}), {status: 409}));
+			}
+			return real(u, o);
+		};
+		return true; })()`, &ok)
+	p.sortBy("name")
+	var after string
+	p.eval("the page's id", `CLIENT`, &after)
+	if after == before || after == "" {
+		t.Errorf("the page's id is %q after its view was dropped, before %q", after, before)
+	}
+	if f := p.text("#filter-text"); f != "(THRID == 1)" {
+		t.Errorf("the page shows the filter %q after its view was dropped", f)
+	}
+	keys, want := erPrint(t, "-filters", "THRID == 1", "-sort", "name", "-functions")
+	compareRows(t, "functions after the view was dropped", p.functions(), keys, want)
 }

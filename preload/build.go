@@ -10,7 +10,8 @@ import (
 
 // CFlags are the flags the collector library is compiled with; the Makefile uses the same
 // (TestMakefileFlags checks).
-var CFlags = []string{"-O2", "-g", "-Wall", "-Wextra", "-fPIC", "-std=gnu11", "-fvisibility=hidden", "-shared"}
+// (-e: run as a program, it is the probe of the seccomp filters er collect runs under: seccomp.c.)
+var CFlags = []string{"-O2", "-g", "-Wall", "-Wextra", "-fPIC", "-std=gnu11", "-fvisibility=hidden", "-shared", "-Wl,-e,er_probe_main"}
 
 // Libs are the libraries it links with.
 var Libs = []string{"-ldl", "-lpthread"}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -563,7 +564,8 @@ func TestSampleSignal(t *testing.T) {
 
 // TestProgramHandlers: the program's sigaction, signal, bsd_signal, sigset, sysv_signal and
 // sigignore for the sample signal succeed and report its own settings, but the library's handler
-// stays: the program's handlers never run, and SIG_DFL does not end it.
+// stays: the program's handler runs for the signal it raises itself (not one er collect passes on),
+// once for each, after the sample; its SIG_IGN ignores it, and SIG_DFL does not end it.
 func TestProgramHandlers(t *testing.T) {
 	r := runProcs(t, nil, []string{"ER_SAMPLE_SIGNAL=10"}, "handlers", "10")
 	for _, k := range []string{"old_default", "reported_h1", "kernel_not_program", "signal_prev_h1", "bsd_prev_h2",
@@ -572,10 +574,13 @@ func TestProgramHandlers(t *testing.T) {
 			t.Errorf("%s=%q, want 1", k, r.stats[k])
 		}
 	}
-	for _, k := range []string{"sigaction_ret", "sigignore_ret", "called", "called2"} {
+	for _, k := range []string{"sigaction_ret", "sigignore_ret", "called2"} {
 		if r.stats[k] != "0" {
 			t.Errorf("%s=%q, want 0", k, r.stats[k])
 		}
+	}
+	if r.stats["called"] != "1" {
+		t.Errorf("called=%q: the program's handler h1 ran that many times for the one signal it raised while h1 was its handler, want 1", r.stats["called"])
 	}
 	n := 0
 	for _, m := range r.msgs {
@@ -592,21 +597,11 @@ func TestProgramHandlers(t *testing.T) {
 func TestControlPage(t *testing.T) {
 	lib, procs := built(t)
 	dir := expDir(t, statePage(0, 0))
+	openFIFO(t, dir)
 	page := filepath.Join(dir, ".proc", "state")
 	cmd := exec.Command(procs, "phases")
 	cmd.Env = collectorEnv(lib, dir, "ER_TRACE=heap,io")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := bufio.NewScanner(stdout)
+	stdin, lines := startPiped(t, cmd)
 	// After phase i the page becomes: phase 2 paused by er, phase 3 stopped, phase 4 neither.
 	next := [][2]uint32{{0, 1}, {1, 0}, {0, 0}}
 	for i := 1; i <= 4; i++ {
@@ -642,6 +637,23 @@ func TestControlPage(t *testing.T) {
 	if len(phases) != 2 {
 		t.Errorf("%d writes of a phase line recorded, want 2 (phases 1 and 4)", len(phases))
 	}
+}
+
+// startPiped starts cmd with pipes to its standard input and from its standard output, read by lines.
+func startPiped(t *testing.T, cmd *exec.Cmd) (io.WriteCloser, *bufio.Scanner) {
+	t.Helper()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return stdin, bufio.NewScanner(stdout)
 }
 
 // writeWords sets the stop and pause_all words of the control page file, in place (er's mapping).
@@ -768,6 +780,71 @@ func TestFounderExec(t *testing.T) {
 							t.Errorf("exec'd image %v: parent_start_ns %d, the founder %v started at %d", in, in.parentStart, f, f.start)
 						}
 					}
+				}
+			}
+		})
+	}
+}
+
+// TestEnding: once er has ended the collection (the control page's stop word is 2) or is gone (its
+// FIFO has no reader: er was killed), the instance records nothing more, holds no file of the
+// experiment (no mapping, no descriptor), and takes the library out of the environment: its fork
+// child starts no instance, and the program it execs runs without the library. Before, the
+// allocations after the end were recorded, the files stayed mapped, and the child and the exec'd
+// image had the library's variables.
+func TestEnding(t *testing.T) {
+	lib, procs := built(t)
+	for _, how := range []string{"ended", "gone"} {
+		t.Run(how, func(t *testing.T) {
+			dir := expDir(t, statePage(0, 0))
+			if err := syscall.Mkfifo(filepath.Join(dir, ".control"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			fifo, err := os.OpenFile(filepath.Join(dir, ".control"), os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fifo.Close()
+			cmd := exec.Command(procs, "ending", procs, dir)
+			cmd.Env = collectorEnv(lib, dir, "ER_TRACE=heap")
+			stdin, lines := startPiped(t, cmd)
+			if !lines.Scan() || lines.Text() != "ready" {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("procs said %q, %v", lines.Text(), lines.Err())
+			}
+			if how == "ended" {
+				writeWords(t, filepath.Join(dir, ".proc", "state"), 2, 0)
+			} else {
+				fifo.Close() // no reader: as when er is killed
+			}
+			fmt.Fprintln(stdin)
+			var out strings.Builder
+			for lines.Scan() {
+				out.WriteString(lines.Text() + "\n")
+			}
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("procs: %v\n%s", err, out.String())
+			}
+			stats := parseStats(t, out.String())
+			for _, who := range []string{"self", "child", "exec"} {
+				for _, k := range []string{"maps", "fds", "preload", "er_vars"} {
+					if v := stats[who+"_"+k]; v != "0" {
+						t.Errorf("%s_%s=%s, want 0 (after the end)\n%s", who, k, v, out.String())
+					}
+				}
+			}
+			if stats["exec_library"] != "0" {
+				t.Errorf("the program exec'd after the end has the collector library mapped\n%s", out.String())
+			}
+			ins := instances(t, dir)
+			if len(ins) != 1 || ins[0].how != "founder" {
+				t.Fatalf("instances %v, want the founder alone (none after the end)", ins)
+			}
+			got := ins[0].mallocSizes()
+			for size, n := range map[uint64]int{6001: 2, 6002: 0, 6003: 0} {
+				if got[size] != n {
+					t.Errorf("%d mallocs of %d recorded, want %d", got[size], size, n)
 				}
 			}
 		})

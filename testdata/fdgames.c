@@ -8,12 +8,13 @@
  *   wrote FILE BYTES
  *
  * A profiler that keeps raw descriptor numbers writes its records into the target's files, or loses
- * its trace. Usage: fdgames MODE DIR   (MODE: none, closeloop, close_range, sys_close_range, closefrom,
- * dup2, dup3, fcntl;
+ * its trace. Usage: fdgames MODE DIR   (MODE: none, closeloop, close_range, sys_close_range (the system
+ * call itself), syscall_close_range (through syscall()), closefrom, dup2, dup3, fcntl;
  * MODE+setuid: then, as daemons do, it drops root's privileges for user and group 65534 before it
  * opens its files, which DIR must let it write)
  * Build: gcc -O1 -g -fno-omit-frame-pointer -fno-inline -pthread -o fdgames fdgames.c */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -88,6 +89,14 @@ static void game(const char *mode, const char *dir)
 			exit(2);
 		}
 	} else if (strcmp(mode, "sys_close_range") == 0) { /* the system call itself, as runtimes without libc */
+		long r;
+		__asm__ volatile("syscall" : "=a"(r) : "a"((long)SYS_close_range), "D"(3L), "S"((long)~0U), "d"(0L) : "rcx", "r11", "memory");
+		if (r != 0) {
+			errno = (int)-r;
+			perror("close_range");
+			exit(2);
+		}
+	} else if (strcmp(mode, "syscall_close_range") == 0) { /* through the C library's syscall(), as before glibc 2.34 */
 		if (syscall(SYS_close_range, 3U, ~0U, 0) != 0) {
 			perror("close_range");
 			exit(2);

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"math"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -113,9 +112,11 @@ func TestExportPprof(t *testing.T) {
 	}
 	var sum float64
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		// frame;frame;...;frame value: a frame's name may hold spaces ("<Process exit>", a stack of one
+		// frame that a run under load has), never an empty one.
 		i := strings.LastIndexByte(line, ' ')
 		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if i < 0 || err != nil || strings.Count(line[:i], " ") > 0 && !strings.Contains(line[:i], ";") {
+		if i <= 0 || err != nil || slices.Contains(strings.Split(line[:i], ";"), "") {
 			t.Fatalf("folded line %q", line)
 		}
 		sum += v
@@ -169,8 +170,14 @@ func TestExportPprof(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := checkChromeTrace(t, b); n["_start"] < 1 || n["main"] != n["_start"] || n["B"] < 1 {
+	// Every stretch of main lies within the stretches of its callers, as every stack of main has them
+	// (a stretch of _start without main is a sample before main or after it returned).
+	n, callers := checkChromeTrace(t, b)
+	if n["_start"] < 1 || n["main"] < 1 || n["B"] < 1 {
 		t.Errorf("Chrome trace's complete events by function: %v", n)
+	}
+	if c := callers["main"]; len(c) != 1 || !c["_start;__libc_start_main;__libc_start_call_main"] {
+		t.Errorf("Chrome trace: main's stretches within %v, want all within _start;__libc_start_main;__libc_start_call_main", c)
 	}
 	// Last: it skips the test where python3 or its jsonschema is missing.
 	if err := schematest.Speedscope(t, ss); err != nil {
@@ -181,8 +188,9 @@ func TestExportPprof(t *testing.T) {
 // checkChromeTrace checks a Chrome trace by the Trace Event Format's documented structure (the JSON
 // object form): traceEvents, each with a name, a phase, a pid and a tid; complete events ("X") with a
 // ts and a positive dur, nesting within each thread; metadata events ("M") naming the processes and
-// threads. It returns the number of complete events of each name.
-func checkChromeTrace(t *testing.T, data []byte) map[string]int {
+// threads. It returns the number of complete events of each name, and for each name the chains of
+// events around its events ("_start;__libc_start_main;__libc_start_call_main" for main's).
+func checkChromeTrace(t *testing.T, data []byte) (n map[string]int, callers map[string]map[string]bool) {
 	t.Helper()
 	var tr struct {
 		TraceEvents []struct {
@@ -200,7 +208,8 @@ func checkChromeTrace(t *testing.T, data []byte) map[string]int {
 	}
 	open := map[[2]int64][]int64{} // per thread: the ends of the complete events around, in ns
 	named := map[string]bool{}
-	n := map[string]int{}
+	n, callers = map[string]int{}, map[string]map[string]bool{}
+	names := map[[2]int64][]string{} // per thread: the names of the events around
 	for i, e := range tr.TraceEvents {
 		if e.Name == "" || e.Pid == nil || e.Tid == nil {
 			t.Fatalf("event %d: no name, pid or tid", i)
@@ -222,13 +231,18 @@ func checkChromeTrace(t *testing.T, data []byte) map[string]int {
 			ts := int64(math.Round(*e.Ts * 1e3))
 			end := ts + int64(math.Round(*e.Dur*1e3))
 			st := open[th]
+			nm := names[th]
 			for len(st) > 0 && st[len(st)-1] <= ts {
-				st = st[:len(st)-1]
+				st, nm = st[:len(st)-1], nm[:len(nm)-1]
 			}
 			if len(st) > 0 && end > st[len(st)-1] {
 				t.Errorf("event %d (%s at %d ns): ends after the event around it", i, e.Name, ts)
 			}
-			open[th] = append(st, end)
+			open[th], names[th] = append(st, end), append(nm, e.Name)
+			if callers[e.Name] == nil {
+				callers[e.Name] = map[string]bool{}
+			}
+			callers[e.Name][strings.Join(nm, ";")] = true
 			n[e.Name]++
 		default:
 			t.Errorf("event %d: phase %q", i, e.Ph)
@@ -237,7 +251,7 @@ func checkChromeTrace(t *testing.T, data []byte) map[string]int {
 	if !named["process_name"] || !named["thread_name"] {
 		t.Errorf("process and thread names: %v", named)
 	}
-	return n
+	return n, callers
 }
 
 // TestExportInlined: a program with a function inlined into two callers, exported to pprof: go tool
@@ -436,8 +450,7 @@ func TestCompare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(srv.Handler())
-	defer ts.Close()
+	ts := analyzerServer(t, srv)
 	df := apiGet(t, ts, "/api/diffflame")
 	nodes := df["nodes"].([]any)
 	var a, b float64

@@ -2,9 +2,11 @@ package main
 
 // Fault injection. A target runs under er collect while things go wrong around it: the disk fills
 // up at a random point, er itself is SIGKILLed at a random moment, the target plays descriptor and
-// signal games, or starts storms of threads and processes. After each run, the target's output, its
-// files and its exit status must be those of a run without er, and the experiment must read, with a
-// warning that names what was lost.
+// signal games, starts storms of threads and processes, outlives er (a daemon), drops its privileges
+// or chroots before its children work, or sandboxes itself with a seccomp filter (seccomp_test.go).
+// After each run, the target's output, its files and its exit status must be those of a run without
+// er, and the experiment must read, with a warning that names what was lost; and it must not change
+// after er exited.
 //
 // TestFaults runs every scenario once with fixed seeds (make test). TestFaultSoak runs random
 // scenarios with random seeds for as long as ER_SOAK says (a Go duration: make soak sets 10m); a
@@ -17,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -37,6 +40,10 @@ var faultScenarios = []faultScenario{
 	{"descriptors", faultDescriptors},
 	{"signals", faultSignals},
 	{"storm", faultStorm},
+	{"daemon", faultDaemon},
+	{"privdrop", faultPrivDrop},
+	{"chroot", faultChroot},
+	{"seccomp", faultSeccomp},
 }
 
 // faultRegressions are seeds the soak found failing, replayed by every TestFaults.
@@ -370,4 +377,107 @@ func faultStorm(t *testing.T, rng *rand.Rand) {
 	sameOutput(t, alone.stdout, r.stdout)
 	sameFiles(t, alone.dir, dir)
 	readable(t, exp)
+}
+
+// faultDaemon: a daemon whose founder exits at once, forking a worker every 20 ms, under any kind of
+// recording (recording stopped early by -t, or not), and er stopped by Ctrl-C (SIGINT), SIGTERM or
+// SIGKILL: after er exited the experiment does not change, the daemon holds none of its files, the
+// workers started after that run as without er (runDaemon), and the experiment says what it holds.
+func faultDaemon(t *testing.T, rng *rand.Rand) {
+	o := collectOptions[rng.IntN(len(collectOptions))]
+	args := slices.Clone(o.args)
+	if rng.IntN(3) == 0 {
+		args = append(args, "-t", "0.05")
+	}
+	sig := pick(rng, syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL)
+	t.Logf("%v %v, er stopped by %v", o.env, args, sig)
+	r := runDaemon(t, o.env, args, sig)
+	switch {
+	case sig == syscall.SIGKILL && !slicesContain(o.env, "ER_CLOCK_SOURCE=sigprof"):
+		readable(t, r.exp, "did not end")
+	default:
+		readable(t, r.exp)
+	}
+	if sub := filepath.Join(r.exp, "_f1.er"); sig != syscall.SIGKILL && !slicesContain(o.env, "ER_CLOCK_SOURCE=sigprof") {
+		readable(t, sub, "still running when recording ended")
+	}
+}
+
+// privdropExpect checks what a privdrop run recorded: with heap tracing and its descendants followed,
+// each process's blocks in its own experiment, exactly, and no warning; where the privileges were
+// dropped by the system call itself, the warning that says which process lost what and why.
+func privdropExpect(t *testing.T, env, args []string, exp, child, mode, how string, r result) {
+	t.Helper()
+	traced := slicesContain(args, "-H")
+	followed := !slicesContain(env, "ER_CLOCK_SOURCE=sigprof")
+	switch {
+	case !traced:
+		readable(t, exp)
+	case !followed:
+		readable(t, exp)
+		if got, w := heapOf(t, exp)["parent_leaks"], expectations(t, r.stdout)["parent_leaks"]; got == nil || got[2] != w["leaks"] {
+			t.Errorf("founder: parent_leaks %v; the program counted %v leaks", got, w["leaks"])
+		}
+	case mode == "rawsetuid" && how == "exec":
+		readable(t, child, "did not run in process", "before it either (permission denied, as user nobody, 65534)")
+	case mode == "rawsetuid":
+		readable(t, child, "could not start in process", "permission denied", "user nobody, 65534")
+	case mode == "chroot" && how == "exec":
+		readable(t, child, "did not run in process", "chrooted at", "out of reach")
+	case mode == "landlock":
+		unrecordedChild(t, exp, child, r.stdout)
+		readable(t, child, "restricted itself with a Landlock ruleset")
+	case mode == "nofile-hard":
+		unrecordedChild(t, exp, child, r.stdout)
+		readable(t, child, "could not start in process", "its descriptor limit (RLIMIT_NOFILE")
+	default:
+		childExpectations(t, exp, child, r.stdout, false)
+		noWarnings(t, child)
+	}
+	if strings.Contains(r.stderr, "LD_PRELOAD") {
+		t.Errorf("the loader complained of LD_PRELOAD:\n%s", r.stderr)
+	}
+}
+
+// faultPrivDrop: a process that leaks, drops root's privileges (the C library's setuid, setresuid,
+// seteuid, setreuid, or the system calls themselves), or restricts itself with a Landlock ruleset,
+// or lowers its descriptor limit (the soft one, or both), then forks a child that leaks 100 blocks,
+// or execs one, under any kind of recording. After er exited, the experiment does not change.
+func faultPrivDrop(t *testing.T, rng *rand.Rand) {
+	if os.Geteuid() != 0 {
+		t.Skip("not root: a privilege drop cannot be tested")
+	}
+	mode := pick(rng, "setuid", "setresuid", "seteuid", "setreuid", "rawsetuid", "landlock", "nofile", "nofile-hard")
+	how := pick(rng, "fork", "exec")
+	if mode == "seteuid" {
+		how = "fork" // (an exec with another effective user is a secure exec: TestSetIDChild)
+	}
+	var extra []string
+	if mode == "landlock" {
+		needLandlock(t)
+		extra = []string{t.TempDir()} // where its ruleset lets it write
+	}
+	o := collectOptions[rng.IntN(len(collectOptions))]
+	t.Logf("privdrop %s %s; %v %v", mode, how, o.env, o.args)
+	exp, child, r := privdropRun(t, o.env, o.args, mode, how, extra...)
+	before := snapshot(t, exp)
+	privdropExpect(t, o.env, o.args, exp, child, mode, how, r)
+	quietAfter(t, exp, before, exp)
+}
+
+// faultChroot: a process that leaks, chroots into a directory that holds only itself and its
+// libraries, then forks a child that leaks 100 blocks, or execs the jail's copy, under any kind of
+// recording. After er exited, the experiment does not change.
+func faultChroot(t *testing.T, rng *rand.Rand) {
+	if os.Geteuid() != 0 {
+		t.Skip("not root: chroot cannot be tested")
+	}
+	how := pick(rng, "fork", "exec")
+	o := collectOptions[rng.IntN(len(collectOptions))]
+	t.Logf("privdrop chroot %s; %v %v", how, o.env, o.args)
+	j := jail(t, cprog(t, "privdrop"))
+	exp, child, r := privdropRun(t, o.env, o.args, "chroot", how, j)
+	before := snapshot(t, exp)
+	privdropExpect(t, o.env, o.args, exp, child, "chroot", how, r)
+	quietAfter(t, exp, before, exp)
 }

@@ -65,7 +65,7 @@ func sameFiles(t *testing.T, a, b string) {
 func TestTargetDescriptors(t *testing.T) {
 	needCollect(t)
 	prog := cprog(t, "fdgames")
-	for _, mode := range []string{"closeloop", "close_range", "sys_close_range", "closefrom", "dup2", "dup3", "fcntl"} {
+	for _, mode := range []string{"closeloop", "close_range", "sys_close_range", "syscall_close_range", "closefrom", "dup2", "dup3", "fcntl"} {
 		t.Run(mode, func(t *testing.T) {
 			plain := t.TempDir()
 			want := expectations(t, runPlain(t, prog, mode, plain))["work"]
@@ -362,9 +362,10 @@ func worldDir(t *testing.T) string {
 }
 
 // TestPrivilegeDrop: a daemon started as root drops its privileges (after it closed every descriptor,
-// or dup2'd over them) before it works: the heap trace still has every allocation. Where it closed
-// them with the close_range system call itself, the library cannot open its files again after the
-// drop: it stops recording, and er print says so.
+// or dup2'd over them) before it works: the heap trace still has every allocation (close_range
+// through glibc's syscall() too: before, it closed the library's descriptors as the system call
+// does). Where it closed them with the close_range system call itself, the library cannot open its
+// files again after the drop: it stops recording, and er print says so.
 func TestPrivilegeDrop(t *testing.T) {
 	needCollect(t)
 	if os.Geteuid() != 0 {
@@ -374,7 +375,7 @@ func TestPrivilegeDrop(t *testing.T) {
 	if err := os.Chmod(filepath.Dir(prog), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, mode := range []string{"none+setuid", "closeloop+setuid", "close_range+setuid", "closefrom+setuid", "dup2+setuid"} {
+	for _, mode := range []string{"none+setuid", "closeloop+setuid", "close_range+setuid", "syscall_close_range+setuid", "closefrom+setuid", "dup2+setuid"} {
 		t.Run(mode, func(t *testing.T) {
 			dir := worldDir(t)
 			exp, r := collectExp(t, nil, "-p", "on", "-H", "on", prog, mode, dir)

@@ -143,6 +143,65 @@ func TestLostWarned(t *testing.T) {
 	}
 }
 
+// TestLostMappingsNotSamples: a burst of mapping records (20,000 mmaps, each kept) overflows rings
+// of 16 pages (64 KiB a CPU), where every sample (17 KB, one each 10 ms) fits: the kernel loses
+// records, most of them or all mapping records. What the warning says of the samples must be what
+// the experiment has: of the samples the program's CPU time should give, as many missing as it says
+// were lost (within 3), and the CPU time short by at most their share (er said "43 samples lost
+// (41.3% of the samples) ... the CPU time recorded falls short by as much", and every sample was
+// there). The kernel takes a sample each period of the task clock, which holds the time the hypervisor
+// took the CPU while the program was on it (steal), and its own CPU clock does not: the samples the
+// program's CPU time gives are those of its CPU time and its share of the machine's steal time
+// (/proc/stat), which made 64 samples of 0.610 s with 3 lost on a busy CI machine.
+func TestLostMappingsNotSamples(t *testing.T) {
+	needCollect(t)
+	prog := cbuild(t, "manymaps", "-O1", "-g")
+	before := busyTicks(t)
+	exp, r := collectExp(t, []string{"ER_RING_PAGES=16"}, "--microstates", "off", prog, "20000", "0.5")
+	if r.code != 0 {
+		t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
+	}
+	steal := busyTicks(t).stealShare(before)
+	cpu := measured(t, r.stdout)["maps 20000 cpu"]
+	d := openExp(t, exp)
+	var lost string
+	for _, e := range d.Log.Events {
+		if e.Kind == "warning" && (strings.Contains(e.Text, "records lost") || strings.Contains(e.Text, "samples lost")) {
+			lost = e.Text
+		}
+	}
+	if lost == "" {
+		t.Fatalf("no records were lost: the test tests nothing (er collect said:\n%s)", r.stderr)
+	}
+	// What the warning says of the samples: "N samples lost (S% of the samples)", or none of them.
+	claimed := 0
+	if i := strings.Index(lost, " samples lost"); i >= 0 {
+		f := strings.Fields(lost[:i])
+		claimed, _ = strconv.Atoi(f[len(f)-1])
+	} else if !strings.Contains(lost, "none of them a clock sample") {
+		t.Errorf("the warning says nothing of the samples: %q", lost)
+	}
+	samples := 0
+	for i := range d.Clock {
+		if !d.ProcessExit(&d.Clock[i]) {
+			samples++
+		}
+	}
+	interval := 0.010 // -p on: 10.007 ms
+	missing := int(cpu/(1-steal)/interval+0.5) - samples
+	total := printTotal(t, exp)
+	t.Logf("program %.3f s, er print %.3f s, steal %.1f%%; %d samples, %d missing by the program's CPU time, %d said lost: %s",
+		cpu, total, 100*steal, samples, missing, claimed, lost)
+	if claimed > missing+3 || claimed < missing-3 {
+		t.Errorf("the warning says %d samples were lost, where %d of the %d the program's %.3f s give are missing", claimed, missing, samples+missing, cpu)
+	}
+	// Short by at most what it says.
+	share := float64(claimed) / float64(claimed+samples)
+	if total < cpu*(1-share-0.05) {
+		t.Errorf("er print has %.3f s of the program's %.3f s; the warning says %.1f%% of the samples were lost: %q", total, cpu, 100*share, lost)
+	}
+}
+
 // TestLostNotOver: rings too small for a make -j2 (ER_RING_PAGES=64: 256 KiB a CPU, where the
 // context switches' samples of 50 new processes come faster than er reads them) lose most records,
 // and with them threads' switch-outs and the switch-ins after: an on-CPU interval then held a sleep
@@ -186,4 +245,39 @@ func TestLostNotOver(t *testing.T) {
 		t.Errorf("recorded %.4f s, short of the tree's getrusage %.4f s by more than the %.1f%% of the samples lost",
 			rec, want, share)
 	}
+}
+
+// cpuTicks is the machine's busy time and steal time so far, in clock ticks (/proc/stat).
+type cpuTicks struct{ busy, steal int64 }
+
+// busyTicks reads the machine's busy and steal time from /proc/stat: busy is the time its CPUs ran
+// (user, nice, system, irq, softirq) and had stolen.
+func busyTicks(t *testing.T) cpuTicks {
+	t.Helper()
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		t.Fatalf("/proc/stat starts %q", line)
+	}
+	var v [8]int64
+	for i := range v {
+		if v[i], err = strconv.ParseInt(f[1+i], 10, 64); err != nil {
+			t.Fatalf("/proc/stat: %q: %v", line, err)
+		}
+	}
+	// user nice system idle iowait irq softirq steal
+	return cpuTicks{busy: v[0] + v[1] + v[2] + v[5] + v[6] + v[7], steal: v[7]}
+}
+
+// stealShare returns the share of the busy time since before that was stolen.
+func (c cpuTicks) stealShare(before cpuTicks) float64 {
+	busy := c.busy - before.busy
+	if busy <= 0 {
+		return 0
+	}
+	return min(0.5, float64(c.steal-before.steal)/float64(busy))
 }

@@ -222,3 +222,43 @@ func TestArchiveReadable(t *testing.T) {
 		t.Errorf("%d files under archives/, want the copies and the index", n)
 	}
 }
+
+// TestCollectMessagesEscaped: what er collect says of a target's programs and load objects, whose
+// names the target's author chose, reaches the terminal with its control characters escaped: a
+// program in a directory named with an escape sequence (one that retitles the terminal) and a
+// newline, run directly with -H on (it is static: an error naming it), and exec'd by a shell under
+// -H on (a warning naming it while er records). The raw sequence is in neither message, nor in what
+// er print shows of the experiment.
+func TestCollectMessagesEscaped(t *testing.T) {
+	needCollect(t)
+	static := cbuild(t, "behave", "-static", "-O1")
+	dir := filepath.Join(t.TempDir(), "x\x1b]0;pwned\x07\ny")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	prog := filepath.Join(dir, "beh\x1b[2Jave")
+	data, err := os.ReadFile(static)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(prog, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	raw := func(s string) bool { return strings.ContainsAny(s, "\x1b\x07") }
+	exp := filepath.Join(t.TempDir(), "x.er")
+	r := er(t, "", nil, "collect", "-o", exp, "-H", "on", prog, "exit", "0")
+	if r.code != 1 || raw(r.stderr) || !strings.Contains(r.stderr, `x\x1b]0;pwned\x07\ny/beh\x1b[2Jave is statically linked`) {
+		t.Errorf("-H on a static program in %q: code %d, stderr %q; want its path escaped", dir, r.code, r.stderr)
+	}
+	exp2 := filepath.Join(t.TempDir(), "y.er")
+	r = er(t, "", nil, "collect", "-o", exp2, "-H", "on", "sh", "-c", `exec "$0" exit 0`, prog)
+	if r.code != 0 || raw(r.stderr) || !strings.Contains(r.stderr, `beh\x1b[2Jave is statically linked`) {
+		t.Errorf("a shell exec'ing it under -H on: code %d, stderr %q; want a warning with its path escaped", r.code, r.stderr)
+	}
+	if strings.Count(r.stderr, "\n") != strings.Count(r.stderr, "er collect: ") {
+		t.Errorf("a message of er collect broke into lines of its own: %q", r.stderr)
+	}
+	if p := er(t, "", nil, "print", "-header", exp2); raw(p.stdout+p.stderr) || !strings.Contains(p.stdout+p.stderr, "statically linked") {
+		t.Errorf("er print -header: %q%q", p.stdout, p.stderr)
+	}
+}

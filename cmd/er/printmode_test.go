@@ -39,6 +39,17 @@ func printDoc(t *testing.T, args ...string) []map[string]any {
 }
 
 // apiGet fetches path from the Analyzer and decodes its JSON.
+// analyzerServer serves the Analyzer s for a test, each request carrying its token.
+func analyzerServer(t *testing.T, s *web.Server) *httptest.Server {
+	h := s.Handler()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Set("X-Er-Token", s.Token())
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	return ts
+}
+
 func apiGet(t *testing.T, ts *httptest.Server, path string) map[string]any {
 	t.Helper()
 	resp, err := http.Get(ts.URL + path)
@@ -159,8 +170,7 @@ func compareViews(t *testing.T, exp string, funcs []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(s.Handler())
-	defer ts.Close()
+	ts := analyzerServer(t, s)
 
 	// The function list, and the callers-callees of a function (csingle) by its index.
 	fl := apiGet(t, ts, "/api/functions")

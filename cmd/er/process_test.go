@@ -543,15 +543,21 @@ func TestPauseResume(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("er collect -l: exit %d\n%s", r.code, r.stderr)
 	}
+	if n := signalPoints(t, exp); n != 2 {
+		t.Errorf("-l USR1: %d signal sample points, want 2", n)
+	}
+}
+
+// signalPoints counts the sample points of experiment exp that a signal took (-l).
+func signalPoints(t *testing.T, exp string) int {
+	t.Helper()
 	n := 0
 	for _, o := range openExp(t, exp).Overview {
 		if strings.HasPrefix(o.Label, "signal") {
 			n++
 		}
 	}
-	if n != 2 {
-		t.Errorf("-l USR1: %d signal sample points, want 2", n)
-	}
+	return n
 }
 
 // TestCollectGroup: -g adds each experiment to a group file, named after the group; er print opens

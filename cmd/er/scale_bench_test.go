@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -72,9 +73,11 @@ func scaleProfile(b *testing.B) (prog, exp, secs string) {
 	return o.prog, o.exp, o.secs
 }
 
-// timed is the wall time and the peak RSS of one command, and whether it ran past scaleCmdLimit.
+// timed is the wall time, the CPU time and the peak RSS of one command, and whether it ran past
+// scaleCmdLimit.
 type timed struct {
 	wall    time.Duration
+	cpu     time.Duration // user and system
 	rssMB   float64
 	outSize int64
 	killed  bool
@@ -95,6 +98,7 @@ func timeCmd(b *testing.B, name string, args ...string) timed {
 	r := timed{wall: time.Since(t0), outSize: int64(n)}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		r.rssMB = float64(ru.Maxrss) / 1024
+		r.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
 	if ctx.Err() != nil {
 		r.killed = true
@@ -128,6 +132,8 @@ func tail(s string, n int) string {
 //     collect's wall time);
 //   - print-s and print-MB: the wall time and peak RSS of er print -functions -callers-callees -calltree
 //     (aim: at most 2 s and 500 MB);
+//   - export-FORMAT-s, -cpu-s, -MB and -file-MB: er export to pprof, folded, speedscope and chrome
+//     (exportFigures);
 //   - analyzer-start-to-tree-s: from starting er analyzer to the answer of the page's first requests
 //     (/api/overview, then the call tree, /api/tree?node=0&hot=1; aim: at most 3 s), analyzer-slowest-view-s:
 //     the slowest of functions, callers, a call-tree node opened, flame graph and timeline asked after it
@@ -156,29 +162,32 @@ func BenchmarkRealProfile(b *testing.B) {
 		b.Skip("gcc is not installed")
 	}
 	prog, exp, secs := scaleProfile(b)
-	d, err := experiment.Open(exp)
-	if err != nil {
-		b.Fatal(err)
-	}
-	samples := len(d.Clock)
-	stacks, chains := distinctStacks(d)
-	b.Logf("%d samples, %d distinct stacks, %d distinct call chains (without the leaf PC), %d stacks in the table",
-		samples, stacks, chains, len(d.Stacks)-1)
-	d = nil
+	// The profile's figures last: a child's peak RSS counts the peak of this process (it shares its
+	// memory until its exec), which reading the experiment here would raise.
+	defer func() {
+		d, err := experiment.Open(exp)
+		if err != nil {
+			b.Fatal(err)
+		}
+		stacks, chains := distinctStacks(d)
+		b.Logf("%d samples, %d distinct stacks, %d distinct call chains (without the leaf PC), %d stacks in the table",
+			len(d.Clock), stacks, chains, len(d.Stacks)-1)
+		b.ReportMetric(float64(len(d.Clock)), "samples")
+		b.ReportMetric(float64(stacks), "distinct-stacks")
+		b.ReportMetric(float64(chains), "distinct-callchains")
+	}()
 
-	b.ResetTimer() // it deletes the metrics reported so far: the profile's are reported below
+	b.ResetTimer() // it deletes the metrics reported so far
 	for i := 0; i < b.N; i++ {
 		p := timeCmd(b, erBin, "print", "-functions", "-callers-callees", "-calltree", exp)
 		b.ReportMetric(p.wall.Seconds(), "print-s")
 		b.ReportMetric(p.rssMB, "print-MB")
 
+		exportFigures(b, exp)
 		analyzerFigures(b, exp)
 	}
 	b.StopTimer()
 	b.ReportMetric(scaleOnce.recordWall.Seconds(), "record-s")
-	b.ReportMetric(float64(samples), "samples")
-	b.ReportMetric(float64(stacks), "distinct-stacks")
-	b.ReportMetric(float64(chains), "distinct-callchains")
 
 	if _, err := exec.LookPath("perf"); err != nil {
 		b.Log("perf is not installed: no perf figures")
@@ -203,6 +212,27 @@ func BenchmarkRealProfile(b *testing.B) {
 	c := timeCmd(b, "perf", "report", "-i", perfData, "--children", "--stdio")
 	b.ReportMetric(c.wall.Seconds(), "perf-report-s")
 	b.ReportMetric(c.rssMB, "perf-report-MB")
+}
+
+// exportFigures runs er export of exp to each format, and reports its wall time, CPU time, peak RSS
+// and the file's size as export-FORMAT-s, -cpu-s, -MB and -file-MB.
+func exportFigures(b *testing.B, exp string) {
+	b.Helper()
+	dir := b.TempDir()
+	for _, f := range []string{"pprof", "folded", "speedscope", "chrome"} {
+		out := filepath.Join(dir, "export."+f)
+		r := timeCmd(b, erBin, "export", "-format", f, "-o", out, exp)
+		fi, err := os.Stat(out)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("er export -format %s: %.1f s wall, %.1f s CPU, %.0f MB peak RSS, a file of %.1f MB", f, r.wall.Seconds(), r.cpu.Seconds(), r.rssMB, float64(fi.Size())/1e6)
+		b.ReportMetric(r.wall.Seconds(), "export-"+f+"-s")
+		b.ReportMetric(r.cpu.Seconds(), "export-"+f+"-cpu-s")
+		b.ReportMetric(r.rssMB, "export-"+f+"-MB")
+		b.ReportMetric(float64(fi.Size())/1e6, "export-"+f+"-file-MB")
+		os.Remove(out)
+	}
 }
 
 // distinctStacks counts the distinct stacks of d's clock samples, and the distinct call chains: the
@@ -274,21 +304,25 @@ func analyzerFigures(b *testing.B, exp string) {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
 			if u, ok := strings.CutPrefix(sc.Text(), "er analyzer: "); ok && strings.HasPrefix(u, "http") {
-				urlc <- strings.TrimSuffix(u, "/")
+				urlc <- u
 				break
 			}
 		}
 		io.Copy(io.Discard, stdout)
 		close(urlc)
 	}()
-	var base string
+	var base, token string
 	select {
 	case u, ok := <-urlc:
 		if !ok {
 			cmd.Wait()
 			b.Fatalf("er analyzer exited without serving:\n%s", tail(stderr.String(), 2000))
 		}
-		base = u
+		pu, err := url.Parse(u)
+		if err != nil {
+			b.Fatalf("er analyzer's URL %q: %v", u, err)
+		}
+		base, token = pu.Scheme+"://"+pu.Host, pu.Query().Get("token")
 	case <-time.After(scaleCmdLimit):
 		b.Logf("er analyzer: > %.0f s before it served", scaleCmdLimit.Seconds())
 		b.ReportMetric(scaleCmdLimit.Seconds(), "analyzer-start-to-tree-s")
@@ -299,7 +333,12 @@ func analyzerFigures(b *testing.B, exp string) {
 	get := func(path string, v any) time.Duration {
 		b.Helper()
 		t := time.Now()
-		resp, err := client.Get(base + path)
+		req, err := http.NewRequest("GET", base+path, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		req.Header.Set("X-Er-Token", token)
+		resp, err := client.Do(req)
 		if err != nil {
 			b.Fatalf("GET %s: %v", path, err)
 		}
@@ -321,7 +360,13 @@ func analyzerFigures(b *testing.B, exp string) {
 		b.Helper()
 		js, _ := json.Marshal(body)
 		t := time.Now()
-		resp, err := client.Post(base+path, "application/json", bytes.NewReader(js))
+		req, err := http.NewRequest("POST", base+path, bytes.NewReader(js))
+		if err != nil {
+			b.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Er-Token", token)
+		resp, err := client.Do(req)
 		if err != nil {
 			b.Fatalf("POST %s: %v", path, err)
 		}

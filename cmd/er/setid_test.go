@@ -86,18 +86,8 @@ func TestSetIDTargetUnprivileged(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("becoming another user needs root")
 	}
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		t.Skip("setpriv (util-linux) is not installed")
-	}
-	dir, err := os.MkdirTemp("", "er-setid-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o777); err != nil {
-		t.Fatal(err)
-	}
+	setpriv := lookSetpriv(t)
+	dir := sharedTempDir(t, "er-setid-")
 	bin, err := os.ReadFile(erBin)
 	if err != nil {
 		t.Fatal(err)
@@ -186,4 +176,62 @@ func TestSetIDChild(t *testing.T) {
 	if static != "" && !strings.Contains(r.stderr, static+" is statically linked") {
 		t.Errorf("-H on: no reason for the static child:\n%s", r.stderr)
 	}
+}
+
+// TestSetIDNoNewPrivs: er collect run with no_new_privs (setpriv --no-new-privs, systemd's
+// NoNewPrivileges=yes), which its target inherits: exec grants no set-user-ID privilege and the
+// loader runs the program as any other, so a set-user-ID target runs as the user who ran er, and the
+// collector library records in it as without the bit; er says nothing of the bit. Before: "it runs
+// with that privilege, but the dynamic loader ignores LD_PRELOAD ... heap tracing (-H) records
+// nothing in it", while the target ran as root with LD_PRELOAD and its heap was recorded.
+func TestSetIDNoNewPrivs(t *testing.T) {
+	needCollect(t)
+	if os.Geteuid() != 0 {
+		t.Skip("making a set-user-ID program of another user needs root")
+	}
+	setpriv := lookSetpriv(t)
+	dir := t.TempDir()
+	prog := setIDCopy(t, dir, "whoami-suid", 65534, 0, 0o755|os.ModeSetuid)
+	exp := filepath.Join(dir, "n.er")
+	cmd := exec.Command(setpriv, "--no-new-privs", erBin, "collect", "-o", exp, "-H", "on", prog)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	if !strings.Contains(out.String(), "euid=0 egid=0 secure=0 preload=yes") {
+		t.Errorf("the target's own view: %q, want it run as root, not securely, with LD_PRELOAD", out.String())
+	}
+	if strings.Contains(errb.String(), "set-user-ID") {
+		t.Errorf("er collect warns of the set-user-ID bit, which exec ignores under no_new_privs:\n%s", errb.String())
+	}
+	noWarnings(t, exp)
+	if heap := heapOf(t, exp)["<Total>"]; heap == nil || heap[0] == 0 {
+		t.Errorf("no allocation recorded (%v): the library did not run in the target", heap)
+	}
+}
+
+// lookSetpriv returns util-linux's setpriv, or skips the test.
+func lookSetpriv(t *testing.T) string {
+	t.Helper()
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("setpriv (util-linux) is not installed")
+	}
+	return setpriv
+}
+
+// sharedTempDir returns a new directory, removed at the test's end, that any user may use (under the
+// system's temporary directory, which other users can search, where t.TempDir's parent is not).
+func sharedTempDir(t *testing.T, pattern string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

@@ -70,10 +70,19 @@ const (
 
 // DataSpace returns the data-space view of the profile's selected events, computed on first use.
 func (p *Profile) DataSpace() *DataSpace {
+	var keeps [][][]bool // the counter events the filter keeps, selected before taking the lock (as refilter does)
+	if root := p.Unfiltered(); p.filter != nil && root.b != nil {
+		p.viewMu.Lock()
+		done := p.dataSpace != nil
+		p.viewMu.Unlock()
+		if !done {
+			keeps = root.selectEvents(p.filter, []DataKind{DataCounters})
+		}
+	}
 	p.viewMu.Lock()
 	defer p.viewMu.Unlock()
 	if p.dataSpace == nil {
-		p.dataSpace = p.buildDataSpace()
+		p.dataSpace = p.buildDataSpace(keeps)
 	}
 	return p.dataSpace
 }
@@ -87,7 +96,9 @@ type dataBuilder struct {
 	ds      *DataSpace
 }
 
-func (p *Profile) buildDataSpace() *DataSpace {
+// buildDataSpace builds the data-space view; keeps, when not nil, are the events the filter keeps
+// (selectEvents), else they are selected here.
+func (p *Profile) buildDataSpace(keeps [][][]bool) *DataSpace {
 	ds := &DataSpace{Total: make([]int64, p.nm)}
 	db := &dataBuilder{p: p, objects: map[string]int{}, layouts: map[*debuginfo.DataType]int{}, vars: map[string][]debuginfo.Variable{}, ds: ds}
 	root := p.Unfiltered()
@@ -95,7 +106,7 @@ func (p *Profile) buildDataSpace() *DataSpace {
 		return ds
 	}
 	metrics := map[int]bool{}
-	for _, es := range root.b.exps {
+	for ei, es := range root.b.exps {
 		d := es.d
 		if len(d.Counters) == 0 {
 			continue
@@ -103,7 +114,12 @@ func (p *Profile) buildDataSpace() *DataSpace {
 		slots := counterSlots(p, d)
 		heap := newHeapBlocks(p, es)
 		bases := objectBases(d)
-		keep := newEventSel(p.filter, es, root).keepAll(DataCounters, len(d.Counters))
+		var keep []bool
+		if keeps != nil {
+			keep = keeps[ei][DataCounters]
+		} else {
+			keep = newEventSel(p.filter, es, root).keepAll(DataCounters, len(d.Counters))
+		}
 		for i := range d.Counters {
 			s := &d.Counters[i]
 			if int(s.Counter) >= len(d.Log.Counters) || !d.Log.Counters[s.Counter].Backtrack || slots[s.Counter].main < 0 ||

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"er/internal/archive"
+	"er/internal/compact"
 	"er/internal/debuginfo"
 	"er/internal/experiment"
 	"er/internal/regfile"
@@ -76,14 +77,18 @@ func WithArchivedCopies(open func(path string, a *experiment.Archive) (*ObjectFi
 		if err == nil {
 			return of, nil
 		}
-		cp, ferr := archive.FindObject(dirs, a)
+		cp, compact, ferr := archive.FindObject(dirs, a)
 		if ferr != nil {
 			return nil, fmt.Errorf("%w; no archived copy either: %v", err, ferr)
 		}
 		if cp == "" {
 			return nil, err
 		}
-		of, cerr := open(cp, a)
+		reopen := open
+		if compact {
+			reopen = OpenCompact
+		}
+		of, cerr := reopen(cp, a)
 		if cerr != nil {
 			return nil, fmt.Errorf("%w; the archived copy %s cannot be used either: %v", err, cp, cerr)
 		}
@@ -94,6 +99,35 @@ func WithArchivedCopies(open func(path string, a *experiment.Archive) (*ObjectFi
 		of.Note = fmt.Sprintf("using the archived copy of %s: %s", path, why)
 		return of, nil
 	}
+}
+
+// OpenCompact opens the compact archive at file (package compact) of the load object that archive a
+// describes: the code of the functions that were used, an extract of its debug information.
+func OpenCompact(file string, a *experiment.Archive) (*ObjectFile, error) {
+	o, err := compact.Read(file)
+	if err != nil {
+		return nil, err
+	}
+	if a == nil || o.Path != a.Path || (a.BuildID != "" && o.BuildID != a.BuildID) || (a.BuildID == "" && (o.Size != a.Size || o.Mtime != a.Mtime)) {
+		return nil, fmt.Errorf("%s is the compact archive of another file than the one profiled (%s, build id %s)", file, o.Path, orNone(o.BuildID))
+	}
+	of := &ObjectFile{Path: file, Code: o.Code}
+	if o.Debug != nil {
+		info, err := debuginfo.FromExtract(file, o.Debug)
+		if err != nil {
+			return nil, err
+		}
+		info.BuildID = o.BuildID
+		of.Debug = info
+	}
+	return of, nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }
 
 // segmentReader reads link-time addresses of the file at path through its PT_LOAD segments.

@@ -1,9 +1,11 @@
 package analysis
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"golang.org/x/arch/x86/x86asm"
 
 	"er/internal/archive"
+	"er/internal/compact"
 	"er/internal/debuginfo"
 	"er/internal/experiment"
 )
@@ -311,6 +314,78 @@ func TestWithArchivedCopies(t *testing.T) {
 	other.BuildID = "ffff"
 	if _, err := open(exe, &other); err == nil || !strings.Contains(err.Error(), "not an ELF file") {
 		t.Errorf("no copy: %v, want the original's error", err)
+	}
+}
+
+// TestOpenCompact: a load object's compact archive answers for the code and the lines it holds,
+// as the object did, and WithArchivedCopies opens it where the original is missing and there is no
+// whole copy; a compact archive of another file is refused.
+func TestOpenCompact(t *testing.T) {
+	exe := buildC(t, "inline.c", "-O1", "-g", "-Wl,--build-id=0x0123456789abcdef")
+	a, err := archive.Build(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, err := OpenObjectFile(exe, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sym := symbolNamed(t, a, "caller1")
+	lo, hi := sym.Addr, sym.Addr+sym.Size
+	info := orig.Debug.(*debuginfo.Info)
+	dbg, err := info.Extract([][2]uint64{{lo, hi}}, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := compact.Encode(&compact.Object{Path: exe, BuildID: a.BuildID, Size: a.Size, Mtime: a.Mtime,
+		Chunks: compact.Chunks([][2]uint64{{lo, hi}}, a.Segments, orig.Code), Debug: dbg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	founder := filepath.Join(t.TempDir(), "test.1.er")
+	ix, _ := archive.ReadIndex(founder)
+	fi, err := os.Stat(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := ix.AddCompact(exe, a.BuildID, a.Size, a.Mtime, fi, data, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Write(); err != nil {
+		t.Fatal(err)
+	}
+	want, err := orig.Code(lo, hi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(exe, exe+".old"); err != nil {
+		t.Fatal(err)
+	}
+	of, err := WithArchivedCopies(OpenObjectFile, []string{founder})(exe, a)
+	if err != nil || of.Path != ix.FilePath(c) || of.Debug == nil {
+		t.Fatalf("the original missing: %+v, %v; want the compact archive %s", of, err, ix.FilePath(c))
+	}
+	if want := "using the archived copy of " + exe + ": the original is missing"; of.Note != want {
+		t.Errorf("note %q, want %q", of.Note, want)
+	}
+	if got, err := of.Code(lo, hi); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("code of caller1: %d bytes, %v; want the original's %d", len(got), err, len(want))
+	}
+	if _, err := of.Code(hi, hi+16); err == nil {
+		t.Error("code after caller1, which the compact archive does not hold: no error")
+	}
+	for pc := lo; pc < hi; pc++ {
+		wf, wok := orig.Debug.Frames(pc)
+		gf, gok := of.Debug.Frames(pc)
+		if wok != gok || !reflect.DeepEqual(wf, gf) {
+			t.Fatalf("Frames(%#x) = %v %v, want %v %v", pc, gf, gok, wf, wok)
+		}
+	}
+	other := *a
+	other.BuildID = "ffff"
+	if _, err := OpenCompact(ix.FilePath(c), &other); err == nil || !strings.Contains(err.Error(), "another file") {
+		t.Errorf("another build id: %v, want the compact archive refused", err)
 	}
 }
 

@@ -160,6 +160,15 @@ func NewExpIndex(exp int, d *experiment.Data) *ExpIndex {
 	return x
 }
 
+// reader returns a copy of x for another goroutine: it shares the tables x has made so far, which
+// do not change, and makes and caches its own from then on. Call it where x is not in use.
+func (x *ExpIndex) reader() *ExpIndex {
+	c := *x
+	c.lastKey, c.lastSample = ^uint64(0), -1
+	c.threadOf = slices.Clone(x.threadOf)
+	return &c
+}
+
 // Data is the experiment indexed.
 func (x *ExpIndex) Data() *experiment.Data { return x.d }
 

@@ -130,8 +130,9 @@ func (b *builder) inlineFunc(os *objState, fs *fileState, fr debuginfo.Frame) in
 	}
 	k := inlKey{obj: os.obj, name: fr.Func}
 	if f, ok := b.inlined[k]; ok {
-		if fn := &b.p.Functions[f]; fr.Entry != 0 && fr.Entry < fn.Addr {
-			fn.Addr = fr.Entry
+		if fr.Entry != 0 && fr.Entry < b.p.Functions[f].Addr {
+			b.ownTables()
+			b.p.Functions[f].Addr = fr.Entry
 		}
 		return f
 	}

@@ -42,7 +42,11 @@ func StyleName(s NameStyle) string {
 
 // FuncName is the name of function f in style. Pseudo-functions keep their names.
 func (p *Profile) FuncName(f int, style NameStyle) string {
-	fn := &p.Functions[f]
+	return FunctionName(&p.Functions[f], style)
+}
+
+// FunctionName is the name of fn in style, as Profile.FuncName gives it.
+func FunctionName(fn *Function, style NameStyle) string {
 	switch fn.Kind {
 	case FuncSymbol, FuncPLT, FuncInlined:
 		return objfile.Demangle(fn.Name, style)

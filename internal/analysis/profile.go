@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"er/internal/archive"
 	"er/internal/experiment"
@@ -169,7 +170,11 @@ type Profile struct {
 	rawVals []int64    // values of raw stack r: rawVals[r*nm:(r+1)*nm]
 	b       *builder   // kept to resolve raw stacks again for the views; guarded by viewMu after Analyze
 	viewMu  *sync.Mutex
-	filter  func(ev *EventInfo) bool // the events it selects (nil: all)
+	// tables are, in a profile from Analyze, its function and object tables as the views have left
+	// them (Tables): readers that do not hold viewMu take them from here, never from Functions and
+	// Objects, which the views' lazy computations replace under viewMu.
+	tables atomic.Pointer[tables]
+	filter func(ev *EventInfo) bool // the events it selects (nil: all)
 
 	dataSpace *DataSpace // DataSpace, once made
 	root      *Profile   // the unfiltered profile this one was refiltered from (Refilter); nil for Analyze's
@@ -247,13 +252,14 @@ func Analyze(exps []*experiment.Data, opt Options) (*Profile, error) {
 			}
 		}
 		ea := eventAdder{b: b, p: p, es: es, vals: make([]int64, p.nm), keepEvents: opt.Events, micro: p.hasMicrostates()}
-		ea.addAll(opt.Filter, groups)
+		ea.addAll(newEventSel(opt.Filter, es, b.p).keepAll, groups)
 	}
 	if groups != nil {
 		p.IOFiles, p.IODescriptors = groups.byFile, groups.byFD
 	}
 	p.finish()
 	p.seenRes = len(b.resWarn)
+	b.publish()
 	b.stacks, b.collided, b.frameBuf, b.keyBuf = keytable.Table{}, nil, nil, nil // the views resolve locations, not function stacks
 	for _, es := range b.exps {
 		es.cache, es.dense = nil, nil
@@ -326,13 +332,27 @@ func (root *Profile) refilter(filter func(ev *EventInfo) bool, events bool, onAd
 	if b.opt.Filter != nil {
 		return nil, errors.New("analysis: only a profile analysed without a filter can be refiltered")
 	}
-	root.viewMu.Lock()
-	defer root.viewMu.Unlock()
+	// The filter runs first, and the events it keeps are added up after, without the lock that the
+	// views of every profile refiltered from root share: a costly filter (hundreds of terms on a
+	// million events) holds up no other profile's views or refilters, only its own caller. What the
+	// adding reads of root (its raw and function stacks, each experiment's raw stack of each event)
+	// does not change after Analyze; the tables and warnings that the views add to are taken under
+	// the lock. onAdd (ByThread's) reads the experiments' shared indexes: it runs under the lock.
+	var keeps [][][]bool // by experiment and kind: the events the filter keeps; nil: all
+	if filter != nil {
+		keeps = root.selectEvents(filter, nil)
+	}
 	q := newProfile(root.Metrics)
-	q.Functions, q.Objects = root.Functions, root.Objects
-	q.b, q.viewMu, q.root, q.filter = b, root.viewMu, root, filter
+	root.viewMu.Lock()
+	q.Functions, q.Objects = root.Functions, root.Objects // published: their elements do not change (publish)
 	q.Warnings = append(q.Warnings, b.resWarn...)
 	q.seenRes = len(b.resWarn)
+	if onAdd != nil {
+		defer root.viewMu.Unlock()
+	} else {
+		root.viewMu.Unlock()
+	}
+	q.b, q.viewMu, q.root, q.filter = b, root.viewMu, root, filter
 	re := &reuse{base: root, raw: make([]int32, len(root.raw)), stack: make([]int32, root.NumStacks())}
 	for i := range re.raw {
 		re.raw[i] = -1
@@ -341,9 +361,13 @@ func (root *Profile) refilter(filter func(ev *EventInfo) bool, events bool, onAd
 		re.stack[i] = -1
 	}
 	groups := q.newIOGroups()
-	for _, es := range b.exps {
+	for i, es := range b.exps {
 		ea := eventAdder{b: b, p: q, es: es, vals: make([]int64, q.nm), keepEvents: events, re: re, micro: q.hasMicrostates(), onAdd: onAdd}
-		ea.addAll(filter, groups)
+		keep := func(DataKind, int) []bool { return nil }
+		if keeps != nil {
+			keep = func(k DataKind, _ int) []bool { return keeps[i][k] }
+		}
+		ea.addAll(keep, groups)
 	}
 	if groups != nil {
 		q.IOFiles, q.IODescriptors = groups.byFile, groups.byFD
@@ -401,11 +425,86 @@ func (p *Profile) lazy(fn func()) {
 	defer p.viewMu.Unlock()
 	fn()
 	b := p.b
+	b.publish()
 	if p != b.p {
 		p.Functions, p.Objects = b.p.Functions, b.p.Objects
 		p.Warnings = append(p.Warnings, b.resWarn[p.seenRes:]...)
 	}
 	p.seenRes = len(b.resWarn)
+}
+
+// publish makes the unfiltered profile's function and object tables, as they are now, those that
+// Tables gives and the profiles refiltered from now on take. The elements of a published
+// table are never changed: a function or object changed later is changed in a copy (ownTables).
+func (b *builder) publish() {
+	b.p.tables.Store(&tables{b.p.Functions, b.p.Objects})
+	b.tablesOwned = false
+}
+
+// tables are a profile's function and object tables.
+type tables struct {
+	fns  []Function
+	objs []Object
+}
+
+// ownTables makes the function and object tables the builder's own before it changes an element in
+// place (an inlined function's entry found lower, an object's kind): published tables, which
+// other goroutines read without the lock, keep their elements. Appending needs no copy: readers
+// see only their own length.
+func (b *builder) ownTables() {
+	if !b.tablesOwned {
+		b.p.Functions, b.p.Objects = slices.Clone(b.p.Functions), slices.Clone(b.p.Objects)
+		b.tablesOwned = true
+	}
+}
+
+// Tables returns the function and object tables of the unfiltered profile that p was refiltered
+// from (p's own when it comes from Analyze), with the functions that the views have found since
+// (inlined functions): the tables that goroutines other than the one running a view of a profile
+// sharing them may read. Their numbers are p's. Do not change them.
+func (p *Profile) Tables() ([]Function, []Object) {
+	if t := p.Unfiltered().tables.Load(); t != nil {
+		return t.fns, t.objs
+	}
+	return p.Functions, p.Objects
+}
+
+// selectEvents evaluates filter on every event of root's experiments (of the kinds in only; nil: of
+// every kind), without holding the views' lock: each experiment's index is copied for this
+// goroutine under the lock, and what the filter reads of root (its raw stacks and function stacks)
+// does not change after Analyze. The answer is by experiment and kind; nil for a kind not asked.
+func (root *Profile) selectEvents(filter func(ev *EventInfo) bool, only []DataKind) [][][]bool {
+	b := root.b
+	xs := make([]*ExpIndex, len(b.exps))
+	root.viewMu.Lock()
+	for i, es := range b.exps {
+		if es.index != nil {
+			xs[i] = es.index.reader()
+		}
+	}
+	root.viewMu.Unlock()
+	for i, es := range b.exps { // the first filter of any profile indexes the experiments, without the lock
+		if xs[i] == nil {
+			xs[i] = NewExpIndex(int(es.idx), es.d)
+			root.viewMu.Lock()
+			if es.index == nil {
+				es.index = xs[i]
+			}
+			xs[i] = es.index.reader()
+			root.viewMu.Unlock()
+		}
+	}
+	keeps := make([][][]bool, len(b.exps))
+	for i, es := range b.exps {
+		sel := &eventSel{f: filter, x: xs[i], es: es, root: root}
+		keeps[i] = make([][]bool, len(Kinds))
+		for _, k := range Kinds {
+			if only == nil || slices.Contains(only, k.ID) {
+				keeps[i][k.ID] = sel.keepAll(k.ID, k.Len(es.d))
+			}
+		}
+	}
+	return keeps
 }
 
 type funcKey struct {
@@ -461,6 +560,8 @@ type builder struct {
 	locCache map[locScope]map[uint64]location // frameLoc's answers, by address<<1|ret (no two addresses share 63 bits: user space ends at 2^47, the kernel's and the pseudo-frames' start with 17 ones)
 	lastLocs map[uint64]location              // locCache's map of the last stack's scope
 	lastLoc  locScope
+	// tablesOwned: p's Functions and Objects are not the published ones (publish, ownTables).
+	tablesOwned bool
 }
 
 // locScope is what frameLoc's answer depends on besides the address: the experiment and the
@@ -517,16 +618,16 @@ func (es *expState) raws(k DataKind) []int32 {
 	return nil
 }
 
-// addAll adds the events of ea's experiment that filter selects (all when nil) to ea.p, and their
-// I/O metrics by file and descriptor to groups.
-func (ea *eventAdder) addAll(filter func(ev *EventInfo) bool, groups *ioGroups) {
+// addAll adds the events of ea's experiment that keepOf selects to ea.p, and their I/O metrics by
+// file and descriptor to groups: keepOf(k, n) says which of the n events of kind k to add, nil for
+// all.
+func (ea *eventAdder) addAll(keepOf func(k DataKind, n int) []bool, groups *ioGroups) {
 	es, p := ea.es, ea.p
 	d := es.d
-	sel := newEventSel(filter, es, ea.b.p)
 	var ev EventInfo
 	for _, k := range Kinds {
 		n := k.Len(d)
-		keep := sel.keepAll(k.ID, n)
+		keep := keepOf(k.ID, n)
 		p.DataEvents[k.ID] += countKept(keep, n)
 		base := p.base[k.ID]
 		if base < 0 || n == 0 {
@@ -1182,7 +1283,8 @@ func (b *builder) warnRes(w string) {
 
 func (b *builder) objectIndex(p, name, kind string) int32 {
 	if o, ok := b.objs[p]; ok {
-		if b.p.Objects[o].Kind == "" {
+		if b.p.Objects[o].Kind == "" && kind != "" {
+			b.ownTables()
 			b.p.Objects[o].Kind = kind
 		}
 		return o

@@ -16,9 +16,11 @@ import (
 	"strconv"
 	"strings"
 
+	"er/internal/cachedir"
 	"er/internal/experiment"
 	"er/internal/objfile"
 	"er/internal/regfile"
+	"er/internal/safedir"
 )
 
 // Paths of the kernel's files read here; variables so tests can point them elsewhere.
@@ -33,19 +35,30 @@ var (
 // experiment.WriteArchive of Build(path) does: from the cache, where it holds the object, by
 // experiment.CopyArchive, which copies its symbols without decoding them.
 func Write(expDir, path string) error {
+	root, err := safedir.Open(expDir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return WriteTo(root, path)
+}
+
+// WriteTo is Write into the experiment directory root, opened by the caller (safedir: nothing
+// beneath it is reached through a link).
+func WriteTo(root *safedir.Dir, path string) error {
 	o, err := openObject(path)
 	if err != nil {
 		return err
 	}
 	defer o.fh.Close()
-	if copied, err := o.copyCached(expDir); err == nil && copied {
+	if copied, err := o.copyCached(root); err == nil && copied {
 		return nil
 	}
 	a, err := o.build()
 	if err != nil {
 		return err
 	}
-	return experiment.WriteArchive(expDir, a)
+	return experiment.WriteArchiveTo(root, a)
 }
 
 // Build describes the ELF load object at path: its size, modification time,
@@ -95,12 +108,12 @@ func (o *object) holds(h *experiment.Archive) bool {
 	return h.Kind == "elf" && h.BuildID == o.id && h.Path == filepath.Base(o.path)
 }
 
-// copyCached copies o's cached archive into expDir; false where the cache does not hold it.
-func (o *object) copyCached(expDir string) (bool, error) {
-	if o.cache == "" {
+// copyCached copies o's cached archive into the experiment root; false where the cache does not hold it.
+func (o *object) copyCached(root *safedir.Dir) (bool, error) {
+	if o.cache == "" || !cachedir.Usable(o.cache) {
 		return false, nil
 	}
-	return experiment.CopyArchive(expDir, o.cache, o.path, o.st.Size(), o.st.ModTime().UnixNano(), func(h *experiment.Archive, nsym uint32) bool {
+	return experiment.CopyArchiveTo(root, o.cache, o.path, o.st.Size(), o.st.ModTime().UnixNano(), func(h *experiment.Archive, nsym uint32) bool {
 		return o.holds(h) && nsym > 0
 	})
 }
@@ -185,6 +198,9 @@ func validKernelCache(file, id string) bool {
 // kernelCacheHead returns the object record of file, a cache of the kernel's symbols for build id id;
 // false where file is not one.
 func kernelCacheHead(file, id string) (*experiment.Archive, bool) {
+	if !cachedir.Usable(file) {
+		return nil, false
+	}
 	some := false
 	h, err := experiment.ScanArchive(file, func(uint64, uint64, experiment.SymbolKind, []byte) bool {
 		some = true
@@ -315,7 +331,7 @@ func (hs kernelHits) at(addr uint64) (kernelHit, bool) {
 // readKernelHits reads the file of kernel symbols found: a line "ADDR END SIZE KIND NAME" for each, in
 // hex but KIND, sorted by address. A file that is not one is ignored (nil).
 func readKernelHits(file string) kernelHits {
-	b, err := os.ReadFile(file)
+	b, err := cachedir.ReadFile(file, maxCacheList)
 	if err != nil || !strings.HasPrefix(string(b), hitsHeader) {
 		return nil
 	}
@@ -373,15 +389,7 @@ func writeKernelHits(file string, known kernelHits, found []kernelHit) {
 	for _, h := range slices.SortedFunc(maps.Values(all), func(x, y kernelHit) int { return cmp.Compare(x.Addr, y.Addr) }) {
 		fmt.Fprintf(&b, "%x %x %x %d %s\n", h.Addr, h.End, h.Size, h.Kind, h.Name)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(file), ".hits-*")
-	if err != nil {
-		return
-	}
-	_, werr := tmp.WriteString(b.String())
-	if cerr := tmp.Close(); werr == nil && cerr == nil {
-		_ = os.Rename(tmp.Name(), file)
-	}
-	os.Remove(tmp.Name())
+	writeCacheFile(file, ".hits-*", b.String())
 }
 
 // lastAtOrBefore is the last of the sorted symbols at or before addr, whatever its size.

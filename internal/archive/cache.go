@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 
+	"er/internal/cachedir"
 	"er/internal/experiment"
 )
 
@@ -22,7 +23,7 @@ var (
 // er/ in the user's cache directory): reading /proc/kallsyms (over 100,000 lines, formatted by the
 // kernel for each read) cost each collection some 80 ms of CPU, most of the fixed cost of
 // `er collect /bin/true`, and libc's symbols with its debug file's and call frame entries 11 ms.
-// "" disables the cache.
+// "" disables the cache. It is used through cacheRoot.
 var cacheDir = func() string {
 	if d := os.Getenv("ER_CACHE_DIR"); d != "" {
 		return d
@@ -34,11 +35,19 @@ var cacheDir = func() string {
 	return filepath.Join(d, "er")
 }
 
+// cacheRoot is the path through which the cache directory is used (cachedir.Root: a directory of
+// the user's own, no one else's to enter, opened once), "" where there is none or it is refused.
+func cacheRoot() string { return cachedir.Root(cacheDir()) }
+
+// maxCacheList bounds a cached list's file (of source files, of declared functions) and the file of
+// kernel symbols found.
+const maxCacheList = 64 << 20
+
 // kernelCacheFile names the cache file of the running kernel's symbols as this user sees them: the
 // addresses hold for one boot (KASLR) and one set of loaded modules, and what a user may see of
 // them depends on kernel.kptr_restrict and privilege. "" when the boot cannot be told.
 func kernelCacheFile() string {
-	dir := cacheDir()
+	dir := cacheRoot()
 	if dir == "" {
 		return ""
 	}
@@ -64,7 +73,7 @@ func kernelCacheFile() string {
 
 // cached reads the cached archive file of kind kind, or returns nil.
 func cached(file, kind string) *experiment.Archive {
-	if file == "" {
+	if file == "" || !cachedir.Usable(file) {
 		return nil
 	}
 	a, err := experiment.ReadArchive(file)
@@ -81,7 +90,7 @@ func cached(file, kind string) *experiment.Archive {
 // what Build adds to them: by build id under debugDirs, or at links, where its .gnu_debuglink may
 // find one. "" without a build id.
 func objectCacheFile(id string, size int64, links ...string) string {
-	dir := cacheDir()
+	dir := cacheRoot()
 	if dir == "" || len(id) < 4 {
 		return ""
 	}
@@ -111,37 +120,66 @@ func objectCacheFile(id string, size int64, links ...string) string {
 // which of its files to copy: for a distribution's libraries, whose sources are not on the machine,
 // none, at a cost of some 100 ms per collection for libc's separate DWARF.
 func SourceFiles(id string, list func() ([]string, error)) (files []string, ok bool) {
+	return cachedList(id, ".sources", sourcesHeader, list)
+}
+
+// DeclaredFunctions returns what list says of the functions of the load object with build id id
+// that its debug information declares in a source file (one line each: "ADDR LO HI FILE", hex
+// numbers), from the cache or else from list (whose answer is cached); ok is false without a build
+// id or where list fails. Finding them looks up every symbol in the debug information: for libc's
+// separate DWARF, a third of a second of each collection.
+func DeclaredFunctions(id string, list func() ([]string, error)) (lines []string, ok bool) {
+	return cachedList(id, ".declared", declaredHeader, list)
+}
+
+// declaredHeader starts a cached list of declared functions.
+const declaredHeader = "er declared functions 1\n"
+
+// cachedList returns the list of strings (none holding a newline) cached for build id id in the
+// file with suffix and header, or else list's, cached when it can be.
+func cachedList(id, suffix, header string, list func() ([]string, error)) ([]string, bool) {
 	file := objectCacheFile(id, -1)
 	if file == "" {
 		return nil, false
 	}
-	file = strings.TrimSuffix(file, ".ar") + ".sources"
-	if b, err := os.ReadFile(file); err == nil && strings.HasPrefix(string(b), sourcesHeader) {
-		return strings.Fields(strings.TrimPrefix(string(b), sourcesHeader)), true
+	file = strings.TrimSuffix(file, ".ar") + suffix
+	if b, err := cachedir.ReadFile(file, maxCacheList); err == nil && strings.HasPrefix(string(b), header) {
+		rest := strings.TrimPrefix(string(b), header)
+		if rest == "" {
+			return []string{}, true
+		}
+		return strings.Split(strings.TrimSuffix(rest, "\n"), "\n"), true
 	}
-	files, err := list()
+	items, err := list()
 	if err != nil {
 		return nil, false
 	}
 	var b strings.Builder
-	b.WriteString(sourcesHeader)
-	for _, f := range files {
-		if strings.ContainsAny(f, " \t\n\r") {
-			return files, true // not storable in this format: not cached
+	b.WriteString(header)
+	for _, f := range items {
+		if f == "" || strings.ContainsAny(f, "\n\r") {
+			return items, true // not storable in this format: not cached
 		}
 		b.WriteString(f)
 		b.WriteByte('\n')
 	}
-	if err := os.MkdirAll(filepath.Dir(file), 0o700); err == nil {
-		if tmp, err := os.CreateTemp(filepath.Dir(file), ".sources-*"); err == nil {
-			_, werr := tmp.WriteString(b.String())
-			if cerr := tmp.Close(); werr == nil && cerr == nil {
-				_ = os.Rename(tmp.Name(), file)
-			}
-			os.Remove(tmp.Name())
-		}
+	writeCacheFile(file, ".list-*", b.String())
+	return items, true
+}
+
+// writeCacheFile replaces the cache file with text, through a new temporary file (named by pattern)
+// renamed over it: what was there, a link included, is replaced, never written through. Best
+// effort: a cache that cannot be written is not one.
+func writeCacheFile(file, pattern, text string) {
+	tmp, err := os.CreateTemp(filepath.Dir(file), pattern)
+	if err != nil {
+		return
 	}
-	return files, true
+	_, werr := tmp.WriteString(text)
+	if cerr := tmp.Close(); werr == nil && cerr == nil {
+		_ = os.Rename(tmp.Name(), file)
+	}
+	os.Remove(tmp.Name())
 }
 
 // sourcesHeader starts a cached list of source files.
@@ -152,9 +190,6 @@ func store(file string, a *experiment.Archive) {
 	if file == "" {
 		return
 	}
-	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
-		return
-	}
 	_ = experiment.WriteArchiveFile(file, a)
 }
 
@@ -162,7 +197,7 @@ func store(file string, a *experiment.Archive) {
 // inode, size and modification and change times (any write to a file changes its change time). ""
 // without a cache, or where fi does not come from stat(2).
 func sumCacheFile(path string, fi os.FileInfo) string {
-	dir := cacheDir()
+	dir := cacheRoot()
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if dir == "" || !ok {
 		return ""
@@ -178,7 +213,7 @@ func cachedSum(file string) string {
 	if file == "" {
 		return ""
 	}
-	b, err := os.ReadFile(file)
+	b, err := cachedir.ReadFile(file, 65)
 	if err != nil || len(b) != 65 || b[64] != '\n' || strings.Trim(string(b[:64]), "0123456789abcdef") != "" {
 		return ""
 	}
@@ -187,16 +222,7 @@ func cachedSum(file string) string {
 
 // storeSum keeps sum in the cache file (best effort).
 func storeSum(file, sum string) {
-	if file == "" || os.MkdirAll(filepath.Dir(file), 0o700) != nil {
-		return
+	if file != "" {
+		writeCacheFile(file, ".sum-*", sum+"\n")
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(file), ".sum-*")
-	if err != nil {
-		return
-	}
-	_, werr := tmp.WriteString(sum + "\n")
-	if cerr := tmp.Close(); werr == nil && cerr == nil {
-		_ = os.Rename(tmp.Name(), file)
-	}
-	os.Remove(tmp.Name())
 }

@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -10,10 +11,14 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"er/internal/cachedir"
 	"er/internal/experiment"
+	"er/internal/safedir"
 )
 
 func TestMain(m *testing.M) {
@@ -134,7 +139,12 @@ func TestWriteFromCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer o.fh.Close()
-	if copied, err := o.copyCached(exp); !copied || err != nil {
+	root, err := safedir.Open(exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	if copied, err := o.copyCached(root); !copied || err != nil {
 		t.Fatalf("copyCached: %v, %v; want the cached archive copied", copied, err)
 	}
 	got, err := experiment.ReadArchive(filepath.Join(exp, experiment.ArchivesDir, experiment.ArchiveName(exe)))
@@ -414,7 +424,7 @@ func TestSumCache(t *testing.T) {
 	src := filepath.Join(dir, "lib.so")
 	write := func(content string) {
 		t.Helper()
-		if err := os.WriteFile(src, []byte(content), 0o644); err != nil {
+		if err := os.WriteFile(src, []byte(content), 0o644); err != nil { // after an ELF file's magic, as a load object
 			t.Fatal(err)
 		}
 		mt := time.Unix(1700000000, 0)
@@ -435,17 +445,17 @@ func TestSumCache(t *testing.T) {
 		}
 		return c
 	}
-	write("version one")
-	if c := add(); c.SHA256 != sumOf("version one") {
-		t.Errorf("first copy: sha256 %s, want %s", c.SHA256, sumOf("version one"))
+	write("\x7fELF version one")
+	if c := add(); c.SHA256 != sumOf("\x7fELF version one") {
+		t.Errorf("first copy: sha256 %s, want %s", c.SHA256, sumOf("\x7fELF version one"))
 	}
 	fi, err := os.Stat(src)
 	if err != nil {
 		t.Fatal(err)
 	}
 	key := sumCacheFile(src, fi)
-	if got := cachedSum(key); got != sumOf("version one") {
-		t.Fatalf("cached sum %q, want %s", got, sumOf("version one"))
+	if got := cachedSum(key); got != sumOf("\x7fELF version one") {
+		t.Fatalf("cached sum %q, want %s", got, sumOf("\x7fELF version one"))
 	}
 	// The cache is used: a (made up) sum kept for the same file's key is what the copy records.
 	fake := strings.Repeat("ab", 32)
@@ -453,12 +463,12 @@ func TestSumCache(t *testing.T) {
 	if c := add(); c.SHA256 != fake {
 		t.Errorf("second copy: sha256 %s, want the cached %s", c.SHA256, fake)
 	}
-	storeSum(key, sumOf("version one"))
+	storeSum(key, sumOf("\x7fELF version one"))
 	// Changed in place, same size and modification time: hashed again.
 	time.Sleep(10 * time.Millisecond) // a change time that differs
-	write("version two")
-	if c := add(); c.SHA256 != sumOf("version two") {
-		t.Errorf("after a change: sha256 %s, want %s", c.SHA256, sumOf("version two"))
+	write("\x7fELF version two")
+	if c := add(); c.SHA256 != sumOf("\x7fELF version two") {
+		t.Errorf("after a change: sha256 %s, want %s", c.SHA256, sumOf("\x7fELF version two"))
 	}
 	// A damaged cache file is not used.
 	fi, err = os.Stat(src)
@@ -468,8 +478,8 @@ func TestSumCache(t *testing.T) {
 	if err := os.WriteFile(sumCacheFile(src, fi), []byte("not a sum\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if c := add(); c.SHA256 != sumOf("version two") {
-		t.Errorf("damaged cache: sha256 %s, want %s", c.SHA256, sumOf("version two"))
+	if c := add(); c.SHA256 != sumOf("\x7fELF version two") {
+		t.Errorf("damaged cache: sha256 %s, want %s", c.SHA256, sumOf("\x7fELF version two"))
 	}
 }
 
@@ -480,4 +490,114 @@ func readFile(t *testing.T, file string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestCachePlanted: what another user (or anyone) plants in the cache is not followed, read or
+// waited on: a FIFO under the name of a file's cached SHA-256 (a read of it waited for a writer
+// forever), a link there to a file holding a made-up sum (the copy recorded it), and a cache
+// directory of another user's holding one (root's er, run with that user's HOME). The copy gets the
+// file's own SHA-256, and what is refused is said.
+func TestCachePlanted(t *testing.T) {
+	var mu sync.Mutex
+	var said []string
+	old := cachedir.Warn
+	cachedir.Warn = func(m string) { mu.Lock(); said = append(said, m); mu.Unlock() }
+	defer func() { cachedir.Warn = old }()
+	dir, _ := withCache(t)
+	src := filepath.Join(dir, "lib.so")
+	content := "\x7fELF a load object"
+	if err := os.WriteFile(src, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := filepath.Base(sumCacheFile(src, fi)) // the same in any cache directory
+	h := sha256.Sum256([]byte(content))
+	sum := hex.EncodeToString(h[:])
+	fake := filepath.Join(dir, "fake")
+	if err := os.WriteFile(fake, []byte(strings.Repeat("ab", 32)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name  string
+		plant func(cache string) // in the new cache directory cache
+		want  string             // what is said
+	}{
+		{"fifo", func(cache string) {
+			if err := syscall.Mkfifo(filepath.Join(cache, name), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, "the cache file %s is not read: it is a named pipe (FIFO), and er keeps only regular files of its own there (remove it)"},
+		{"link", func(cache string) {
+			if err := os.Symlink(fake, filepath.Join(cache, name)); err != nil {
+				t.Fatal(err)
+			}
+		}, "the cache file %s is not read: it is a symbolic link, and er keeps only regular files of its own there (remove it)"},
+	}
+	if os.Geteuid() == 0 {
+		cases = append(cases, struct {
+			name  string
+			plant func(string)
+			want  string
+		}{"another user's directory", func(cache string) {
+			b, _ := os.ReadFile(fake)
+			if err := os.WriteFile(filepath.Join(cache, name), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range []string{filepath.Join(cache, name), cache} {
+				if err := os.Chown(p, 65534, 65534); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}, "the cache directory %s is not used: it belongs to uid 65534, not to uid 0 who runs er, and that user could put files in it for er to read; use a directory of your own (set ER_CACHE_DIR, or HOME)"})
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cache := filepath.Join(dir, fmt.Sprintf("cache%d", i))
+			if err := os.Mkdir(cache, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			c.plant(cache)
+			oldDir := cacheDir
+			cacheDir = func() string { return cache }
+			defer func() { cacheDir = oldDir }()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			done := make(chan Copy, 1)
+			go func() {
+				ix := &Index{Dir: filepath.Join(t.TempDir(), "archives")}
+				cp, _, err := ix.Add(KindObject, src, "", false)
+				if err != nil {
+					t.Error(err)
+				}
+				done <- cp
+			}()
+			var cp Copy
+			select {
+			case cp = <-done:
+			case <-ctx.Done():
+				if w, err := os.OpenFile(filepath.Join(cache, name), os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+					w.Close() // let the reader go
+				}
+				cp = <-done
+				t.Errorf("Add waited on the cache until the test's deadline")
+			}
+			if cp.SHA256 != sum {
+				t.Errorf("the copy's sha256 %s, want the file's %s", cp.SHA256, sum)
+			}
+			where := filepath.Join(cache, name)
+			if c.name == "another user's directory" {
+				where = cache
+			}
+			mu.Lock()
+			got := said
+			said = nil
+			mu.Unlock()
+			if want := fmt.Sprintf(c.want, where); !slices.Contains(got, want) {
+				t.Errorf("said %q, want %q", got, want)
+			}
+		})
+	}
 }

@@ -103,7 +103,7 @@ func TestIndexAdd(t *testing.T) {
 func TestIndexOddPath(t *testing.T) {
 	exp := filepath.Join(t.TempDir(), "t.er")
 	src := filepath.Join(t.TempDir(), "a \"b\"\n\xff.c")
-	writeFile(t, src, "x", time.Unix(1, 0))
+	writeFile(t, src, "\x7fELF x", time.Unix(1, 0)) // as a load object begins
 	ix, _ := ReadIndex(exp)
 	c, _, err := ix.Add(KindObject, src, "abcd", false)
 	if err != nil {
@@ -167,7 +167,7 @@ func TestFindObjectAndSource(t *testing.T) {
 	sub := filepath.Join(founder, "_f1.er")
 	obj := filepath.Join(t.TempDir(), "lib.so")
 	t0 := time.Unix(1700000000, 5)
-	writeFile(t, obj, "not really elf", t0)
+	writeFile(t, obj, "\x7fELF, not real", t0) // as a load object begins
 	src := filepath.Join(t.TempDir(), "lib.c")
 	writeFile(t, src, "void f(void) {}\n", t0)
 	ix, _ := ReadIndex(founder)
@@ -175,7 +175,7 @@ func TestFindObjectAndSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	withID := filepath.Join(t.TempDir(), "withid.so")
-	writeFile(t, withID, "another", t0)
+	writeFile(t, withID, "\x7fELF another", t0)
 	if _, _, err := ix.Add(KindObject, withID, "feed", false); err != nil {
 		t.Fatal(err)
 	}
@@ -188,17 +188,17 @@ func TestFindObjectAndSource(t *testing.T) {
 	}
 	for _, dirs := range [][]string{{founder}, {sub}, {filepath.Join(t.TempDir(), "other.er"), sub}} {
 		a := &experiment.Archive{Path: obj, Size: 14, Mtime: t0.UnixNano()}
-		if p, err := FindObject(dirs, a); err != nil || !strings.HasPrefix(p, filepath.Join(founder, "archives", "objects")+"/") {
+		if p, _, err := FindObject(dirs, a); err != nil || !strings.HasPrefix(p, filepath.Join(founder, "archives", "objects")+"/") {
 			t.Errorf("FindObject(%q) = %q, %v; want the founder's copy", dirs, p, err)
 		}
 		a.Mtime++
-		if p, err := FindObject(dirs, a); err != nil || p != "" {
+		if p, _, err := FindObject(dirs, a); err != nil || p != "" {
 			t.Errorf("FindObject(%q) of another time = %q, %v; want none", dirs, p, err)
 		}
-		if p, err := FindObject(dirs, &experiment.Archive{Path: withID, BuildID: "feed", Size: 1}); err != nil || p == "" {
+		if p, _, err := FindObject(dirs, &experiment.Archive{Path: withID, BuildID: "feed", Size: 1}); err != nil || p == "" {
 			t.Errorf("FindObject(%q) by build id = %q, %v", dirs, p, err)
 		}
-		if p, err := FindObject(dirs, &experiment.Archive{Path: withID, BuildID: "beef", Size: 7, Mtime: t0.UnixNano()}); err != nil || p != "" {
+		if p, _, err := FindObject(dirs, &experiment.Archive{Path: withID, BuildID: "beef", Size: 7, Mtime: t0.UnixNano()}); err != nil || p != "" {
 			t.Errorf("FindObject(%q) of another build id = %q, %v; want none", dirs, p, err)
 		}
 		c, file, ok, err := FindSource(dirs, src)
@@ -209,11 +209,11 @@ func TestFindObjectAndSource(t *testing.T) {
 			t.Errorf("FindSource(%q) of a load object: %v %v", dirs, ok, err)
 		}
 	}
-	if p, err := FindObject([]string{founder}, nil); p != "" || err != nil {
+	if p, _, err := FindObject([]string{founder}, nil); p != "" || err != nil {
 		t.Errorf("FindObject(nil archive) = %q, %v", p, err)
 	}
 	os.WriteFile(filepath.Join(founder, "archives", IndexFile), []byte("<files"), 0o644)
-	if _, err := FindObject([]string{sub}, &experiment.Archive{Path: obj}); err == nil {
+	if _, _, err := FindObject([]string{sub}, &experiment.Archive{Path: obj}); err == nil {
 		t.Error("FindObject with a damaged index: no error")
 	}
 	if _, _, _, err := FindSource([]string{sub}, src); err == nil {
@@ -227,13 +227,14 @@ func FuzzReadIndex(f *testing.F) {
 	f.Add([]byte(`<files version="1.0"><object path="/a" copy="objects/` + sum[:32] + `/a" size="1" mtime="2" buildid="ab" sha256="` + sum + `"></object></files>`))
 	f.Add([]byte(`<files version="1.0"><source path="&quot;\xff&quot;" copy="sources/x/y" size="1" mtime="2" sha256="x"></source></files>`))
 	f.Add([]byte(`<files version="1.0"></files><files version="1.0"><object path="/etc/shadow" copy="objects/` + sum[:32] + `/shadow" size="1" mtime="2" sha256="` + sum + `"></object></files>`))
+	f.Add([]byte(`<files version="1.1"><compact path="/a" copy="compact/` + sum[:32] + `/a" size="100" mtime="2" buildid="ab" sha256="` + sum + `" length="7"></compact></files>`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		copies, err := decodeIndex(b)
 		if err != nil {
 			return
 		}
 		for _, c := range copies {
-			sub := map[string]string{KindObject: objectsSubdir, KindSource: sourcesSubdir}[c.Kind]
+			sub := map[string]string{KindObject: objectsSubdir, KindSource: sourcesSubdir, KindCompact: compactSubdir}[c.Kind]
 			if err := checkCopy(c, sub); err != nil || strings.Contains(c.File, "..") {
 				t.Errorf("accepted %+v: %v", c, err)
 			}
@@ -262,8 +263,11 @@ func TestSpecialFiles(t *testing.T) {
 	for _, src := range []string{fifo, zero} {
 		for _, kind := range []string{KindSource, KindObject} {
 			want := ": not a regular file but a "
-			if kind == KindSource && src == zero {
+			switch {
+			case kind == KindSource && src == zero:
 				want = "it leads to /dev/zero, and it is in /dev, where no source files are"
+			case src == zero:
+				want = "it leads to /dev/zero, and it is in /dev, where no load objects are"
 			}
 			if _, _, err := ix.Add(kind, src, "", false); err == nil || !strings.Contains(err.Error(), want) {
 				t.Errorf("Add(%s, %s): %v, want %q", kind, src, err, want)
@@ -326,6 +330,29 @@ func TestIndexOneRoot(t *testing.T) {
 	}
 }
 
+// modeCase makes a source file of mode src, and the index of a new experiment whose archives/ has
+// mode dir (and group gid, unless it is -1).
+func modeCase(t *testing.T, src, dir os.FileMode, gid int) (*Index, string) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "prog.c")
+	writeFile(t, file, "int main(void) { return 0; }\n", time.Unix(1700000000, 0))
+	os.Chmod(file, src)
+	ix, err := ReadIndex(filepath.Join(t.TempDir(), "test.1.er"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(ix.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(ix.Dir, -1, gid); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(ix.Dir, dir); err != nil {
+		t.Fatal(err)
+	}
+	return ix, file
+}
+
 // TestCopyMode: a copy is readable by the group and others where the original and the experiment's
 // archives directory both allow it (copies were 0600, the temporary file's mode), and never more.
 func TestCopyMode(t *testing.T) {
@@ -341,18 +368,7 @@ func TestCopyMode(t *testing.T) {
 		{0o644, 0o750, 0o640},
 		{0o644, 0o700, 0o600},
 	} {
-		exp := filepath.Join(t.TempDir(), "test.1.er")
-		src := filepath.Join(t.TempDir(), "prog.c")
-		writeFile(t, src, "int main(void) { return 0; }\n", time.Unix(1700000000, 0))
-		os.Chmod(src, c.src)
-		ix, err := ReadIndex(exp)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.MkdirAll(ix.Dir, c.dir); err != nil {
-			t.Fatal(err)
-		}
-		os.Chmod(ix.Dir, c.dir)
+		ix, src := modeCase(t, c.src, c.dir, -1)
 		cp, _, err := ix.Add(KindSource, src, "", false)
 		if err != nil {
 			t.Fatalf("source %o, directory %o: %v", c.src, c.dir, err)
@@ -361,5 +377,111 @@ func TestCopyMode(t *testing.T) {
 		if err != nil || st.Mode().Perm() != c.want {
 			t.Errorf("source %o, directory %o: copy mode %v (%v), want %o", c.src, c.dir, st.Mode().Perm(), err, c.want)
 		}
+	}
+}
+
+// TestCopyNoWider: no one may read a copy, or a compact archive, who may not read the original, as
+// far as its mode says: never more than the original's bits (a 0444 file's copy was 0644; never more
+// than 0644), and the group's read bit only where the copy's group is the original's (a
+// set-group-ID archives directory gives its copies its own group: a 0640 file of root's group was
+// copied 0640 into the group 65534). A load object that is not an ELF file is not copied.
+func TestCopyNoWider(t *testing.T) {
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	root := os.Geteuid() == 0
+	for _, c := range []struct {
+		src, dir, want os.FileMode
+		group          bool // the archives directory is set-group-ID, of another group (as root)
+	}{
+		{0o444, 0o755, 0o444, false},
+		{0o666, 0o755, 0o644, false},
+		{0o604, 0o755, 0o604, false},
+		{0o640, 0o755 | os.ModeSetgid, 0o600, true},
+		{0o644, 0o755 | os.ModeSetgid, 0o644, true},
+	} {
+		if c.group && !root {
+			t.Logf("source %o: a directory of another group needs root; not tried", c.src)
+			continue
+		}
+		gid := -1
+		if c.group {
+			gid = 65534
+		}
+		ix, src := modeCase(t, c.src, c.dir, gid)
+		fi, err := os.Stat(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cp, _, err := ix.Add(KindSource, src, "", false)
+		if err != nil {
+			t.Fatalf("source %o, directory %o: %v", c.src, c.dir, err)
+		}
+		cc, _, err := ix.AddCompact(src, "", fi.Size(), fi.ModTime().UnixNano(), fi, []byte("a compact archive"), false)
+		if err != nil {
+			t.Fatalf("source %o, directory %o: compact: %v", c.src, c.dir, err)
+		}
+		for _, f := range []string{ix.FilePath(cp), ix.FilePath(cc)} {
+			st, err := os.Stat(f)
+			if err != nil || st.Mode().Perm() != c.want {
+				t.Errorf("source %o, directory %o: %s: mode %o (%v), want %o", c.src, c.dir, strings.TrimPrefix(f, ix.Dir), st.Mode().Perm(), err, c.want)
+			}
+		}
+	}
+	exp := filepath.Join(t.TempDir(), "test.1.er")
+	notELF := filepath.Join(t.TempDir(), "libx.so")
+	writeFile(t, notELF, "#!/bin/sh\n", time.Unix(1700000000, 0))
+	ix, _ := ReadIndex(exp)
+	if _, _, err := ix.Add(KindObject, notELF, "", false); err == nil || err.Error() != notELF+" is not an ELF file, so not a load object" {
+		t.Errorf("Add of a load object that is not an ELF file: %v", err)
+	}
+}
+
+// TestAddCompact: a compact archive is written under compact/HASH/NAME (HASH its own SHA-256's),
+// recorded with the load object's size and the file's length, kept when added again, and found by
+// FindObject where there is no whole copy of the object; a whole copy comes first.
+func TestAddCompact(t *testing.T) {
+	exp := filepath.Join(t.TempDir(), "test.1.er")
+	obj := filepath.Join(t.TempDir(), "libx.so")
+	t0 := time.Unix(1700000000, 5)
+	writeFile(t, obj, "\x7fELF whole object", t0) // 16 bytes, as a load object begins
+	ix, _ := ReadIndex(exp)
+	data := []byte("a compact archive")
+	fi, err := os.Stat(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, added, err := ix.AddCompact(obj, "feed", 16, t0.UnixNano(), fi, data, false)
+	if err != nil || !added {
+		t.Fatalf("AddCompact: %v, %v", added, err)
+	}
+	if !strings.HasPrefix(c.File, "compact/"+c.SHA256[:32]+"/libx.so") || c.Length != int64(len(data)) || c.Size != 16 || c.FileSize() != int64(len(data)) {
+		t.Errorf("copy %+v", c)
+	}
+	if b, err := os.ReadFile(ix.FilePath(c)); err != nil || string(b) != string(data) {
+		t.Errorf("the file holds %q, %v", b, err)
+	}
+	if _, added, _ := ix.AddCompact(obj, "feed", 16, t0.UnixNano(), fi, data, false); added {
+		t.Error("added again")
+	}
+	if err := ix.Write(); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadIndex(exp)
+	if err != nil || len(back.Copies) != 1 || back.Copies[0] != c {
+		t.Fatalf("read back %+v, %v; want %+v", back, err, c)
+	}
+	a := &experiment.Archive{Path: obj, BuildID: "feed"}
+	if p, compact, err := FindObject([]string{exp}, a); err != nil || !compact || p != ix.FilePath(c) {
+		t.Errorf("FindObject = %q, %v, %v; want the compact archive", p, compact, err)
+	}
+	cp, _, err := back.Add(KindObject, obj, "feed", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := back.Write(); err != nil {
+		t.Fatal(err)
+	}
+	if p, compact, err := FindObject([]string{exp}, a); err != nil || compact || p != back.FilePath(cp) {
+		t.Errorf("FindObject with a whole copy too = %q, %v, %v; want the copy", p, compact, err)
 	}
 }

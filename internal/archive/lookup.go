@@ -60,3 +60,49 @@ func UsedSymbols(a *experiment.Archive, addrs []uint64) []experiment.Symbol {
 	sort.Slice(out, func(i, j int) bool { return out[i].Addr < out[j].Addr })
 	return out
 }
+
+// KeptSymbols keeps of the sorted symbols syms those that lookups of the addresses q, of the
+// addresses at, and of the names read, so that those lookups in the smaller table answer as in
+// syms: for each address of q (SymbolAt, a symbol's size to the next one, the gap between symbols
+// around it) every symbol at the address of the last symbol at or before it (its aliases) and the
+// first symbol after it; for each address of at (SymbolAt alone) the aliases; for each name, the
+// first function symbol of that name, and what q keeps for its address. Sizes are kept as they are (a size of 0 still means "to the
+// next symbol", which is kept where q needs it). The order is syms'.
+func KeptSymbols(syms []experiment.Symbol, q, at []uint64, names []string) []experiment.Symbol {
+	keep := make([]bool, len(syms))
+	mark := func(addr uint64, next bool) {
+		i := sort.Search(len(syms), func(i int) bool { return syms[i].Addr > addr })
+		if next && i < len(syms) {
+			keep[i] = true
+		}
+		for j := i - 1; j >= 0 && syms[j].Addr == syms[i-1].Addr; j-- {
+			keep[j] = true
+		}
+	}
+	for _, addr := range q {
+		mark(addr, true)
+	}
+	for _, addr := range at {
+		mark(addr, false)
+	}
+	if len(names) > 0 {
+		want := map[string]bool{}
+		for _, n := range names {
+			want[n] = true
+		}
+		for i, s := range syms {
+			if s.Kind == experiment.SymFunc && want[s.Name] {
+				keep[i] = true
+				delete(want, s.Name)
+				mark(s.Addr, true) // the function found is looked up by its address
+			}
+		}
+	}
+	var out []experiment.Symbol
+	for i, s := range syms {
+		if keep[i] {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"strings"
 	"testing"
 
 	"er/internal/experiment"
@@ -80,5 +81,39 @@ func TestUsedSymbols(t *testing.T) {
 	if len(got) != 3 || got[0].Name != "a" || got[0].Size != 0x100 || got[1].Name != "c" || got[1].Size != 0x51 ||
 		got[2].Name != "d" || got[2].Size != 0x10 {
 		t.Errorf("UsedSymbols = %+v, want a, c sized to hold 0x1250, d", got)
+	}
+}
+
+func TestKeptSymbols(t *testing.T) {
+	syms := []experiment.Symbol{
+		{Addr: 0x10, Size: 0x10, Name: "a"},
+		{Addr: 0x20, Size: 0, Name: "b"}, // to the next symbol
+		{Addr: 0x20, Size: 0, Name: "b_alias"},
+		{Addr: 0x40, Size: 0x8, Name: "c"},
+		{Addr: 0x60, Size: 0x10, Name: "d", Kind: experiment.SymPLT},
+		{Addr: 0x70, Size: 0x10, Name: "d"},
+		{Addr: 0x80, Size: 0x10, Name: "d"},
+		{Addr: 0x100, Size: 0x10, Name: "e"},
+	}
+	q := []uint64{0x25, 0x50}
+	kept := KeptSymbols(syms, q, []uint64{0x105}, []string{"d", "nothere"})
+	var names []string
+	for _, s := range kept {
+		names = append(names, s.Name)
+	}
+	if got, want := strings.Join(names, " "), "b b_alias c d d d e"; got != want {
+		t.Fatalf("kept %q, want %q", got, want)
+	}
+	// The lookups of q answer as in the whole table.
+	full, small := &experiment.Archive{Symbols: syms}, &experiment.Archive{Symbols: kept}
+	for _, addr := range q {
+		w, wok := SymbolAt(full, addr)
+		g, gok := SymbolAt(small, addr)
+		if w != g || wok != gok {
+			t.Errorf("SymbolAt(%#x) = %v %v, want %v %v", addr, g, gok, w, wok)
+		}
+	}
+	if kept[3].Kind != experiment.SymPLT || kept[4].Addr != 0x70 || kept[5].Addr != 0x80 {
+		t.Errorf("the first function named d is not the one kept: %+v", kept[4])
 	}
 }

@@ -58,21 +58,9 @@ func isSourceName(path string) bool {
 // regular file of at most MaxSourceSize bytes, and must be the user's own, or readable by the
 // user's group or by everyone.
 func CheckSource(path string) error {
-	real, err := filepath.EvalSymlinks(path)
+	real, lead, err := checkPlace(path, systemDirs, "source files")
 	if err != nil {
 		return err
-	}
-	if real, err = filepath.Abs(real); err != nil {
-		return err
-	}
-	lead := ""
-	if real != filepath.Clean(path) {
-		lead = "it leads to " + real + ", and "
-	}
-	for _, d := range systemDirs {
-		if real == d || strings.HasPrefix(real, d+"/") {
-			return fmt.Errorf("%sit is in %s, where no source files are", lead, d)
-		}
 	}
 	if !isSourceName(real) {
 		return fmt.Errorf("%sits name is not a source file's (see docs/experiment-format.md, \"What is copied\")", lead)
@@ -99,6 +87,50 @@ func CheckSource(path string) error {
 		return nil
 	}
 	return fmt.Errorf("%sit belongs to user %d and others may not read it (mode %04o)", lead, st.Uid, perm)
+}
+
+// objectSystemDirs hold no load objects that er archive copies: their files are the kernel's (a
+// regular file of /proc can be endless, /proc/PID/exe is another process's program) or devices.
+var objectSystemDirs = []string{"/proc", "/sys", "/dev"}
+
+// CheckObject says why the file at path (absolute), named as a load object, must not be copied into
+// an archive, or nil when it may: the file it is (links followed) must not be in /proc, /sys or
+// /dev. (That it is a regular ELF file is checked on the file opened to copy it.)
+func CheckObject(path string) error {
+	_, _, err := checkPlace(path, objectSystemDirs, "load objects")
+	return err
+}
+
+// checkPlace says, as an error, when path (absolute) or the file it leads to, its links resolved
+// (real), is in one of dirs, where there are no files of the kind what names (a name in /proc is
+// checked as it is: /proc/self/exe leads to a program by a link that readlink shows as a path, and
+// /proc/PID/root to another mount namespace's root); lead starts a message about real ("it leads to
+// REAL, and ") where real is not path.
+func checkPlace(path string, dirs []string, what string) (real, lead string, err error) {
+	in := func(p string) string {
+		for _, d := range dirs {
+			if p == d || strings.HasPrefix(p, d+"/") {
+				return d
+			}
+		}
+		return ""
+	}
+	if d := in(filepath.Clean(path)); d != "" {
+		return "", "", fmt.Errorf("it is in %s, where no %s are", d, what)
+	}
+	if real, err = filepath.EvalSymlinks(path); err != nil {
+		return "", "", err
+	}
+	if real, err = filepath.Abs(real); err != nil {
+		return "", "", err
+	}
+	if real != filepath.Clean(path) {
+		lead = "it leads to " + real + ", and "
+	}
+	if d := in(real); d != "" {
+		return "", "", fmt.Errorf("%sit is in %s, where no %s are", lead, d, what)
+	}
+	return real, lead, nil
 }
 
 // inGroup reports whether the user is in group gid.

@@ -47,7 +47,7 @@ func TestCheckSource(t *testing.T) {
 		{own, ""},
 		{shared, ""},
 		{"/etc/passwd", "it is in /etc, where no source files are"},
-		{"/proc/self/environ", "it leads to /proc/"},
+		{"/proc/self/environ", "it is in /proc, where no source files are"},
 		{link, "it leads to /etc/passwd, and it is in /etc, where no source files are"},
 		{big, "more than a source file that is copied may hold (67108864 bytes)"},
 		{sub, "not a regular file but a directory"},
@@ -75,6 +75,34 @@ func TestCheckSource(t *testing.T) {
 	for _, p := range []string{private, groupOnly} {
 		if err := CheckSource(p); err == nil || !strings.Contains(err.Error(), "it belongs to user 65534 and others may not read it") {
 			t.Errorf("CheckSource(%s): %v, want it refused", p, err)
+		}
+	}
+}
+
+// TestCheckObject: a load object is not copied from /proc, /sys or /dev, named there or reached by a
+// link: /proc/self/exe is a program, by a link that resolves to its path, and /proc/kcore is an ELF
+// file of 128 TiB. Before, nothing checked where a load object named by an experiment was.
+func TestCheckObject(t *testing.T) {
+	dir := t.TempDir()
+	obj := filepath.Join(dir, "libx.so")
+	if err := os.WriteFile(obj, []byte("\x7fELF"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "liby.so")
+	if err := os.Symlink("/dev/null", link); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ path, want string }{
+		{obj, ""},
+		{"/proc/self/exe", "it is in /proc, where no load objects are"},
+		{"/proc/kcore", "it is in /proc, where no load objects are"},
+		{"/sys/kernel/notes", "it is in /sys, where no load objects are"},
+		{"/dev/zero", "it is in /dev, where no load objects are"},
+		{link, "it leads to /dev/null, and it is in /dev, where no load objects are"},
+	} {
+		err := CheckObject(c.path)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || err.Error() != c.want) {
+			t.Errorf("CheckObject(%s): %v, want %q", c.path, err, c.want)
 		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"er/internal/experiment"
 	"er/internal/perfevent"
@@ -25,7 +24,7 @@ func (s *Session) attach(pid int) error {
 	if pid == os.Getpid() {
 		return fmt.Errorf("%w: -P %d is er itself", ErrUsage, pid)
 	}
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	cmdline, err := os.ReadFile(procPath(uint32(pid), 0, "cmdline"))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("-P %d: no such process", pid)
@@ -39,12 +38,14 @@ func (s *Session) attach(pid int) error {
 		return fmt.Errorf("-P needs perf events, which are not available here: %v", err)
 	}
 	args := strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00")
-	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	exe, err := os.Readlink(procPath(uint32(pid), 0, "exe"))
 	if err != nil {
 		return fmt.Errorf("-P %d: cannot read the process's executable (%v): it belongs to another user, or ptrace access is restricted (/proc/sys/kernel/yama/ptrace_scope)", pid, err)
 	}
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	if stop, _ := inheritIgnored(s.spec.SampleSignal, s.spec.PauseSignal); len(stop) > 0 {
+		signal.Notify(sigs, stop...)
+	}
 	defer signal.Stop(sigs)
 	ctlSigs := s.notifyControlSignals()
 	defer signal.Stop(ctlSigs)
@@ -85,7 +86,7 @@ func (s *Session) attach(pid int) error {
 func (s *Session) addThreads(g *perfevent.Group) error {
 	done := map[int]bool{s.pid: true}
 	for round := 0; round < 100; round++ {
-		ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", s.pid))
+		ents, err := os.ReadDir(procPath(uint32(s.pid), 0, "task"))
 		if err != nil {
 			return fmt.Errorf("-P %d: reading its threads: %v", s.pid, err)
 		}

@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 
 	"golang.org/x/sys/unix"
 
+	"er/internal/erarchive"
+	"er/internal/experiment"
 	"er/internal/perfevent"
 	"er/internal/version"
 )
@@ -17,6 +20,7 @@ import (
 // Main is `er collect` (and `collect`): it parses args, runs the target and returns er's exit code: the
 // target's own exit code, 2 for a usage error, 127 when the target cannot be found, 1 for other failures.
 func Main(args []string, stdout, stderr io.Writer) int {
+	stderr = messageWriter{stderr} // (the target's own stderr is its own: not this writer)
 	// One processor for Go's scheduler: er collect's goroutines wait on the kernel and run one at a
 	// time, and with two, each of their wakeups also woke an idle processor to look for work, and
 	// the runtime's monitor thread polled them (a tenth of er's CPU on a 2 s run, on 2 CPUs).
@@ -92,7 +96,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	var exit *ExitError
 	switch {
 	case errors.As(err, &exit):
-		fmt.Fprintf(stderr, "er collect: experiment %s written; %v\n", dir, exit)
+		fmt.Fprintf(stderr, "er collect: experiment %s%s written; %v\n", dir, sizes(dir), exit)
 		return exit.Code
 	case errors.Is(err, ErrUsage):
 		fmt.Fprintf(stderr, "er collect: %v\n", strings.TrimPrefix(err.Error(), "usage: "))
@@ -109,14 +113,20 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "er collect: %s: %v\n", dir, err)
 		return 1
 	}
-	fmt.Fprintf(stderr, "er collect: experiment %s written\n", dir)
+	fmt.Fprintf(stderr, "er collect: experiment %s%s written\n", dir, sizes(dir))
 	return 0
+}
+
+// sizes says how large the experiment dir is, and how much of it its archives take.
+func sizes(dir string) string {
+	return fmt.Sprintf(" (%s, of which archives %s)", erarchive.Size(erarchive.DirSize(dir)),
+		erarchive.Size(erarchive.DirSize(filepath.Join(dir, experiment.ArchivesDir))))
 }
 
 func dryRun(spec Spec, stdout, stderr io.Writer) int {
 	path := ""
 	if spec.Attach > 0 {
-		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", spec.Attach))
+		exe, err := os.Readlink(procPath(uint32(spec.Attach), 0, "exe"))
 		if err != nil {
 			fmt.Fprintf(stderr, "er collect: -P %d: %v\n", spec.Attach, err)
 			return 1
@@ -218,7 +228,8 @@ Options:
   -d dir                      directory to put the experiment in (default: the current directory)
   -C comment                  a comment for the experiment's notes (up to 10)
   -t seconds                  stop recording after this long (2, 0.5, 3m); the target runs on
-  -L megabytes                stop recording when the experiment reaches this size; the target runs on
+  -L megabytes                stop recording when the experiment (with the collector library's trace
+                              files) reaches this size; the target runs on
   -S seconds|on|off           periodic sample points of process usage (default every 1 s)
   -U bytes                    user stack copied per sample for DWARF unwinding (default %d, at most %d;
                               0: frame-pointer stacks only); deeper stacks go on in the live process
@@ -235,16 +246,21 @@ Options:
                               -h alone lists this machine's counters
   -F on|off|all|=regexp       follow descendant processes (default on): each fork, exec, clone,
                               posix_spawn or system() child gets a subexperiment (_f1.er, _f1_x1.er);
-                              =regexp: only those whose program name or lineage matches
+                              =regexp: only those whose program name or lineage matches; -F off:
+                              the descendants run as without er (no LD_PRELOAD, no ER_* variables)
   -P pid                      attach to a running process and its threads (no target program); record
                               until it exits, -t passes, or Ctrl-C; it runs on unharmed
   -l signal                   a sample point whenever the target receives signal (USR1, SIGUSR2, 12)
   -y signal[,r]               pause and resume recording whenever the target receives signal; recording
                               starts paused, or at once with ",r"; also when the signal is sent to er
-  -a ldobjects|usedldobjects|src|usedsrc|on|off
-                              copy load objects (and sources) into the experiment's archives, so
-                              that it reads after they change or elsewhere (default usedsrc: the
-                              load objects and source files that have events)
+                              (-l, -y: a handler of the program's for the signal runs too, except for
+                              the signals sent to er; er collect warns of it)
+  -a usedsrc|usedldobjects|copy|ldobjects|src|on|off
+                              archive load objects (and sources) in the experiment, so that it
+                              reads after they change or elsewhere (default usedsrc: compact
+                              archives of the load objects with events, only what er print shows
+                              of them, and the source files with events; copy: whole copies of
+                              those load objects and sources)
   -g name.erg                 add the experiment to an experiment group file
   -n                          dry run: show what would be collected
   -V, --version               print er's version

@@ -36,6 +36,8 @@ func TestContractControl(t *testing.T) {
 	// The state page: words of 4 bytes (control.set writes 32-bit words).
 	cmpConst("ER_STATE_MAGIC", "stateMagic", stateMagic)
 	cmpConst("ER_STATE_WORD", "the 32-bit words of control.set", 4)
+	cmpConst("ER_STATE_STOP_LIMIT", "stopLimit", stopLimit)
+	cmpConst("ER_STATE_STOP_ENDED", "stopEnded", stopEnded)
 	word := c.Consts["ER_STATE_WORD"]
 	for _, w := range []struct {
 		c, goName string
@@ -58,10 +60,16 @@ func TestContractControl(t *testing.T) {
 		{"ER_MSG_SAMPLE", "msgSample", msgSample}, {"ER_MSG_PAUSED", "msgPaused", msgPaused},
 		{"ER_MSG_RESUMED", "msgResumed", msgResumed}, {"ER_MSG_STARTED", "msgStarted", msgStarted},
 		{"ER_MSG_FORKED", "msgForked", msgForked}, {"ER_MSG_EXECED", "msgExeced", msgExeced},
-		{"ER_MSG_STOPPED", "msgStopped", msgStopped},
+		{"ER_MSG_STOPPED", "msgStopped", msgStopped}, {"ER_MSG_NOSTART", "msgNoStart", msgNoStart},
+		{"ER_MSG_UNREACHABLE", "msgUnreachable", msgUnreachable}, {"ER_MSG_SETUID", "msgSetUID", msgSetUID},
+		{"ER_MSG_HANDLER", "msgHandler", msgHandler},
+		{"ER_MSG_SECCOMP", "msgSeccomp", msgSeccomp}, {"ER_MSG_SECCOMP_ALLOWED", "seccompAllowed", seccompAllowed},
+		{"ER_MSG_SECCOMP_REFUSED", "seccompRefused", seccompRefused}, {"ER_MSG_SECCOMP_STRICT", "retStrict", retStrict},
+		{"ER_MSG_NOFILE", "msgNoFile", msgNoFile}, {"ER_MSG_LANDLOCK", "msgLandlock", msgLandlock},
 	} {
 		cmpConst(k.c, k.goName, k.v)
 	}
+	cmpConst("ER_RELAY_COOKIE", "relayCookie", relayCookie)
 	for name, v := range c.Consts {
 		if !seen[name] {
 			fail("%s: C has it (%d), Go has no constant for it", name, v)
@@ -77,7 +85,7 @@ func TestContractControl(t *testing.T) {
 		{"magic", "msgOffMagic", msgOffMagic, 4}, {"kind", "msgOffKind", msgOffKind, 4},
 		{"pid", "msgOffPid", msgOffPid, 4}, {"tid", "msgOffTid", msgOffTid, 4},
 		{"time", "msgOffTime", msgOffTime, 8}, {"arg", "msgOffArg", msgOffArg, 4},
-		{"parent_start_lo32", "", 0, 0}, // er does not read it
+		{"aux", "msgOffAux", msgOffAux, 4},
 	}
 	for _, f := range fields {
 		name := "er_msg." + f.c
@@ -100,7 +108,7 @@ func TestContractControl(t *testing.T) {
 	}
 
 	// The program prints all of the protocol that collector.h declares.
-	for _, miss := range uncovered(c, "../../preload/c/collector.h", "er_msg", "er_msg_kind", `ER_(STATE|MSG)_\w+`) {
+	for _, miss := range uncovered(c, "../../preload/c/collector.h", "er_msg", "er_msg_kind", `ER_(STATE|MSG|RELAY)_\w+`) {
 		fail("%s: preload/c/collector.h declares it, testdata/contract.c does not print it", miss)
 	}
 
@@ -115,14 +123,15 @@ func TestContractControl(t *testing.T) {
 
 // envNotSetByEr are the variables the library reads that er does not set, and why.
 var envNotSetByEr = map[string]string{
-	envFounderPID:    "whoever starts a founder that is not the first instance sets it (tests)",
-	envParentStartNS: "the library sets it for the images a process execs",
+	envFounderPID:     "whoever starts a founder that is not the first instance sets it (tests)",
+	envParentStartNS:  "the library sets it for the images a process execs",
+	envSeccompChecked: "er sets it only where it runs under seccomp filters that the library's probe passed (checkOwnSeccomp)",
+	envSeccompProbe:   "er sets it for the probe, the library run as a program, not for the target",
+	envSeccompTable:   "tests set it: the library run as a program prints its seccomp table (TestSeccompTable)",
 }
 
 // envNotRead are the variables er sets that the library does not read, and why.
-var envNotRead = map[string]string{
-	envCollectorPID: "er sets it for the target; the library does not read it",
-}
+var envNotRead = map[string]string{}
 
 // cEnvName is a string literal of the collector library that names one of its variables.
 var cEnvName = regexp.MustCompile(`"(ER_[A-Z0-9_]+)"`)

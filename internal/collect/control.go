@@ -7,9 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
+	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -20,7 +20,8 @@ import (
 // the target starts (docs/trace-format.md, "Processes and control"):
 //
 //   - .proc/state, a page er writes and every library instance maps read-only: recording stopped
-//     for good (-t, -L), or paused by er (a -y signal sent to er);
+//     (-t, -L), er collect has ended (every instance then ends: it closes its files and leaves the
+//     experiment alone), or paused by er (a -y signal sent to er);
 //   - .control, a FIFO each instance writes 32-byte messages to: a sample point or a pause or
 //     resume asked for by a signal the process received, and the start of each instance.
 //
@@ -35,6 +36,8 @@ const (
 	messageSize  = 32         // sizeof(struct er_msg)
 	stateStop    = 8          // offset of the stop word (ER_STATE_STOP)
 	statePause   = 12         // offset of the pause_all word (ER_STATE_PAUSE_ALL)
+	stopLimit    = 1          // the stop word: -t or -L stopped recording (ER_STATE_STOP_LIMIT)
+	stopEnded    = 2          // the stop word: er collect has ended (ER_STATE_STOP_ENDED)
 )
 
 // The offsets of the fields of a message (struct er_msg in preload/c/collector.h). TestContract
@@ -45,24 +48,38 @@ const (
 	msgOffPid   = 8
 	msgOffTid   = 12
 	msgOffTime  = 16
-	msgOffArg   = 24 // the signal (sample, pause, resume) or the errno (stopped)
+	msgOffArg   = 24 // the signal (sample, pause, resume, handler), the errno (stopped, not started) or a system call (seccomp)
+	msgOffAux   = 28 // more of what the message says: not started, the process's effective uid; handler, seccomp
 )
 
 // Control message kinds.
 const (
-	msgSample  = 1
-	msgPaused  = 2
-	msgResumed = 3
-	msgStarted = 4
-	msgForked  = 5
-	msgExeced  = 6
-	msgStopped = 7 // the library stopped recording for good: signo holds the errno
+	msgSample      = 1
+	msgPaused      = 2
+	msgResumed     = 3
+	msgStarted     = 4
+	msgForked      = 5
+	msgExeced      = 6
+	msgStopped     = 7  // the library stopped recording for good: signo holds the errno
+	msgNoStart     = 8  // an instance could not start: signo holds the errno, aux the effective uid
+	msgUnreachable = 9  // the experiment is out of reach of the programs the process runs: signo 1 a chroot, 2 a mount
+	msgSetUID      = 10 // the process is to run as another user: aux holds the uid
+	msgHandler     = 16 // the program has a handler of its own for the sample or pause signal signo
+	msgSeccomp     = 17 // the program installs a seccomp filter (seccomp.go)
+	msgNoFile      = 18 // an instance did not start: no descriptor out of the program's way (signo, aux: RLIMIT_NOFILE soft, hard)
+	msgLandlock    = 19 // the process restricted itself with a Landlock ruleset
 )
+
+// relayCookie is the sigqueue value with which er passes a sample or pause signal on to the
+// founder (ER_RELAY_COOKIE): the library tells it from the signals the program gets from elsewhere,
+// which also go to the program's own handler.
+const relayCookie = 0x6572726c
 
 type message struct {
 	kind, pid, tid uint32
 	time           int64 // CLOCK_MONOTONIC ns
 	signo          uint32
+	aux            uint32
 }
 
 func decodeMessage(b []byte) (message, bool) {
@@ -71,7 +88,7 @@ func decodeMessage(b []byte) (message, bool) {
 	}
 	return message{kind: binary.LittleEndian.Uint32(b[msgOffKind:]), pid: binary.LittleEndian.Uint32(b[msgOffPid:]),
 		tid: binary.LittleEndian.Uint32(b[msgOffTid:]), time: int64(binary.LittleEndian.Uint64(b[msgOffTime:])),
-		signo: binary.LittleEndian.Uint32(b[msgOffArg:])}, true
+		signo: binary.LittleEndian.Uint32(b[msgOffArg:]), aux: binary.LittleEndian.Uint32(b[msgOffAux:])}, true
 }
 
 // control is er's end of the channel.
@@ -183,11 +200,22 @@ func (c *control) all() []message {
 	}
 }
 
-// close stops reading; pending messages can still be received until the channel closes.
+// end tells every library instance that er collect has ended: each stops recording, makes its
+// mappings of the experiment's files anonymous, closes them, and starts nothing more (nor do the
+// processes it starts after that).
+func (c *control) end() {
+	if c != nil && c.state != nil {
+		c.set(stateStop, stopEnded)
+	}
+}
+
+// close stops reading; pending messages can still be received until the channel closes. The
+// instances are told that er has ended first.
 func (c *control) close() {
 	if c == nil {
 		return
 	}
+	c.end()
 	_ = c.fifo.Close()
 	_ = unix.Munmap(c.state)
 	c.state = nil
@@ -238,74 +266,82 @@ func (s *Session) handleMessage(m message) {
 		// Which image it ran in is decided at the end: the message can come before er reads the
 		// exec that started the image.
 		s.libStarts = append(s.libStarts, libStart{m.pid, t})
+	case msgNoStart:
+		s.libNoStarts = append(s.libNoStarts, libNoStart{libStart: libStart{m.pid, t}, err: unix.Errno(m.signo), euid: m.aux})
+	case msgNoFile:
+		s.libNoStarts = append(s.libNoStarts, libNoStart{libStart: libStart{m.pid, t}, err: unix.EMFILE, nofile: [2]uint32{m.signo, m.aux}})
+	case msgLandlock:
+		s.libLandlocks = append(s.libLandlocks, libStart{m.pid, t})
+	case msgUnreachable:
+		s.libUnreachable = append(s.libUnreachable, libNoStart{libStart: libStart{m.pid, t}, euid: m.signo})
+	case msgSetUID:
+		s.libSetUIDs = append(s.libSetUIDs, libNoStart{libStart: libStart{m.pid, t}, euid: m.aux})
 	case msgStopped:
+		if unix.Errno(m.signo) == unix.EFBIG {
+			// The process's own file size limit: its recording stops, not the others'.
+			text := fmt.Sprintf("the collector library stopped recording in process %d at %.3f s: its trace files reached the process's "+
+				"file size limit (RLIMIT_FSIZE, which the program lowered); what was recorded before is kept", m.pid, float64(t)/1e9)
+			if p.open() {
+				p.w.Event(experiment.Event{Time: t, Kind: "warning", Pid: m.pid, Text: text})
+			}
+			fmt.Fprintf(s.stderr, "er collect: warning: %s\n", text)
+			return
+		}
 		err := fmt.Errorf("the collector library in process %d: writing its trace: %v", m.pid, unix.Errno(m.signo))
 		if s.writeErr != nil && p.open() { // else writeFailed's warning says it, in every experiment
 			p.w.Event(experiment.Event{Time: t, Kind: "warning", Pid: m.pid, Text: fmt.Sprintf("%v: the library stopped recording at %.3f s", err, float64(t)/1e9)})
 		}
 		s.writeFailed(err)
+	case msgHandler:
+		s.handlerTaken(p, m)
+	case msgSeccomp:
+		s.seccompInstalled(p, m, t)
+	}
+}
+
+// handlerTaken warns, in the experiment of the process and on stderr, that the program has a
+// handler of its own for the sample or pause signal, and what that means for it.
+func (s *Session) handlerTaken(p *proc, m message) {
+	sig := unixSignal(m.signo)
+	name := unix.SignalName(sig)
+	what := "-l takes for sample points: each " + name + " from elsewhere than er collect (the program's own too) takes a sample point"
+	if sig == s.spec.PauseSignal {
+		what = "-y takes to pause and resume recording: each " + name + " from elsewhere than er collect (the program's own too) pauses or resumes recording"
+	}
+	prog := "?"
+	if p != nil {
+		prog = p.prog
+	}
+	text := fmt.Sprintf("process %d (%s) has a handler of its own for %s, which %s, and then runs the handler; "+
+		"the %s sent to er collect itself, which it passes on to the target, do not reach the handler", m.pid, prog, name, what, name)
+	if p.open() {
+		p.w.Event(experiment.Event{Time: m.time - s.startNS, Kind: "warning", Pid: m.pid, Text: text})
+	}
+	if s.handlersSaid++; s.handlersSaid <= 3 {
+		fmt.Fprintf(s.stderr, "er collect: warning: %s\n", text)
+	} else if s.handlersSaid == 4 {
+		fmt.Fprintf(s.stderr, "er collect: and more processes with handlers of their own for %s (see their experiments' logs)\n", name)
 	}
 }
 
 func unixSignal(n uint32) unix.Signal { return unix.Signal(n) }
 
-// relocateLibraryData moves the files each collector-library instance wrote under .proc/ into the
-// experiment of the image it ran in, and removes .proc/ and the FIFO. Data of images that are not
-// followed is removed. Data that cannot be moved stays in .proc/ (the reader finds it there).
-func (s *Session) relocateLibraryData() {
-	pd := filepath.Join(s.dir, procDirName)
-	ents, err := os.ReadDir(pd)
-	if err != nil {
-		return
+// relaySignal sends sig to process pid with sigqueue's si_code and relayCookie as its value, as
+// glibc's sigqueue does (rt_sigqueueinfo).
+func relaySignal(pid int, sig syscall.Signal) error {
+	var info [128]byte // siginfo_t: signo, errno, code, then (at 16) pid, uid, and the value at 24
+	binary.LittleEndian.PutUint32(info[0:], uint32(sig))
+	code := int32(siQueue)
+	binary.LittleEndian.PutUint32(info[8:], uint32(code))
+	binary.LittleEndian.PutUint32(info[16:], uint32(os.Getpid()))
+	binary.LittleEndian.PutUint32(info[20:], uint32(os.Getuid()))
+	binary.LittleEndian.PutUint64(info[24:], relayCookie)
+	_, _, e := unix.Syscall(unix.SYS_RT_SIGQUEUEINFO, uintptr(pid), uintptr(sig), uintptr(unsafe.Pointer(&info[0])))
+	if e != 0 {
+		return e
 	}
-	var dropped, kept int
-	for _, e := range ents {
-		if !e.IsDir() {
-			continue
-		}
-		pidStr, startStr, ok := strings.Cut(e.Name(), ".")
-		pid, err1 := strconv.ParseUint(pidStr, 10, 32)
-		start, err2 := strconv.ParseInt(startStr, 10, 64)
-		src := filepath.Join(pd, e.Name())
-		if !ok || err1 != nil || err2 != nil {
-			continue
-		}
-		p := s.imageAt(uint32(pid), start-s.startNS)
-		if p == nil || p.w == nil {
-			dropped++
-			_ = os.RemoveAll(src)
-			continue
-		}
-		files, _ := os.ReadDir(src)
-		moved := true
-		for _, f := range files {
-			if f.Name() == "info" || f.IsDir() {
-				continue
-			}
-			dst := filepath.Join(p.w.Dir(), f.Name())
-			if _, err := os.Lstat(dst); err == nil {
-				// A second instance in one image (a library loaded twice): keep the first.
-				s.founder.w.Event(experiment.Event{Kind: "warning", Pid: p.pid, Text: fmt.Sprintf("collector library data %s/%s: the experiment %s already has that file; ignored", e.Name(), f.Name(), filepath.Base(p.w.Dir()))})
-				continue
-			}
-			if err := os.Rename(filepath.Join(src, f.Name()), dst); err != nil {
-				moved = false
-				s.founder.w.Event(experiment.Event{Kind: "warning", Pid: p.pid, Text: "moving the collector library's data: " + err.Error()})
-			}
-		}
-		if moved {
-			_ = os.RemoveAll(src)
-		} else {
-			kept++
-		}
-	}
-	if dropped > 0 {
-		s.founder.w.Event(experiment.Event{Kind: "comment", Text: fmt.Sprintf("%d processes traced by the collector library were not followed (-F %s); their data was discarded", dropped, s.spec.Follow)})
-	}
-	_ = os.Remove(filepath.Join(s.dir, controlName))
-	if kept > 0 {
-		s.founder.w.Event(experiment.Event{Kind: "warning", Text: fmt.Sprintf("the collector library's data of %d process images could not be moved into their experiments: it stays in %s", kept, procDirName)})
-		return
-	}
-	_ = os.RemoveAll(pd)
+	return nil
 }
+
+// siQueue is SI_QUEUE, the si_code of sigqueue's signals.
+const siQueue = -1

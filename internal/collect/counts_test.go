@@ -86,3 +86,98 @@ func TestUnpausedWithin(t *testing.T) {
 		}
 	}
 }
+
+// TestStealFree: with the runtime's count in each sample, a sample stands for its count less the
+// steal time in it: the clock's count beyond the runtime's, less a tick of lag. A thread without steal
+// keeps its counts whatever the runtime's lag (it moves at ticks only); a stretch the hypervisor took
+// (65 ms in one sample) comes out of the sample it fell in, but for what the lag could hold; other
+// threads and events keep their own.
+func TestStealFree(t *testing.T) {
+	c := sampleCounts{runtimeAt: 1, lag: 4e6}
+	steps := []struct {
+		tid        uint32
+		id         uint64
+		clock, run uint64
+		want       int64
+		why        string
+	}{
+		{1, 10, 1e6, 0, 1e6, "the first sample, the runtime not yet accounted"},
+		{1, 10, 2e6, 0, 1e6, "the runtime lags by 2 ms: no steal"},
+		{1, 10, 4e6, 4e6, 2e6, "a tick: the runtime caught up"},
+		{1, 10, 5e6, 4e6, 1e6, "lagging again"},
+		{1, 10, 71e6, 4e6, 3e6, "65 ms taken away: 63 ms come out, what exceeds the tick's lag"},
+		{1, 10, 72e6, 7e6, 1e6, "a tick after it: the samples are whole"},
+		{1, 10, 74e6, 7e6, 2e6, "lagging as much as before: whole"},
+		{1, 10, 76e6, 11e6, 2e6, "and at the next tick"},
+		{1, 11, 10e6, 1e6, 5e6, "the thread's event on another CPU has its own: 9 ms over, 5 ms of it steal"},
+		{2, 10, 3e6, 3e6, 3e6, "another thread"},
+	}
+	for i, s := range steps {
+		r := &perfevent.Sample{Tid: s.tid, ID: s.id, Count: s.clock, Leader: true, Siblings: []uint64{s.clock, s.run}}
+		ns, _ := c.period(r, int64(i+1)*100e6)
+		if got := c.stealFree(s.tid, ns); got != s.want {
+			t.Errorf("%s: %d ns, want %d", s.why, got, s.want)
+		}
+	}
+	// A sibling's sample (a counter's) moves no runtime mark.
+	r := &perfevent.Sample{Tid: 2, ID: 12, Count: 500, Siblings: []uint64{4e6, 100e6}}
+	ns, _ := c.period(r, 2e9)
+	if got := c.stealFree(2, ns); got != 500 {
+		t.Errorf("a sibling's sample: %d, want its 500 events", got)
+	}
+	// Without runtime counts in the samples, nothing is taken.
+	var plain sampleCounts
+	ns, _ = plain.period(&perfevent.Sample{Tid: 1, ID: 10, Count: 70e6}, 1e9)
+	if got := plain.stealFree(1, ns); got != 70e6 {
+		t.Errorf("without runtime counts: %d, want 70e6", got)
+	}
+}
+
+// TestStealFreeSwitches: with microstates a sample stands for the thread's time on a CPU since its
+// previous sample by its switch records; one that stands for more than the lag, beyond the growth of
+// the thread's runtime counts (on every CPU) since its previous sample, held that much steal. Samples
+// within the lag are whole, however far the runtime counts fall behind.
+func TestStealFreeSwitches(t *testing.T) {
+	c := sampleCounts{runtimeAt: 1, lag: 4e6, lagSwitches: 6e6}
+	steps := []struct {
+		id       uint64
+		run      uint64
+		switches int64
+		want     int64
+		why      string
+	}{
+		{10, 0, 1e6, 1e6, "the first sample"},
+		{10, 0, 1e6, 1e6, "the runtime lags"},
+		{11, 1e6, 5e6, 5e6, "on another CPU, within the lag"},
+		{10, 4e6, 1e6, 1e6, "a tick"},
+		{10, 5e6, 30e6, 7e6, "30 ms for 1 ms of runtime: 23 ms beyond the lag are steal"},
+		{10, 6e6, 1e6, 1e6, "whole again"},
+		{10, 30e6, 20e6, 20e6, "20 ms of runtime for 20 ms: whole"},
+	}
+	for i, s := range steps {
+		r := &perfevent.Sample{Tid: 1, ID: s.id, Count: uint64(i + 1), Leader: true, Siblings: []uint64{uint64(i + 1), s.run}}
+		c.period(r, int64(i+1)*100e6)
+		if got := c.stealFreeSwitches(1, s.switches); got != s.want {
+			t.Errorf("%s: %d ns, want %d", s.why, got, s.want)
+		}
+	}
+}
+
+func TestTickOf(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  string
+		want int64
+	}{
+		{"CONFIG_HZ_250=y\nCONFIG_HZ=250\n", 4e6},
+		{"# CONFIG_HZ_1000 is not set\nCONFIG_HZ=1000", 1e6},
+		{"CONFIG_HZ=abc\n", 10e6},
+		{"", 10e6},
+	} {
+		if got := tickOf([]byte(tc.cfg)); got != tc.want {
+			t.Errorf("tickOf(%q) = %d, want %d", tc.cfg, got, tc.want)
+		}
+	}
+	if tick := kernelTick(); tick < 1e5 || tick > 10e6 {
+		t.Errorf("kernelTick() = %d ns", tick)
+	}
+}

@@ -2,7 +2,6 @@ package collect
 
 import (
 	"encoding/binary"
-	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -32,7 +31,7 @@ type waiting struct {
 
 // readWaiting reads where thread tid of process pid waits; ok is false when it runs (or is gone).
 func readWaiting(pid, tid uint32) (w waiting, ok bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/syscall", pid, tid))
+	b, err := os.ReadFile(procPath(pid, tid, "syscall"))
 	if err != nil {
 		return w, false
 	}
@@ -78,6 +77,7 @@ func grabSample(pid, tid uint32, w waiting, bp uint64, stack []byte) *perfevent.
 // with the one framePointer finds above the stack slot of the last return address unwound (the
 // callers that the stop leaves out keep rbp as that function set it).
 func (st *stacker) grabStack(pid, tid uint32, w waiting, out experiment.Stack) experiment.Stack {
+	st.noteWaiting(pid, tid, st.clock(), w.sp)
 	var mem [grabScan]byte
 	got := readMemory(pid, w.sp, mem[:])
 	if got == 0 {

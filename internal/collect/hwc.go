@@ -170,6 +170,7 @@ func ListCounters(w io.Writer) {
 // its sampling siblings: for -h without clock profiling.
 func (s *Session) openCounterSideband() (*perfevent.Group, error) {
 	o := perfevent.Dummy()
+	s.gatedOptions(&o)
 	o.Callchain, o.KernelCallchain = true, true
 	if s.spec.StackBytes > 0 {
 		o.SampleRegsUser = perfevent.RegsAMD64All

@@ -2,6 +2,7 @@ package collect
 
 import (
 	"fmt"
+	"time"
 
 	"er/internal/experiment"
 	"er/internal/perfevent"
@@ -74,7 +75,6 @@ type microstates struct {
 	counted bool // clock samples carry their thread's count (the ground truth where records were lost)
 	anyLoss bool // a ring lost records: threads first seen since may have lost theirs
 
-	openFDs        int   // schedstat files open (schedstat.go)
 	lagSum, lagN   int64 // the lag given back by exact readings, and the switches it was shared by
 	applied, wakes int64 // readings applied, and the wakeups' waits they found (for the log)
 }
@@ -321,8 +321,8 @@ func (m *microstates) settleFault(tid uint32, th *thread) {
 	}
 	iv := th.fault
 	th.fault = offInterval{}
-	if iv.mode == modeMaybeFault && th.lastFault != 0 &&
-		(iv.start-th.lastFaultTime < readAheadWindow || th.total-th.lastFaultCPU < readAheadCPU) {
+	if since := iv.start - th.lastFaultTime; iv.mode == modeMaybeFault && th.lastFault != 0 &&
+		(since < readAheadWindow || th.total-th.lastFaultCPU < readAheadCPU && since < readAheadMaxWindow) {
 		iv.mode = th.lastFault
 	} else {
 		iv.mode = experiment.ModeSleep
@@ -330,13 +330,24 @@ func (m *microstates) settleFault(tid uint32, th *thread) {
 	m.add(tid, th, iv)
 }
 
+// majorFaultLag is the longest from a thread's switch-in to the record of the major fault it blocked
+// in: the kernel counts the fault as the handler ends, microseconds after the thread is back on a CPU
+// (were it preempted first, its switch-out record would settle the interval before), or as long as
+// the hypervisor takes the CPU away then (with 1 ms, beside two CPU hogs, 15% of a text-fault
+// phase's waits went to Other Wait).
+const majorFaultLag = int64(10 * time.Millisecond)
+
 // readAheadWindow is how soon after a major fault a blocked fault is taken to wait for its read-ahead
 // (or for a page another thread holds locked in the same burst of faults); readAheadCPU the same in
 // the thread's CPU time, for a thread preempted for longer than that since (beside CPU hogs a
 // preemption lasts some 10 ms).
+// readAheadMaxWindow bounds the latter: a thread that ran little since its last fault but blocked
+// much later (main, which had only started and joined threads since, stopped by SIGSTOP 1.4 s after
+// its last text fault) did not wait for that read.
 const (
-	readAheadWindow = 10_000_000
-	readAheadCPU    = 1_000_000
+	readAheadWindow    = 10_000_000
+	readAheadCPU       = 1_000_000
+	readAheadMaxWindow = 100_000_000
 )
 
 // contextSwitch takes a context-switch sample's stack (built by the session): the thread is leaving
@@ -359,14 +370,16 @@ func (m *microstates) majorFault(r *perfevent.Sample) {
 	if th == nil || !th.fault.valid || r.Kernel() || th.fault.sampled && th.fault.mode != modeMaybeFault {
 		return
 	}
+	if m.s.rel(r.Time)-th.fault.end > majorFaultLag {
+		// Not the fault the interval waited in: one that found its page read meanwhile, after a
+		// stop (a thread stopped by SIGSTOP, resumed, showed its 0.515 s stop as Text Page Fault).
+		return
+	}
 	iv := th.fault
 	th.fault = offInterval{}
 	iv.mode = experiment.ModeDataFault
-	for _, mp := range m.s.live[r.Pid] {
-		if r.Addr >= mp.Start && r.Addr < mp.End {
-			iv.mode = experiment.ModeTextFault
-			break
-		}
+	if m.s.live.holds(r.Pid, r.Addr) {
+		iv.mode = experiment.ModeTextFault
 	}
 	th.lastFault, th.lastFaultTime, th.lastFaultCPU = iv.mode, iv.end, th.total
 	m.add(r.Tid, th, iv)
@@ -379,6 +392,9 @@ func (m *microstates) onCPU(r *perfevent.Sample, t int64) int64 {
 	m.settleFault(r.Tid, th)
 	period := m.recordsCPU(r, t, th, known)
 	if !m.counted {
+		if m.s.counts.runtimeAt > 0 {
+			m.s.counts.period(r, t) // the runtime's count, for the steal time (stealFreeSwitches)
+		}
 		th.suspect = false
 		return period
 	}
@@ -426,7 +442,7 @@ func (m *microstates) recordsCPU(r *perfevent.Sample, t int64, th *thread, known
 		// left the CPU, went off as it came back): what it ran before that goes to where its previous
 		// sample saw it, not to the switch (beside two CPU hogs a user-mode spin had 5% of its time
 		// in such samples).
-		m.s.writeCPU(r.Pid, r.Tid, th.inAt, r.CPU, th.lastMode, th.cpu, th.lastStack, -1)
+		m.s.writeCPU(r.Pid, r.Tid, th.inAt, r.CPU, th.lastMode, th.cpu, 0, th.lastStack, -1)
 		th.cpu = 0
 	}
 	period := th.cpu + t - th.onSince
@@ -786,7 +802,7 @@ func (m *microstates) writeQueue(tid uint32, th *thread, groups []offInterval, r
 		}
 		th.lagCPU += g.lag
 		if g.lag > 0 {
-			m.s.writeCPU(th.pid, tid, g.end, g.cpu, experiment.ModeKernel, g.lag, g.stack, g.end-g.lag)
+			m.s.writeCPU(th.pid, tid, g.end, g.cpu, experiment.ModeKernel, g.lag, 0, g.stack, g.end-g.lag)
 		} else {
 			th.debt -= g.lag
 		}
@@ -863,7 +879,7 @@ func (m *microstates) end(pid, tid uint32, th *thread, t int64) {
 	if !th.sampled {
 		mode = experiment.ModeUser
 	}
-	m.s.writeCPU(pid, tid, t, 0, mode, cpu, th.lastStack, t-cpu)
+	m.s.writeCPU(pid, tid, t, 0, mode, cpu, 0, th.lastStack, t-cpu)
 }
 
 // grabAfter is how long a thread must have waited, without a sample of the switch it waits since,

@@ -26,20 +26,29 @@ func TestMicroFreq(t *testing.T) {
 	}
 }
 
+// threadMicrostates returns a recording session with microstates for process 10 (its text at
+// 0x400000): context-switch samples of event 1, major faults of event 2, stacks 1 to 9, and room for
+// a sample's user registers.
+func threadMicrostates(t *testing.T) (*Session, *microstates, []uint64) {
+	t.Helper()
+	s := testSession(t, Spec{Interval: IntervalOn})
+	s.recording = true
+	s.live.add(experiment.Mapping{Pid: 10, Start: 0x400000, End: 0x500000, Path: "/prog"})
+	regs := make([]uint64, perfevent.RegIndex(perfevent.RegsAMD64All, perfevent.RegAMD64R15)+1)
+	m := &microstates{s: s, interval: int64(IntervalOn), csIDs: map[uint64]bool{1: true}, faultIDs: map[uint64]bool{2: true},
+		axIndex: perfevent.RegIndex(perfevent.RegsAMD64All, perfevent.RegAMD64AX), threads: map[uint32]*thread{}}
+	s.ms = m
+	addStacks(t, s, 9)
+	return s, m, regs
+}
+
 // TestMicrostatesThread drives one thread's records through the state machine and reads back what the
 // experiment holds: each clock sample's CPU time since the previous, the off-CPU intervals by mode and
 // stack (a sampled block in a system call, a preemption, a block outside a system call followed by a
 // major fault on text, a block the sampler skipped whose stack was read from outside), and at the exit
 // the CPU time since the last sample and the thread's count.
 func TestMicrostatesThread(t *testing.T) {
-	s := testSession(t, Spec{Interval: IntervalOn})
-	s.recording = true
-	s.live[10] = []experiment.Mapping{{Pid: 10, Start: 0x400000, End: 0x500000, Path: "/prog"}}
-	regs := make([]uint64, perfevent.RegIndex(perfevent.RegsAMD64All, perfevent.RegAMD64R15)+1)
-	m := &microstates{s: s, interval: int64(IntervalOn), csIDs: map[uint64]bool{1: true}, faultIDs: map[uint64]bool{2: true},
-		axIndex: perfevent.RegIndex(perfevent.RegsAMD64All, perfevent.RegAMD64AX), threads: map[uint32]*thread{}}
-	s.ms = m
-	addStacks(t, s, 9)
+	s, m, regs := threadMicrostates(t)
 	const ms = int64(time.Millisecond)
 	at := func(rel int64) uint64 { return uint64(rel + s.startNS) }
 	sw := func(rel int64, out, preempt bool) {
@@ -103,6 +112,54 @@ func TestMicrostatesThread(t *testing.T) {
 	}
 	if len(m.threads) != 0 {
 		t.Errorf("threads left after the exit: %v", m.threads)
+	}
+}
+
+// TestStopNotFault: a thread stopped outside a system call (SIGSTOP, delivered on its way back to user
+// mode) whose next record is a major fault 15 ms after it came back, one that did not block (its page
+// read meanwhile), waited in a stop: Other Wait, not Text Page Fault (0.515 s of a stop, beside two
+// CPU hogs, showed as Text). A fault within the lag of the switch-in is the one it waited in. Nor is a
+// stop long after the thread's last text fault a wait for its read-ahead, however little it ran since.
+func TestStopNotFault(t *testing.T) {
+	for _, tc := range []struct {
+		before  bool // a text fault at 5 ms, the thread's CPU 0.5 ms since
+		faultAt int64
+		want    experiment.Mode
+	}{{false, 115, experiment.ModeSleep}, {false, 101, experiment.ModeTextFault}, {true, 0, experiment.ModeSleep}} {
+		s, m, regs := threadMicrostates(t)
+		const ms = int64(time.Millisecond)
+		at := func(rel int64) uint64 { return uint64(rel + s.startNS) }
+		sw := func(rel int64, out bool) {
+			m.switched(&perfevent.Switch{Pid: 10, Tid: 10, CPU: 1, Out: out, Time: at(rel)})
+		}
+		sw(0, false)
+		stop := int64(10)
+		if tc.before {
+			// Blocked in a text fault from 1 ms to 5 ms; runs 0.5 ms in all until 200 ms.
+			m.contextSwitch(&perfevent.Sample{Pid: 10, Tid: 10, Time: at(1 * ms), ID: 1, RegsABI: 2, Regs: regs}, 5)
+			sw(1*ms, true)
+			sw(5*ms, false)
+			m.majorFault(&perfevent.Sample{Pid: 10, Tid: 10, Time: at(5 * ms), ID: 2, Addr: 0x401234})
+			m.switched(&perfevent.Switch{Pid: 10, Tid: 10, CPU: 1, Out: true, Preempt: true, Time: at(5*ms + ms/4)})
+			sw(200*ms, false) // preempted until 200 ms (a CPU hog's slice, and more)
+			stop = 200
+		}
+		m.contextSwitch(&perfevent.Sample{Pid: 10, Tid: 10, Time: at(stop*ms + ms/4), ID: 1, RegsABI: 2, Regs: regs}, 5)
+		sw(stop*ms+ms/4, true) // stopped, outside a system call
+		sw(stop*ms+90*ms, false)
+		if !tc.before {
+			m.majorFault(&perfevent.Sample{Pid: 10, Tid: 10, Time: at(tc.faultAt * ms), ID: 2, Addr: 0x401234})
+		}
+		m.exited(10, 10, stop*ms+200*ms)
+		var got []experiment.Mode
+		for _, c := range events(t, s) {
+			if c.Mode != experiment.ModeUser && c.Mode != experiment.ModeWaitCPU && c.Period > 80*ms {
+				got = append(got, c.Mode)
+			}
+		}
+		if len(got) != 1 || got[0] != tc.want {
+			t.Errorf("before %v, a major fault at %d ms: the stop's modes %v, want [%v]", tc.before, tc.faultAt, got, tc.want)
+		}
 	}
 }
 

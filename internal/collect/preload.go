@@ -123,25 +123,29 @@ func libraryUses(spec Spec, sigprof bool) string {
 }
 
 // The environment variables of the collector library (docs/trace-format.md, "Instances"). er sets
-// all but envFounderPID and envParentStartNS; the library reads all but envCollectorPID.
+// all but envFounderPID and envParentStartNS; the library reads all (envCollectorPID to know when er
+// is gone, where its process may no longer open the FIFO).
 // TestContractEnv compares them with the names preload/c reads.
 const (
-	envExpDir        = "ER_EXPDIR"
-	envTrace         = "ER_TRACE"
-	envSyncThreshold = "ER_SYNC_THRESHOLD_NS"
-	envClockInterval = "ER_CLOCK_INTERVAL_NS"
-	envFollow        = "ER_FOLLOW"
-	envCollectorPID  = "ER_COLLECTOR_PID"
-	envSampleSignal  = "ER_SAMPLE_SIGNAL"
-	envPauseSignal   = "ER_PAUSE_SIGNAL"
-	envPaused        = "ER_PAUSED"
-	envFounderPID    = "ER_FOUNDER_PID"     // the founder's pid, where not the first instance
-	envParentStartNS = "ER_PARENT_START_NS" // set by the library for the images a process execs
+	envExpDir         = "ER_EXPDIR"
+	envTrace          = "ER_TRACE"
+	envSyncThreshold  = "ER_SYNC_THRESHOLD_NS"
+	envClockInterval  = "ER_CLOCK_INTERVAL_NS"
+	envFollow         = "ER_FOLLOW"
+	envCollectorPID   = "ER_COLLECTOR_PID"
+	envSampleSignal   = "ER_SAMPLE_SIGNAL"
+	envPauseSignal    = "ER_PAUSE_SIGNAL"
+	envPaused         = "ER_PAUSED"
+	envFounderPID     = "ER_FOUNDER_PID"     // the founder's pid, where not the first instance
+	envParentStartNS  = "ER_PARENT_START_NS" // set by the library for the images a process execs
+	envSeccompChecked = "ER_SECCOMP_CHECKED" // the seccomp filters er runs under, which its probe checked (seccomp.go)
+	envSeccompProbe   = "ER_SECCOMP_PROBE"   // the library run as a program: the probe's directory
+	envSeccompTable   = "ER_SECCOMP_TABLE"   // the library run as a program: "1" prints its table
 )
 
 // libraryEnvVars lists them: preloadEnv drops each from the environment the target would inherit.
 var libraryEnvVars = []string{envExpDir, envTrace, envSyncThreshold, envClockInterval, envFollow, envFounderPID,
-	envCollectorPID, envSampleSignal, envPauseSignal, envPaused, envParentStartNS}
+	envCollectorPID, envSampleSignal, envPauseSignal, envPaused, envParentStartNS, envSeccompChecked, envSeccompProbe, envSeccompTable}
 
 // preloadEnv returns env with the collector library loaded and configured for spec.
 func preloadEnv(env []string, lib, dir string, spec Spec, sigprof bool) ([]string, error) {
@@ -180,8 +184,10 @@ func preloadEnv(env []string, lib, dir string, spec Spec, sigprof bool) ([]strin
 	out = append(out, "LD_PRELOAD="+preload, envExpDir+"="+abs, envTrace+"="+strings.Join(what, ","),
 		envSyncThreshold+"="+thresh, envClockInterval+"="+strconv.FormatInt(spec.Interval.Nanoseconds(), 10),
 		envCollectorPID+"="+strconv.Itoa(os.Getpid()))
+	// Without perf events (the SIGPROF clock) er does not see the descendants, and their data would be
+	// discarded: they are not followed, and run as without er, as with -F off.
 	follow := "1"
-	if spec.Follow == "off" {
+	if spec.Follow == "off" || sigprof {
 		follow = "0"
 	}
 	out = append(out, envFollow+"="+follow)

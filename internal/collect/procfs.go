@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -15,7 +17,7 @@ import (
 
 // readMaps returns the executable mappings of process pid from /proc/PID/maps.
 func readMaps(pid int) ([]experiment.Mapping, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+	data, err := os.ReadFile(procPath(uint32(pid), 0, "maps"))
 	if err != nil {
 		return nil, err
 	}
@@ -66,11 +68,11 @@ type procUsage struct {
 const clockTick = 100
 
 func readUsage(pid int) (procUsage, error) {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	stat, err := os.ReadFile(procPath(uint32(pid), 0, "stat"))
 	if err != nil {
 		return procUsage{}, err
 	}
-	status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	status, _ := os.ReadFile(procPath(uint32(pid), 0, "status"))
 	return parseUsage(stat, status, os.Getpagesize())
 }
 
@@ -134,4 +136,74 @@ func exitUsage(pid int) (procUsage, bool) {
 	}
 	u, err := readUsage(pid)
 	return u, err == nil
+}
+
+// procPath is the path of file of process pid in /proc ("stat", "maps"; "" for the process's
+// directory), or, where tid is not 0, of its thread tid, and counts the access (procReads). Every
+// file er opens there stays in the kernel's dentry cache until the process or thread is reaped, and
+// reaping walks them (d_walk under release_task, in the reaper's time, which the profile shows in
+// the target: docs/collecting.md, "What er changes in the target"). A thread's files are read at
+// /proc/TID/FILE, which is the thread's own directory, not under /proc/PID/task: reaping a thread
+// walks its own few, and reaping the process does not walk all its threads' (while the threads of a
+// process that exits are being reaped on the other CPUs).
+func procPath(pid, tid uint32, file string) string {
+	b := make([]byte, 0, 40)
+	b = append(b, "/proc/"...)
+	if tid != 0 {
+		b = strconv.AppendUint(b, uint64(tid), 10)
+	} else {
+		b = strconv.AppendUint(b, uint64(pid), 10)
+	}
+	if file != "" {
+		b = append(b, '/')
+		b = append(b, file...)
+	}
+	path := string(b)
+	procReads.add(tid != 0, file, path)
+	return path
+}
+
+// procReads counts er's accesses to the /proc files of the target's processes and threads, by file
+// (a thread's as "task/FILE"), and keeps the paths read, for tests and measurements: only between
+// its start and take, so that a long collection does not keep every path it read.
+var procReads procCounter
+
+type procCounter struct {
+	on    atomic.Bool
+	mu    sync.Mutex
+	n     map[string]int
+	paths map[string]bool
+}
+
+// start begins counting.
+func (c *procCounter) start() {
+	c.mu.Lock()
+	c.n, c.paths = map[string]int{}, map[string]bool{}
+	c.mu.Unlock()
+	c.on.Store(true)
+}
+
+func (c *procCounter) add(thread bool, file, path string) {
+	if !c.on.Load() {
+		return
+	}
+	if thread {
+		file = "task/" + file
+	}
+	c.mu.Lock()
+	if c.n != nil {
+		c.n[file]++
+		c.paths[path] = true
+	}
+	c.mu.Unlock()
+}
+
+// take returns the counts and the paths read since start, and stops counting.
+func (c *procCounter) take() (map[string]int, map[string]bool) {
+	c.on.Store(false)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, p := c.n, c.paths
+	c.n, c.paths = nil, nil
+	return n, p
 }

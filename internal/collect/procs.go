@@ -37,6 +37,9 @@ type proc struct {
 	exec       execFacts // what er read of it at its exec
 	unrecorded bool      // the kernel sent nothing of it after its exec (warnUnrecordedExecs)
 
+	seccomp     *seccompNote // it installed a seccomp filter that denies the collector library
+	seccompSaid bool         // its experiment says that it runs under one (seccompInherited)
+
 	initPaused bool     // recording was paused when the image began (-y)
 	toggles    []toggle // pause and resume by signal, in time order
 
@@ -164,31 +167,31 @@ func (s *Session) newImage(pid, ppid uint32, parent *proc, code byte, t int64, p
 		w.Event(experiment.Event{Time: t, Kind: "limit", Text: "recording had stopped before this process began"})
 	}
 	s.startPoint(p, t, code)
+	s.seccompInherited(p)
 	return p
 }
 
-// startPoint records the first sample point of a new image. er reads /proc when it handles the
-// fork or exec record, a little after it: a forked child's counts started at zero at the fork (so
-// the CPU time it used before er read them is its own, not before its start), and an exec image
-// starts where the image it replaced ended, at the same reading (so the two add up to the
-// process's usage).
-// When the process is gone before er reads it (a vfork child that exec'd and exited at once), a
-// forked child starts at zero all the same, and an exec image where the image it replaced last
-// had a point: the usage between is then the new image's.
+// startPoint records the first sample point of a new image. A forked child's counts start at zero
+// at the fork, with one thread and its parent's memory (the resident size of the parent's last
+// point): er reads nothing of it in /proc (each file read there is work for the kernel when the
+// process is reaped: procPath). An exec image starts where the image it replaced ended, read from
+// /proc when er handles the exec record, at the same reading as that image's end (so the two add up
+// to the process's usage); when the process is gone before er reads it (a vfork child that exec'd
+// and exited at once), where the image it replaced last had a point: the usage between is then the
+// new image's.
 func (s *Session) startPoint(p *proc, t int64, code byte) {
 	prev := p.parent
-	execPoint := code == 'x' && prev.pid == p.pid && prev.sampleNo > 0
+	if code == 'f' {
+		s.writeOverview(p, t, "start", procUsage{threads: 1, rssBytes: prev.last.rssBytes})
+		return
+	}
+	execPoint := prev.pid == p.pid && prev.sampleNo > 0
 	if execPoint && prev.lastPoint == t {
 		s.writeOverview(p, t, "start", prev.last)
 		return
 	}
 	u, err := readUsage(int(p.pid))
 	switch {
-	case code == 'f':
-		u.userNS, u.systemNS, u.childrenNS, u.minFlt, u.majFlt, u.volCS, u.involCS = 0, 0, 0, 0, 0, 0, 0
-		if err != nil {
-			u = procUsage{threads: 1}
-		}
 	case err != nil && execPoint:
 		u = prev.last
 	case err != nil:
@@ -206,7 +209,7 @@ func nameOr(s, alt string) string {
 
 // processArgs reads the arguments of process pid, which exec has just started.
 func processArgs(pid uint32, prog string) []string {
-	if data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && len(data) > 0 {
+	if data, err := os.ReadFile(procPath(pid, 0, "cmdline")); err == nil && len(data) > 0 {
 		return strings.Split(strings.TrimSuffix(string(data), "\x00"), "\x00")
 	}
 	return []string{prog}
@@ -223,7 +226,7 @@ func (p *proc) command(s *Session) []string {
 // progName is the program an image runs: the base name of its executable, or comm when the
 // process is gone.
 func progName(pid uint32, comm string) string {
-	if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil {
+	if exe, err := os.Readlink(procPath(pid, 0, "exe")); err == nil {
 		return filepath.Base(strings.TrimSuffix(exe, " (deleted)"))
 	}
 	return comm
@@ -298,7 +301,7 @@ func (s *Session) liveFollowed(now int64) int {
 		if p.exited || p.w == nil {
 			continue
 		}
-		if _, err := os.Stat(fmt.Sprintf("/proc/%d", p.pid)); err != nil {
+		if _, err := os.Stat(procPath(p.pid, 0, "")); err != nil {
 			s.imageEnded(p, now, true)
 			continue
 		}

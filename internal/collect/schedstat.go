@@ -70,7 +70,7 @@ type schedReading struct {
 
 // reconcile is a thread's reconciliation state.
 type reconcile struct {
-	fd     int  // its schedstat file, open; 0: not opened yet; -1: none (it could not be read)
+	fd     int  // -1: its schedstat cannot be read; 0: it can (the file is opened at each reading)
 	active bool // the sums below are set: its intervals wait in queue for readings
 	// At the thread's start (or its first reading, for a thread er did not see created): the kernel's
 	// figures and the records' (CPU time, switch-ins).
@@ -87,63 +87,40 @@ type reconcile struct {
 	lagSum, lagN, switches, estimated int64
 }
 
-// maxSchedFDs is how many threads' schedstat files stay open; beyond, each reading opens its file.
-const maxSchedFDs = 256
-
 // maxQueue is how many groups of off-CPU intervals a thread keeps waiting for a reading; beyond, the
 // oldest half are written as the records have them (a thread that er cannot read).
 const maxQueue = 1024
 
 // schedPath is thread tid's schedstat file.
 func schedPath(pid, tid uint32) string {
-	return "/proc/" + strconv.FormatUint(uint64(pid), 10) + "/task/" + strconv.FormatUint(uint64(tid), 10) + "/schedstat"
+	return procPath(pid, tid, "schedstat")
 }
 
-// readSched reads thread tid's schedstat, through its open file where it has one (opening it when
-// fewer than maxSchedFDs are open).
+// readSched reads thread tid's schedstat, opening and closing its file: a file kept open keeps the
+// kernel's dentries of the thread's /proc directory in use when the thread is reaped.
 func (m *microstates) readSched(pid, tid uint32, rc *reconcile) (schedStat, bool) {
 	if rc.fd < 0 {
 		return schedStat{}, false
 	}
 	var buf [96]byte
-	fd, opened := rc.fd, false
-	if fd == 0 {
-		var err error
-		fd, err = unix.Open(schedPath(pid, tid), unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			rc.fd = -1
-			return schedStat{}, false
-		}
-		opened = true
+	fd, err := unix.Open(schedPath(pid, tid), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		rc.fd = -1
+		return schedStat{}, false
 	}
 	n, err := unix.Pread(fd, buf[:], 0)
-	if opened {
-		if m.openFDs < maxSchedFDs && err == nil {
-			rc.fd = fd
-			m.openFDs++
-		} else {
-			unix.Close(fd)
-		}
-	}
+	unix.Close(fd)
 	if err != nil || n <= 0 {
-		m.closeSched(rc)
 		rc.fd = -1
 		return schedStat{}, false
 	}
 	st, err := parseSchedstat(buf[:n])
 	if err != nil {
-		m.closeSched(rc)
 		rc.fd = -1
 		return schedStat{}, false
 	}
 	return st, true
 }
 
-// closeSched closes a thread's schedstat file.
-func (m *microstates) closeSched(rc *reconcile) {
-	if rc.fd > 0 {
-		unix.Close(rc.fd)
-		m.openFDs--
-	}
-	rc.fd = 0
-}
+// closeSched ends a thread's readings of its schedstat (its file is not kept open).
+func (m *microstates) closeSched(rc *reconcile) { rc.fd = 0 }

@@ -26,6 +26,7 @@ import (
 	"er/internal/experiment"
 	"er/internal/expfiles"
 	"er/internal/perfevent"
+	"er/internal/safedir"
 	"er/internal/version"
 )
 
@@ -43,23 +44,25 @@ type Session struct {
 	startNS int64 // CLOCK_MONOTONIC at the start: sample times are relative to it
 	baseLog experiment.Log
 
-	recording  bool // samples are being written (false after -t or -L stopped recording)
-	kernel     bool // kernel stacks permitted
-	live       map[uint32][]experiment.Mapping
-	founder    *proc
-	cur        map[uint32]*proc // the running image of each process
-	images     []*proc          // every image seen, in order of appearance
-	global     proc             // pause and resume by a signal sent to er itself (no collector library)
-	samples    int64
-	dropped    int64 // samples of processes not known (a lost fork record)
-	lost       int64
-	throttled  int64
-	usedPaths  map[string]bool     // load objects to archive
-	kernelPCs  map[uint64]struct{} // kernel addresses in recorded stacks: their symbols are archived
-	kernelSyms chan kernelRead     // the kernel's symbols cached in the background while the target runs
-	stacks     *stacker            // call stacks of the samples
-	batch      batch               // the records read and not yet handled, put in time order
-	spare      batch               // the store of the records that wait for the next read
+	recording bool         // samples are being written (false after -t or -L stopped recording)
+	kernel    bool         // kernel stacks permitted
+	live      liveMappings // each process's mappings, for the copy its fork makes
+	founder   *proc
+	cur       map[uint32]*proc // the running image of each process
+	images    []*proc          // every image seen, in order of appearance
+	global    proc             // pause and resume by a signal sent to er itself (no collector library)
+	samples   int64
+	dropped   int64 // samples of processes not known (a lost fork record)
+	lost      int64
+	// clockReceived counts the clock samples the rings gave, written or not (lostSamples).
+	clockReceived int64
+	throttled     int64
+	usedPaths     map[string]bool     // load objects to archive
+	kernelPCs     map[uint64]struct{} // kernel addresses in recorded stacks: their symbols are archived
+	kernelSyms    chan kernelRead     // the kernel's symbols cached in the background while the target runs
+	stacks        *stacker            // call stacks of the samples
+	batch         batch               // the records read and not yet handled, put in time order
+	spare         batch               // the store of the records that wait for the next read
 	// ahead holds the records the watcher drained from the rings (drainAhead), for the next read;
 	// aheadMu guards it and the draining.
 	ahead      batch
@@ -78,6 +81,7 @@ type Session struct {
 	reported       map[*proc]map[uint32]bool  // threads whose counts the kernel reported for themselves (not orphanRead)
 	orphanToTask   bool                       // assignOrphanRead gave orphanRead to the task without a count, not to the founder
 	runtime        *runtimeCounts             // the threads' runtime counts, where the clock's group counts them
+	countsForSteal bool                       // samples carry their counts for the steal time alone (microstates)
 	sampledNS      map[uint32]int64           // the period of each thread's samples, ns, by tid
 	readCount      bool                       // samples carry their thread's count (perfevent.Options.ReadCount)
 	hwcIDs         map[uint64]uint8           // the ids of the counters' sibling events, to their indexes in spec.Counters
@@ -100,10 +104,26 @@ type Session struct {
 
 	subexperiments   int
 	libraryInstances int
-	libStarts        []libStart // where and when the collector library said it started
-	unrecorded       int        // images exec started that the kernel did not record (checkUnrecorded)
-	founderDone      bool       // the founder process has exited (or was detached from)
-	setIDText        string     // what a set-user-ID target loses under er (checkSetID), or ""
+	libStarts        []libStart       // where and when the collector library said it started
+	libNoStarts      []libNoStart     // where and when it said it could not start, and why
+	libUnreachable   []libNoStart     // where and when it said that the experiment was out of reach (euid: 1 a chroot, 2 a mount)
+	libSetUIDs       []libNoStart     // where and when it said that its process is to run as another user (euid)
+	libLandlocks     []libStart       // where and when it said that its process restricted itself with Landlock
+	endedBytes       map[string]int64 // the size of the files of the library's instances whose images have ended
+	unrecorded       int              // images exec started that the kernel did not record (checkUnrecorded)
+	founderDone      bool             // the founder process has exited (or was detached from)
+	setIDText        string           // what a set-user-ID target loses under er (checkSetID), or ""
+	setIDGated       bool             // and it waited at the gate: setIDText says that nothing of it is recorded, or that it runs unprivileged
+
+	seccompChecked int       // the seccomp filters er runs under, which the library's probe passed
+	seccompText    string    // why the library is not loaded: er's filters deny it (checkOwnSeccomp), or ""
+	seccompDenials int       // processes that installed a seccomp filter denying the library
+	seccompPending []message // seccomp messages of images er did not know yet (seccompLate)
+	handlersSaid   int       // warnings that a process has a handler of its own for the -l or -y signal
+
+	gate      *perfevent.Gate // the target waited before its exec (ptrace was refused: startTarget)
+	gateWhy   string          // why ptrace was refused
+	awaitExec bool            // the gated target's exec, its start, is still to be read
 }
 
 // kernelRead is what reading the kernel's symbols in the background gave: the whole table where
@@ -290,7 +310,7 @@ func nextName(dir string) string {
 }
 
 func newSession(spec Spec, stderr io.Writer, dir string) *Session {
-	return &Session{spec: spec, stderr: stderr, dir: dir, live: map[uint32][]experiment.Mapping{},
+	return &Session{spec: spec, stderr: stderr, dir: dir, live: liveMappings{},
 		cur: map[uint32]*proc{}, usedPaths: map[string]bool{}, kernelPCs: map[uint64]struct{}{}, stacks: newStacker()}
 }
 
@@ -329,21 +349,29 @@ func (s *Session) run(path string) error {
 		default:
 			s.lib = lib
 		}
+		if err := s.checkOwnSeccomp(); err != nil {
+			return err
+		}
 	}
-	// Forward the signals that ask the target to stop; install before the target starts.
+	// Forward the signals that ask the target to stop; install before the target starts. The signals
+	// ignored when er started stay ignored, for the target too.
+	stop, ignWarning := inheritIgnored(s.spec.SampleSignal, s.spec.PauseSignal)
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	if len(stop) > 0 {
+		signal.Notify(sigs, stop...)
+	}
 	defer signal.Stop(sigs)
 	ctlSigs := s.notifyControlSignals()
 	defer signal.Stop(ctlSigs)
 
-	s.checkSetID(path)
 	if err := s.start(path); err != nil {
 		return err
 	}
-	if libWarning != "" {
-		s.w.Event(experiment.Event{Kind: "warning", Text: libWarning})
-		fmt.Fprintf(s.stderr, "er collect: %s\n", libWarning)
+	for _, w := range []string{libWarning, ignWarning} {
+		if w != "" {
+			s.w.Event(experiment.Event{Kind: "warning", Text: w})
+			fmt.Fprintf(s.stderr, "er collect: %s\n", w)
+		}
 	}
 	waitc := make(chan error, 1)
 	go func() {
@@ -493,7 +521,7 @@ func (s *Session) handleMessages() {
 // point, or pauses and resumes recording for every process.
 func (s *Session) controlSignal(sig syscall.Signal) {
 	if s.lib != "" && s.cmd != nil && !s.founderDone {
-		_ = s.cmd.Process.Signal(sig)
+		_ = relaySignal(s.pid, sig)
 		return
 	}
 	t := s.now()
@@ -573,19 +601,25 @@ func (s *Session) start(path string) error {
 		if err != nil {
 			return abandon(err)
 		}
+		if s.seccompChecked > 0 {
+			env = append(env, envSeccompChecked+"="+strconv.Itoa(s.seccompChecked))
+		}
 		cmd.Env = env
 	}
-	if err := perfevent.StartStopped(cmd); err != nil {
+	cannotStart := func(err error) error {
 		if errors.Is(err, syscall.ENOEXEC) {
-			return abandon(fmt.Errorf("cannot run %q: %s is not a program this machine can run (exec format error; a script needs a #! line)", s.spec.Target[0], path))
+			return fmt.Errorf("cannot run %q: %s is not a program this machine can run (exec format error; a script needs a #! line)", s.spec.Target[0], path)
 		}
-		return abandon(fmt.Errorf("cannot start %s: %v", path, err))
+		return fmt.Errorf("cannot start %s: %v", path, err)
+	}
+	cmd, err := s.startTarget(cmd)
+	if err != nil {
+		return abandon(cannotStart(err))
 	}
 	s.cmd, s.pid = cmd, cmd.Process.Pid
+	s.checkSetID(path)
 	fail := func(err error) error {
-		_ = cmd.Process.Kill()
-		_ = perfevent.Detach(s.pid)
-		_ = cmd.Wait()
+		s.abandonTarget()
 		s.ctl.close()
 		if s.liveMark != nil {
 			_ = s.liveMark.Close()
@@ -596,8 +630,12 @@ func (s *Session) start(path string) error {
 	if err := s.initFounder(path); err != nil {
 		return fail(err)
 	}
+	s.noteGated()
 	if s.setIDText != "" {
 		s.w.Event(experiment.Event{Kind: "warning", Pid: uint32(s.pid), Text: s.setIDText})
+	}
+	if s.seccompText != "" {
+		s.w.Event(experiment.Event{Kind: "warning", Pid: uint32(s.pid), Text: s.seccompText})
 	}
 	if s.lib != "" {
 		ctl, err := openControl(s.dir)
@@ -626,12 +664,18 @@ func (s *Session) start(path string) error {
 		_ = os.RemoveAll(s.dir)
 		return fail(err)
 	}
+	// The collector library records too, with or without perf events (SIGPROF timers): -t and -L stop it.
+	s.recording = s.recording || s.lib != ""
+
 	s.w.Event(experiment.Event{Kind: "start", Pid: uint32(s.pid), Text: strings.Join(s.spec.Target, " ")})
 	s.samplePoint("start")
 	if err := s.w.Flush(); err != nil {
 		return fail(err)
 	}
-	if err := perfevent.Detach(s.pid); err != nil {
+	if err := s.release(); err != nil {
+		if s.gate != nil { // its exec failed
+			return abandon(fail(cannotStart(err)))
+		}
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		return fmt.Errorf("cannot release the target: %v", err)
@@ -658,7 +702,9 @@ func (s *Session) initFounder(path string) error {
 			return err
 		}
 	}
-	if maps, err := readMaps(s.pid); err == nil {
+	if s.gate != nil {
+		// It is still er's binary, waiting at the gate: its mappings come with its exec.
+	} else if maps, err := readMaps(s.pid); err == nil {
 		for _, m := range maps {
 			s.addMapping(m)
 		}
@@ -666,6 +712,19 @@ func (s *Session) initFounder(path string) error {
 		w.Event(experiment.Event{Kind: "warning", Pid: uint32(s.pid), Text: "cannot read the target's mappings: " + err.Error()})
 	}
 	return nil
+}
+
+// addVDSO records the vdso of the image that process pid exec'd at t: the kernel maps it without a
+// mapping record.
+func (s *Session) addVDSO(pid uint32, t int64) {
+	if maps, err := readMaps(int(pid)); err == nil {
+		for _, m := range maps {
+			if m.Path == "[vdso]" {
+				m.LoadTime = t
+				s.addMapping(m)
+			}
+		}
+	}
 }
 
 // setting adds a setting to the founder's log and to those of the subexperiments to come.
@@ -719,8 +778,10 @@ func (s *Session) openEvents() error {
 		s.ms.updateIDs(g)
 		s.ms.enabled = s.now()
 	}
-	if err := g.Enable(); err != nil {
-		return err
+	if s.gate == nil { // (at the gate, the events start at the target's exec)
+		if err := g.Enable(); err != nil {
+			return err
+		}
 	}
 	s.recording = true
 	return nil
@@ -729,6 +790,7 @@ func (s *Session) openEvents() error {
 // openSideband opens a dummy software event: no samples, only the task and mapping records.
 func (s *Session) openSideband() (*perfevent.Group, error) {
 	o := perfevent.Dummy()
+	s.gatedOptions(&o)
 	g, err := perfevent.OpenTask(s.pid, o)
 	if err != nil {
 		s.w.Event(experiment.Event{Kind: "warning", Text: "descendant processes cannot be followed: " + err.Error()})
@@ -741,6 +803,7 @@ func (s *Session) openSideband() (*perfevent.Group, error) {
 // perf_event_paranoid does not permit kernel profiling.
 func (s *Session) openClock() (*perfevent.Group, error) {
 	o := perfevent.TaskClock(uint64(s.spec.Interval.Nanoseconds()))
+	s.gatedOptions(&o)
 	o.Callchain = true
 	o.InheritStat = true
 	o.KernelCallchain = true
@@ -784,12 +847,28 @@ func (s *Session) openClock() (*perfevent.Group, error) {
 		// records do, is not needed (nor the runtime counts it brings).
 		o.InheritStat = false
 	}
-	// The threads' runtime counts, in the group where permitted (see runtimeCounts).
-	if sb, ok := runtimeSibling(); ok && !o.ContextSwitch {
+	// The threads' runtime counts, in the group where permitted (see runtimeCounts), and in each
+	// sample where the kernel gives a group's counts there, to take the steal time out of it (see
+	// sampleCounts.stealFree); with microstates, for that alone.
+	if sb, ok := runtimeSibling(); ok {
 		ro := o
 		ro.Siblings = append(append([]perfevent.Sibling{sb}, hwc...), micro...)
-		if g, err := openCounted(s.pid, &ro); err == nil {
-			s.runtime = newRuntimeCounts(g)
+		ro.ReadGroup = (ro.ReadCount || ro.ContextSwitch) && perfevent.CountInSamples() && perfevent.SiblingsInSamples()
+		// With microstates the counts are read for the runtime's sake only: a sample stands for
+		// the time its switch records give (microstates.onCPU), as without them.
+		s.countsForSteal = ro.ContextSwitch && !ro.ReadCount
+		ro.ReadCount = ro.ReadCount || ro.ReadGroup
+		if ro.ContextSwitch && !ro.ReadGroup {
+			ro.Siblings = nil // nothing to count for
+		} else if g, err := openCounted(s.pid, &ro); err == nil {
+			if !ro.ContextSwitch {
+				s.runtime = newRuntimeCounts(g)
+			}
+			if ro.ReadCount && ro.ReadGroup {
+				s.counts.runtimeAt = 1 // the leader's count, then the runtime's
+				s.counts.lag = kernelTick() + int64(time.Millisecond)
+				s.counts.lagSwitches = s.counts.lag + int64(len(g.CPUs()))*s.spec.Interval.Nanoseconds()
+			}
 			return s.clockOpened(g, ro)
 		}
 	}
@@ -834,7 +913,7 @@ func (s *Session) clockOpened(g *perfevent.Group, o perfevent.Options) (*perfeve
 	s.counterBase = len(o.Siblings) - len(micro) - len(s.spec.Counters)
 	if o.ContextSwitch {
 		s.ms = newMicrostates(s, g, s.counterBase+csAt, s.counterBase+faultAt, o.SampleRegsUser)
-		s.ms.counted = o.ReadCount
+		s.ms.counted = o.ReadCount && !s.countsForSteal
 		s.setting(experiment.SettingMicrostates, "on")
 		stacks := "switches"
 		if o.ExcludeKernel {
@@ -970,21 +1049,20 @@ func (s *Session) rel(t uint64) int64 { return int64(t) - s.startNS }
 // keeps the per-process live set used to copy mappings on fork.
 func (s *Session) addMapping(m experiment.Mapping) {
 	if p := s.cur[m.Pid]; p.open() {
-		p.mapped[mapKey{m.Start, m.Path}] = true
-		p.w.AddMapping(m)
-		if p.execed && p.exec.exe == "" && strings.HasPrefix(m.Path, "/") {
-			p.exec.exe = m.Path // exec maps the program's code first, before the loader's
-		}
+		p.record(m)
 	}
-	live := s.live[m.Pid][:0]
-	for _, old := range s.live[m.Pid] {
-		if old.End <= m.Start || old.Start >= m.End {
-			live = append(live, old)
-		}
-	}
-	s.live[m.Pid] = append(live, m)
+	s.live.add(m)
 	s.usedPaths[m.Path] = true
 	s.stacks.addMapping(m)
+}
+
+// record records mapping m in p's experiment.
+func (p *proc) record(m experiment.Mapping) {
+	p.mapped[mapKey{m.Start, m.Path}] = true
+	p.w.AddMapping(m)
+	if p.execed && p.exec.exe == "" && strings.HasPrefix(m.Path, "/") {
+		p.exec.exe = m.Path // exec maps the program's code first, before the loader's
+	}
 }
 
 // processGone ends the mappings of process pid's image at time t: it exited or exec replaced it.
@@ -996,10 +1074,14 @@ func (s *Session) processGone(pid uint32, t int64) {
 	s.stacks.gone(pid)
 }
 
-// size is the bytes of all experiments written so far.
+// size is the bytes of all experiments written so far, with the collector library's trace files
+// (still in .proc/ while the target runs).
 func (s *Session) size() int64 {
 	n := s.closedSize
 	s.forEachOpen(func(p *proc) { n += p.w.Size() })
+	if s.lib != "" {
+		n += s.libraryBytes()
+	}
 	return n
 }
 
@@ -1020,7 +1102,7 @@ func (s *Session) drain() {
 	if now := s.now(); now-s.lastFlush >= flushEvery.Nanoseconds() {
 		s.lastFlush = now
 		s.forEachOpen(func(p *proc) {
-			if err := p.w.Flush(); err != nil {
+			if err := p.w.FlushPaced(); err != nil {
 				s.writeFailed(err)
 			}
 		})
@@ -1085,6 +1167,7 @@ func (s *Session) readRecords(all bool) {
 // order, and keeps the others for the next read.
 func (s *Session) handleBatch(upTo uint64) {
 	recs := s.batch.sorted()
+	s.stacks.note(recs) // (the records of later samples too: what they say of a thread's moves)
 	n := sort.Search(len(recs), func(i int) bool { return recordTime(recs[i]) > upTo })
 	for i, r := range recs[:n] {
 		s.handle(r)
@@ -1094,6 +1177,7 @@ func (s *Session) handleBatch(upTo uint64) {
 			s.drainAhead()
 		}
 	}
+	s.stacks.prune(upTo)
 	s.spare.reset()
 	for _, r := range recs[n:] {
 		s.spare.add(r)
@@ -1164,15 +1248,27 @@ func (s *Session) handle(r perfevent.Record) {
 			s.w.Event(experiment.Event{Time: t, Kind: "warning", Pid: r.Pid, Text: fmt.Sprintf("process %d was created by process %d, which er did not see start; its lineage is counted under the founder", r.Pid, r.Ppid)})
 		}
 		s.newImage(r.Pid, r.Ppid, parent, 'f', t, parent.prog)
-		for _, m := range s.live[r.Ppid] {
-			m.Pid, m.LoadTime, m.UnloadTime = r.Pid, t, -1
-			s.addMapping(m)
+		// The child has its parent's mappings: the live set and the unwinder's space are copied in
+		// O(1); the child's experiment lists them, loaded at the fork.
+		s.live.fork(r.Ppid, r.Pid)
+		s.stacks.fork(r.Ppid, r.Pid)
+		if p := s.cur[r.Pid]; p.open() {
+			for _, m := range s.live.of(r.Pid) {
+				m.Pid, m.LoadTime, m.UnloadTime = r.Pid, t, -1
+				p.record(m)
+			}
 		}
 	case *perfevent.Comm:
 		if !r.Exec {
 			return
 		}
 		t := s.rel(r.Time)
+		if s.awaitExec && r.Pid == uint32(s.pid) {
+			// The gated target's exec is where it starts: the founder's image, not a new one.
+			s.awaitExec = false
+			s.addVDSO(r.Pid, t)
+			return
+		}
 		if s.ms != nil {
 			s.ms.exec(r.Pid)
 		}
@@ -1187,15 +1283,7 @@ func (s *Session) handle(r perfevent.Record) {
 		p := s.newImage(r.Pid, ppid, old, 'x', t, progName(r.Pid, r.Comm))
 		p.execed = true
 		p.exec = readExecFacts(r.Pid, r.Comm, s.lib)
-		// The new image's vdso is mapped by the kernel without a mapping record.
-		if maps, err := readMaps(int(r.Pid)); err == nil {
-			for _, m := range maps {
-				if m.Path == "[vdso]" {
-					m.LoadTime = t
-					s.addMapping(m)
-				}
-			}
-		}
+		s.addVDSO(r.Pid, t)
 	case *perfevent.Switch:
 		if s.ms != nil {
 			s.ms.switched(r)
@@ -1266,6 +1354,7 @@ func (s *Session) handle(r perfevent.Record) {
 }
 
 func (s *Session) sample(r *perfevent.Sample) {
+	s.countClockSample(r)
 	if !s.recording {
 		return
 	}
@@ -1287,12 +1376,16 @@ func (s *Session) sample(r *perfevent.Sample) {
 		return
 	}
 	offCPU := s.ms != nil && s.ms.csIDs[r.ID]
-	period, since := int64(r.Period), int64(-1)
+	period, since, stolen := int64(r.Period), int64(-1), int64(0)
 	if s.ms != nil && !offCPU {
 		period = s.ms.onCPU(r, t)
 		since = t - period
-	} else if s.readCount {
+		own := s.counts.stealFreeSwitches(r.Tid, period)
+		period, stolen = own, period-own
+	} else if s.readCount && !offCPU {
 		period, since = s.counts.period(r, t)
+		own := s.counts.stealFree(r.Tid, period)
+		period, stolen = own, period-own
 	}
 	p := s.cur[r.Pid]
 	if !p.open() {
@@ -1319,7 +1412,7 @@ func (s *Session) sample(r *perfevent.Sample) {
 	if s.ms != nil {
 		s.ms.sampled(r.Tid, id, mode)
 	}
-	s.writeCPU(r.Pid, r.Tid, t, r.CPU, mode, period, id, since)
+	s.writeCPU(r.Pid, r.Tid, t, r.CPU, mode, period, stolen, id, since)
 }
 
 // sampleStack returns the id of sample r's call stack in p's experiment.
@@ -1344,7 +1437,9 @@ func (s *Session) sampleStack(r *perfevent.Sample, p *proc) (uint32, bool) {
 // writeCPU records period ns of CPU time of thread tid of process pid, in mode, ending at t, at call
 // stack id: a clock sample, or the time since a thread's last sample at its end. since is when that
 // time began where known (-1: not known): of it, only what recording was not paused in is recorded.
-func (s *Session) writeCPU(pid, tid uint32, t int64, cpu uint32, mode experiment.Mode, period int64, id uint32, since int64) {
+// stolen is the steal time taken out of period (see sampleCounts.stealFree): what the samples stand
+// for is compared with the counts, which hold it.
+func (s *Session) writeCPU(pid, tid uint32, t int64, cpu uint32, mode experiment.Mode, period, stolen int64, id uint32, since int64) {
 	p := s.cur[pid]
 	if !s.recording || !p.open() {
 		return
@@ -1371,11 +1466,11 @@ func (s *Session) writeCPU(pid, tid uint32, t int64, cpu uint32, mode experiment
 		if s.sampledNS == nil {
 			s.sampledNS = map[uint32]int64{}
 		}
-		s.sampledNS[tid] += period
+		s.sampledNS[tid] += period + stolen
 		if p.sampled == nil {
 			p.sampled = map[uint32]int64{}
 		}
-		p.sampled[tid] += period
+		p.sampled[tid] += period + stolen
 	}
 }
 
@@ -1427,7 +1522,7 @@ func (s *Session) stopRecording(kind, text string) {
 	if !s.recording {
 		return
 	}
-	s.ctl.set(stateStop, 1)
+	s.ctl.set(stateStop, stopLimit)
 	if s.events != nil {
 		_ = s.events.Disable()
 	}
@@ -1491,6 +1586,9 @@ func (s *Session) writeOverview(p *proc, t int64, label string, u procUsage) {
 // finish drains the last records, records the exit, moves the collector library's data into the
 // experiments, writes the archives and closes the experiments.
 func (s *Session) finish(waitErr error) error {
+	// Every collector-library instance ends now (its records after this are not written), and so does
+	// every instance of a descendant that outlives er: the experiment does not change after er exits.
+	s.ctl.end()
 	end := s.now()
 	s.finishing = true
 	s.drain()
@@ -1552,7 +1650,7 @@ func (s *Session) finish(waitErr error) error {
 	}
 	s.w.Event(experiment.Event{Time: end, Kind: "exit", Pid: uint32(s.pid), Text: text})
 	if s.lost > 0 {
-		text := lostWarning(s.lost, s.samples+s.counterSamples, s.spec.Interval, s.readCount && len(s.spec.Counters) > 0)
+		text := lostWarning(s.lostRecords(counted), s.spec.Interval, s.readCount && len(s.spec.Counters) > 0)
 		s.w.Event(experiment.Event{Time: end, Kind: "warning", Text: text})
 		fmt.Fprintf(s.stderr, "er collect: warning: %s\n", text)
 	}
@@ -1569,6 +1667,9 @@ func (s *Session) finish(waitErr error) error {
 	}
 	if st := s.stacks; st.fromImage > 0 {
 		s.w.Event(experiment.Event{Time: end, Kind: "comment", Text: fmt.Sprintf("%d call stacks that their process had left (it exited, or returned into the frames past the stack copy) by the time er read them were completed from the thread's last stack read live (docs/stacks.md)", st.fromImage)})
+	}
+	if st := s.stacks; st.refused > 0 {
+		s.w.Event(experiment.Event{Time: end, Kind: "comment", Text: fmt.Sprintf("%d call stacks deeper than their copy were not completed from the live process: their thread had left the frames past the copy, or may have, by the time er read them (docs/stacks.md)", st.refused)})
 	}
 	if s.throttled > 0 {
 		s.w.Event(experiment.Event{Time: end, Kind: "warning", Text: fmt.Sprintf("the kernel throttled sampling %d times (perf_event_max_sample_rate)", s.throttled)})
@@ -1639,7 +1740,9 @@ func (s *Session) finish(waitErr error) error {
 			s.handleMessage(m)
 		}
 		s.ctl.close()
+		s.seccompLate()
 		s.warnLibraryMissing()
+		s.seccompSummary()
 		s.relocateLibraryData()
 		s.checkSigprofCoverage(st)
 		s.w.Event(experiment.Event{Time: end, Kind: "comment", Text: fmt.Sprintf("the collector library ran in %d process images", s.libraryInstances)})
@@ -1907,7 +2010,7 @@ func (s *Session) afterCollection() error {
 		fmt.Fprintf(s.stderr, "er collect: archiving stopped: the disk is full (run er archive on %s when there is space)\n", s.dir)
 	} else if s.spec.Archive != "off" && s.writeErr == nil {
 		full := false // a full disk is said once, not once per file
-		err := erarchive.Experiment(s.dir, s.spec.Archive, func(w string) {
+		_, err := erarchive.Experiment(s.dir, s.spec.Archive, func(w string) {
 			if isDiskFull(w) {
 				if full {
 					return
@@ -1946,22 +2049,34 @@ func diskFull(err error) bool {
 
 // writeArchives records each load object's symbols so that names survive a rebuilt or deleted binary.
 func (s *Session) writeArchives() {
+	// The experiment is opened once, and nothing beneath it is reached through a link: its directory
+	// may be in another user's, who could swap in links (safedir).
+	root, err := safedir.OpenExperiment(s.dir, true)
+	if err != nil {
+		s.w.Event(experiment.Event{Kind: "warning", Text: fmt.Sprintf("load objects not archived: %v", err)})
+		return
+	}
+	defer root.Close()
 	for path := range s.usedPaths {
 		var err error
 		switch {
 		case path == "[vdso]":
 			var a *experiment.Archive
 			if a, err = archive.VDSO(); err == nil {
-				err = experiment.WriteArchive(s.dir, a)
+				err = experiment.WriteArchiveTo(root, a)
 			}
 		case strings.HasPrefix(path, "/"):
-			err = archive.Write(s.dir, path)
+			err = archive.WriteTo(root, path)
 		default:
 			continue
 		}
 		if err != nil {
 			if diskFull(err) {
 				s.archivingFull()
+				return
+			}
+			if le := (*safedir.LinkError)(nil); errors.As(err, &le) { // nothing can be written: said once
+				s.w.Event(experiment.Event{Kind: "warning", Text: fmt.Sprintf("load objects not archived: %v", err)})
 				return
 			}
 			s.w.Event(experiment.Event{Kind: "warning", Text: fmt.Sprintf("cannot archive %s: %v", path, err)})
@@ -1979,7 +2094,7 @@ func (s *Session) writeArchives() {
 		}
 		if a != nil {
 			a.Symbols = archive.UsedSymbols(a, addrs)
-			if werr := experiment.WriteArchive(s.dir, a); diskFull(werr) {
+			if werr := experiment.WriteArchiveTo(root, a); diskFull(werr) {
 				s.archivingFull()
 				return
 			} else if werr != nil && err == nil {

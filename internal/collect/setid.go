@@ -19,10 +19,14 @@ type fileIDs struct {
 	nosuid         bool // on a nosuid mount, where exec ignores all three
 }
 
-// creds is what er runs with, as far as exec under ptrace cares.
+// creds is what er runs with, and how its target starts, as far as exec cares: under er's ptrace, or
+// (gated) waiting at the gate, where the tracer of er that follows its children (tracer) traces it.
 type creds struct {
 	euid, egid uint32
-	ptrace     bool // CAP_SYS_PTRACE: the kernel grants a traced program its privileges
+	ptrace     bool   // the target's tracer at its exec has CAP_SYS_PTRACE: the kernel grants a traced program its privileges
+	nnp        bool   // no_new_privs: exec grants no privilege at all, with or without er
+	gated      bool   // the target started at the gate: its perf events were opened before its exec
+	tracer     string // gated: the process that traces it, "process 40 (strace)"; "" when none does
 }
 
 // capSysPtrace is CAP_SYS_PTRACE's bit in /proc/self/status's CapEff.
@@ -46,25 +50,43 @@ func statIDs(path string) (fileIDs, error) {
 }
 
 func selfCreds() creds {
-	c := creds{euid: uint32(os.Geteuid()), egid: uint32(os.Getegid())}
-	data, _ := os.ReadFile("/proc/self/status")
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "CapEff:"); ok {
-			if bits, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64); err == nil {
-				c.ptrace = bits&(1<<capSysPtrace) != 0
-			}
-		}
+	status, _ := os.ReadFile("/proc/self/status")
+	return creds{euid: uint32(os.Geteuid()), egid: uint32(os.Getegid()), ptrace: hasPtraceCap(string(status)),
+		nnp: statusField(string(status), "NoNewPrivs") == "1"}
+}
+
+// hasPtraceCap says whether the process of a /proc/PID/status text has CAP_SYS_PTRACE in effect.
+func hasPtraceCap(status string) bool {
+	bits, err := strconv.ParseUint(statusField(status, "CapEff"), 16, 64)
+	return err == nil && bits&(1<<capSysPtrace) != 0
+}
+
+// gatedCreds is c for a target that waits at the gate as process pid: the process that traces it
+// (a tracer of er's that follows its children), if any, is the one whose CAP_SYS_PTRACE decides.
+func gatedCreds(c creds, pid int) creds {
+	c.gated, c.tracer, c.ptrace = true, "", false
+	status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	tp, _ := strconv.Atoi(statusField(string(status), "TracerPid"))
+	if tp <= 0 {
+		return c
 	}
+	comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", tp))
+	ts, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", tp))
+	c.tracer = fmt.Sprintf("process %d (%s)", tp, strings.TrimSpace(string(comm)))
+	c.ptrace = hasPtraceCap(string(ts))
 	return c
 }
 
 // setIDWarning says what a set-user-ID, set-group-ID or file-capabilities program loses under er
-// collect, or "" when it loses nothing. Started under ptrace by a tracer without CAP_SYS_PTRACE, the
-// kernel runs it without the privilege; either way the dynamic loader runs it in secure mode, which
-// ignores LD_PRELOAD, so the collector library (libUses: what it was loaded for) is not loaded.
+// collect, or "" when it loses nothing. Traced at its exec by a process without CAP_SYS_PTRACE (er
+// itself, or at the gate the tracer of er's that follows its children), the kernel runs it without
+// the privilege; where it is granted, the dynamic loader runs it in secure mode, which ignores
+// LD_PRELOAD, so the collector library (libUses: what it was loaded for) is not loaded; and at the
+// gate, where its events were opened before its exec, the kernel removes them from the process that
+// exec makes not dumpable: nothing of it is recorded.
 func setIDWarning(path string, f fileIDs, c creds, libUses string) string {
-	if f.nosuid {
-		return "" // exec ignores the bits there, with or without er
+	if f.nosuid || c.nnp {
+		return "" // exec ignores the bits and capabilities there (a nosuid mount, no_new_privs), with or without er
 	}
 	var what []string
 	if f.setuid && f.uid != c.euid {
@@ -85,6 +107,28 @@ func setIDWarning(path string, f fileIDs, c creds, libUses string) string {
 	if libUses != "" {
 		noLib = fmt.Sprintf("the dynamic loader ignores LD_PRELOAD for such a program, so the collector library is not loaded "+
 			"into it and %s records nothing in it", libUses)
+	}
+	if c.gated && (c.tracer == "" || c.ptrace) {
+		why := "it is not traced"
+		if c.tracer != "" {
+			why = "its tracer, " + c.tracer + ", has CAP_SYS_PTRACE"
+		}
+		text := head + ": it runs with that privilege (" + why + "), but the kernel removes the perf events of a process " +
+			"that exec makes not dumpable, and er collect opened them before its exec (ptrace was refused, so it waited at " +
+			"the gate): nothing of it is recorded"
+		if noLib != "" {
+			text += "; and " + noLib
+		}
+		return text + "; run er collect where it may start the target under ptrace, as root, to profile it"
+	}
+	if c.gated {
+		text := head + ": under er collect it runs without that privilege, as you (it is traced by " + c.tracer + ", which " +
+			"traces er and follows its children, and the kernel does not grant the privilege to a program traced by a " +
+			"process without CAP_SYS_PTRACE), so it may fail or behave differently"
+		if noLib != "" {
+			text += "; and " + noLib
+		}
+		return text + "; trace er without following its children, and run it as root, to profile it as it normally runs"
 	}
 	if !c.ptrace {
 		text := head + ": under er collect it runs without that privilege, as you (the kernel does not grant it to a " +
@@ -117,7 +161,8 @@ func groupName(gid uint32) string {
 }
 
 // checkSetID warns, on stderr and in the experiment's log, when the target at path is a
-// set-user-ID, set-group-ID or file-capabilities program that loses something under er.
+// set-user-ID, set-group-ID or file-capabilities program that loses something under er, as it was
+// started (s.pid: under ptrace, or waiting at the gate).
 func (s *Session) checkSetID(path string) {
 	f, err := statIDs(path)
 	if err != nil {
@@ -127,8 +172,13 @@ func (s *Session) checkSetID(path string) {
 	if s.lib != "" {
 		uses = libraryUses(s.spec, s.sigprof)
 	}
-	if text := setIDWarning(path, f, selfCreds(), uses); text != "" {
+	c := selfCreds()
+	if s.gate != nil {
+		c = gatedCreds(c, s.pid)
+	}
+	if text := setIDWarning(path, f, c, uses); text != "" {
 		fmt.Fprintf(s.stderr, "er collect: %s\n", text)
 		s.setIDText = text
+		s.setIDGated = c.gated
 	}
 }

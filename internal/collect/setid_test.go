@@ -35,6 +35,15 @@ func TestSetIDWarning(t *testing.T) {
 			[]string{"prog is given file capabilities: under er collect it runs without that privilege"}},
 		{"capabilities by root", fileIDs{caps: true}, root, "heap tracing (-H)", nil},
 		{"nosuid mount", fileIDs{setuid: true, nosuid: true}, user, "heap tracing (-H)", nil},
+		{"no_new_privs", fileIDs{setuid: true, uid: 4242421}, creds{ptrace: true, nnp: true}, "heap tracing (-H)", nil},
+		{"no_new_privs, capabilities", fileIDs{caps: true, uid: 1000, gid: 1000}, creds{euid: 1000, egid: 1000, nnp: true}, "", nil},
+		// At the gate: the tracer of er's that follows its children decides, or nothing does.
+		{"gated, untraced", fileIDs{setuid: true, uid: 4242421}, creds{gated: true}, "",
+			[]string{"it runs with that privilege (it is not traced)", "the kernel removes the perf events", "nothing of it is recorded"}},
+		{"gated, by a privileged tracer, as a user", fileIDs{setuid: true}, creds{euid: 1000, egid: 1000, gated: true, ptrace: true, tracer: "process 40 (strace)"}, "heap tracing (-H)",
+			[]string{"it runs with that privilege (its tracer, process 40 (strace), has CAP_SYS_PTRACE)", "nothing of it is recorded", "heap tracing (-H) records nothing"}},
+		{"gated, by an unprivileged tracer", fileIDs{setuid: true}, creds{euid: 1000, egid: 1000, gated: true, tracer: "process 40 (strace)"}, "",
+			[]string{"runs without that privilege, as you (it is traced by process 40 (strace), which traces er and follows its children"}},
 	} {
 		got := setIDWarning("/x/prog", tc.f, tc.c, tc.lib)
 		if len(tc.want) == 0 {

@@ -65,7 +65,7 @@ type Spec struct {
 	SampleSignal syscall.Signal // -l: a sample point whenever the target receives this signal; 0 = none
 	PauseSignal  syscall.Signal // -y: pause and resume recording whenever the target receives this signal
 	StartPaused  bool           // -y without ",r": recording starts paused
-	Archive      string         // -a: off, ldobjects, usedldobjects, src, usedsrc (default), on (ldobjects and src)
+	Archive      string         // -a: off, ldobjects, usedldobjects, src, usedsrc (default), on (ldobjects and src), copy
 	Group        string         // -g: the experiment group file (.erg) the experiment is added to
 	DryRun       bool           // -n
 	Version      bool           // -V
@@ -225,10 +225,10 @@ func Parse(args []string) (Spec, error) {
 			}
 		case "-a":
 			switch v {
-			case "off", "on", "ldobjects", "usedldobjects", "src", "usedsrc":
+			case "off", "on", "ldobjects", "usedldobjects", "src", "usedsrc", "copy":
 				s.Archive = v
 			default:
-				err = usageErr("-a %q: expected off, on, ldobjects, usedldobjects, src or usedsrc", v)
+				err = usageErr("-a %q: expected off, on, ldobjects, usedldobjects, src, usedsrc or copy", v)
 			}
 		case "-g":
 			if !strings.HasSuffix(v, ".erg") || len(v) <= 4 || strings.HasSuffix(v, "/.erg") {

@@ -13,8 +13,9 @@ import (
 // copy's outermost bytes are those the image holds at the same addresses (the StackCopy's own
 // check, as for live memory), and the result is kept only if it reaches the outermost frame.
 type stackImage struct {
-	lo   uint64 // the address of data[0]
-	data []byte
+	lo     uint64 // the address of data[0]
+	data   []byte
+	readAt uint64 // when it was read (perf's clock, ns)
 }
 
 // maxStackImage bounds an image, and maxStackImages all the images kept: deeper stacks, and
@@ -59,13 +60,19 @@ type imageRecorder struct {
 	spBuf    [256]byte // for threadSP
 	// threadSP, when set, stands for threadSP (tests).
 	threadSP func() (uint64, bool)
-	asked    bool // threadSP was asked for this sample
-	refused  bool // and said the thread has left the stack past the copy
-	sp       uint64
-	copied   []byte
-	img      *stackImage // being built; nil until the first live read
-	spare    *stackImage // a buffer for the next image
-	partial  bool        // a read did not extend the image: it is not whole
+	// seen is told each stack pointer threadSP gives (the stacker's marks).
+	seen func(pid, tid uint32, sp uint64)
+	// left and blocked are the last the marks say of the thread between the sample and now: its
+	// stack pointer was above the copy's end; it blocked.
+	left, blocked bool
+	asked         bool // threadSP was asked for this sample
+	spKnown       bool // and told it
+	refused       bool // the live process is not read: the thread has left the stack past the copy, or may have
+	sp            uint64
+	copied        []byte
+	img           *stackImage // being built; nil until the first live read
+	spare         *stackImage // a buffer for the next image
+	partial       bool        // a read did not extend the image: it is not whole
 }
 
 // begin starts recording the unwind of a sample whose stack copy is data at sp.
@@ -74,32 +81,45 @@ func (r *imageRecorder) begin(live func(uint64, []byte) bool, sp uint64, data []
 		r.spare = r.img
 	}
 	r.live, r.sp, r.copied, r.img, r.partial = live, sp, data, nil, false
-	r.asked, r.refused, r.pid, r.tid = false, false, pid, tid
+	r.asked, r.spKnown, r.refused, r.pid, r.tid = false, false, false, pid, tid
+	r.left, r.blocked = false, false
 }
 
 // currentSP is the sampled thread's stack pointer now, where the kernel can tell it.
 func (r *imageRecorder) currentSP() (uint64, bool) {
-	if r.threadSP != nil {
-		return r.threadSP()
+	var sp uint64
+	var ok bool
+	switch {
+	case r.threadSP != nil:
+		sp, ok = r.threadSP()
+	case r.pid != 0:
+		sp, ok = threadSP(r.pid, r.tid, r.spBuf[:])
 	}
-	if r.pid == 0 {
-		return 0, false
+	if ok && r.seen != nil {
+		r.seen(r.pid, r.tid, sp)
 	}
-	return threadSP(r.pid, r.tid, r.spBuf[:])
+	return sp, ok
 }
+
+// end is the address just past the copy.
+func (r *imageRecorder) end() uint64 { return r.sp + uint64(len(r.copied)) }
 
 // read is the StackCopy's Live function while recording.
 // The live process is not read at all when its thread's stack pointer is now above the end of the
 // copy: the thread has returned into the frames past it, and what is there now is not what was
 // there at the sample (deeprec asleep in main between two recursions, its locals over the
 // recursion's outer frames, gave stacks of 9,400 frames that looked complete: a chain through the
-// thread's current frames).
+// thread's current frames). Nor, where /proc does not tell, when the last the records say of the
+// thread since the sample is that it was above, or blocked (stackhist.go). The kernel
+// tells the stack pointer of a thread that waits (/proc/PID/task/TID/syscall); of a runnable one
+// (running, preempted, or woken and not yet run) it does not.
 func (r *imageRecorder) read(addr uint64, b []byte) bool {
 	if !r.asked {
 		r.asked = true
-		if sp, ok := r.currentSP(); ok && sp > r.sp+uint64(len(r.copied)) {
-			r.refused = true
-		}
+		// What the look at /proc says is the latest; else the last the records say.
+		sp, ok := r.currentSP()
+		r.spKnown = ok
+		r.refused = ok && sp > r.end() || !ok && (r.left || r.blocked)
 	}
 	if r.refused || !r.live(addr, b) {
 		return false
@@ -119,14 +139,27 @@ func (r *imageRecorder) read(addr uint64, b []byte) bool {
 	return true
 }
 
-// take returns the image recorded by a complete unwind that read live memory, which then belongs
-// to the caller; nil when there is none.
-func (r *imageRecorder) take() *stackImage {
+// stillThere looks again, after an unwind that went through live memory, at a thread whose stack
+// pointer the first look did not get: false when it is now seen waiting above the copy's end (it was
+// on its way there while er read: deeprec going to sleep in pause_scrubbed, whose stack the kernel
+// gave 0.5 ms after a look that said "running").
+func (r *imageRecorder) stillThere() bool {
+	if !r.asked || r.refused || r.spKnown {
+		return !r.refused
+	}
+	sp, ok := r.currentSP()
+	return !ok || sp <= r.end()
+}
+
+// take returns the image recorded by a complete unwind that read live memory, read at time now,
+// which then belongs to the caller; nil when there is none.
+func (r *imageRecorder) take(now uint64) *stackImage {
 	img := r.img
 	if img == nil || r.partial {
 		return nil
 	}
 	r.img = nil
+	img.readAt = now
 	return img
 }
 
@@ -141,7 +174,7 @@ func (r *imageRecorder) release(img *stackImage) {
 // which gives it for a thread that is blocked, in a system call or not ("NR ARGS... SP PC", or "-1
 // SP PC"); false for a running thread ("running") or one that is gone.
 func threadSP(pid, tid uint32, buf []byte) (uint64, bool) {
-	f, err := os.Open("/proc/" + strconv.FormatUint(uint64(pid), 10) + "/task/" + strconv.FormatUint(uint64(tid), 10) + "/syscall")
+	f, err := os.Open(procPath(pid, tid, "syscall"))
 	if err != nil {
 		return 0, false
 	}

@@ -20,14 +20,14 @@ func TestStackImage(t *testing.T) {
 	}
 	var r imageRecorder
 	r.begin(live, 0x1000, copied, 0, 0)
-	if r.take() != nil {
+	if r.take(0) != nil {
 		t.Fatal("an image without a live read")
 	}
 	b := make([]byte, 16)
 	if !r.read(0x1040, b) || !r.read(0x1050, b) {
 		t.Fatal("live reads failed")
 	}
-	img := r.take()
+	img := r.take(0)
 	if img == nil || img.lo != 0x1000 || len(img.data) != 0x60 {
 		t.Fatalf("image %+v", img)
 	}
@@ -44,12 +44,12 @@ func TestStackImage(t *testing.T) {
 	// A read that leaves a gap makes the image partial: not taken.
 	r.release(img)
 	r.begin(live, 0x1000, copied, 0, 0)
-	if !r.read(0x1040, b) || !r.read(0x1800, b) || r.take() != nil {
+	if !r.read(0x1040, b) || !r.read(0x1800, b) || r.take(0) != nil {
 		t.Error("an image with a gap was taken")
 	}
 	// Failed live reads record nothing.
 	r.begin(live, 0x1000, copied, 0, 0)
-	if r.read(0x3000, b) || r.take() != nil {
+	if r.read(0x3000, b) || r.take(0) != nil {
 		t.Error("a failed read made an image")
 	}
 }

@@ -22,25 +22,33 @@ type stacker struct {
 	spaces     map[uint32]*unwind.Space
 	live       map[uint32]func(addr uint64, b []byte) bool
 	rec        imageRecorder
-	recRead    func(addr uint64, b []byte) bool  // rec.read
-	images     map[uint32]map[uint32]*stackImage // per process and thread, its last deep stack read live
-	imageBytes int64                             // the bytes of all images
+	recRead    func(addr uint64, b []byte) bool   // rec.read
+	images     map[uint32]map[uint32]*stackImage  // per process and thread, its last deep stack read live
+	imageBytes int64                              // the bytes of all images
+	marks      map[uint32]map[uint32]*threadMarks // per process and thread, what er saw of its stack pointer (stackhist.go)
+	clock      func() uint64                      // perf's clock now (CLOCK_MONOTONIC, ns)
 	unw        unwind.Unwinder
 	copy       unwind.StackCopy
 	frames     []uint64
 
 	tally     unwind.Tally // how the unwinds ended, for the log
 	fromImage int64        // complete stacks continued from a stack image (stackImage)
+	refused   int64        // stacks whose completion from memory read later was refused: the thread had moved (stackhist.go)
 	deep      bool         // a stack went on past its copy, or was cut at its end
 }
 
 func newStacker() *stacker {
-	return &stacker{spaces: map[uint32]*unwind.Space{}, live: map[uint32]func(uint64, []byte) bool{},
-		images: map[uint32]map[uint32]*stackImage{}}
+	st := &stacker{spaces: map[uint32]*unwind.Space{}, live: map[uint32]func(uint64, []byte) bool{},
+		images: map[uint32]map[uint32]*stackImage{}, marks: map[uint32]map[uint32]*threadMarks{},
+		clock: func() uint64 { return uint64(monotonicNS()) }}
+	st.rec.seen = func(pid, tid uint32, sp uint64) { st.noteWaiting(pid, tid, st.clock(), sp) }
+	return st
 }
 
-// addMapping adds an executable mapping to its process's space. Load objects without usable CFI get a
-// module without a table: the unwinder then tries frame pointers there.
+// addMapping adds an executable mapping to its process's space. A load object's CFI is read when a
+// stack first needs it (unwind.NewLazyModule), past the page cache: the objects no stack goes
+// through are not read at all while the target runs. Load objects without usable CFI get a module
+// without a table: the unwinder then tries frame pointers there.
 func (st *stacker) addMapping(m experiment.Mapping) {
 	if m.Pid == 0 { // the kernel
 		return
@@ -50,18 +58,20 @@ func (st *stacker) addMapping(m experiment.Mapping) {
 		sp = &unwind.Space{}
 		st.spaces[m.Pid] = sp
 	}
-	var t *unwind.Table
 	if m.Path == "[vdso]" || strings.HasPrefix(m.Path, "/") {
-		t, _ = st.cache.Table(m.Path)
+		sp.Add(unwind.NewLazyModule(m.Start, m.End, m.Offset, m.Path, &st.cache))
+		return
 	}
-	sp.Add(unwind.NewModule(m.Start, m.End, m.Offset, m.Path, t))
+	sp.Add(unwind.NewModule(m.Start, m.End, m.Offset, m.Path, nil))
 }
 
-// fork gives a new process a copy of its parent's space.
+// fork gives a new process a copy of its parent's space (none where the parent has none), in O(1).
 func (st *stacker) fork(parent, child uint32) {
 	if sp := st.spaces[parent]; sp != nil {
 		st.spaces[child] = sp.Clone()
+		return
 	}
+	delete(st.spaces, child)
 }
 
 // gone forgets a process that exited or replaced its image with exec.
@@ -72,6 +82,7 @@ func (st *stacker) gone(pid uint32) {
 		st.imageBytes -= int64(cap(img.data))
 	}
 	delete(st.images, pid)
+	delete(st.marks, pid)
 }
 
 // keepImage keeps img as thread tid's last stack image, within the bound of all images.
@@ -109,6 +120,15 @@ func (st *stacker) stack(r *perfevent.Sample, out experiment.Stack) experiment.S
 		return out
 	}
 	regs := unwind.RegsFromSample(r.Regs, perfevent.RegsAMD64All)
+	end := regs.SP() + uint64(len(r.Stack))
+	now := st.clock()
+	at := r.Time
+	if at == 0 {
+		at = now // a stack read from outside (grabStack): its copy is of now
+	}
+	// The last the records say of the thread between the sample and now (stackhist.go).
+	last, seen := st.marksOf(r.Pid, r.Tid, false).latest(at, now)
+	above, blocked := seen && last.sp != blockedSP && last.sp > end, seen && last.sp == blockedSP
 	st.copy.Reset(regs.SP(), r.Stack)
 	live := st.live[r.Pid]
 	if live == nil {
@@ -116,6 +136,7 @@ func (st *stacker) stack(r *perfevent.Sample, out experiment.Stack) experiment.S
 		st.live[r.Pid] = live
 	}
 	st.rec.begin(live, regs.SP(), r.Stack, r.Pid, r.Tid)
+	st.rec.left, st.rec.blocked = above, blocked
 	if st.recRead == nil {
 		st.recRead = st.rec.read
 	}
@@ -123,20 +144,29 @@ func (st *stacker) stack(r *perfevent.Sample, out experiment.Stack) experiment.S
 	st.unw.Modules = sp.Find
 	st.unw.FPChain = user
 	frames, status, reason := st.unw.Unwind(regs, &st.copy, st.frames[:0])
-	st.deep = st.deep || st.copy.UsedLive() || status == unwind.Truncated
-	if status == unwind.Complete && st.copy.UsedLive() {
-		if img := st.rec.take(); img != nil {
+	usedLive := st.copy.UsedLive()
+	st.deep = st.deep || usedLive || status == unwind.Truncated
+	liveDone := status == unwind.Complete && usedLive
+	if liveDone && !st.rec.stillThere() {
+		liveDone = false
+		st.refused++
+	} else if st.rec.refused {
+		st.refused++
+	}
+	if liveDone {
+		if img := st.rec.take(now); img != nil {
 			st.keepImage(r.Pid, r.Tid, img)
 		}
 	}
-	if status != unwind.Complete {
-		usedLive, tried, done := st.copy.UsedLive(), false, false
-		if img := st.images[r.Pid][r.Tid]; img != nil && (usedLive || status == unwind.Truncated) {
+	if !liveDone && (status != unwind.Complete || usedLive) {
+		tried, done := false, false
+		if img := st.images[r.Pid][r.Tid]; img != nil && (usedLive || status == unwind.Truncated) && st.imageFits(r.Pid, r.Tid, img, at) {
 			// The live process no longer holds the stack of the sample: it has exited (a reader
 			// late on a busy machine), or the thread has since returned into the frames past the
 			// copy (deeprec back in main between two recursions, preempted in its clock_gettime
 			// call). The thread's last stack read live stands in for it, on the same terms: the
-			// copy's outermost bytes unchanged there, a chain to the outermost frame.
+			// copy's outermost bytes unchanged there, a chain to the outermost frame, and nothing
+			// seen of the thread between the image's read and the sample that says it had moved.
 			st.copy.Reset(regs.SP(), r.Stack)
 			st.copy.Live = img.read
 			tried = true
@@ -147,9 +177,9 @@ func (st *stacker) stack(r *perfevent.Sample, out experiment.Stack) experiment.S
 		}
 		if !done && (usedLive || tried) {
 			// Frames read from the live process (or an image) are trusted only when they lead to
-			// the outermost frame: a chain that breaks off there means the process had left the
-			// stack it had at the sample (it returned past the copied part and called something
-			// else). Keep the copied part only.
+			// the outermost frame and the thread is not known to have moved: a chain that breaks
+			// off there means the process had left the stack it had at the sample (it returned past
+			// the copied part and called something else). Keep the copied part only.
 			st.copy.Reset(regs.SP(), r.Stack)
 			st.copy.Live = nil
 			frames, status, reason = st.unw.Unwind(regs, &st.copy, frames[:0])
@@ -166,6 +196,12 @@ func (st *stacker) stack(r *perfevent.Sample, out experiment.Stack) experiment.S
 		out = append(out, experiment.FrameUnwindFailed)
 	}
 	return out
+}
+
+// imageFits says whether thread tid's stack image img may stand in for the frames past the copy of
+// its sample at time at: the thread did not block between the image's read and the sample.
+func (st *stacker) imageFits(pid, tid uint32, img *stackImage, at uint64) bool {
+	return !st.marksOf(pid, tid, false).blockedIn(img.readAt, at)
 }
 
 // recordTime is the time of a perf record, for putting the records of several rings in order.
@@ -226,6 +262,7 @@ func (b *batch) add(r perfevent.Record) {
 		c := keepOne(&b.samples, r, 1024)
 		c.Callchain = b.keepWords(r.Callchain)
 		c.Regs = b.keepWords(r.Regs)
+		c.Siblings = b.keepWords(r.Siblings)
 		c.Stack = b.keepBytes(r.Stack[:min(uint64(len(r.Stack)), r.StackDynSize)])
 		b.recs = append(b.recs, c)
 	case *perfevent.Mmap2:

@@ -140,3 +140,42 @@ func TestOwnCount(t *testing.T) {
 		}
 	}
 }
+
+// TestScaleToRusageMicrostates: with microstates, a process alone whose thread counts add up to more
+// than its rusage (steal time in windows no exact reading settled) has them brought down to it, each
+// by the same factor; one under its rusage, or a process tree, keeps its counts.
+func TestScaleToRusageMicrostates(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	st := cmd.ProcessState
+	cpu := (st.UserTime() + st.SystemTime()).Nanoseconds()
+	if cpu <= 0 {
+		t.Skip("the shell's loop used no measurable CPU")
+	}
+	for _, c := range []struct {
+		name    string
+		over    float64 // the counts' sum over the rusage
+		subexps int
+		want    int64
+	}{
+		{"over", 1.05, 0, cpu},
+		{"under", 0.95, 0, int64(0.95 * float64(cpu))},
+		{"tree", 1.05, 1, int64(1.05 * float64(cpu))},
+	} {
+		s := testSession(t, Spec{Clock: true, Microstates: true, Interval: time.Millisecond})
+		s.ms = &microstates{lagN: 1}
+		s.subexperiments = c.subexps
+		a, b := int64(0.7*c.over*float64(cpu)), int64(0.3*c.over*float64(cpu))
+		s.threadCPU = map[*proc]map[uint32]int64{s.founder: {1: a, 2: b}}
+		got := s.scaleToRusage(st, a+b)
+		th := s.threadCPU[s.founder]
+		if d := got - c.want; d < -2 || d > 2 {
+			t.Errorf("%s: count %d ns, want %d (rusage %d)", c.name, got, c.want, cpu)
+		}
+		if d := th[1] + th[2] - got; d < -2 || d > 2 || (c.name == "over" && th[1]*3/7-th[2] > 2) {
+			t.Errorf("%s: threads %v, count %d", c.name, th, got)
+		}
+	}
+}

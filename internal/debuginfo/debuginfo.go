@@ -79,6 +79,8 @@ type Info struct {
 	err     error
 	vars    []Variable // Variables, once read
 	varsErr error
+
+	fixedFiles []string // what Files answers, for an Info made from an extract (FromExtract); nil: computed
 }
 
 // Open finds and reads the debug information of the ELF file at path: its
@@ -286,6 +288,9 @@ func (in *Info) Rows(lo, hi uint64) []LineRow {
 func (in *Info) Files() []string {
 	in.mu.Lock()
 	defer in.mu.Unlock()
+	if in.fixedFiles != nil {
+		return slices.Clone(in.fixedFiles)
+	}
 	in.listUnits()
 	seen := make(map[uint32]bool)
 	for _, u := range in.units {

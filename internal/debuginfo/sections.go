@@ -224,6 +224,11 @@ func (in *Info) listUnits() {
 			}
 		}
 	}
+	in.indexSpans()
+}
+
+// indexSpans sorts the units' address ranges and notes the highest end up to each.
+func (in *Info) indexSpans() {
 	sort.SliceStable(in.spans, func(i, j int) bool { return in.spans[i].lo < in.spans[j].lo })
 	in.maxHi = make([]uint64, len(in.spans))
 	var m uint64

@@ -36,7 +36,7 @@ func readCode(path string, r io.ReaderAt, lo, hi uint64) (b []byte, err error) {
 	}()
 	var magic [4]byte
 	if n, _ := r.ReadAt(magic[:], 0); n < 4 || string(magic[:]) != elf.ELFMAG {
-		return nil, fmt.Errorf("disasm: %s: not an ELF file (starts with % x)", path, magic[:n])
+		return nil, fmt.Errorf("disasm: %s: not an ELF file (it does not start with ELF's magic number; what it holds is not shown)", path)
 	}
 	ef, err := elf.NewFile(r)
 	if err != nil {

@@ -71,12 +71,15 @@ func TestCodeErrors(t *testing.T) {
 		{exe, 0, MaxCode + 1, "bad address range"},
 		{exe, 0x7000_0000, 0x7000_0010, "no segment or section holds the bytes of [0x70000000,0x70000010)"},
 		{dbg, text.Addr, text.Addr + 16, "only-keep-debug"},
-		{notELF, 0, 16, "not an ELF file (starts with 68 65 6c 6c)"},
+		{notELF, 0, 16, "not an ELF file (it does not start with ELF's magic number; what it holds is not shown)"},
 		{filepath.Join(t.TempDir(), "absent"), 0, 16, "no such file"},
 	} {
 		_, err := Code(c.path, c.lo, c.hi)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Code(%s, %#x, %#x) error %v, want %q", filepath.Base(c.path), c.lo, c.hi, err, c.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "68 65 6c 6c") { // the bytes of notELF (issue 27, item 22)
+			t.Errorf("Code(%s): %v shows the file's bytes", filepath.Base(c.path), err)
 		}
 	}
 }

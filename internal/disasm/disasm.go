@@ -51,18 +51,40 @@ func DecodeSyntax(code []byte, addr uint64, symbolize func(uint64) (string, bool
 
 // decodeAt decodes the instruction at the start of code, at address pc.
 func decodeAt(code []byte, pc uint64, symbolize func(uint64) (string, bool), syntax Syntax) Inst {
-	if n, text, ok := special(code); ok {
-		return Inst{Addr: pc, Len: n, Bytes: code[:n:n], Text: text}
-	}
-	inst, ok := decode(code)
+	in, inst, ok := decodeInst(code, pc)
 	if !ok {
-		return Inst{Addr: pc, Len: 1, Bytes: code[:1:1], Text: "(bad)"}
+		return in
+	}
+	in.Text = safeFormat(inst, code, pc, syntax)
+	if in.Target != 0 {
+		in.Text = nameTarget(in.Text, in.Target, symbolize)
+	}
+	if in.MemRef != 0 {
+		in.Text += fmt.Sprintf("        # %#x", in.MemRef)
+		if symbolize != nil {
+			if s, ok := symbolize(in.MemRef); ok {
+				in.Text += " <" + s + ">"
+			}
+		}
+	}
+	return in
+}
+
+// decodeInst decodes the instruction at the start of code, at address pc, without its text: ok is
+// false for bytes that x86asm does not decode (in is then whole, its Text set).
+func decodeInst(code []byte, pc uint64) (in Inst, inst x86asm.Inst, ok bool) {
+	if n, text, ok := special(code); ok {
+		return Inst{Addr: pc, Len: n, Bytes: code[:n:n], Text: text}, inst, false
+	}
+	inst, ok = decode(code)
+	if !ok {
+		return Inst{Addr: pc, Len: 1, Bytes: code[:1:1], Text: "(bad)"}, inst, false
 	}
 	fixRIPRelative(&inst, code)
 	fixVZero(&inst, code)
 	fixDisp32(&inst, code)
 	fixVEXPayload(&inst)
-	in := Inst{Addr: pc, Len: inst.Len, Bytes: code[:inst.Len:inst.Len]}
+	in = Inst{Addr: pc, Len: inst.Len, Bytes: code[:inst.Len:inst.Len]}
 	next := pc + uint64(inst.Len)
 	switch inst.Op {
 	case x86asm.CALL, x86asm.LCALL:
@@ -80,19 +102,37 @@ func decodeAt(code []byte, pc uint64, symbolize func(uint64) (string, bool), syn
 			in.MemRef = next + uint64(m.Disp)
 		}
 	}
-	in.Text = safeFormat(inst, code, pc, syntax)
-	if in.Target != 0 {
-		in.Text = nameTarget(in.Text, in.Target, symbolize)
+	return in, inst, true
+}
+
+// Starts lists the addresses of the instructions that Decode of code at addr finds, decoding without
+// making any text.
+func Starts(code []byte, addr uint64) []uint64 {
+	var out []uint64
+	for off := 0; off < len(code); {
+		in, _, _ := decodeInst(code[off:], addr+uint64(off))
+		out = append(out, in.Addr)
+		off += in.Len
 	}
-	if in.MemRef != 0 {
-		in.Text += fmt.Sprintf("        # %#x", in.MemRef)
-		if symbolize != nil {
-			if s, ok := symbolize(in.MemRef); ok {
-				in.Text += " <" + s + ">"
-			}
+	return out
+}
+
+// References lists the addresses that Decode of code at addr may ask its symbolize to name (each
+// instruction's direct target and RIP-relative operand), decoding without making any text: a
+// tenth of Decode's time.
+func References(code []byte, addr uint64) []uint64 {
+	var out []uint64
+	for off := 0; off < len(code); {
+		in, _, _ := decodeInst(code[off:], addr+uint64(off))
+		if in.Target != 0 {
+			out = append(out, in.Target)
 		}
+		if in.MemRef != 0 {
+			out = append(out, in.MemRef)
+		}
+		off += in.Len
 	}
-	return in
+	return out
 }
 
 // decode runs x86asm.Decode, which must not take down the caller on

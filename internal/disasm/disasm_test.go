@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -376,5 +377,29 @@ func TestObjdumpLibc(t *testing.T) {
 	}
 	if n < 10000 || len(mine) != n || bad > 0 {
 		t.Errorf("objdump: %d instructions, mine %d, %d differ", n, len(mine), bad)
+	}
+}
+
+// References lists every address Decode asks its symbolize to name.
+func TestReferences(t *testing.T) {
+	// call rel32; jmp rel8; lea 0x10(%rip),%rax; mov 0x20(%rip),%eax; ret; a bad byte.
+	code := []byte{0xe8, 0x10, 0, 0, 0, 0xeb, 0x02, 0x48, 0x8d, 0x05, 0x10, 0, 0, 0, 0x8b, 0x05, 0x20, 0, 0, 0, 0xc3, 0x06}
+	var asked []uint64
+	Decode(code, 0x1000, func(a uint64) (string, bool) { asked = append(asked, a); return "f", true })
+	got := References(code, 0x1000)
+	if len(asked) == 0 || !slices.Equal(got, asked) {
+		t.Errorf("References = %#x, Decode asked %#x", got, asked)
+	}
+}
+
+// Starts finds the instructions Decode finds.
+func TestStarts(t *testing.T) {
+	code := []byte{0xe8, 0x10, 0, 0, 0, 0xeb, 0x02, 0x48, 0x8d, 0x05, 0x10, 0, 0, 0, 0x06, 0x0f, 0x0b, 0xc3, 0x66, 0x90}
+	var want []uint64
+	for _, in := range Decode(code, 0x1000, nil) {
+		want = append(want, in.Addr)
+	}
+	if got := Starts(code, 0x1000); !slices.Equal(got, want) {
+		t.Errorf("Starts = %#x, want %#x", got, want)
 	}
 }

@@ -19,10 +19,12 @@ import (
 	"er/internal/archive"
 	"er/internal/debuginfo"
 	"er/internal/experiment"
+	"er/internal/safedir"
 )
 
-// DefaultMode is the mode of `er archive` without -a: the load objects and source files that
-// have events, the files er print needs to show everything it can show of the experiment.
+// DefaultMode is the mode of `er archive` without -a: compact archives of the load objects that
+// have events and the source files of their lines, what er print needs to show everything it can
+// show of the experiment.
 const DefaultMode = "usedsrc"
 
 // which is what a mode selects, of load objects or of source files.
@@ -34,18 +36,26 @@ const (
 	all        // every load object mapped; every source file of the archived load objects
 )
 
+// mode is what an archiving mode archives: which load objects and source files, and whether the
+// load objects are kept in compact archives (package compact) rather than copied whole.
+type mode struct {
+	objects, sources which
+	compact          bool
+}
+
 // modes are the archiving modes, as collect -a and er archive -a name them.
-var modes = map[string]struct{ objects, sources which }{
-	"off":           {none, none},
-	"ldobjects":     {all, none},
-	"usedldobjects": {used, none},
-	"src":           {all, all},
-	"on":            {all, all},
-	"usedsrc":       {used, used},
+var modes = map[string]mode{
+	"off":           {none, none, false},
+	"ldobjects":     {all, none, false},
+	"usedldobjects": {used, none, true},
+	"src":           {all, all, false},
+	"on":            {all, all, false},
+	"usedsrc":       {used, used, true},
+	"copy":          {used, used, false},
 }
 
 // ModeNames lists the archiving modes, for messages.
-const ModeNames = "off, on, ldobjects, usedldobjects, src or usedsrc"
+const ModeNames = "off, on, ldobjects, usedldobjects, src, usedsrc or copy"
 
 // CheckMode says whether mode is an archiving mode.
 func CheckMode(mode string) error {
@@ -57,34 +67,40 @@ func CheckMode(mode string) error {
 
 // Options control Archive.
 type Options struct {
-	Mode        string         // off, on, ldobjects, usedldobjects, src or usedsrc; "" is DefaultMode
+	Mode        string         // off, on, ldobjects, usedldobjects, src, usedsrc or copy; "" is DefaultMode
 	Descendants bool           // archive the subexperiments (_*.er directories) too
 	Force       bool           // copy files again even when archived; archive sources modified after the experiment started
 	Match       *regexp.Regexp // archive only files whose path matches; nil: all
 	Warn        func(string)   // what could not be archived, and why; nil: not said
+	// OnlyArchived: copy only the load objects that the experiments have a symbol archive of, not
+	// read the others to describe them (er import: it archived those it found to be the objects
+	// profiled, and the others' names come from the perf.data file).
+	OnlyArchived bool
 }
 
 // Result counts what Archive did.
 type Result struct {
-	Objects int   // load objects copied
+	Objects int   // load objects copied, or archived compactly
 	Sources int   // source files copied
-	Bytes   int64 // bytes copied
+	Bytes   int64 // bytes written
+	Total   int64 // bytes of the founder's archives/ afterwards
 	Kept    int   // files already archived, not copied again
 	Skipped int   // files that could not be archived: missing, changed since the experiment (see the warnings)
 }
 
 // Experiment archives the experiment dir after collection in mode (off, on, ldobjects,
-// usedldobjects, src, usedsrc), with its subexperiments; warn gets what could not be archived.
-func Experiment(dir, mode string, warn func(string)) error {
-	_, err := Archive(dir, Options{Mode: mode, Descendants: true, Warn: warn})
-	return err
+// usedldobjects, src, usedsrc, copy), with its subexperiments; warn gets what could not be archived.
+func Experiment(dir, mode string, warn func(string)) (Result, error) {
+	return Archive(dir, Options{Mode: mode, Descendants: true, Warn: warn})
 }
 
 // Archive copies the load objects and source files of the experiment dir that opt.Mode selects
 // into its archives/ (for a subexperiment, and for the subexperiments of dir, into the founder's),
 // records them in the index archives/files.xml, and writes the symbol archive of any load object
-// that has none. Files already archived are not copied again. A file that is missing or has
-// changed since the experiment is not archived; opt.Warn says so.
+// that has none. Files already archived are not copied again. A file that is missing, has
+// changed since the experiment, or may not be read, or that is not a regular file (a FIFO, a
+// device, a file of /proc or /sys) is not archived; opt.Warn says so. The experiment must belong to
+// the user running er (an *OwnerError where it does not; Main runs itself again as its owner).
 func Archive(dir string, opt Options) (Result, error) {
 	if opt.Mode == "" {
 		opt.Mode = DefaultMode
@@ -96,17 +112,29 @@ func Archive(dir string, opt Options) (Result, error) {
 	if m.objects == none {
 		return Result{}, nil
 	}
-	ar := &archiver{opt: opt, target: dir, objSeen: map[string]bool{}}
+	ar := &archiver{opt: opt, target: dir, objSeen: map[string]bool{}, compact: m.compact}
 	if ar.opt.Warn == nil {
 		ar.opt.Warn = func(string) {}
 	}
 	if f := experiment.FounderDir(dir); f != "" {
 		ar.target = f
 	}
+	if err := checkOwner(ar.target); err != nil {
+		return Result{}, err
+	}
+	ar.you = userName(uint32(os.Geteuid()))
 	if err := ar.open(dir); err != nil {
 		return Result{}, err
 	}
-	ix, err := archive.ReadIndex(ar.target)
+	// Everything is written beneath the founder's directory, opened once, without following a link
+	// (er archive run by root on another user's experiment must not write where that user points).
+	root, err := safedir.OpenExperiment(ar.target, false)
+	if err != nil {
+		return Result{}, err
+	}
+	defer root.Close()
+	ar.root = root
+	ix, err := archive.OpenIndex(root)
 	if err != nil {
 		return Result{}, err
 	}
@@ -115,26 +143,28 @@ func Archive(dir string, opt Options) (Result, error) {
 	var objects, sources []string
 	if m.objects == used || m.sources == used {
 		open := analysis.WithArchivedCopies(analysis.OpenObjectFile, ar.dirs)
-		if m.sources == used {
+		if m.sources == used && !m.compact {
+			// Compact archives keep the lines of every object: its debug information is read.
 			open = withoutAbsentSources(open)
 		}
-		stacks := make([]*experiment.Data, len(ar.exps))
-		events := 0
-		for i, d := range ar.exps {
-			stacks[i] = eventStacks(d)
-			events += len(stacks[i].Clock)
+		p, err := analyzeEvents(ar.exps, open)
+		if err != nil {
+			return Result{}, fmt.Errorf("%s: %w", dir, err)
 		}
-		// Without events no object or source is used: nothing to read (a short run's fixed cost).
-		if events > 0 {
-			p, err := analysis.Analyze(stacks, analysis.Options{OpenFile: open})
-			if err != nil {
-				return Result{}, fmt.Errorf("%s: %w", dir, err)
+		if p != nil {
+			for _, obj := range p.Objects[1:] {
+				objects = append(objects, obj.Path)
 			}
-			for _, o := range p.Objects[1:] {
-				objects = append(objects, o.Path)
-			}
-			if m.sources == used {
+			switch {
+			case m.sources == used && m.compact:
+				sources = usedSources(p)
+			case m.sources == used:
 				sources = p.Lines().Files()
+			}
+		}
+		if m.compact && p != nil {
+			if err := ar.treeUsage(dir, p, open); err != nil {
+				return Result{}, err
 			}
 		}
 	}
@@ -151,6 +181,11 @@ func Archive(dir string, opt Options) (Result, error) {
 			return ar.res, err
 		}
 	}
+	if ar.compact && ar.p != nil {
+		if err := ar.stripUnused(); err != nil {
+			return ar.res, err
+		}
+	}
 	if m.sources == all {
 		sources = ar.objectSources()
 	}
@@ -164,7 +199,22 @@ func Archive(dir string, opt Options) (Result, error) {
 			return ar.res, err
 		}
 	}
+	ar.res.Total = DirSize(filepath.Join(ar.target, experiment.ArchivesDir))
 	return ar.res, nil
+}
+
+// DirSize is the bytes of the files under dir (links not followed), 0 when it cannot be read.
+func DirSize(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, e fs.DirEntry, err error) error {
+		if err == nil && e.Type().IsRegular() {
+			if fi, err := e.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }
 
 // archiver archives one experiment and its subexperiments.
@@ -173,11 +223,104 @@ type archiver struct {
 	target  string // the experiment whose archives/ gets the copies: the founder
 	dirs    []string
 	exps    []*experiment.Data
-	start   int64 // the earliest start of the experiments, Unix ns; 0 when unknown
+	start   int64        // the earliest start of the experiments, Unix ns; 0 when unknown
+	root    *safedir.Dir // target, opened
 	ix      *archive.Index
+	compact bool // load objects go into compact archives
+
+	// Of the modes that archive what is used: the events' profile, each object's index in it,
+	// the source files with events, and whether the experiments have data addresses (variables).
+	p         *analysis.Profile
+	objIndex  map[string]int
+	usedFiles map[string]bool
+	vars      bool
+	tree      []*experiment.Data // the founder and all its subexperiments
+
 	objSeen map[string]bool
 	objs    []archivedObject
 	res     Result
+	you     string // the user running er archive, in words, for what they may not read
+}
+
+// analyzeEvents is the profile of the events' stacks of exps (eventStacks), its load objects' files
+// opened with open; nil without events (nothing is used: nothing to read, a short run's fixed cost).
+func analyzeEvents(exps []*experiment.Data, open func(string, *experiment.Archive) (*analysis.ObjectFile, error)) (*analysis.Profile, error) {
+	stacks := make([]*experiment.Data, len(exps))
+	events := 0
+	for i, d := range exps {
+		stacks[i] = eventStacks(d)
+		events += len(stacks[i].Clock)
+	}
+	if events == 0 {
+		return nil, nil
+	}
+	return analysis.Analyze(stacks, analysis.Options{OpenFile: open})
+}
+
+// treeUsage sets what the compact archives keep from the usage of the whole experiment whose
+// archives are written, its founder with all its subexperiments: they serve them all, whichever of
+// them er archive was given (p is the profile of those, dir the one named). An unfinished
+// experiment (er collect still records it, or was killed) gets whole copies instead: what it will
+// use is not known yet.
+func (ar *archiver) treeUsage(dir string, p *analysis.Profile, open func(string, *experiment.Archive) (*analysis.ObjectFile, error)) error {
+	exps := ar.exps
+	if dir != ar.target || !ar.opt.Descendants {
+		_, tree, err := readTree(ar.target, true, func(string) {}) // said when the named ones were read
+		if err != nil {
+			return err
+		}
+		if p, err = analyzeEvents(tree, open); err != nil {
+			return fmt.Errorf("%s: %w", ar.target, err)
+		}
+		exps = tree
+	}
+	for _, d := range exps {
+		if d.Log.EndTime == 0 {
+			ar.opt.Warn(fmt.Sprintf("%s is not finished (er collect still records it, or was killed): its load objects are copied whole; compact archives are made of finished experiments", d.Dir))
+			ar.compact = false
+			return nil
+		}
+	}
+	if p == nil {
+		return nil
+	}
+	ar.p, ar.objIndex, ar.tree = p, map[string]int{}, exps
+	for o, obj := range p.Objects[1:] {
+		ar.objIndex[obj.Path] = o + 1
+	}
+	ar.usedFiles = map[string]bool{}
+	for _, f := range p.Lines().Files() {
+		ar.usedFiles[f] = true
+	}
+	for _, d := range exps {
+		for _, c := range d.Log.Counters {
+			ar.vars = ar.vars || c.Backtrack
+		}
+	}
+	return nil
+}
+
+// stripUnused leaves no symbols in the symbol archives of the load objects without events, which
+// er collect archives for every object it saw mapped: no lookup is made in them.
+func (ar *archiver) stripUnused() error {
+	seen := map[string]bool{}
+	for _, d := range ar.tree {
+		for path, a := range d.Archives {
+			if seen[path] || a == nil || a.Kind != "elf" || len(a.Symbols) == 0 {
+				continue
+			}
+			seen[path] = true
+			if _, used := ar.objIndex[path]; used {
+				continue
+			}
+			bare := *a
+			bare.Symbols = nil
+			if err := experiment.WriteArchiveTo(ar.root, &bare); err != nil {
+				return ar.notAdded(path, err)
+			}
+		}
+	}
+	return nil
 }
 
 // archivedObject is a load object that is archived: where its file can be read.
@@ -187,41 +330,56 @@ type archivedObject struct {
 
 // open reads the experiment dir and, with opt.Descendants, its subexperiments.
 func (ar *archiver) open(dir string) error {
+	dirs, exps, err := readTree(dir, ar.opt.Descendants, ar.opt.Warn)
+	if err != nil {
+		return err
+	}
+	for i, d := range exps {
+		ar.add(dirs[i], d)
+	}
+	return nil
+}
+
+// readTree reads the experiment dir and, with descendants, its subexperiments (one that cannot be
+// read is left out, and warn says so): their events' stacks are all that is read of them.
+func readTree(dir string, descendants bool, warn func(string)) (dirs []string, exps []*experiment.Data, err error) {
 	st, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%s: no such experiment", dir)
+		return nil, nil, fmt.Errorf("%s: no such experiment", dir)
+	case errors.Is(err, fs.ErrPermission):
+		return nil, nil, fmt.Errorf("%s: %s, who archives it, may not reach it (%v); er archive reads and writes an experiment as its owner", dir, userName(uint32(os.Geteuid())), err)
 	case err != nil:
-		return err
+		return nil, nil, err
 	case !st.IsDir():
-		return fmt.Errorf("%s: not an experiment: a file, not the directory that er collect writes (such as test.1.er)", dir)
+		return nil, nil, fmt.Errorf("%s: not an experiment: a file, not the directory that er collect writes (such as test.1.er)", dir)
 	}
 	hasLog := exists(filepath.Join(dir, experiment.LogFile))
 	if !hasLog && !exists(filepath.Join(dir, experiment.MapFile)) {
-		return fmt.Errorf("%s: not an experiment: it has no %s or %s (an experiment is the directory that er collect writes, such as test.1.er)",
+		return nil, nil, fmt.Errorf("%s: not an experiment: it has no %s or %s (an experiment is the directory that er collect writes, such as test.1.er)",
 			dir, experiment.LogFile, experiment.MapFile)
 	}
 	d, err := experiment.OpenWith(dir, experiment.Options{TraceStacksOnly: true}) // the events' stacks are all it needs
 	if err != nil {
-		return fmt.Errorf("cannot read experiment %s: %w", dir, err)
+		return nil, nil, fmt.Errorf("cannot read experiment %s: %w", dir, err)
 	}
-	ar.add(dir, d)
-	if !ar.opt.Descendants {
-		return nil
+	dirs, exps = append(dirs, dir), append(exps, d)
+	if !descendants {
+		return dirs, exps, nil
 	}
 	subs, err := experiment.Descendants(dir)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	for _, s := range subs {
 		d, err := experiment.OpenWith(s, experiment.Options{TraceStacksOnly: true})
 		if err != nil {
-			ar.opt.Warn(fmt.Sprintf("%s: not archived: %v", s, err))
+			warn(fmt.Sprintf("%s: not archived: %v", s, err))
 			continue
 		}
-		ar.add(s, d)
+		dirs, exps = append(dirs, s), append(exps, d)
 	}
-	return nil
+	return dirs, exps, nil
 }
 
 func (ar *archiver) add(dir string, d *experiment.Data) {
@@ -244,13 +402,31 @@ func (ar *archiver) warnf(format string, args ...any) {
 	ar.res.Skipped++
 }
 
+// skip says that the file at path is not archived because of err: that it no longer exists, that
+// the user running er archive (the experiment's owner) may not read it, or err itself.
+func (ar *archiver) skip(path string, err error) {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		ar.warnf("%s: not archived: it no longer exists", path)
+	case errors.Is(err, fs.ErrPermission):
+		ar.warnf("%s: not archived: %s, who archives the experiment, may not read it (%v)", path, ar.you, err)
+	default:
+		ar.warnf("%s: not archived: %v", path, err)
+	}
+}
+
 // object archives the load object mapped from path, once.
 func (ar *archiver) object(path string) error {
 	if ar.objSeen[path] || !strings.HasPrefix(path, "/") || !ar.matches(path) {
 		return nil
 	}
 	ar.objSeen[path] = true
+	if err := archive.CheckObject(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		ar.skip(path, err) // neither copied nor described: a program's by /proc/PID/exe, a device
+		return nil
+	}
 	var a *experiment.Archive
+	hadArchive := false
 	mapped := "" // a build id map.xml recorded
 	for _, d := range ar.exps {
 		if a == nil {
@@ -265,18 +441,22 @@ func (ar *archiver) object(path string) error {
 	if a != nil && a.Kind != "elf" {
 		return nil
 	}
+	if a == nil && ar.opt.OnlyArchived {
+		return nil
+	}
+	hadArchive = a != nil
 	if a == nil {
 		b, ok := ar.symbolArchive(path, mapped)
 		if !ok {
 			return nil
 		}
-		if err := experiment.WriteArchive(ar.target, b); err != nil {
+		if err := experiment.WriteArchiveTo(ar.root, b); err != nil {
 			return err
 		}
 		a = b
 	}
 	if err := archive.SameFile(path, a); err != nil {
-		cp, ferr := archive.FindObject([]string{ar.target}, a)
+		cp, _, ferr := archive.FindObject([]string{ar.target}, a)
 		if ferr != nil {
 			return ferr
 		}
@@ -285,17 +465,19 @@ func (ar *archiver) object(path string) error {
 			ar.objs = append(ar.objs, archivedObject{path: path, file: cp})
 			return nil
 		}
-		if errors.Is(err, fs.ErrNotExist) {
-			ar.warnf("%s: not archived: it no longer exists", path)
-		} else {
-			ar.warnf("%s: not archived: %v", path, err)
-		}
+		ar.skip(path, err)
 		return nil
+	}
+	if ar.compact && hadArchive && ar.p != nil {
+		// Without a symbol archive at the time of the events' profile, its functions were not
+		// known: the object is copied whole.
+		if done, err := ar.compactObject(path, a); done || err != nil {
+			return err
+		}
 	}
 	c, added, err := ar.ix.Add(archive.KindObject, path, a.BuildID, ar.opt.Force)
 	if err != nil {
-		ar.warnf("%s: not archived: %v", path, err)
-		return nil
+		return ar.notAdded(path, err)
 	}
 	ar.count(c, added, &ar.res.Objects)
 	ar.objs = append(ar.objs, archivedObject{path: path, file: path})
@@ -308,11 +490,8 @@ func (ar *archiver) object(path string) error {
 func (ar *archiver) symbolArchive(path, mapped string) (*experiment.Archive, bool) {
 	b, err := archive.Build(path)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		ar.warnf("%s: not archived: it no longer exists", path)
-		return nil, false
 	case err != nil:
-		ar.warnf("%s: not archived: %v", path, err)
+		ar.skip(path, err)
 		return nil, false
 	case mapped != "" && b.BuildID != mapped:
 		ar.warnf("%s: not archived: it has changed since the experiment (build id %s, was %s)", path, b.BuildID, mapped)
@@ -324,13 +503,24 @@ func (ar *archiver) symbolArchive(path, mapped string) (*experiment.Archive, boo
 	return b, true
 }
 
+// notAdded says that the file at path could not be copied: a warning, or, where a link in the
+// experiment is in the way (*safedir.LinkError), an error that stops the archiving of the
+// experiment, since nothing more can be written into it.
+func (ar *archiver) notAdded(path string, err error) error {
+	if le := (*safedir.LinkError)(nil); errors.As(err, &le) {
+		return err
+	}
+	ar.skip(path, err)
+	return nil
+}
+
 func (ar *archiver) count(c archive.Copy, added bool, n *int) {
 	if !added {
 		ar.res.Kept++
 		return
 	}
 	*n++
-	ar.res.Bytes += c.Size
+	ar.res.Bytes += c.FileSize()
 }
 
 // objectSources lists the source files in the line tables of the archived load objects.
@@ -364,13 +554,13 @@ func (ar *archiver) sources(names []string) error {
 			}
 			continue
 		case err != nil:
-			ar.warnf("%s: not archived: %v", name, err)
+			ar.skip(name, err)
 			continue
-		case !st.Mode().IsRegular():
+		case st.IsDir(): // a line table's directory entry, not a file
 			continue
 		}
 		if err := archive.CheckSource(name); err != nil {
-			ar.warnf("%s: not archived: %v", name, err)
+			ar.skip(name, err)
 			continue
 		}
 		switch {
@@ -385,7 +575,9 @@ func (ar *archiver) sources(names []string) error {
 		}
 		c, added, err := ar.ix.Add(archive.KindSource, name, "", ar.opt.Force)
 		if err != nil {
-			ar.warnf("%s: not archived: %v", name, err)
+			if err := ar.notAdded(name, err); err != nil {
+				return err
+			}
 			continue
 		}
 		ar.count(c, added, &ar.res.Sources)
@@ -421,10 +613,21 @@ er print shows source lines, source text and disassembly after they have changed
 another machine. Files already archived are not copied again. The files of subexperiments
 (_*.er) go into their founder's archives/.
 
-Modes (-a): off (nothing); ldobjects (every load object mapped); usedldobjects (the load objects
-with events); src or on (every load object, and every source file of their debug information);
-usedsrc (the load objects with events, and the source files of lines with events); the default
-is %s.
+Modes (-a): off (nothing); usedsrc (compact archives of the load objects with events: the code
+of the functions er print shows and the debug information of their lines and inlined calls,
+compressed; and the source files of lines with events); usedldobjects (the compact archives
+alone); copy (whole copies of the load objects with events, and the source files of lines with
+events); ldobjects (whole copies of every load object mapped); src or on (whole copies of every
+load object, and every source file of their debug information); the default
+is %s. Each experiment's line ends with the size of its archives/.
+
+Only regular files are copied: a FIFO, a device or a file of /proc or /sys
+named by an experiment is left out, with a warning that says why, as is a load
+object that is not an ELF file. An experiment of another user is archived as
+that user: run by root, er archive runs itself again with that user's ids and
+groups, so that only the files that user may read are copied into it (the
+others are named in warnings), and what it writes belongs to that user; run by
+another user, it refuses.
 
 Options:
 `, DefaultMode)
@@ -462,8 +665,24 @@ Options:
 		fl.Usage()
 		return 2
 	}
+	opts := []string{"-a", *mode} // for er archive run again as an experiment's owner
+	for _, f := range []struct {
+		set  bool
+		name string
+	}{{!opt.Descendants, "-n"}, {*quiet, "-q"}, {*force, "-F"}} {
+		if f.set {
+			opts = append(opts, f.name)
+		}
+	}
+	if *match != "" {
+		opts = append(opts, "-m", *match)
+	}
 	status := 0
 	for _, dir := range dirs {
+		if code, done := archiveAsOwner(dir, opts, *quiet, stdout, stderr); done {
+			status = max(status, code)
+			continue
+		}
 		opt.Warn = func(w string) {
 			if !*quiet {
 				fmt.Fprintf(stderr, "er archive: warning: %s\n", w)
@@ -484,14 +703,14 @@ Options:
 
 // String says what was archived, in words.
 func (r Result) String() string {
-	s := fmt.Sprintf("archived %s and %s (%s)", plural(r.Objects, "load object"), plural(r.Sources, "source file"), size(r.Bytes))
+	s := fmt.Sprintf("archived %s and %s (%s)", plural(r.Objects, "load object"), plural(r.Sources, "source file"), Size(r.Bytes))
 	if r.Kept > 0 {
 		s += fmt.Sprintf("; %d already archived", r.Kept)
 	}
 	if r.Skipped > 0 {
 		s += fmt.Sprintf("; %s not archived (see the warnings)", plural(r.Skipped, "file"))
 	}
-	return s
+	return s + fmt.Sprintf("; archives/ holds %s", Size(r.Total))
 }
 
 func plural(n int, what string) string {
@@ -501,7 +720,8 @@ func plural(n int, what string) string {
 	return fmt.Sprintf("%d %ss", n, what)
 }
 
-func size(n int64) string {
+// Size is n bytes in words: "1.9 MiB".
+func Size(n int64) string {
 	switch {
 	case n >= 1<<20:
 		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))

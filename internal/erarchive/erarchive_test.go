@@ -57,8 +57,9 @@ const (
 )
 
 // experiment writes an experiment at dir in which prog and libcold.so are mapped, with their
-// symbol archives, and samples in work() of prog, or with inLib in cold() of libcold.so.
-func (f *fixture) experiment(t *testing.T, dir string, inLib bool) {
+// symbol archives, and samples in work() of prog, or with inLib in cold() of libcold.so; and the
+// files extra, mapped without symbol archives.
+func (f *fixture) experiment(t *testing.T, dir string, inLib bool, extra ...string) {
 	t.Helper()
 	log := experiment.Log{FormatVersion: experiment.FormatVersion, Pid: 100, StartTime: time.Now().UnixNano(),
 		Settings: []experiment.Setting{{Name: "clock", Value: "on"}}}
@@ -84,6 +85,10 @@ func (f *fixture) experiment(t *testing.T, dir string, inLib bool) {
 		w.AddMapping(experiment.Mapping{Pid: 100, Start: m.base, End: m.base + 0x10000, Path: m.path, BuildID: a.BuildID, UnloadTime: -1})
 	}
 	w.AddMapping(experiment.Mapping{Pid: 100, Start: 0x7fff0000000, End: 0x7fff0002000, Path: "[vdso]", UnloadTime: -1})
+	for i, p := range extra {
+		start := uint64(0x7e0000000000 + i*0x100000)
+		w.AddMapping(experiment.Mapping{Pid: 100, Start: start, End: start + 0x1000, Path: p, UnloadTime: -1})
+	}
 	a, err := archive.Build(hot)
 	if err != nil {
 		t.Fatal(err)
@@ -110,12 +115,14 @@ func (f *fixture) experiment(t *testing.T, dir string, inLib bool) {
 			t.Fatal(err)
 		}
 	}
+	w.UpdateLog(func(l *experiment.Log) { l.EndTime = 2e8 }) // finished, as er collect leaves it
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// archived lists the paths the index of exp holds, by kind.
+// archived lists the paths the index of exp holds, by kind: load objects (copied whole or kept
+// in compact archives) and sources.
 func archived(t *testing.T, exp string) (objects, sources []string) {
 	t.Helper()
 	ix, err := archive.ReadIndex(exp)
@@ -123,7 +130,7 @@ func archived(t *testing.T, exp string) (objects, sources []string) {
 		t.Fatal(err)
 	}
 	for _, c := range ix.Copies {
-		if c.Kind == archive.KindObject {
+		if c.Kind == archive.KindObject || c.Kind == archive.KindCompact {
 			objects = append(objects, c.Path)
 		} else {
 			sources = append(sources, c.Path)
@@ -144,6 +151,7 @@ func TestModes(t *testing.T) {
 		{"usedldobjects", []string{f.prog}, nil},
 		{"ldobjects", []string{f.lib, f.prog}, nil},
 		{"usedsrc", []string{f.prog}, []string{f.progSrc}},
+		{"copy", []string{f.prog}, []string{f.progSrc}},
 		{"src", []string{f.lib, f.prog}, []string{f.coldSrc, f.progSrc}},
 		{"on", []string{f.lib, f.prog}, []string{f.coldSrc, f.progSrc}},
 	} {
@@ -158,6 +166,17 @@ func TestModes(t *testing.T) {
 			objects, sources := archived(t, exp)
 			if !slices.Equal(objects, c.objects) || !slices.Equal(sources, c.sources) {
 				t.Errorf("archived objects %q, sources %q; want %q, %q", objects, sources, c.objects, c.sources)
+			}
+			// usedsrc and usedldobjects keep compact archives of the load objects; the others, copies.
+			wantKind := archive.KindObject
+			if c.mode == "usedsrc" || c.mode == "usedldobjects" {
+				wantKind = archive.KindCompact
+			}
+			ix, _ := archive.ReadIndex(exp)
+			for _, cp := range ix.Copies {
+				if cp.Kind != archive.KindSource && cp.Kind != wantKind {
+					t.Errorf("%s is archived as %s, want %s", cp.Path, cp.Kind, wantKind)
+				}
 			}
 			if res.Objects != len(c.objects) || res.Sources != len(c.sources) || res.Kept != 0 || res.Skipped != 0 || len(warnings) != 0 {
 				t.Errorf("result %+v, warnings %q; want %d objects, %d sources copied, nothing else", res, warnings, len(c.objects), len(c.sources))
@@ -450,4 +469,107 @@ func TestEventStacks(t *testing.T) {
 	if len(d.Clock) != 2 || len(d.Heap) != 3 || len(d.Sync) != 2 || len(d.IO) != 1 || d.Clock[0].Period != 10 {
 		t.Errorf("the experiment given was changed: %+v", d)
 	}
+}
+
+// TestLinksNotFollowed: er archive, run by root on an experiment that another user prepared, writes
+// nothing through a symbolic link the user put in it: not through archives/, archives/objects,
+// archives/sources or archives/objects/HASH linked to another directory (an error that names the
+// link), nor through a link planted under the name of a temporary file (er writes a new file of
+// its own). Before, it followed every one of them and wrote where the links pointed.
+func TestLinksNotFollowed(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Log("not root: the links are followed or not alike for every user; run as root for the attack itself")
+	}
+	f := build(t)
+	sum, err := archive.FileSHA256(f.prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, link string // link: the path under the experiment made a link to elsewhere (or to its victim)
+		victim     bool   // link to a file in elsewhere rather than to elsewhere itself
+		wantErr    string // "": er archive succeeds
+	}{
+		{"archives", "archives", false, "archives is a symbolic link"},
+		{"objects", "archives/objects", false, "archives/objects is a symbolic link"},
+		{"sources", "archives/sources", false, "archives/sources is a symbolic link"},
+		{"hash", "archives/objects/" + sum[:32], false, "archives/objects/" + sum[:32] + " is a symbolic link"},
+		{"index-temp", "archives/.files.xml.tmp", true, ""},
+		{"archive-temp", "archives/." + experiment.ArchiveName(f.lib) + ".tmp", true, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			exp := filepath.Join(t.TempDir(), "test.1.er")
+			f.experiment(t, exp, false)
+			// The library's symbol archive is missing: er archive writes it (case archive-temp).
+			if err := os.Remove(filepath.Join(exp, "archives", experiment.ArchiveName(f.lib))); err != nil {
+				t.Fatal(err)
+			}
+			elsewhere := t.TempDir()
+			victim := filepath.Join(elsewhere, "victim")
+			if err := os.WriteFile(victim, []byte("untouched\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			link := filepath.Join(exp, c.link)
+			if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if c.link == "archives" { // what it held goes where the link points, as the user would
+				if err := os.Rename(link, filepath.Join(elsewhere, "held")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			target := elsewhere
+			if c.victim {
+				target = victim
+			}
+			if err := os.Symlink(target, link); err != nil {
+				t.Fatal(err)
+			}
+			before := tree(t, elsewhere)
+			var out, errb bytes.Buffer
+			code := Main([]string{"-a", "src", exp}, &out, &errb)
+			t.Logf("er archive: exit %d\n%s%s", code, out.String(), errb.String())
+			if after := tree(t, elsewhere); after != before {
+				t.Errorf("er archive wrote where the link %s points:\n%s\nwas\n%s", c.link, after, before)
+			}
+			if c.wantErr != "" {
+				if code != 1 || !strings.Contains(errb.String(), c.wantErr) || !strings.Contains(errb.String(), "does not follow links") {
+					t.Errorf("exit %d, want 1 and an error that says %q and why", code, c.wantErr)
+				}
+				return
+			}
+			if code != 0 {
+				t.Errorf("exit %d, want 0", code)
+			}
+			if got, err := os.Readlink(link); err != nil || got != victim {
+				t.Errorf("the planted link %s: %q, %v; want it left alone", c.link, got, err)
+			}
+		})
+	}
+}
+
+// tree lists the files under dir with their sizes and contents' first bytes.
+func tree(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := e.Info()
+		if err != nil {
+			return err
+		}
+		head := ""
+		if fi.Mode().IsRegular() {
+			data, _ := os.ReadFile(p)
+			head = fmt.Sprintf("%q", data[:min(len(data), 16)])
+		}
+		fmt.Fprintf(&b, "%s %v %d %s\n", strings.TrimPrefix(p, dir), fi.Mode(), fi.Size(), head)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }

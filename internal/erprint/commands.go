@@ -301,7 +301,9 @@ func (s *session) help(_ []string) error {
 			}
 		}
 	}
-	s.printf("\nThe commands marked * may appear in .er.rc files, which er print reads first: %s, ~/.er.rc, ./.er.rc.\n", SystemRC)
+	s.printf("\nThe commands marked * may appear in .er.rc files, which er print reads first: %s, ~/.er.rc, ./.er.rc\n"+
+		"(regular files of at most 1 MiB, owned by you or root and not writable by every user; others are skipped\n"+
+		"with a warning); it says on stderr each one it read, and what it set.\n", SystemRC)
 	return nil
 }
 

@@ -2,8 +2,10 @@ package erprint
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"er/internal/analysis"
@@ -53,6 +55,41 @@ func newEngine(args []string, e env) (*Engine, error) {
 	}
 	return eng, nil
 }
+
+// Fork returns a new Engine over the same loaded experiments that shares e's analysis of them (the
+// profile of every event, which each selection refilters) and starts from e's metrics, sort and
+// selection; from then on each has its own. Forks may be used concurrently, one goroutine each:
+// a fork's profiles are its own (even the unfiltered one is a copy), so that what one fork's views
+// compute on first use (lines, instructions, inlined functions) never races with another's reads.
+// e must not be in use while it is forked.
+func (e *Engine) Fork() *Engine {
+	ne := &Engine{}
+	s := *e.s
+	s.stdin, s.stdout, s.stderr, s.out, s.file = strings.NewReader(""), &ne.out, &ne.out, &ne.out, nil
+	s.capture = func(t *report.Table) { ne.tables = append(ne.tables, t) }
+	s.metrics, s.cmetrics = slices.Clone(s.metrics), slices.Clone(s.cmetrics)
+	s.prof, s.names, s.fragment, s.cmpProfiles, s.view, s.doc = nil, nil, nil, nil, nil, 0
+	s.indexes, s.sourceCache = nil, map[string]*sourceFile{}
+	s.private, s.ctx = true, nil
+	if s.sel.filterText != "" { // the compiled filter remembers values per stack: compile it again
+		c, err := compileFilter(s.sel.filterText, &filterEnv{style: &s.style, ctx: &s.ctx})
+		if err == nil {
+			s.sel.filter = c.eval
+		}
+	}
+	ne.s = &s
+	return ne
+}
+
+// Release drops the profiles e computed for its selection (they are computed again when next
+// needed), keeping the selection, metrics and sort: what an idle view of the Analyzer keeps.
+func (e *Engine) Release() {
+	e.s.prof, e.s.names, e.s.cmpProfiles, e.s.warned = nil, nil, nil, 0
+}
+
+// SetContext makes ctx (nil: none) the context of the analyses e does from now on: when it is
+// done, a filter being evaluated stops and the command that needed it fails with ctx's error.
+func (e *Engine) SetContext(ctx context.Context) { e.s.ctx = ctx }
 
 // Exec runs one command line, as in a script ("metrics e.%totalcpu:name", "filters TSTAMP < 5e9").
 func (e *Engine) Exec(line string) (Result, error) {
@@ -104,12 +141,25 @@ func (e *Engine) SetMetrics(spec string) error {
 	return err
 }
 
-// SetFilter keeps only the events for which the filter expression expr is true; "" keeps all.
+// SetFilter keeps only the events for which the filter expression expr is true ("" keeps all) and
+// computes the profile of those events. When the expression is wrong or the profile cannot be
+// computed (the context is done), the selection and the profile stay what they were.
 func (e *Engine) SetFilter(expr string) error {
 	if expr == "" {
 		expr = "none"
 	}
-	_, err := e.run(func() error { return e.s.filters([]string{expr}) })
+	s := e.s
+	sel, prof, frag, cmp, warned := s.sel, s.prof, s.fragment, s.cmpProfiles, s.warned
+	_, err := e.run(func() error {
+		if err := s.filters([]string{expr}); err != nil {
+			return err
+		}
+		_, err := s.profile()
+		return err
+	})
+	if err != nil {
+		s.sel, s.prof, s.fragment, s.cmpProfiles, s.warned = sel, prof, frag, cmp, warned
+	}
 	return err
 }
 
@@ -201,6 +251,19 @@ func (e *Engine) MetricSpec() string { return specString(e.s.metrics, e.s.ms) }
 // NameIn is function f's name in profile p, an earlier profile of this engine or the current
 // one, in the current name style.
 func (e *Engine) NameIn(p *analysis.Profile, f int) string { return e.s.makeName(p, f) }
+
+// SourcesRead lists the source files whose lines the session has read (for a source or a
+// disassembly view), as found: the recorded path, a path map's or the archived copy.
+func (e *Engine) SourcesRead() []string {
+	var out []string
+	for _, sf := range e.s.sourceCache {
+		if sf.path != "" && sf.lines != nil {
+			out = append(out, sf.path)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
 
 // KeepEvents says whether the profiles computed from now on fill their EventList.
 func (e *Engine) KeepEvents(keep bool) { e.s.keepEvents = keep }

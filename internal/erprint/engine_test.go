@@ -1,7 +1,10 @@
 package erprint
 
 import (
+	"context"
+	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"er/internal/report"
@@ -188,5 +191,116 @@ func TestEngineTyped(t *testing.T) {
 	b, errB := e.Exec("thread_list")
 	if errA != nil || errB != nil || len(a.Tables) != 1 || len(b.Tables) != 1 || len(a.Tables[0].Rows) != len(b.Tables[0].Rows) {
 		t.Errorf("View and Exec of thread_list differ: %v %v", errA, errB)
+	}
+}
+
+// TestEngineFork: forks of one engine share its analysis but not its view: each sets its own
+// filter, sort and metrics, and they may run at once (go test -race), each answering as an engine
+// of its own would.
+func TestEngineFork(t *testing.T) {
+	tmpl, err := newEngine([]string{"demo.1.er"}, testEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tmpl.Profile(); err != nil {
+		t.Fatal(err)
+	}
+	views := []struct{ filter, sort, metrics string }{
+		{"", "", ""}, {"THRID == 1", "name", ""}, {"INSTK(compute)", "i.totalcpu", ""},
+		{"THRID == 2", "", "i.%totalcpu:e.totalcpu:name"}, {`FNAME("sum.*") SOME IN USTACK`, "name", "e.totalcpu:name"},
+	}
+	answer := func(e *Engine, filter, sort, metrics string) string {
+		if metrics != "" {
+			if err := e.SetMetrics(metrics); err != nil {
+				t.Error(err)
+			}
+		}
+		if err := e.SetFilter(filter); err != nil {
+			t.Error(err)
+		}
+		if sort != "" {
+			if err := e.SetSort(sort); err != nil {
+				t.Error(err)
+			}
+		}
+		var b strings.Builder
+		for _, cmd := range []string{"functions", "calltree", "thread_list", "lines"} {
+			if err := e.WriteText(&b, cmd); err != nil {
+				t.Error(err)
+			}
+		}
+		for f := range 4 {
+			res, _ := e.ExecFunc("csingle", f)
+			b.WriteString(res.Text)
+			for _, tb := range res.Tables {
+				for _, r := range tb.Rows {
+					b.WriteString(r.Name)
+				}
+			}
+		}
+		return b.String()
+	}
+	want := make([]string, len(views))
+	for i, v := range views { // alone, each in an engine of its own
+		e, err := newEngine([]string{"demo.1.er"}, testEnv())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = answer(e, v.filter, v.sort, v.metrics)
+	}
+	forks := make([]*Engine, 4*len(views))
+	for i := range forks {
+		forks[i] = tmpl.Fork()
+	}
+	got := make([]string, len(forks))
+	var wg sync.WaitGroup
+	for i, e := range forks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v := views[i%len(views)]
+			got[i] = answer(e, v.filter, v.sort, v.metrics)
+		}()
+	}
+	wg.Wait()
+	for i := range forks {
+		if w := want[i%len(views)]; got[i] != w {
+			t.Errorf("fork %d (%+v) answers differently from an engine of its own:\n%s\nwant\n%s", i, views[i%len(views)], got[i], w)
+		}
+	}
+	if tmpl.Filter() != "" || tmpl.SortKey() != "e.totalcpu" {
+		t.Errorf("the forked engine has filter %q, sort %q", tmpl.Filter(), tmpl.SortKey())
+	}
+	p, _ := forks[0].Profile()
+	base, _ := tmpl.Profile()
+	if p == base || p.Unfiltered() != base {
+		t.Error("a fork's unfiltered profile is not a copy of the shared one")
+	}
+}
+
+// TestSetFilterKeepsView: a filter that cannot be compiled, or whose evaluation is stopped (its
+// context done), leaves the engine's filter and profile as they were.
+func TestSetFilterKeepsView(t *testing.T) {
+	e, err := newEngine([]string{"demo.1.er"}, testEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.SetFilter("THRID == 1"); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := e.Profile()
+	if err := e.SetFilter("NOSUCH == 1"); err == nil || !strings.Contains(err.Error(), `unknown field "NOSUCH"`) {
+		t.Errorf("a wrong filter: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	e.SetContext(ctx)
+	err = e.SetFilter("INSTK(compute)")
+	e.SetContext(nil)
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "the analysis was stopped") {
+		t.Errorf("a filter whose context is done: %v", err)
+	}
+	if q, _ := e.Profile(); e.Filter() != "THRID == 1" || q != p {
+		t.Errorf("after the failed filters the engine has filter %q and profile %p, want %q and %p", e.Filter(), q, "THRID == 1", p)
 	}
 }

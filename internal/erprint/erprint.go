@@ -5,6 +5,7 @@ package erprint
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"er/internal/analysis"
@@ -20,6 +22,7 @@ import (
 	"er/internal/experiment"
 	"er/internal/gprofng"
 	"er/internal/report"
+	"er/internal/safedir"
 )
 
 // Prompt is printed before each command read in interactive mode.
@@ -86,12 +89,31 @@ func buildArchive(exps []*experiment.Data) func(path string) (*experiment.Archiv
 				if m.BuildID != "" && a.BuildID != "" && m.BuildID != a.BuildID {
 					return nil, fmt.Errorf("%s has changed since the experiment (build id %s, was %s)", path, a.BuildID, m.BuildID)
 				}
-				_ = experiment.WriteArchive(d.Dir, a) // best effort: the experiment may be read-only
+				// Best effort: the experiment may be read-only. Nothing beneath it is reached through a
+				// link, only an experiment is written into, and only the user's own: another user's
+				// names the object, and would get what er, run by root, read of it (the symbols of a
+				// program only root may read).
+				if root, err := safedir.OpenExperiment(d.Dir, false); err == nil {
+					if ownedByUser(root) {
+						_ = experiment.WriteArchiveTo(root, a)
+					}
+					root.Close()
+				}
 				break
 			}
 		}
 		return a, nil
 	}
+}
+
+// ownedByUser reports whether the directory d belongs to the user running er.
+func ownedByUser(d *safedir.Dir) bool {
+	fi, err := d.Stat()
+	if err != nil {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && st.Uid == uint32(os.Geteuid())
 }
 
 // Main runs er_print with args, the words after `er print`: commands, each prefixed with '-' and
@@ -288,6 +310,10 @@ type session struct {
 	capture    func(*report.Table)
 	keepEvents bool
 	pick       int
+	// private (Engine.Fork): the unfiltered profile is refiltered too, so that no profile this
+	// session uses is another's. ctx, when set, stops a filter's evaluation (Engine.SetContext).
+	private bool
+	ctx     context.Context
 
 	// rc.go: the default metric list and sort (dmetrics, dsort) and whether metrics and sort chose
 	// others; the callers-callees metrics (cmetrics; nil: the function list's); viewmode, scc, dcc;
@@ -378,8 +404,13 @@ func (s *session) profile() (*analysis.Profile, error) {
 		s.baseKey.exps = slices.Clone(s.exps)
 	}
 	p = s.base
-	if filter != nil || s.keepEvents && !s.baseEvents {
+	if filter != nil || s.keepEvents && !s.baseEvents || s.private {
+		var stopped func() error
+		filter, stopped = s.stoppable(filter)
 		if p, err = s.base.Refilter(filter, s.keepEvents); err != nil {
+			return nil, err
+		}
+		if err := stopped(); err != nil {
 			return nil, err
 		}
 	}
@@ -392,6 +423,37 @@ func (s *session) profile() (*analysis.Profile, error) {
 		go p.CallTree() // on the other core, while the views before it run
 	}
 	return p, nil
+}
+
+// stopCheck is how many events a filter evaluates between two looks at the session's context.
+const stopCheck = 1 << 12
+
+// stoppable wraps filter (nil: none) so that it stops evaluating once the session's context is
+// done: from then on it keeps no event, and stopped says why the profile it made is to be thrown
+// away. Without a context it returns filter unchanged.
+func (s *session) stoppable(filter func(*analysis.EventInfo) bool) (_ func(*analysis.EventInfo) bool, stopped func() error) {
+	ctx := s.ctx
+	if ctx == nil || filter == nil {
+		return filter, func() error { return nil }
+	}
+	var n int
+	var err error
+	return func(ev *analysis.EventInfo) bool {
+			if err != nil {
+				return false
+			}
+			if n++; n%stopCheck == 1 {
+				if err = ctx.Err(); err != nil {
+					return false
+				}
+			}
+			return filter(ev)
+		}, func() error {
+			if err != nil {
+				return fmt.Errorf("the analysis was stopped: %w", err)
+			}
+			return nil
+		}
 }
 
 // loadWarnings gives each experiment's warnings as read, each after its directory. That a
@@ -658,12 +720,20 @@ func (lr *lineReader) next() (string, error) {
 	}
 }
 
+// openScript opens script file name without blocking, so that a FIFO with no writer is an empty
+// script rather than a wait for ever (its reads still wait for what a writer writes: -script <(...)
+// works). A script is named on purpose, so it may be any file: one of an endless line, or of
+// lines that are no commands (/dev/zero, /dev/urandom), stops at its first bad line.
+func openScript(name string) (*os.File, error) {
+	return os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+}
+
 // script runs the commands of a file; the first failure stops it.
 func (s *session) script(name string) error {
 	if s.depth >= 16 {
 		return usagef("script %s: scripts nested too deeply", name)
 	}
-	f, err := os.Open(name)
+	f, err := openScript(name)
 	if err != nil {
 		return fmt.Errorf("script: %w", err)
 	}

@@ -2,6 +2,7 @@ package erprint
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -567,6 +568,69 @@ func TestRealExperiment(t *testing.T) {
 	}
 }
 
+// TestBuildArchiveLinks: the archive er print builds is saved only into an experiment (a
+// directory holding log.xml or map.xml), and never through a link in it: er print run by root on
+// another user's experiment whose archives/ is a link to another directory writes nothing there.
+// Before, it made archives/ in any directory, and wrote where the link pointed.
+func TestBuildArchiveLinks(t *testing.T) {
+	exe := "/usr/lib/x86_64-linux-gnu/libc.so.6"
+	if _, err := os.Stat(exe); err != nil {
+		t.Skip("no libc.so.6 found to build an archive of")
+	}
+	notExp, exp, elsewhere := t.TempDir(), t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(exp, experiment.LogFile), []byte("<experiment/>\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(exp, experiment.ArchivesDir)); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{notExp, exp} {
+		d := &experiment.Data{Dir: dir, Mappings: []experiment.Mapping{{Path: exe}}}
+		if _, err := buildArchive([]*experiment.Data{d})(exe); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, dir := range []string{notExp, elsewhere} {
+		if es, err := os.ReadDir(dir); err != nil || len(es) != 0 {
+			t.Errorf("er print wrote %d entries into %s (%v): want none", len(es), dir, err)
+		}
+	}
+}
+
+// TestBuildArchiveOthers: the archive er print builds of a load object is not saved into another
+// user's experiment: that user's map.xml names the object, and would get what root's er print read
+// of it (the symbols of a program only root may read). Before, er print run by root saved it there.
+func TestBuildArchiveOthers(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("not root: giving an experiment to another user needs root")
+	}
+	exe := "/usr/lib/x86_64-linux-gnu/libc.so.6"
+	if _, err := os.Stat(exe); err != nil {
+		t.Skip("no libc.so.6 found to build an archive of")
+	}
+	own, other := t.TempDir(), t.TempDir()
+	for _, dir := range []string{own, other} {
+		if err := os.WriteFile(filepath.Join(dir, experiment.LogFile), []byte("<experiment/>\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chown(other, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{own, other} {
+		d := &experiment.Data{Dir: dir, Mappings: []experiment.Mapping{{Path: exe}}}
+		if _, err := buildArchive([]*experiment.Data{d})(exe); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(own, experiment.ArchivesDir, experiment.ArchiveName(exe))); err != nil {
+		t.Errorf("not saved into the user's own experiment: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(other, experiment.ArchivesDir)); !os.IsNotExist(err) {
+		t.Errorf("another user's experiment got archives/: %v; want none", err)
+	}
+}
+
 // TestBuildArchive builds the archive of a real ELF file (the C library) when the experiment
 // lacks it, and saves it into the experiment.
 func TestBuildArchive(t *testing.T) {
@@ -581,6 +645,9 @@ func TestBuildArchive(t *testing.T) {
 		t.Skip("no libc.so.6 found to build an archive of")
 	}
 	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, experiment.LogFile), []byte("<experiment/>\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	d := &experiment.Data{Dir: dir, Mappings: []experiment.Mapping{{Path: exe}}}
 	load := buildArchive([]*experiment.Data{d})
 	a, err := load(exe)
@@ -768,5 +835,32 @@ func TestUnfinishedSaidOnce(t *testing.T) {
 	if code := run([]string{"-functions", "demo.1.er/_f1.er"}, strings.NewReader(""), &out, &errb, e); code != 0 ||
 		!strings.Contains(errb.String(), "er print: warning: demo.1.er/_f1.er: the experiment was not finished") {
 		t.Errorf("a subexperiment alone: exit %d, stderr %q", code, errb.String())
+	}
+}
+
+// TestStoppable: a filter wrapped by stoppable looks at the session's context every stopCheck
+// events; once it is done the filter keeps nothing and is not called again, and stopped says why.
+func TestStoppable(t *testing.T) {
+	s := newSession(strings.NewReader(""), &strings.Builder{}, &strings.Builder{}, testEnv())
+	calls := 0
+	inner := func(*analysis.EventInfo) bool { calls++; return true }
+	if f, stopped := s.stoppable(inner); f == nil || stopped() != nil {
+		t.Error("without a context the filter is not the same")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s.ctx = ctx
+	f, stopped := s.stoppable(inner)
+	kept := 0
+	for i := range 10 * stopCheck {
+		if i == stopCheck+5 {
+			cancel()
+		}
+		if f(&analysis.EventInfo{}) {
+			kept++
+		}
+	}
+	if calls != 2*stopCheck || kept != calls || !errors.Is(stopped(), context.Canceled) {
+		t.Errorf("the filter was called %d times and kept %d events, stopped %v; want %d, %d, canceled", calls, kept, stopped(), 2*stopCheck, 2*stopCheck)
 	}
 }

@@ -1,11 +1,12 @@
 package erprint
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"er/internal/analysis"
@@ -76,15 +77,27 @@ func (s *session) exportProfile(o exportOpts) (*analysis.Profile, *export.Profil
 		}
 		return index[f]
 	}
+	// The stacks are made one at a time as the writers ask for them, in buffers of their own; the
+	// first pass, here, numbers the functions in the order of their first use.
+	var fbuf, lbuf []int
 	funcsOf := func(st int) []int {
 		funcs, _ := p.Stack(st)
-		ids := make([]int, len(funcs))
-		for i, f := range funcs {
-			ids[i] = fnIndex(int(f))
+		fbuf = fbuf[:0]
+		for _, f := range funcs {
+			fbuf = append(fbuf, fnIndex(int(f)))
 		}
-		return ids
+		return fbuf
 	}
-	var locs [][]int // by raw stack
+	locsOf := func(raw int) []int {
+		if !instrs {
+			return nil
+		}
+		lbuf = lbuf[:0]
+		for _, l := range is.Stacks[raw].Locs {
+			lbuf = append(lbuf, int(l))
+		}
+		return lbuf
+	}
 	if instrs {
 		for _, l := range is.Locs {
 			el := export.Location{Object: l.Object, Addr: l.Addr}
@@ -97,13 +110,6 @@ func (s *session) exportProfile(o exportOpts) (*analysis.Profile, *export.Profil
 			}
 			out.Locations = append(out.Locations, el)
 		}
-		for _, rs := range is.Stacks {
-			ls := make([]int, len(rs.Locs))
-			for i, l := range rs.Locs {
-				ls[i] = int(l)
-			}
-			locs = append(locs, ls)
-		}
 	}
 	switch {
 	case o.threads:
@@ -111,26 +117,38 @@ func (s *session) exportProfile(o exportOpts) (*analysis.Profile, *export.Profil
 		if err != nil {
 			return nil, nil, err
 		}
-		for _, v := range tv {
-			es := export.Stack{Funcs: funcsOf(is.Stacks[v.Raw].Stack), Values: v.Values,
-				Labels: []export.Label{{Key: "pid", Value: int64(v.Pid)}, {Key: "tid", Value: int64(v.Tid)}, {Key: "thread", Value: int64(v.Thread)}}}
-			if len(s.exps) > 1 {
-				es.Labels = append(es.Labels, export.Label{Key: "experiment", Value: int64(v.Exp + 1)})
+		var labels []export.Label
+		out.Stacks = func(yield func(export.Stack) bool) {
+			for _, v := range tv {
+				labels = append(labels[:0], export.Label{Key: "pid", Value: int64(v.Pid)}, export.Label{Key: "tid", Value: int64(v.Tid)},
+					export.Label{Key: "thread", Value: int64(v.Thread)})
+				if len(s.exps) > 1 {
+					labels = append(labels, export.Label{Key: "experiment", Value: int64(v.Exp + 1)})
+				}
+				if !yield(export.Stack{Funcs: funcsOf(is.Stacks[v.Raw].Stack), Locs: locsOf(v.Raw), Values: v.Values, Labels: labels}) {
+					return
+				}
 			}
-			if instrs {
-				es.Locs = locs[v.Raw]
-			}
-			out.Stacks = append(out.Stacks, es)
 		}
 	case instrs:
-		for r, rs := range is.Stacks {
-			out.Stacks = append(out.Stacks, export.Stack{Funcs: funcsOf(rs.Stack), Locs: locs[r], Values: append([]int64(nil), rs.Values...)})
+		out.Stacks = func(yield func(export.Stack) bool) {
+			for r, rs := range is.Stacks {
+				if !yield(export.Stack{Funcs: funcsOf(rs.Stack), Locs: locsOf(r), Values: rs.Values}) {
+					return
+				}
+			}
 		}
 	default:
-		for st := 0; st < p.NumStacks(); st++ {
-			_, vals := p.Stack(st)
-			out.Stacks = append(out.Stacks, export.Stack{Funcs: funcsOf(st), Values: append([]int64(nil), vals...)})
+		out.Stacks = func(yield func(export.Stack) bool) {
+			for st := 0; st < p.NumStacks(); st++ {
+				_, vals := p.Stack(st)
+				if !yield(export.Stack{Funcs: funcsOf(st), Values: vals}) {
+					return
+				}
+			}
 		}
+	}
+	for range out.Stacks {
 	}
 	if o.timeline {
 		if out.Timelines, err = s.timelines(p, out.StartNS, fnIndex); err != nil {
@@ -142,78 +160,112 @@ func (s *session) exportProfile(o exportOpts) (*analysis.Profile, *export.Profil
 
 // timelines returns each thread's timed events of each kind of data (those that last: clock
 // samples, for the CPU time or the off-CPU interval before them, and traced calls) as spans of
-// their stacks, ns since start; fnIndex gives a function's index in the export.
+// their stacks, ns since start; fnIndex gives a function's index in the export, and is called
+// here for every function of their stacks, in the order of the events. The spans are made as the
+// writers ask for them, from the refiltered profile's event list and an index of it by thread,
+// kind and start time (4 bytes an event).
 func (s *session) timelines(p *analysis.Profile, start int64, fnIndex func(int) int) ([]export.Timeline, error) {
 	q, err := p.Refilter(s.eventFilter(), true)
 	if err != nil {
 		return nil, err
 	}
 	type key struct {
+		exp      int32
+		pid, tid uint32
+		kind     analysis.DataKind
+	}
+	type timeline struct {
 		exp, thread int
 		kind        analysis.DataKind
+		n, at       int // its events, and where they are in order
+		tl          export.Timeline
 	}
+	var tls []timeline
 	index := map[key]int{}
-	var keys []key
-	var out []export.Timeline
-	stacks := map[int32][]int{}
-	for i := range q.EventList {
-		e := &q.EventList[i]
+	seen := make([]bool, q.NumStacks())
+	ev := q.EventList
+	for i := range ev {
+		e := &ev[i]
 		if e.Dur <= 0 {
 			continue
 		}
-		x := s.expIndex(int(e.Exp))
-		k := key{exp: int(e.Exp), thread: x.ThreadNumber(e.Pid, e.Tid), kind: e.Kind}
+		k := key{e.Exp, e.Pid, e.Tid, e.Kind}
 		t, ok := index[k]
 		if !ok {
-			t = len(out)
+			t = len(tls)
 			index[k] = t
-			keys = append(keys, k)
-			d := x.Data()
-			name := fmt.Sprintf("thread %d (pid %d, tid %d)", k.thread, e.Pid, e.Tid)
+			x := s.expIndex(int(e.Exp))
+			tl := timeline{exp: int(e.Exp), thread: x.ThreadNumber(e.Pid, e.Tid), kind: e.Kind}
+			name := fmt.Sprintf("thread %d (pid %d, tid %d)", tl.thread, e.Pid, e.Tid)
 			if len(s.exps) > 1 {
-				name = fmt.Sprintf("experiment %d, %s", k.exp+1, name)
+				name = fmt.Sprintf("experiment %d, %s", tl.exp+1, name)
 			}
 			if e.Kind != analysis.DataClock {
 				name += ", " + analysis.Kinds[e.Kind].Noun
 			}
 			proc := fmt.Sprintf("pid %d", e.Pid)
-			if len(d.Log.Command) > 0 {
+			if d := x.Data(); len(d.Log.Command) > 0 {
 				proc = fmt.Sprintf("%s (pid %d)", filepath.Base(d.Log.Command[0]), e.Pid)
 			}
-			out = append(out, export.Timeline{Name: name, Process: proc, Pid: e.Pid, Tid: e.Tid})
+			tl.tl = export.Timeline{Name: name, Process: proc, Pid: e.Pid, Tid: e.Tid}
+			tls = append(tls, tl)
 		}
-		funcs, ok := stacks[e.Stack]
-		if !ok {
+		tls[t].n++
+		if !seen[e.Stack] {
+			seen[e.Stack] = true
 			fr, _ := q.Stack(int(e.Stack))
 			for _, f := range fr {
-				funcs = append(funcs, fnIndex(int(f)))
+				fnIndex(int(f))
 			}
-			stacks[e.Stack] = funcs
 		}
-		end := s.exps[e.Exp].Log.StartTime - start + e.Time
-		out[t].Spans = append(out[t].Spans, export.Span{Start: end - e.Dur, End: end, Funcs: funcs})
 	}
-	order := make([]int, len(out))
-	for i := range order {
-		order[i] = i
+	// The events of each timeline together, in the event list's order, then by start.
+	at := 0
+	for i := range tls {
+		tls[i].at = at
+		at += tls[i].n
 	}
-	sort.Slice(order, func(a, b int) bool {
-		ka, kb := keys[order[a]], keys[order[b]]
-		if ka.exp != kb.exp {
-			return ka.exp < kb.exp
+	order := make([]int32, at)
+	next := make([]int, len(tls))
+	for i := range ev {
+		if e := &ev[i]; e.Dur > 0 {
+			t := index[key{e.Exp, e.Pid, e.Tid, e.Kind}]
+			order[tls[t].at+next[t]] = int32(i)
+			next[t]++
 		}
-		if ka.thread != kb.thread {
-			return ka.thread < kb.thread
+	}
+	var fbuf []int
+	for i := range tls {
+		tl := &tls[i]
+		mine := order[tl.at : tl.at+tl.n]
+		byStart := func(a, b int32) int { return cmp.Compare(ev[a].Time-ev[a].Dur, ev[b].Time-ev[b].Dur) }
+		if !slices.IsSortedFunc(mine, byStart) {
+			slices.SortStableFunc(mine, byStart)
 		}
-		return ka.kind < kb.kind
+		offset := s.exps[tl.exp].Log.StartTime - start
+		tl.tl.Spans = func(yield func(export.Span) bool) {
+			for _, k := range mine {
+				e := &ev[k]
+				fr, _ := q.Stack(int(e.Stack))
+				fbuf = fbuf[:0]
+				for _, f := range fr {
+					fbuf = append(fbuf, fnIndex(int(f)))
+				}
+				end := offset + e.Time
+				if !yield(export.Span{Start: end - e.Dur, End: end, Funcs: fbuf}) {
+					return
+				}
+			}
+		}
+	}
+	slices.SortFunc(tls, func(a, b timeline) int {
+		return cmp.Or(cmp.Compare(a.exp, b.exp), cmp.Compare(a.thread, b.thread), cmp.Compare(a.kind, b.kind))
 	})
-	sorted := make([]export.Timeline, len(out))
-	for i, j := range order {
-		sorted[i] = out[j]
-		sp := sorted[i].Spans
-		sort.SliceStable(sp, func(a, b int) bool { return sp[a].Start < sp[b].Start })
+	out := make([]export.Timeline, len(tls))
+	for i := range tls {
+		out[i] = tls[i].tl
 	}
-	return sorted, nil
+	return out, nil
 }
 
 // exportPprof writes the profile as pprof's profile.proto.

@@ -6,12 +6,15 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/user"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"er/internal/regfile"
 	"er/internal/report"
 )
 
@@ -19,10 +22,23 @@ import (
 // reads, before its command line, the system's rc file, then ~/.er.rc, then ./.er.rc: each line a
 // command of those marked '*' in help (settings: dmetrics, dsort, name, sthresh, ...). A line with
 // another command is said and skipped; a line that fails is said with its file and line, and the rest
-// are read.
+// are read. er print says on stderr, once, each rc file it read and what it set (gprofng says
+// "Processed FILE for default settings"), so that a ./.er.rc does not change its output unseen.
+//
+// An rc file is read only if it is a regular file (opened without blocking, so that a FIFO or a
+// device cannot hang er print or feed it for ever), of at most maxRCSize bytes, owned by the user
+// running er print or by root (or, for root under sudo, by the user who ran sudo: SUDO_UID, as git
+// trusts a repository), and not writable by every user; otherwise it is said and not read. A
+// directory of another user (a ./.er.rc where root runs er print in a user's directory) thus
+// cannot change what er print shows. A shell reads its rc files without such checks, and so does
+// gprofng (which hangs on a FIFO ./.gprofng.rc and reads /dev/urandom for ever); but a shell reads
+// no rc file from the current directory, and git refuses a repository another user owns.
 
 // SystemRC is the system's rc file.
 const SystemRC = "/etc/er.rc"
+
+// maxRCSize bounds an rc file: a few settings commands. A larger file is not read.
+const maxRCSize = 1 << 20
 
 // rcFiles returns the rc files er print reads, in order: the system's, the home directory's, the
 // current directory's (once, where the home directory is the current one).
@@ -38,18 +54,20 @@ func rcFiles() []string {
 	return files
 }
 
-// readRC runs the rc-file commands of each of files that exists.
+// readRC runs the rc-file commands of each of files that exists and may be read (openRC), and
+// says which it read and what they set.
 func (s *session) readRC(files []string) {
 	for _, name := range files {
-		f, err := os.Open(name)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
+		f, err := openRC(name)
 		if err != nil {
 			fmt.Fprintf(s.stderr, "er print: warning: %v\n", err)
 			continue
 		}
-		lr := newLineReader(f, name)
+		if f == nil {
+			continue
+		}
+		var set []string
+		lr := newLineReader(io.LimitReader(f, maxRCSize), name)
 		for {
 			line, err := lr.next()
 			if err != nil {
@@ -58,31 +76,110 @@ func (s *session) readRC(files []string) {
 				}
 				break
 			}
-			if err := s.rcLine(line); err != nil {
+			ran, err := s.rcLine(line)
+			if err != nil {
 				fmt.Fprintf(s.stderr, "er print: warning: %s:%d: %v\n", name, lr.n, err)
+			} else if ran != "" {
+				set = append(set, ran)
 			}
 		}
 		f.Close()
+		fmt.Fprintf(s.stderr, "er print: read %s: %s\n", name, rcSummary(set))
 	}
 }
 
-// rcLine runs one line of an rc file: a command allowed there, quietly.
-func (s *session) rcLine(line string) error {
+// rcSummary says what the commands of an rc file set: the first few, and how many more.
+func rcSummary(set []string) string {
+	const shown = 6
+	switch {
+	case len(set) == 0:
+		return "no settings"
+	case len(set) > shown:
+		return strings.Join(set[:shown], "; ") + fmt.Sprintf("; and %d more", len(set)-shown)
+	}
+	return strings.Join(set, "; ")
+}
+
+// openRC opens rc file name, if it is one that er print reads: nil where there is no such file; an
+// error, naming the file, where it is not read.
+func openRC(name string) (*os.File, error) {
+	f, fi, err := regfile.Open(name)
+	var nr *regfile.NotRegularError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case errors.As(err, &nr):
+		return nil, fmt.Errorf("%s: not a regular file but %s; not read (an rc file is a text file of settings commands: remove it, or put one there)", name, regfile.Kind(nr.Mode))
+	case err != nil:
+		return nil, fmt.Errorf("%v; not read", err)
+	}
+	why := ""
+	st, _ := fi.Sys().(*syscall.Stat_t)
+	switch {
+	case fi.Size() > maxRCSize:
+		why = fmt.Sprintf("%d bytes, more than an rc file of settings commands holds (%d); not read (is it an rc file?)", fi.Size(), maxRCSize)
+	case st != nil && !trustedOwner(st.Uid):
+		you := "root, who runs er print"
+		if euid := os.Geteuid(); euid != 0 {
+			you = "you (" + strings.Replace(userName(uint32(euid)), " (uid", ", uid", 1) + " or root"
+		}
+		why = fmt.Sprintf("owned by %s, not by %s; not read: an rc file changes what er print shows, and another user's must not (chown it, or remove it)",
+			userName(st.Uid), you)
+	case fi.Mode().Perm()&0o002 != 0:
+		why = "writable by every user; not read: anyone may have written it (chmod o-w it)"
+	}
+	if why != "" {
+		f.Close()
+		return nil, fmt.Errorf("%s: %s", name, why)
+	}
+	return f, nil
+}
+
+// trustedOwner says whether an rc file owned by uid may be read: the user running er print owns it,
+// or root does, or the user who ran sudo where er print runs as root under sudo.
+func trustedOwner(uid uint32) bool {
+	euid := os.Geteuid()
+	if uid == 0 || int64(uid) == int64(euid) {
+		return true
+	}
+	if euid == 0 {
+		if sudo, err := strconv.ParseUint(os.Getenv("SUDO_UID"), 10, 32); err == nil && uint32(sudo) == uid {
+			return true
+		}
+	}
+	return false
+}
+
+// userName names user uid: "alice (uid 1000)", or "uid 1000" where it has no name.
+func userName(uid uint32) string {
+	id := strconv.FormatUint(uint64(uid), 10)
+	if u, err := user.LookupId(id); err == nil && u.Username != "" {
+		return u.Username + " (uid " + id + ")"
+	}
+	return "uid " + id
+}
+
+// rcLine runs one line of an rc file: a command allowed there, quietly. It returns the command as it
+// ran ("" for a blank line or a comment).
+func (s *session) rcLine(line string) (string, error) {
 	words, err := splitWords(line)
 	if err != nil || len(words) == 0 || strings.HasPrefix(words[0], "#") {
-		return err
+		return "", err
 	}
 	cmd, err := lookup(words[0])
 	if err != nil {
-		return err
+		return "", err
 	}
 	if !cmd.rc {
-		return fmt.Errorf("%s is not a command of an .er.rc file (those marked * in help); skipped", cmd.name)
+		return "", fmt.Errorf("%s is not a command of an .er.rc file (those marked * in help); skipped", cmd.name)
 	}
 	quiet := s.quiet
 	s.quiet = true
 	defer func() { s.quiet = quiet }()
-	return s.exec(cmd, words[1:])
+	if err := s.exec(cmd, words[1:]); err != nil {
+		return "", err
+	}
+	return strings.Join(append([]string{cmd.name}, words[1:]...), " "), nil
 }
 
 // settingsCommands are the settings commands of rc files and the processing and experiment lists.

@@ -387,7 +387,7 @@ func (s *session) filters(args []string) error {
 	if text == "" || strings.EqualFold(text, "none") {
 		s.sel.filter, s.sel.filterText, s.sel.stacks = nil, "", false
 	} else {
-		c, err := compileFilter(text, &filterEnv{style: &s.style})
+		c, err := compileFilter(text, &filterEnv{style: &s.style, ctx: &s.ctx})
 		if err != nil {
 			return usagef("filters %s: %v", clip(text, 80), err)
 		}
@@ -660,6 +660,7 @@ type node struct {
 	items []setItem
 	stk   bool
 	event bool
+	open  bool // an expression of the stack alone whose value is not remembered yet (seal)
 }
 
 // compiledFilter is a filter expression compiled.
@@ -685,6 +686,9 @@ func compileFilter(src string, env *filterEnv) (*compiledFilter, error) {
 	if err != nil {
 		return nil, err
 	}
+	if env == nil {
+		env = &filterEnv{}
+	}
 	p := &exprParser{toks: toks, src: src, env: env}
 	n, err := p.expr()
 	if err != nil {
@@ -696,7 +700,52 @@ func compileFilter(src string, env *filterEnv) (*compiledFilter, error) {
 	if err := p.scalar(n, toks[0]); err != nil {
 		return nil, err
 	}
+	if len(p.sets) > maxFilterSets {
+		return nil, fmt.Errorf("the expression has %d FNAME and INSTK terms; at most %d are allowed (each is matched against every function's name): "+
+			"join names into one regular expression, FNAME(\"a|b|c\") SOME IN USTACK", len(p.sets), maxFilterSets)
+	}
+	n = p.seal(n)
 	return &compiledFilter{eval: n.f, stacks: n.stk, memos: p.memos, sets: p.sets}, nil
+}
+
+// maxFilterSets bounds the FNAME and INSTK terms of a filter expression: each is matched against
+// the name of every function of the profile, and looked for in every distinct stack.
+const maxFilterSets = 1000
+
+// combine is the node of the operation that build makes of the evaluations of ns, starting at
+// token t. An operation on the call stack alone (stk, not event) is not remembered per stack in
+// each of its parts but in the largest such expression (seal): a filter of 200 FNAME(...) SOME IN
+// USTACK terms joined by || looks up one value per event, where it looked up 200.
+func (p *exprParser) combine(t token, build func(f ...evalFn) evalFn, ns ...node) (node, error) {
+	n, err := p.join(t, nil, ns...)
+	if err != nil {
+		return node{}, err
+	}
+	fs := make([]evalFn, len(ns))
+	for i, c := range ns {
+		if n.stk && !n.event {
+			fs[i] = c.f // not sealed: this node remembers the whole
+		} else {
+			fs[i] = p.seal(c).f
+		}
+	}
+	n.f = build(fs...)
+	n.open = n.stk && !n.event
+	return n, nil
+}
+
+// seal makes n, when it is an expression of the call stack alone that nothing remembers yet,
+// remember its value for each stack.
+func (p *exprParser) seal(n node) node {
+	if !n.open {
+		return n
+	}
+	m := &stackMemo{env: p.env}
+	p.memos = append(p.memos, m)
+	f := n.f
+	n.f = func(ev *analysis.EventInfo) int64 { return m.get(ev, f) }
+	n.open = false
+	return n
 }
 
 // scalar checks that n, which starts at token t, is a number, not a list, a set or a stack.
@@ -807,12 +856,14 @@ func (p *exprParser) expr() (node, error) {
 	if err := p.scalar(bn, bt); err != nil {
 		return node{}, err
 	}
-	c, a, b := cn.f, an.f, bn.f
-	return p.join(q, func(ev *analysis.EventInfo) int64 {
-		if c(ev) != 0 {
-			return a(ev)
+	return p.combine(q, func(f ...evalFn) evalFn {
+		c, a, b := f[0], f[1], f[2]
+		return func(ev *analysis.EventInfo) int64 {
+			if c(ev) != 0 {
+				return a(ev)
+			}
+			return b(ev)
 		}
-		return b(ev)
 	}, cn, an, bn)
 }
 
@@ -857,7 +908,7 @@ func (p *exprParser) binary(level int) (node, error) {
 		if err := p.scalar(r, rt); err != nil {
 			return node{}, err
 		}
-		if l, err = p.join(t, binaryOp(op, l.f, r.f), l, r); err != nil {
+		if l, err = p.combine(t, func(f ...evalFn) evalFn { return binaryOp(op, f[0], f[1]) }, l, r); err != nil {
 			return node{}, err
 		}
 	}
@@ -940,14 +991,22 @@ func (p *exprParser) unary() (node, error) {
 		if err := p.scalar(en, at); err != nil {
 			return node{}, err
 		}
-		e := en.f
 		switch op {
 		case "!":
-			return p.join(t, func(ev *analysis.EventInfo) int64 { return b2i(e(ev) == 0) }, en)
+			return p.combine(t, func(f ...evalFn) evalFn {
+				e := f[0]
+				return func(ev *analysis.EventInfo) int64 { return b2i(e(ev) == 0) }
+			}, en)
 		case "-":
-			return p.join(t, func(ev *analysis.EventInfo) int64 { return -e(ev) }, en)
+			return p.combine(t, func(f ...evalFn) evalFn {
+				e := f[0]
+				return func(ev *analysis.EventInfo) int64 { return -e(ev) }
+			}, en)
 		case "~":
-			return p.join(t, func(ev *analysis.EventInfo) int64 { return ^e(ev) }, en)
+			return p.combine(t, func(f ...evalFn) evalFn {
+				e := f[0]
+				return func(ev *analysis.EventInfo) int64 { return ^e(ev) }
+			}, en)
 		}
 		return en, nil
 	}

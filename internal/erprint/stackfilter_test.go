@@ -2,6 +2,7 @@ package erprint
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -378,5 +379,110 @@ func BenchmarkStackFilter600k(b *testing.B) {
 			}
 			b.ReportMetric(float64(kept), "kept")
 		})
+	}
+}
+
+// TestStackFilterOrOneMemo: 200 FNAME(...) SOME IN USTACK terms joined by || are remembered per
+// stack as one expression: one memo, computed once per distinct stack, where each term had its own
+// (200 lookups per event: a 7 KB filter of them on 1.2 million samples held the Analyzer 43 s), and
+// the events kept are those whose stack holds one of the functions named.
+func TestStackFilterOrOneMemo(t *testing.T) {
+	s, _ := testSession(t, "demo.1.er")
+	all, err := s.profile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string // functions on some stacks (under 40% of the total)
+	for f := 1; f < len(all.Functions); f++ {
+		if all.Used(f) && all.Inclusive(f)[0]*5 < all.Total[0]*2 {
+			names = append(names, all.FuncName(f, analysis.NameLong))
+		}
+	}
+	named := map[string]bool{}
+	var terms []string
+	for i := range 200 {
+		n := fmt.Sprintf("nosuch%d", i)
+		if i%50 == 7 { // four of them name functions of the profile
+			n = names[i/50%len(names)]
+			named[n] = true
+		}
+		terms = append(terms, fmt.Sprintf(`FNAME(".*%s") SOME IN USTACK`, regexp.QuoteMeta(n)))
+	}
+	c, err := compileFilter(strings.Join(terms, " || "), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := all.Refilter(func(ev *analysis.EventInfo) bool { return c.eval(ev) != 0 }, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stacks := map[int32]bool{}
+	for _, st := range all.EventStacks(0, analysis.DataClock) {
+		stacks[st] = true
+	}
+	if len(c.memos) != 1 || c.memos[0].evals != len(stacks) {
+		evals := -1
+		if len(c.memos) > 0 {
+			evals = c.memos[0].evals
+		}
+		t.Errorf("%d memos (the first computed %d times), want 1 computed once for each of the %d stacks", len(c.memos), evals, len(stacks))
+	}
+	want, err := all.Refilter(func(ev *analysis.EventInfo) bool {
+		fr, _ := ev.Prof.Stack(int(ev.Stack))
+		for _, f := range fr {
+			if named[ev.Prof.FuncName(int(f), analysis.NameLong)] {
+				return true
+			}
+		}
+		return false
+	}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Events != want.Events || !slices.Equal(q.Total, want.Total) || q.Events == 0 || q.Events == all.Events {
+		t.Errorf("kept %d events %v; those whose stack holds %v: %d %v (of %d)", q.Events, q.Total, named, want.Events, want.Total, all.Events)
+	}
+}
+
+// TestFilterTermsBounded: a filter of more FNAME and INSTK terms than maxFilterSets is refused,
+// saying how many it has and how to write fewer. (A chain of || is bounded by maxFilterDepth; a
+// list holds any number at one level.)
+func TestFilterTermsBounded(t *testing.T) {
+	terms := make([]string, maxFilterSets+1)
+	for i := range terms {
+		terms[i] = fmt.Sprintf(`FNAME("f%d")`, i)
+	}
+	list := func(n int) string { return "(" + strings.Join(terms[:n], ", ") + ") SOME IN USTACK" }
+	_, err := compileFilter(list(len(terms)), nil)
+	if err == nil || !strings.Contains(err.Error(), "the expression has 1001 FNAME and INSTK terms; at most 1000 are allowed") ||
+		!strings.Contains(err.Error(), `FNAME("a|b|c") SOME IN USTACK`) {
+		t.Errorf("1001 terms: %v", err)
+	}
+	if _, err := compileFilter(list(maxFilterSets), nil); err != nil {
+		t.Errorf("1000 terms: %v", err)
+	}
+}
+
+// TestRequiredLiterals: the strings that every match of a regular expression holds, which FNAME
+// looks for before running the expression: those of its top-level sequence, none from an
+// alternation, an optional part or a case-folded one.
+func TestRequiredLiterals(t *testing.T) {
+	for _, c := range []struct {
+		re   string
+		want []string
+	}{
+		{".*parse.*17", []string{"parse", "17"}},
+		{"app::Parser::parse\\(char const\\*\\)", []string{"app::Parser::parse(char const*)"}},
+		{"a|b", nil},
+		{"(?i)abc", nil},
+		{"foo(bar)+x?baz", []string{"foo", "bar", "baz"}},
+		{"x(y|z)w", []string{"x", "w"}},
+		{"[ab]cd", []string{"cd"}},
+		{"(", nil},
+	} {
+		got := requiredLiterals(c.re)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("requiredLiterals(%q) = %q, want %q", c.re, got, c.want)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"er/internal/regfile"
+	"er/internal/safedir"
 )
 
 // Archive file layout: the usual file header (kind archive, variable-size
@@ -56,15 +57,35 @@ func ArchiveName(path string) string {
 // any earlier archive of the same load object. The symbols are stored sorted
 // by address (a is not changed); a symbol name longer than the format allows (1 MiB) is cut.
 func WriteArchive(expDir string, a *Archive) error {
+	root, err := openOrMake(expDir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return WriteArchiveTo(root, a)
+}
+
+// openOrMake opens the directory dir, made first (with its parents) if it is missing.
+func openOrMake(dir string) (*safedir.Dir, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return safedir.Open(dir)
+}
+
+// WriteArchiveTo is WriteArchive into the experiment directory root, opened by its caller: nothing
+// beneath it is reached through a symbolic link (safedir).
+func WriteArchiveTo(root *safedir.Dir, a *Archive) error {
 	b, err := prepareArchive(a)
 	if err != nil {
 		return err
 	}
-	dir := filepath.Join(expDir, ArchivesDir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir, err := root.MkdirAll(ArchivesDir, 0o755)
+	if err != nil {
 		return err
 	}
-	return writeFileAtomic(dir, ArchiveName(a.Path), encodeArchive(b))
+	defer dir.Close()
+	return dir.WriteFile(ArchiveName(a.Path), encodeArchive(b), 0o644)
 }
 
 // prepareArchive checks a against the format's limits and returns it with its symbols sorted by
@@ -100,7 +121,12 @@ func WriteArchiveFile(file string, a *Archive) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Dir(file), filepath.Base(file), encodeArchive(b))
+	dir, err := safedir.Open(filepath.Dir(file))
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	return dir.WriteFile(filepath.Base(file), encodeArchive(b), 0o644)
 }
 
 // ReadArchive reads one archive file (a regular file: anything else is an error).
@@ -172,12 +198,49 @@ func appendArchiveHead(b []byte, a *Archive, nsym int) []byte {
 // the number of symbols it says; where it returns false, or src cannot be read, nothing is written
 // and CopyArchive returns false.
 func CopyArchive(expDir, src, path string, size, mtime int64, accept func(head *Archive, nsym uint32) bool) (bool, error) {
+	b, ok, err := copiedArchive(src, path, size, mtime, accept)
+	if !ok || err != nil {
+		return false, err
+	}
+	root, err := openOrMake(expDir)
+	if err != nil {
+		return false, err
+	}
+	defer root.Close()
+	return writeCopiedArchive(root, path, b)
+}
+
+// CopyArchiveTo is CopyArchive into the experiment directory root, opened by the caller, as
+// WriteArchiveTo's.
+func CopyArchiveTo(root *safedir.Dir, src, path string, size, mtime int64, accept func(head *Archive, nsym uint32) bool) (bool, error) {
+	b, ok, err := copiedArchive(src, path, size, mtime, accept)
+	if !ok || err != nil {
+		return false, err
+	}
+	return writeCopiedArchive(root, path, b)
+}
+
+// writeCopiedArchive writes b, the archive of the load object at path, into root's archives/.
+func writeCopiedArchive(root *safedir.Dir, path string, b []byte) (bool, error) {
+	dir, err := root.MkdirAll(ArchivesDir, 0o755)
+	if err != nil {
+		return false, err
+	}
+	defer dir.Close()
+	if err := dir.WriteFile(ArchiveName(path), b, 0o644); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// copiedArchive is the archive file that CopyArchive writes, or false where accept refuses src.
+func copiedArchive(src, path string, size, mtime int64, accept func(head *Archive, nsym uint32) bool) ([]byte, bool, error) {
 	if len(path) > maxArchiveString {
-		return false, fmt.Errorf("experiment: archive of %.80q: a string of %d bytes; an archive holds at most %d", path, len(path), maxArchiveString)
+		return nil, false, fmt.Errorf("experiment: archive of %.80q: a string of %d bytes; an archive holds at most %d", path, len(path), maxArchiveString)
 	}
 	data, err := regfile.ReadFile(src, maxCopiedArchive, "an archive")
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
 	ra := bytes.NewReader(data)
 	var head *Archive
@@ -187,22 +250,22 @@ func CopyArchive(expDir, src, path string, size, mtime int64, accept func(head *
 		return false
 	}, nil)
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
 	if !accept(head, nsym) {
-		return false, nil
+		return nil, false, nil
 	}
 	// Every block's checksums, and where the symbols begin: after the object record's block.
 	br, err := newBlockReader(src, ra, int64(len(data)), kindArchive, true)
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
 	symbolsAt := int64(-1)
 	var count uint64
 	for first := true; ; first = false {
 		off, n, _, ok, err := br.next()
 		if err != nil {
-			return false, err
+			return nil, false, err
 		}
 		if !ok {
 			if symbolsAt < 0 {
@@ -219,20 +282,13 @@ func CopyArchive(expDir, src, path string, size, mtime int64, accept func(head *
 		count += uint64(n)
 	}
 	if count != uint64(nsym) {
-		return false, formatErrorf(src, symbolsAt, archiveHint, "%d symbols in the blocks, the object record says %d", count, nsym)
+		return nil, false, formatErrorf(src, symbolsAt, archiveHint, "%d symbols in the blocks, the object record says %d", count, nsym)
 	}
 	out := *head
 	out.Path, out.Size, out.Mtime = path, size, mtime
 	b := appendArchiveHead(make([]byte, 0, len(data)+len(path)), &out, int(nsym))
 	b = append(b, data[symbolsAt:]...)
-	dir := filepath.Join(expDir, ArchivesDir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return false, err
-	}
-	if err := writeFileAtomic(dir, ArchiveName(path), b); err != nil {
-		return false, err
-	}
-	return true, nil
+	return b, true, nil
 }
 
 // archiveHint tells what to do about a damaged archive.

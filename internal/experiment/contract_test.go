@@ -129,6 +129,7 @@ type contractConst struct {
 var contractConsts = []contractConst{
 	{"ER_VERSION", "traceVersion", traceVersion},
 	{"ER_HEADER_SIZE", "traceHeaderSize", traceHeaderSize},
+	{"ER_STOP_SECCOMP", "stopSeccomp", stopSeccomp},
 
 	{"ER_FILE_HEAP", "fileHeap", fileHeap},
 	{"ER_FILE_SYNC", "fileSync", fileSync},

@@ -40,15 +40,37 @@ func procInstances(root string) []procInstance {
 	if err != nil {
 		return nil
 	}
-	var out []procInstance
+	type dirEnt struct {
+		parent string
+		e      os.DirEntry
+	}
+	var all []dirEnt
 	for _, e := range ents {
+		all = append(all, dirEnt{pd, e})
+		// The instances of processes whose privileges were dropped: in .proc/u<uid>/, which belongs to
+		// that user.
+		if rest, ok := strings.CutPrefix(e.Name(), "u"); ok && e.IsDir() {
+			uid, err := strconv.ParseUint(rest, 10, 31)
+			var st syscall.Stat_t
+			if err != nil || syscall.Lstat(filepath.Join(pd, e.Name()), &st) != nil || uint64(st.Uid) != uid {
+				continue
+			}
+			sub, _ := os.ReadDir(filepath.Join(pd, e.Name()))
+			for _, se := range sub {
+				all = append(all, dirEnt{filepath.Join(pd, e.Name()), se})
+			}
+		}
+	}
+	var out []procInstance
+	for _, de := range all {
+		e := de.e
 		pidStr, startStr, ok := strings.Cut(e.Name(), ".")
 		pid, err1 := strconv.ParseUint(pidStr, 10, 32)
 		start, err2 := strconv.ParseInt(startStr, 10, 64)
 		if !e.IsDir() || !ok || err1 != nil || err2 != nil || start < 0 {
 			continue
 		}
-		in := procInstance{dir: filepath.Join(pd, e.Name()), name: e.Name(), pid: uint32(pid), start: start}
+		in := procInstance{dir: filepath.Join(de.parent, e.Name()), name: e.Name(), pid: uint32(pid), start: start}
 		if b, err := regfile.ReadFile(filepath.Join(in.dir, "info"), maxInfoSize, "an instance's info file"); err == nil {
 			for _, line := range strings.Split(string(b), "\n") {
 				if line == "how=founder" {

@@ -76,9 +76,12 @@ const (
 	fileHeaderParam     = 24
 	fileHeaderStartNS   = 32
 	fileHeaderStopErrno = 40
-	fileHeaderStopNS    = 48
-	fileHeaderLost      = 56
-	sizeofFileHeader    = 64
+	// stopSeccomp is the stop_errno of a file whose process installed a seccomp filter that denies
+	// the library's system calls (ER_STOP_SECCOMP): not an errno.
+	stopSeccomp      = 0x10000
+	fileHeaderStopNS = 48
+	fileHeaderLost   = 56
+	sizeofFileHeader = 64
 
 	// struct er_rec, every record's prefix: its first 8 bytes are one little-endian word
 	recSize8  = 0 // uint16: the record's size in units of 8 bytes
@@ -817,8 +820,15 @@ func (tr *traceReader) stopWarnings(warn func(string)) {
 	pids := slices.Sorted(maps.Keys(tr.stops))
 	for _, pid := range pids {
 		st := tr.stops[pid]
-		s := fmt.Sprintf("the collector library stopped recording in process %d at %.3f s: %v; the %s after that are missing",
-			pid, float64(tr.t(st.ns))/1e9, syscall.Errno(st.errno), strings.Join(st.what, ", "))
+		why := syscall.Errno(st.errno).Error()
+		switch st.errno {
+		case stopSeccomp:
+			why = "a seccomp filter that the process installed denies the library's system calls"
+		case uint32(syscall.EFBIG):
+			why = "its trace files reached the process's file size limit (RLIMIT_FSIZE)"
+		}
+		s := fmt.Sprintf("the collector library stopped recording in process %d at %.3f s: %s; the %s after that are missing",
+			pid, float64(tr.t(st.ns))/1e9, why, strings.Join(st.what, ", "))
 		if st.heap {
 			s += " (blocks freed after that are shown as leaks)"
 		}

@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"er/internal/ranges"
+	"er/internal/safedir"
 )
 
 // ErrClosed is returned by a Writer's methods after Close.
@@ -28,6 +31,14 @@ type Writer struct {
 	logAt    time.Time // when log.xml was last written
 	maps     []Mapping
 	mapDirty bool
+	// mapped holds, for each process, the indexes in maps of its mappings still mapped (UnloadTime
+	// -1), by address: a new mapping finds those it overlaps in O(log n) (a scan of maps made a
+	// target's 50,000 mmaps cost O(n²)); mappedEmpty those of no bytes, which only the process's
+	// exit ends.
+	mapped      map[uint32]*ranges.Whole[int]
+	mappedEmpty map[uint32][]int
+	mapAt       time.Time     // when map.xml was last written
+	mapCost     time.Duration // and how long that took
 
 	stackIDs map[string]uint32 // frames as little-endian bytes -> id
 	nstacks  uint32            // ids 1..nstacks are in use
@@ -42,6 +53,7 @@ type Writer struct {
 	notesSize int64
 	err       error // the first write error; every later write returns it
 	closed    bool
+	mapNow    bool   // map.xml is written now, however soon after the last write (Flush, Close)
 	reserve   string // a file of disk space kept for the final log.xml and map.xml; "" when none
 }
 
@@ -376,29 +388,48 @@ func (w *Writer) Overview(o OverviewSample) error {
 // AddMapping records a new mapping. Earlier mappings of the same process that
 // are still mapped and overlap [m.Start, m.End) are unmapped at m.LoadTime.
 // map.xml is rewritten at the next Flush.
+// (A mapping of no bytes overlaps nothing.)
 func (w *Writer) AddMapping(m Mapping) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for i := range w.maps {
-		o := &w.maps[i]
-		if o.Pid == m.Pid && o.UnloadTime == -1 && o.Start < m.End && m.Start < o.End {
-			o.UnloadTime = m.LoadTime
-		}
+	if w.mapped == nil {
+		w.mapped, w.mappedEmpty = map[uint32]*ranges.Whole[int]{}, map[uint32][]int{}
 	}
+	live := w.mapped[m.Pid]
+	if live == nil {
+		live = &ranges.Whole[int]{}
+		w.mapped[m.Pid] = live
+	}
+	i := len(w.maps)
 	w.maps = append(w.maps, m)
 	w.mapDirty = true
+	unload := func(_, _ uint64, j int) { w.maps[j].UnloadTime = m.LoadTime }
+	switch {
+	case m.UnloadTime != -1:
+		live.Remove(m.Start, m.End, unload)
+	case m.End <= m.Start:
+		w.mappedEmpty[m.Pid] = append(w.mappedEmpty[m.Pid], i)
+	default:
+		live.Add(m.Start, m.End, i, unload)
+	}
 }
 
 // ProcessExit unmaps, at time t, every still-mapped mapping of process pid.
 func (w *Writer) ProcessExit(pid uint32, t int64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for i := range w.maps {
-		if m := &w.maps[i]; m.Pid == pid && m.UnloadTime == -1 {
-			m.UnloadTime = t
-			w.mapDirty = true
-		}
+	unload := func(_, _ uint64, j int) {
+		w.maps[j].UnloadTime = t
+		w.mapDirty = true
 	}
+	if live := w.mapped[pid]; live != nil {
+		live.Remove(0, ^uint64(0), unload)
+		delete(w.mapped, pid)
+	}
+	for _, j := range w.mappedEmpty[pid] {
+		unload(0, 0, j)
+	}
+	delete(w.mappedEmpty, pid)
 }
 
 // Event appends an event to the log; log.xml is rewritten at the next Flush, or, for a sample point's
@@ -449,7 +480,7 @@ func (w *Writer) Notes(text string) error {
 	if w.notesSize+int64(len(text)) > maxNotesSize {
 		return fmt.Errorf("experiment: %d bytes of notes; the notes file holds at most %d", w.notesSize+int64(len(text)), maxNotesSize)
 	}
-	f, err := os.OpenFile(filepath.Join(w.dir, NotesFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(filepath.Join(w.dir, NotesFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND|unix.O_NOFOLLOW, 0o644) // not through a link planted there
 	if err != nil {
 		return w.fail(err)
 	}
@@ -463,7 +494,19 @@ func (w *Writer) Notes(text string) error {
 
 // Flush writes the pending records as blocks (stacks first), and rewrites
 // log.xml and map.xml if they changed, each atomically.
-func (w *Writer) Flush() error { return w.locked(w.flush) }
+func (w *Writer) Flush() error {
+	return w.locked(func() error {
+		w.mapNow = true
+		defer func() { w.mapNow = false }()
+		return w.flush()
+	})
+}
+
+// FlushPaced is Flush for a collector's periodic flushes: map.xml, rewritten whole, is rewritten
+// only once mapEvery times as long as its last rewrite took has passed, so that its rewrites take
+// at most 1/mapEvery of the time (rewritten at every flush, the 50,000 mappings of a target that
+// kept mapping were encoded again every half second).
+func (w *Writer) FlushPaced() error { return w.locked(w.flush) }
 
 // FlushData writes the records not yet written to the data files, and not log.xml and map.xml: where
 // Close follows, which writes them (each rewrite is a new file).
@@ -506,16 +549,21 @@ func (w *Writer) writeXML() error {
 		w.logDirty, w.logStale, w.logAt = false, false, time.Now()
 		w.logSize = int64(len(b))
 	}
-	if w.mapDirty {
+	if w.mapDirty && (w.mapNow || time.Since(w.mapAt) >= mapEvery*w.mapCost) {
+		t0 := time.Now()
 		b := encodeMap(w.maps)
 		if err := writeFileAtomic(w.dir, MapFile, b); err != nil {
 			return err
 		}
 		w.mapDirty = false
 		w.mapSize = int64(len(b))
+		w.mapAt, w.mapCost = time.Now(), time.Since(t0)
 	}
 	return nil
 }
+
+// mapEvery paces the rewrites of map.xml at FlushPaced.
+const mapEvery = 20
 
 // Size is the number of bytes in the experiment so far, counting records
 // not yet flushed; archives are not counted.
@@ -540,7 +588,7 @@ func (w *Writer) Close() error {
 	if w.closed {
 		return nil
 	}
-	w.logDirty, w.mapDirty = true, true
+	w.logDirty, w.mapDirty, w.mapNow = true, true, true
 	err := w.err
 	if err == nil {
 		err = w.flushData()
@@ -578,16 +626,14 @@ func (w *Writer) closeFiles() error {
 	return errors.Join(errs...)
 }
 
-// writeFileAtomic replaces dir/name with data: a reader sees the old or the new content.
+// writeFileAtomic replaces dir/name with data: a reader sees the old or the new content. dir is the
+// writer's own directory, which is never a link; the temporary file is made new (O_EXCL, not
+// through a link), so a link planted under its name cannot redirect the write (safedir).
 func writeFileAtomic(dir, name string, data []byte) error {
-	tmp := filepath.Join(dir, "."+name+".tmp")
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		os.Remove(tmp)
+	d, err := safedir.OpenNoFollow(dir)
+	if err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
+	defer d.Close()
+	return d.WriteFile(name, data, 0o644)
 }

@@ -3,6 +3,7 @@ package experiment
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -679,5 +681,65 @@ func TestCounters(t *testing.T) {
 	if fe := asFormatError(t, err); !strings.Contains(fe.Error(), "sample 2 is of counter 1; log.xml lists 1 counters") ||
 		fe.Offset != fileHeaderSize+blockHeaderSize+hwcRecordSize {
 		t.Errorf("error %v (offset %d)", err, fe.Offset)
+	}
+}
+
+// TestFlushPaced: FlushPaced rewrites a changed map.xml only once mapEvery times its last rewrite's
+// cost has passed; Flush and Close always do.
+func TestFlushPaced(t *testing.T) {
+	w, dir := newWriter(t)
+	count := func() int {
+		b, _ := os.ReadFile(filepath.Join(dir, MapFile))
+		return strings.Count(string(b), "<mapping ")
+	}
+	w.AddMapping(Mapping{Pid: 1, Start: 0x1000, End: 0x2000, Path: "/a", UnloadTime: -1})
+	if err := w.Flush(); err != nil || count() != 1 {
+		t.Fatalf("Flush: %v, %d mappings in map.xml", err, count())
+	}
+	w.mapCost = time.Hour // as if the last rewrite had taken an hour
+	w.AddMapping(Mapping{Pid: 1, Start: 0x3000, End: 0x4000, Path: "/b", UnloadTime: -1})
+	if err := w.FlushPaced(); err != nil || count() != 1 {
+		t.Errorf("FlushPaced an hour after a rewrite that took one: %v, %d mappings in map.xml; want it not rewritten", err, count())
+	}
+	w.mapCost = 0
+	if err := w.FlushPaced(); err != nil || count() != 2 {
+		t.Errorf("FlushPaced after a cheap rewrite: %v, %d mappings in map.xml; want 2", err, count())
+	}
+	w.mapCost = time.Hour
+	w.AddMapping(Mapping{Pid: 1, Start: 0x5000, End: 0x6000, Path: "/c", UnloadTime: -1})
+	if err := w.Close(); err != nil || count() != 3 {
+		t.Errorf("Close: %v, %d mappings in map.xml; want 3", err, count())
+	}
+}
+
+// TestAddMappingWork: 50,000 mappings of one process at falling addresses (as mmap places them),
+// then 50,000 more, each over one of those (which it unloads), then the process's exit, take
+// O(n log n) steps: at most 16 n log2 n, where a scan of the mappings at each one took n²/2 (5
+// billion).
+func TestAddMappingWork(t *testing.T) {
+	w, _ := newWriter(t)
+	const n = 50000
+	at := func(i int) uint64 { return uint64(0x7f0000000000) - uint64(i)*0x2000 }
+	for i := range n {
+		w.AddMapping(Mapping{Pid: 1, Start: at(i), End: at(i) + 0x1000, Path: "/x", LoadTime: 1, UnloadTime: -1})
+	}
+	for i := range n {
+		w.AddMapping(Mapping{Pid: 1, Start: at(i) + 0x800, End: at(i) + 0x1800, Path: "/y", LoadTime: 2, UnloadTime: -1})
+	}
+	live := w.mapped[1]
+	steps := live.Steps()
+	if live.Len() != n {
+		t.Errorf("%d mappings still mapped, want %d", live.Len(), n)
+	}
+	w.ProcessExit(1, 3)
+	bound := int64(16 * 2 * n * bits.Len(2*n))
+	t.Logf("%d steps for %d mappings (bound %d)", steps, 2*n, bound)
+	if steps > bound {
+		t.Errorf("%d steps for %d mappings, more than %d (16 n log2 n)", steps, 2*n, bound)
+	}
+	for i, m := range w.maps {
+		if want := int64(2 + i/n); m.UnloadTime != want {
+			t.Fatalf("mapping %d (%s) unloaded at %d, want %d", i, m.Path, m.UnloadTime, want)
+		}
 	}
 }

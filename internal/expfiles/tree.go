@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"er/internal/experiment"
 	"er/internal/regfile"
+	"er/internal/safedir"
 )
 
 // IsExperiment reports whether dir is an experiment: a directory (or a link to one) whose name ends
@@ -122,19 +124,44 @@ func removeTree(dir string) error {
 }
 
 // makeWritable gives the owner read, write and search permission on dir and every directory below
-// it, so that their entries can be removed. Links are not followed.
+// it, so that their entries can be removed. Links are not followed: each directory is reached from
+// its parent's descriptor, and a link swapped in for one is refused (safedir).
 func makeWritable(dir string) {
 	fi, err := os.Lstat(dir)
 	if err != nil || !fi.IsDir() {
 		return
 	}
-	if fi.Mode().Perm()&0o700 != 0o700 {
-		_ = os.Chmod(dir, fi.Mode().Perm()|0o700)
+	d, err := safedir.Open(filepath.Dir(dir))
+	if err != nil {
+		return
 	}
-	entries, _ := os.ReadDir(dir)
+	defer d.Close()
+	makeWritableIn(d, filepath.Base(dir))
+}
+
+// makeWritableIn is makeWritable of the directory name in parent.
+func makeWritableIn(parent *safedir.Dir, name string) {
+	fi, err := parent.Lstat(name)
+	if err != nil || !fi.IsDir() {
+		return
+	}
+	if fi.Mode().Perm()&0o700 != 0o700 {
+		_ = parent.ChmodDir(name, fi.Mode().Perm()|0o700)
+	}
+	d, err := parent.Sub(name)
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	f, err := d.File()
+	if err != nil {
+		return
+	}
+	entries, _ := f.ReadDir(-1)
+	f.Close()
 	for _, e := range entries {
 		if e.IsDir() {
-			makeWritable(filepath.Join(dir, e.Name()))
+			makeWritableIn(d, e.Name())
 		}
 	}
 }
@@ -211,6 +238,11 @@ func Copy(src, dst string) error {
 	return copyExperiment(src, dst)
 }
 
+// copyHook, where set (by tests), runs after each entry of a directory being copied was looked at
+// and before it is copied, with the paths of the directory and of its copy: where another user
+// could swap a file of the source for a link, or the copy's directory for one.
+var copyHook func(srcDir, dstDir, name string)
+
 // copyExperiment copies src to the new directory dst, removing dst again after an error.
 func copyExperiment(src, dst string) error {
 	fi, err := os.Stat(src)
@@ -220,7 +252,7 @@ func copyExperiment(src, dst string) error {
 	if err := os.Mkdir(dst, 0o700); err != nil {
 		return fmt.Errorf("cannot create %s: %w", dst, unwrapPath(err))
 	}
-	if err := copyDir(src, dst, fi); err != nil {
+	if err := copyInto(src, dst, fi); err != nil {
 		if rerr := removeTree(dst); rerr != nil {
 			return fmt.Errorf("copying %s to %s: %w; the partial copy could not be removed either: %v", src, dst, err, rerr)
 		}
@@ -229,64 +261,119 @@ func copyExperiment(src, dst string) error {
 	return nil
 }
 
-// copyDir copies the contents of directory src into the existing directory dst, then gives dst the
-// mode and times of src (fi).
-func copyDir(src, dst string, fi fs.FileInfo) error {
-	entries, err := os.ReadDir(src)
+// copyInto copies the contents of the experiment src (a link to one is followed: checked before)
+// into the new directory dst, each opened once: nothing beneath either is reached through a link
+// (safedir), so that a link swapped into the source makes er read no file outside it (er cp run by
+// root on another user's experiment) and a link swapped in for the copy makes er write nowhere else.
+func copyInto(src, dst string, fi fs.FileInfo) error {
+	s, err := safedir.Open(src)
 	if err != nil {
 		return err
 	}
+	defer s.Close()
+	d, err := safedir.OpenNoFollow(dst) // made just now: a link is one swapped in since
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return copyDir(s, d, fi)
+}
+
+// copyDir copies the contents of directory src into the existing directory dst, then gives dst the
+// mode and times of src (fi).
+func copyDir(src, dst *safedir.Dir, fi fs.FileInfo) error {
+	sf, err := src.File()
+	if err != nil {
+		return err
+	}
+	entries, err := sf.ReadDir(-1)
+	sf.Close()
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	for _, e := range entries {
-		s, d := filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())
-		info, err := os.Lstat(s)
+		name := e.Name()
+		info, err := src.Lstat(name)
 		if err != nil {
 			return err
 		}
+		if copyHook != nil {
+			copyHook(src.Path(), dst.Path(), name)
+		}
 		switch m := info.Mode(); {
-		case collectionOnly(e.Name(), m):
+		case collectionOnly(name, m):
 			continue
 		case m.IsDir():
-			if err := os.Mkdir(d, 0o700); err != nil {
+			if err := dst.Mkdir(name, 0o700); err != nil {
 				return err
 			}
-			if err := copyDir(s, d, info); err != nil {
+			if err := copySubdir(src, dst, name, info); err != nil {
 				return err
 			}
 		case m.IsRegular():
-			if err := copyFile(s, d, info); err != nil {
+			if err := copyFile(src, dst, name, info); err != nil {
 				return err
 			}
 		case m&fs.ModeSymlink != 0:
-			target, err := os.Readlink(s)
+			target, err := src.Readlink(name)
 			if err != nil {
 				return err
 			}
-			if err := os.Symlink(target, d); err != nil {
+			if err := dst.Symlink(target, name); err != nil {
 				return err
 			}
 			a, mt := fileTimes(info)
-			ts := []unix.Timespec{unix.NsecToTimespec(a.UnixNano()), unix.NsecToTimespec(mt.UnixNano())}
-			_ = unix.UtimesNanoAt(unix.AT_FDCWD, d, ts, unix.AT_SYMLINK_NOFOLLOW) // best effort
+			_ = dst.Lchtimes(name, a, mt) // best effort
 		default:
-			return fmt.Errorf("%s is a %s; an experiment holds only files, directories and symbolic links", s, kind(m))
+			return fmt.Errorf("%s is a %s; an experiment holds only files, directories and symbolic links", src.Join(name), kind(m))
 		}
 	}
-	if err := os.Chmod(dst, fi.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky)); err != nil {
+	df, err := dst.File()
+	if err != nil {
+		return err
+	}
+	defer df.Close()
+	if err := df.Chmod(fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)); err != nil {
 		return err
 	}
 	a, mt := fileTimes(fi)
-	return os.Chtimes(dst, a, mt)
+	return safedir.Chtimes(df, a, mt)
 }
 
-// copyFile copies the regular file src to the new file dst with src's mode and times (fi).
-func copyFile(src, dst string, fi fs.FileInfo) (err error) {
-	// Without blocking, and only a regular file: one swapped for a FIFO since fi is refused.
-	in, ifi, err := regfile.Open(src)
+// copySubdir copies the directory name of src, described by fi, into the new directory name of dst.
+func copySubdir(src, dst *safedir.Dir, name string, fi fs.FileInfo) error {
+	s, err := src.Sub(name)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	d, err := dst.Sub(name)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return copyDir(s, d, fi)
+}
+
+// copyFile copies the regular file name of src to the new file name of dst with the mode and times
+// of fi, what src's entry was.
+func copyFile(src, dst *safedir.Dir, name string, fi fs.FileInfo) (err error) {
+	// Without blocking, and only a regular file reached without a link: one swapped for a FIFO or a
+	// link since fi is refused.
+	in, err := src.OpenFile(name)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	ifi, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	if !ifi.Mode().IsRegular() {
+		return &regfile.NotRegularError{Path: src.Join(name), Mode: ifi.Mode()}
+	}
+	out, err := dst.Create(name, 0o600)
 	if err != nil {
 		return err
 	}
@@ -294,17 +381,22 @@ func copyFile(src, dst string, fi fs.FileInfo) (err error) {
 		if cerr := out.Close(); err == nil {
 			err = cerr
 		}
-		if err == nil {
-			a, mt := fileTimes(fi)
-			err = os.Chtimes(dst, a, mt)
-		}
 	}()
 	// The bytes the file has now: a file still being written (a live experiment) is copied as it is.
 	if _, err := io.Copy(out, io.LimitReader(in, ifi.Size())); err != nil {
-		return fmt.Errorf("%s: %w", src, err)
+		return fmt.Errorf("%s: %w", src.Join(name), err)
 	}
-	return out.Chmod(fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky))
+	if err := out.Chmod(fi.Mode().Perm()); err != nil { // no set-ID bits: see below
+		return err
+	}
+	a, mt := fileTimes(fi)
+	return safedir.Chtimes(out, a, mt)
 }
+
+// A copy of a file of an experiment has the file's permission bits, and not its set-user-ID,
+// set-group-ID or sticky bits: a copy belongs to whoever runs er cp, so root's copy of another
+// user's set-user-ID file (an experiment holds no program that needs one) would be a program of
+// that user's that runs as root. A directory keeps all its mode.
 
 // fileTimes returns the access and modification times of fi.
 func fileTimes(fi fs.FileInfo) (atime, mtime time.Time) {

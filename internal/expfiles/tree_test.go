@@ -328,3 +328,95 @@ func TestMoveAcrossFileSystems(t *testing.T) {
 	}
 	sameTree(t, ref, dst)
 }
+
+// TestCopyFollowsNoSwappedLink: er cp (as root, of another user's experiment) reads no file through
+// a link swapped in for one of the experiment's files after it was looked at, and writes nothing
+// through a link swapped in for the copy's directory while it is made. Before, the copy got the
+// content of the file the link pointed to (a private file of root's, with the mode of the file it
+// replaced), and the rest of the copy was written where the swapped-in link pointed.
+func TestCopyFollowsNoSwappedLink(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	secret := filepath.Join(t.TempDir(), "secret")
+	write(t, secret, "root's secret\n")
+	os.Chmod(secret, 0o600)
+	t.Cleanup(func() { copyHook = nil })
+
+	t.Run("source", func(t *testing.T) {
+		a := mkExp(t, dir, "a.er")
+		write(t, filepath.Join(a, "notes"), "a note\n")
+		copyHook = func(srcDir, dstDir, name string) {
+			if srcDir == a && name == "notes" {
+				os.Remove(filepath.Join(a, "notes"))
+				if err := os.Symlink(secret, filepath.Join(a, "notes")); err != nil {
+					t.Error(err)
+				}
+			}
+		}
+		c := filepath.Join(dir, "c.er")
+		err := Copy(a, c)
+		copyHook = nil
+		t.Logf("Copy: %v", err)
+		if b, rerr := os.ReadFile(filepath.Join(c, "notes")); rerr == nil && strings.Contains(string(b), "secret") {
+			t.Errorf("the copy's notes hold the file the swapped-in link points to: %q", b)
+		}
+		if err == nil || !strings.Contains(err.Error(), filepath.Join(a, "notes")+" is a symbolic link") {
+			t.Errorf("Copy = %v, want an error that says %s is a link", err, filepath.Join(a, "notes"))
+		}
+	})
+	t.Run("destination", func(t *testing.T) {
+		a := mkExp(t, dir, "b.er")
+		c := filepath.Join(dir, "d.er")
+		copyHook = func(srcDir, dstDir, name string) {
+			if dstDir == c && name == "log.xml" { // the first entry: the others go through the link
+				if err := os.Rename(c, c+".moved"); err != nil {
+					t.Error(err)
+				}
+				if err := os.Symlink(outside, c); err != nil {
+					t.Error(err)
+				}
+			}
+		}
+		err := Copy(a, c)
+		copyHook = nil
+		t.Logf("Copy: %v", err)
+		if es, err := os.ReadDir(outside); err != nil || len(es) != 0 {
+			var names []string
+			for _, e := range es {
+				names = append(names, e.Name())
+			}
+			t.Errorf("the copy wrote %q where the link swapped in for it points (%v)", names, err)
+		}
+	})
+}
+
+// TestCopyDropsSetID: a copy of an experiment's file keeps its permission bits but not its
+// set-user-ID and set-group-ID bits, which on root's copy of another user's file would make a
+// program of theirs that runs as root. Before, er cp kept them.
+func TestCopyDropsSetID(t *testing.T) {
+	dir := t.TempDir()
+	a := mkExp(t, dir, "a.er")
+	prog := filepath.Join(a, "prog")
+	write(t, prog, "#!/bin/sh\nid\n")
+	if err := os.Chmod(prog, 0o755|fs.ModeSetuid|fs.ModeSetgid); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() == 0 {
+		if err := os.Chown(prog, 65534, 65534); err != nil { // another user's, as in the attack
+			t.Fatal(err)
+		}
+		if err := os.Chmod(prog, 0o755|fs.ModeSetuid|fs.ModeSetgid); err != nil { // chown cleared them
+			t.Fatal(err)
+		}
+	}
+	b := filepath.Join(dir, "b.er")
+	if err := Copy(a, b); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(b, "prog"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode() != 0o755 {
+		t.Errorf("copy of a %v file: %v, want %v", 0o755|fs.ModeSetuid|fs.ModeSetgid, fi.Mode(), fs.FileMode(0o755))
+	}
+}

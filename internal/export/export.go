@@ -3,9 +3,9 @@ package export
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 	"strings"
 
 	"github.com/google/pprof/profile"
@@ -13,8 +13,10 @@ import (
 
 // Profile is what an export holds: the metrics, and the distinct call stacks with their values.
 type Profile struct {
-	Metrics    []Metric
-	Stacks     []Stack
+	Metrics []Metric
+	// Stacks gives the stacks one at a time, each valid only during its call (its slices may be
+	// reused for the next); the writers go over them more than once, and hold none of them.
+	Stacks     iter.Seq[Stack]
 	Functions  []Function
 	Objects    []Object
 	Locations  []Location // the distinct instructions of the stacks; nil: pprof gets a location per function
@@ -140,7 +142,7 @@ func Pprof(p *Profile, w io.Writer) error {
 		}
 		out.Location = instrLocs
 	}
-	for _, s := range p.Stacks {
+	for s := range p.stacks() {
 		if allZero(s.Values) {
 			continue
 		}
@@ -180,7 +182,7 @@ func Pprof(p *Profile, w io.Writer) error {
 func Folded(p *Profile, m int, w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	var b strings.Builder
-	for _, s := range p.Stacks {
+	for s := range p.stacks() {
 		if s.Values[m] == 0 || len(s.Funcs) == 0 {
 			continue
 		}
@@ -201,6 +203,14 @@ func foldedName(name string) string {
 	return strings.NewReplacer(";", ":", "\n", " ").Replace(name)
 }
 
+// stacks returns p.Stacks, or none.
+func (p *Profile) stacks() iter.Seq[Stack] {
+	if p.Stacks == nil {
+		return func(func(Stack) bool) {}
+	}
+	return p.Stacks
+}
+
 func allZero(v []int64) bool {
 	for _, x := range v {
 		if x != 0 {
@@ -213,50 +223,34 @@ func allZero(v []int64) bool {
 // Speedscope writes p as speedscope's JSON file format (https://www.speedscope.app): a sampled
 // profile per metric with a value, each distinct stack a sample (frames from the root) weighted by its
 // value of the metric; then an evented profile per timeline (frames opening and closing in time
-// order, ns since p's start), which speedscope shows as the thread's time line.
+// order, ns since p's start), which speedscope shows as the thread's time line. It writes as it
+// goes: it goes over the stacks three times a metric (its total, the samples, the weights) and
+// over each timeline twice (its first and last times, the events), holding none of them.
 func Speedscope(p *Profile, name string, w io.Writer) error {
 	if err := checkTimelines(p); err != nil {
 		return err
 	}
-	type frame struct {
-		Name string `json:"name"`
-		File string `json:"file,omitempty"`
+	j := newJSONWriter(w)
+	j.raw(`{"$schema":"https://www.speedscope.app/file-format-schema.json","shared":{"frames":[`)
+	for i, f := range p.Functions {
+		if i > 0 {
+			j.raw(",")
+		}
+		j.raw(`{"name":`)
+		j.str(f.Name)
+		if f.File != "" {
+			j.raw(`,"file":`)
+			j.str(f.File)
+		}
+		j.raw("}")
 	}
-	type sampled struct {
-		Type       string  `json:"type"`
-		Name       string  `json:"name"`
-		Unit       string  `json:"unit"`
-		StartValue int64   `json:"startValue"`
-		EndValue   int64   `json:"endValue"`
-		Samples    [][]int `json:"samples"`
-		Weights    []int64 `json:"weights"`
-	}
-	type file struct {
-		Schema string `json:"$schema"`
-		Shared struct {
-			Frames []frame `json:"frames"`
-		} `json:"shared"`
-		Profiles           []any  `json:"profiles"`
-		Name               string `json:"name"`
-		ActiveProfileIndex int    `json:"activeProfileIndex"`
-		Exporter           string `json:"exporter"`
-	}
-	type frameEvent struct {
-		Type  string `json:"type"` // "O" or "C"
-		At    int64  `json:"at"`
-		Frame int    `json:"frame"`
-	}
-	type evented struct {
-		Type       string       `json:"type"`
-		Name       string       `json:"name"`
-		Unit       string       `json:"unit"`
-		StartValue int64        `json:"startValue"`
-		EndValue   int64        `json:"endValue"`
-		Events     []frameEvent `json:"events"`
-	}
-	out := file{Schema: "https://www.speedscope.app/file-format-schema.json", Name: name, Exporter: "er", Profiles: []any{}}
-	for _, f := range p.Functions {
-		out.Shared.Frames = append(out.Shared.Frames, frame{Name: f.Name, File: f.File})
+	j.raw(`]},"profiles":[`)
+	profiles := 0
+	next := func() {
+		if profiles > 0 {
+			j.raw(",")
+		}
+		profiles++
 	}
 	for m, mt := range p.Metrics {
 		unit := "none"
@@ -264,32 +258,93 @@ func Speedscope(p *Profile, name string, w io.Writer) error {
 		case "nanoseconds", "bytes":
 			unit = mt.Unit
 		}
-		prof := sampled{Type: "sampled", Name: mt.Name, Unit: unit, Samples: [][]int{}, Weights: []int64{}}
-		for _, s := range p.Stacks {
-			if s.Values[m] == 0 || len(s.Funcs) == 0 {
-				continue
+		samples, total := 0, int64(0)
+		for s := range p.stacks() {
+			if s.Values[m] != 0 && len(s.Funcs) > 0 {
+				samples++
+				total += s.Values[m]
 			}
-			prof.Samples = append(prof.Samples, s.Funcs)
-			prof.Weights = append(prof.Weights, s.Values[m])
-			prof.EndValue += s.Values[m]
 		}
-		if len(prof.Samples) > 0 {
-			out.Profiles = append(out.Profiles, prof)
+		if samples == 0 {
+			continue
 		}
+		next()
+		j.raw(`{"type":"sampled","name":`)
+		j.str(mt.Name)
+		j.raw(`,"unit":`)
+		j.str(unit)
+		j.raw(`,"startValue":0,"endValue":`)
+		j.int(total)
+		// each writes item of each stack with a value of the metric, as the items of an array.
+		each := func(item func(s Stack)) {
+			first := true
+			for s := range p.stacks() {
+				if s.Values[m] == 0 || len(s.Funcs) == 0 {
+					continue
+				}
+				if !first {
+					j.raw(",")
+				}
+				first = false
+				item(s)
+			}
+		}
+		j.raw(`,"samples":[`)
+		each(func(s Stack) {
+			j.raw("[")
+			for i, f := range s.Funcs {
+				if i > 0 {
+					j.raw(",")
+				}
+				j.int(int64(f))
+			}
+			j.raw("]")
+		})
+		j.raw(`],"weights":[`)
+		each(func(s Stack) { j.int(s.Values[m]) })
+		j.raw("]}")
 	}
 	for i := range p.Timelines {
 		tl := &p.Timelines[i]
-		prof := evented{Type: "evented", Name: tl.Process + ": " + tl.Name, Unit: "nanoseconds"}
-		walk(tl, func(f int, at int64) { prof.Events = append(prof.Events, frameEvent{"O", at, f}) },
-			func(f int, at int64) { prof.Events = append(prof.Events, frameEvent{"C", at, f}) })
-		if len(prof.Events) > 0 {
-			prof.StartValue, prof.EndValue = prof.Events[0].At, prof.Events[len(prof.Events)-1].At
-			out.Profiles = append(out.Profiles, prof)
+		events, firstAt, lastAt := 0, int64(0), int64(0)
+		at := func(_ int, at int64) {
+			if events == 0 {
+				firstAt = at
+			}
+			events++
+			lastAt = at
 		}
+		walk(tl, at, at)
+		if events == 0 {
+			continue
+		}
+		next()
+		j.raw(`{"type":"evented","name":`)
+		j.str(tl.Process + ": " + tl.Name)
+		j.raw(`,"unit":"nanoseconds","startValue":`)
+		j.int(firstAt)
+		j.raw(`,"endValue":`)
+		j.int(lastAt)
+		j.raw(`,"events":[`)
+		first := true
+		event := func(typ string) func(int, int64) {
+			return func(f int, at int64) {
+				if !first {
+					j.raw(",")
+				}
+				first = false
+				j.raw(typ)
+				j.int(at)
+				j.raw(`,"frame":`)
+				j.int(int64(f))
+				j.raw("}")
+			}
+		}
+		walk(tl, event(`{"type":"O","at":`), event(`{"type":"C","at":`))
+		j.raw("]}")
 	}
-	if out.Shared.Frames == nil {
-		out.Shared.Frames = []frame{}
-	}
-	enc := json.NewEncoder(w)
-	return enc.Encode(&out)
+	j.raw(`],"name":`)
+	j.str(name)
+	j.raw(`,"activeProfileIndex":0,"exporter":"er"}` + "\n")
+	return j.flush()
 }

@@ -3,6 +3,10 @@ package export
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,12 +19,12 @@ func testProfile() *Profile {
 		Functions: []Function{{Name: "main", Object: 1, Addr: 0x1100}, {Name: "f;g", SystemName: "_Z1fv", Object: 1}, {Name: "malloc", Object: 2}},
 		Objects:   []Object{{Path: "<Total>"}, {Path: "/bin/prog", BuildID: "abcd"}, {Path: "/lib/libc.so.6"}},
 		Main:      1,
-		Stacks: []Stack{
+		Stacks: slices.Values([]Stack{
 			{Funcs: []int{0}, Values: []int64{10, 0}},
 			{Funcs: []int{0, 1}, Values: []int64{30, 0}},
 			{Funcs: []int{0, 1, 2}, Values: []int64{0, 4096}},
 			{Funcs: []int{0, 2}, Values: []int64{0, 0}}, // no value: left out
-		},
+		}),
 		StartNS: 1700000000000000000, DurationNS: 2e9,
 	}
 }
@@ -117,10 +121,11 @@ func TestPprofLines(t *testing.T) {
 		{Object: 1, Addr: 0x1118, Lines: []Line{{Func: 3, Line: 7}, {Func: 1, Line: 11}}},
 		{Object: 1, Addr: 0x101b, Lines: []Line{{Func: 0, Line: 40}}},
 	}
-	p.Stacks = []Stack{
+	stacks := []Stack{
 		{Funcs: []int{0, 1, 3}, Locs: []int{0, 1}, Values: []int64{20, 0}, Labels: []Label{{"pid", 7}, {"tid", 8}, {"thread", 2}}},
 		{Funcs: []int{0, 1, 3}, Locs: []int{0, 1}, Values: []int64{30, 0}, Labels: []Label{{"pid", 7}, {"tid", 7}, {"thread", 1}}},
 	}
+	p.Stacks = slices.Values(stacks)
 	var b bytes.Buffer
 	if err := Pprof(p, &b); err != nil {
 		t.Fatal(err)
@@ -147,8 +152,157 @@ func TestPprofLines(t *testing.T) {
 	if m := q.Mapping[0]; !m.HasFunctions || !m.HasFilenames || !m.HasLineNumbers || !m.HasInlineFrames {
 		t.Errorf("mapping %+v", m)
 	}
-	p.Stacks[0].Locs = []int{5}
+	stacks[0].Locs = []int{5}
 	if err := Pprof(p, &b); err == nil || !strings.Contains(err.Error(), "location 5 of 2") {
 		t.Errorf("a stack of a location beyond the table: %v", err)
+	}
+}
+
+// wholeSpeedscope is Speedscope as it was before it streamed, which built the file whole in
+// memory: the reference its output must equal byte for byte.
+// It wrote p as speedscope's JSON file format (https://www.speedscope.app): a sampled
+// profile per metric with a value, each distinct stack a sample (frames from the root) weighted by its
+// value of the metric; then an evented profile per timeline (frames opening and closing in time
+// order, ns since p's start), which speedscope shows as the thread's time line.
+func wholeSpeedscope(p *Profile, name string, w io.Writer) error {
+	if err := checkTimelines(p); err != nil {
+		return err
+	}
+	type frame struct {
+		Name string `json:"name"`
+		File string `json:"file,omitempty"`
+	}
+	type sampled struct {
+		Type       string  `json:"type"`
+		Name       string  `json:"name"`
+		Unit       string  `json:"unit"`
+		StartValue int64   `json:"startValue"`
+		EndValue   int64   `json:"endValue"`
+		Samples    [][]int `json:"samples"`
+		Weights    []int64 `json:"weights"`
+	}
+	type file struct {
+		Schema string `json:"$schema"`
+		Shared struct {
+			Frames []frame `json:"frames"`
+		} `json:"shared"`
+		Profiles           []any  `json:"profiles"`
+		Name               string `json:"name"`
+		ActiveProfileIndex int    `json:"activeProfileIndex"`
+		Exporter           string `json:"exporter"`
+	}
+	type frameEvent struct {
+		Type  string `json:"type"` // "O" or "C"
+		At    int64  `json:"at"`
+		Frame int    `json:"frame"`
+	}
+	type evented struct {
+		Type       string       `json:"type"`
+		Name       string       `json:"name"`
+		Unit       string       `json:"unit"`
+		StartValue int64        `json:"startValue"`
+		EndValue   int64        `json:"endValue"`
+		Events     []frameEvent `json:"events"`
+	}
+	out := file{Schema: "https://www.speedscope.app/file-format-schema.json", Name: name, Exporter: "er", Profiles: []any{}}
+	for _, f := range p.Functions {
+		out.Shared.Frames = append(out.Shared.Frames, frame{Name: f.Name, File: f.File})
+	}
+	for m, mt := range p.Metrics {
+		unit := "none"
+		switch mt.Unit {
+		case "nanoseconds", "bytes":
+			unit = mt.Unit
+		}
+		prof := sampled{Type: "sampled", Name: mt.Name, Unit: unit, Samples: [][]int{}, Weights: []int64{}}
+		for s := range p.stacks() {
+			if s.Values[m] == 0 || len(s.Funcs) == 0 {
+				continue
+			}
+			prof.Samples = append(prof.Samples, slices.Clone(s.Funcs))
+			prof.Weights = append(prof.Weights, s.Values[m])
+			prof.EndValue += s.Values[m]
+		}
+		if len(prof.Samples) > 0 {
+			out.Profiles = append(out.Profiles, prof)
+		}
+	}
+	for i := range p.Timelines {
+		tl := &p.Timelines[i]
+		prof := evented{Type: "evented", Name: tl.Process + ": " + tl.Name, Unit: "nanoseconds"}
+		walk(tl, func(f int, at int64) { prof.Events = append(prof.Events, frameEvent{"O", at, f}) },
+			func(f int, at int64) { prof.Events = append(prof.Events, frameEvent{"C", at, f}) })
+		if len(prof.Events) > 0 {
+			prof.StartValue, prof.EndValue = prof.Events[0].At, prof.Events[len(prof.Events)-1].At
+			out.Profiles = append(out.Profiles, prof)
+		}
+	}
+	if out.Shared.Frames == nil {
+		out.Shared.Frames = []frame{}
+	}
+	enc := json.NewEncoder(w)
+	return enc.Encode(&out)
+}
+
+// generated is testProfile with n stacks and a timeline of n spans (stacks of one to three
+// functions in turn, each opening and closing frames), made one at a time as the writers ask.
+func generated(n int) *Profile {
+	p := testProfile()
+	funcs := []int{0, 1, 2}
+	p.Stacks = func(yield func(Stack) bool) {
+		vals := []int64{0, 0}
+		for i := range n {
+			vals[0], vals[1] = int64(i%7), int64(i%5)
+			if !yield(Stack{Funcs: funcs[:1+i%3], Values: vals}) {
+				return
+			}
+		}
+	}
+	p.Timelines = []Timeline{{Name: "thread 1", Process: "prog", Pid: 7, Tid: 7, Spans: func(yield func(Span) bool) {
+		for i := range n {
+			if !yield(Span{Start: int64(i) * 100, End: int64(i)*100 + 90 - int64(i%2)*60, Funcs: funcs[:1+i%3]}) {
+				return
+			}
+		}
+	}}}
+	return p
+}
+
+// allocated returns the bytes that f allocates.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestStreamingMemory: Speedscope and Chrome write their files as they go: what they allocate does
+// not grow with the stacks and the events (a million stacks took 6.5 GB to export to speedscope,
+// the file built whole in memory, and its JSON again), beyond Chrome's end of each stretch of the
+// thread it writes (8 bytes a stretch, in a slice that grows by doubling: 32 bytes a stretch
+// allocated at most).
+func TestStreamingMemory(t *testing.T) {
+	small, large := generated(1000), generated(50_000)
+	stretches := 0
+	walk(&large.Timelines[0], func(int, int64) { stretches++ }, func(int, int64) {})
+	for _, f := range []struct {
+		name  string
+		write func(*Profile) error
+		slack uint64 // what may grow
+	}{
+		{"speedscope", func(p *Profile) error { return Speedscope(p, "prog", io.Discard) }, 0},
+		{"chrome", func(p *Profile) error { return Chrome(p, io.Discard) }, 4 * 8 * uint64(stretches)},
+	} {
+		var err error
+		s := allocated(func() { err = f.write(small) })
+		l := allocated(func() { err = errors.Join(err, f.write(large)) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %d bytes allocated for 50,000 stacks and spans (%d stretches), %d for 1,000", f.name, l, stretches, s)
+		if l > s+f.slack+16<<10 {
+			t.Errorf("%s: %d bytes allocated for 50,000 stacks and spans, %d for 1,000: more than %d bytes more", f.name, l, s, f.slack+16<<10)
+		}
 	}
 }

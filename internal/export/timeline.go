@@ -1,10 +1,10 @@
 package export
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
+	"iter"
+	"slices"
 )
 
 // Timeline is one thread's timed events of one kind of data, in time order: what it ran (or waited
@@ -13,7 +13,9 @@ type Timeline struct {
 	Name     string // "thread 1 (pid 4242, tid 4243)", and the kind of data where not clock profiling
 	Process  string // its process: "seed002 (pid 4242)"
 	Pid, Tid uint32
-	Spans    []Span // in order of Start
+	// Spans gives the spans in order of Start, each valid only during its call (its Funcs may be
+	// reused for the next); the writers go over them more than once, and hold none of them.
+	Spans iter.Seq[Span]
 }
 
 // Span is one event's interval: its stack ran, or waited, from Start to End (ns since the
@@ -21,6 +23,14 @@ type Timeline struct {
 type Span struct {
 	Start, End int64
 	Funcs      []int // indexes into Functions, the root first
+}
+
+// spans returns tl.Spans, or none.
+func (tl *Timeline) spans() iter.Seq[Span] {
+	if tl.Spans == nil {
+		return func(func(Span) bool) {}
+	}
+	return tl.Spans
 }
 
 // walk replays a timeline's spans as frames opening and closing, in time order: consecutive spans
@@ -38,7 +48,7 @@ func walk(tl *Timeline, open, close func(f int, at int64)) {
 			cur = cur[:len(cur)-1]
 		}
 	}
-	for _, sp := range tl.Spans {
+	for sp := range tl.spans() {
 		start, stop := sp.Start, sp.End
 		if started && start < end {
 			start = end
@@ -70,7 +80,7 @@ func walk(tl *Timeline, open, close func(f int, at int64)) {
 // checkTimelines reports a span with a function p does not have.
 func checkTimelines(p *Profile) error {
 	for i := range p.Timelines {
-		for _, sp := range p.Timelines[i].Spans {
+		for sp := range p.Timelines[i].spans() {
 			for _, f := range sp.Funcs {
 				if f < 0 || f >= len(p.Functions) {
 					return fmt.Errorf("export: timeline %q: function %d of %d", p.Timelines[i].Name, f, len(p.Functions))
@@ -86,29 +96,41 @@ func checkTimelines(p *Profile) error {
 // per stretch of time a function was on a thread's stack, its callers' events around it, and
 // metadata ("M") events naming the processes and threads. A thread with events of more than one
 // kind of data has a track per kind: the later ones get thread ids of their own (the tid plus a
-// multiple of 2^22, above Linux's largest).
+// multiple of 2^22, above Linux's largest). It writes as it goes, a thread at a time: it walks each
+// timeline twice, first for the end of each stretch (the one thing it holds: 8 bytes a stretch of
+// the thread it is writing), then writing the stretches in the order they begin (a caller before
+// the functions it calls).
 func Chrome(p *Profile, w io.Writer) error {
 	if err := checkTimelines(p); err != nil {
 		return err
 	}
-	type event struct {
-		Name string         `json:"name"`
-		Cat  string         `json:"cat,omitempty"`
-		Ph   string         `json:"ph"`
-		Ts   float64        `json:"ts"`
-		Dur  *float64       `json:"dur,omitempty"`
-		Pid  uint32         `json:"pid"`
-		Tid  uint64         `json:"tid"`
-		Args map[string]any `json:"args,omitempty"`
+	j := newJSONWriter(w)
+	j.raw(`{"traceEvents":[`)
+	first := true
+	meta := func(name string, pid uint32, tid uint64, arg string, text string, n int) {
+		if !first {
+			j.raw(",")
+		}
+		first = false
+		j.raw(`{"name":`)
+		j.str(name)
+		j.raw(`,"ph":"M","ts":0,"pid":`)
+		j.uint(uint64(pid))
+		j.raw(`,"tid":`)
+		j.uint(tid)
+		j.raw(`,"args":{"` + arg + `":`)
+		if arg == "name" {
+			j.str(text)
+		} else {
+			j.int(int64(n))
+		}
+		j.raw("}}")
 	}
 	us := func(ns int64) float64 { return float64(ns) / 1e3 }
-	out := struct {
-		TraceEvents     []event        `json:"traceEvents"`
-		DisplayTimeUnit string         `json:"displayTimeUnit"`
-		OtherData       map[string]any `json:"otherData"`
-	}{TraceEvents: []event{}, DisplayTimeUnit: "ns", OtherData: map[string]any{"exporter": "er", "startTimeUnixNs": p.StartNS}}
 	named := map[uint32]bool{}
 	used := map[[2]uint64]bool{}
+	var ends []int64 // the end of each stretch of the timeline, in the order they begin
+	var open []int   // the stretches open, as indexes in ends
 	for i := range p.Timelines {
 		tl := &p.Timelines[i]
 		tid := uint64(tl.Tid)
@@ -118,42 +140,49 @@ func Chrome(p *Profile, w io.Writer) error {
 		used[[2]uint64{uint64(tl.Pid), tid}] = true
 		if !named[tl.Pid] {
 			named[tl.Pid] = true
-			out.TraceEvents = append(out.TraceEvents, event{Name: "process_name", Ph: "M", Pid: tl.Pid, Tid: tid, Args: map[string]any{"name": tl.Process}})
+			meta("process_name", tl.Pid, tid, "name", tl.Process, 0)
 		}
-		out.TraceEvents = append(out.TraceEvents,
-			event{Name: "thread_name", Ph: "M", Pid: tl.Pid, Tid: tid, Args: map[string]any{"name": tl.Name}},
-			event{Name: "thread_sort_index", Ph: "M", Pid: tl.Pid, Tid: tid, Args: map[string]any{"sort_index": i}})
-		type open struct {
-			f     int
-			start int64
-		}
-		type span struct {
-			f, depth   int
-			start, end int64
-		}
-		var stack []open
-		var spans []span
-		walk(tl, func(f int, at int64) { stack = append(stack, open{f, at}) }, func(f int, at int64) {
-			o := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			spans = append(spans, span{f: f, depth: len(stack), start: o.start, end: at})
-		})
-		// Callers before callees: by start, then depth.
-		sort.SliceStable(spans, func(a, b int) bool {
-			if spans[a].start != spans[b].start {
-				return spans[a].start < spans[b].start
+		meta("thread_name", tl.Pid, tid, "name", tl.Name, 0)
+		meta("thread_sort_index", tl.Pid, tid, "sort_index", "", i)
+		ends, open = ends[:0], open[:0]
+		walk(tl, func(int, int64) {
+			open = append(open, len(ends))
+			if len(ends) == cap(ends) { // double it (append grows a large slice by a quarter)
+				ends = slices.Grow(ends, len(ends)+64)
 			}
-			return spans[a].depth < spans[b].depth
+			ends = append(ends, 0)
+		}, func(_ int, at int64) {
+			ends[open[len(open)-1]] = at
+			open = open[:len(open)-1]
 		})
-		for _, sp := range spans {
-			fn := &p.Functions[sp.f]
-			d := us(sp.end - sp.start)
-			ev := event{Name: fn.Name, Ph: "X", Ts: us(sp.start), Dur: &d, Pid: tl.Pid, Tid: tid}
+		k := 0
+		walk(tl, func(f int, at int64) {
+			fn := &p.Functions[f]
+			if !first {
+				j.raw(",")
+			}
+			first = false
+			j.raw(`{"name":`)
+			j.str(fn.Name)
+			j.raw(`,"ph":"X","ts":`)
+			j.float(us(at))
+			j.raw(`,"dur":`)
+			j.float(us(ends[k] - at))
+			j.raw(`,"pid":`)
+			j.uint(uint64(tl.Pid))
+			j.raw(`,"tid":`)
+			j.uint(tid)
 			if fn.File != "" {
-				ev.Args = map[string]any{"file": fn.File}
+				j.raw(`,"args":{"file":`)
+				j.str(fn.File)
+				j.raw("}")
 			}
-			out.TraceEvents = append(out.TraceEvents, ev)
-		}
+			j.raw("}")
+			k++
+		}, func(int, int64) {})
 	}
-	return json.NewEncoder(w).Encode(&out)
+	j.raw(`],"displayTimeUnit":"ns","otherData":{"exporter":"er","startTimeUnixNs":`)
+	j.int(p.StartNS)
+	j.raw("}}\n")
+	return j.flush()
 }

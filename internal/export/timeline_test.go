@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -20,15 +23,15 @@ import (
 func timelineProfile() *Profile {
 	p := testProfile()
 	p.Timelines = []Timeline{
-		{Name: "thread 1 (pid 7, tid 7)", Process: "prog (pid 7)", Pid: 7, Tid: 7, Spans: []Span{
+		{Name: "thread 1 (pid 7, tid 7)", Process: "prog (pid 7)", Pid: 7, Tid: 7, Spans: slices.Values([]Span{
 			{Start: 0, End: 10, Funcs: []int{0, 1}},
 			{Start: 11, End: 31, Funcs: []int{0}},
 			{Start: 100, End: 110, Funcs: []int{0, 1, 2}},
 			{Start: 105, End: 120, Funcs: []int{0, 1}},
 			{Start: 120, End: 120, Funcs: []int{0}}, // empty: left out
-		}},
-		{Name: "thread 2 (pid 7, tid 8)", Process: "prog (pid 7)", Pid: 7, Tid: 8, Spans: []Span{{Start: 5, End: 9, Funcs: []int{2}}}},
-		{Name: "thread 1 (pid 7, tid 7) heap", Process: "prog (pid 7)", Pid: 7, Tid: 7, Spans: []Span{{Start: 50, End: 60, Funcs: []int{0, 2}}}},
+		})},
+		{Name: "thread 2 (pid 7, tid 8)", Process: "prog (pid 7)", Pid: 7, Tid: 8, Spans: slices.Values([]Span{{Start: 5, End: 9, Funcs: []int{2}}})},
+		{Name: "thread 1 (pid 7, tid 7) heap", Process: "prog (pid 7)", Pid: 7, Tid: 7, Spans: slices.Values([]Span{{Start: 50, End: 60, Funcs: []int{0, 2}}})},
 	}
 	return p
 }
@@ -203,38 +206,166 @@ func TestChrome(t *testing.T) {
 	}
 	// A span of a function the profile lacks is an error, not a panic.
 	p := timelineProfile()
-	p.Timelines[1].Spans[0].Funcs = []int{9}
+	p.Timelines[1].Spans = slices.Values([]Span{{Start: 5, End: 9, Funcs: []int{9}}})
 	if err := Chrome(p, &b); err == nil || !strings.Contains(err.Error(), "function 9 of 3") {
 		t.Errorf("bad function: %v", err)
 	}
 }
 
-// TestPropertiesChrome: random timelines (overlapping, joined and separate spans, random stacks of a
-// few functions, recursion among them) give complete events that nest in every thread.
+// randomTimelines returns testProfile with random timelines (overlapping, joined and separate
+// spans, random stacks of a few functions, recursion among them), and their spans.
+func randomTimelines(r *rand.Rand) (*Profile, [][]Span) {
+	p := testProfile()
+	var all [][]Span
+	for k := range 1 + r.IntN(3) {
+		tl := Timeline{Name: fmt.Sprint("thread ", k), Process: "prog", Pid: 7, Tid: uint32(7 + k%2)}
+		var at int64
+		var spans []Span
+		for range r.IntN(30) {
+			at += r.Int64N(40) - 10
+			sp := Span{Start: at, End: at + r.Int64N(30)}
+			for range 1 + r.IntN(4) {
+				sp.Funcs = append(sp.Funcs, r.IntN(len(p.Functions)))
+			}
+			spans = append(spans, sp)
+		}
+		tl.Spans = slices.Values(spans)
+		p.Timelines = append(p.Timelines, tl)
+		all = append(all, spans)
+	}
+	return p, all
+}
+
+// TestPropertiesChrome: random timelines give complete events that nest in every thread.
 func TestPropertiesChrome(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for i := range 200 {
-		p := testProfile()
-		for k := range 1 + r.IntN(3) {
-			tl := Timeline{Name: fmt.Sprint("thread ", k), Process: "prog", Pid: 7, Tid: uint32(7 + k%2)}
-			var at int64
-			for range r.IntN(30) {
-				at += r.Int64N(40) - 10
-				sp := Span{Start: at, End: at + r.Int64N(30)}
-				for range 1 + r.IntN(4) {
-					sp.Funcs = append(sp.Funcs, r.IntN(len(p.Functions)))
-				}
-				tl.Spans = append(tl.Spans, sp)
-			}
-			p.Timelines = append(p.Timelines, tl)
-		}
+		p, spans := randomTimelines(r)
 		var b bytes.Buffer
 		if err := Chrome(p, &b); err != nil {
 			t.Fatal(err)
 		}
 		checkChrome(t, b.Bytes())
 		if t.Failed() {
-			t.Fatalf("random timelines %d: %+v", i, p.Timelines)
+			t.Fatalf("random timelines %d: %+v", i, spans)
+		}
+	}
+}
+
+// wholeChrome is Chrome as it was before it streamed, which built the trace whole in memory:
+// the reference its output must equal byte for byte.
+// It wrote p's timelines in the Trace Event Format of Chrome's trace viewer (the JSON object
+// form, which Perfetto, chrome://tracing and the Firefox Profiler import): a complete ("X") event
+// per stretch of time a function was on a thread's stack, its callers' events around it, and
+// metadata ("M") events naming the processes and threads. A thread with events of more than one
+// kind of data has a track per kind: the later ones get thread ids of their own (the tid plus a
+// multiple of 2^22, above Linux's largest).
+func wholeChrome(p *Profile, w io.Writer) error {
+	if err := checkTimelines(p); err != nil {
+		return err
+	}
+	type event struct {
+		Name string         `json:"name"`
+		Cat  string         `json:"cat,omitempty"`
+		Ph   string         `json:"ph"`
+		Ts   float64        `json:"ts"`
+		Dur  *float64       `json:"dur,omitempty"`
+		Pid  uint32         `json:"pid"`
+		Tid  uint64         `json:"tid"`
+		Args map[string]any `json:"args,omitempty"`
+	}
+	us := func(ns int64) float64 { return float64(ns) / 1e3 }
+	out := struct {
+		TraceEvents     []event        `json:"traceEvents"`
+		DisplayTimeUnit string         `json:"displayTimeUnit"`
+		OtherData       map[string]any `json:"otherData"`
+	}{TraceEvents: []event{}, DisplayTimeUnit: "ns", OtherData: map[string]any{"exporter": "er", "startTimeUnixNs": p.StartNS}}
+	named := map[uint32]bool{}
+	used := map[[2]uint64]bool{}
+	for i := range p.Timelines {
+		tl := &p.Timelines[i]
+		tid := uint64(tl.Tid)
+		for n := uint64(1); used[[2]uint64{uint64(tl.Pid), tid}]; n++ {
+			tid = uint64(tl.Tid) + n<<22
+		}
+		used[[2]uint64{uint64(tl.Pid), tid}] = true
+		if !named[tl.Pid] {
+			named[tl.Pid] = true
+			out.TraceEvents = append(out.TraceEvents, event{Name: "process_name", Ph: "M", Pid: tl.Pid, Tid: tid, Args: map[string]any{"name": tl.Process}})
+		}
+		out.TraceEvents = append(out.TraceEvents,
+			event{Name: "thread_name", Ph: "M", Pid: tl.Pid, Tid: tid, Args: map[string]any{"name": tl.Name}},
+			event{Name: "thread_sort_index", Ph: "M", Pid: tl.Pid, Tid: tid, Args: map[string]any{"sort_index": i}})
+		type open struct {
+			f     int
+			start int64
+		}
+		type span struct {
+			f, depth   int
+			start, end int64
+		}
+		var stack []open
+		var spans []span
+		walk(tl, func(f int, at int64) { stack = append(stack, open{f, at}) }, func(f int, at int64) {
+			o := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			spans = append(spans, span{f: f, depth: len(stack), start: o.start, end: at})
+		})
+		// Callers before callees: by start, then depth.
+		sort.SliceStable(spans, func(a, b int) bool {
+			if spans[a].start != spans[b].start {
+				return spans[a].start < spans[b].start
+			}
+			return spans[a].depth < spans[b].depth
+		})
+		for _, sp := range spans {
+			fn := &p.Functions[sp.f]
+			d := us(sp.end - sp.start)
+			ev := event{Name: fn.Name, Ph: "X", Ts: us(sp.start), Dur: &d, Pid: tl.Pid, Tid: tid}
+			if fn.File != "" {
+				ev.Args = map[string]any{"file": fn.File}
+			}
+			out.TraceEvents = append(out.TraceEvents, ev)
+		}
+	}
+	return json.NewEncoder(w).Encode(&out)
+}
+
+// TestStreamedAsWhole: Speedscope and Chrome, which write as they go, write what they wrote when they
+// built their files whole (wholeSpeedscope, wholeChrome), byte for byte, for random stacks and
+// timelines.
+func TestStreamedAsWhole(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := range 300 {
+		p, _ := randomTimelines(r)
+		p.Functions = append(p.Functions, Function{Name: "<Unknown> \"a&b\"\u2028", File: "/src/é.c"})
+		var stacks []Stack
+		for range r.IntN(20) {
+			s := Stack{Values: []int64{r.Int64N(3) * r.Int64N(1e12), r.Int64N(2) * r.Int64N(5000)}}
+			for range r.IntN(5) {
+				s.Funcs = append(s.Funcs, r.IntN(len(p.Functions)))
+			}
+			stacks = append(stacks, s)
+		}
+		p.Stacks = slices.Values(stacks)
+		p.StartNS = r.Int64()
+		for _, f := range []struct {
+			name          string
+			stream, whole func(*Profile, io.Writer) error
+		}{
+			{"speedscope", func(p *Profile, w io.Writer) error { return Speedscope(p, "prog<1>", w) }, func(p *Profile, w io.Writer) error { return wholeSpeedscope(p, "prog<1>", w) }},
+			{"chrome", Chrome, wholeChrome},
+		} {
+			var got, want bytes.Buffer
+			if err := f.stream(p, &got); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.whole(p, &want); err != nil {
+				t.Fatal(err)
+			}
+			if got.String() != want.String() {
+				t.Fatalf("profile %d, %s:\n%s\nwant\n%s", i, f.name, got.String(), want.String())
+			}
 		}
 	}
 }

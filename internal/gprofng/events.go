@@ -2,7 +2,6 @@ package gprofng
 
 import (
 	"cmp"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -19,10 +18,15 @@ type converter struct {
 	d        *experiment.Data
 	log      *Log
 	stacks   *Stacks
-	ids      map[string]uint32 // interned stacks, by their bytes
+	byInfo   map[uint64]uint32   // interned stacks, by frame info
+	ids      map[uint64][]uint32 // interned stacks, by the hash of their frames
 	names    *namer
 	missing  int // events whose frame info data.frameinfo lacks
 	warnings []string
+}
+
+func newConverter(d *experiment.Data, l *Log, st *Stacks) *converter {
+	return &converter{d: d, log: l, stacks: st, byInfo: map[uint64]uint32{}, ids: map[uint64][]uint32{}, names: newNamer(d)}
 }
 
 // required are the fields of each profile's packets that er reads.
@@ -98,33 +102,39 @@ func (c *converter) common(r *Record) (t int64, tid uint32, stack uint32) {
 	return t, uint32(r.Ints["LWPID"]), c.stack(r.Ints["FRINFO"])
 }
 
-// stack interns the stack of frame info fr, with a pseudo-frame where it was cut or its unwind
-// failed.
+// stack interns the stack of frame info fr (a pseudo-frame last where it was cut or its unwind
+// failed), once for each frame info.
 func (c *converter) stack(fr uint64) uint32 {
-	pcs, end, ok := c.stacks.Stack(fr)
+	if id, ok := c.byInfo[fr]; ok {
+		return id
+	}
+	pcs, _, ok := c.stacks.frinfo(fr)
 	if !ok {
 		c.missing++
 		return 0
 	}
-	switch end {
-	case EndTruncated:
-		pcs = append(pcs, experiment.FrameTruncated)
-	case EndFailed:
-		pcs = append(pcs, experiment.FrameUnwindFailed)
-	}
+	id := c.intern(pcs)
+	c.byInfo[fr] = id
+	return id
+}
+
+// intern returns the id of stack pcs in c.d.Stacks, adding it when new.
+func (c *converter) intern(pcs []uint64) uint32 {
 	if len(pcs) == 0 {
 		return 0
 	}
-	key := make([]byte, 8*len(pcs))
-	for i, pc := range pcs {
-		binary.LittleEndian.PutUint64(key[8*i:], pc)
+	h := uint64(0xcbf29ce484222325) // FNV-1a of the frames
+	for _, pc := range pcs {
+		h = (h ^ pc) * 0x100000001b3
 	}
-	if id, ok := c.ids[string(key)]; ok {
-		return id
+	for _, id := range c.ids[h] {
+		if slices.Equal(c.d.Stacks[id], pcs) {
+			return id
+		}
 	}
 	id := uint32(len(c.d.Stacks))
 	c.d.Stacks = append(c.d.Stacks, pcs)
-	c.ids[string(key)] = id
+	c.ids[h] = append(c.ids[h], id)
 	return id
 }
 

@@ -45,8 +45,7 @@ func TestSameHeapClass(t *testing.T) {
 // TestClockModes: Linux's CPU time is er's unknown mode (Total CPU alone); the Solaris states
 // keep their meaning.
 func TestClockModes(t *testing.T) {
-	c := &converter{d: &experiment.Data{Stacks: []experiment.Stack{nil}}, log: &Log{Pid: 7, Start: 1000},
-		stacks: &Stacks{frames: map[uint64]uint64{}, nodes: map[uint64]node{}}, ids: map[string]uint32{}}
+	c := newConverter(&experiment.Data{Stacks: []experiment.Stack{nil}}, &Log{Pid: 7, Start: 1000}, newStacks())
 	p := &Profile{File: "profile", Attrs: map[string]string{"ptimer": "1000"}}
 	rec := func(mstate, ntick int64) Record {
 		return Record{Ints: map[string]uint64{"TSTAMP": 5000, "LWPID": 9, "MSTATE": uint64(mstate), "NTICK": uint64(ntick)}}

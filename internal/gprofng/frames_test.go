@@ -3,6 +3,7 @@ package gprofng
 import (
 	"bytes"
 	"encoding/binary"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -139,18 +140,193 @@ func TestStacks32(t *testing.T) {
 	}
 }
 
+// chainTable is a crafted data.frameinfo: stack uids 1 to n, uid k holding the one frame
+// 0x1000+k and linked to uid k-1, so that the stack of uid k has k frames, and frame infos 1 to n
+// naming them. 64 bytes a stack: a 6 MB file of them names stacks of 4.8 billion frames.
+func chainTable(n int) []byte {
+	var b []byte
+	for k := 1; k <= n; k++ {
+		b = append(b, uidPacket(uint64(k), uint64(k-1), 0x1000+uint64(k))...)
+		b = append(b, framePacket(uint64(k), uint64(k), 0)...)
+	}
+	return b
+}
+
+// chainStack is the stack of uid k of chainTable, leaf first.
+func chainStack(k int) []uint64 {
+	pcs := make([]uint64, k)
+	for i := range pcs {
+		pcs[i] = 0x1000 + uint64(k-i)
+	}
+	return pcs
+}
+
+// TestStacksBounded: the stacks that a small table names are resolved once each, and only up to
+// maxResolved frames whole: after that each is cut to its first cutFrames frames. A crafted
+// 6 MB experiment (a chain of 54,000 linked uids, each the stack of an event) ran er print out of
+// memory resolving 1.46 billion frames, again for each event.
+func TestStacksBounded(t *testing.T) {
+	defer func(m int) { maxResolved = m }(maxResolved)
+	maxResolved = 100_000
+	const n = 2000
+	s := readStacksOf(t, chainTable(n))
+	// Asked in order, uid k resolves to the k frames of k-1's stack and its own, and counts k of
+	// the 100,000: the first 447 stacks are whole (447*448/2 = 100,128 frames), the other 1,553
+	// cut, 65 frames with <Truncated-stack>.
+	const whole = 447
+	total := 0
+	for k := 1; k <= n; k++ {
+		pcs, end, ok := s.Stack(uint64(k))
+		total += len(pcs)
+		want, wantEnd := chainStack(k), EndComplete
+		if k > whole {
+			want, wantEnd = want[:cutFrames], EndTruncated
+		}
+		if !ok || end != wantEnd || !slices.Equal(pcs, want) {
+			t.Fatalf("stack %d: %d frames %#x..., %v, %v; want %d frames, %v", k, len(pcs), pcs[:min(len(pcs), 3)], end, ok, len(want), wantEnd)
+		}
+	}
+	if want := whole*(whole+1)/2 + (n-whole)*cutFrames; total != want {
+		t.Errorf("%d frames in the %d stacks, want %d", total, n, want)
+	}
+	frames, cut := s.Resolved()
+	if want := whole*(whole+1)/2 + (n-whole)*(cutFrames+1); frames != want || cut != n-whole {
+		t.Errorf("Resolved() = %d frames, %d cut; want %d, %d", frames, cut, want, n-whole)
+	}
+
+	// Asked from the deepest: uid 2000 resolves the whole chain in one array, which every other
+	// stack is a suffix of; 2000+1999+...+1950 frames (100,725) are counted whole, the count is
+	// then past 100,000, and uids 1949 to 65 are copied cut (65 entries each), 64 to 1 whole.
+	s = readStacksOf(t, chainTable(n))
+	for k := n; k >= 1; k-- {
+		s.Stack(uint64(k))
+	}
+	frames, cut = s.Resolved()
+	if want := 100_725 + 1885*(cutFrames+1) + 64*65/2; frames != want || cut != 1885 {
+		t.Errorf("deepest first: Resolved() = %d frames, %d cut; want %d, 1885", frames, cut, want)
+	}
+	if pcs, _, _ := s.Stack(1999); !slices.Equal(pcs, chainStack(1999)) {
+		t.Errorf("stack 1999 has %d frames, want 1999", len(pcs))
+	}
+}
+
+// TestStacksMemoized: a stack is resolved when it is first asked for, and asking again costs no
+// allocation (it cost a map and a copy of every frame, for each event).
+func TestStacksMemoized(t *testing.T) {
+	s := readStacksOf(t, chainTable(500))
+	s.Stack(500)
+	if a := testing.AllocsPerRun(100, func() { s.Stack(500); s.Stack(250) }); a != 0 {
+		t.Errorf("%v allocations a call of Stack for a stack resolved before, want 0", a)
+	}
+	if pcs, _, _ := s.Stack(250); !slices.Equal(pcs, chainStack(250)) {
+		t.Errorf("stack 250: %d frames", len(pcs))
+	}
+}
+
+// walked resolves frame info fr as the reader did before it resolved each uid once: following the
+// links, markers and all, for each ask. ok is false where the links close a cycle or go past
+// maxFrames, which the two resolve differently (both cut the stack).
+func walked(s *Stacks, fr uint64) (pcs []uint64, end End, ok bool) {
+	seen := map[uint64]bool{}
+	for uid := s.frames[fr]; uid != 0; {
+		i, found := s.index[uid]
+		if !found {
+			return pcs, EndTruncated, true
+		}
+		if seen[uid] || len(pcs) > maxFrames {
+			return nil, 0, false
+		}
+		seen[uid] = true
+		n := &s.nodes[i]
+		pcs = append(pcs, n.pcs...)
+		if n.stop != EndComplete {
+			return pcs, n.stop, true
+		}
+		uid = n.link
+	}
+	return pcs, EndComplete, true
+}
+
+// checkAsWalked fails where a stack of s differs from what walked gives.
+func checkAsWalked(t *testing.T, s *Stacks, order []uint64) {
+	t.Helper()
+	for _, fr := range order {
+		pcs, end, _ := s.Stack(fr)
+		if want, wantEnd, ok := walked(s, fr); ok && s.frames[fr] != 0 && (!slices.Equal(pcs, want) || end != wantEnd) {
+			t.Fatalf("stack of frame info %d: %#x, %v; walked, %#x, %v", fr, pcs, end, want, wantEnd)
+		}
+	}
+}
+
+// TestStacksAsWalked: each stack, resolved once and sharing its callers' arrays, is what following
+// its links gives, on random tables of uids linked to each other (trees, chains, links to no uid,
+// markers) asked in random orders.
+func TestStacksAsWalked(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 500 {
+		n := 1 + r.IntN(40)
+		var b []byte
+		for k := 1; k <= n; k++ {
+			var pcs []uint64
+			for range r.IntN(4) {
+				pc := 0x1000 + uint64(r.IntN(100))
+				switch r.IntN(12) {
+				case 0:
+					pc = markLeafCheck
+				case 1:
+					pc = markTruncated
+				case 2:
+					pc = markFailed
+				}
+				pcs = append(pcs, pc)
+			}
+			link := uint64(0)
+			if r.IntN(5) > 0 {
+				link = uint64(1 + r.IntN(n+2)) // sometimes to no uid, sometimes back: a cycle
+			}
+			b = append(b, uidPacket(uint64(k), link, pcs...)...)
+			b = append(b, framePacket(uint64(k), uint64(k), 0)...)
+		}
+		s := readStacksOf(t, b)
+		order := make([]uint64, n)
+		for i := range order {
+			order[i] = uint64(i + 1)
+		}
+		r.Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
+		checkAsWalked(t, s, order)
+	}
+}
+
 func FuzzReadStacks(f *testing.F) {
 	f.Add(slices.Concat(uidPacket(0x100, 0, 0x30), framePacket(1, 0x200, 0x100, 0x10)))
 	f.Add(framePacket(5, 0x500, 0x500, 0x13))
 	f.Add(packet(pcktFrame, slices.Concat(u32(16), u64(1), u32(16), u32(infoJava), u64(2))...))
+	f.Add(chainTable(40))
+	f.Add(slices.Concat(uidPacket(1, 2), uidPacket(2, 1), framePacket(3, 1, 0))) // a cycle of empty stacks
+	f.Add(slices.Concat(uidPacket(1, 0, 0x10, markLeafCheck, markFailed, 0x20), framePacket(2, 3, 1, 0x30), framePacket(4, 1, 0)))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		s, _, err := ReadStacks("data.frameinfo", bytes.NewReader(b), int64(len(b)), 64)
-		if err != nil {
-			return
-		}
-		for fr := range s.frames {
-			if pcs, _, _ := s.Stack(fr); len(pcs) > maxFrames+1<<13 {
-				t.Fatalf("stack of %d frames", len(pcs))
+		for _, w := range []int{64, 32} {
+			s, _, err := ReadStacks("data.frameinfo", bytes.NewReader(b), int64(len(b)), w)
+			if err != nil {
+				continue
+			}
+			var order []uint64
+			for fr := range s.frames {
+				order = append(order, fr)
+			}
+			if len(b) < 4096 {
+				checkAsWalked(t, s, order)
+			}
+			total := 0
+			for _, fr := range order {
+				pcs, _, _ := s.Stack(fr)
+				if len(pcs) > maxFrames {
+					t.Fatalf("stack of %d frames", len(pcs))
+				}
+				total += len(pcs)
+			}
+			if bound := maxResolved + maxFrames + len(s.frames)*(cutFrames+1); total > bound {
+				t.Fatalf("%d frames in %d stacks, more than %d", total, len(s.frames), bound)
 			}
 		}
 	})

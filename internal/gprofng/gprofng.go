@@ -122,7 +122,7 @@ func Open(dir string) (*experiment.Data, error) {
 	if st.OpenMP {
 		return nil, fmt.Errorf("%s: the gprofng experiment holds OpenMP states and stacks, which er cannot read", path(framesFile))
 	}
-	c := &converter{d: d, log: l, stacks: st, ids: map[string]uint32{}, names: newNamer(d)}
+	c := newConverter(d, l, st)
 	d.Stacks = []experiment.Stack{nil}
 	for _, p := range l.Profiles {
 		if p.File == "" {
@@ -131,6 +131,11 @@ func Open(dir string) (*experiment.Data, error) {
 		if err := c.read(dir, &p); err != nil {
 			return nil, err
 		}
+	}
+	if _, cut := st.Resolved(); cut > 0 {
+		warn("%s: its stacks, which share their callers' frames by links, name more than %d frames of distinct stacks (a damaged or crafted file): "+
+			"%d stacks after those are cut to their first %d frames and end in <Truncated-stack>; the exclusive metrics of their functions are right, the inclusive metrics of their callers fall short",
+			framesFile, maxResolved, cut, cutFrames)
 	}
 	if c.missing > 0 {
 		warn("%s: %d of the events' frame infos are missing from it; those events have no stack", framesFile, c.missing)
@@ -152,7 +157,7 @@ func Open(dir string) (*experiment.Data, error) {
 func readStacks(file string, wordSize int) (*Stacks, error) {
 	f, fi, err := regfile.Open(file)
 	if errors.Is(err, fs.ErrNotExist) {
-		return &Stacks{frames: map[uint64]uint64{}, nodes: map[uint64]node{}}, nil
+		return newStacks(), nil
 	}
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package gprofng
 import (
 	"archive/tar"
 	"compress/gzip"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -281,5 +282,61 @@ func TestDamagedStacks(t *testing.T) {
 	_, err = Open(dir)
 	if err == nil || !strings.Contains(err.Error(), "data.frameinfo: offset 16: frame packet part of size 240") {
 		t.Errorf("Open: %v", err)
+	}
+}
+
+// craftChain replaces the stacks and the clock data of the clock fixture in dir with chainTable(n)
+// and n clock packets, packet k of frame info k.
+func craftChain(t testing.TB, dir string, n int) {
+	t.Helper()
+	var prof []byte
+	const start = 85135752071010 // the fixture's run, in ns
+	for k := 1; k <= n; k++ {
+		p := make([]byte, 52) // kind 8 as the fixture's log.xml lays it out
+		binary.LittleEndian.PutUint16(p, 52)
+		binary.LittleEndian.PutUint16(p[2:], 8)
+		binary.LittleEndian.PutUint64(p[8:], 1)                     // LWPID
+		binary.LittleEndian.PutUint64(p[28:], uint64(start+1000*k)) // TSTAMP
+		binary.LittleEndian.PutUint64(p[36:], uint64(k))            // FRINFO
+		binary.LittleEndian.PutUint32(p[44:], lmsLinuxCPU)          // MSTATE
+		binary.LittleEndian.PutUint32(p[48:], 1)                    // NTICK
+		prof = append(prof, p...)
+	}
+	if err := os.WriteFile(filepath.Join(dir, framesFile), chainTable(n), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "profile"), prof, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestOpenCraftedChain: a crafted experiment whose events' stacks are a chain of linked uids is
+// read with every event and a bounded number of frames, and a warning that says which stacks
+// were cut (er print ran out of memory on a 6 MB one).
+func TestOpenCraftedChain(t *testing.T) {
+	defer func(m int) { maxResolved = m }(maxResolved)
+	maxResolved = 100_000
+	dir := fixture(t, "clock")
+	const n = 3000
+	craftChain(t, dir, n)
+	d, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Clock) != n {
+		t.Errorf("%d clock samples, want %d", len(d.Clock), n)
+	}
+	frames := 0
+	for _, s := range d.Stacks {
+		frames += len(s)
+	}
+	// The first 447 stacks whole (100,128 frames), the other 2,553 cut to 64 frames and the
+	// pseudo-frame <Truncated-stack>.
+	if want := 447*448/2 + (n-447)*(cutFrames+1); len(d.Stacks) != n+1 || frames != want {
+		t.Errorf("%d stacks of %d frames, want %d of %d", len(d.Stacks), frames, n+1, want)
+	}
+	want := "data.frameinfo: its stacks, which share their callers' frames by links, name more than 100000 frames of distinct stacks (a damaged or crafted file): 2553 stacks after those are cut to their first 64 frames"
+	if !slices.ContainsFunc(d.Warnings, func(w string) bool { return strings.HasPrefix(w, want) }) {
+		t.Errorf("warnings %q, want one starting %q", d.Warnings, want)
 	}
 }

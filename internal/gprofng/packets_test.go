@@ -100,6 +100,8 @@ func FuzzReadPackets(f *testing.F) {
 	f.Add(packet(5, make([]byte, 12)...))
 	f.Add(append(packet(pcktEmpty, 0, 0, 0, 0), make([]byte, 8)...))
 	f.Add(append(packet(5, 1, 2, 3, 4), 9, 9))
+	f.Add(chainTable(8))
+	f.Add(append(append(make([]byte, chunk-4), packet(5, make([]byte, 12)...)...), 0, 0, 0, 0)) // a packet across a chunk's end, then an empty rest
 	d := &PacketDesc{Kind: 5, Fields: []Field{{"TSTAMP", 4, "INT64"}, {"N", 8, "INT32"}, {"S", 12, "STRING"}}}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var last int64 = -1

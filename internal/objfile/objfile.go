@@ -50,7 +50,7 @@ func NewFile(name string, r io.ReaderAt) (f *File, err error) {
 		return nil, fmt.Errorf("objfile: %s: %w", name, err)
 	}
 	if string(magic[:]) != elf.ELFMAG {
-		return nil, fmt.Errorf("objfile: %s: not an ELF file (starts with % x)", name, magic)
+		return nil, fmt.Errorf("objfile: %s: not an ELF file (it does not start with ELF's magic number; what it holds is not shown)", name)
 	}
 	defer func() {
 		if p := recover(); p != nil {

@@ -13,7 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+
+	"er/internal/regfile"
 )
 
 // magic is "PERFILE2" read as a little-endian word.
@@ -86,22 +87,18 @@ type File struct {
 	dataOff  int64
 	dataSize int64 // -1: to the end (pipe mode)
 	ids      map[uint64]*Attr
+	buildIDs map[string][]byte // the first build id of each file name, for BuildIDOf
 }
 
-// Open opens the perf.data file at path, in file or pipe mode ("perf record -o - > file").
+// Open opens the perf.data file at path, in file or pipe mode ("perf record -o - > file"). It must be
+// a regular file: a FIFO or a device is refused without being opened (or, swapped in meanwhile, read).
 func Open(path string) (*File, error) {
-	fh, err := os.Open(path)
+	fh, st, err := regfile.Open(path)
+	if nr := (*regfile.NotRegularError)(nil); errors.As(err, &nr) {
+		return nil, fmt.Errorf("%s: not a regular file but %s; perf record -o - | er import - reads a pipe", path, regfile.Kind(nr.Mode))
+	}
 	if err != nil {
 		return nil, err
-	}
-	st, err := fh.Stat()
-	if err != nil {
-		fh.Close()
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		fh.Close()
-		return nil, fmt.Errorf("%s: not a regular file (%s); perf record -o - | er import - reads a pipe", path, st.Mode().Type())
 	}
 	f, err := NewFile(fh, st.Size(), path)
 	if err != nil {
@@ -483,6 +480,9 @@ func (f *File) parseEventDesc(c *cursor) error {
 			}
 		}
 		if match != nil {
+			if name == "" {
+				name = match.defaultName()
+			}
 			match.Name = name
 		}
 	}
@@ -506,7 +506,7 @@ func (f *File) parseBuildIDs(b []byte) error {
 		if size < buildIDSize || size > len(b)-off {
 			return fmt.Errorf("build id entry at byte %d says it has %d bytes (at least %d, at most the %d left)", off, size, buildIDSize, len(b)-off)
 		}
-		f.BuildIDs = append(f.BuildIDs, decodeBuildID(b[off:off+size], misc))
+		f.addBuildID(decodeBuildID(b[off:off+size], misc))
 		off += size
 	}
 	return nil
@@ -523,12 +523,22 @@ func decodeBuildID(e []byte, misc uint16) BuildID {
 		ID: append([]byte(nil), id...), Filename: cstring(e[buildIDSize:])}
 }
 
-// BuildIDOf returns the build id (hex) that the file records for a load object, or "".
+// addBuildID adds a build id entry.
+func (f *File) addBuildID(b BuildID) {
+	f.BuildIDs = append(f.BuildIDs, b)
+	if f.buildIDs == nil {
+		f.buildIDs = map[string][]byte{}
+	}
+	if _, ok := f.buildIDs[b.Filename]; !ok {
+		f.buildIDs[b.Filename] = b.ID
+	}
+}
+
+// BuildIDOf returns the build id (hex) that the file records for a load object (its first entry
+// of that name), or "".
 func (f *File) BuildIDOf(filename string) string {
-	for _, b := range f.BuildIDs {
-		if b.Filename == filename {
-			return fmt.Sprintf("%x", b.ID)
-		}
+	if id, ok := f.buildIDs[filename]; ok {
+		return fmt.Sprintf("%x", id)
 	}
 	return ""
 }

@@ -1,6 +1,7 @@
 package perfdata
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -55,9 +56,21 @@ func TestOrdered(t *testing.T) {
 		t.Errorf("Ordered returned %v after %d calls", err, n)
 	}
 	// A damaged record is the error.
+	d := &stream{b: append(bytes.Clone(s.b), 9, 0, 0, 0, 0, 0, 4, 0)}
+	_, rd = d.reader(t)
+	if err := Ordered(rd, func(Record) error { return nil }); err == nil || !strings.Contains(err.Error(), "record of type 9 says it has 4 bytes") {
+		t.Errorf("Ordered on a damaged stream: %v", err)
+	}
+	// A stream cut inside a record: every record before it, then the end.
+	count := func() (int, error) {
+		_, rd = s.reader(t)
+		n := 0
+		err := Ordered(rd, func(Record) error { n++; return nil })
+		return n, err
+	}
+	whole, _ := count()
 	s.b = append(s.b, 9, 0, 0)
-	_, rd = s.reader(t)
-	if err := Ordered(rd, func(Record) error { return nil }); err == nil || !strings.Contains(err.Error(), "the data ends in a record header") {
-		t.Errorf("Ordered on a cut stream: %v", err)
+	if n, err := count(); err != nil || n != whole || rd.Cut() == nil {
+		t.Errorf("Ordered on a cut stream: %v after %d records (want %d), cut %+v", err, n, whole, rd.Cut())
 	}
 }

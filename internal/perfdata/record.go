@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"strings"
 )
 
 // Record types: the kernel's (PERF_RECORD_*) and those perf adds to its files.
@@ -264,15 +265,69 @@ type Reader struct {
 	off int64
 	err error
 	z   *zstream // the decompressed data of COMPRESSED records, from the first one on
+	n   int64    // records returned
+	cut *Cut
 }
 
 // File returns the file the reader reads.
 func (rd *Reader) File() *File { return rd.f }
 
+// Offset returns the offset in the file of the record after those read.
+func (rd *Reader) Offset() int64 { return rd.off }
+
+// Cut is where a stream in pipe mode ends inside a record: perf record (or what carried its
+// output) was stopped while writing it. The records before it are read; io.EOF comes in its place.
+type Cut struct {
+	Offset     int64  // where the record cut short begins in the stream
+	Type       uint32 // its type; 0 where its header is cut
+	Have, Size int64  // the bytes of it the stream holds, and its size (0 where its header is cut)
+	// Pending is the bytes of the data decompressed from the COMPRESSED records that were left
+	// unread, the start of a record whose end the cut lost, at byte PendingAt of that data.
+	Pending, PendingAt int64
+	Records            int64 // the records read
+}
+
+// String says what was cut, for a warning.
+func (c *Cut) String() string {
+	var lost []string
+	if c.Have > 0 {
+		what := fmt.Sprintf("a record of type %s, %d of its %d bytes", RecordName(c.Type), c.Have, c.Size)
+		if c.Size == 0 {
+			what = fmt.Sprintf("a record's header, %d of its 8 bytes", c.Have)
+		}
+		lost = append(lost, fmt.Sprintf("%s, at offset %#x", what, c.Offset))
+	}
+	if c.Pending > 0 {
+		lost = append(lost, fmt.Sprintf("the first %d bytes of a record, at byte %d of the data decompressed from the COMPRESSED records", c.Pending, c.PendingAt))
+	}
+	recs := "records before it are"
+	if c.Records == 1 {
+		recs = "record before it is"
+	}
+	return fmt.Sprintf("the stream ends inside a record (perf record was stopped while writing it): the %d %s read; cut short and not read: %s",
+		c.Records, recs, strings.Join(lost, "; and "))
+}
+
+// Cut returns where a stream in pipe mode ended inside a record, once Next has returned io.EOF;
+// nil where it ended after one.
+func (rd *Reader) Cut() *Cut {
+	if rd.cut != nil {
+		rd.cut.Records = rd.n
+	}
+	return rd.cut
+}
+
+// cutShort notes that a stream in pipe mode ends inside a record, at off.
+func (rd *Reader) cutShort(off int64, typ uint32, have, size int64) {
+	if rd.cut == nil {
+		rd.cut = &Cut{Offset: off, Type: typ, Have: have, Size: size}
+	}
+}
+
 // maxRecord is the largest record: the size field has 16 bits.
 const maxRecord = 1 << 16
 
-// Next returns the next record, or io.EOF after the last.
+// Next returns the next record, or io.EOF after the last (see Cut for a stream that ends inside one).
 func (rd *Reader) Next() (Record, error) {
 	if rd.err != nil {
 		return nil, rd.err
@@ -280,8 +335,10 @@ func (rd *Reader) Next() (Record, error) {
 	rec, err := rd.next()
 	if err != nil {
 		rd.err = err
+		return nil, err
 	}
-	return rec, err
+	rd.n++
+	return rec, nil
 }
 
 func (rd *Reader) next() (Record, error) {
@@ -307,12 +364,16 @@ func (rd *Reader) next() (Record, error) {
 		}
 		rec, err := rd.f.decode(h, buf[8:])
 		if err != nil {
-			return nil, rd.f.errorf(h.Offset, "%s record of %d bytes: %v", recordName(h.Type), h.Size, err)
+			return nil, rd.f.errorf(h.Offset, "%s record of %d bytes: %v", RecordName(h.Type), h.Size, err)
 		}
 		if skip := trailing(h.Type, buf); skip > 0 {
 			if m, err := rd.r.Discard(int(min(skip, 1<<62))); uint64(m) != skip {
+				if (err == nil || errors.Is(err, io.EOF)) && rd.f.Pipe {
+					rd.cutShort(h.Offset, h.Type, int64(h.Size)+int64(m), int64(h.Size)+int64(min(skip, 1<<62)))
+					return nil, io.EOF
+				}
 				if err == nil || errors.Is(err, io.EOF) {
-					return nil, rd.f.errorf(h.Offset, "%s record: its %d bytes of data run past the end", recordName(h.Type), skip)
+					return nil, rd.f.errorf(h.Offset, "%s record: its %d bytes of data run past the end", RecordName(h.Type), skip)
 				}
 				return nil, fmt.Errorf("%s: offset %#x: %w", rd.f.Name, rd.off, err)
 			}
@@ -323,12 +384,17 @@ func (rd *Reader) next() (Record, error) {
 }
 
 // readRaw reads the next record of the data section, its header and its bytes (the header's
-// included), or io.EOF at the end.
+// included), or io.EOF at the end; in pipe mode, io.EOF too where the stream ends inside a record
+// (see Cut).
 func (rd *Reader) readRaw() (Header, []byte, error) {
 	f := rd.f
 	var hb [8]byte
 	n, err := io.ReadFull(rd.r, hb[:])
-	if err == io.EOF {
+	if err == io.EOF || rd.cut != nil {
+		return Header{}, nil, io.EOF
+	}
+	if err == io.ErrUnexpectedEOF && f.Pipe {
+		rd.cutShort(rd.off, 0, int64(n), 0)
 		return Header{}, nil, io.EOF
 	}
 	if err == io.ErrUnexpectedEOF {
@@ -344,6 +410,10 @@ func (rd *Reader) readRaw() (Header, []byte, error) {
 	buf := make([]byte, h.Size)
 	copy(buf, hb[:])
 	if n, err := io.ReadFull(rd.r, buf[8:]); err != nil {
+		if (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) && f.Pipe {
+			rd.cutShort(rd.off, h.Type, int64(8+n), int64(h.Size))
+			return Header{}, nil, io.EOF
+		}
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			return Header{}, nil, f.errorf(rd.off, "the data ends inside a record of type %d (%d of %d bytes): the file was cut short", h.Type, 8+n, h.Size)
 		}
@@ -371,8 +441,8 @@ func trailing(typ uint32, buf []byte) uint64 {
 	return 0
 }
 
-// recordName names a record type in messages.
-func recordName(t uint32) string {
+// RecordName names a record type in messages: MMAP, SAMPLE, ..., type-N for one without a name here.
+func RecordName(t uint32) string {
 	names := map[uint32]string{RecordMmap: "MMAP", RecordLost: "LOST", RecordComm: "COMM", RecordExit: "EXIT",
 		RecordThrottle: "THROTTLE", RecordUnthrottle: "UNTHROTTLE", RecordFork: "FORK", RecordRead: "READ",
 		RecordSample: "SAMPLE", RecordMmap2: "MMAP2", RecordLostSamples: "LOST_SAMPLES", RecordSwitch: "SWITCH",
@@ -808,7 +878,7 @@ func (f *File) decodeUser(h Header, body []byte) (Record, error) {
 		e := make([]byte, 8+len(body))
 		copy(e[8:], body)
 		b := decodeBuildID(e, h.Misc)
-		f.BuildIDs = append(f.BuildIDs, b)
+		f.addBuildID(b)
 		return &HeaderBuildID{Header: h, BuildID: b}, nil
 	case RecordFinishedRound:
 		return &FinishedRound{Header: h}, nil
@@ -847,11 +917,8 @@ func (f *File) decodeUser(h Header, body []byte) (Record, error) {
 		if id < featBits {
 			f.Features[id] = true
 			if f.wanted(int(id)) {
-				if err := f.parseFeature(int(id), c.rest()); err != nil {
+				if err := f.parseFeature(int(id), c.rest()); err != nil { // EVENT_DESC names its events, default names for ""
 					return nil, fmt.Errorf("feature %s: %v", featureName(int(id)), err)
-				}
-				if id == FeatEventDesc {
-					f.nameAttrs()
 				}
 			}
 		}

@@ -28,6 +28,19 @@ const (
 	// defaultOutLimit bounds what one COMPRESSED record may decompress to where the file has no
 	// COMPRESSED feature to say how large perf's ring buffers were.
 	defaultOutLimit = 64 << 20
+	// maxRatio bounds the data decompressed from a file's COMPRESSED records, all of them together,
+	// to that many bytes per compressed byte (plus bytesSlack). zstd can reach 32768 (a block of
+	// one byte repeated); perf record -z reached 650 here at its default level with the largest
+	// stack copies (--call-graph dwarf,65528 of a loop), 11 with -g.
+	maxRatio = 4096
+	// maxRecordsPerByte bounds the records decompressed, to that many per compressed byte (plus
+	// recordsSlack): what they cost to read is by the record, and a hostile file of 8-byte records at
+	// zstd's highest ratio would hold 4096 for each byte. perf record's data holds 0.2 here (-F
+	// 20000 of a loop, without call chains: 48-byte samples that differ in their times).
+	maxRecordsPerByte = 4
+	// bytesSlack and recordsSlack are what the bounds allow beyond the ratios: the first blocks.
+	bytesSlack   = 1 << 20
+	recordsSlack = 1 << 16
 )
 
 // errStarved is what the decoder's input returns when the data holds no more compressed bytes
@@ -56,9 +69,14 @@ type zstream struct {
 	outSince int64  // bytes decompressed since it was read
 	limit    int64  // the most one COMPRESSED record may decompress to
 	err      error  // an error reading the file for the decoder's input
-	pend     []byte // decompressed bytes not yet read as records
+	pend     []byte // decompressed bytes; those from pos on are not yet read as records
+	pos      int
 	skip     uint64 // decompressed bytes to discard first: the data of an AUXTRACE record
 	total    int64  // bytes decompressed before pend
+	moved    int64  // bytes compact moved: less than a record (64 KiB) per block decompressed
+	blocks   int64  // blocks decompressed
+
+	inTotal, outTotal, records int64 // compressed bytes loaded, bytes decompressed, records read: for maxRatio and maxRecordsPerByte
 }
 
 // feed adds a COMPRESSED record (its header h and bytes buf) to the decompressed stream.
@@ -66,11 +84,11 @@ func (rd *Reader) feed(h Header, buf []byte) error {
 	f := rd.f
 	if f.Compression.Type != compressZstd && f.Features[FeatCompressed] {
 		return f.errorf(h.Offset, "%s record: the COMPRESSED feature says the data was compressed with method %d, not zstd (1), the only one perf writes",
-			recordName(h.Type), f.Compression.Type)
+			RecordName(h.Type), f.Compression.Type)
 	}
 	payload, err := compressedPayload(h, buf)
 	if err != nil {
-		return f.errorf(h.Offset, "%s record of %d bytes: %v", recordName(h.Type), h.Size, err)
+		return f.errorf(h.Offset, "%s record of %d bytes: %v", RecordName(h.Type), h.Size, err)
 	}
 	if rd.z == nil {
 		z := &zstream{rd: rd, buf: make([]byte, maxBlock+1), limit: defaultOutLimit}
@@ -110,6 +128,7 @@ func compressedPayload(h Header, buf []byte) ([]byte, error) {
 // load makes a COMPRESSED record's payload the decoder's input.
 func (z *zstream) load(off int64, payload []byte) {
 	z.inOff, z.in, z.size, z.outSince = off, payload, len(payload), 0
+	z.inTotal += int64(len(payload))
 }
 
 // Read gives the decoder its input: the compressed data of the record read last and, where that is
@@ -134,7 +153,7 @@ func (z *zstream) Read(p []byte) (int, error) {
 				z.load(h.Offset, payload)
 				continue
 			}
-			err = rd.f.errorf(h.Offset, "%s record of %d bytes: %v", recordName(h.Type), h.Size, err)
+			err = rd.f.errorf(h.Offset, "%s record of %d bytes: %v", RecordName(h.Type), h.Size, err)
 		}
 		z.err = err
 		return 0, err
@@ -145,20 +164,19 @@ func (z *zstream) Read(p []byte) (int, error) {
 }
 
 // next returns the next record of the decompressed data, or nil when it holds no whole record and
-// no compressed data is left to decompress.
+// no compressed data is left to decompress. The records are read from pend by offset (pos); only
+// the part of a record that a block leaves for the next is moved, to pend's front (see compact).
 func (z *zstream) next() (Record, error) {
 	f := z.rd.f
-	start := 0
-	defer func() { z.drop(start) }()
 	for {
 		if z.skip > 0 {
-			n := min(z.skip, uint64(len(z.pend)-start))
-			start += int(n)
+			n := min(z.skip, uint64(len(z.pend)-z.pos))
+			z.pos += int(n)
 			z.skip -= n
 		}
-		if rest := z.pend[start:]; z.skip == 0 && len(rest) >= 8 {
+		if rest := z.pend[z.pos:]; z.skip == 0 && len(rest) >= 8 {
 			h := parseHeader(rest, z.inOff)
-			at := z.total + int64(start)
+			at := z.total + int64(z.pos)
 			if h.Size < 8 {
 				return nil, f.errorf(z.inOff, "the record at byte %d of the data decompressed from the COMPRESSED records (this one last) says it has %d bytes, fewer than its 8-byte header",
 					at, h.Size)
@@ -166,46 +184,61 @@ func (z *zstream) next() (Record, error) {
 			if len(rest) >= int(h.Size) {
 				buf := make([]byte, h.Size)
 				copy(buf, rest)
-				start += int(h.Size)
+				z.pos += int(h.Size)
 				rec, err := f.decode(h, buf[8:])
 				if err != nil {
 					return nil, f.errorf(z.inOff, "%s record of %d bytes at byte %d of the data decompressed from the COMPRESSED records (this one last): %v",
-						recordName(h.Type), h.Size, at, err)
+						RecordName(h.Type), h.Size, at, err)
 				}
 				z.skip = trailing(h.Type, buf)
+				if z.records++; z.records > maxRecordsPerByte*z.inTotal+recordsSlack {
+					return nil, f.errorf(z.inOff, "the data decompressed from the COMPRESSED records (this one last) holds more than %d records (%d for each of their %d compressed bytes, and %d): "+
+						"perf record's holds about one for each 5 bytes; the file is damaged or made to exhaust its reader, and is not read further",
+						z.records-1, maxRecordsPerByte, z.inTotal, recordsSlack)
+				}
 				return rec, nil
 			}
 		}
 		if len(z.in) == 0 {
 			return nil, nil
 		}
-		z.drop(start)
-		start = 0
+		z.compact()
 		if err := z.decompress(); err != nil {
 			return nil, err
 		}
 	}
 }
 
-// drop discards the first n bytes of pend.
-func (z *zstream) drop(n int) {
-	if n > 0 {
-		z.total += int64(n)
-		z.pend = append(z.pend[:0], z.pend[n:]...)
-	}
+// compact moves what is left of pend after pos, less than a record, to its front.
+func (z *zstream) compact() {
+	left := len(z.pend) - z.pos
+	z.total += int64(z.pos)
+	z.moved += int64(left)
+	copy(z.pend, z.pend[z.pos:])
+	z.pend, z.pos = z.pend[:left], 0
 }
 
 // decompress appends the output of the decoder's next block to pend.
 func (z *zstream) decompress() error {
 	n, err := z.dec.Read(z.buf)
+	z.blocks++
 	z.pend = append(z.pend, z.buf[:n]...)
 	z.outSince += int64(n)
+	z.outTotal += int64(n)
+	if z.outTotal > maxRatio*z.inTotal+bytesSlack {
+		return z.rd.f.errorf(z.inOff, "the data of the COMPRESSED records (this one last) decompresses to more than %d bytes (%d for each of their %d compressed bytes, and %d): "+
+			"perf record's compresses to a sixth of that at most; the file is damaged or made to exhaust its reader, and is not read further",
+			maxRatio*z.inTotal+bytesSlack, maxRatio, z.inTotal, bytesSlack)
+	}
 	if z.outSince > z.limit {
 		return z.rd.f.errorf(z.inOff, "%s record: its data decompresses to more than %d bytes, more than perf record compresses at once (the COMPRESSED feature's ring buffers of %d bytes)",
-			recordName(RecordCompressed), z.limit, z.rd.f.Compression.MmapLen)
+			RecordName(RecordCompressed), z.limit, z.rd.f.Compression.MmapLen)
 	}
 	switch {
 	case err == nil:
+		return nil
+	case z.err == io.EOF: // a stream in pipe mode cut inside a COMPRESSED record: its data is lost
+		z.in = nil
 		return nil
 	case z.err != nil:
 		return z.err
@@ -216,14 +249,23 @@ func (z *zstream) decompress() error {
 		return z.dec.Reset(z)
 	}
 	return z.rd.f.errorf(z.inOff, "%s record: its zstd data is damaged at or before byte %d of its %d: %v",
-		recordName(RecordCompressed), z.size-len(z.in), z.size, err)
+		RecordName(RecordCompressed), z.size-len(z.in), z.size, err)
 }
 
 // atEnd is the end of the data section: an error if the decompressed data ends inside a record.
 func (z *zstream) atEnd() error {
-	if len(z.pend) > 0 || z.skip > 0 {
+	if left := len(z.pend) - z.pos; (left > 0 || z.skip > 0) && z.rd.f.Pipe { // a stream cut short
+		rd := z.rd
+		if rd.cut == nil {
+			rd.cut = &Cut{}
+		}
+		rd.cut.Pending, rd.cut.PendingAt = int64(left), z.total+int64(z.pos)
+		z.dec.Close()
+		return io.EOF
+	}
+	if left := len(z.pend) - z.pos; left > 0 || z.skip > 0 {
 		return z.rd.f.errorf(z.inOff, "the data decompressed from the %s records ends inside a record (%d bytes of it at byte %d): the file was cut short",
-			recordName(RecordCompressed), len(z.pend), z.total)
+			RecordName(RecordCompressed), left, z.total+int64(z.pos))
 	}
 	z.dec.Close()
 	return io.EOF

@@ -68,6 +68,7 @@ func OpenTask(pid int, o Options) (*Group, error) {
 	if err != nil {
 		return nil, err
 	}
+	dec.readGroup = attr.Read_format&unix.PERF_FORMAT_GROUP != 0
 	cpus, err := OnlineCPUs()
 	if err != nil {
 		return nil, fmt.Errorf("perfevent: %w", err)
@@ -153,6 +154,9 @@ func siblingAttr(leader *unix.PerfEventAttr, sb Sibling, dataBytes int) *unix.Pe
 		Ext2:        sb.Config2,
 		Sample_type: leader.Sample_type & idBits,
 		Clockid:     leader.Clockid,
+		// One read format in the group: every Read record then has the one layout (the decoder
+		// knows no record's event before its trailer), and Count reads the leaders alone.
+		Read_format: leader.Read_format,
 	}
 	a.Size = uint32(unsafe.Sizeof(*a))
 	a.Bits = leader.Bits & (unix.PerfBitInherit | unix.PerfBitInheritStat | unix.PerfBitSampleIDAll | unix.PerfBitUseClockID)
@@ -164,7 +168,6 @@ func siblingAttr(leader *unix.PerfEventAttr, sb Sibling, dataBytes int) *unix.Pe
 			a.Sample_stack_user = sb.StackUser
 		}
 		a.Sample_max_stack = leader.Sample_max_stack
-		a.Read_format = leader.Read_format
 		a.Bits |= leader.Bits & (unix.PerfBitExcludeKernel | unix.PerfBitExcludeHv | unix.PerfBitExcludeCallchainKernel)
 		a.Bits |= unix.PerfBitWatermark
 		a.Wakeup = uint32(max(dataBytes/4, 8))
@@ -241,15 +244,40 @@ func (g *Group) Count() (uint64, error) {
 		return 0, ErrClosed
 	}
 	var total uint64
-	var buf [8]byte
 	for i, fd := range g.fds {
-		n, err := unix.Read(fd, buf[:])
-		if err != nil || n != len(buf) {
-			return 0, fmt.Errorf("perfevent: reading the count of the event on cpu %d: %d bytes, %v", g.fdCPU[i], n, err)
+		v, err := g.readCounts(fd)
+		if err != nil {
+			return 0, fmt.Errorf("perfevent: reading the count of the event on cpu %d: %w", g.fdCPU[i], err)
 		}
-		total += binary.NativeEndian.Uint64(buf[:])
+		total += v[0]
 	}
 	return total, nil
+}
+
+// readCounts reads the count of event fd, and with a group read format those of its siblings after it.
+func (g *Group) readCounts(fd int) ([]uint64, error) {
+	if g.attr.Read_format&unix.PERF_FORMAT_GROUP == 0 {
+		var buf [8]byte
+		n, err := unix.Read(fd, buf[:])
+		if err != nil || n != len(buf) {
+			return nil, fmt.Errorf("%d bytes, %v", n, err)
+		}
+		return []uint64{binary.NativeEndian.Uint64(buf[:])}, nil
+	}
+	want := 1 + len(g.sibAttrs)
+	buf := make([]byte, 8+16*want)
+	n, err := unix.Read(fd, buf)
+	if err != nil || n != len(buf) {
+		return nil, fmt.Errorf("%d bytes of a group of %d, %v", n, want, err)
+	}
+	if nr := binary.NativeEndian.Uint64(buf); nr != uint64(want) {
+		return nil, fmt.Errorf("a group of %d events, want %d", nr, want)
+	}
+	v := make([]uint64, want)
+	for i := range v {
+		v[i] = binary.NativeEndian.Uint64(buf[8+16*i:])
+	}
+	return v, nil
 }
 
 // SiblingCounts returns the counts of Options.Siblings, summed like Count's.
@@ -261,6 +289,18 @@ func (g *Group) SiblingCounts() ([]uint64, error) {
 	}
 	n := len(g.sibAttrs)
 	total := make([]uint64, n)
+	if g.attr.Read_format&unix.PERF_FORMAT_GROUP != 0 {
+		for i, fd := range g.fds {
+			v, err := g.readCounts(fd)
+			if err != nil {
+				return nil, fmt.Errorf("perfevent: reading the counts of the group on cpu %d: %w", g.fdCPU[i], err)
+			}
+			for j := range total {
+				total[j] += v[1+j]
+			}
+		}
+		return total, nil
+	}
 	var buf [8]byte
 	for i, fd := range g.sibFDs {
 		got, err := unix.Read(fd, buf[:])

@@ -32,6 +32,10 @@ type Options struct {
 	// Sample.Count): with inherit, that thread's own count on the sample's CPU. Kernels before a 2024
 	// change ("perf: Support PERF_SAMPLE_READ with inherit") refuse it: see CountInSamples.
 	ReadCount bool
+	// ReadGroup, with ReadCount, asks each sample for the counts of the event's siblings too
+	// (PERF_FORMAT_GROUP with PERF_FORMAT_ID: Sample.Siblings): the thread's on the sample's CPU, as
+	// Count. Kernels that refuse it refuse the event (see SiblingsInSamples).
+	ReadGroup bool
 	// RingPages is the number of data pages in each CPU's ring buffer, a
 	// power of 2; 0 means DefaultRingPages. Samples with a user stack copy
 	// need more: each sample takes about SampleStackUser bytes.
@@ -71,6 +75,10 @@ func (sb Sibling) Sampling() bool { return sb.Period != 0 || sb.Freq != 0 }
 // MaxSiblings is the most Options.Siblings: the clock's microstate samplers and runtime count, and
 // the counters of -h.
 const MaxSiblings = 16
+
+// readGroupFormat is the read format of Options.ReadGroup: the values of every event in the group, each
+// with its id.
+const readGroupFormat = unix.PERF_FORMAT_GROUP | unix.PERF_FORMAT_ID
 
 // DefaultRingPages is the number of data pages per CPU ring when Options.RingPages is 0.
 const DefaultRingPages = 128
@@ -196,6 +204,9 @@ func (o *Options) attr(dataBytes int) (*unix.PerfEventAttr, error) {
 		Sample_stack_user: o.SampleStackUser,
 		Sample_max_stack:  o.MaxStack,
 		Clockid:           unix.CLOCK_MONOTONIC,
+	}
+	if o.ReadCount && o.ReadGroup {
+		a.Read_format = readGroupFormat
 	}
 	a.Size = uint32(unsafe.Sizeof(*a))
 	// mmap must be set with mmap2: the kernel emits mapping records only

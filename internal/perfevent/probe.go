@@ -98,6 +98,35 @@ func CountInSamples() bool {
 	return tryOpen(o) == nil
 }
 
+// SiblingsInSamples reports whether the kernel gives inherited task-clock events' samples the counts of
+// their group (Options.ReadGroup): a leader and a counting sibling are opened as OpenTask opens them.
+func SiblingsInSamples() bool {
+	o := TaskClock(10e6)
+	o.ExcludeKernel = true
+	o.InheritStat = true
+	o.ReadCount = true
+	o.ReadGroup = true
+	o.Disabled = true
+	sb := Sibling{Type: unix.PERF_TYPE_SOFTWARE, Config: unix.PERF_COUNT_SW_CONTEXT_SWITCHES}
+	o.Siblings = []Sibling{sb}
+	attr, err := o.attr(4096)
+	if err != nil {
+		return false
+	}
+	fd, err := openEvent(attr, &o, 0, -1)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	sa := siblingAttr(attr, sb, 4096)
+	sfd, err := unix.PerfEventOpen(sa, 0, -1, fd, unix.PERF_FLAG_FD_CLOEXEC)
+	if err != nil {
+		return false
+	}
+	unix.Close(sfd)
+	return true
+}
+
 // ProbeSibling reports whether a sibling event sb could be opened on the calling process, counting
 // user mode only where the kernel permits no more (perf_event_paranoid 2): nil when it can be, else the
 // kernel's refusal, explained.

@@ -17,12 +17,17 @@ type Record any
 
 // Sample is a PERF_RECORD_SAMPLE.
 type Sample struct {
-	IP        uint64   // the interrupted instruction
-	Pid, Tid  uint32   // process and thread
-	Time      uint64   // CLOCK_MONOTONIC nanoseconds
-	CPU       uint32   // the CPU it ran on
-	Period    uint64   // events (for the clocks, nanoseconds) this sample stands for
-	Count     uint64   // with Options.ReadCount, the event's count in thread Tid on this CPU so far
+	IP       uint64 // the interrupted instruction
+	Pid, Tid uint32 // process and thread
+	Time     uint64 // CLOCK_MONOTONIC nanoseconds
+	CPU      uint32 // the CPU it ran on
+	Period   uint64 // events (for the clocks, nanoseconds) this sample stands for
+	Count    uint64 // with Options.ReadCount, the event's count in thread Tid on this CPU so far
+	// Siblings, with Options.ReadGroup, are the counts of the group's events in thread Tid on this
+	// CPU so far, in the group's order: the leader's first, then Options.Siblings' (Count is the
+	// sample's own event's). Like Callchain, it is the decoder's until the next record.
+	Siblings  []uint64
+	Leader    bool     // with Options.ReadGroup, the sample's event leads the group (not a sibling's)
 	Addr      uint64   // with Options.SampleAddr, the data address (a page fault's faulting address)
 	ID        uint64   // the event's id
 	Callchain []uint64 // raw call chain with PERF_CONTEXT_* markers, leaf first; see SplitCallchain
@@ -129,7 +134,10 @@ type Decoder struct {
 	regsMask    uint64
 	nregs       int
 	sampleIDAll bool
-	idSize      int // bytes of the sample_id trailer on non-sample records
+	idSize      int      // bytes of the sample_id trailer on non-sample records
+	readGroup   bool     // the events' read format is PERF_FORMAT_GROUP|PERF_FORMAT_ID (Options.ReadGroup)
+	groupVals   []uint64 // the values of the last group read
+	groupIDs    []uint64 // and their events' ids
 
 	sample  Sample
 	mmap2   Mmap2
@@ -351,7 +359,12 @@ func (d *Decoder) Decode(rec []byte) (Record, error) {
 		}
 	case unix.PERF_RECORD_READ:
 		d.read = Read{Pid: r.u32("pid"), Tid: r.u32("tid"), Time: time, ID: ident}
-		d.read.Value = r.u64("value")
+		if d.readGroup {
+			d.readGroupValues(r)
+			d.read.Value = d.groupValue(ident)
+		} else {
+			d.read.Value = r.u64("value")
+		}
 		out = &d.read
 	case unix.PERF_RECORD_LOST:
 		d.lost = Lost{ID: r.u64("id"), Lost: r.u64("lost"), Time: time}
@@ -386,6 +399,40 @@ func (d *Decoder) Decode(rec []byte) (Record, error) {
 		return nil, r.err
 	}
 	return out, nil
+}
+
+// maxGroup bounds the events of a group read: the leader and MaxSiblings.
+const maxGroup = 1 + MaxSiblings
+
+// readGroupValues reads a group read (PERF_FORMAT_GROUP|PERF_FORMAT_ID: the number of events, then
+// each one's value and id) into groupVals and groupIDs.
+func (d *Decoder) readGroupValues(r *reader) {
+	d.groupVals, d.groupIDs = d.groupVals[:0], d.groupIDs[:0]
+	n := r.u64("group read events")
+	if n > maxGroup {
+		if r.err == nil {
+			r.err = fmt.Errorf("%s record: a group read of %d events at offset %d (at most %d)", recordName(r.typ), n, r.off-8, maxGroup)
+		}
+		return
+	}
+	for range n {
+		d.groupVals = append(d.groupVals, r.u64("group read value"))
+		d.groupIDs = append(d.groupIDs, r.u64("group read id"))
+	}
+}
+
+// groupValue returns the value of event id in the last group read; the leader's (the first) where no
+// event has id (a record without PERF_SAMPLE_IDENTIFIER).
+func (d *Decoder) groupValue(id uint64) uint64 {
+	for i, x := range d.groupIDs {
+		if x == id {
+			return d.groupVals[i]
+		}
+	}
+	if len(d.groupVals) > 0 {
+		return d.groupVals[0]
+	}
+	return 0
 }
 
 // knownSideBand reports whether records of type typ carry a sample_id trailer that Decode strips.
@@ -465,7 +512,14 @@ func (d *Decoder) decodeSample(body []byte, misc uint16) (Record, error) {
 		s.Period = r.u64("period")
 	}
 	if st&unix.PERF_SAMPLE_READ != 0 {
-		s.Count = r.u64("read value") // read_format 0: the value alone
+		if d.readGroup {
+			d.readGroupValues(r)
+			s.Siblings = d.groupVals
+			s.Count = d.groupValue(s.ID)
+			s.Leader = len(d.groupIDs) > 0 && d.groupIDs[0] == s.ID
+		} else {
+			s.Count = r.u64("read value") // read_format 0: the value alone
+		}
 	}
 	if st&unix.PERF_SAMPLE_CALLCHAIN != 0 {
 		n := r.u64("callchain length")

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -334,5 +335,51 @@ func TestDecodeRead(t *testing.T) {
 	got, ok := r.(*Read)
 	if !ok || *got != (Read{Pid: 41, Tid: 42, Value: 123456789, Time: 777}) {
 		t.Errorf("Decode(READ) = %#v", r)
+	}
+}
+
+// TestDecodeGroupRead: with Options.ReadGroup, a sample's read is the group's (the number of events,
+// then each value and id): Count is the sample's own event's, Siblings every value in group order,
+// Leader whether the sample's event leads; a Read record's Value is its event's, by the trailer's id.
+func TestDecodeGroupRead(t *testing.T) {
+	st := uint64(unix.PERF_SAMPLE_TID | unix.PERF_SAMPLE_PERIOD | unix.PERF_SAMPLE_IDENTIFIER | unix.PERF_SAMPLE_READ)
+	d := mustDecoder(t, st, 0)
+	d.readGroup = true
+	for _, tc := range []struct {
+		id     uint64
+		count  uint64
+		leader bool
+	}{{7, 5000, true}, {8, 4900, false}} {
+		r, err := d.Decode(encode(unix.PERF_RECORD_SAMPLE, unix.PERF_RECORD_MISC_USER,
+			tc.id, uint32(10), uint32(11), uint64(1000000), uint64(2), uint64(5000), uint64(7), uint64(4900), uint64(8)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := r.(*Sample)
+		if s.Count != tc.count || s.Leader != tc.leader || !slices.Equal(s.Siblings, []uint64{5000, 4900}) {
+			t.Errorf("sample of event %d: count %d, leader %v, siblings %v; want %d, %v, [5000 4900]", tc.id, s.Count, s.Leader, s.Siblings, tc.count, tc.leader)
+		}
+	}
+	if _, err := d.Decode(encode(unix.PERF_RECORD_SAMPLE, 0, uint64(7), uint32(10), uint32(11), uint64(1), uint64(1000))); err == nil ||
+		!strings.Contains(err.Error(), "group read of 1000 events") {
+		t.Errorf("a group read of 1000 events: error %v, want one saying so", err)
+	}
+	if _, err := d.Decode(encode(unix.PERF_RECORD_SAMPLE, 0, uint64(7), uint32(10), uint32(11), uint64(1), uint64(2), uint64(5000))); err == nil ||
+		!strings.Contains(err.Error(), "group read id") {
+		t.Errorf("a group read cut short: error %v, want one naming the id", err)
+	}
+
+	rd, err := NewDecoder(unix.PERF_SAMPLE_TID|unix.PERF_SAMPLE_IDENTIFIER, 0, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd.readGroup = true
+	r, err := rd.Decode(encode(unix.PERF_RECORD_READ, 0, uint32(41), uint32(42), uint64(2), uint64(5000), uint64(7),
+		uint64(4900), uint64(8), uint32(41), uint32(42), uint64(8)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.(*Read); got.Value != 4900 || got.ID != 8 {
+		t.Errorf("Read of event 8 in a group read: %+v, want value 4900", got)
 	}
 }

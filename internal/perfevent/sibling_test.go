@@ -53,27 +53,15 @@ func TestRuntimeSibling(t *testing.T) {
 		t.Fatalf("%d sibling ids for %d CPUs", len(ids), len(g.CPUs()))
 	}
 	clock, runtime := map[uint32]uint64{}, map[uint32]uint64{}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		werr := g.Wait(100 * time.Millisecond)
-		if err := g.Drain(func(r Record) {
-			if rd, ok := r.(*Read); ok {
-				if _, ok := ids[rd.ID]; ok {
-					runtime[rd.Tid] += rd.Value
-				} else {
-					clock[rd.Tid] += rd.Value
-				}
+	drainUntilExit(t, g, func(r Record) {
+		if rd, ok := r.(*Read); ok {
+			if _, ok := ids[rd.ID]; ok {
+				runtime[rd.Tid] += rd.Value
+			} else {
+				clock[rd.Tid] += rd.Value
 			}
-		}); err != nil {
-			t.Error(err)
 		}
-		if werr == ErrTaskExited {
-			break
-		}
-		if werr != nil || time.Now().After(deadline) {
-			t.Fatalf("waiting for the task: %v", werr)
-		}
-	}
+	})
 	if err := cmd.Wait(); err != nil {
 		t.Fatal(err)
 	}
@@ -117,6 +105,24 @@ func TestRuntimeSibling(t *testing.T) {
 	}
 	if r := float64(low) / float64(cpuNS); r < 0.99 || r > 1.005 {
 		t.Errorf("runtime total %d ns, %d ns with no thread above its task clock, is %.2f%% of rusage %d ns", sib[0], low, 100*r, cpuNS)
+	}
+}
+
+// drainUntilExit hands every record of g to fn until the task exits (at most 60 s).
+func drainUntilExit(t *testing.T, g *Group, fn func(Record)) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		werr := g.Wait(100 * time.Millisecond)
+		if err := g.Drain(fn); err != nil {
+			t.Error(err)
+		}
+		if werr == ErrTaskExited {
+			return
+		}
+		if werr != nil || time.Now().After(deadline) {
+			t.Fatalf("waiting for the task: %v", werr)
+		}
 	}
 }
 
@@ -204,5 +210,92 @@ func TestSamplingSibling(t *testing.T) {
 	t.Logf("%d switch samples (%d in a system call), %d switches out, %d in", switchSamples, inSyscall, outs, ins)
 	if switchSamples == 0 || inSyscall == 0 || outs == 0 || ins == 0 {
 		t.Errorf("%d switch samples (%d in a system call), %d switches out and %d in; want each", switchSamples, inSyscall, outs, ins)
+	}
+}
+
+// TestRuntimeInSamples: with ReadCount and ReadGroup, each clock sample carries the thread's counts of
+// the whole group on its CPU (the clock's, then the runtime's), the Read records at the threads' exits
+// each their own event's count (4 threads burning 200 ms: runtime 190 to 202 ms), and Count and
+// SiblingCounts read the groups' totals (the runtime's within 5% of rusage, the clock's at least it).
+func TestRuntimeInSamples(t *testing.T) {
+	requireClock(t)
+	if !CountInSamples() || !SiblingsInSamples() {
+		t.Skip("this kernel gives no group counts in inherited samples")
+	}
+	id, err := TracepointID("sched", "sched_stat_runtime")
+	if err != nil {
+		t.Skipf("no trace event id (tracefs is often root's only): %v", err)
+	}
+	spin := spinBinary(t)
+	cmd := exec.Command(spin, "4", "200")
+	cmd.Stderr = os.Stderr
+	if err := StartStopped(cmd); err != nil {
+		t.Fatal(err)
+	}
+	o := TaskClock(1e6)
+	o.InheritStat, o.ReadCount, o.ReadGroup = true, true, true
+	o.Siblings = []Sibling{{Type: unix.PERF_TYPE_TRACEPOINT, Config: id}}
+	g := openDetached(t, cmd, o)
+	defer g.Close()
+	ids := g.SiblingIDs()
+	type mark struct{ clock, runtime uint64 }
+	last := map[[2]uint64]mark{} // by thread and event
+	runtime := map[uint32]uint64{}
+	var samples, bad int
+	drainUntilExit(t, g, func(r Record) {
+		switch r := r.(type) {
+		case *Sample:
+			samples++
+			if !r.Leader || len(r.Siblings) != 2 || r.Siblings[0] != r.Count {
+				bad++
+				return
+			}
+			k := [2]uint64{uint64(r.Tid), r.ID}
+			m := last[k]
+			if r.Count < m.clock || r.Siblings[1] < m.runtime {
+				bad++
+			}
+			last[k] = mark{r.Count, r.Siblings[1]}
+		case *Read:
+			if _, ok := ids[r.ID]; ok {
+				runtime[r.Tid] += r.Value
+			}
+		}
+	})
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if samples < 400 || bad > 0 {
+		t.Errorf("%d samples, %d of them without the group's counts, or with counts going back", samples, bad)
+	}
+	var sampledRuntime uint64
+	for _, m := range last {
+		sampledRuntime += m.runtime
+	}
+	burnt := 0
+	for _, ns := range runtime {
+		if ns >= 190e6 && ns <= 202e6 {
+			burnt++
+		}
+	}
+	if burnt < 3 {
+		t.Errorf("%d threads reported a runtime of the 200 ms they burnt (190 to 202 ms), want at least 3: %v", burnt, runtime)
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	cpuNS := float64(ru.Utime.Nano() + ru.Stime.Nano())
+	total, err := g.Count()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sib, err := g.SiblingCounts()
+	if err != nil || len(sib) != 1 {
+		t.Fatalf("SiblingCounts: %v %v", sib, err)
+	}
+	t.Logf("rusage %.0f ns, clock total %d, runtime total %d, runtime at the last samples %d", cpuNS, total, sib[0], sampledRuntime)
+	if r := float64(sib[0]) / cpuNS; r < 0.95 || r > 1.05 {
+		t.Errorf("runtime total %d ns is %.2f%% of rusage", sib[0], 100*r)
+	}
+	if float64(total) < 0.99*cpuNS || float64(sampledRuntime) > float64(sib[0]) {
+		t.Errorf("clock total %d, runtime at the samples %d, runtime total %d, rusage %.0f", total, sampledRuntime, sib[0], cpuNS)
 	}
 }

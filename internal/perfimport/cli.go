@@ -9,6 +9,7 @@ import (
 
 	"er/internal/collect"
 	"er/internal/erarchive"
+	"er/internal/report"
 )
 
 const usage = `Usage: er import [-o experiment] [-a mode] [perf.data]
@@ -21,7 +22,7 @@ record -o - | er import -).
   -o experiment   the experiment to write (it must not exist); by default the next free test.N.er
                   in the current directory, as er collect names it
   -a mode         then copy load objects and sources into the experiment as er archive -a does
-                  (off, ldobjects, usedldobjects, src, on, usedsrc; usedsrc by default, as er collect)
+                  (off, ldobjects, usedldobjects, src, on, usedsrc, copy; usedsrc by default, as er collect)
 
 What is imported:
   samples of cpu-clock and task-clock   clock-profiling data: each sample's period is its CPU time
@@ -37,6 +38,9 @@ What is imported:
                                          build ids match, or from perf's build-id cache (~/.debug)
 Kernel functions are named where the file was recorded on this machine under the running kernel.
 Branch stacks, raw tracepoint data, weights and AUX data are not imported (a warning says so).
+A stream cut short inside a record is imported up to it (a warning says where). A load object the
+file names is read only where it is a regular ELF file (not a symbolic link, a FIFO, a device or a
+file of /proc) that can be the one profiled, and only to compare build ids (docs/import.md).
 `
 
 // Main is er import.
@@ -99,11 +103,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	r, err := Import(in, dir)
 	if err != nil {
-		fmt.Fprintf(stderr, "er import: %v\n", err)
+		fmt.Fprintf(stderr, "er import: %s\n", report.Clean(err.Error()))
 		return 1
 	}
-	for _, w := range r.Warnings {
-		fmt.Fprintf(stderr, "er import: warning: %s\n", w)
+	for _, w := range r.Warnings { // quoted where they name what the file holds; Clean for what others' errors say of it
+		fmt.Fprintf(stderr, "er import: warning: %s\n", report.Clean(w))
 	}
 	var parts []string
 	if r.ClockSamples > 0 || r.CounterSamples == 0 {
@@ -119,9 +123,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "er import: %s -> %s: %s%s\n", in, r.Dir, what, procs)
 	if mode != "off" {
-		err := erarchive.Experiment(r.Dir, mode, func(w string) { fmt.Fprintf(stderr, "er import: archive: %s\n", w) })
+		warn := func(w string) { fmt.Fprintf(stderr, "er import: archive: %s\n", report.Clean(w)) }
+		_, err := erarchive.Archive(r.Dir, erarchive.Options{Mode: mode, Descendants: true, Warn: warn, OnlyArchived: true})
 		if err != nil {
-			fmt.Fprintf(stderr, "er import: archiving %s: %v (run er archive on it later)\n", r.Dir, err)
+			fmt.Fprintf(stderr, "er import: archiving %s: %s (run er archive on it later)\n", r.Dir, report.Clean(err.Error()))
 		}
 	}
 	return 0

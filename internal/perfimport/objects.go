@@ -9,18 +9,27 @@ import (
 	"sort"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"er/internal/archive"
 	"er/internal/experiment"
 	"er/internal/objfile"
+	"er/internal/regfile"
 )
 
-// found is what object found for a load object: the file on this machine that holds it, or why none.
-type found struct{ file, why string }
+// found is what object found for a load object: the file on this machine that holds it, or why none;
+// and the size of the file found.
+type found struct {
+	file, why string
+	size      int64
+}
 
-// object returns the file on this machine that is the load object at path with the given build id:
-// path itself when its build id is that one (or either is unknown), else perf's copy in its build-id
-// cache (perf record copies the objects that samples hit into ~/.debug), else "" and why not.
-func (c *converter) object(path, buildID string) (file, why string) {
+// object returns the file on this machine that is the load object at path with the given build id,
+// mapped from file offset off: path itself when it is an ELF file of that build id (or either is
+// unknown) and larger than off, else perf's copy in its build-id cache (perf record copies the
+// objects that samples hit into ~/.debug), else "" and why not. The path is the file's: what it
+// names is read only as lookObject says.
+func (c *converter) object(path, buildID string, off uint64) (file, why string) {
 	if path == "[vdso]" {
 		if c.sameMachine() {
 			return path, ""
@@ -34,37 +43,80 @@ func (c *converter) object(path, buildID string) (file, why string) {
 	if c.objects == nil {
 		c.objects = map[string]found{}
 	}
-	if f, ok := c.objects[key]; ok {
-		return f.file, f.why
+	f, ok := c.objects[key]
+	if !ok {
+		f = lookObject(path, buildID)
+		c.objects[key] = f
 	}
-	f := lookObject(path, buildID)
-	c.objects[key] = f
+	if f.file != "" && f.size >= 0 && off >= uint64(f.size) {
+		return "", fmt.Sprintf("the file on this machine has %d bytes, and the profiled one was mapped from offset %#x: another file", f.size, off)
+	}
 	return f.file, f.why
 }
 
+// minELF is the size of the smallest ELF file: its 64-bit header.
+const minELF = 64
+
+// lookObject finds the load object at path, a name that a perf.data file gave, so that a crafted file
+// cannot make er read (or say anything of) a file that is not the object profiled: path is opened
+// without following a symbolic link in its last part, without blocking and only where it is a
+// regular file of at least an ELF header's size outside /proc and /sys; only its ELF header and
+// notes are read to compare build ids, and an error never quotes the file's bytes. Where path is not
+// the object, perf's build-id cache may hold a copy.
 func lookObject(path, buildID string) found {
-	o, err := objfile.Open(path)
-	var why string
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		why = "it is not on this machine"
-	case err != nil:
-		why = err.Error()
-	default:
-		id := o.BuildID()
-		o.Close()
-		if buildID == "" || id == "" || id == buildID {
-			return found{file: path}
-		}
-		why = fmt.Sprintf("the file on this machine has build id %s, the profiled one %s", id, buildID)
+	f, why := checkObject(path, buildID)
+	if f.file != "" {
+		return f
 	}
 	if buildID != "" && len(buildID) > 2 {
 		if cached := filepath.Join(buildIDDir(), ".build-id", buildID[:2], buildID[2:], "elf"); fileExists(cached) {
-			return found{file: cached}
+			return found{file: cached, size: -1}
 		}
 		why += " (and perf's build-id cache has no copy)"
 	}
 	return found{why: why}
+}
+
+// checkObject says whether path is the load object of the build id (either may be unknown), as lookObject.
+func checkObject(path, buildID string) (found, string) {
+	st, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return found{}, "it is not on this machine"
+	case err != nil:
+		return found{}, fmt.Sprintf("it cannot be examined (%v)", errors.Unwrap(err))
+	case st.Mode()&fs.ModeSymlink != 0:
+		return found{}, "on this machine it is a symbolic link, which is not followed (perf.data names the file itself)"
+	case !st.Mode().IsRegular():
+		return found{}, fmt.Sprintf("on this machine it is %s, not a load object", regfile.Kind(st.Mode()))
+	}
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return found{}, fmt.Sprintf("it cannot be opened (%v)", err)
+	}
+	fh := os.NewFile(uintptr(fd), path)
+	defer fh.Close()
+	if st, err = fh.Stat(); err != nil || !st.Mode().IsRegular() {
+		return found{}, "it changed while it was examined"
+	}
+	pseudo := (*regfile.PseudoFileError)(nil)
+	switch err := regfile.CheckPseudo(path, fh); {
+	case errors.As(err, &pseudo): // the file systems whose files are not load objects, and whose reading can say things about the machine
+		return found{}, "on this machine it is a file of /proc or /sys, not a load object"
+	case err != nil:
+		return found{}, "it changed while it was examined"
+	case st.Size() < minELF:
+		return found{}, fmt.Sprintf("on this machine it has %d bytes, too few for an ELF file", st.Size())
+	}
+	o, err := objfile.NewFile(path, fh)
+	if err != nil {
+		return found{}, "on this machine it is not an ELF file that can be read"
+	}
+	id := o.BuildID()
+	if buildID == "" || id == "" || id == buildID {
+		return found{file: path, size: st.Size()}, ""
+	}
+	return found{}, fmt.Sprintf("the file on this machine has build id %s, the profiled one %s", id, buildID)
 }
 
 // buildIDDir is perf's build-id cache: $PERF_BUILDID_DIR, or ~/.debug.
@@ -90,23 +142,15 @@ func (c *converter) writeArchives() []string {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
-	ids := map[string]string{}
-	for _, p := range c.images {
-		for _, m := range p.live {
-			if m.BuildID != "" {
-				ids[m.Path] = m.BuildID
-			}
-		}
-	}
 	for _, path := range paths {
 		if !strings.HasPrefix(path, "/") && path != "[vdso]" {
 			continue
 		}
-		id := ids[path]
+		id := c.buildIDs[path]
 		if id == "" {
 			id = c.f.BuildIDOf(path)
 		}
-		file, why := c.object(path, id)
+		file, why := c.object(path, id, c.offsets[path])
 		var err error
 		switch {
 		case file == "":
@@ -126,14 +170,14 @@ func (c *converter) writeArchives() []string {
 			}
 		}
 		if err != nil {
-			warns = append(warns, fmt.Sprintf("%s is not archived: %v; its functions are not named", path, err))
+			warns = append(warns, fmt.Sprintf("%q is not archived: %v; its functions are not named", path, err))
 		}
 	}
 	if len(c.kernelPCs) == 0 {
 		return warns
 	}
 	if !c.sameMachine() {
-		return append(warns, fmt.Sprintf("kernel functions are not named: the profile was recorded on %s (Linux %s), not this machine's kernel",
+		return append(warns, fmt.Sprintf("kernel functions are not named: the profile was recorded on %q (Linux %q), not this machine's kernel",
 			c.f.Hostname, c.f.OSRelease))
 	}
 	addrs := make([]uint64, 0, 2*len(c.kernelPCs))

@@ -14,6 +14,8 @@ import (
 
 	"er/internal/experiment"
 	"er/internal/perfdata"
+	"er/internal/ranges"
+	"er/internal/report"
 	"er/internal/version"
 )
 
@@ -51,7 +53,11 @@ func Import(path, dir string) (*Result, error) {
 		}
 	}
 	c := newConverter(f, dir, input)
+	c.rd = rd
 	err := perfdata.Ordered(rd, c.handle)
+	if cut := rd.Cut(); cut != nil && err == nil {
+		c.warn("%s: %v", input, cut)
+	}
 	if mtime == 0 { // a pipe: recorded until now
 		mtime = time.Now().UnixNano()
 	}
@@ -79,10 +85,24 @@ type image struct {
 	start        int64
 	how          string // how it began, for its log
 	w            *experiment.Writer
-	live         []experiment.Mapping // its mappings in force
+	live         ranges.Map[liveMapping] // its mappings in force
 	samples      int64
 	stack        experiment.Stack
 	exited       bool // its EXIT was seen
+}
+
+// liveMapping is a mapping in force in an image, and the image that mapped it: a forked child's
+// are its parent's (or an ancestor's) until it maps something over them.
+type liveMapping struct {
+	m     experiment.Mapping
+	owner *image
+}
+
+// Cut is the part [start, end) of the mapping.
+func (l liveMapping) Cut(start, end uint64) liveMapping {
+	l.m.Offset += start - l.m.Start
+	l.m.Start, l.m.End = start, end
+	return l
 }
 
 // converter turns the records of one perf.data file into an experiment.
@@ -107,9 +127,17 @@ type converter struct {
 	warnings   []string
 	lost       uint64
 	lostSample uint64
+	pastEnd    int   // mappings that ran past the end of the user address space
+	pastEndAt  int64 // the offset of the first
+	rd         *perfdata.Reader
+	inherited  int64 // inherited mappings written to the experiments of forked children
+	notInherit int   // experiments written without theirs (maxInherited), and the mappings
+	notMaps    int64
 	skipped    map[string]int64 // samples not imported, by why
 	unknownPid map[uint32]bool
-	objects    map[string]found // the files of load objects, by path and build id (object)
+	objects    map[string]found  // the files of load objects, by path and build id (object)
+	offsets    map[string]uint64 // the largest file offset each path is mapped from
+	buildIDs   map[string]string // the build id of each path, from the last mapping of it that has one
 
 	clockSamples, counterSamples int64
 	experiments                  int
@@ -118,7 +146,7 @@ type converter struct {
 func newConverter(f *perfdata.File, dir, input string) *converter {
 	c := &converter{f: f, dir: dir, input: input, cur: map[uint32]*image{}, comms: map[uint32]string{},
 		counters: map[*perfdata.Attr]uint8{}, used: map[string]bool{}, kernelPCs: map[uint64]struct{}{},
-		skipped: map[string]int64{}, unknownPid: map[uint32]bool{}}
+		skipped: map[string]int64{}, unknownPid: map[uint32]bool{}, offsets: map[string]uint64{}, buildIDs: map[string]string{}}
 	c.stacks = newStacker(c)
 	return c
 }
@@ -135,9 +163,24 @@ func (c *converter) warn(format string, args ...any) {
 	c.warnings = append(c.warnings, fmt.Sprintf(format, args...))
 }
 
+// maxInherited bounds the mappings that the experiments of forked children inherit, in all: a
+// million, and one for each byte of the file read. Each child's experiment holds its own map.xml,
+// the mappings in force when it began as well as its own: a file of n mappings and n forks would
+// make n² of them (a crafted file of 136 KB, 1000 of each, made 161 MB of experiments). A variable
+// for the tests.
+var maxInherited int64 = 1 << 20
+
+// maxTime is the latest time a record may have, as an experiment's times are: 2^62 ns, 146 years
+// (perf's clocks count from boot, or from 1970 with perf record -k realtime).
+const maxTime = 1 << 62
+
 // handle takes one record, in time order.
 func (c *converter) handle(r perfdata.Record) error {
 	h := r.Head()
+	if h.Time > maxTime {
+		return &perfdata.FormatError{File: c.f.Name, Offset: h.Offset, Msg: fmt.Sprintf("%s record: its time %d ns is past 2^62 ns (146 years), later than perf's clocks can be: the file is damaged",
+			perfdata.RecordName(h.Type), h.Time)}
+	}
 	if h.Time != 0 {
 		if c.start == 0 {
 			c.start = h.Time
@@ -255,10 +298,7 @@ func (c *converter) fork(parent *image, pid uint32, t int64) {
 	if parent == c.founder && p.command == nil {
 		p.command = c.founderCommand(parent.comm)
 	}
-	for _, m := range parent.live {
-		m.Pid, m.LoadTime, m.UnloadTime = pid, t, -1
-		p.live = append(p.live, m)
-	}
+	p.live = parent.live // shared: what a child inherits is its parent's until either maps something
 	c.stacks.fork(parent.pid, pid)
 }
 
@@ -267,7 +307,7 @@ func (c *converter) fork(parent *image, pid uint32, t int64) {
 func (c *converter) exec(p *image, comm string, t int64) {
 	c.stacks.gone(p.pid)
 	if p.w == nil && p.samples == 0 {
-		p.comm, p.live = comm, nil
+		p.comm, p.live = comm, ranges.Map[liveMapping]{}
 		if p.start == 0 {
 			p.start = t
 		}
@@ -294,19 +334,24 @@ func (c *converter) mmap(r *perfdata.Mmap, t int64) {
 	if id == "" {
 		id = c.f.BuildIDOf(r.Filename)
 	}
-	m := experiment.Mapping{Pid: r.Pid, Start: r.Addr, End: r.Addr + r.Len, Offset: r.Pgoff, Path: r.Filename,
+	end := r.Addr + r.Len
+	if end < r.Addr || end > experiment.KernelBase { // damage: the user address space ends there
+		if c.pastEnd++; c.pastEnd == 1 {
+			c.pastEndAt = r.Offset
+		}
+		end = experiment.KernelBase
+	}
+	m := experiment.Mapping{Pid: r.Pid, Start: r.Addr, End: end, Offset: r.Pgoff, Path: r.Filename,
 		BuildID: id, LoadTime: t, UnloadTime: -1}
 	if strings.HasPrefix(m.Path, "//anon") || m.Path == "" {
 		m.Path = "[anon]"
 	}
+	c.offsets[m.Path] = max(c.offsets[m.Path], m.Offset)
 	p := c.image(r.Pid, t)
-	live := p.live[:0]
-	for _, o := range p.live {
-		if o.End <= m.Start || o.Start >= m.End {
-			live = append(live, o)
-		}
+	p.live.Add(m.Start, m.End, liveMapping{m, p})
+	if m.BuildID != "" {
+		c.buildIDs[m.Path] = m.BuildID
 	}
-	p.live = append(live, m)
 	if p.w != nil {
 		p.w.AddMapping(m)
 		c.used[m.Path] = true
@@ -360,7 +405,27 @@ func (c *converter) writer(p *image) (*experiment.Writer, error) {
 	if c.kernel {
 		w.AddMapping(experiment.Mapping{Pid: 0, Start: experiment.KernelBase, End: ^uint64(0), Path: "[kernel]", UnloadTime: -1})
 	}
-	for _, m := range p.live {
+	var n int64
+	for lm := range p.live.All() {
+		if lm.owner != p {
+			n++
+		}
+	}
+	inherit := c.inherited+n <= maxInherited+c.rd.Offset()
+	if inherit {
+		c.inherited += n
+	} else if n > 0 {
+		c.notInherit++
+		c.notMaps += n
+	}
+	for lm := range p.live.All() {
+		m := lm.m
+		if lm.owner != p { // inherited at the fork that began p
+			if !inherit {
+				continue
+			}
+			m.Pid, m.LoadTime, m.UnloadTime = p.pid, p.start, -1
+		}
 		w.AddMapping(m)
 		c.used[m.Path] = true
 	}
@@ -481,7 +546,8 @@ func (c *converter) setup() {
 	c.ready = true
 	c.log = c.baseLog()
 	var clock []string
-	var counters []string
+	var counters, dropped []string
+	ndropped := 0
 	metrics := map[string]bool{}
 	for _, a := range c.f.Attrs {
 		if a.SampleType&perfdata.SampleCallchain != 0 && a.Flags&perfdata.FlagExcludeCCKern == 0 && a.Flags&perfdata.FlagExcludeKernel == 0 {
@@ -508,7 +574,9 @@ func (c *converter) setup() {
 			continue // perf's side-band event: no samples
 		}
 		if len(c.log.Counters) >= 256 {
-			c.warn("event %s is not imported: an experiment holds at most 256 counters", a.Name)
+			if ndropped++; len(dropped) < 3 {
+				dropped = append(dropped, a.Name)
+			}
 			continue
 		}
 		name := a.Name
@@ -526,6 +594,13 @@ func (c *converter) setup() {
 			Config: a.Config, Config1: a.Config1, Config2: a.Config2, Interval: interval, Unit: "events",
 			Backtrack: a.SampleType&perfdata.SampleAddr != 0 && a.Type != perfdata.TypeSoftware})
 		counters = append(counters, name+","+rate)
+	}
+	if ndropped > 0 {
+		names := fmt.Sprintf("%q", dropped)
+		if ndropped > len(dropped) {
+			names = fmt.Sprintf("%q and %d more", dropped, ndropped-len(dropped))
+		}
+		c.warn("%d events are not imported: an experiment holds at most 256 counters (%s)", ndropped, names)
 	}
 	if len(clock) == 0 {
 		c.log.Settings = append(c.log.Settings, experiment.Setting{Name: experiment.SettingClockProfiling, Value: "off"})
@@ -561,9 +636,11 @@ func (c *converter) finish(mtime int64) error {
 		return err
 	}
 	end := c.rel(c.last)
-	wall := mtime - end
-	if c.f.Clock.Recorded && c.f.Clock.WallNS > 0 {
-		wall = int64(c.f.Clock.WallNS) - (int64(c.f.Clock.ClockNS) - int64(c.start))
+	wall := max(mtime-end, 0)
+	if ck := c.f.Clock; ck.Recorded && ck.WallNS > 0 && ck.WallNS <= maxTime && ck.ClockNS <= maxTime {
+		if w := int64(ck.WallNS) - (int64(ck.ClockNS) - int64(c.start)); w >= 0 && w <= maxTime { // else CLOCK_DATA is damaged
+			wall = w
+		}
 	}
 	for why, n := range c.skipped {
 		c.warn("%d samples were not imported: %s", n, why)
@@ -573,6 +650,14 @@ func (c *converter) finish(mtime int64) error {
 	}
 	if c.lostSample > 0 {
 		c.warn("the kernel could not take %d samples", c.lostSample)
+	}
+	if c.notInherit > 0 {
+		c.warn("%d experiments of forked processes are written without the %d mappings they inherited: all the forked processes inherit more than er writes for a file of %d bytes (a million, and one for each byte); their samples in what they inherited are not named",
+			c.notInherit, c.notMaps, c.rd.Offset())
+	}
+	if c.pastEnd > 0 {
+		c.warn("MMAP records that map past the end of the user address space (%#x): %d, the first at offset %#x; their mappings are cut there (the file is damaged)",
+			uint64(experiment.KernelBase), c.pastEnd, c.pastEndAt)
 	}
 	if text, bad := c.stacks.summary(); bad {
 		c.warn("%s", text)
@@ -592,11 +677,11 @@ func (c *converter) finish(mtime int64) error {
 			w.ProcessExit(p.pid, end)
 		}
 		w.UpdateLog(func(l *experiment.Log) {
-			l.StartTime, l.StartPerfNS, l.EndTime, l.Exited = max(wall, 0), int64(c.start), end, exited
+			l.StartTime, l.StartPerfNS, l.EndTime, l.Exited = wall, int64(c.start), end, exited
 		})
 		if p == c.founder {
 			for _, text := range c.warnings {
-				w.Event(experiment.Event{Time: end, Kind: "warning", Text: text})
+				w.Event(experiment.Event{Time: end, Kind: "warning", Text: report.Clean(text)})
 			}
 		}
 		if err := w.Close(); err != nil {

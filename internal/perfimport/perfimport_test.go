@@ -1,13 +1,17 @@
 package perfimport
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
 	"er/internal/experiment"
+	"er/internal/perfdata"
 )
 
 // The fixtures are perfdata's (see its file_test.go): perf record of a busy loop, whose binary
@@ -132,5 +136,130 @@ func TestMetricName(t *testing.T) {
 		if got := metricName(in); got != want {
 			t.Errorf("metricName(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestImportCutStream: a stream in pipe mode that ends inside a record (perf record -o - | er import -
+// stopped while perf wrote a record) is imported up to the cut, with a warning that says what was
+// cut and where (issue 27, item 20: it was refused whole).
+func TestImportCutStream(t *testing.T) {
+	b, err := os.ReadFile(fixtures + "pipe.data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Cut 10 bytes into the last sample.
+	_, rd, err := perfdata.NewPipe(bytes.NewReader(b), "pipe.data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last int64
+	samples := 0
+	for {
+		r, err := rd.Next()
+		if err != nil {
+			break
+		}
+		if _, ok := r.(*perfdata.Sample); ok {
+			last = r.Head().Offset
+			samples++
+		}
+	}
+	cut := filepath.Join(t.TempDir(), "cut.data")
+	if err := os.WriteFile(cut, b[:last+10], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "cut.er")
+	r, err := Import(cut, dir)
+	if err != nil {
+		t.Fatalf("a stream cut inside its last sample: %v", err)
+	}
+	want := "cut short and not read: a record of type SAMPLE, 10 of its"
+	var warned string
+	for _, w := range r.Warnings {
+		if strings.Contains(w, "ends inside a record") {
+			warned = w
+		}
+	}
+	if r.ClockSamples != int64(samples-1) || !strings.HasPrefix(warned, cut+": the stream ends inside a record") || !strings.Contains(warned, want) ||
+		!strings.HasSuffix(warned, fmt.Sprintf("bytes, at offset %#x", last)) {
+		t.Errorf("%d samples imported (want %d), warning %q", r.ClockSamples, samples-1, warned)
+	}
+	t.Logf("warning: %s", warned)
+	d, err := experiment.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Clock) != samples-1 {
+		t.Errorf("%d clock samples in the experiment, want %d", len(d.Clock), samples-1)
+	}
+}
+
+// TestImportForksLinear: what er import allocates for a process with n mappings that forks n
+// times grows as n, not n² (issue 27, siblings of item 5: each forked child copied its parent's
+// mappings, twice (the experiment's and the unwinder's), and each MMAP record filtered all of the
+// process's mappings). Four times the records may cost at most twice the bytes per record.
+func TestImportForksLinear(t *testing.T) {
+	perRecord := func(n int) float64 {
+		p := manyMappings(n, n).write(t)
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		before := ms.TotalAlloc
+		if _, err := Import(p, filepath.Join(t.TempDir(), "x.er")); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&ms)
+		return float64(ms.TotalAlloc-before) / float64(2*n)
+	}
+	small, large := perRecord(500), perRecord(2000)
+	if large > 2*small {
+		t.Errorf("%.0f bytes allocated per record for 500 mappings and 500 forks, %.0f for 2000 and 2000: more than twice", small, large)
+	}
+	t.Logf("%.0f and %.0f bytes per record", small, large)
+}
+
+// TestImportInheritBounded: the mappings that forked children's experiments inherit are bounded
+// in all (maxInherited, and one for each byte of the file): past the bound a child's experiment
+// has its own mappings only, and a warning says how many were left out (issue 27, a sibling of item
+// 5: n mappings and n forks with a sample each wrote n² mappings, 161 MB for a file of 136 KB).
+func TestImportInheritBounded(t *testing.T) {
+	defer func(n int64) { maxInherited = n }(maxInherited)
+	maxInherited = 1000
+	const n = 200
+	c := manyMappings(n, 0)
+	for i := range n {
+		pid := uint64(craftPid + 1 + i)
+		c.record(perfdata.RecordFork, 0, wordsOf(pid|craftPid<<32, pid|craftPid<<32, uint64(2000+i))...)
+		c.sample(uint32(pid), 0x7f0000000000-0x2000+0x10, uint64(3000+i))
+	}
+	dir := filepath.Join(t.TempDir(), "x.er")
+	r, err := Import(c.write(t), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound := int(maxInherited) + len(c.b)
+	written, full := 0, 0 // inherited mappings in the children's experiments, children with all of them
+	subs, err := experiment.Descendants(dir)
+	if err != nil || len(subs) != n {
+		t.Fatalf("%d subexperiments (%v), want %d", len(subs), err, n)
+	}
+	for _, s := range subs {
+		d, err := experiment.Open(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		written += len(d.Mappings)
+		if len(d.Mappings) == n {
+			full++
+		}
+	}
+	skipped := n - full
+	want := fmt.Sprintf("%d experiments of forked processes are written without the %d mappings they inherited: all the forked processes inherit more than er writes for a file of %d bytes",
+		skipped, skipped*n, len(c.b))
+	var warned bool
+	for _, w := range r.Warnings {
+		warned = warned || strings.HasPrefix(w, want)
+	}
+	if written > bound || full != bound/n || !warned {
+		t.Errorf("%d inherited mappings written (bound %d), %d children with all %d; warnings %q, want one %q", written, bound, full, n, r.Warnings, want)
 	}
 }

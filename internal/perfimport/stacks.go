@@ -36,7 +36,7 @@ func (st *stacker) addMapping(m experiment.Mapping) {
 		st.spaces[m.Pid] = sp
 	}
 	var t *unwind.Table
-	if file, _ := st.c.object(m.Path, m.BuildID); file != "" {
+	if file, _ := st.c.object(m.Path, m.BuildID, m.Offset); file != "" {
 		t, _ = st.cache.Table(file)
 	}
 	sp.Remove(m.Start, m.End)

@@ -87,3 +87,45 @@ func TestKind(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenRefusesKernelFiles: a file of /proc or /sys is regular by its mode but made up by the
+// kernel as it is read (/proc/kcore: 128 TiB; /proc/self/environ: the reader's environment), so no
+// experiment holds or names one. Before, Open opened them as any regular file.
+func TestOpenRefusesKernelFiles(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(dir, "libx.so")
+	if err := os.Symlink("/proc/self/status", link); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ path, fs string }{
+		{"/proc/self/status", "procfs"},
+		{link, "procfs"}, // through a link: the file opened is checked, not the name
+		{"/sys/kernel/notes", "sysfs"},
+	} {
+		if _, err := os.Stat(c.path); err != nil {
+			t.Logf("%s: %v; not tried", c.path, err)
+			continue
+		}
+		f, _, err := Open(c.path)
+		if err == nil {
+			f.Close()
+			t.Errorf("Open(%s) opened it; want an error", c.path)
+			continue
+		}
+		if want := c.path + ": a file of the kernel's " + c.fs + " (such as /proc or /sys), not one that an experiment holds or names; it is not read"; err.Error() != want {
+			t.Errorf("Open(%s): %q, want %q", c.path, err, want)
+		}
+		if pe := (*PseudoFileError)(nil); !errors.As(err, &pe) || pe.FS != c.fs {
+			t.Errorf("Open(%s): %T, want a *PseudoFileError of %s", c.path, err, c.fs)
+		}
+	}
+	file := filepath.Join(dir, "f")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if f, _, err := Open(file); err != nil {
+		t.Errorf("Open of a file on disk: %v", err)
+	} else {
+		f.Close()
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"er/internal/ranges"
 )
 
 // Module is one executable mapping of a load object in the target process.
@@ -18,20 +20,45 @@ type Module struct {
 	Path       string
 	Table      *Table // nil when the load object has no usable CFI (then frame pointers are tried)
 	Bias       uint64 // runtime address - link-time address
+	// lazy, when set, is where Table is to come from when the unwinder first needs it (NewLazyModule).
+	lazy *Cache
 }
 
 // NewModule describes the mapping [start, end) of path at file offset offset, computing its
 // bias from t's segments. t may be nil.
 func NewModule(start, end, offset uint64, path string, t *Table) *Module {
-	m := &Module{Start: start, End: end, Offset: offset, Path: path, Table: t}
-	if t != nil {
-		if b, ok := t.Bias(start, offset); ok {
-			m.Bias = b
-		} else {
-			m.Table = nil // no segment holds the offset: the table cannot be trusted for it
-		}
-	}
+	m := &Module{Start: start, End: end, Offset: offset, Path: path}
+	m.setTable(t)
 	return m
+}
+
+// NewLazyModule describes the mapping as NewModule does, with the table of path from c, read when an
+// unwind first needs it (a PC in the mapping, or a return address into it): the load objects that
+// a process maps and no stack goes through are never read (the target's page cache stays as the
+// target leaves it: docs/collecting.md, "What er changes in the target").
+func NewLazyModule(start, end, offset uint64, path string, c *Cache) *Module {
+	return &Module{Start: start, End: end, Offset: offset, Path: path, lazy: c}
+}
+
+func (m *Module) setTable(t *Table) {
+	m.Table = nil
+	if t == nil {
+		return
+	}
+	if b, ok := t.Bias(m.Start, m.Offset); ok {
+		m.Table, m.Bias = t, b
+	}
+	// (No segment holds the offset: the table cannot be trusted for it.)
+}
+
+// table is the module's table, read now where NewLazyModule left it to be read.
+func (m *Module) table() *Table {
+	if c := m.lazy; c != nil {
+		m.lazy = nil
+		t, _ := c.Table(m.Path)
+		m.setTable(t)
+	}
+	return m.Table
 }
 
 // Cache loads each load object's Table once, by path, remembering failures too.
@@ -157,59 +184,31 @@ func ParseMaps(data []byte) []Mapping {
 }
 
 // Space is the executable mappings of one process, for Unwinder.Modules: set
-// Unwinder.Modules = space.Find. It is not safe for concurrent use.
+// Unwinder.Modules = space.Find. It is not safe for concurrent use. Its changes and lookups take
+// O(log n), and Clone O(1): the modules are a persistent tree (internal/ranges).
 type Space struct {
-	mods []*Module // sorted by Start, not overlapping
+	mods ranges.Map[*Module]
 	last *Module
+}
+
+// Cut returns the module of the part [start, end) of m's mapping.
+func (m *Module) Cut(start, end uint64) *Module {
+	c := *m
+	c.Offset += start - m.Start
+	c.Start, c.End = start, end
+	return &c
 }
 
 // Add maps m, replacing whatever it overlaps (as mmap with MAP_FIXED does).
 func (s *Space) Add(m *Module) {
-	if m.End <= m.Start {
-		return
-	}
-	s.Remove(m.Start, m.End)
-	i, _ := slices.BinarySearchFunc(s.mods, m.Start, func(o *Module, start uint64) int {
-		return cmpU64(o.Start, start)
-	})
-	s.mods = slices.Insert(s.mods, i, m)
+	s.last = nil
+	s.mods.Add(m.Start, m.End, m)
 }
 
 // Remove unmaps [start, end), trimming the modules it overlaps.
 func (s *Space) Remove(start, end uint64) {
-	if end <= start {
-		return
-	}
 	s.last = nil
-	out := make([]*Module, 0, len(s.mods)+1)
-	for _, o := range s.mods {
-		if o.End <= start || o.Start >= end {
-			out = append(out, o)
-			continue
-		}
-		if o.Start < start {
-			l := *o
-			l.End = start
-			out = append(out, &l)
-		}
-		if o.End > end {
-			r := *o
-			r.Offset += end - o.Start
-			r.Start = end
-			out = append(out, &r)
-		}
-	}
-	s.mods = out
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	s.mods.Remove(start, end)
 }
 
 // Find returns the module containing pc, or nil.
@@ -217,26 +216,21 @@ func (s *Space) Find(pc uint64) *Module {
 	if l := s.last; l != nil && pc >= l.Start && pc < l.End {
 		return l
 	}
-	i, _ := slices.BinarySearchFunc(s.mods, pc, func(m *Module, pc uint64) int {
-		switch {
-		case m.End <= pc:
-			return -1
-		case m.Start > pc:
-			return 1
-		}
-		return 0
-	})
-	if i < len(s.mods) && pc >= s.mods[i].Start && pc < s.mods[i].End {
-		s.last = s.mods[i]
-		return s.last
+	if _, _, m, ok := s.mods.Find(pc); ok {
+		s.last = m
+		return m
 	}
 	return nil
 }
 
+// Len is the number of mappings.
+func (s *Space) Len() int { return s.mods.Len() }
+
+// Steps is the work its operations have done (ranges.Map.Steps).
+func (s *Space) Steps() int64 { return s.mods.Steps() }
+
 // Modules returns the mappings in address order.
-func (s *Space) Modules() []*Module { return s.mods }
+func (s *Space) Modules() []*Module { return slices.Collect(s.mods.All()) }
 
 // Clone returns a copy of s, for a forked child.
-func (s *Space) Clone() *Space {
-	return &Space{mods: slices.Clone(s.mods)}
-}
+func (s *Space) Clone() *Space { return &Space{mods: s.mods} }

@@ -149,3 +149,40 @@ func TestVDSO(t *testing.T) {
 		t.Error("no clock_gettime in the vdso's symbols")
 	}
 }
+
+// TestLazyModule: a lazy module reads its table only when the unwinder first needs it, and then has
+// the table and bias NewModule gives.
+func TestLazyModule(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Skip(err)
+	}
+	maps, _ := os.ReadFile("/proc/self/maps")
+	var text *Mapping
+	for _, m := range ParseMaps(maps) {
+		if m.Exec && m.Path == exe {
+			text = &m
+		}
+	}
+	if text == nil {
+		t.Skipf("no executable mapping of %s", exe)
+	}
+	var c Cache
+	m := NewLazyModule(text.Start, text.End, text.Offset, exe, &c)
+	if m.Table != nil || len(c.tables) != 0 {
+		t.Fatalf("a lazy module read its table when made: %v, %d tables", m.Table != nil, len(c.tables))
+	}
+	var s Space
+	s.Add(m)
+	if s.Find(text.Start) != m || len(c.tables) != 0 {
+		t.Fatalf("finding a lazy module read its table: %d tables", len(c.tables))
+	}
+	tab, err := c.Table(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eager := NewModule(text.Start, text.End, text.Offset, exe, tab)
+	if got := m.table(); got != tab || m.Bias != eager.Bias || m.Table == nil {
+		t.Errorf("lazy module: table %p bias %#x; want %p, %#x", got, m.Bias, tab, eager.Bias)
+	}
+}

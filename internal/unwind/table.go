@@ -7,8 +7,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
+
+	"er/internal/coldread"
 )
 
 // Table is the call frame information of one load object: its .eh_frame, searched through
@@ -42,9 +43,10 @@ type load struct {
 // Name returns the name the table was made from (a path, or an image's name).
 func (t *Table) Name() string { return t.name }
 
-// Load reads the call frame information of the ELF file at path.
+// Load reads the call frame information of the ELF file at path, past the page cache (coldread):
+// the reads leave the cache as they found it.
 func Load(path string) (*Table, error) {
-	fh, err := os.Open(path)
+	fh, err := coldread.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("unwind: %w", err)
 	}

@@ -209,7 +209,7 @@ func (u *Unwinder) followFPChain(frames []uint64, pc uint64, maxFrames int) ([]u
 		frames = append(frames, ra)
 	}
 	last := frames[len(frames)-1]
-	if mod := u.moduleOf(last - 1); mod != nil && mod.Table != nil && mod.Table.isRoot(last-1-mod.Bias) {
+	if mod := u.moduleOf(last - 1); mod != nil && mod.table() != nil && mod.Table.isRoot(last-1-mod.Bias) {
 		return frames, Complete, ""
 	}
 	return frames, Truncated, fmt.Sprintf("the kernel's frame-pointer chain past the stack switch at %#x ends at %#x", pc, last)
@@ -276,7 +276,7 @@ func (u *Unwinder) Unwind(r Regs, mem Memory, frames []uint64) ([]uint64, Status
 			mod = u.Modules(look)
 		}
 		var row *Row
-		if mod != nil && mod.Table != nil {
+		if mod != nil && mod.table() != nil {
 			lpc := look - mod.Bias
 			if mod.Table.isRoot(lpc) {
 				return frames, Complete, ""

@@ -14,6 +14,10 @@ func (s *Server) compare(r *http.Request) (any, error) {
 	if len(s.cmp) < 2 {
 		return nil, badRequest("compare needs two or more experiments given to er analyzer")
 	}
+	cmp, err := s.compareEngines()
+	if err != nil {
+		return nil, err
+	}
 	m, _ := s.eng.SortMetric()
 	if m < 0 {
 		m = 0
@@ -33,9 +37,9 @@ func (s *Server) compare(r *http.Request) (any, error) {
 	}
 	byName := map[string]*acc{}
 	var order []*acc
-	n := len(s.cmp)
+	n := len(cmp)
 	totals := make([]int64, n)
-	for i, e := range s.cmp {
+	for i, e := range cmp {
 		p, err := e.Profile()
 		if err != nil {
 			return nil, err
@@ -78,8 +82,8 @@ func (s *Server) compare(r *http.Request) (any, error) {
 	}
 	t := &table{NameTitle: "Name", Rows: []row{}}
 	dirs := make([]string, n)
-	for i := range s.cmp {
-		d, _ := s.cmp[i].Experiments()
+	for i := range cmp {
+		d, _ := cmp[i].Experiments()
 		dirs[i] = filepath.Base(d[0])
 		t.Columns = append(t.Columns,
 			column{Key: "e." + metric.Name + "." + strconv.Itoa(i+1), Title: "Excl. " + metric.Short + " [" + dirs[i] + "]", Kind: kind, Value: true, Pct: true},

@@ -20,7 +20,7 @@ func compareServer(t *testing.T) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(s.Handler())
+	ts := httptest.NewServer(tokened(s))
 	t.Cleanup(ts.Close)
 	return ts
 }

@@ -26,7 +26,7 @@ func TestSyntheticCounters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(s.Handler())
+	ts := httptest.NewServer(tokened(s))
 	t.Cleanup(ts.Close)
 	post(t, ts, "/api/metrics", `{"spec":"e.totalcpu:e.cycles:e+cycles:e+insts:e.cpi:e.ipc:name"}`, 200, nil)
 	var tbl report.JSONTable
@@ -89,7 +89,7 @@ func TestDataSpaceTab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(s.Handler())
+	ts := httptest.NewServer(tokened(s))
 	t.Cleanup(ts.Close)
 	var o struct {
 		Views []string `json:"views"`

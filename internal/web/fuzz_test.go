@@ -12,7 +12,7 @@ import (
 // fuzzPaths are every path the Analyzer serves, and two it does not.
 func fuzzPaths(s *Server) []string {
 	var paths []string
-	for p := range s.routes() {
+	for p := range routes {
 		paths = append(paths, p)
 	}
 	slices.Sort(paths)
@@ -29,7 +29,7 @@ func FuzzHandlers(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	h := s.Handler()
+	h := tokened(s)
 	paths := fuzzPaths(s)
 	index := func(p string) uint8 { return uint8(slices.Index(paths, p)) }
 	for _, c := range []struct {

@@ -98,7 +98,7 @@ func (b *signalBody) Read(p []byte) (int, error) {
 func TestSlowPostDoesNotHoldLock(t *testing.T) {
 	s, _, _ := testServer(t)
 	reading := make(chan struct{})
-	h := s.Handler()
+	h := tokened(s)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == "POST" {
 			r.Body = &signalBody{ReadCloser: r.Body, reading: reading}
@@ -233,7 +233,7 @@ func TestSlowClientsCutOff(t *testing.T) {
 	s, _, _ := testServer(t)
 	to := defaultTimeouts
 	to.readHeader, to.read = 100*time.Millisecond, 200*time.Millisecond
-	srv := newHTTPServer(s.Handler(), to)
+	srv := newHTTPServer(tokened(s), to)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -279,7 +279,7 @@ func TestSlowClientsCutOff(t *testing.T) {
 // page cannot read the answers, but could still make the server work or change its filter.
 func TestCrossSiteRefused(t *testing.T) {
 	s, _, _ := testServer(t)
-	h := s.Handler()
+	h := tokened(s)
 	for _, c := range []struct {
 		method, path, site, origin string
 		code                       int
@@ -417,6 +417,12 @@ func TestConcurrentClients(t *testing.T) {
 	}
 	wg.Wait()
 	close(errs)
+	reportErrors(t, errs, clients*each, "requests answered wrongly")
+}
+
+// reportErrors reports the first 10 of errs and how many of total they were.
+func reportErrors(t *testing.T, errs <-chan string, total int, what string) {
+	t.Helper()
 	n := 0
 	for e := range errs {
 		if n++; n <= 10 {
@@ -424,7 +430,7 @@ func TestConcurrentClients(t *testing.T) {
 		}
 	}
 	if n > 0 {
-		t.Errorf("%d of %d requests answered wrongly", n, clients*each)
+		t.Errorf("%d of %d %s", n, total, what)
 	}
 }
 
@@ -497,7 +503,7 @@ func TestHugeTimestamps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(s.Handler())
+	ts := httptest.NewServer(tokened(s))
 	defer ts.Close()
 	var o struct {
 		Duration  int64 `json:"duration"`
@@ -519,7 +525,7 @@ func TestHugeTimestamps(t *testing.T) {
 			t.Errorf("GET %s: %d %.300s", path, code, body)
 		}
 	}
-	if err := s.WriteStatic(filepath.Join(t.TempDir(), "r")); err != nil {
+	if _, err := s.WriteStatic(filepath.Join(t.TempDir(), "r")); err != nil {
 		t.Errorf("static report: %v", err)
 	}
 }

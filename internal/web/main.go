@@ -3,10 +3,12 @@ package web
 import (
 	"flag"
 	"fmt"
+	"html"
 	"io"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -29,6 +31,9 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 	force := fl.Bool("force", false, "with --html, write into a directory that is not empty, over its files")
 	fl.Usage = func() {
 		fmt.Fprintln(stderr, "usage: er analyzer [--bind addr] [--port n] [--no-browser] [--html dir [--force]] experiment...")
+		fmt.Fprintln(stderr, "Serves the experiments as a web page at the URL it prints, whose token every request must carry:")
+		fmt.Fprintln(stderr, "other users of the machine cannot read them. Each page has its own filter, metrics and sort.")
+		fmt.Fprintln(stderr, "A static report (--html) is no more open than the most private file it holds.")
 		fl.PrintDefaults()
 	}
 	if err := fl.Parse(args); err != nil {
@@ -61,23 +66,33 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 		fmt.Fprintf(stderr, "er analyzer: warning: %s\n", w)
 	}
 	if *html != "" {
-		if err := s.WriteStatic(*html); err != nil {
+		pv, err := s.WriteStatic(*html)
+		if err != nil {
 			fmt.Fprintf(stderr, "er analyzer: %v\n", err)
 			return 1
 		}
 		fmt.Fprintf(stdout, "er analyzer: static report written: %s/index.html\n", *html)
+		if pv != nil {
+			who := "only you"
+			if pv.File&0o040 != 0 {
+				who = "you and your group"
+			}
+			fmt.Fprintf(stdout, "er analyzer: %s can read it (its files are mode %04o): it holds the contents of %s, mode %04o\n", who, pv.File, pv.Because, pv.Mode)
+		}
 		return 0
 	}
 	// "[::1]" is written as in a URL; JoinHostPort adds the brackets.
 	host := strings.TrimSuffix(strings.TrimPrefix(*bind, "["), "]")
 	addr := net.JoinHostPort(host, strconv.Itoa(*port))
+	done := func() {}
+	defer func() { done() }()
 	err = s.Serve(addr, func(url string, exposed bool) {
 		fmt.Fprintf(stdout, "er analyzer: %s\n", url)
 		if exposed {
 			fmt.Fprintf(stderr, "er analyzer: warning: listening on %s: other machines can read these experiments and their sources\n", *bind)
 		}
 		if !*noBrowser {
-			openBrowser(url, stderr)
+			done = openBrowser(url, stderr)
 		}
 	}, stop)
 	if err == nil {
@@ -88,20 +103,38 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 }
 
 // openBrowser starts the desktop's browser on url when there is a display, and says what to do
-// otherwise.
-func openBrowser(url string, stderr io.Writer) {
+// otherwise. The browser is given a file that sends it on to url, not url itself: a command line
+// is visible to every user of the machine (ps, /proc/PID/cmdline), and url holds the token. The
+// file is 0600 in a 0700 directory of its own; done removes it.
+func openBrowser(url string, stderr io.Writer) (done func()) {
+	done = func() {}
 	if os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
 		fmt.Fprintln(stderr, "er analyzer: no display: open the URL above in a browser (over ssh: ssh -L PORT:127.0.0.1:PORT host)")
-		return
+		return done
+	}
+	dir, err := os.MkdirTemp("", "er-analyzer-")
+	if err != nil {
+		fmt.Fprintf(stderr, "er analyzer: %v: open the URL above in a browser\n", err)
+		return done
+	}
+	done = func() { os.RemoveAll(dir) }
+	page := filepath.Join(dir, "open.html")
+	esc := html.EscapeString(url)
+	body := "<!DOCTYPE html>\n<meta charset=\"utf-8\">\n<meta http-equiv=\"refresh\" content=\"0;url=" + esc + "\">\n" +
+		"<title>er analyzer</title>\n<p><a href=\"" + esc + "\">er analyzer</a></p>\n"
+	if err := os.WriteFile(page, []byte(body), 0o600); err != nil {
+		fmt.Fprintf(stderr, "er analyzer: %v: open the URL above in a browser\n", err)
+		return done
 	}
 	for _, b := range []string{"xdg-open", "sensible-browser", "x-www-browser"} {
 		if path, err := exec.LookPath(b); err == nil {
-			cmd := exec.Command(path, url)
+			cmd := exec.Command(path, "file://"+page)
 			if cmd.Start() == nil {
 				go cmd.Wait()
-				return
+				return done
 			}
 		}
 	}
 	fmt.Fprintln(stderr, "er analyzer: no browser found (xdg-open): open the URL above in a browser")
+	return done
 }

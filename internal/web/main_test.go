@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestMainUsage checks er analyzer's usage errors and its static report.
@@ -82,14 +84,27 @@ func serveOnce(t *testing.T, args ...string) (int, string, string) {
 	case code := <-done:
 		return code, stdout.String(), stderr.String()
 	}
-	url := strings.TrimSpace(strings.TrimPrefix(stdout.String(), "er analyzer: "))
-	resp, err := http.Get(url + "api/overview")
-	if err != nil {
-		t.Errorf("%v: %v", args, err)
+	// The URL printed carries the token: the same request without it is refused.
+	u, err := url.Parse(strings.TrimSpace(strings.TrimPrefix(stdout.String(), "er analyzer: ")))
+	if err != nil || u.Query().Get("token") == "" {
+		t.Errorf("%v: the URL printed, %q, has no token (%v)", args, stdout.String(), err)
 	} else {
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			t.Errorf("%v: GET %sapi/overview: status %d", args, url, resp.StatusCode)
+		u.Path = "/api/overview"
+		bare := *u
+		bare.RawQuery = ""
+		for _, c := range []struct {
+			url  string
+			want int
+		}{{u.String(), 200}, {bare.String(), 403}} {
+			resp, err := http.Get(c.url)
+			if err != nil {
+				t.Errorf("%v: %v", args, err)
+				continue
+			}
+			resp.Body.Close()
+			if resp.StatusCode != c.want {
+				t.Errorf("%v: GET %s: status %d, want %d", args, c.url, resp.StatusCode, c.want)
+			}
 		}
 	}
 	close(stop)
@@ -196,5 +211,47 @@ func TestHTMLRefusesNonEmptyDir(t *testing.T) {
 	errb.Reset()
 	if code := Main([]string{"--html", empty, exp}, &out, &errb); code != 0 {
 		t.Errorf("--html into an empty directory: exit %d: %s", code, errb.String())
+	}
+}
+
+// TestBrowserNotGivenToken: the browser is started on a file that sends it on to the URL, never on
+// the URL itself, whose token any user of the machine would read in its command line (ps). The
+// file is the user's alone (0600) and goes when the server does.
+func TestBrowserNotGivenToken(t *testing.T) {
+	bin, rec := t.TempDir(), filepath.Join(t.TempDir(), "args")
+	script := "#!/bin/sh\nprintf '%s\\n' \"$@\" > " + rec + ".tmp && mv " + rec + ".tmp " + rec + "\n"
+	if err := os.WriteFile(filepath.Join(bin, "xdg-open"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	t.Setenv("DISPLAY", ":99")
+	const url = "http://127.0.0.1:1234/?token=0123456789abcdef0123456789abcdef"
+	var stderr strings.Builder
+	done := openBrowser(url, &stderr)
+	var args []byte
+	for range 600 { // the fake browser runs on its own: wait for what it was given (a guard of 60 s, not a figure)
+		if b, err := os.ReadFile(rec); err == nil {
+			args = b
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	page, ok := strings.CutPrefix(strings.TrimSpace(string(args)), "file://")
+	if !ok || strings.Contains(string(args), "0123456789abcdef") {
+		t.Fatalf("the browser was started with %q (stderr %q), want a file:// page without the token", args, stderr.String())
+	}
+	fi, err := os.Stat(page)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the page given to the browser: %v %v, want mode 0600", fi, err)
+	}
+	if di, err := os.Stat(filepath.Dir(page)); err != nil || di.Mode().Perm() != 0o700 {
+		t.Errorf("the page's directory: %v %v, want mode 0700", di, err)
+	}
+	if b, _ := os.ReadFile(page); !strings.Contains(string(b), `content="0;url=`+url+`"`) {
+		t.Errorf("the page given to the browser does not send it on to %s:\n%s", url, b)
+	}
+	done()
+	if _, err := os.Stat(page); err == nil {
+		t.Error("the page given to the browser is still there when the server is done")
 	}
 }

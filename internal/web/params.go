@@ -17,10 +17,11 @@ const (
 // Bounds of what a request may ask for: every parameter is checked against them before any work,
 // and a request outside them is answered 400 with the parameter and what is allowed.
 const (
-	maxParamLen = 1024       // bytes of one parameter's value (a search, a sort key)
-	maxLimit    = 10_000_000 // rows of the function list (0: all)
-	maxTolNS    = 1 << 62    // the tolerance of /api/event, in ns (146 years); times may be any int64
-	maxBody     = 1 << 16    // bytes of a POST body
+	maxParamLen  = 1024       // bytes of one parameter's value (a search, a sort key)
+	maxLimit     = 10_000_000 // rows of the function list (0: all)
+	maxTolNS     = 1 << 62    // the tolerance of /api/event, in ns (146 years); times may be any int64
+	maxBody      = 1 << 16    // bytes of a POST body
+	maxFilterLen = 16 << 10   // bytes of a filter expression (erprint bounds its FNAME and INSTK terms)
 )
 
 // checkQuery refuses a query that cannot be parsed, names a parameter that endpoint does not

@@ -116,16 +116,18 @@ func (s *Server) processes(r *http.Request) (any, error) {
 	return s.procTree(), nil
 }
 
-// procTree builds the process tree once.
+// procTree builds the process tree once, for every view.
 func (s *Server) procTree() *procTree {
-	if s.procs != nil {
-		return s.procs
+	s.sh.procsMu.Lock()
+	defer s.sh.procsMu.Unlock()
+	if s.sh.procs != nil {
+		return s.sh.procs
 	}
 	dirs, exps := s.eng.Experiments()
 	// Each experiment's CPU time and events, as the profile of every event has them.
 	cpu, events := make([]int64, len(exps)), make([]int64, len(exps))
-	for i := range s.base.EventList {
-		e := &s.base.EventList[i]
+	for i := range s.sh.base.EventList {
+		e := &s.sh.base.EventList[i]
 		events[e.Exp]++
 		if analysis.Kinds[e.Kind].CPUTime != nil && e.State.CPU() {
 			cpu[e.Exp] = sat.Add(cpu[e.Exp], e.Dur)
@@ -196,15 +198,12 @@ func (s *Server) procTree() *procTree {
 	}
 	s.threadCounts(t)
 	s.selections(t)
-	s.procs = t
+	s.sh.procs = t
 	return t
 }
 
 // expEnd is when experiment i ended: its end, or its last event while unfinished.
-func (s *Server) expEnd(i int) int64 {
-	s.duration()
-	return s.ends[i]
-}
+func (s *Server) expEnd(i int) int64 { return s.sh.ends[i] }
 
 // imageStart is when an image began, ns since the founder's start: its start event (a
 // descendant's), else its first sample point, else 0.

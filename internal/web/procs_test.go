@@ -115,7 +115,7 @@ func TestProcessTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(s.Handler())
+	ts := httptest.NewServer(tokened(s))
 	t.Cleanup(ts.Close)
 	var pt struct {
 		Processes []process `json:"processes"`
@@ -333,7 +333,7 @@ func TestProcessTreeViews(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(s.Handler())
+	ts := httptest.NewServer(tokened(s))
 	t.Cleanup(ts.Close)
 	var o struct {
 		Founders    []int    `json:"founders"`
@@ -394,7 +394,7 @@ func TestProcessTreeViews(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts2 := httptest.NewServer(s2.Handler())
+	ts2 := httptest.NewServer(tokened(s2))
 	t.Cleanup(ts2.Close)
 	get(t, ts2, "/api/overview", 200, &o)
 	if fmt.Sprint(o.Founders) != "[0 1]" || o.Processes != 2 || strings.Contains(strings.Join(o.Views, ","), "processes") {
@@ -411,7 +411,7 @@ func TestProcessTreeViews(t *testing.T) {
 
 	// The static report holds the tree.
 	report := filepath.Join(t.TempDir(), "report")
-	if err := s.WriteStatic(report); err != nil {
+	if _, err := s.WriteStatic(report); err != nil {
 		t.Fatal(err)
 	}
 	js, err := os.ReadFile(filepath.Join(report, "data.js"))

@@ -28,105 +28,148 @@ import (
 //go:embed static
 var static embed.FS
 
-// Server serves the Analyzer over the experiments it was opened on. One Server holds one analysis
-// state (metrics, sort, filter) shared by every page that talks to it, as a single-user tool.
+// Server is one view of the Analyzer onto the experiments it was opened on: the metrics, sort and
+// filter of one page. Each page (a client, named by the X-Er-Client header it sends) gets a Server
+// of its own, which shares the experiments, their analysis and the token with every other view
+// (shared); requests of different pages run at the same time, those of one page take turns. The
+// Server that Open returns is the view of requests that name no client (curl, scripts).
 type Server struct {
-	mu  sync.Mutex
-	eng *erprint.Engine
+	mu  sync.Mutex        // this view's: its requests take turns
+	eng *erprint.Engine   // this view's er print session (a fork of shared.tmpl)
 	cmp []*erprint.Engine // one engine per argument, for comparing; nil with one argument
 
 	rangeNS *[2]int64 // the time range selected in the timeline; nil for none
 	expr    string    // the filter expression entered; "" for none
 
-	// base is the profile of every event, before any filter: the timeline shows it whatever the
-	// filter, so that a range can be chosen again.
-	base  *analysis.Profile
-	tl    *timeline       // the timeline index of base
 	ids   map[funcKey]int // the current profile's functions by identity, to map base's to them
 	idsOf *analysis.Profile
 	tree  *treeView // the call tree of the current profile, with sorted children
-	dur   int64     // duration(), once computed
-	ends  []int64   // each experiment's end or last event, as duration() computes them
-	procs *procTree // the process tree, once computed
-
-	// bound is the address Serve listens on when it is not a loopback one: requests may name it.
-	bound net.IP
 
 	// static is set while WriteStatic records responses: the page then sorts and searches locally.
 	static bool
+
+	sh *shared
+}
+
+// shared is what every view of one Analyzer has in common. What it holds does not change once
+// served (Serve sets bound before), but for the two indexes made on first use, which tlMu and
+// procsMu guard, and the views, which their set guards.
+type shared struct {
+	tmpl    *erprint.Engine   // the session every view forks; never used otherwise
+	tmplCmp []*erprint.Engine // the same for comparing
+
+	// base is the profile of every event, before any filter: the timeline shows it whatever the
+	// filter, so that a range can be chosen again.
+	base *analysis.Profile
+	dur  int64   // the span of the experiments (duration)
+	ends []int64 // each experiment's end or last event
+
+	tlMu    sync.Mutex
+	tl      *timeline // the timeline index of base, once made
+	procsMu sync.Mutex
+	procs   *procTree // the process tree, once made
+
+	// bound is the address Serve listens on when it is not a loopback one: requests may name it.
+	bound net.IP
+	// token is what every request must carry (tokenParam or tokenHeader), as Jupyter's does.
+	token string
+	views viewSet
 }
 
 // Open loads the experiments (and groups) named by args, as er print does.
 func Open(args []string) (*Server, error) {
-	eng, err := erprint.NewEngine(args)
+	tmpl, err := erprint.NewEngine(args)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{eng: eng}
-	if s.base, err = eng.Profile(); err != nil {
+	sh := &shared{tmpl: tmpl, token: newToken()}
+	if sh.base, err = tmpl.Profile(); err != nil {
 		return nil, err
 	}
-	eng.KeepEvents(false)
+	tmpl.KeepEvents(false)
 	if len(args) > 1 {
 		for _, a := range args {
 			e, err := erprint.NewEngine([]string{a})
 			if err != nil {
 				return nil, err
 			}
-			s.cmp = append(s.cmp, e)
+			sh.tmplCmp = append(sh.tmplCmp, e)
 		}
 	}
-	return s, nil
+	_, exps := tmpl.Experiments()
+	for _, d := range exps {
+		last := d.LastTime()
+		sh.ends = append(sh.ends, max(d.Log.EndTime, last))
+		sh.dur = max(sh.dur, d.Log.EndTime, satAdd(last, 1))
+	}
+	sh.views.def = sh.newView()
+	return sh.views.def, nil
 }
 
-// Handler is the HTTP handler of the Analyzer: the page under /, its data under /api/.
+// newView is a view of the experiments with the default metrics, sort and no filter.
+func (sh *shared) newView() *Server {
+	v := &Server{sh: sh, eng: sh.tmpl.Fork()}
+	for _, e := range sh.tmplCmp {
+		v.cmp = append(v.cmp, e.Fork())
+	}
+	return v
+}
+
+// Token is what every request to the Handler must carry: the query parameter token, or the header
+// X-Er-Token.
+func (s *Server) Token() string { return s.sh.token }
+
+// Handler is the HTTP handler of the Analyzer: the page under /, its data under /api/. Every
+// request must carry the token; each is answered by the view of the client it names.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	sub, _ := fs.Sub(static, "static")
 	mux.Handle("GET /", http.FileServerFS(sub))
-	for path, e := range s.routes() {
-		mux.HandleFunc("GET "+path, s.jsonHandler(path, e))
+	mux.HandleFunc("GET /{$}", s.sh.page)
+	mux.HandleFunc("GET /index.html", s.sh.page)
+	for path, e := range routes {
+		mux.HandleFunc("GET "+path, s.sh.jsonHandler(path, e))
 	}
-	mux.HandleFunc("POST /api/filter", s.jsonHandler("/api/filter", endpoint{h: s.setFilter}))
-	mux.HandleFunc("POST /api/metrics", s.jsonHandler("/api/metrics", endpoint{h: s.setMetrics}))
-	return recoverPanics(s.localOnly(mux))
+	mux.HandleFunc("POST /api/filter", s.sh.jsonHandler("/api/filter", endpoint{h: (*Server).setFilter}))
+	mux.HandleFunc("POST /api/metrics", s.sh.jsonHandler("/api/metrics", endpoint{h: (*Server).setMetrics}))
+	return recoverPanics(s.sh.guard(mux))
 }
 
-// endpoint is a GET endpoint: the query parameters it takes, and what answers it.
+// endpoint is a GET endpoint: the query parameters it takes, and what answers it in a view.
 type endpoint struct {
 	params []string
-	h      func(r *http.Request) (any, error)
+	h      func(s *Server, r *http.Request) (any, error)
 }
 
 // routes are the GET endpoints: each answers a view's data as JSON.
-func (s *Server) routes() map[string]endpoint {
-	return map[string]endpoint{
-		"/api/overview":  {nil, s.overview},
-		"/api/functions": {[]string{"sort", "q", "limit"}, s.functions},
-		"/api/callers":   {[]string{"f"}, s.callers},
-		"/api/tree":      {[]string{"node", "hot"}, s.calltree},
-		"/api/flame":     {[]string{"root"}, s.flame},
-		"/api/source":    {[]string{"f"}, s.source},
-		"/api/disasm":    {[]string{"f"}, s.disasm},
-		"/api/timeline":  {[]string{"t0", "t1", "w"}, s.timeline},
-		"/api/event":     {[]string{"row", "t", "tol"}, s.event},
-		"/api/table":     {[]string{"cmd"}, s.table},
-		"/api/compare":   {[]string{"metric"}, s.compare},
-		"/api/diffflame": {[]string{"metric"}, s.diffFlame},
-		"/api/processes": {nil, s.processes},
-	}
+var routes = map[string]endpoint{
+	"/api/overview":  {nil, (*Server).overview},
+	"/api/functions": {[]string{"sort", "q", "limit"}, (*Server).functions},
+	"/api/callers":   {[]string{"f"}, (*Server).callers},
+	"/api/tree":      {[]string{"node", "hot"}, (*Server).calltree},
+	"/api/flame":     {[]string{"root"}, (*Server).flame},
+	"/api/source":    {[]string{"f"}, (*Server).source},
+	"/api/disasm":    {[]string{"f"}, (*Server).disasm},
+	"/api/timeline":  {[]string{"t0", "t1", "w"}, (*Server).timeline},
+	"/api/event":     {[]string{"row", "t", "tol"}, (*Server).event},
+	"/api/table":     {[]string{"cmd"}, (*Server).table},
+	"/api/compare":   {[]string{"metric"}, (*Server).compare},
+	"/api/diffflame": {[]string{"metric"}, (*Server).diffFlame},
+	"/api/processes": {nil, (*Server).processes},
 }
 
-// apiError is an error answered to the page with a status code.
+// apiError is an error answered to the page with a status code; gone marks the answer to a page
+// whose view was dropped ({"view": "gone"}).
 type apiError struct {
 	code int
 	msg  string
+	gone bool
 }
 
 func (e *apiError) Error() string { return e.msg }
 
 func badRequest(format string, args ...any) error {
-	return &apiError{http.StatusBadRequest, fmt.Sprintf(format, args...)}
+	return &apiError{code: http.StatusBadRequest, msg: fmt.Sprintf(format, args...)}
 }
 
 // jsonHandler answers endpoint path with e as JSON: it checks the query, reads a POST's body whole
@@ -135,9 +178,14 @@ func badRequest(format string, args ...any) error {
 // becomes {"error": "..."} with status 400 for a bad request, 413 for a body too large, 415 for a
 // body that is not JSON, 422 for an analysis that failed and 500 for a panic (recovered, logged,
 // the lock released).
-func (s *Server) jsonHandler(path string, e endpoint) http.HandlerFunc {
+func (sh *shared) jsonHandler(path string, e endpoint) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		b, err := s.answer(w, r, path, e)
+		v, err := sh.views.of(r, sh)
+		if err != nil {
+			writeJSON(w, nil, err)
+			return
+		}
+		b, err := v.answer(w, r, path, e)
 		writeJSON(w, b, err)
 	}
 }
@@ -148,42 +196,51 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, path string, e e
 	}
 	if r.Method == http.MethodPost {
 		if ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || ct != "application/json" {
-			return nil, &apiError{http.StatusUnsupportedMediaType, fmt.Sprintf("POST %s: the body must be JSON, sent with Content-Type: application/json", path)}
+			return nil, &apiError{code: http.StatusUnsupportedMediaType, msg: fmt.Sprintf("POST %s: the body must be JSON, sent with Content-Type: application/json", path)}
 		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				return nil, &apiError{http.StatusRequestEntityTooLarge, fmt.Sprintf("POST %s: the body is over %d bytes", path, maxBody)}
+				return nil, &apiError{code: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("POST %s: the body is over %d bytes", path, maxBody)}
 			}
 			return nil, badRequest("POST %s: reading the body: %v", path, err)
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
-	return s.locked(r, e.h)
+	return s.locked(r, func(r *http.Request) (any, error) { return e.h(s, r) })
 }
 
-// locked runs h under the server's lock, released however h ends, and encodes its answer; a panic
+// locked runs h under the view's lock, released however h ends, and encodes its answer; a panic
 // becomes a 500 error, logged with its stack. A GET whose client went away while it waited for the
-// lock is not worked out (a page that was closed or reloaded leaves its requests queued).
+// lock is not worked out (a page that was closed or reloaded leaves its requests queued), and an
+// analysis (a filter being evaluated) stops when the client goes away. The lock is the view's
+// alone: other pages' requests do not wait for it.
 func (s *Server) locked(r *http.Request, h func(r *http.Request) (any, error)) (b []byte, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if r.Method == http.MethodGet && r.Context().Err() != nil {
-		return nil, &apiError{http.StatusServiceUnavailable, fmt.Sprintf("%s %s: the client went away before its turn", r.Method, r.URL)}
+		return nil, &apiError{code: http.StatusServiceUnavailable, msg: fmt.Sprintf("%s %s: the client went away before its turn", r.Method, r.URL)}
 	}
+	s.setContext(r.Context())
+	defer s.setContext(nil)
 	defer func() {
 		if p := recover(); p != nil {
 			log.Printf("er analyzer: internal error serving %s %s: %v\n%s", r.Method, r.URL, p, debug.Stack())
-			b, err = nil, &apiError{http.StatusInternalServerError, fmt.Sprintf("internal error: %v (please report it with the request: %s %s)", p, r.Method, r.URL)}
+			b, err = nil, &apiError{code: http.StatusInternalServerError, msg: fmt.Sprintf("internal error: %v (please report it with the request: %s %s)", p, r.Method, r.URL)}
 		}
 	}()
+	// A new view's first profile: computed before the endpoint runs, so that the warnings it prints
+	// go nowhere rather than into the text of the view asked for.
+	if err := s.settle(); err != nil {
+		return nil, err
+	}
 	v, err := h(r)
 	if err != nil {
 		return nil, err
 	}
 	if b, err = json.Marshal(v); err != nil {
-		return nil, &apiError{http.StatusInternalServerError, fmt.Sprintf("internal error: encoding the answer: %v", err)}
+		return nil, &apiError{code: http.StatusInternalServerError, msg: fmt.Sprintf("internal error: encoding the answer: %v", err)}
 	}
 	return b, nil
 }
@@ -195,11 +252,15 @@ func writeJSON(w http.ResponseWriter, b []byte, err error) {
 	code := http.StatusOK
 	if err != nil {
 		code = http.StatusUnprocessableEntity
+		ans := map[string]string{"error": err.Error()}
 		var ae *apiError
 		if errors.As(err, &ae) {
 			code = ae.code
+			if ae.gone {
+				ans["view"] = "gone"
+			}
 		}
-		b, _ = json.Marshal(map[string]string{"error": err.Error()})
+		b, _ = json.Marshal(ans)
 	}
 	w.WriteHeader(code)
 	w.Write(append(b, '\n'))
@@ -222,10 +283,12 @@ func recoverPanics(h http.Handler) http.Handler {
 	})
 }
 
-// localOnly refuses requests whose Host is not a loopback name or address, so that a web page
-// elsewhere cannot reach the server through DNS rebinding, and sets headers that keep the page
-// from being framed or sniffed.
-func (s *Server) localOnly(h http.Handler) http.Handler {
+// guard refuses requests whose Host is not a loopback name or address, so that a web page
+// elsewhere cannot reach the server through DNS rebinding; requests without the token (403: another
+// user of the machine, a page of another site); and requests to /api/ that a page of another site
+// made. It sets headers that keep the page from being framed, sniffed or named in a Referer, and
+// takes the token out of the query, so that no endpoint sees it.
+func (sh *shared) guard(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host := r.Host
 		if h, _, err := net.SplitHostPort(host); err == nil {
@@ -233,16 +296,31 @@ func (s *Server) localOnly(h http.Handler) http.Handler {
 		}
 		host = strings.Trim(host, "[]")
 		ip := net.ParseIP(host)
-		if host != "localhost" && (ip == nil || !ip.IsLoopback() && !s.allowedHost(ip)) {
-			http.Error(w, "er analyzer: requests must name a loopback host", http.StatusForbidden)
+		api := strings.HasPrefix(r.URL.Path, "/api/")
+		refuse := func(msg string) {
+			if api {
+				writeJSON(w, nil, &apiError{code: http.StatusForbidden, msg: msg})
+				return
+			}
+			w.Header().Set("Cache-Control", "no-store")
+			http.Error(w, msg, http.StatusForbidden)
+		}
+		if host != "localhost" && (ip == nil || !ip.IsLoopback() && !sh.allowedHost(ip)) {
+			refuse("er analyzer: requests must name a loopback host")
 			return
 		}
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Header().Set("X-Frame-Options", "DENY")
+		w.Header().Set("Referrer-Policy", "no-referrer")
 		w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'")
-		if strings.HasPrefix(r.URL.Path, "/api/") {
+		if !sh.authorized(r) {
+			refuse("er analyzer: the request does not carry this server's token: open the URL that er analyzer printed, " +
+				"with its ?token=; other users of the machine cannot read the experiments")
+			return
+		}
+		if api {
 			if why := crossSite(r); why != "" {
-				writeJSON(w, nil, &apiError{http.StatusForbidden, "er analyzer: " + why + ": only the Analyzer's own page may ask for its data"})
+				refuse("er analyzer: " + why + ": only the Analyzer's own page may ask for its data")
 				return
 			}
 		}
@@ -266,12 +344,12 @@ func crossSite(r *http.Request) string {
 }
 
 // allowedHost accepts an address the server was explicitly told to bind (--bind).
-func (s *Server) allowedHost(ip net.IP) bool {
-	return s.bound != nil && (s.bound.IsUnspecified() || ip.Equal(s.bound))
+func (sh *shared) allowedHost(ip net.IP) bool {
+	return sh.bound != nil && (sh.bound.IsUnspecified() || ip.Equal(sh.bound))
 }
 
 // Serve listens on addr ("127.0.0.1:0" for a free loopback port), calls ready with the page's
-// URL once listening, and whether other machines can connect (the address it bound is not a
+// URL (with the token) once listening, and whether other machines can connect (the address it bound is not a
 // loopback one), and serves until stop is closed (nil: never) or the listener fails.
 func (s *Server) Serve(addr string, ready func(url string, exposed bool), stop <-chan struct{}) error {
 	ln, err := net.Listen("tcp", addr)
@@ -280,13 +358,13 @@ func (s *Server) Serve(addr string, ready func(url string, exposed bool), stop <
 	}
 	tcp := ln.Addr().(*net.TCPAddr)
 	if !tcp.IP.IsLoopback() {
-		s.bound = tcp.IP
+		s.sh.bound = tcp.IP
 	}
 	host := tcp.IP.String()
 	if tcp.IP.IsUnspecified() {
 		host = "127.0.0.1"
 	}
-	url := "http://" + net.JoinHostPort(host, strconv.Itoa(tcp.Port)) + "/"
+	url := "http://" + net.JoinHostPort(host, strconv.Itoa(tcp.Port)) + "/?" + tokenParam + "=" + s.sh.token
 	if ready != nil {
 		ready(url, !tcp.IP.IsLoopback())
 	}

@@ -20,7 +20,7 @@ func testServer(t *testing.T) (*Server, *httptest.Server, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(s.Handler())
+	ts := httptest.NewServer(tokened(s))
 	t.Cleanup(ts.Close)
 	return s, ts, exp
 }
@@ -126,7 +126,7 @@ func findRow(t *testing.T, rows []row, name string) row {
 // page's headers forbid framing.
 func TestLocalOnly(t *testing.T) {
 	s, _, _ := testServer(t)
-	h := s.Handler()
+	h := tokened(s)
 	for host, want := range map[string]int{"127.0.0.1:8080": 200, "localhost:8080": 200, "[::1]:80": 200,
 		"evil.example:8080": 403, "10.0.0.1": 403, "": 403} {
 		req := httptest.NewRequest("GET", "/api/overview", nil)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -17,7 +18,7 @@ import (
 func TestWriteStatic(t *testing.T) {
 	s, ts, _ := testServer(t)
 	dir := filepath.Join(t.TempDir(), "report")
-	if err := s.WriteStatic(dir); err != nil {
+	if _, err := s.WriteStatic(dir); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"index.html", "app.js", "style.css", "data.js"} {
@@ -163,5 +164,68 @@ func TestHotInstructions(t *testing.T) {
 	}
 	if len(in.Rows) != 101 {
 		t.Errorf("the table given was changed: %d rows", len(in.Rows))
+	}
+}
+
+// TestReportMode: a report's files are readable by the group, and by others, only when every file
+// it holds the contents of is (a directory: read and searched); the most private one is named.
+// An existing directory more open than that is left alone, and said so.
+func TestReportMode(t *testing.T) {
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	dir := t.TempDir()
+	mk := func(name string, m os.FileMode) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, m); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	open, group, mine := mk("open", 0o644), mk("group", 0o640), mk("mine", 0o600)
+	sub := filepath.Join(dir, "sub")
+	if err := os.Mkdir(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(sub, 0o754); err != nil { // readable, not searchable, by others
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		held    []string
+		file    os.FileMode
+		because string
+	}{
+		{[]string{open, filepath.Join(dir, "gone")}, 0o644, ""},
+		{[]string{open, group}, 0o640, group},
+		{[]string{group, mine, open}, 0o600, mine},
+		{[]string{open, sub}, 0o640, sub},
+	} {
+		pv := reportMode(c.held)
+		if pv.File != c.file || pv.Because != c.because {
+			t.Errorf("holding %v: mode %04o because of %q, want %04o because of %q", c.held, pv.File, pv.Because, c.file, c.because)
+		}
+	}
+	var warned strings.Builder
+	reportWarnings = &warned
+	defer func() { reportWarnings = os.Stderr }()
+	existing := filepath.Join(dir, "report")
+	if err := os.Mkdir(existing, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := makeReportDir(existing, reportMode([]string{mine})); err != nil {
+		t.Fatal(err)
+	}
+	if w := warned.String(); !strings.Contains(w, "the directory is mode 0755, more open than the report's files (0600, as "+mine+" is 0600)") ||
+		!strings.Contains(w, "chmod 0700 "+existing) {
+		t.Errorf("an existing directory more open than the report: %q", w)
+	}
+	fresh := filepath.Join(dir, "a", "b")
+	if err := makeReportDir(fresh, reportMode([]string{group})); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(fresh); err != nil || fi.Mode().Perm() != 0o750 {
+		t.Errorf("a new report directory holding a 0640 file: %v %v, want 0750", fi.Mode().Perm(), err)
 	}
 }

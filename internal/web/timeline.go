@@ -9,12 +9,12 @@ import (
 	"er/internal/analysis"
 )
 
-// timeline indexes the events of the profile of all events by thread and time.
+// timeline indexes the events of the profile of all events by thread and time. Every view reads it
+// at once: it does not change once made.
 type timeline struct {
-	p     *analysis.Profile
-	rows  []tlRow
-	leaf  []int32 // the leaf function of each function stack, -1 until needed
-	names map[int32]string
+	p    *analysis.Profile
+	rows []tlRow
+	leaf []int32 // the leaf function of each function stack
 }
 
 // tlRow is one thread of one experiment: its events in time order.
@@ -29,11 +29,14 @@ type tlRow struct {
 	maxDur int64   // the longest Dur of its events
 }
 
+// timelineIndex returns the timeline index, made once for every view.
 func (s *Server) timelineIndex() (*timeline, error) {
-	if s.tl != nil {
-		return s.tl, nil
+	s.sh.tlMu.Lock()
+	defer s.sh.tlMu.Unlock()
+	if s.sh.tl != nil {
+		return s.sh.tl, nil
 	}
-	p := s.base
+	p := s.sh.base
 	_, exps := s.eng.Experiments()
 	type key struct {
 		exp int32
@@ -41,9 +44,11 @@ func (s *Server) timelineIndex() (*timeline, error) {
 		tid uint32
 	}
 	byKey := map[key]int{}
-	tl := &timeline{p: p, leaf: make([]int32, p.NumStacks()), names: map[int32]string{}}
+	tl := &timeline{p: p, leaf: make([]int32, p.NumStacks())}
 	for i := range tl.leaf {
-		tl.leaf[i] = -1
+		if funcs, _ := p.Stack(i); len(funcs) > 0 {
+			tl.leaf[i] = funcs[len(funcs)-1]
+		}
 	}
 	for i := range p.EventList {
 		e := &p.EventList[i]
@@ -82,18 +87,18 @@ func (s *Server) timelineIndex() (*timeline, error) {
 		ev := r.events
 		sort.SliceStable(ev, func(i, j int) bool { return p.EventList[ev[i]].Time < p.EventList[ev[j]].Time })
 	}
-	s.tl = tl
+	s.sh.tl = tl
 	return tl, nil
 }
 
-// name is the name of function f of the timeline's profile.
+// name is the name of function f of the timeline's profile, in view s: the profile of every event
+// numbers functions as every view's profile does (each is refiltered from it).
 func (tl *timeline) name(s *Server, f int32) string {
-	n, ok := tl.names[f]
-	if !ok {
-		n = s.eng.NameIn(tl.p, int(f))
-		tl.names[f] = n
+	if p, err := s.eng.Profile(); err == nil && p.Unfiltered() == tl.p {
+		return s.eng.FuncName(int(f))
 	}
-	return n
+	fns, _ := tl.p.Tables()
+	return analysis.FunctionName(&fns[f], analysis.NameLong)
 }
 
 // funcKey identifies a function across profiles of the same experiments.
@@ -104,9 +109,9 @@ type funcKey struct {
 	kind analysis.FuncKind
 }
 
-func keyOf(p *analysis.Profile, f int) funcKey {
-	fn := &p.Functions[f]
-	return funcKey{p.Objects[fn.Object].Path, fn.Name, fn.Addr, fn.Kind}
+func keyOf(fns []analysis.Function, objs []analysis.Object, f int) funcKey {
+	fn := &fns[f]
+	return funcKey{objs[fn.Object].Path, fn.Name, fn.Addr, fn.Kind}
 }
 
 // currentID maps function f of the profile of all events to the current profile's; -1 when the
@@ -116,10 +121,10 @@ func (s *Server) currentID(f int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if p == s.base {
+	if p == s.sh.base {
 		return f, nil
 	}
-	if p.Unfiltered() == s.base { // refiltered: the same numbers
+	if p.Unfiltered() == s.sh.base { // refiltered: the same numbers
 		if p.Used(f) {
 			return f, nil
 		}
@@ -128,10 +133,11 @@ func (s *Server) currentID(f int) (int, error) {
 	if s.idsOf != p {
 		s.ids, s.idsOf = make(map[funcKey]int, len(p.Functions)), p
 		for i := range p.Functions {
-			s.ids[keyOf(p, i)] = i
+			s.ids[keyOf(p.Functions, p.Objects, i)] = i
 		}
 	}
-	if id, ok := s.ids[keyOf(s.base, f)]; ok {
+	fns, objs := s.sh.base.Tables()
+	if id, ok := s.ids[keyOf(fns, objs, f)]; ok {
 		return id, nil
 	}
 	return -1, nil
@@ -141,13 +147,6 @@ func (s *Server) currentID(f int) (int, error) {
 func (tl *timeline) leafOf(st int32) int32 {
 	if st < 0 || int(st) >= len(tl.leaf) {
 		return 0
-	}
-	if tl.leaf[st] < 0 {
-		funcs, _ := tl.p.Stack(int(st))
-		tl.leaf[st] = 0
-		if len(funcs) > 0 {
-			tl.leaf[st] = funcs[len(funcs)-1]
-		}
 	}
 	return tl.leaf[st]
 }
@@ -459,15 +458,5 @@ func (tl *timeline) histogram(t0, t1 int64, bins int) map[string]any {
 }
 
 // duration is the time span of the experiments: from their start to the end of the last one,
-// or just past its last event when that is later.
-func (s *Server) duration() int64 {
-	if s.ends == nil {
-		_, exps := s.eng.Experiments()
-		for _, d := range exps {
-			last := d.LastTime()
-			s.ends = append(s.ends, max(d.Log.EndTime, last))
-			s.dur = max(s.dur, d.Log.EndTime, satAdd(last, 1))
-		}
-	}
-	return s.dur
-}
+// or just past its last event when that is later (Open works it out).
+func (s *Server) duration() int64 { return s.sh.dur }

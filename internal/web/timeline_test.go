@@ -142,7 +142,7 @@ func TestTimelineStates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(s.Handler())
+	ts := httptest.NewServer(tokened(s))
 	defer ts.Close()
 	var tl struct {
 		Rows []struct {

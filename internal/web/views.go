@@ -1,7 +1,9 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -250,13 +252,21 @@ func (s *Server) setFilter(r *http.Request) (any, error) {
 			expr = strings.TrimSpace(*req.Expr)
 		}
 	}
+	if len(expr) > maxFilterLen {
+		return nil, badRequest("POST /api/filter: the expression is %d bytes; at most %d are allowed", len(expr), maxFilterLen)
+	}
 	if err := s.applyFilter(rng, expr); err != nil {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return nil, &apiError{code: http.StatusServiceUnavailable, msg: fmt.Sprintf("POST /api/filter: %v (the client went away); the filter stays %q", err, s.expr)}
+		}
 		return nil, badRequest("%v", err)
 	}
 	return s.filterState(), nil
 }
 
-// applyFilter sets the engine's filter to the range and expression; on error the old one stays.
+// applyFilter sets the view's filter to the range and expression and computes its profile; on
+// error (a wrong expression, the client gone while it was evaluated) the old filter and profile
+// stay. The compare engines follow when a compare view is asked for (compareEngines).
 func (s *Server) applyFilter(rng *[2]int64, expr string) error {
 	var parts []string
 	if rng != nil {
@@ -265,24 +275,24 @@ func (s *Server) applyFilter(rng *[2]int64, expr string) error {
 	if expr != "" {
 		parts = append(parts, "("+expr+")")
 	}
-	filter := strings.Join(parts, " && ")
-	if err := s.eng.SetFilter(filter); err != nil {
-		if err2 := s.eng.SetFilter(s.eng.Filter()); err2 != nil {
-			return fmt.Errorf("%v (restoring the filter: %v)", err, err2)
-		}
-		if err2 := s.settle(); err2 != nil {
-			return fmt.Errorf("%v (restoring the filter: %v)", err, err2)
-		}
+	if err := s.eng.SetFilter(strings.Join(parts, " && ")); err != nil {
 		return err
-	}
-	for _, e := range s.cmp {
-		if err := e.SetFilter(filter); err != nil {
-			return err
-		}
 	}
 	s.rangeNS, s.expr = rng, expr
 	s.tree = nil
-	return s.settle()
+	return nil
+}
+
+// compareEngines returns the engines of the experiments compared, with the view's filter.
+func (s *Server) compareEngines() ([]*erprint.Engine, error) {
+	for _, e := range s.cmp {
+		if e.Filter() != s.eng.Filter() {
+			if err := e.SetFilter(s.eng.Filter()); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return s.cmp, nil
 }
 
 // settle computes the profile after a change of the selection, so that the warnings it prints
@@ -343,7 +353,7 @@ func (s *Server) overview(r *http.Request) (any, error) {
 	dur := s.duration()
 	for i, d := range exps {
 		lg := &d.Log
-		end := s.ends[i]
+		end := s.sh.ends[i]
 		if lg.StopTime > 0 && lg.StopTime < end { // -t or -L stopped recording: the duration is what was recorded
 			end = lg.StopTime
 		}

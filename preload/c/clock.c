@@ -29,6 +29,10 @@ struct ksigevent {
  * for the library's own timers (others go to the program's handler). */
 void er_clock_sample(siginfo_t *si, void *uc)
 {
+	if (__atomic_load_n(&er.ended, __ATOMIC_RELAXED)) {
+		er_clock_thread_stop(&er_self); /* this thread's timer, which sent it */
+		return;
+	}
 	if (!er.clock || er_off())
 		return;
 	struct er_thread *t = &er_self;
@@ -154,7 +158,7 @@ void er_clock_thread_start(struct er_thread *t)
 
 void er_clock_thread_stop(struct er_thread *t)
 {
-	if (!t->has_timer)
+	if (!t->has_timer || er.sealed) /* (sealed: its signals are ignored) */
 		return;
 	t->has_timer = 0;
 	er_sys(SYS_timer_delete, (long)t->timer, 0, 0, 0, 0, 0);
@@ -304,7 +308,7 @@ static void *thread_start(void *p)
 	free(p);
 	t = er_thread();
 	prof_blocked = s.prof_blocked;
-	if (er.clock) {
+	if (er.clock && !__atomic_load_n(&er.ended, __ATOMIC_RELAXED)) {
 		er_clock_unblock(); /* pthread_attr_setsigmask_np may have blocked it */
 		er_clock_thread_start(t);
 	}
@@ -317,7 +321,7 @@ ER_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*
 	static int (*real)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 	if (!real)
 		real = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))er_next("pthread_create");
-	if (!er.clock)
+	if (!er.clock || __atomic_load_n(&er.ended, __ATOMIC_RELAXED))
 		return real(th, attr, fn, arg);
 	struct er_thread *t = &er_self;
 	int b = t->busy;

@@ -31,9 +31,21 @@ static uint32_t next_stack_id = 1;      /* stack ids; 0 is the empty stack */
 static pthread_key_t thread_key;
 static int thread_key_ok;
 
+/* er_sys is the system call n, as syscall(2) makes it (-1 and errno on failure), without glibc's
+ * syscall, which seccomp.c interposes. */
 long er_sys(long n, long a, long b, long c, long d, long e, long f)
 {
-	return syscall(n, a, b, c, d, e, f);
+	register long r10 __asm__("r10") = d, r8 __asm__("r8") = e, r9 __asm__("r9") = f;
+	long r;
+	__asm__ volatile("syscall"
+			 : "=a"(r)
+			 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	if ((unsigned long)r > -4096UL) {
+		errno = (int)-r;
+		return -1;
+	}
+	return r;
 }
 
 void *er_next(const char *name)
@@ -78,8 +90,11 @@ static void block_drop(struct er_block *b)
 	char *base = b->base;
 	b->base = NULL; /* first: a signal handler must never see a block being unmapped */
 	b->off = 0;
-	if (base)
+	if (base) {
+		er_block_unregister(b->reg, base);
 		er_sys(SYS_munmap, (long)base, ER_BLOCK_SIZE, 0, 0, 0, 0);
+	}
+	b->reg = 0;
 }
 
 /* ---- data files ----
@@ -111,19 +126,60 @@ static void file_forget(struct er_file *f)
 	f->dev = f->ino = 0;
 }
 
-/* fd_high moves fd up near the descriptor limit, out of the way of the program's own numbers, and
- * returns the new descriptor (fd itself where it cannot). */
-static int fd_high(int fd)
+/* The program's soft descriptor limit while er_fd_lift has lifted it, 0 otherwise. */
+static long fd_lifted;
+
+/* er_fd_high moves fd out of the way of the program's own numbers and returns the new descriptor:
+ * above the program's soft limit while it is lifted; else among the last 32 numbers below a limit
+ * above ER_FD_ROOM (fd itself where none is free there). Under a limit of ER_FD_ROOM or less every
+ * number is one the program may need: fd is closed, and -1 returned (EMFILE). */
+int er_fd_high(int fd)
 {
 	struct rlimit rl;
-	long base = 512;
+	long base = 512, lifted = __atomic_load_n(&fd_lifted, __ATOMIC_RELAXED);
 	if (er_sys(SYS_prlimit64, 0, RLIMIT_NOFILE, 0, (long)&rl, 0, 0) == 0 && rl.rlim_cur != RLIM_INFINITY)
-		base = (long)rl.rlim_cur > 64 ? (long)rl.rlim_cur - 32 : 3;
-	int nfd = (int)er_sys(SYS_fcntl, fd, F_DUPFD_CLOEXEC, base, 0, 0, 0);
-	if (nfd < 0)
+		base = lifted ? lifted : (long)rl.rlim_cur > ER_FD_ROOM ? (long)rl.rlim_cur - 32 : -1;
+	int nfd = base < 0 ? -1 : (int)er_sys(SYS_fcntl, fd, F_DUPFD_CLOEXEC, base, 0, 0, 0);
+	if (nfd < 0 && base >= 0 && !lifted)
 		return fd;
 	er_sys(SYS_close, fd, 0, 0, 0, 0, 0);
+	if (nfd < 0)
+		errno = EMFILE;
 	return nfd;
+}
+
+int er_fd_lift(void)
+{
+	struct rlimit rl;
+	if (er_sys(SYS_prlimit64, 0, RLIMIT_NOFILE, 0, (long)&rl, 0, 0) != 0 || rl.rlim_cur == RLIM_INFINITY)
+		return 0;
+	if (rl.rlim_max > rl.rlim_cur) {
+		/* (HELD_N + SLOT_N descriptors held, and a few for a moment, all above the program's limit.) */
+		struct rlimit up = {rl.rlim_max - rl.rlim_cur > 64 ? rl.rlim_cur + 64 : rl.rlim_max, rl.rlim_max};
+		if (er_sys(SYS_prlimit64, 0, RLIMIT_NOFILE, (long)&up, 0, 0, 0) == 0) {
+			__atomic_store_n(&fd_lifted, (long)rl.rlim_cur, __ATOMIC_RELAXED);
+			return 0;
+		}
+	}
+	return rl.rlim_cur > ER_FD_ROOM ? 0 : -EMFILE;
+}
+
+void er_fd_unlift(void)
+{
+	struct rlimit rl;
+	long lifted = __atomic_exchange_n(&fd_lifted, 0, __ATOMIC_RELAXED);
+	if (lifted && er_sys(SYS_prlimit64, 0, RLIMIT_NOFILE, 0, (long)&rl, 0, 0) == 0) {
+		rl.rlim_cur = (rlim_t)lifted;
+		er_sys(SYS_prlimit64, 0, RLIMIT_NOFILE, (long)&rl, 0, 0, 0);
+	}
+}
+
+void er_fd_limits(uint32_t *soft, uint32_t *hard)
+{
+	struct rlimit rl = {0, 0};
+	er_sys(SYS_prlimit64, 0, RLIMIT_NOFILE, 0, (long)&rl, 0, 0);
+	*soft = rl.rlim_cur > 0xffffffffu ? 0xffffffffu : (uint32_t)rl.rlim_cur;
+	*hard = rl.rlim_max > 0xffffffffu ? 0xffffffffu : (uint32_t)rl.rlim_max;
 }
 
 /* is_file says whether fd holds the data file f. */
@@ -147,14 +203,19 @@ static int file_fd(int file)
 		/* Closed, or replaced by the program with a system call: the number is not ours. */
 		__atomic_compare_exchange_n(&f->fd, &fd, -1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 	}
-	fd = (int)er_sys(SYS_openat, AT_FDCWD, (long)f->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0, 0, 0);
+	/* In the instance's directory, held from its start (a chroot or a new mount namespace since does
+	 * not matter), else by its path. */
+	int dir = er_held_fd(HELD_INST);
+	fd = dir >= 0 ? (int)er_sys(SYS_openat, dir, (long)file_names[file], O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0, 0, 0)
+		      : (int)er_sys(SYS_openat, AT_FDCWD, (long)f->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0, 0, 0);
 	if (fd < 0)
 		return -errno;
 	if (!is_file(f, fd)) {
 		er_sys(SYS_close, fd, 0, 0, 0, 0, 0);
 		return -ESTALE;
 	}
-	fd = fd_high(fd);
+	if ((fd = er_fd_high(fd)) < 0)
+		return -EMFILE;
 	int none = -1;
 	if (!__atomic_compare_exchange_n(&f->fd, &none, fd, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		er_sys(SYS_close, fd, 0, 0, 0, 0, 0); /* another thread got there first */
@@ -163,12 +224,26 @@ static int file_fd(int file)
 	return fd;
 }
 
+/* fd_slots lists where the library keeps its descriptors: the data files' and the others it holds
+ * (life.c). */
+#define FD_SLOTS (SLOT_N + HELD_N)
+static int fd_slots(int *slots[FD_SLOTS])
+{
+	int n = 0;
+	for (int s = 0; s < SLOT_N; s++)
+		slots[n++] = &files[s].fd;
+	for (int h = 0; h < HELD_N; h++)
+		slots[n++] = &er_held[h].fd;
+	return n;
+}
+
 int er_fd_mine(int fd)
 {
 	if (fd < 0)
 		return 0;
-	for (int s = 0; s < SLOT_N; s++)
-		if (__atomic_load_n(&files[s].fd, __ATOMIC_RELAXED) == fd)
+	int *slots[FD_SLOTS], n = fd_slots(slots);
+	for (int i = 0; i < n; i++)
+		if (__atomic_load_n(slots[i], __ATOMIC_RELAXED) == fd)
 			return 1;
 	return 0;
 }
@@ -176,9 +251,9 @@ int er_fd_mine(int fd)
 int er_close_range(unsigned first, unsigned last, int flags)
 {
 	/* The held descriptors in [first, last], in order. */
-	int held[SLOT_N], n = 0;
-	for (int s = 0; s < SLOT_N; s++) {
-		int fd = __atomic_load_n(&files[s].fd, __ATOMIC_RELAXED);
+	int held[FD_SLOTS], n = 0, *slots[FD_SLOTS], ns = fd_slots(slots);
+	for (int s = 0; s < ns; s++) {
+		int fd = __atomic_load_n(slots[s], __ATOMIC_RELAXED);
 		if (fd >= 0 && (unsigned)fd >= first && (unsigned)fd <= last)
 			held[n++] = fd;
 	}
@@ -205,16 +280,41 @@ int er_close_range(unsigned first, unsigned last, int flags)
 
 void er_fd_move(int fd)
 {
-	for (int s = 0; s < SLOT_N; s++) {
-		struct er_file *f = &files[s];
+	if (__atomic_load_n(&er.sealed, __ATOMIC_ACQUIRE))
+		return; /* (no system call; it gave its descriptors up) */
+	int *slots[FD_SLOTS], n = fd_slots(slots);
+	for (int s = 0; s < n; s++) {
 		int cur = fd;
-		if (fd >= 0 && __atomic_load_n(&f->fd, __ATOMIC_RELAXED) == fd) {
+		if (fd >= 0 && __atomic_load_n(slots[s], __ATOMIC_RELAXED) == fd) {
 			int nfd = (int)er_sys(SYS_fcntl, fd, F_DUPFD_CLOEXEC, fd + 1, 0, 0, 0);
 			if (nfd < 0)
 				nfd = (int)er_sys(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 3, 0, 0, 0);
 			/* The old number is the program's to reuse now (its dup2 closes it). */
-			__atomic_compare_exchange_n(&f->fd, &cur, nfd, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+			__atomic_compare_exchange_n(slots[s], &cur, nfd, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 		}
+	}
+}
+
+/* er_ended_files makes the header pages of the data files anonymous: a thread that counts a lost
+ * record there writes into memory of its own. */
+void er_ended_files(void)
+{
+	for (int s = 0; s < SLOT_N; s++) {
+		volatile struct er_file_header *h = files[s].hdr;
+		if (h)
+			er_sys(SYS_mmap, (long)h, ER_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	}
+}
+
+/* er_close_files closes the data files (no thread uses them: er_fds_end). */
+void er_close_files(void)
+{
+	for (int s = 0; s < SLOT_N; s++) {
+		struct er_file *f = &files[s];
+		int fd = __atomic_exchange_n(&f->fd, -1, __ATOMIC_ACQ_REL);
+		if (fd >= 0 && f->ino && is_file(f, fd))
+			er_sys(SYS_close, fd, 0, 0, 0, 0, 0);
+		f->ino = 0;
 	}
 }
 
@@ -223,11 +323,20 @@ void er_fd_move(int fd)
  * runs on. Async-signal-safe. */
 static void er_stop(int err)
 {
-	int zero = 0;
-	if (!__atomic_compare_exchange_n(&er.stop_errno, &zero, err ? err : EIO, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-		return;
-	__atomic_store_n(&er.stopped, 1, __ATOMIC_RELEASE);
 	uint64_t now = er_now();
+	if (er_halt(err ? err : EIO, now))
+		er_send(ER_MSG_STOPPED, (uint32_t)er.stop_errno, 0, now);
+}
+
+/* er_halt is er_stop without telling er: 1 when it stopped the recording, 0 when it was stopped. */
+int er_halt(int why, uint64_t now)
+{
+	int zero = 0;
+	if (__atomic_load_n(&er.ended, __ATOMIC_ACQUIRE))
+		return 0; /* the files are no longer the library's */
+	if (!__atomic_compare_exchange_n(&er.stop_errno, &zero, why, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return 0;
+	__atomic_store_n(&er.stopped, 1, __ATOMIC_RELEASE);
 	for (int s = 0; s < SLOT_N; s++) {
 		volatile struct er_file_header *h = files[s].hdr;
 		if (h) {
@@ -235,13 +344,20 @@ static void er_stop(int err)
 			h->stop_errno = (uint32_t)er.stop_errno;
 		}
 	}
-	er_send(ER_MSG_STOPPED, (uint32_t)er.stop_errno, 0, now);
+	return 1;
 }
+
 
 /* grow makes the bytes [off, off+len) of fd real disk space (never a hole: a store into a hole of
  * a shared mapping on a full disk is a SIGBUS). 0, or -errno. */
 static int grow(int fd, long off, long len)
 {
+	/* Past the process's file size limit (RLIMIT_FSIZE, which the program may lower), fallocate and
+	 * pwrite send SIGXFSZ, whose default action ends the program: stop before. */
+	struct rlimit rl;
+	if (er_sys(SYS_prlimit64, 0, RLIMIT_FSIZE, 0, (long)&rl, 0, 0) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    (uint64_t)(off + len) > (uint64_t)rl.rlim_cur)
+		return -EFBIG;
 	if (er_sys(SYS_fallocate, fd, 0, off, len, 0, 0) == 0)
 		return 0;
 	int err = errno;
@@ -283,7 +399,7 @@ static int block_new(struct er_thread *t, int slot)
 	 * call per block). */
 	if ((int)er_sys(SYS_getpid, 0, 0, 0, 0, 0, 0) != er.pid)
 		return 0;
-	if (__atomic_load_n(&er.stopped, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&er.stopped, __ATOMIC_RELAXED) || __atomic_load_n(&er.ended, __ATOMIC_RELAXED))
 		return 0;
 	if (t->level == 0) { /* a signal handler must not wait for the lock the code it interrupted holds */
 		pool_acquire();
@@ -298,12 +414,15 @@ static int block_new(struct er_thread *t, int slot)
 		pool_release();
 	}
 	int saved = errno;
+	if (!er_fds_enter()) /* the instance has ended */
+		return 0;
 	int fd = file_fd(file);
 	if (fd < 0) {
 		/* No descriptor or memory left (EMFILE, ENFILE, ENOMEM, EINTR) is transient: this record is
 		 * lost. Anything else (the file replaced or removed, no permission) will not get better. */
 		if (fd != -EMFILE && fd != -ENFILE && fd != -ENOMEM && fd != -EINTR)
 			er_stop(-fd);
+		er_fds_leave();
 		errno = saved;
 		return 0;
 	}
@@ -313,6 +432,7 @@ static int block_new(struct er_thread *t, int slot)
 	void *p = MAP_FAILED;
 	if (err == 0)
 		p = (void *)er_sys(SYS_mmap, 0, ER_BLOCK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, off);
+	er_fds_leave();
 	if (err != 0) {
 		er_stop(-err);
 		errno = saved;
@@ -323,16 +443,32 @@ static int block_new(struct er_thread *t, int slot)
 		return 0;
 	}
 	errno = saved;
+	/* Registered, so that an instance that ends makes it anonymous; where it ended meanwhile (it may
+	 * not have seen this block), not used. */
+	uint32_t reg = (uint32_t)er_block_register(p);
+	if (reg == 0 || __atomic_load_n(&er.ended, __ATOMIC_SEQ_CST)) {
+		er_block_unregister(reg, p);
+		er_sys(SYS_munmap, (long)p, ER_BLOCK_SIZE, 0, 0, 0, 0);
+		return 0;
+	}
 	b->base = p;
 	b->off = 0;
 	b->file = (uint32_t)file;
+	b->reg = reg;
 	return 1;
 }
 
 void *er_rec_begin(struct er_thread *t, int slot, size_t size)
 {
-	if (t->level >= ER_LEVELS || size > ER_BLOCK_SIZE || size % 8 != 0)
+	if (t->level >= ER_LEVELS || size > ER_BLOCK_SIZE || size % 8 != 0 || __atomic_load_n(&er.ended, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&er.sealed, __ATOMIC_RELAXED))
 		return NULL;
+	if (er_child_unstarted()) {
+		/* A process the program cloned itself: the blocks are its parent's. */
+		er_clone_child();
+		if (!er.active || !(er.want & 1 << slot))
+			return NULL;
+	}
 	struct er_block *b = &t->lv[t->level].blk[slot];
 	if (!b->base || b->off + size > ER_BLOCK_SIZE) {
 		if (!block_new(t, slot)) {
@@ -350,6 +486,16 @@ void er_rec_commit(struct er_thread *t, void *rec, size_t size, int kind, int au
 {
 	struct er_rec *h = rec;
 	h->time = time;
+	/* Not once er has stopped recording (-t, -L), ended the collection, or is gone: the record
+	 * stays unwritten (its first word, written last, is zero: the end of the block's records), so
+	 * that every record published was timed before the stop. */
+	er_watch(time);
+	uint32_t stop = er_ctl_stop();
+	if (__atomic_load_n(&er.ended, __ATOMIC_RELAXED) || stop != 0) {
+		if (stop == ER_STATE_STOP_ENDED)
+			er_end();
+		return;
+	}
 	uint64_t w = (uint64_t)(size / 8) | (uint64_t)(kind & 0xff) << 16 | (uint64_t)(aux & 0xff) << 24 |
 		     (uint64_t)(uint32_t)t->tid << 32;
 	__atomic_store_n((uint64_t *)rec, w, __ATOMIC_RELEASE);
@@ -373,7 +519,7 @@ static void levels_drop(struct er_thread *t)
 static void thread_exit(void *arg)
 {
 	struct er_thread *t = arg;
-	if (t != &er_self)
+	if (t != &er_self || er.sealed)
 		return;
 	t->busy = ER_BUSY;
 	int timed = t->has_timer;
@@ -792,9 +938,11 @@ static int env_flag(const char *list, const char *word)
 	return 0;
 }
 
-static int sys_open(const char *path, int flags, int mode)
+/* sys_openat opens name in the directory held as h (held), else path (AT_FDCWD). */
+static int sys_openat(int h, const char *name, const char *path, int flags, int mode)
 {
-	return (int)er_sys(SYS_openat, AT_FDCWD, (long)path, flags, mode, 0, 0);
+	int dir = er_held_fd(h);
+	return (int)er_sys(SYS_openat, dir >= 0 ? dir : AT_FDCWD, (long)(dir >= 0 ? name : path), flags, mode, 0, 0);
 }
 
 static void sys_close(int fd) { er_sys(SYS_close, fd, 0, 0, 0, 0, 0); }
@@ -825,7 +973,7 @@ static int open_file(int slot)
 	puts_(&path, file_names[slot]);
 	if (path.n >= sizeof f->path)
 		return -ENAMETOOLONG;
-	int fd = sys_open(path.b, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+	int fd = sys_openat(HELD_INST, file_names[slot], path.b, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
 		return -errno;
 	struct er_file_header h;
@@ -853,30 +1001,37 @@ static int open_file(int slot)
 		sys_close(fd);
 		return err;
 	}
+	if ((fd = er_fd_high(fd)) < 0) {
+		er_sys(SYS_munmap, (long)p, ER_HEADER_SIZE, 0, 0, 0, 0);
+		return -EMFILE;
+	}
 	memcpy(f->path, path.b, path.n + 1);
 	f->dev = (uint64_t)st.st_dev;
 	f->ino = (uint64_t)st.st_ino;
 	f->hdr = p;
-	__atomic_store_n(&f->fd, fd_high(fd), __ATOMIC_RELEASE);
+	__atomic_store_n(&f->fd, fd, __ATOMIC_RELEASE);
 	return 0;
 }
 
-/* proc_dir writes ER_EXPDIR/.proc into x and creates it if it is missing. */
-static void proc_dir(struct text *x)
+/* proc_dir creates ER_EXPDIR/.proc if it is missing. */
+static void proc_dir(void)
 {
-	x->n = 0;
-	puts_(x, er.expdir);
-	puts_(x, "/.proc");
-	er_sys(SYS_mkdir, (long)x->b, 0755, 0, 0, 0, 0); /* EEXIST is fine; other errors show below */
+	struct text x = {.n = 0};
+	puts_(&x, er.expdir);
+	puts_(&x, "/.proc");
+	int exp = er_held_fd(HELD_EXP);
+	/* EEXIST is fine; other errors show below */
+	er_sys(SYS_mkdirat, exp >= 0 ? exp : AT_FDCWD, (long)(exp >= 0 ? ".proc" : x.b), 0755, 0, 0, 0);
 }
 
 /* claim_founder creates ER_EXPDIR/.proc/founder; 1 when this instance created it. */
 static int claim_founder(void)
 {
-	struct text x;
-	proc_dir(&x);
-	puts_(&x, "/founder");
-	int fd = sys_open(x.b, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	struct text x = {.n = 0};
+	proc_dir();
+	puts_(&x, er.expdir);
+	puts_(&x, "/.proc/founder");
+	int fd = sys_openat(HELD_EXP, ".proc/founder", x.b, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
 		return 0;
 	x.n = 0;
@@ -892,22 +1047,59 @@ static int claim_founder(void)
 
 static const char *const how_names[] = {"", "founder", "fork", "exec"};
 
+/* instance_dir creates this instance's directory, .proc/<pid>.<start_ns>, in the experiment
+ * directory held from the start (a chroot or a new mount namespace since does not matter), and holds
+ * it; where the process's privileges were dropped, in the directory prepared for its user,
+ * .proc/u<uid>/. 0, or -errno. */
+static int instance_dir(void)
+{
+	struct text name = {.n = 0}, rel = {.n = 0}, x = {.n = 0};
+	put_u64(&name, (uint64_t)er.pid);
+	puts_(&name, ".");
+	put_u64(&name, er.start_ns);
+	puts_(&rel, ".proc/");
+	puts_(&rel, name.b);
+	puts_(&x, er.expdir);
+	puts_(&x, "/.proc/");
+	proc_dir();
+	int exp = er_held_fd(HELD_EXP), at = exp >= 0 ? exp : AT_FDCWD;
+	struct text abs = x;
+	puts_(&abs, name.b);
+	const char *rn = exp >= 0 ? rel.b : abs.b;
+	long r = er_sys(SYS_mkdirat, at, (long)rn, 0755, 0, 0, 0);
+	int drop;
+	struct stat st;
+	if (r != 0 && (errno == EACCES || errno == EPERM) && (drop = er_held_fd(HELD_DROP)) >= 0 &&
+	    er_sys(SYS_fstat, drop, (long)&st, 0, 0, 0, 0) == 0) {
+		at = drop;
+		rn = name.b;
+		r = er_sys(SYS_mkdirat, at, (long)rn, 0755, 0, 0, 0);
+		puts_(&x, "u");
+		put_u64(&x, (uint64_t)st.st_uid);
+		puts_(&x, "/");
+	}
+	if (r != 0)
+		return -errno;
+	puts_(&x, name.b);
+	if (x.n >= sizeof er.dir)
+		return -ENAMETOOLONG;
+	memcpy(er.dir, x.b, x.n + 1);
+	int fd = (int)er_sys(SYS_openat, at, (long)rn, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, 0, 0);
+	if (fd < 0)
+		return -errno;
+	er_held_set(HELD_INST, fd);
+	return 0;
+}
+
 /* instance_begin creates this instance's directory, its info file and its data files (the slots
  * of er.want that can be opened: er.want is trimmed to them). Raw system calls only: a fork child
- * runs it. */
+ * runs it. 0, or -errno. */
 static int instance_begin(void)
 {
-	struct text x;
-	proc_dir(&x);
-	puts_(&x, "/");
-	put_u64(&x, (uint64_t)er.pid);
-	puts_(&x, ".");
-	put_u64(&x, er.start_ns);
-	if (x.n >= sizeof er.dir || er_sys(SYS_mkdir, (long)x.b, 0755, 0, 0, 0, 0) != 0)
-		return -1;
-	memcpy(er.dir, x.b, x.n + 1);
-
-	x.n = 0;
+	int e = instance_dir();
+	if (e != 0)
+		return e;
+	struct text x = {.n = 0};
 	puts_(&x, "pid=");
 	put_u64(&x, (uint64_t)er.pid);
 	puts_(&x, "\nppid=");
@@ -926,13 +1118,15 @@ static int instance_begin(void)
 	struct text path = {.n = 0};
 	puts_(&path, er.dir);
 	puts_(&path, "/info");
-	int fd = sys_open(path.b, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	int fd = sys_openat(HELD_INST, "info", path.b, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
-		return -1;
+		return -errno;
 	int bad = write_all(fd, x.b, x.n);
+	int werr = errno;
 	sys_close(fd);
 	if (bad)
-		return -1;
+		return -(werr ? werr : EIO);
+	er_seccomp_note();
 
 	for (int s = 0; s < SLOT_N; s++)
 		file_forget(&files[s]);
@@ -962,13 +1156,16 @@ static char *env_parent;
 
 static void env_parent_set(uint64_t v)
 {
-	if (!env_parent)
+	char *p = __atomic_load_n(&env_parent, __ATOMIC_RELAXED);
+	if (!p)
 		return;
 	for (int i = 19; i >= 0; i--) {
-		env_parent[i] = (char)('0' + v % 10);
+		p[i] = (char)('0' + v % 10);
 		v /= 10;
 	}
 }
+
+void er_env_parent_forget(void) { __atomic_store_n(&env_parent, NULL, __ATOMIC_RELAXED); }
 
 static void env_parent_init(void)
 {
@@ -1037,48 +1234,104 @@ static void fork_child(void)
 	er_self.busy = fork_busy;
 }
 
-/* er_fork_child runs in a fork child (fork's child handler, or after _Fork): the only thread left
- * is the one that forked. The parent's blocks are the parent's: they are forgotten, never written.
- * With ER_FOLLOW=1 the child starts an instance of its own: new start time, directory and files,
- * fresh stack ids; the unwinder's tables stay valid (same address space). Async-signal-safe: raw
- * system calls, no allocation, no lock another thread may have held. */
-void er_fork_child(void)
+/* child_start runs in a new child process, as its only thread: a fork child (fork's child handler,
+ * or after _Fork), or a process the program cloned itself (raw), found at its first record, where a
+ * record of the parent's may still be in progress in this thread (a clone system call in a signal
+ * handler). The parent's blocks are the parent's: they are forgotten, never written. With
+ * ER_FOLLOW=1 the child starts an instance of its own: new start time, directory and files, fresh
+ * stack ids; the unwinder's tables stay valid (same address space). Not where er has ended the
+ * collection or is gone: the child then records nothing and creates nothing. Async-signal-safe:
+ * raw system calls, no allocation, no lock another thread may have held. */
+/* child_passive leaves a child that is not recorded alone: it gives the program its signals back
+ * and holds nothing of the experiment's (the descriptors and the control page its parent held). */
+static void child_passive(void)
+{
+	er.active = 0;
+	er_signals_release();
+	for (int h = 0; h < HELD_N; h++)
+		er_held_close(h);
+	er_ctl_forget();
+}
+
+static void child_start(int raw)
 {
 	struct er_thread *t = &er_self;
+	if (er.sealed) { /* under the parent's seccomp filter: no system call, no instance */
+		er.active = 0;
+		return;
+	}
 	__atomic_store_n(&pool_lock, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&maps_lock, 0, __ATOMIC_RELAXED);
+	er_mark_set();
 	t->tid = (int32_t)er_sys(SYS_gettid, 0, 0, 0, 0, 0, 0);
 	t->has_timer = 0; /* timers are not inherited */
 	int parent_pid = er.pid;
 	uint64_t parent_start = er.start_ns;
 	er.pid = (int)er_sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
-	levels_drop(t);
-	t->level = 0;
-	for (int i = 0; i < pool_n; i++)
-		block_drop(&pool[i]);
+	if (raw) {
+		for (int l = 0; l < ER_LEVELS; l++) {
+			for (int s = 0; s < SLOT_N; s++)
+				t->lv[l].blk[s] = (struct er_block){0};
+			if (t->lv[l].cache) /* the parent's stack ids */
+				memset(t->lv[l].cache, 0, sizeof *t->lv[l].cache);
+		}
+	} else {
+		levels_drop(t);
+		t->level = 0;
+		for (int i = 0; i < pool_n; i++)
+			block_drop(&pool[i]);
+	}
 	pool_n = 0;
+	er_blocks_forget(raw); /* those of the parent's other threads too */
 	int heap = er.heap, sync = er.sync, io = er.io, clock = er.clock;
 	er.heap = er.sync = er.io = er.clock = 0;
 	for (int s = 0; s < SLOT_N; s++) {
 		file_forget(&files[s]); /* the parent's */
 		next_block[s] = 0;
 	}
+	er_fds_child();
 	er.stopped = er.stop_errno = 0;
 	next_stack_id = 1;
-	if (!er.active)
-		return;
-	if (!er.follow) {
-		er.active = 0;
+	if (er.ended) {
+		/* Ended in the parent: record nothing; the environment is still to be tidied (at the first
+		 * interposed call, which the tracing flags bring there). */
+		er.heap = heap, er.sync = sync, er.io = io;
 		er_signals_release();
+		return;
+	}
+	if (!er.active) {
+		child_passive();
+		return;
+	}
+	uint32_t stop = er_ctl_stop();
+	if (!er.follow || stop == ER_STATE_STOP_ENDED || er_collector_gone()) {
+		child_passive();
+		if (er.follow) { /* er has ended: nothing after this is recorded */
+			er.ended = 1;
+			er.env_pending = 1;
+			er.heap = heap, er.sync = sync, er.io = io;
+			er_fds_end();
+		}
 		return;
 	}
 	er.ppid = parent_pid;
 	er.how = ER_HOW_FORK;
 	er.parent_start_ns = parent_start;
 	er.start_ns = er_now();
-	if (instance_begin() != 0) {
-		er.active = 0;
-		er_signals_release();
+	if (stop != 0)
+		er.want = 0; /* -t or -L stopped recording: the directory, to say it ran, and nothing else */
+	if (er_fd_lift() != 0) {
+		uint32_t soft, hard;
+		er_fd_limits(&soft, &hard);
+		er_send(ER_MSG_NOFILE, soft, hard, er.start_ns);
+		child_passive();
+		return;
+	}
+	int e = instance_begin();
+	er_fd_unlift();
+	if (e != 0) {
+		er_send(ER_MSG_NOSTART, (uint32_t)-e, (uint32_t)er_sys(SYS_geteuid, 0, 0, 0, 0, 0, 0), er.start_ns);
+		child_passive();
 		return;
 	}
 	env_parent_set(er.start_ns);
@@ -1101,11 +1354,35 @@ void er_fork_child(void)
 	er_send(ER_MSG_FORKED, (uint32_t)parent_pid, (uint32_t)parent_start, er.start_ns);
 }
 
+void er_fork_child(void) { child_start(0); }
+
+void er_clone_child(void)
+{
+	int busy = er_self.busy;
+	child_start(1);
+	er_self.busy = busy;
+}
+
 /* The constructor runs before the program's own constructors and main. */
 __attribute__((constructor(101))) static void er_start(void)
 {
 	er_init();
 }
+
+static void held_close(void)
+{
+	for (int h = 0; h < HELD_N; h++)
+		er_held_close(h);
+}
+
+/* inert leaves an image that is not to be recorded alone: the programs it runs are run without er. */
+static void inert(void)
+{
+	held_close();
+	er_env_clean();
+}
+
+static void image_start(void);
 
 /* er_init starts the library in a new process image: the founder (the program er collect
  * started) or an image that a descendant exec'd. */
@@ -1118,17 +1395,45 @@ void er_init(void)
 	struct er_thread *t = &er_self;
 	t->busy = 1;
 	const char *dir = getenv("ER_EXPDIR");
-	if (!dir || !*dir || strlen(dir) + 64 >= sizeof er.expdir) {
-		t->busy = 0;
-		errno = saved;
-		return;
+	/* (Under a seccomp filter the library could not check: not one more system call.) */
+	if (dir && *dir && strlen(dir) + 64 < sizeof er.expdir) {
+		strcpy(er.expdir, dir);
+		strcpy(er.control, dir);
+		strcat(er.control, "/.control");
+		if (er_seccomp_start())
+			image_start();
 	}
-	strcpy(er.expdir, dir);
-	strcpy(er.control, dir);
-	strcat(er.control, "/.control");
+	t->busy = 0;
+	errno = saved;
+}
+
+static void image_start(void)
+{
 	er.pid = getpid();
 	er.ppid = getppid();
 	er.start_ns = er_now();
+	/* No descriptor out of the program's way (a descriptor limit it lowered): the image records
+	 * nothing, and takes no number (but for a moment, to say so). */
+	if (er_fd_lift() != 0) {
+		uint32_t soft, hard;
+		er_fd_limits(&soft, &hard);
+		er_send_unheld(ER_MSG_NOFILE, soft, hard);
+		return;
+	}
+	/* The experiment and er, held from here on. Where er is gone, or the experiment is out of reach
+	 * (a chroot, a new mount namespace), the image records nothing, and neither do the programs it
+	 * runs. */
+	if (er_expdir_open() != 0) {
+		er_fd_unlift();
+		inert();
+		return;
+	}
+	er_ctl_map();
+	if (er_ctl_stop() == ER_STATE_STOP_ENDED) {
+		er_fd_unlift();
+		inert();
+		return;
+	}
 	const char *fl = getenv("ER_FOLLOW");
 	er.follow = !(fl && strcmp(fl, "0") == 0);
 	int ok;
@@ -1137,8 +1442,8 @@ void er_init(void)
 	int is_founder = (!ok || founder == (uint64_t)er.pid) && claim_founder();
 	if (!is_founder && !er.follow) {
 		/* Not followed: record nothing, create nothing, leave the signals alone. */
-		t->busy = 0;
-		errno = saved;
+		er_fd_unlift();
+		inert();
 		return;
 	}
 	er.how = is_founder ? ER_HOW_FOUNDER : ER_HOW_EXEC;
@@ -1157,22 +1462,30 @@ void er_init(void)
 	er.want = heap << SLOT_HEAP | sync << SLOT_SYNC | io << SLOT_IO | clock << SLOT_CLOCK;
 	if (er.want)
 		er.want |= 1 << SLOT_STACKS;
+	if (er_ctl_stop() != 0)
+		er.want = 0; /* -t or -L stopped recording: the directory, to say it ran, and nothing else */
 	if (sync && er.sync_threshold_ns == (uint64_t)-1)
 		er_sync_calibrate();
-	if (instance_begin() != 0) {
-		t->busy = 0;
-		errno = saved;
+	int e = instance_begin();
+	er_fd_unlift();
+	if (e != 0) {
+		/* Nothing held: the numbers are the program's. (The programs it runs try again.) */
+		er_send(ER_MSG_NOSTART, (uint32_t)-e, (uint32_t)geteuid(), er.start_ns);
+		held_close();
 		return;
 	}
-	er_ctl_map();
+	er_mark_init();
 	Dl_info di;
 	if (dladdr((void *)er_init, &di) && di.dli_fbase)
 		dl_iterate_phdr(self_cb, di.dli_fbase);
+	if (dladdr((void *)er_init, &di) && di.dli_fname && strlen(di.dli_fname) < sizeof er_lib_path)
+		strcpy(er_lib_path, di.dli_fname);
 	er_unwind_init();
 	er_jmp_init();
 	thread_key_ok = pthread_key_create(&thread_key, thread_exit) == 0;
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
-	env_parent_init();
+	if (er.follow)
+		env_parent_init();
 	er.active = 1;
 	er_thread();
 	modules_changed(); /* the unwinder's table and the mappings of the objects loaded now */
@@ -1188,7 +1501,7 @@ void er_init(void)
 		er_clock_init();
 	}
 	er_signals_init();
+	if (!er.follow)
+		er_env_clean(); /* ER_FOLLOW=0: the founder alone is recorded; its descendants run as without er */
 	er_send(is_founder ? ER_MSG_STARTED : ER_MSG_EXECED, (uint32_t)er.ppid, 0, er.start_ns);
-	t->busy = 0;
-	errno = saved;
 }

@@ -27,7 +27,9 @@ void er_ctl_map(void)
 	char path[sizeof er.expdir + 16];
 	strcpy(path, er.expdir);
 	strcat(path, "/.proc/state");
-	int fd = (int)er_sys(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0, 0, 0);
+	int exp = er_held_fd(HELD_EXP);
+	int fd = (int)er_sys(SYS_openat, exp >= 0 ? exp : AT_FDCWD, (long)(exp >= 0 ? ".proc/state" : path),
+			     O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0, 0, 0);
 	if (fd < 0)
 		return;
 	struct stat st;
@@ -44,28 +46,80 @@ void er_ctl_map(void)
 	__atomic_store_n(&er_ctl, (const volatile uint32_t *)p, __ATOMIC_RELEASE);
 }
 
+/* er_ctl_forget replaces the control page's mapping with a page of zeros at the same address (a
+ * thread may be reading it): an instance that has ended keeps nothing of the experiment's. */
+void er_ctl_forget(void)
+{
+	const volatile uint32_t *p = __atomic_load_n(&er_ctl, __ATOMIC_ACQUIRE);
+	if (p != zero_page)
+		er_sys(SYS_mmap, (long)p, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+}
+
 /* ---- messages ---- */
 
-/* er_send writes one message to the FIFO ER_EXPDIR/.control: opened, written and closed each
- * time, without blocking; every error (no FIFO, er gone, FIFO full) is ignored. time 0: now.
- * Async-signal-safe. */
-void er_send(uint32_t kind, uint32_t arg, uint32_t parent_lo, uint64_t time)
+/* send_to writes one message to fd, the FIFO, without blocking; every error (er gone, FIFO full) is
+ * ignored. time 0: now. Async-signal-safe. */
+static void send_to(int fd, uint32_t kind, uint32_t arg, uint32_t aux, uint64_t time)
 {
-	if (!er.control[0])
+	struct er_msg m;
+	m.magic = ER_MSG_MAGIC;
+	m.kind = kind;
+	m.pid = (uint32_t)er_sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	m.tid = (uint32_t)er_sys(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	m.time = time ? time : er_now();
+	m.arg = arg;
+	m.aux = aux;
+	/* A FIFO whose reader is gone (er was killed) raises SIGPIPE in the writing thread: it is
+	 * blocked for the write, and taken back unless the program had one pending. */
+	sigset_t pipe, old, pending;
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	er_sys(SYS_rt_sigprocmask, SIG_BLOCK, (long)&pipe, (long)&old, sizeof(long), 0, 0);
+	sigemptyset(&pending);
+	int had = er_sys(SYS_rt_sigpending, (long)&pending, sizeof(long), 0, 0, 0, 0) != 0 || sigismember(&pending, SIGPIPE);
+	if (er_sys(SYS_write, fd, (long)&m, sizeof m, 0, 0, 0) < 0 && errno == EPIPE && !had) {
+		struct timespec none = {0, 0};
+		er_sys(SYS_rt_sigtimedwait, (long)&pipe, 0, (long)&none, sizeof(long), 0, 0);
+	}
+	er_sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, sizeof(long), 0, 0);
+	__atomic_add_fetch(&er_own_writes, 1, __ATOMIC_RELAXED);
+}
+
+static int open_fifo(int exp)
+{
+	return (int)er_sys(SYS_openat, exp >= 0 ? exp : AT_FDCWD, (long)(exp >= 0 ? ".control" : er.control),
+			   O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW, 0, 0, 0);
+}
+
+/* er_send writes one message to the FIFO ER_EXPDIR/.control, held from the instance's start (a
+ * process whose privileges were dropped since could not open it again), else opened for the
+ * message. Not once sealed. Async-signal-safe. */
+void er_send(uint32_t kind, uint32_t arg, uint32_t aux, uint64_t time)
+{
+	if (!er.control[0] || er.sealed)
 		return;
 	int saved = errno;
-	int fd = (int)er_sys(SYS_openat, AT_FDCWD, (long)er.control, O_WRONLY | O_NONBLOCK | O_CLOEXEC, 0, 0, 0);
+	if (!er_fds_enter()) {
+		errno = saved;
+		return;
+	}
+	int fd = er_held_fd(HELD_FIFO), own = fd < 0;
+	if (own)
+		fd = open_fifo(er_held_fd(HELD_EXP));
 	if (fd >= 0) {
-		struct er_msg m;
-		m.magic = ER_MSG_MAGIC;
-		m.kind = kind;
-		m.pid = (uint32_t)er_sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
-		m.tid = (uint32_t)er_sys(SYS_gettid, 0, 0, 0, 0, 0, 0);
-		m.time = time ? time : er_now();
-		m.arg = arg;
-		m.parent_start_lo32 = parent_lo;
-		er_sys(SYS_write, fd, (long)&m, sizeof m, 0, 0, 0);
-		__atomic_add_fetch(&er_own_writes, 1, __ATOMIC_RELAXED);
+		send_to(fd, kind, arg, aux, time);
+		if (own)
+			er_sys(SYS_close, fd, 0, 0, 0, 0, 0);
+	}
+	er_fds_leave();
+	errno = saved;
+}
+
+void er_send_unheld(uint32_t kind, uint32_t arg, uint32_t aux)
+{
+	int saved = errno, fd = er.control[0] && !er.sealed ? open_fifo(-1) : -1;
+	if (fd >= 0) {
+		send_to(fd, kind, arg, aux, 0);
 		er_sys(SYS_close, fd, 0, 0, 0, 0, 0);
 	}
 	errno = saved;
@@ -113,17 +167,36 @@ static void er_run_handler(int sig, siginfo_t *si, void *uc, const struct sigact
 	er_signal_leave(t, saved);
 }
 
+/* run_user runs the program's handler a of sig as the kernel would have: with its sa_mask blocked
+ * too, and reset to SIG_DFL first where it asked for SA_RESETHAND. */
+static void run_user(int sig, siginfo_t *si, void *uc, struct sigaction *a)
+{
+	if (a->sa_flags & SA_RESETHAND) {
+		memset(&user_act[sig], 0, sizeof user_act[sig]);
+		user_act[sig].sa_handler = SIG_DFL;
+		user_act[sig].sa_flags = ER_SA_RESTORER;
+	}
+	sigset_t old;
+	int masked = (!er.sealed || er_seccomp_allows(SYS_rt_sigprocmask)) && !sigisemptyset(&a->sa_mask) &&
+		     er_sys(SYS_rt_sigprocmask, SIG_BLOCK, (long)&a->sa_mask, (long)&old, sizeof(long), 0, 0) == 0;
+	er_run_handler(sig, si, uc, a);
+	if (masked)
+		er_sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, sizeof(long), 0, 0);
+}
+
 /* forward does for a signal the library keeps but did not send itself what the program asked
- * for (SIGPROF from elsewhere than the library's timers). */
-static void forward(int sig, siginfo_t *si, void *uc)
+ * for: SIGPROF from elsewhere than the library's timers, with its default action where the
+ * program left it (dfl); the sample or pause signal, from elsewhere than er collect, to the
+ * program's handler (its default action, ending the process, is the library's to replace). */
+static void forward(int sig, siginfo_t *si, void *uc, int dfl)
 {
 	struct sigaction a = user_act[sig];
 	if (a.sa_flags & SA_SIGINFO) {
 		if (a.sa_sigaction)
-			er_run_handler(sig, si, uc, &a);
+			run_user(sig, si, uc, &a);
 		return;
 	}
-	if (a.sa_handler == SIG_IGN)
+	if (a.sa_handler == SIG_IGN || (a.sa_handler == SIG_DFL && !dfl))
 		return;
 	if (a.sa_handler == SIG_DFL) {
 		/* Do what would have happened: the default action (SIGPROF's ends the process). */
@@ -138,7 +211,14 @@ static void forward(int sig, siginfo_t *si, void *uc)
 		er_sys(SYS_tgkill, er_sys(SYS_getpid, 0, 0, 0, 0, 0, 0), er_sys(SYS_gettid, 0, 0, 0, 0, 0, 0), sig, 0, 0, 0);
 		return;
 	}
-	er_run_handler(sig, si, uc, &a);
+	run_user(sig, si, uc, &a);
+}
+
+/* from_er says whether er collect sent the signal: it passes a sample or pause signal sent to it
+ * on to the founder with sigqueue and ER_RELAY_COOKIE. */
+static int from_er(const siginfo_t *si)
+{
+	return si && si->si_code == SI_QUEUE && si->si_value.sival_ptr == ER_RELAY_COOKIE;
 }
 
 /* dispatch is the handler of every signal the library keeps. */
@@ -147,18 +227,34 @@ static void dispatch(int sig, siginfo_t *si, void *uc)
 	int saved = errno;
 	if (sig == SIGPROF && si && si->si_code == SI_TIMER && si->si_value.sival_ptr == ER_TIMER_COOKIE) {
 		er_clock_sample(si, uc);
-	} else if (guard[sig] & ER_GUARD_SAMPLE) {
-		if (er.active)
+	} else if (guard[sig] & (ER_GUARD_SAMPLE | ER_GUARD_PAUSE)) {
+		if (er.active && (guard[sig] & ER_GUARD_SAMPLE)) {
 			er_send(ER_MSG_SAMPLE, (uint32_t)sig, 0, 0);
-	} else if (guard[sig] & ER_GUARD_PAUSE) {
-		if (er.active) {
+		} else if (er.active) {
 			int p = __atomic_xor_fetch(&er.paused, 1, __ATOMIC_RELAXED);
 			er_send(p ? ER_MSG_PAUSED : ER_MSG_RESUMED, (uint32_t)sig, 0, 0);
 		}
+		if (!from_er(si))
+			forward(sig, si, uc, 0);
 	} else if (!(sig == SIGPROF && er_clock_held())) { /* the program has SIGPROF blocked: later */
-		forward(sig, si, uc);
+		forward(sig, si, uc, 1);
 	}
 	errno = saved;
+}
+
+/* handler_taken tells er, once per signal and instance, that the program has a handler of its own
+ * for the sample or pause signal: the handler runs, but the signal also takes sample points or
+ * pauses and resumes recording, and misses the signals er collect passes on. */
+static int handler_said[NSIGS];
+
+static void handler_taken(int sig, const struct sigaction *a)
+{
+	int h = (a->sa_flags & SA_SIGINFO) ? a->sa_sigaction != NULL
+					   : (a->sa_handler != SIG_DFL && a->sa_handler != SIG_IGN && a->sa_handler != SIG_ERR);
+	if (!h || !(guard[sig] & (ER_GUARD_SAMPLE | ER_GUARD_PAUSE)) || !er.active || handler_said[sig])
+		return;
+	handler_said[sig] = 1;
+	er_send(ER_MSG_HANDLER, (uint32_t)sig, (uint32_t)guard[sig], 0);
 }
 
 /* er_guard_signal installs the library's handler for sig and keeps it; 0 when it cannot. */
@@ -186,17 +282,37 @@ int er_guard_signal(int sig, int why)
 	return 1;
 }
 
-/* er_signals_release gives the program the handlers it asked for (a fork child that is not
- * followed). sigaction is async-signal-safe. */
-void er_signals_release(void)
+static void unwrap(int alone);
+
+/* release gives the program the handlers it asked for of the signals the library keeps (but
+ * SIGPROF's where keep_clock says, while the library's timers may still send it), and its own handlers
+ * of the others installed as they are, without the library's wrapper. sigaction is
+ * async-signal-safe. */
+static void release(int keep_clock)
 {
 	for (int sig = 1; sig < NSIGS; sig++) {
-		if (!guard[sig])
+		if (!guard[sig] || (keep_clock && (guard[sig] & ER_GUARD_CLOCK)))
 			continue;
 		guard[sig] = 0;
 		real_sa(sig, &user_act[sig], NULL);
 	}
 	er.sample_sig = er.pause_sig = 0;
+}
+
+/* er_signals_release: a child that is not followed, or whose parent's instance had ended (it has no
+ * timers; it is alone). */
+void er_signals_release(void)
+{
+	release(0);
+	unwrap(1);
+}
+
+/* er_signals_end: an instance that has ended. SIGPROF stays the library's while a thread's timer may
+ * still send it (each thread deletes its timer at its next tick). */
+void er_signals_end(void)
+{
+	release(er.clock);
+	unwrap(0);
 }
 
 static int env_signal(const char *name)
@@ -215,6 +331,8 @@ void er_signals_init(void)
 		er.sample_sig = s;
 	if (p && p != s && er_guard_signal(p, ER_GUARD_PAUSE))
 		er.pause_sig = p;
+	for (int sig = 1; sig < NSIGS; sig++) /* a handler installed before the library's (a constructor's) */
+		handler_taken(sig, &user_act[sig]);
 	const char *v = getenv("ER_PAUSED");
 	if (v && strcmp(v, "1") == 0)
 		__atomic_store_n(&er.paused, 1, __ATOMIC_RELAXED);
@@ -231,7 +349,11 @@ static struct sigaction wact[NSIGS][2];
 static int wcur[NSIGS];
 static int wact_lock;
 
-static int wrapping(void) { return er.active && (er.heap || er.sync || er.io); }
+/* (Not where a seccomp filter denies the library the signal mask that wrap_sigaction sets.) */
+static int wrapping(void)
+{
+	return er.active && (er.heap || er.sync || er.io) && (!er.sealed || er_seccomp_allows(SYS_rt_sigprocmask));
+}
 
 static void er_wrap_handler(int sig, siginfo_t *si, void *uc)
 {
@@ -246,6 +368,28 @@ static int is_handler(const struct sigaction *a)
 }
 
 static int is_wrap(const struct sigaction *a) { return (a->sa_flags & SA_SIGINFO) && a->sa_sigaction == er_wrap_handler; }
+
+/* unwrap installs the program's handlers without the wrapper: the library no longer records (an
+ * instance that ended, or a child that is not followed). Signals are blocked meanwhile; a fork child,
+ * alone, takes the lock whoever held it. */
+static void unwrap(int alone)
+{
+	sigset_t all, mask;
+	sigfillset(&all);
+	er_sys(SYS_rt_sigprocmask, SIG_BLOCK, (long)&all, (long)&mask, sizeof(long), 0, 0);
+	if (alone)
+		__atomic_store_n(&wact_lock, 0, __ATOMIC_RELAXED);
+	while (__atomic_exchange_n(&wact_lock, 1, __ATOMIC_ACQUIRE))
+		__builtin_ia32_pause();
+	for (int sig = 1; sig < NSIGS; sig++) {
+		struct sigaction cur;
+		if (sig == SIGKILL || sig == SIGSTOP || guard[sig] || real_sa(sig, NULL, &cur) != 0 || !is_wrap(&cur))
+			continue;
+		real_sa(sig, &wact[sig][wcur[sig]], NULL);
+	}
+	__atomic_store_n(&wact_lock, 0, __ATOMIC_RELEASE);
+	er_sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&mask, 0, sizeof(long), 0, 0);
+}
 
 /* wrap_sigaction is sigaction for a signal the library does not keep, while wrapping. Signals are
  * blocked while it holds its lock (sigaction is async-signal-safe: a handler may call it). */
@@ -288,14 +432,23 @@ static int wrap_sigaction(int sig, const struct sigaction *act, struct sigaction
 ER_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	if (!guarded(sig)) {
-		if (sig <= 0 || sig >= NSIGS || sig == SIGKILL || sig == SIGSTOP || !wrapping())
+		if (sig <= 0 || sig >= NSIGS || sig == SIGKILL || sig == SIGSTOP)
 			return real_sa(sig, act, old);
-		return wrap_sigaction(sig, act, old);
+		if (wrapping())
+			return wrap_sigaction(sig, act, old);
+		int r = real_sa(sig, act, old);
+		if (r == 0 && old && is_wrap(old)) { /* wrapped before wrapping stopped */
+			struct sigaction prog = wact[sig][__atomic_load_n(&wcur[sig], __ATOMIC_ACQUIRE)];
+			old->sa_sigaction = prog.sa_sigaction;
+			old->sa_flags = (old->sa_flags & ~SA_SIGINFO) | (prog.sa_flags & SA_SIGINFO);
+		}
+		return r;
 	}
 	struct sigaction prev = user_act[sig];
 	if (act) {
 		user_act[sig] = *act;
 		user_act[sig].sa_flags |= ER_SA_RESTORER; /* as glibc's sigaction would have installed it */
+		handler_taken(sig, act);
 	}
 	if (old)
 		*old = prev;

@@ -65,7 +65,7 @@ static inline struct er_thread *tracing(void)
 	if (__builtin_expect(!er.heap, 1))
 		return NULL;
 	struct er_thread *t = &er_self;
-	if (t->busy || er_off())
+	if (t->busy || er_off_call())
 		return NULL;
 	t->busy = 1;
 	return er_thread();

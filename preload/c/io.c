@@ -81,7 +81,7 @@ static int proc_io(uint64_t *r, uint64_t *w)
 	return found == 2 ? 0 : -1;
 }
 
-static char *put_u64(char *p, uint64_t v)
+char *er_put_u64(char *p, uint64_t v)
 {
 	char d[24];
 	int n = 0;
@@ -112,9 +112,9 @@ __attribute__((destructor)) static void io_fini(void)
 	uint64_t own = __atomic_load_n(&er_own_writes, __ATOMIC_RELAXED) - own_w0;
 	r -= kernel_r0 + 1; /* the first reading of /proc/self/io */
 	w -= kernel_w0 + own;
-	char v[64], *p = put_u64(v, r);
+	char v[64], *p = er_put_u64(v, r);
 	*p++ = ' ';
-	*put_u64(p, w) = 0;
+	*er_put_u64(p, w) = 0;
 	er_note("io_syscalls", v);
 }
 
@@ -153,7 +153,7 @@ void er_io_init(void)
 	er_sys(SYS_close, dfd, 0, 0, 0, 0, 0);
 }
 
-#define ON() (er.io && !er_self.busy && !er_off())
+#define ON() (er.io && !er_self.busy && !er_off_call())
 #define REAL(name, type)                                                                           \
 	static __typeof__(type) real;                                                              \
 	if (__builtin_expect(!real, 0))                                                            \

@@ -36,7 +36,7 @@ static void sync_record(int op, void *fn, uint64_t t0, uint64_t t1, uintptr_t ob
 		static int(*real) params;                                                \
 		if (__builtin_expect(!real, 0))                                          \
 			real = er_next(#name);                                           \
-		if (!er.sync || er_self.busy || er_off())                                \
+		if (!er.sync || er_self.busy || er_off_call())                           \
 			return real args;                                                \
 		uint64_t t0 = er_now();                                                  \
 		int r = real args;                                                       \

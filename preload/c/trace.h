@@ -21,6 +21,7 @@
 #define ER_HEADER_SIZE 4096
 #define ER_BLOCK_SIZE (64 * 1024)
 #define ER_MAX_FRAMES 256
+#define ER_STOP_SECCOMP 0x10000 /* stop_errno: a seccomp filter the process installed denies the library's system calls */
 
 /* Which data a file holds (er_file_header.kind). */
 enum er_file_kind {
@@ -41,7 +42,7 @@ struct er_file_header {
 	uint64_t start_ns;   /* CLOCK_MONOTONIC when the library started */
 	/* What was not recorded, updated while the process runs (the header page stays mapped, and a
 	 * store into it needs no new space on the disk). */
-	uint32_t stop_errno; /* recording stopped for good: the error (ENOSPC: the disk is full); 0: it ran on */
+	uint32_t stop_errno; /* recording stopped for good: the error (ENOSPC: the disk is full), or ER_STOP_SECCOMP; 0: it ran on */
 	uint32_t pad;
 	uint64_t stop_ns;    /* CLOCK_MONOTONIC when it stopped */
 	uint64_t lost;       /* records of this file that could not be written (no block to write them in) */

@@ -19,7 +19,14 @@
  *   procs sample SIG N     raise(SIG) N times
  *   procs handlers SIG     the program's own sigaction, signal, sigset, ... calls for SIG
  *   procs phases           4 phases, each malloc(5000+i) x2, write "phase i\n" to stdout, then
- *                          read a line from stdin (the test changes the control page meanwhile) */
+ *                          read a line from stdin (the test changes the control page meanwhile)
+ *   procs ending SELF DIR  malloc(6001) x2, write "ready\n", read a line from stdin (the test ends
+ *                          the collection meanwhile, or closes the FIFO as a killed er would),
+ *                          sleep 20 ms (longer than the library's 10 ms watch), malloc(6002) x2;
+ *                          then says what it holds of DIR (the experiment) and of the collector:
+ *                          "stat self_maps=N self_fds=N self_preload=0|1 self_er_vars=N"; forks a
+ *                          child that mallocs 6003 x2 and says the same with child_; and runs
+ *                          "SELF holds DIR", which says it with exec_ and exec_library=0|1 */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -288,6 +295,65 @@ static int handlers(int sig)
 	return failed;
 }
 
+/* ---- the end of the collection ---- */
+
+/* holds prints what this process holds of the experiment dir and of the collector library. */
+static void holds(const char *who, const char *dir)
+{
+	int maps = 0, fds = 0, vars = 0, lib = 0;
+	char line[8192];
+	FILE *f = fopen("/proc/self/maps", "r");
+	while (f && fgets(line, sizeof line, f)) {
+		maps += strstr(line, dir) != NULL;
+		lib |= strstr(line, "libercollector") != NULL;
+	}
+	if (f)
+		fclose(f);
+	for (int fd = 0; fd < 4096; fd++) {
+		char p[64], l[4096];
+		snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
+		ssize_t n = readlink(p, l, sizeof l - 1);
+		if (n > 0) {
+			l[n] = 0;
+			fds += strncmp(l, dir, strlen(dir)) == 0;
+		}
+	}
+	for (char **e = environ; *e; e++)
+		vars += strncmp(*e, "ER_", 3) == 0;
+	printf("stat %s_maps=%d %s_fds=%d %s_preload=%d %s_er_vars=%d %s_library=%d\n", who, maps, who, fds, who,
+	       getenv("LD_PRELOAD") != NULL, who, vars, who, lib);
+}
+
+static int ending(const char *self, const char *dir)
+{
+	char line[64];
+	allocs(6001, 2);
+	printf("ready\n");
+	if (!fgets(line, sizeof line, stdin))
+		return 1;
+	struct timespec ts = {0, 20000000};
+	nanosleep(&ts, NULL);
+	allocs(6002, 2);
+	holds("self", dir);
+	pid_t c = fork();
+	if (c == 0) {
+		allocs(6003, 2);
+		holds("child", dir);
+		_exit(0);
+	}
+	if (c < 0 || waitpid(c, NULL, 0) != c)
+		return 1;
+	c = fork();
+	if (c == 0) {
+		execl(self, self, "holds", dir, (char *)NULL);
+		_exit(1);
+	}
+	int st;
+	if (c < 0 || waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return 1;
+	return failed;
+}
+
 /* ---- main ---- */
 
 int main(int argc, char **argv)
@@ -335,6 +401,12 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
-	fprintf(stderr, "usage: procs leaf SIZE | tree SELF | forks N | reexec SELF SIZE | pause SIG | sample SIG N | handlers SIG | phases\n");
+	if (argc >= 4 && strcmp(argv[1], "ending") == 0)
+		return ending(argv[2], argv[3]);
+	if (argc >= 3 && strcmp(argv[1], "holds") == 0) {
+		holds("exec", argv[2]);
+		return 0;
+	}
+	fprintf(stderr, "usage: procs leaf SIZE | tree SELF | forks N | reexec SELF SIZE | pause SIG | sample SIG N | handlers SIG | phases | ending SELF DIR\n");
 	return 2;
 }

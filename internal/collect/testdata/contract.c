@@ -23,6 +23,8 @@ int main(void)
 	printf("const ER_STATE_WORD %zu\n", sizeof *er_ctl);
 	CONST(ER_STATE_STOP);
 	CONST(ER_STATE_PAUSE_ALL);
+	CONST(ER_STATE_STOP_LIMIT);
+	CONST(ER_STATE_STOP_ENDED);
 
 	CONST(ER_MSG_MAGIC);
 	CONST(ER_MSG_SAMPLE);
@@ -32,6 +34,17 @@ int main(void)
 	CONST(ER_MSG_FORKED);
 	CONST(ER_MSG_EXECED);
 	CONST(ER_MSG_STOPPED);
+	CONST(ER_MSG_NOSTART);
+	CONST(ER_MSG_UNREACHABLE);
+	CONST(ER_MSG_SETUID);
+	CONST(ER_MSG_HANDLER);
+	CONST(ER_MSG_SECCOMP);
+	CONST(ER_MSG_SECCOMP_ALLOWED);
+	CONST(ER_MSG_SECCOMP_REFUSED);
+	CONST(ER_MSG_SECCOMP_STRICT);
+	CONST(ER_MSG_NOFILE);
+	CONST(ER_MSG_LANDLOCK);
+	CONST(ER_RELAY_COOKIE);
 
 	STRUCT(er_msg);
 	FIELD(er_msg, magic);
@@ -40,6 +53,6 @@ int main(void)
 	FIELD(er_msg, tid);
 	FIELD(er_msg, time);
 	FIELD(er_msg, arg);
-	FIELD(er_msg, parent_start_lo32);
+	FIELD(er_msg, aux);
 	return 0;
 }

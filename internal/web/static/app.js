@@ -23,6 +23,8 @@ const state = {
   flameInvert: false,
   tl: { t0: 0, t1: 0, sel: null, data: null },
   expr: "",         // the filter expression now set (a process selected in Processes sets one)
+  range: null,      // the time range now set, [t0, t1] ns
+  metricSpec: "",   // the metrics set with the Metrics box ("": the default)
   procTree: true,   // selecting a process keeps its descendants too
   procClosed: {},   // process id -> its subtree is collapsed
 };
@@ -54,7 +56,24 @@ function busy(d) {
   document.body.dataset.busy = inflight > 0 ? "1" : "0";
 }
 
-async function api(path, body) {
+// The server's token, from the page's URL (er analyzer prints it: http://127.0.0.1:PORT/?token=...):
+// every request must carry it. CLIENT names this page to the server, which keeps its view (filter,
+// metrics, sort) apart from other pages'; it lasts as long as the tab (sessionStorage).
+const TOKEN = new URLSearchParams(location.search).get("token") || "";
+let CLIENT = clientID(false);
+
+function clientID(fresh) {
+  const draw = () => Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
+  try {
+    let id = fresh ? "" : sessionStorage.getItem("er-client");
+    if (!id) { id = draw(); sessionStorage.setItem("er-client", id); }
+    return id;
+  } catch (e) {
+    return draw();
+  }
+}
+
+async function api(path, body, again) {
   if (STATIC) {
     if (body !== undefined) throw new Error("this is a static report: run er analyzer on the experiment to change filters or metrics");
     if (!(path in STATIC)) throw new Error("not in this static report: " + path + " (run er analyzer on the experiment for every view)");
@@ -64,14 +83,33 @@ async function api(path, body) {
   }
   busy(1);
   try {
-    const opt = body === undefined ? {} : { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) };
+    const headers = { "X-Er-Token": TOKEN, "X-Er-Client": CLIENT };
+    const opt = { headers };
+    if (body !== undefined) {
+      headers["Content-Type"] = "application/json";
+      opt.method = "POST";
+      opt.body = JSON.stringify(body);
+    }
     const r = await fetch(path, opt);
     const j = await r.json();
+    if (r.status === 409 && j.view === "gone" && !again) {
+      // The server dropped this page's view (too many pages, or idle): start another, as it was.
+      CLIENT = clientID(true);
+      await restoreView();
+      return api(path, body, true);
+    }
     if (!r.ok) throw new Error(j.error || r.statusText);
     return j;
   } finally {
     busy(-1);
   }
+}
+
+// restoreView sets this page's metrics, filter and sort on a new view of the server.
+async function restoreView() {
+  if (state.metricSpec) await api("/api/metrics", { spec: state.metricSpec }, true);
+  if (state.expr || state.range) await api("/api/filter", { expr: state.expr, range: state.range || [0, 0] }, true);
+  if (state.funcSort) await api("/api/functions?limit=1&sort=" + encodeURIComponent(state.funcSort), undefined, true);
 }
 
 function message(text, isError) {
@@ -915,6 +953,7 @@ async function setFilter(body) {
 
 function showFilter(f) {
   state.expr = f.expr || "";
+  state.range = f.range || null;
   $("#filter-text").textContent = f.text || "";
   if (document.activeElement !== $("#filter-expr")) $("#filter-expr").value = f.expr || "";
 }
@@ -1024,7 +1063,9 @@ async function start() {
   $("#filter-clear").addEventListener("click", async () => { state.tl.sel = null; fillRange(); await setFilter({}); load(state.view, true); });
   $("#metric-apply").addEventListener("click", async () => {
     try {
-      const r = await api("/api/metrics", { spec: $("#metric-spec").value });
+      const spec = $("#metric-spec").value;
+      const r = await api("/api/metrics", { spec });
+      state.metricSpec = spec;
       state.funcSort = r.sort;
       invalidate();
     } catch (err) { message(String(err.message || err), true); }
