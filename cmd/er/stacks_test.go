@@ -354,8 +354,9 @@ func collectStopped(t *testing.T, args []string, hold func(tg *target)) (string,
 		for _, task := range tasks {
 			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", tg.er, task.Name()))
 			for _, c := range strings.Fields(string(b)) {
-				// er's child running deeprec (er starts helpers of its own too).
-				if cl, _ := os.ReadFile("/proc/" + c + "/cmdline"); strings.Contains(string(cl), prog+"\x00") {
+				// er's child running deeprec (er starts helpers of its own too, and before its exec
+				// er's child has er's command line, which names deeprec: its executable tells).
+				if exe, _ := os.Readlink("/proc/" + c + "/exe"); exe == prog {
 					tg.pid, _ = strconv.Atoi(c)
 				}
 			}

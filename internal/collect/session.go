@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -1667,6 +1668,15 @@ func (s *Session) finish(waitErr error) error {
 	}
 	if st := s.stacks; st.fromImage > 0 {
 		s.w.Event(experiment.Event{Time: end, Kind: "comment", Text: fmt.Sprintf("%d call stacks that their process had left (it exited, or returned into the frames past the stack copy) by the time er read them were completed from the thread's last stack read live (docs/stacks.md)", st.fromImage)})
+	}
+	if st := s.stacks; len(st.liveFailed) > 0 {
+		var why []string
+		for err, n := range st.liveFailed {
+			why = append(why, fmt.Sprintf("%d with %v", n, err))
+		}
+		slices.Sort(why)
+		s.w.Event(experiment.Event{Time: end, Kind: "comment", Text: "reads of the target's stacks past their copies failed: " + strings.Join(why, ", ") +
+			"; the stacks they were for are truncated (docs/stacks.md)"})
 	}
 	if st := s.stacks; st.refused > 0 {
 		s.w.Event(experiment.Event{Time: end, Kind: "comment", Text: fmt.Sprintf("%d call stacks deeper than their copy were not completed from the live process: their thread had left the frames past the copy, or may have, by the time er read them (docs/stacks.md)", st.refused)})

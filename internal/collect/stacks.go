@@ -34,7 +34,10 @@ type stacker struct {
 	tally     unwind.Tally // how the unwinds ended, for the log
 	fromImage int64        // complete stacks continued from a stack image (stackImage)
 	refused   int64        // stacks whose completion from memory read later was refused: the thread had moved (stackhist.go)
-	deep      bool         // a stack went on past its copy, or was cut at its end
+	// liveFailed counts the reads of live processes' stacks that failed for another reason than the
+	// address or the process's exit, by error (unwind.LiveReaderNoting); said in the experiment.
+	liveFailed map[error]int64
+	deep       bool // a stack went on past its copy, or was cut at its end
 }
 
 func newStacker() *stacker {
@@ -132,7 +135,7 @@ func (st *stacker) stack(r *perfevent.Sample, out experiment.Stack) experiment.S
 	st.copy.Reset(regs.SP(), r.Stack)
 	live := st.live[r.Pid]
 	if live == nil {
-		live = unwind.LiveReader(int(r.Pid))
+		live = unwind.LiveReaderNoting(int(r.Pid), st.noteLiveFailed)
 		st.live[r.Pid] = live
 	}
 	st.rec.begin(live, regs.SP(), r.Stack, r.Pid, r.Tid)
@@ -196,6 +199,14 @@ func (st *stacker) stack(r *perfevent.Sample, out experiment.Stack) experiment.S
 		out = append(out, experiment.FrameUnwindFailed)
 	}
 	return out
+}
+
+// noteLiveFailed counts a read of a live process's stack that failed with err.
+func (st *stacker) noteLiveFailed(err error) {
+	if st.liveFailed == nil {
+		st.liveFailed = map[error]int64{}
+	}
+	st.liveFailed[err]++
 }
 
 // imageFits says whether thread tid's stack image img may stand in for the frames past the copy of

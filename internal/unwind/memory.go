@@ -122,6 +122,13 @@ func (s *StackCopy) Beyond(addr uint64) bool {
 // LiveReader returns a function that reads process pid's memory with process_vm_readv, for
 // StackCopy.Live. It reports false unless it read all of b.
 func LiveReader(pid int) func(addr uint64, b []byte) bool {
+	return LiveReaderNoting(pid, nil)
+}
+
+// LiveReaderNoting is LiveReader, telling failed each error of a read that failed for another reason
+// than the address (EFAULT) or the process (ESRCH: it exited), which a late reader meets: a
+// permission the kernel refused, say, which leaves stacks truncated and should be said.
+func LiveReaderNoting(pid int, failed func(error)) func(addr uint64, b []byte) bool {
 	return func(addr uint64, b []byte) bool {
 		if len(b) == 0 {
 			return true
@@ -130,6 +137,9 @@ func LiveReader(pid int) func(addr uint64, b []byte) bool {
 		local[0].SetLen(len(b))
 		remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(b)}}
 		n, err := unix.ProcessVMReadv(pid, local, remote, 0)
+		if err != nil && failed != nil && err != unix.EFAULT && err != unix.ESRCH {
+			failed(err)
+		}
 		return err == nil && n == len(b)
 	}
 }

@@ -2,8 +2,14 @@ package unwind
 
 import (
 	"encoding/binary"
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
 	"testing"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // fakeLive is a process's memory: the bytes of [base, base+len(mem)), counting reads.
@@ -116,5 +122,63 @@ func TestLiveReader(t *testing.T) {
 	}
 	if !read(addr, nil) {
 		t.Error("LiveReader failed an empty read")
+	}
+}
+
+// TestLiveReaderNoting: a read of an unmapped address, or of a process that is gone, is not noted (a
+// late reader meets both); one the kernel refuses is, with its error (uid 65534 reading pid 1).
+func TestLiveReaderNoting(t *testing.T) {
+	if os.Getenv("UNWIND_NOTING_CHILD") != "" {
+		var errs []error
+		read := LiveReaderNoting(1, func(err error) { errs = append(errs, err) })
+		got := make([]byte, 8)
+		if read(0x400000, got) || len(errs) != 1 || errs[0] != unix.EPERM {
+			fmt.Printf("read pid 1 as uid %d: noted %v, want EPERM\n", os.Getuid(), errs)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	var noted []error
+	note := func(err error) { noted = append(noted, err) }
+	got := make([]byte, 8)
+	if LiveReaderNoting(osGetpid(), note)(8, got) {
+		t.Error("read address 8")
+	}
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if LiveReaderNoting(cmd.Process.Pid, note)(8, got) { // reaped: ESRCH
+		t.Error("read a process that is gone")
+	}
+	if len(noted) != 0 {
+		t.Errorf("noted %v for an unmapped address and a process that is gone", noted)
+	}
+	if os.Getuid() != 0 {
+		t.Skip("not root: cannot run the refused read as another user")
+	}
+	// A copy of this test that uid 65534 may run (go test's build directory is root's alone).
+	dir, err := os.MkdirTemp("", "noting")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	bin := dir + "/unwind.test"
+	data, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command(bin, "-test.run=^TestLiveReaderNoting$")
+	child.Dir = dir
+	child.Env = append(os.Environ(), "UNWIND_NOTING_CHILD=1")
+	child.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	if out, err := child.CombinedOutput(); err != nil {
+		t.Errorf("the refused read, as uid 65534: %v\n%s", err, out)
 	}
 }
