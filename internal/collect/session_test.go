@@ -227,3 +227,29 @@ func TestAssignOrphanRead(t *testing.T) {
 		t.Errorf("two tasks without counts: %v", s.threadCPU)
 	}
 }
+
+// TestSignalPointOfExitedProcess: a signal's sample point whose message er reads after the process
+// exited and was reaped (er late beside two CPU hogs) is still written, in time order, with the
+// usage last read of the process.
+func TestSignalPointOfExitedProcess(t *testing.T) {
+	s := testSession(t, Spec{Clock: true, Interval: IntervalOn})
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	s.founder.pid = uint32(gone.Process.Pid)
+	s.founder.last = procUsage{userNS: 7e6}
+	s.founder.lastPoint = 3000
+	s.founder.sampleNo = 1
+	s.imagePoint(s.founder, 2000, "signal SIGUSR1")
+	if err := s.w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d, err := experiment.Open(s.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Overview) != 1 || d.Overview[0].Label != "signal SIGUSR1" || d.Overview[0].Time != 3000 || d.Overview[0].UserNS != 7e6 {
+		t.Errorf("overview %+v, want the signal's point at 3000 ns with 7 ms of user time", d.Overview)
+	}
+}
