@@ -408,6 +408,11 @@ const (
 	drainEvery    = 100 * time.Millisecond
 	flushEvery    = 500 * time.Millisecond
 	deepReadEvery = 10 * time.Millisecond
+	// The first readFastFor of a session reads every deepReadEvery too: until the first read, no
+	// stack is known to be deep, and a deep stack whose frames past its copy are read 100 ms late
+	// has often been left by its thread (deeprec between two recursions: the first 100 ms of its
+	// samples truncated in 1 run of 10 beside two CPU hogs, with no stack image yet to stand in).
+	readFastFor = 300 * time.Millisecond
 )
 
 // loop records until the founder and every followed descendant have exited (or, attached, until
@@ -440,7 +445,7 @@ func (s *Session) loop(waitc chan error, sigs, ctlSigs chan os.Signal) error {
 		raiseReaderPriority()
 	}
 	// Reads every deepReadEvery, once deep stacks were seen, and with microstates while a wait whose
-	// stack may need reading from outside lasts (see grabWaits).
+	// stack may need reading from outside lasts (see grabWaits), and for the first readFastFor.
 	var fast <-chan time.Time
 	var fastTicker *time.Ticker
 	defer func() {
@@ -450,7 +455,7 @@ func (s *Session) loop(waitc chan error, sigs, ctlSigs chan os.Signal) error {
 	}()
 	var waitErr error
 	for {
-		switch need := s.stacks.deep || s.ms != nil && s.ms.pending > 0; {
+		switch need := s.stacks.deep || s.ms != nil && s.ms.pending > 0 || s.now() < readFastFor.Nanoseconds(); {
 		case need && fastTicker == nil:
 			fastTicker = time.NewTicker(deepReadEvery)
 			fast = fastTicker.C
