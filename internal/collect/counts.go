@@ -36,9 +36,8 @@ type threadCounts struct {
 	marks  []countMark
 	exited int64 // the time of its exit record; 0 while it runs
 	// With runtime counts in the samples: the runtime counts at the last samples on every event
-	// added up, and as they were at the thread's previous sample (sampled, for stealFreeSwitches), the
-	// steal time taken out of its samples, and the last taken out by period.
-	runtime, sampled, stolen, lastStolen int64
+	// added up, the steal time taken out of its samples, and the last taken out by period.
+	runtime, stolen, lastStolen int64
 }
 
 // sampleCounts tracks the counts of every sampled thread.
@@ -49,9 +48,6 @@ type sampleCounts struct {
 	// samples do not carry it.
 	runtimeAt int
 	lag       int64 // the most the runtime count lags behind the thread's count on one event: a tick
-	// lagSwitches is the most a thread's runtime counts at its last samples on each CPU lag behind
-	// its CPU time: a tick, and the time since its last sample on each CPU.
-	lagSwitches int64
 }
 
 // The steal time in each sample. A sample's count is the task clock's, which holds the time the
@@ -65,7 +61,7 @@ type sampleCounts struct {
 // samples on one CPU's event is the most that difference has been less a tick: none where there is
 // no steal, and each stolen stretch out of the sample it fell in but for a tick's worth. (A runtime
 // count short of the thread's time, which a thread woken often from other CPUs has, is taken for
-// steal too; with microstates, where that showed, see stealFreeSwitches.)
+// steal too; with microstates, where that showed, see cpuSteal.)
 
 // purgeEvery is the number of exits between purges of the threads that ended, and purgeAge how long
 // after its exit a thread is forgotten: records reach the reader within a drain, far less than that.
@@ -128,30 +124,6 @@ func (c *sampleCounts) stealFree(tid uint32, ns int64) int64 {
 		return ns
 	}
 	return ns - th.lastStolen
-}
-
-// stealFreeSwitches returns the part of ns, the CPU time by its context switches of the sample of
-// thread tid that period has just read, that was the thread's own CPU time. Only a sample that stands
-// for more than the runtime's lag is looked at: what it stands for beyond the growth of the thread's
-// runtime counts since its previous sample and the lag is steal (a stretch the hypervisor took the
-// CPU for, in which the timer could not fire). The finer steal of many samples is left: a thread
-// woken often from other CPUs has runtime counts short of its own time, which the cumulative
-// comparison of stealFree would take for steal (a thread of 0.4 s shown 0.21 s).
-func (c *sampleCounts) stealFreeSwitches(tid uint32, ns int64) int64 {
-	th := c.threads[tid]
-	if th == nil || c.runtimeAt == 0 {
-		return ns
-	}
-	grew := th.runtime - th.sampled
-	th.sampled = th.runtime
-	if ns <= c.lagSwitches {
-		return ns
-	}
-	if s := ns - max(grew, 0) - c.lagSwitches; s > 0 {
-		th.stolen += s
-		return ns - s
-	}
-	return ns
 }
 
 // exit notes that thread tid exited at time t, and now and then forgets the threads that exited long

@@ -133,36 +133,6 @@ func TestStealFree(t *testing.T) {
 	}
 }
 
-// TestStealFreeSwitches: with microstates a sample stands for the thread's time on a CPU since its
-// previous sample by its switch records; one that stands for more than the lag, beyond the growth of
-// the thread's runtime counts (on every CPU) since its previous sample, held that much steal. Samples
-// within the lag are whole, however far the runtime counts fall behind.
-func TestStealFreeSwitches(t *testing.T) {
-	c := sampleCounts{runtimeAt: 1, lag: 4e6, lagSwitches: 6e6}
-	steps := []struct {
-		id       uint64
-		run      uint64
-		switches int64
-		want     int64
-		why      string
-	}{
-		{10, 0, 1e6, 1e6, "the first sample"},
-		{10, 0, 1e6, 1e6, "the runtime lags"},
-		{11, 1e6, 5e6, 5e6, "on another CPU, within the lag"},
-		{10, 4e6, 1e6, 1e6, "a tick"},
-		{10, 5e6, 30e6, 7e6, "30 ms for 1 ms of runtime: 23 ms beyond the lag are steal"},
-		{10, 6e6, 1e6, 1e6, "whole again"},
-		{10, 30e6, 20e6, 20e6, "20 ms of runtime for 20 ms: whole"},
-	}
-	for i, s := range steps {
-		r := &perfevent.Sample{Tid: 1, ID: s.id, Count: uint64(i + 1), Leader: true, Siblings: []uint64{uint64(i + 1), s.run}}
-		c.period(r, int64(i+1)*100e6)
-		if got := c.stealFreeSwitches(1, s.switches); got != s.want {
-			t.Errorf("%s: %d ns, want %d", s.why, got, s.want)
-		}
-	}
-}
-
 func TestTickOf(t *testing.T) {
 	for _, tc := range []struct {
 		cfg  string

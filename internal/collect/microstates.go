@@ -392,9 +392,6 @@ func (m *microstates) onCPU(r *perfevent.Sample, t int64) int64 {
 	m.settleFault(r.Tid, th)
 	period := m.recordsCPU(r, t, th, known)
 	if !m.counted {
-		if m.s.counts.runtimeAt > 0 {
-			m.s.counts.period(r, t) // the runtime's count, for the steal time (stealFreeSwitches)
-		}
 		th.suspect = false
 		return period
 	}

@@ -82,7 +82,7 @@ type Session struct {
 	reported       map[*proc]map[uint32]bool  // threads whose counts the kernel reported for themselves (not orphanRead)
 	orphanToTask   bool                       // assignOrphanRead gave orphanRead to the task without a count, not to the founder
 	runtime        *runtimeCounts             // the threads' runtime counts, where the clock's group counts them
-	countsForSteal bool                       // samples carry their counts for the steal time alone (microstates)
+	cpuSteal       *cpuSteal                  // with microstates, the CPUs' steal time (stealcpu.go)
 	sampledNS      map[uint32]int64           // the period of each thread's samples, ns, by tid
 	readCount      bool                       // samples carry their thread's count (perfevent.Options.ReadCount)
 	hwcIDs         map[uint64]uint8           // the ids of the counters' sibling events, to their indexes in spec.Counters
@@ -859,11 +859,8 @@ func (s *Session) openClock() (*perfevent.Group, error) {
 	if sb, ok := runtimeSibling(); ok {
 		ro := o
 		ro.Siblings = append(append([]perfevent.Sibling{sb}, hwc...), micro...)
-		ro.ReadGroup = (ro.ReadCount || ro.ContextSwitch) && perfevent.CountInSamples() && perfevent.SiblingsInSamples()
-		// With microstates the counts are read for the runtime's sake only: a sample stands for
-		// the time its switch records give (microstates.onCPU), as without them.
-		s.countsForSteal = ro.ContextSwitch && !ro.ReadCount
-		ro.ReadCount = ro.ReadCount || ro.ReadGroup
+		// (Not with microstates, whose samples' steal comes out by /proc/stat: cpuSteal.)
+		ro.ReadGroup = ro.ReadCount && perfevent.CountInSamples() && perfevent.SiblingsInSamples()
 		if ro.ContextSwitch && !ro.ReadGroup {
 			ro.Siblings = nil // nothing to count for
 		} else if g, err := openCounted(s.pid, &ro); err == nil {
@@ -873,7 +870,6 @@ func (s *Session) openClock() (*perfevent.Group, error) {
 			if ro.ReadCount && ro.ReadGroup {
 				s.counts.runtimeAt = 1 // the leader's count, then the runtime's
 				s.counts.lag = kernelTick() + int64(time.Millisecond)
-				s.counts.lagSwitches = s.counts.lag + int64(len(g.CPUs()))*s.spec.Interval.Nanoseconds()
 			}
 			return s.clockOpened(g, ro)
 		}
@@ -919,7 +915,10 @@ func (s *Session) clockOpened(g *perfevent.Group, o perfevent.Options) (*perfeve
 	s.counterBase = len(o.Siblings) - len(micro) - len(s.spec.Counters)
 	if o.ContextSwitch {
 		s.ms = newMicrostates(s, g, s.counterBase+csAt, s.counterBase+faultAt, o.SampleRegsUser)
-		s.ms.counted = o.ReadCount && !s.countsForSteal
+		s.ms.counted = o.ReadCount
+		s.cpuSteal = &cpuSteal{path: "/proc/stat",
+			margin: kernelTick() + int64(time.Millisecond) + int64(len(g.CPUs()))*s.spec.Interval.Nanoseconds()}
+		s.cpuSteal.read(s.now())
 		s.setting(experiment.SettingMicrostates, "on")
 		stacks := "switches"
 		if o.ExcludeKernel {
@@ -1096,6 +1095,9 @@ func (s *Session) size() int64 {
 // experiments of processes that ended a while ago.
 func (s *Session) drain() {
 	s.handleMessages()
+	if s.cpuSteal != nil {
+		s.cpuSteal.read(s.now()) // (before the records: a reading after each sample)
+	}
 	s.readRecords(s.finishing)
 	s.forEachOpen(func(p *proc) {
 		if err := p.w.Err(); err != nil {
@@ -1386,7 +1388,7 @@ func (s *Session) sample(r *perfevent.Sample) {
 	if s.ms != nil && !offCPU {
 		period = s.ms.onCPU(r, t)
 		since = t - period
-		own := s.counts.stealFreeSwitches(r.Tid, period)
+		own := s.cpuSteal.free(r.CPU, t, period, s.now())
 		period, stolen = own, period-own
 	} else if s.readCount && !offCPU {
 		period, since = s.counts.period(r, t)
