@@ -33,20 +33,7 @@ func TestTooManySiblings(t *testing.T) {
 // 190 to 202 ms, and the sibling's total is within 1% of the process's rusage.
 func TestRuntimeSibling(t *testing.T) {
 	requireClock(t)
-	id, err := TracepointID("sched", "sched_stat_runtime")
-	if err != nil {
-		t.Skipf("no trace event id (tracefs is often root's only): %v", err)
-	}
-	spin := spinBinary(t)
-	cmd := exec.Command(spin, "4", "200")
-	cmd.Stderr = os.Stderr
-	if err := StartStopped(cmd); err != nil {
-		t.Fatal(err)
-	}
-	o := TaskClock(1e6)
-	o.InheritStat = true
-	o.Siblings = []Sibling{{Type: unix.PERF_TYPE_TRACEPOINT, Config: id}}
-	g := openDetached(t, cmd, o)
+	cmd, g := openRuntimeSpin(t, func(o *Options) {})
 	defer g.Close()
 	ids := g.SiblingIDs()
 	if len(ids) != len(g.CPUs()) {
@@ -222,20 +209,7 @@ func TestRuntimeInSamples(t *testing.T) {
 	if !CountInSamples() || !SiblingsInSamples() {
 		t.Skip("this kernel gives no group counts in inherited samples")
 	}
-	id, err := TracepointID("sched", "sched_stat_runtime")
-	if err != nil {
-		t.Skipf("no trace event id (tracefs is often root's only): %v", err)
-	}
-	spin := spinBinary(t)
-	cmd := exec.Command(spin, "4", "200")
-	cmd.Stderr = os.Stderr
-	if err := StartStopped(cmd); err != nil {
-		t.Fatal(err)
-	}
-	o := TaskClock(1e6)
-	o.InheritStat, o.ReadCount, o.ReadGroup = true, true, true
-	o.Siblings = []Sibling{{Type: unix.PERF_TYPE_TRACEPOINT, Config: id}}
-	g := openDetached(t, cmd, o)
+	cmd, g := openRuntimeSpin(t, func(o *Options) { o.ReadCount, o.ReadGroup = true, true })
 	defer g.Close()
 	ids := g.SiblingIDs()
 	type mark struct{ clock, runtime uint64 }
@@ -298,4 +272,25 @@ func TestRuntimeInSamples(t *testing.T) {
 	if float64(total) < 0.99*cpuNS || float64(sampledRuntime) > float64(sib[0]) {
 		t.Errorf("clock total %d, runtime at the samples %d, runtime total %d, rusage %.0f", total, sampledRuntime, sib[0], cpuNS)
 	}
+}
+
+// openRuntimeSpin starts testdata/spin with 4 threads burning 200 ms each, stopped at its exec, and
+// opens the task clock on it (with inherit_stat, and as set) with sched:sched_stat_runtime counted in
+// its group; it skips where the trace event's id cannot be read.
+func openRuntimeSpin(t *testing.T, set func(*Options)) (*exec.Cmd, *Group) {
+	t.Helper()
+	id, err := TracepointID("sched", "sched_stat_runtime")
+	if err != nil {
+		t.Skipf("no trace event id (tracefs is often root's only): %v", err)
+	}
+	cmd := exec.Command(spinBinary(t), "4", "200")
+	cmd.Stderr = os.Stderr
+	if err := StartStopped(cmd); err != nil {
+		t.Fatal(err)
+	}
+	o := TaskClock(1e6)
+	o.InheritStat = true
+	o.Siblings = []Sibling{{Type: unix.PERF_TYPE_TRACEPOINT, Config: id}}
+	set(&o)
+	return cmd, openDetached(t, cmd, o)
 }
