@@ -25,7 +25,6 @@ type cpuSteal struct {
 	times  []int64   // when each reading was taken (ns since the start)
 	steal  [][]int64 // each reading's steal time by CPU (ns)
 	margin int64     // the most a sample of a thread that ran throughout stands for without steal
-	buf    []byte
 }
 
 // stealKeep is how long readings are kept: a sample is handled within a few drains of its time.
@@ -36,8 +35,7 @@ const userHZ = 100
 
 // read takes a reading at now, dropping those older than stealKeep but the last before that.
 func (c *cpuSteal) read(now int64) {
-	b, err := readInto(c.path, c.buf)
-	c.buf = b
+	b, err := os.ReadFile(c.path) // (a few hundred bytes, ten times a second)
 	if err != nil {
 		return
 	}
@@ -54,26 +52,6 @@ func (c *cpuSteal) read(now int64) {
 	if i > 0 {
 		c.times = append(c.times[:0], c.times[i:]...)
 		c.steal = append(c.steal[:0], c.steal[i:]...)
-	}
-}
-
-// readInto reads the file at path into buf's array.
-func readInto(path string, buf []byte) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return buf, err
-	}
-	defer f.Close()
-	buf = buf[:0]
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := f.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err != nil || n == 0 {
-			return buf, nil
-		}
 	}
 }
 
