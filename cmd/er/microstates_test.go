@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/rand"
+	"encoding/csv"
 	"fmt"
 	"os"
 	"os/exec"
@@ -198,16 +199,31 @@ func TestMicrostatesPhases(t *testing.T) {
 	}
 }
 
-// checkLives checks each thread's Total Thread Time (its events in the founder's experiment d, not
-// the process's exit) against the life it measured ("life TID wall W" in m, and "joined TID W" where
-// its creator joined it), and that n threads said theirs.
+// checkLives checks each thread's Total Thread Time (er print's thread list of the founder's
+// experiment d, less the process's exit) against the life it measured ("life TID wall W" in m, and
+// "joined TID W" where its creator joined it), and that n threads said theirs. (er print's, not the
+// sum of the thread's events: the views weight its CPU samples to the kernel's count of its CPU time,
+// and its events can hold CPU time its samples did not pay back to the count.)
 func checkLives(t *testing.T, d *experiment.Data, m map[string]float64, n int) {
 	t.Helper()
 	life := map[uint32]float64{}
+	r := er(t, "", nil, "print", "-printmode", "csv", "-thread_list", d.Dir)
+	rows, err := csv.NewReader(strings.NewReader(r.stdout)).ReadAll()
+	if r.code != 0 || err != nil || len(rows) < 2 || strings.Join(rows[0], ",") != "exp,sel,pid,thread,tid,events,totalcpu,%totalcpu,total" {
+		t.Fatalf("er print -thread_list: exit %d, %v\n%s%s", r.code, err, r.stdout, r.stderr)
+	}
+	for _, row := range rows[1:] {
+		if row[0] != "1" {
+			continue
+		}
+		tid, _ := strconv.Atoi(row[4])
+		life[uint32(tid)], _ = strconv.ParseFloat(row[8], 64)
+	}
+	// (Not <Process exit>: the process's CPU time after its threads' events ended, its teardown, which
+	// the thread list gives the main thread.)
 	for i := range d.Clock {
-		// (Not <Process exit>: the process's CPU time after its threads' events ended, its teardown.)
-		if c := &d.Clock[i]; !d.ProcessExit(c) {
-			life[c.Tid] += float64(c.Period) / 1e9
+		if c := &d.Clock[i]; d.ProcessExit(c) {
+			life[c.Tid] -= float64(c.Period) / 1e9
 		}
 	}
 	threads := 0

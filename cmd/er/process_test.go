@@ -466,35 +466,43 @@ func TestAttach(t *testing.T) {
 	}
 }
 
-// cpuIn reads cpulog's "MONOTONIC-NS CPU-NS" lines and returns the CPU seconds used between from
-// and to, interpolating between lines.
+// cpuIn reads cpulog's "THREAD MONOTONIC-NS THREAD-CPU-NS" lines and returns the CPU seconds its
+// threads used between from and to, interpolating between each thread's lines.
 func cpuIn(t *testing.T, file string, from, to int64) float64 {
 	t.Helper()
 	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ts, cs []int64
+	ts, cs := map[string][]int64{}, map[string][]int64{}
 	for _, line := range strings.Split(string(data), "\n") {
 		f := strings.Fields(line)
-		if len(f) != 2 {
+		if len(f) != 3 {
 			continue
 		}
-		a, err1 := strconv.ParseInt(f[0], 10, 64)
-		b, err2 := strconv.ParseInt(f[1], 10, 64)
+		a, err1 := strconv.ParseInt(f[1], 10, 64)
+		b, err2 := strconv.ParseInt(f[2], 10, 64)
 		if err1 == nil && err2 == nil {
-			ts, cs = append(ts, a), append(cs, b)
+			ts[f[0]], cs[f[0]] = append(ts[f[0]], a), append(cs[f[0]], b)
 		}
 	}
-	at := func(x int64) float64 {
-		i := sort.Search(len(ts), func(i int) bool { return ts[i] >= x })
-		if i == 0 || i == len(ts) {
-			t.Fatalf("cpulog's log does not cover time %d (%d..%d)", x, ts[0], ts[len(ts)-1])
-		}
-		f := float64(x-ts[i-1]) / float64(ts[i]-ts[i-1])
-		return float64(cs[i-1]) + f*float64(cs[i]-cs[i-1])
+	if len(ts) != 2 {
+		t.Fatalf("cpulog's log has lines of %d threads, want 2", len(ts))
 	}
-	return (at(to) - at(from)) / 1e9
+	var used float64
+	for th := range ts {
+		ts, cs := ts[th], cs[th]
+		at := func(x int64) float64 {
+			i := sort.Search(len(ts), func(i int) bool { return ts[i] >= x })
+			if i == 0 || i == len(ts) {
+				t.Fatalf("cpulog's log of thread %s does not cover time %d (%d..%d)", th, x, ts[0], ts[len(ts)-1])
+			}
+			f := float64(x-ts[i-1]) / float64(ts[i]-ts[i-1])
+			return float64(cs[i-1]) + f*float64(cs[i]-cs[i-1])
+		}
+		used += (at(to) - at(from)) / 1e9
+	}
+	return used
 }
 
 // TestPauseResume: with -y, recording starts paused and the program's own signal resumes it

@@ -140,12 +140,11 @@ func NewExpIndex(exp int, d *experiment.Data) *ExpIndex {
 	}
 	sort.Slice(x.points, func(a, b int) bool { return x.points[a].number < x.points[b].number })
 	for k := 0; k+1 < len(x.points); k++ {
+		// A sample starts at its first point, the first sample too: what a process used before its
+		// first point is in no sample's usage (an event before it is in sample 1: SampleAt). gprofng
+		// shows the same start (its first point came 5 ms into an experiment beside two CPU hogs).
 		p, q := x.points[k], x.points[k+1]
-		start := p.time
-		if k == 0 {
-			start = min(start, 0)
-		}
-		x.samples = append(x.samples, SamplePeriod{Number: k + 1, Start: start, End: q.time,
+		x.samples = append(x.samples, SamplePeriod{Number: k + 1, Start: p.time, End: q.time,
 			StartPoint: p.number, EndPoint: q.number, StartLabel: p.label, EndLabel: q.label})
 	}
 	hasEvents := len(x.threads) > 0

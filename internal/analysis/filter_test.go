@@ -56,8 +56,16 @@ func TestExpIndexSamples(t *testing.T) {
 			}
 		}
 	}
-	// No sample points: one open sample.
+	// A first point late (gprofng's, 5 ms in beside two CPU hogs): sample 1 starts at it, as gprofng
+	// shows it, and the events before it are still in sample 1.
 	fk := threadedFake()
+	fk.d.Overview[0].Time = 15
+	x = NewExpIndex(0, fk.d)
+	if got := x.Samples(); got[0].Start != 15 || got[0].End != 35 || x.SampleAt(10) != 1 {
+		t.Errorf("a first point at 15: sample 1 %+v, SampleAt(10) = %d", got[0], x.SampleAt(10))
+	}
+	// No sample points: one open sample.
+	fk = threadedFake()
 	fk.d.Overview = nil
 	x = NewExpIndex(0, fk.d)
 	if got := x.Samples(); len(got) != 1 || got[0] != (SamplePeriod{Number: 1, End: 100, Open: true}) || x.SampleAt(55) != 1 {

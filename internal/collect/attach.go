@@ -62,10 +62,8 @@ func (s *Session) attach(pid int) error {
 	s.founder.args = args
 	s.w.UpdateLog(func(l *experiment.Log) { l.Attached = true })
 	// The target runs on while er makes the experiment and reads its mappings (a millisecond, more on
-	// a busy machine): recording, and the experiment's time, start when the events open.
-	s.startNS = monotonicNS()
-	s.baseLog.StartPerfNS = s.startNS
-	s.w.UpdateLog(func(l *experiment.Log) { l.StartPerfNS = s.startNS })
+	// a busy machine): recording, and the experiment's time, start when the events are enabled
+	// (openEvents sets the start then).
 	if err := s.openEvents(); err != nil {
 		_ = s.w.Close()
 		_ = os.RemoveAll(s.dir)
@@ -110,4 +108,11 @@ func (s *Session) addThreads(g *perfevent.Group) error {
 		}
 	}
 	return nil
+}
+
+// startAt sets the experiment's start (perf clock ns) of an attached process.
+func (s *Session) startAt(ns int64) {
+	s.startNS = ns
+	s.baseLog.StartPerfNS = ns
+	s.w.UpdateLog(func(l *experiment.Log) { l.StartPerfNS = ns })
 }

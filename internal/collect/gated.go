@@ -64,10 +64,15 @@ func (s *Session) noteGated() {
 	}
 }
 
-// gatedOptions sets o to start counting at the target's exec when it waits at the gate.
+// gatedOptions sets o to start counting at the target's exec when it waits at the gate. Attached
+// (-P), the events open disabled, and openEvents enables them together once every thread has its
+// own: the experiment's time starts then.
 func (s *Session) gatedOptions(o *perfevent.Options) {
-	if s.gate != nil {
+	switch {
+	case s.gate != nil:
 		o.Disabled, o.EnableOnExec = true, true
+	case s.cmd == nil:
+		o.Disabled = true
 	}
 }
 

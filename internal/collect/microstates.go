@@ -865,7 +865,10 @@ func (m *microstates) end(pid, tid uint32, th *thread, t int64) {
 		total -= cpu - m.interval
 		cpu = m.interval
 	}
-	total += th.lagCPU + th.debt // (what it still owes was not taken)
+	// Its count is the kernel's CPU time: the records' with the lags given back and taken. What it still
+	// owes (debt) stays in its samples, and the views weight them down to the count; a count that kept
+	// it had the time twice, there and in the intervals the negative lag lengthened.
+	total += th.lagCPU
 	th.on, th.cpu, th.total, th.lagCPU, th.debt = false, 0, 0, 0, 0
 	m.s.threadCounted(pid, tid, t, total, th.ins)
 	th.ins = 0

@@ -165,6 +165,36 @@ func TestNegativeLag(t *testing.T) {
 	}
 }
 
+// TestNegativeLagAtExit: a thread that exits owing CPU time to a negative lag (the debt its samples had
+// no time left to pay) has the kernel's CPU time as its count, not its samples' (which hold what it
+// owed): its intervals were lengthened by the lag, so a count that kept it put Total Thread Time over
+// its life by as much (a spinner beside three others on 2 CPUs: 0.5318 s for a life of 0.5250 s).
+func TestNegativeLagAtExit(t *testing.T) {
+	mt := newMicroTest(t)
+	th, sw := mt.th, mt.sw
+	const ms, us = int64(time.Millisecond), int64(time.Microsecond)
+	sw(1*ms, false, false)
+	sampled := mt.sample(4*ms, 1) // (onCPU's periods: the session writes them)
+	sw(5*ms, true, true)
+	sw(6*ms, false, false)
+	sampled += mt.sample(9*ms, 1) // (its CPU time up to its switch out is in its samples)
+	sw(9*ms, true, true)
+	th.rc.reading = schedReading{valid: true, t: 10 * ms, schedStat: schedStat{exec: 7*ms - 30*us, delay: 1*ms + 1*ms + 30*us, count: 2}}
+	sw(11*ms, false, false)
+	mt.m.exited(10, 11, 11*ms+10*us+1) // 10 µs more on a CPU: 20 µs of the 30 still owed
+	life := sampled
+	for _, c := range events(t, mt.s) {
+		life += c.Period
+	}
+	if c, want := mt.s.threadCPU[mt.s.founder][11], 7*ms-30*us+10*us; c != want {
+		t.Errorf("the thread's count %d ns, want the kernel's CPU time and its 10 µs since, %d", c, want)
+	}
+	// Its samples hold the 20 µs it could not pay: the views weight them to its count.
+	if want := 11*ms + 10*us + 20*us; life != want {
+		t.Errorf("its events add up to %d ns, want its life and the 20 µs unpaid, %d", life, want)
+	}
+}
+
 // TestRunningReading: a reading taken while the thread ran closes its window at once (its waits for a
 // CPU and its arrivals are exact then), so two sleeps with different waits after their wakeups, read
 // between them only while the thread ran, each get their own wait (dropped, as before, the window of

@@ -247,13 +247,13 @@ func convertLog(dir string, l *Log) experiment.Log {
 
 // mappings turns map.xml's segments that hold code into er's mappings of process pid. Those the
 // collector listed first, when it started, are mapped from the start: it lists them after the
-// process ran for a while.
+// process ran for a while. That listing is the file's first event, and all of it has one time; a
+// segment mapped while the collector started and listed after it can have an earlier time (on a
+// busy machine, data.frameinfo 0.9 ms before the listing), so the listing's time is not the least.
 func mappings(m *Map, pid uint32) []experiment.Mapping {
 	var first int64 = -1
-	for _, s := range m.Segments {
-		if first < 0 || s.Time < first {
-			first = s.Time
-		}
+	if len(m.Segments) > 0 {
+		first = m.Segments[0].Time
 	}
 	var out []experiment.Mapping
 	for _, s := range m.Segments {

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -338,5 +339,29 @@ func TestOpenCraftedChain(t *testing.T) {
 	want := "data.frameinfo: its stacks, which share their callers' frames by links, name more than 100000 frames of distinct stacks (a damaged or crafted file): 2553 stacks after those are cut to their first 64 frames"
 	if !slices.ContainsFunc(d.Warnings, func(w string) bool { return strings.HasPrefix(w, want) }) {
 		t.Errorf("warnings %q, want one starting %q", d.Warnings, want)
+	}
+}
+
+// TestMappingsListedLate: the collector's first listing is mapped from the start even when a
+// segment listed after it was mapped earlier. On a busy machine gprofng recorded data.frameinfo
+// 0.93 ms before the listing (0.009398759 s, 0.010327612 s); er took that as the start, the program
+// and libc as mapped at 10.3 ms, and every heap event before then had no function (Distinct Leaks = 4
+// of 18 instances, gprofng 12).
+func TestMappingsListedLate(t *testing.T) {
+	m, _, err := ParseMap("map.xml", []byte(`<event kind="map" object="segment" tstamp="0.010327612" vaddr="0x1000" size="4096" foffset="+0x1000" modes="0x005" name="/tmp/heapg"/>
+<event kind="map" object="segment" tstamp="0.010327612" vaddr="0x7000" size="8192" foffset="+0x26000" modes="0x005" name="/lib/libc.so.6"/>
+<event kind="map" object="function" tstamp="0.010624894" vaddr="0x9000" size="3324" name="[vdso]"/>
+<event kind="map" object="segment" tstamp="0.009398759" vaddr="0x20000" size="65536" foffset="+0x0" modes="0x00B" name="/tmp/g.er/data.frameinfo"/>
+<event kind="map" object="segment" tstamp="0.5" vaddr="0x40000" size="4096" foffset="+0x0" modes="0x005" name="/lib/late.so"/>`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	load := map[string]int64{}
+	for _, mp := range mappings(m, 7) {
+		load[mp.Path] = mp.LoadTime
+	}
+	want := map[string]int64{"/tmp/heapg": 0, "/lib/libc.so.6": 0, "[vdso]": 10624894, "/lib/late.so": 5e8}
+	if !maps.Equal(load, want) {
+		t.Errorf("load times %v, want %v", load, want)
 	}
 }
