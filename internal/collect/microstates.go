@@ -69,6 +69,7 @@ type microstates struct {
 	enabled  int64 // when the events were enabled (ns since the start)
 
 	csIndex, faultIndex int                      // the indexes of the samplers among the group's siblings
+	lastRun             bool                     // no context-switch samples (no kernel samples): off-CPU intervals go where each thread last ran
 	pending             int                      // threads in an off-CPU interval whose switch was not sampled nor its stack read (grabWaits' work)
 	ins                 map[*proc]map[uint32]int // each ended thread's switches onto a CPU, by image (switchLag)
 
@@ -101,6 +102,8 @@ type thread struct {
 	waitStack uint32          // the stack of its last sampled blocking switch
 	waitMode  experiment.Mode // and how it blocked: ModeSleep, or modeMaybeFault outside a system call
 	waited    bool            // waitStack and waitMode are set
+	waitAt    int64           // when that block ended
+	deferring bool            // it has blocks whose stack waits for its next known block (offInterval.deferred)
 
 	lastFault     experiment.Mode // the kind of its last major fault: ModeTextFault or ModeDataFault
 	lastFaultTime int64           // and when
@@ -141,6 +144,10 @@ type offInterval struct {
 	sampled    bool  // a context-switch sample (or grabWaits) says how it blocked
 	guess      bool  // a preemption no context-switch sample saw: its stack is one of the samples around it
 	guessCPU   int64 // the thread's CPU time (thread.total) at it
+	// A block no context-switch sample saw, long after the thread's last known block (maxKnownAge):
+	// its stack is that of the thread's next known block (sampled, or read from outside), if one comes
+	// within maxDefer, else the last's (stack).
+	deferred bool
 
 	n         int   // how many intervals, in queue
 	lag, wake int64 // of dur, the switches' lag and the wait for a CPU after the wakeup (applyReading)
@@ -261,13 +268,19 @@ func (m *microstates) switched(r *perfevent.Switch) {
 			if !cs.inSyscall {
 				iv.mode = modeMaybeFault
 			}
-			th.waitStack, th.waitMode, th.waited = cs.stack, iv.mode, true
+			th.waitStack, th.waitMode, th.waited, th.waitAt = cs.stack, iv.mode, true, t
+			m.resolveDeferred(th, cs.stack)
 		case th.waited:
-			// Not sampled: as the thread's last sampled block (unless grabWaits reads its own).
+			// Not sampled: as the thread's last sampled block (unless grabWaits reads its own), or, long
+			// after it, its next.
 			iv.mode, iv.stack = th.waitMode, th.waitStack
+			iv.deferred = t-th.waitAt > maxKnownAge
 		default:
-			iv.mode, iv.stack = experiment.ModeSleep, th.lastStack
+			// (Where no switch is sampled, where it last ran: its next read from outside can be a
+			// later phase's.)
+			iv.mode, iv.stack, iv.deferred = experiment.ModeSleep, th.lastStack, !m.lastRun
 		}
+		th.deferring = th.deferring || iv.deferred
 		m.setOut(th, iv)
 		return
 	}
@@ -288,15 +301,24 @@ func (m *microstates) switched(r *perfevent.Switch) {
 			// Read from outside while it waited, and done before it came back: its own stack (not
 			// the thread's next unsampled blocks': where the switches are not sampled, a wait read
 			// in one phase of a program gave its stack to the short waits of the next).
-			iv.stack, iv.sampled = g.stack, true
+			iv.stack, iv.sampled, iv.deferred = g.stack, true, false
 			if iv.mode != experiment.ModeWaitCPU {
 				iv.mode = experiment.ModeSleep
 				if g.nr < 0 {
 					iv.mode = modeMaybeFault
 				}
+				if !m.lastRun {
+					// A known block, as a sampled one: the stack of the blocks the sampler skipped
+					// around it.
+					th.waitStack, th.waitMode, th.waited, th.waitAt = g.stack, iv.mode, true, t
+					m.resolveDeferred(th, g.stack)
+				}
 			}
 		}
 		th.grab = grabbed{}
+		if iv.sampled && iv.mode != experiment.ModeWaitCPU {
+			th.waitAt = t // (a known block's age runs from its end)
+		}
 		if iv.mode == experiment.ModeWaitCPU {
 			m.add(r.Tid, th, iv)
 		} else {
@@ -512,7 +534,7 @@ func (m *microstates) add(tid uint32, th *thread, iv offInterval) {
 		return
 	}
 	for i := len(th.queue) - 1; i >= 0 && i >= len(th.queue)-maxMerged; i-- {
-		if g := &th.queue[i]; g.stack == iv.stack && g.mode == iv.mode && g.guess == iv.guess && iv.end-g.start <= m.interval {
+		if g := &th.queue[i]; g.stack == iv.stack && g.mode == iv.mode && g.guess == iv.guess && g.deferred == iv.deferred && iv.end-g.start <= m.interval {
 			g.end = iv.end
 			g.dur += iv.dur
 			g.n++
@@ -529,6 +551,36 @@ func (m *microstates) add(tid uint32, th *thread, iv offInterval) {
 	th.queue = append(th.queue, iv)
 }
 
+// maxKnownAge is how long after a thread's last known block (sampled, or read from outside) a block
+// the sampler skipped waits for its next known block's stack, and maxDefer how long at most. The
+// kernel sets a thread's context-switch sampling period at the ticks it runs through, from the
+// switches since the last such tick as if they were a tick's: a thread that runs little and switches
+// often keeps a period of many switches. A main thread woken 200 times in 0.4 s at a read had none of
+// them sampled, and its last sampled block was a pthread_join of the phase before: 0.36 s of Other
+// Wait there instead (TestMicrostatesPhases, 3 runs of 8 on a quiet machine).
+const (
+	maxKnownAge = 10_000_000
+	maxDefer    = 1_000_000_000
+)
+
+// resolveDeferred gives th's deferred blocks the stack of its known block.
+func (m *microstates) resolveDeferred(th *thread, stack uint32) {
+	if !th.deferring {
+		return
+	}
+	th.deferring = false
+	for _, ivs := range [][]offInterval{th.queue, th.merged} {
+		for i := range ivs {
+			if g := &ivs[i]; g.deferred {
+				g.stack, g.deferred = stack, false
+			}
+		}
+	}
+	if th.fault.valid && th.fault.deferred {
+		th.fault.stack, th.fault.deferred = stack, false
+	}
+}
+
 // maxMerged is how many events (of different stacks or modes) a thread merges intervals into at once.
 const maxMerged = 4
 
@@ -539,14 +591,19 @@ func (m *microstates) merge(tid uint32, th *thread, iv offInterval) {
 	if iv.dur <= 0 {
 		return
 	}
+	for i := range th.merged {
+		if mg := &th.merged[i]; mg.deferred && iv.end-mg.start > maxDefer {
+			mg.deferred = false // no known block came: the last one's stack
+		}
+	}
 	for _, mg := range th.merged {
-		if !mg.guess && iv.end-mg.start > m.interval {
+		if !mg.guess && !mg.deferred && iv.end-mg.start > m.interval {
 			m.flush(tid, th, false)
 			break
 		}
 	}
 	for i := range th.merged {
-		if mg := &th.merged[i]; mg.stack == iv.stack && mg.mode == iv.mode && mg.guess == iv.guess {
+		if mg := &th.merged[i]; mg.stack == iv.stack && mg.mode == iv.mode && mg.guess == iv.guess && mg.deferred == iv.deferred {
 			mg.end = iv.end
 			mg.dur += iv.dur
 			mg.guessCPU = iv.guessCPU
@@ -567,12 +624,12 @@ func (m *microstates) merge(tid uint32, th *thread, iv offInterval) {
 // is at most 60 s in the format).
 const maxOffPeriod = 10_000_000_000
 
-// flush writes tid's merged off-CPU events; all of them, or all but the preemptions whose stack waits
-// for the thread's next sample.
+// flush writes tid's merged off-CPU events; all of them, or all but those whose stack waits for the
+// thread's next sample (preemptions) or its next known block.
 func (m *microstates) flush(tid uint32, th *thread, all bool) {
 	kept := th.merged[:0]
 	for _, mg := range th.merged {
-		if mg.guess && !all {
+		if (mg.guess || mg.deferred) && !all {
 			kept = append(kept, mg)
 		} else {
 			m.writeOff(tid, th, mg)
@@ -697,17 +754,26 @@ func (m *microstates) applyReading(tid uint32, th *thread, cpuExact, last bool) 
 	}
 	// (A negative lag lengthens the intervals, and is taken from the thread's next samples.)
 	lag = min(lag, durs)
-	var given, preempt int64
+	var given, preempt, longer int64
 	for i := range th.queue {
 		g := &th.queue[i]
 		g.lag = min(g.dur, lag*int64(g.n)/max(n, 1))
 		given += g.lag
 		if g.mode == experiment.ModeWaitCPU {
 			preempt += g.dur - g.lag
+			longer -= min(g.lag, 0)
 		}
 	}
 	// The wakeups' waits: the arrivals' waits less the preemptions'.
 	wake := (r.delay - rc.delay0) - (rc.preempt + preempt) - rc.wake
+	if wake < 0 {
+		// The preemptions a negative lag lengthened are more than the kernel's waits: as far as they
+		// were lengthened, that was time the kernel counted in neither its CPU time nor its waits (a
+		// host that stole the vCPU while the thread ran), no wait to take from its later wakeups.
+		d := min(-wake, longer)
+		preempt -= d
+		wake += d
+	}
 	woke := fillWakes(th.queue, wake)
 	if !cpuExact {
 		rc.estimated += given

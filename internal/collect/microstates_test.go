@@ -115,6 +115,60 @@ func TestMicrostatesThread(t *testing.T) {
 	}
 }
 
+// TestDeferredBlockStack: blocks the context-switch sampler skipped long after the thread's last known
+// block wait for its next known one, sampled or read from outside, and take its stack; one soon after
+// a known block takes that block's; one no known block follows within maxDefer keeps the last's. (A main
+// thread's 200 reads in a phase of 0.4 s, none sampled, went to the pthread_join of the phase before:
+// TestMicrostatesPhases, Other Wait 0.0221 s where the program timed 0.2090 s.)
+func TestDeferredBlockStack(t *testing.T) {
+	s, m, regs := threadMicrostates(t)
+	const ms = int64(time.Millisecond)
+	at := func(rel int64) uint64 { return uint64(rel + s.startNS) }
+	sw := func(rel int64, out bool) {
+		m.switched(&perfevent.Switch{Pid: 10, Tid: 10, CPU: 1, Out: out, Time: at(rel)})
+	}
+	cs := func(rel int64, stack uint32) {
+		regs[m.axIndex] = negENOSYS
+		m.contextSwitch(&perfevent.Sample{Pid: 10, Tid: 10, Time: at(rel), ID: 1, RegsABI: 2, Regs: regs}, stack)
+	}
+	sw(0, false)
+	cs(2*ms, 5)
+	sw(2*ms, true) // sampled at stack 5: 8 ms
+	sw(10*ms, false)
+	sw(15*ms, true) // not sampled, 5 ms after a known block: stack 5, 1 ms
+	sw(16*ms, false)
+	sw(200*ms, true) // not sampled, long after: the next known block's, 4 + 4 ms
+	sw(204*ms, false)
+	sw(206*ms, true)
+	sw(210*ms, false)
+	cs(212*ms, 6)
+	sw(212*ms, true) // sampled at stack 6: 4 ms
+	sw(216*ms, false)
+	sw(300*ms, true) // not sampled, long after: read from outside at stack 7, and the one before it
+	sw(304*ms, false)
+	sw(306*ms, true)
+	m.threads[10].grab = grabbed{valid: true, t: 308 * ms, from: 306 * ms, stack: 7, nr: 0}
+	sw(310*ms, false)
+	sw(400*ms, true) // not sampled, and no known block follows: the last one's, stack 7, 2 s
+	sw(2400*ms, false)
+	m.exited(10, 10, 2500*ms)
+	byStack := map[uint32]int64{}
+	for _, c := range events(t, s) {
+		if c.Mode == experiment.ModeSleep {
+			byStack[c.Stack] += c.Period
+		}
+	}
+	want := map[uint32]int64{5: 9 * ms, 6: 12 * ms, 7: 8*ms + 2000*ms}
+	if len(byStack) != len(want) {
+		t.Errorf("sleeps by stack %v, want %v", byStack, want)
+	}
+	for stack, ns := range want {
+		if byStack[stack] != ns {
+			t.Errorf("stack %d: %d ns asleep, want %d", stack, byStack[stack], ns)
+		}
+	}
+}
+
 // TestStopNotFault: a thread stopped outside a system call (SIGSTOP, delivered on its way back to user
 // mode) whose next record is a major fault 15 ms after it came back, one that did not block (its page
 // read meanwhile), waited in a stop: Other Wait, not Text Page Fault (0.515 s of a stop, beside two

@@ -165,6 +165,32 @@ func TestNegativeLag(t *testing.T) {
 	}
 }
 
+// TestStealNotWake: a host that stole the vCPU while the thread ran makes the kernel count less CPU time
+// than the records (its clock leaves out steal) but no wait for a CPU (run_delay leaves it out too):
+// the preemptions that negative lag lengthens are not the kernel's waits, and must not be taken from
+// the waits after the thread's later wakeups. (A CI run on a stealing host, the switches' lag -95 µs a
+// switch: phase_wakeup's Wait CPU 0.0402 s of the 0.18 s it timed, the rest in Other Wait, after two
+// CPU-bound phases.)
+func TestStealNotWake(t *testing.T) {
+	mt := newMicroTest(t)
+	m, th, sw := mt.m, mt.th, mt.sw
+	const ms = int64(time.Millisecond)
+	sw(1*ms, false, false)
+	sw(5*ms, true, true) // preempted twice; 2 ms of its 7 on a CPU by the records were stolen
+	sw(6*ms, false, false)
+	sw(9*ms, true, true)
+	th.rc.reading = schedReading{valid: true, t: 10 * ms, schedStat: schedStat{exec: 5 * ms, delay: 2 * ms, count: 2}}
+	sw(11*ms, false, false)
+	sw(12*ms, true, false) // asleep, woken at 20 ms, on a CPU at 23: 3 ms of wait after its wakeup
+	sw(23*ms, false, false)
+	sw(24*ms, true, false)
+	th.rc.reading = schedReading{valid: true, t: 25 * ms, schedStat: schedStat{exec: 7 * ms, delay: 7 * ms, count: 4}}
+	sw(30*ms, false, false)
+	if m.applied != 2 || m.wakes != 3*ms {
+		t.Errorf("%d readings applied, %d ns of waits after wakeups found, want 2 and %d", m.applied, m.wakes, 3*ms)
+	}
+}
+
 // TestNegativeLagAtExit: a thread that exits owing CPU time to a negative lag (the debt its samples had
 // no time left to pay) has the kernel's CPU time as its count, not its samples' (which hold what it
 // owed): its intervals were lengthened by the lag, so a count that kept it put Total Thread Time over

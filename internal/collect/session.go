@@ -923,6 +923,7 @@ func (s *Session) clockOpened(g *perfevent.Group, o perfevent.Options) (*perfeve
 	if o.ContextSwitch {
 		s.ms = newMicrostates(s, g, s.counterBase+csAt, s.counterBase+faultAt, o.SampleRegsUser)
 		s.ms.counted = o.ReadCount
+		s.ms.lastRun = o.ExcludeKernel
 		s.cpuSteal = &cpuSteal{path: "/proc/stat",
 			margin: kernelTick() + int64(time.Millisecond) + int64(len(g.CPUs()))*s.spec.Interval.Nanoseconds()}
 		s.cpuSteal.read(s.now())
