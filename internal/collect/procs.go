@@ -51,6 +51,7 @@ type proc struct {
 	// The periods of its clock samples in user and in kernel mode after its last sample point.
 	tailUser, tailSys int64
 	sampled           map[uint32]int64 // the periods of its clock samples, by thread
+	stolen            map[uint32]int64 // the steal time taken out of its clock samples, by thread
 }
 
 // priorSampled is the period of the clock samples of thread tid in the images that exec replaced

@@ -1487,6 +1487,12 @@ func (s *Session) writeCPU(pid, tid uint32, t int64, cpu uint32, mode experiment
 			p.sampled = map[uint32]int64{}
 		}
 		p.sampled[tid] += period + stolen
+		if stolen > 0 {
+			if p.stolen == nil {
+				p.stolen = map[uint32]int64{}
+			}
+			p.stolen[tid] += stolen
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -63,7 +64,7 @@ func (s *Session) scaleToRusage(st *os.ProcessState, counted int64) int64 {
 	lows := s.runtime.lows(s)
 	if s.subexperiments == 0 {
 		if lows != nil {
-			if total, ok := interpolateCounts(s.threadCPU[s.founder], lows[s.founder], cpuNS); ok {
+			if total, ok := interpolateStealFree(s.threadCPU[s.founder], lows[s.founder], s.founder.stolen, cpuNS); ok {
 				return total
 			}
 		}
@@ -76,16 +77,19 @@ func (s *Session) scaleToRusage(st *os.ProcessState, counted int64) int64 {
 		p   *proc
 		tid uint32
 	}
-	all, allLows := map[task]int64{}, map[task]int64{}
+	all, allLows, allStolen := map[task]int64{}, map[task]int64{}, map[task]int64{}
 	for p, tids := range s.threadCPU {
 		for tid, c := range tids {
 			all[task{p, tid}] = c
 			if r, ok := lows[p][tid]; ok {
 				allLows[task{p, tid}] = r
 			}
+			if st := p.stolen[tid]; st > 0 {
+				allStolen[task{p, tid}] = st
+			}
 		}
 	}
-	if _, ok := interpolateCounts(all, allLows, cpuNS); !ok {
+	if _, ok := interpolateStealFree(all, allLows, allStolen, cpuNS); !ok {
 		return counted
 	}
 	for k, n := range all {
@@ -137,6 +141,31 @@ func interpolateCounts[K comparable](threads, lows map[K]int64, cpuNS int64) (in
 		threads[tid] = lo[tid] + int64(lambda*float64(c-lo[tid])+0.5)
 	}
 	return cpuNS, true
+}
+
+// interpolateStealFree interpolates the thread counts threads as interpolateCounts does, each upper
+// bound first less the steal time taken out of the thread's samples (stolen, see the steal time in each
+// sample in counts.go), not below its lower bound; where cpuNS is not between those bounds' sums (a
+// runtime count short of a thread's time, which took more out of its samples than was stolen), as
+// interpolateCounts does with the counts as they are. With one λ for all threads between counts that
+// hold all of each one's steal, the one the hypervisor took the most from kept the most: 0.3054 s for
+// a thread that measured 0.3000 s, beside three that came within 0.5%.
+func interpolateStealFree[K comparable](threads, lows, stolen map[K]int64, cpuNS int64) (int64, bool) {
+	if len(stolen) > 0 {
+		hi := make(map[K]int64, len(threads))
+		for k, c := range threads {
+			h := c
+			if r, ok := lows[k]; ok && r >= 0 && r <= c {
+				h = max(c-stolen[k], r)
+			}
+			hi[k] = h
+		}
+		if total, ok := interpolateCounts(hi, lows, cpuNS); ok {
+			maps.Copy(threads, hi)
+			return total, true
+		}
+	}
+	return interpolateCounts(threads, lows, cpuNS)
 }
 
 // unsampledWarning says when the founder's main thread holds much more counted CPU time (mainNS, which

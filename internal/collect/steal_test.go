@@ -34,6 +34,31 @@ func TestInterpolateCounts(t *testing.T) {
 	}
 }
 
+// TestInterpolateStealFree: two threads of 300 ms each, thread 1 with 20 ms of steal in its count (15 ms
+// taken out of its samples), thread 2 with 10 ms (5 taken out), both runtime counts 290 ms; the process
+// used 600 ms. One λ between the counts as they are gives 302 and 298 ms; between the counts less what
+// was taken out of the samples, 300 and 300.
+func TestInterpolateStealFree(t *testing.T) {
+	const ms = int64(1e6)
+	threads := map[uint32]int64{1: 320 * ms, 2: 310 * ms}
+	lows := map[uint32]int64{1: 290 * ms, 2: 290 * ms}
+	stolen := map[uint32]int64{1: 15 * ms, 2: 5 * ms}
+	if got, ok := interpolateStealFree(threads, lows, stolen, 600*ms); !ok || got != 600*ms || threads[1] != 300*ms || threads[2] != 300*ms {
+		t.Errorf("interpolateStealFree = %d %v, threads %v; want 600 ms, 300 and 300", got, ok, threads)
+	}
+	// More taken out than the process used allows (a runtime count short of the thread's time): as
+	// interpolateCounts, between the counts as they are.
+	threads = map[uint32]int64{1: 320 * ms, 2: 310 * ms}
+	if got, ok := interpolateStealFree(threads, lows, map[uint32]int64{1: 30 * ms, 2: 20 * ms}, 600*ms); !ok || got != 600*ms || threads[1] != 302*ms || threads[2] != 298*ms {
+		t.Errorf("too much stolen: %d %v, threads %v; want 600 ms, 302 and 298", got, ok, threads)
+	}
+	// Not below the lower bound.
+	threads = map[uint32]int64{1: 320 * ms, 2: 310 * ms}
+	if got, ok := interpolateStealFree(threads, lows, map[uint32]int64{1: 40 * ms}, 600*ms); !ok || got != 600*ms || threads[1] != 290*ms || threads[2] != 310*ms {
+		t.Errorf("stolen beyond the lower bound: %d %v, threads %v; want 600 ms, 290 and 310", got, ok, threads)
+	}
+}
+
 func TestScaleCounts(t *testing.T) {
 	for _, tc := range []struct {
 		name           string
