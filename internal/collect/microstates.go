@@ -268,7 +268,7 @@ func (m *microstates) switched(r *perfevent.Switch) {
 			if !cs.inSyscall {
 				iv.mode = modeMaybeFault
 			}
-			th.waitStack, th.waitMode, th.waited, th.waitAt = cs.stack, iv.mode, true, t
+			th.waitStack, th.waitMode, th.waited = cs.stack, iv.mode, true
 			m.resolveDeferred(th, cs.stack)
 		case th.waited:
 			// Not sampled: as the thread's last sampled block (unless grabWaits reads its own), or, long
@@ -310,14 +310,14 @@ func (m *microstates) switched(r *perfevent.Switch) {
 				if !m.lastRun {
 					// A known block, as a sampled one: the stack of the blocks the sampler skipped
 					// around it.
-					th.waitStack, th.waitMode, th.waited, th.waitAt = g.stack, iv.mode, true, t
+					th.waitStack, th.waitMode, th.waited = g.stack, iv.mode, true
 					m.resolveDeferred(th, g.stack)
 				}
 			}
 		}
 		th.grab = grabbed{}
 		if iv.sampled && iv.mode != experiment.ModeWaitCPU {
-			th.waitAt = t // (a known block's age runs from its end)
+			th.waitAt = t // (a known block's age runs from its end: sampled, or read from outside)
 		}
 		if iv.mode == experiment.ModeWaitCPU {
 			m.add(r.Tid, th, iv)

@@ -121,10 +121,7 @@ func interpolateCounts[K comparable](threads, lows map[K]int64, cpuNS int64) (in
 	var hiSum, loSum int64
 	lo := map[K]int64{}
 	for tid, c := range threads {
-		r, ok := lows[tid]
-		if !ok || r > c || r < 0 {
-			r = c
-		}
+		r := lowerBound(lows, tid, c)
 		lo[tid] = r
 		hiSum += c
 		loSum += r
@@ -143,6 +140,14 @@ func interpolateCounts[K comparable](threads, lows map[K]int64, cpuNS int64) (in
 	return cpuNS, true
 }
 
+// lowerBound is the lower bound in lows of a thread counted c: c where it has none, or one not in [0, c].
+func lowerBound[K comparable](lows map[K]int64, k K, c int64) int64 {
+	if r, ok := lows[k]; ok && r >= 0 && r <= c {
+		return r
+	}
+	return c
+}
+
 // interpolateStealFree interpolates the thread counts threads as interpolateCounts does, each upper
 // bound first less the steal time taken out of the thread's samples (stolen, see the steal time in each
 // sample in counts.go), not below its lower bound; where cpuNS is not between those bounds' sums (a
@@ -154,11 +159,10 @@ func interpolateStealFree[K comparable](threads, lows, stolen map[K]int64, cpuNS
 	if len(stolen) > 0 {
 		hi := make(map[K]int64, len(threads))
 		for k, c := range threads {
-			h := c
-			if r, ok := lows[k]; ok && r >= 0 && r <= c {
-				h = max(c-stolen[k], r)
+			hi[k] = c
+			if r := lowerBound(lows, k, c); r < c {
+				hi[k] = max(c-stolen[k], r)
 			}
-			hi[k] = h
 		}
 		if total, ok := interpolateCounts(hi, lows, cpuNS); ok {
 			maps.Copy(threads, hi)
