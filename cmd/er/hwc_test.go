@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"er/internal/archive"
 	"er/internal/synth"
 )
 
@@ -111,6 +112,24 @@ func TestCountersAlone(t *testing.T) {
 	got := functionMetrics(t, exp, "e+minor-faults")
 	if got["touch_small"] == nil || got["touch_small"][0] != m["faults touch_small"] {
 		t.Errorf("touch_small: er %v minor faults, measured %v", got["touch_small"], m["faults touch_small"])
+	}
+	// The default archives (-a usedsrc) hold what the counters' stacks use: the program and its
+	// source. Before, er archive took the stacks of clock, heap, sync and I/O events only, and
+	// archived nothing here.
+	ix, err := archive.ReadIndex(exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objects, sources []string
+	for _, c := range ix.Copies {
+		if c.Kind == archive.KindSource {
+			sources = append(sources, c.Path)
+		} else {
+			objects = append(objects, c.Path)
+		}
+	}
+	if !contains(objects, prog) || len(sources) != 1 || filepath.Base(sources[0]) != "hwcprog.c" {
+		t.Errorf("archives of a counters-only experiment: load objects %q, sources %q; want %s and hwcprog.c", objects, sources, prog)
 	}
 	// cycles where this machine has no PMU (this VM; the lists say so): refused, no experiment.
 	list := er(t, "", nil, "collect", "-h")

@@ -4,6 +4,7 @@ import (
 	"er/internal/sat"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"er/internal/experiment"
 )
@@ -24,6 +25,7 @@ type Kind struct {
 	Name    string                // in messages: "clock-profiling"
 	Title   string                // in lists of the data experiments hold: "Clock profiling"
 	Noun    string                // in warnings about its events: "clock", "heap", "synchronization", "I/O"
+	Short   string                // a column's title in tables of event counts: "Sync"; "": Title's first word
 	Record  string                // how er collect records it: "-p on", "-H on"
 	Setting experiment.SettingKey // the setting that says whether an experiment recorded it
 	Timed   bool                  // its events last a time (EventInfo.Dur): filters offer it
@@ -86,6 +88,17 @@ func (k *Kind) Events(d *experiment.Data) int64 {
 		return k.Count(d)
 	}
 	return int64(k.Len(d))
+}
+
+// ShortTitle is the kind's title in a column of event counts: Short, else Title's first word.
+func (k *Kind) ShortTitle() string {
+	if k.Short != "" {
+		return k.Short
+	}
+	if i := strings.IndexByte(k.Title, ' '); i > 0 {
+		return k.Title[:i]
+	}
+	return k.Title
 }
 
 // KindStats returns kind k's statistics lines of the experiments ds together.
@@ -321,7 +334,7 @@ var (
 			}}
 		},
 	}
-	syncKind = &Kind{Name: "synchronization-tracing", Title: "Synchronization wait tracing", Noun: "synchronization wait",
+	syncKind = &Kind{Name: "synchronization-tracing", Title: "Synchronization wait tracing", Noun: "synchronization wait", Short: "Sync",
 		Record: "-s on", View: "sync", Setting: experiment.SettingSyncTracing, Timed: true, Metrics: SyncMetrics,
 		Default: []string{"i.sync", "i+syncn"}, DefaultRank: 2,
 		// An experiment read with its synchronization trace summed (experiment.Options.Summed) has

@@ -799,8 +799,8 @@ func (c *sourceChecker) dirPresent(d string) bool {
 	return ok
 }
 
-// eventStacks returns d with each distinct call stack of its events (clock samples, heap, sync and
-// I/O events) in each process as one clock sample, at the time of one of its events (the mappings
+// eventStacks returns d with each distinct call stack of its events (of every kind of
+// analysis.Kinds) in each process as one clock sample, at the time of one of its events (the mappings
 // its addresses fall in are those of that time), and no other events: which objects and source
 // lines the events use is a matter of their stacks alone, and a heap trace of 4,000,000 calls,
 // replayed whole, was half of what er collect did after its target had exited. The stacks of trace
@@ -808,7 +808,7 @@ func (c *sourceChecker) dirPresent(d string) bool {
 // d is not changed.
 func eventStacks(d *experiment.Data) *experiment.Data {
 	out := *d
-	out.Clock, out.Heap, out.Sync, out.IO = nil, nil, nil, nil
+	out.Clock, out.Counters, out.Heap, out.Sync, out.IO = nil, nil, nil, nil, nil
 	type key struct{ pid, stack uint32 }
 	seen := map[key]bool{}
 	add := func(t int64, pid, tid, stack uint32, mode experiment.Mode) {
@@ -817,17 +817,16 @@ func eventStacks(d *experiment.Data) *experiment.Data {
 			out.Clock = append(out.Clock, experiment.ClockSample{Time: t, Pid: pid, Tid: tid, Mode: mode, Period: 1, Stack: stack})
 		}
 	}
-	for _, e := range d.Clock {
-		add(e.Time, e.Pid, e.Tid, e.Stack, e.Mode)
-	}
-	for _, e := range d.Heap {
-		add(e.Time, e.Pid, e.Tid, e.Stack, experiment.ModeUser)
-	}
-	for _, e := range d.Sync {
-		add(e.Time, e.Pid, e.Tid, e.Stack, experiment.ModeUser)
-	}
-	for _, e := range d.IO {
-		add(e.Time, e.Pid, e.Tid, e.Stack, experiment.ModeUser)
+	var ev analysis.EventInfo
+	for _, k := range analysis.Kinds {
+		for i, n := 0, k.Len(d); i < n; i++ {
+			k.Info(d, i, &ev)
+			mode := experiment.ModeUser
+			if k.ID == analysis.DataClock {
+				mode = d.Clock[i].Mode
+			}
+			add(ev.Time, ev.Pid, ev.Tid, k.Stack(d, i), mode)
+		}
 	}
 	for _, st := range d.TraceStacks { // the stacks of the trace events not read
 		add(st.Time, st.Pid, st.Tid, st.Stack, experiment.ModeUser)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"er/internal/experiment"
 	"er/internal/report"
 	"er/internal/synth"
 )
@@ -28,6 +29,21 @@ func TestSyntheticCounters(t *testing.T) {
 	}
 	ts := httptest.NewServer(tokened(s))
 	t.Cleanup(ts.Close)
+	// The overview's experiments table counts the events of every kind the experiment has, the
+	// counters' too: before, it had four fixed columns (Clock, Heap, Sync, I/O) and no counters.
+	d, err := experiment.Open(exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o struct {
+		EventKinds  []string `json:"eventKinds"`
+		Experiments []struct{ Events []int64 }
+	}
+	get(t, ts, "/api/overview", 200, &o)
+	if want := []int64{int64(len(d.Clock)), int64(len(d.Counters))}; !slices.Equal(o.EventKinds, []string{"Clock", "Counter"}) ||
+		len(o.Experiments) != 1 || !slices.Equal(o.Experiments[0].Events, want) || want[1] == 0 {
+		t.Errorf("overview: event kinds %q, experiments %+v; want Clock and Counter, %d", o.EventKinds, o.Experiments, want)
+	}
 	post(t, ts, "/api/metrics", `{"spec":"e.totalcpu:e.cycles:e+cycles:e+insts:e.cpi:e.ipc:name"}`, 200, nil)
 	var tbl report.JSONTable
 	get(t, ts, "/api/functions?limit=0", 200, &tbl)

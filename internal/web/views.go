@@ -345,12 +345,19 @@ func (s *Server) overview(r *http.Request) (any, error) {
 		Pid, Ppid                         uint32
 		Start, Duration                   int64
 		Exit                              string
-		Events                            [4]int
+		Events                            []int64 // of each kind of eventKinds
 		Threads                           int
 		CPUs                              int
 	}
 	var infos []expInfo
 	dur := s.duration()
+	has := analysis.DataKinds(exps)
+	var eventKinds []string
+	for _, k := range analysis.Kinds {
+		if has[k.ID] {
+			eventKinds = append(eventKinds, k.ShortTitle())
+		}
+	}
 	for i, d := range exps {
 		lg := &d.Log
 		end := s.sh.ends[i]
@@ -358,9 +365,15 @@ func (s *Server) overview(r *http.Request) (any, error) {
 			end = lg.StopTime
 		}
 		exit := lg.ExitText()
+		var events []int64
+		for _, k := range analysis.Kinds {
+			if has[k.ID] {
+				events = append(events, k.Events(d))
+			}
+		}
 		infos = append(infos, expInfo{Dir: dirs[i], Name: filepath.Base(dirs[i]), Command: strings.Join(lg.Command, " "),
 			Host: lg.Host, Lineage: lg.Lineage, Pid: lg.Pid, Ppid: lg.Ppid, Start: lg.StartTime, Duration: end,
-			Exit: exit, Events: [4]int{len(d.Clock), len(d.Heap), len(d.Sync), len(d.IO)},
+			Exit: exit, Events: events,
 			Threads: len(s.eng.Index(i).Threads()), CPUs: lg.CPUs})
 	}
 	var metrics []map[string]any
@@ -371,7 +384,6 @@ func (s *Server) overview(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	has := analysis.DataKinds(exps)
 	views := []string{"overview", "functions", "callers", "calltree", "flame", "source", "disasm", "timeline",
 		"threads", "cpus", "samples", "objects"}
 	for _, k := range analysis.Kinds {
@@ -399,7 +411,7 @@ func (s *Server) overview(r *http.Request) (any, error) {
 		"experiments": infos, "duration": dur, "metrics": metrics, "events": p.Events,
 		"dataEvents": p.DataEvents, "warnings": s.eng.Warnings(), "views": views,
 		"filter": s.filterState(), "histogram": tl.histogram(0, dur, 240), "static": s.static,
-		"kinds": dataKindNames(has), "metricSpec": s.eng.MetricSpec(),
+		"kinds": dataKindNames(has), "eventKinds": eventKinds, "metricSpec": s.eng.MetricSpec(),
 	}, nil
 }
 

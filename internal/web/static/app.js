@@ -307,8 +307,8 @@ VIEWS.overview = async (sec) => {
   const tree = o.processes > o.founders.length;
   const shown = tree ? o.founders.map((i) => o.experiments[i]) : o.experiments;
   const t = {
-    columns: ["Experiment", "Command", "Host", "PID", "Threads", "Duration", "Clock", "Heap", "Sync", "I/O", "End"].map((x, i) => ({ key: "c" + i, title: x, kind: "text", left: i < 3 || i === 10 })),
-    rows: shown.map((e) => ({ id: -1, name: "", cells: [e.Name, e.Command, e.Host, String(e.Pid), String(e.Threads), secs(e.Duration) + " s", ...e.Events.map(String), e.Exit].map((x) => ({ t: x, v: 0, p: -1 })) })),
+    columns: ["Experiment", "Command", "Host", "PID", "Threads", "Duration", ...(o.eventKinds || []), "End"].map((x, i, all) => ({ key: "c" + i, title: x, kind: "text", left: i < 3 || i === all.length - 1 })),
+    rows: shown.map((e) => ({ id: -1, name: "", cells: [e.Name, e.Command, e.Host, String(e.Pid), String(e.Threads), secs(e.Duration) + " s", ...(e.Events || []).map(String), e.Exit].map((x) => ({ t: x, v: 0, p: -1 })) })),
   };
   sec.append(metricTable(t));
   if (tree) {
