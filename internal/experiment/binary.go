@@ -42,7 +42,7 @@ const (
 // before anything is allocated for it.
 func maxPayload(k recordKind, recSize uint32) int64 {
 	switch k {
-	case kindClock, kindHWC:
+	case kindClock, kindHWC, kindTable:
 		r := int64(max(recSize, 1))
 		return (blockTarget + r - 1) / r * r
 	case kindStacks:
@@ -66,6 +66,7 @@ const (
 	kindOverview recordKind = 3
 	kindArchive  recordKind = 4
 	kindHWC      recordKind = 5
+	kindTable    recordKind = 6 // an event table's rows: their layout is its schema's (events.Schema.Offsets)
 )
 
 func (k recordKind) String() string {
@@ -80,6 +81,8 @@ func (k recordKind) String() string {
 		return "archive"
 	case kindHWC:
 		return "hwc"
+	case kindTable:
+		return "table"
 	}
 	return "kind " + strconv.Itoa(int(k))
 }
@@ -103,13 +106,16 @@ var (
 func checksum(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
 
 // appendFileHeader appends the 24-byte header of a binary file holding records of kind k.
-func appendFileHeader(b []byte, k recordKind) []byte {
+func appendFileHeader(b []byte, k recordKind) []byte { return appendFileHeaderOf(b, k, k.recordSize()) }
+
+// appendFileHeaderOf appends the header of a file of records of kind k, recSize bytes each.
+func appendFileHeaderOf(b []byte, k recordKind, recSize uint32) []byte {
 	start := len(b)
 	b = append(b, fileMagic...)
 	b = le.AppendUint16(b, formatMajor)
 	b = le.AppendUint16(b, formatMinor)
 	b = le.AppendUint32(b, uint32(k))
-	b = le.AppendUint32(b, k.recordSize())
+	b = le.AppendUint32(b, recSize)
 	return le.AppendUint32(b, checksum(b[start:]))
 }
 
@@ -153,6 +159,11 @@ type blockReader struct {
 
 // newBlockReader checks the file header of a file of size bytes holding records of kind k.
 func newBlockReader(name string, r io.ReaderAt, size int64, k recordKind, strict bool) (*blockReader, error) {
+	return newBlockReaderOf(name, r, size, k, k.recordSize(), strict)
+}
+
+// newBlockReaderOf is newBlockReader for records of at least want bytes (0: variable-size).
+func newBlockReaderOf(name string, r io.ReaderAt, size int64, k recordKind, want uint32, strict bool) (*blockReader, error) {
 	br := &blockReader{name: name, r: r, size: size, strict: strict}
 	if size == 0 && !strict {
 		br.warning = name + ": empty file (no header); no records"
@@ -179,7 +190,7 @@ func newBlockReader(name string, r io.ReaderAt, size int64, k recordKind, strict
 	}
 	br.recSize = le.Uint32(h[16:])
 	// A later minor version may append fields to fixed-size records, never shrink them.
-	if want := k.recordSize(); (want == 0) != (br.recSize == 0) || br.recSize < want {
+	if (want == 0) != (br.recSize == 0) || br.recSize < want {
 		return nil, formatErrorf(name, 16, hintNotData, "record size %d, want %d", br.recSize, want)
 	}
 	br.off = fileHeaderSize

@@ -129,6 +129,10 @@ func OpenWith(dir string, opt Options) (*Data, error) {
 		return nil, err
 	}
 	slices.SortStableFunc(d.Counters, func(a, b CounterSample) int { return cmp.Compare(a.Time, b.Time) })
+	// The event tables, read after the stacks as the clock's.
+	if err := readTables(d, dir, present); err != nil {
+		return nil, err
+	}
 
 	mapBytes, err := readIfExists(path(MapFile), maxMapSize, MapFile)
 	if err != nil {

@@ -1,7 +1,10 @@
 // Package experiment holds the on-disk experiment format: its types, writer and reader.
 package experiment
 
-import "er/internal/heapreplay"
+import (
+	"er/internal/events"
+	"er/internal/heapreplay"
+)
 
 // FormatVersion is the version of the experiment format written by this package.
 // Readers accept the same major version.
@@ -265,6 +268,9 @@ type Log struct {
 	ThreadCPU []ThreadCount
 	// Counters are the counters profiled (-h), in the order of CounterSample.Counter.
 	Counters []Counter
+	// Tables are the schemas of the experiment's event tables (Data.Tables), as its log.xml
+	// describes their files.
+	Tables   []*events.Schema
 	Settings []Setting
 	Events   []Event
 }
@@ -397,6 +403,9 @@ type Data struct {
 	Heap     []HeapEvent     // in time order per thread
 	Sync     []SyncEvent
 	IO       []IOEvent
+	// Tables are the event tables of kinds that keep their events in one (events.Table), by
+	// schema name; the rows in time order.
+	Tables   map[string]*events.Table
 	Overview []OverviewSample
 	Archives map[string]*Archive // by Mapping.Path
 	Notes    string

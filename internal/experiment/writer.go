@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"er/internal/events"
 	"er/internal/ranges"
 	"er/internal/safedir"
 )
@@ -47,6 +48,8 @@ type Writer struct {
 	clock, stacks, overview *dataFile
 	offcpu                  *dataFile // made at the first off-CPU interval (OffCPU)
 	hwc                     *dataFile // made at the first counter sample (Counter)
+	tables                  map[*events.Schema]*tableFile // made at each table's first row (Row)
+	tableOrder              []*tableFile
 
 	logSize   int64 // bytes of log.xml as last written
 	mapSize   int64 // bytes of map.xml as last written
@@ -74,11 +77,16 @@ type dataFile struct {
 }
 
 func newDataFile(dir, name string, k recordKind) (*dataFile, error) {
+	return newDataFileOf(dir, name, k, k.recordSize())
+}
+
+// newDataFileOf is newDataFile for records of recSize bytes.
+func newDataFileOf(dir, name string, k recordKind, recSize uint32) (*dataFile, error) {
 	f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	h := appendFileHeader(nil, k)
+	h := appendFileHeaderOf(nil, k, recSize)
 	if _, err := f.Write(h); err != nil {
 		f.Close()
 		return nil, err
@@ -302,6 +310,9 @@ func (w *Writer) files() []*dataFile {
 	}
 	if w.hwc != nil {
 		fs = append(fs, w.hwc)
+	}
+	for _, t := range w.tableOrder {
+		fs = append(fs, t.dataFile)
 	}
 	return fs
 }

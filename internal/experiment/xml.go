@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -149,6 +150,7 @@ type xmlData struct {
 type xmlDescriptor struct {
 	File       string     `xml:"file,attr"`
 	Kind       string     `xml:"kind,attr"`
+	Name       string     `xml:"name,attr,omitempty"` // an event table's schema name
 	Version    string     `xml:"version,attr"`
 	RecordSize uint32     `xml:"recordSize,attr"`
 	Fields     []xmlField `xml:"field"`
@@ -158,7 +160,8 @@ type xmlField struct {
 	Name   string `xml:"name,attr"`
 	Type   string `xml:"type,attr"`
 	Offset int    `xml:"offset,attr"`
-	Desc   string `xml:"description,attr"`
+	Desc   qstr   `xml:"description,attr"`
+	Unit   qstr   `xml:"unit,attr,omitempty"` // an event table's column's unit
 }
 
 type xmlEvent struct {
@@ -187,55 +190,55 @@ type xmlThreadCount struct {
 // descriptors lists the binary files and their record layouts, written into log.xml.
 var descriptors = []xmlDescriptor{
 	{File: ClockFile, Kind: kindClock.String(), Version: FormatVersion, RecordSize: clockRecordSize, Fields: []xmlField{
-		{"time", "i64", 0, "ns since the start of the experiment (perf clock minus log start perfNS)"},
-		{"period", "i64", 8, "ns of CPU time the sample stands for"},
-		{"pid", "u32", 16, "process id"},
-		{"tid", "u32", 20, "thread id"},
-		{"cpu", "u32", 24, "CPU the sample was taken on"},
-		{"stack", "u32", 28, "stack id: record number in the stacks file, from 1; 0 is the empty stack"},
-		{"mode", "u8", 32, "0 unknown, 1 user, 2 kernel"},
-		{"reserved", "u8[7]", 33, "zero"},
+		{"time", "i64", 0, "ns since the start of the experiment (perf clock minus log start perfNS)", ""},
+		{"period", "i64", 8, "ns of CPU time the sample stands for", ""},
+		{"pid", "u32", 16, "process id", ""},
+		{"tid", "u32", 20, "thread id", ""},
+		{"cpu", "u32", 24, "CPU the sample was taken on", ""},
+		{"stack", "u32", 28, "stack id: record number in the stacks file, from 1; 0 is the empty stack", ""},
+		{"mode", "u8", 32, "0 unknown, 1 user, 2 kernel", ""},
+		{"reserved", "u8[7]", 33, "zero", ""},
 	}},
 	{File: OffCPUFile, Kind: kindClock.String(), Version: FormatVersion, RecordSize: clockRecordSize, Fields: []xmlField{
-		{"time", "i64", 0, "ns since the start of the experiment: the end of the interval (of the last, when merged)"},
-		{"period", "i64", 8, "ns the thread spent in the state"},
-		{"pid", "u32", 16, "process id"},
-		{"tid", "u32", 20, "thread id"},
-		{"cpu", "u32", 24, "CPU the thread left"},
-		{"stack", "u32", 28, "stack id: record number in the stacks file, from 1; 0 is the empty stack"},
-		{"mode", "u8", 32, "3 waiting for a CPU, 4 asleep, 5 asleep in a text page fault, 6 in a data page fault"},
-		{"reserved", "u8[7]", 33, "zero"},
+		{"time", "i64", 0, "ns since the start of the experiment: the end of the interval (of the last, when merged)", ""},
+		{"period", "i64", 8, "ns the thread spent in the state", ""},
+		{"pid", "u32", 16, "process id", ""},
+		{"tid", "u32", 20, "thread id", ""},
+		{"cpu", "u32", 24, "CPU the thread left", ""},
+		{"stack", "u32", 28, "stack id: record number in the stacks file, from 1; 0 is the empty stack", ""},
+		{"mode", "u8", 32, "3 waiting for a CPU, 4 asleep, 5 asleep in a text page fault, 6 in a data page fault", ""},
+		{"reserved", "u8[7]", 33, "zero", ""},
 	}},
 	{File: CountersFile, Kind: kindHWC.String(), Version: FormatVersion, RecordSize: hwcRecordSize, Fields: []xmlField{
-		{"time", "i64", 0, "ns since the start of the experiment"},
-		{"value", "i64", 8, "events the sample stands for: the counter's interval"},
-		{"addr", "u64", 16, "data address of the event (counters given with +), 0 when unknown"},
-		{"pid", "u32", 24, "process id"},
-		{"tid", "u32", 28, "thread id"},
-		{"cpu", "u32", 32, "CPU the sample was taken on"},
-		{"stack", "u32", 36, "stack id: record number in the stacks file, from 1; 0 is the empty stack"},
-		{"counter", "u8", 40, "the counter: its index in the log's counters"},
-		{"mode", "u8", 41, "1 user, 2 kernel"},
-		{"reserved", "u8[6]", 42, "zero"},
+		{"time", "i64", 0, "ns since the start of the experiment", ""},
+		{"value", "i64", 8, "events the sample stands for: the counter's interval", ""},
+		{"addr", "u64", 16, "data address of the event (counters given with +), 0 when unknown", ""},
+		{"pid", "u32", 24, "process id", ""},
+		{"tid", "u32", 28, "thread id", ""},
+		{"cpu", "u32", 32, "CPU the sample was taken on", ""},
+		{"stack", "u32", 36, "stack id: record number in the stacks file, from 1; 0 is the empty stack", ""},
+		{"counter", "u8", 40, "the counter: its index in the log's counters", ""},
+		{"mode", "u8", 41, "1 user, 2 kernel", ""},
+		{"reserved", "u8[6]", 42, "zero", ""},
 	}},
 	{File: StacksFile, Kind: kindStacks.String(), Version: FormatVersion, RecordSize: 0, Fields: []xmlField{
-		{"nframes", "u32", 0, "number of frames"},
-		{"frames", "u64[nframes]", 4, "absolute instruction addresses, leaf first; kernel frames before user frames"},
+		{"nframes", "u32", 0, "number of frames", ""},
+		{"frames", "u64[nframes]", 4, "absolute instruction addresses, leaf first; kernel frames before user frames", ""},
 	}},
 	{File: OverviewFile, Kind: kindOverview.String(), Version: FormatVersion, RecordSize: 0, Fields: []xmlField{
-		{"time", "i64", 0, "ns since the start of the experiment"},
-		{"pid", "u32", 8, "process id"},
-		{"sample", "u32", 12, "sample point number, from 1"},
-		{"userNS", "i64", 16, "cumulative user CPU time, ns"},
-		{"systemNS", "i64", 24, "cumulative system CPU time, ns"},
-		{"minflt", "i64", 32, "minor page faults"},
-		{"majflt", "i64", 40, "major page faults"},
-		{"volCtxSw", "i64", 48, "voluntary context switches"},
-		{"involCtxSw", "i64", 56, "involuntary context switches"},
-		{"rssBytes", "i64", 64, "resident set size, bytes"},
-		{"numThreads", "i32", 72, "number of threads"},
-		{"labelLen", "u16", 76, "length of the label"},
-		{"label", "u8[labelLen]", 78, "why the sample was taken (start, periodic, end, signal), UTF-8"},
+		{"time", "i64", 0, "ns since the start of the experiment", ""},
+		{"pid", "u32", 8, "process id", ""},
+		{"sample", "u32", 12, "sample point number, from 1", ""},
+		{"userNS", "i64", 16, "cumulative user CPU time, ns", ""},
+		{"systemNS", "i64", 24, "cumulative system CPU time, ns", ""},
+		{"minflt", "i64", 32, "minor page faults", ""},
+		{"majflt", "i64", 40, "major page faults", ""},
+		{"volCtxSw", "i64", 48, "voluntary context switches", ""},
+		{"involCtxSw", "i64", 56, "involuntary context switches", ""},
+		{"rssBytes", "i64", 64, "resident set size, bytes", ""},
+		{"numThreads", "i32", 72, "number of threads", ""},
+		{"labelLen", "u16", 76, "length of the label", ""},
+		{"label", "u8[labelLen]", 78, "why the sample was taken (start, periodic, end, signal), UTF-8", ""},
 	}},
 }
 
@@ -265,11 +268,14 @@ func encodeLog(l Log) []byte {
 		},
 		Target: xmlTarget{Pid: l.Pid, Ppid: l.Ppid, Lineage: qstr(l.Lineage), Attached: l.Attached, Cwd: qstr(l.Cwd)},
 		Start:  xmlStart{Time: l.StartTime, PerfNS: l.StartPerfNS},
-		Data:   xmlData{KernelStacks: l.KernelStacks, Files: descriptors},
+		Data:   xmlData{KernelStacks: l.KernelStacks, Files: slices.Clip(descriptors)},
 		End:    xmlEnd{Time: l.EndTime, Exited: l.Exited, ExitStatus: l.ExitStatus, ExitSignal: l.ExitSignal, CountedCPU: l.CountedCPUNS, Stopped: l.StopTime, Threads: threadCounts(l.ThreadCPU)},
 	}
 	if x.Version == "" {
 		x.Version = FormatVersion
+	}
+	for _, t := range l.Tables {
+		x.Data.Files = append(x.Data.Files, tableDescriptor(t))
 	}
 	for _, a := range l.Command {
 		x.Target.Args = append(x.Target.Args, qstr(a))
@@ -417,6 +423,16 @@ func decodeLog(name string, b []byte) (Log, []string, error) {
 	var files []string
 	for _, d := range x.Data.Files {
 		files = append(files, d.File)
+		if d.Kind == kindTable.String() {
+			s, err := tableSchema(name, d)
+			if err != nil {
+				return Log{}, nil, err
+			}
+			l.Tables = append(l.Tables, s)
+		}
+	}
+	if err := checkTables(name, l.Tables); err != nil {
+		return Log{}, nil, err
 	}
 	if err := checkLog(name, &l); err != nil {
 		return Log{}, nil, err

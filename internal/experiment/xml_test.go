@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"bytes"
+	"er/internal/events"
 	"flag"
 	"os"
 	"path/filepath"
@@ -206,6 +207,7 @@ func TestLogUnknownElements(t *testing.T) {
 func FuzzReadLog(f *testing.F) {
 	f.Add(encodeLog(testLog()))
 	f.Add(encodeLog(Log{}))
+	f.Add(encodeLog(Log{Tables: []*events.Schema{{Name: "toy", File: "toytrace", Columns: []events.Column{{Name: "units", Title: "\"q\x00", Unit: "<u>", Type: events.U32}}}}}))
 	f.Add([]byte(`<experiment version="1.0"><target><arg>"\x00"</arg></target></experiment>`))
 	f.Add([]byte(`<experiment version="1.0"></experiment><experiment version="1.0"></experiment>`))
 	f.Add([]byte(`<experiment version="1.0"></experiment>junk<!-- c -->`))

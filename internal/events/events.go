@@ -1,0 +1,341 @@
+// Package events holds event tables: one kind's events as a common header and the columns its schema declares, stored as a struct of arrays.
+package events
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strings"
+)
+
+// A table's events share a header: when (Time, ns since the experiment's start), how long (Dur,
+// ns; 0 for an event of no duration), how many calls or samples the row stands for (Count: 1 for
+// one event, more for a summed site), of which process and thread, on which CPU (-1: not
+// recorded), at which call stack (an id of the experiment's stack table). A kind's schema adds its
+// own columns, each an integer of a declared type.
+
+// Type is the type of a column's values in the table's file; in memory every value is an int64
+// (a u64 keeps its bits).
+type Type uint8
+
+// Column types.
+const (
+	U8 Type = iota + 1
+	U16
+	U32
+	U64
+	I32
+	I64
+)
+
+var typeNames = [...]string{U8: "u8", U16: "u16", U32: "u32", U64: "u64", I32: "i32", I64: "i64"}
+
+// String is the type's name in log.xml's field descriptors.
+func (t Type) String() string {
+	if int(t) < len(typeNames) && typeNames[t] != "" {
+		return typeNames[t]
+	}
+	return fmt.Sprintf("type %d", t)
+}
+
+// Size is the bytes a value of type t takes in a record.
+func (t Type) Size() int {
+	switch t {
+	case U8:
+		return 1
+	case U16:
+		return 2
+	case U32, I32:
+		return 4
+	case U64, I64:
+		return 8
+	}
+	return 0
+}
+
+// ParseType returns the type log.xml names s; false for none of the column types.
+func ParseType(s string) (Type, bool) {
+	for t, n := range typeNames {
+		if n != "" && n == s {
+			return Type(t), true
+		}
+	}
+	return 0, false
+}
+
+// Column is a column a schema declares beyond the header.
+type Column struct {
+	Name  string // in files and filters (case-insensitive there): lower-case letters, digits, '_'
+	Title string // in describe and tables: "Toy units"
+	Unit  string // of its values: "bytes", "ns", "" for a number or a code
+	Type  Type
+}
+
+// Schema is a kind's table: its name (in log.xml and Data.Tables), the file that holds its
+// records, and its declared columns in record order.
+type Schema struct {
+	Name    string
+	File    string
+	Columns []Column
+}
+
+// Limits of a schema, checked where one is read from a file.
+const (
+	MaxColumns    = 64
+	MaxNameLen    = 32
+	MaxRecordSize = 1024
+)
+
+// The header's fields in a record, each at its fixed offset (docs/experiment-format.md, "Event
+// tables").
+var Header = []struct {
+	Name   string
+	Type   Type
+	Offset int
+}{
+	{"time", I64, 0}, {"dur", I64, 8}, {"count", I64, 16}, {"pid", U32, 24}, {"tid", U32, 28}, {"cpu", I32, 32}, {"stack", U32, 36},
+}
+
+// HeaderSize is the bytes of a record's header; the declared columns follow it.
+const HeaderSize = 40
+
+// Offsets returns each declared column's offset in a record, and the record's size: the columns
+// follow the header in order, each aligned to its size, and the record is a multiple of 8 bytes.
+func (s *Schema) Offsets() (offs []int, size int) {
+	off := HeaderSize
+	for _, c := range s.Columns {
+		n := c.Type.Size()
+		off = (off + n - 1) / n * n
+		offs = append(offs, off)
+		off += n
+	}
+	return offs, (off + 7) / 8 * 8
+}
+
+// Col returns the index of the column named name (case-insensitive), -1 for none.
+func (s *Schema) Col(name string) int {
+	for i, c := range s.Columns {
+		if strings.EqualFold(c.Name, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// Check says what is wrong with s, if anything: a name or file that is not a plain lower-case name,
+// a column without a name or type, two columns of one name (or a header field's), too many columns.
+func (s *Schema) Check() error {
+	if !plainName(s.Name) {
+		return fmt.Errorf("table name %q: want 1 to %d lower-case letters, digits and '_', starting with a letter", s.Name, MaxNameLen)
+	}
+	if !plainFile(s.File) {
+		return fmt.Errorf("table %s: file name %q: want a plain name of letters, digits, '.', '_' and '-', not starting with '.'", s.Name, s.File)
+	}
+	if len(s.Columns) > MaxColumns {
+		return fmt.Errorf("table %s: %d columns; at most %d", s.Name, len(s.Columns), MaxColumns)
+	}
+	seen := map[string]bool{}
+	for _, h := range Header {
+		seen[h.Name] = true
+	}
+	for _, c := range s.Columns {
+		if !plainName(c.Name) {
+			return fmt.Errorf("table %s: column name %q: want 1 to %d lower-case letters, digits and '_', starting with a letter", s.Name, c.Name, MaxNameLen)
+		}
+		if seen[c.Name] {
+			return fmt.Errorf("table %s: two columns (or a column and a header field) named %q", s.Name, c.Name)
+		}
+		seen[c.Name] = true
+		if c.Type.Size() == 0 {
+			return fmt.Errorf("table %s: column %s has no type", s.Name, c.Name)
+		}
+	}
+	return nil
+}
+
+func plainName(s string) bool {
+	if s == "" || len(s) > MaxNameLen || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+func plainFile(s string) bool {
+	if s == "" || len(s) > 64 || s[0] == '.' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// Row is one event: its header and its declared columns' values, in schema order.
+type Row struct {
+	Time, Dur, Count int64
+	Pid, Tid         uint32
+	CPU              int32
+	Stack            uint32
+	Cols             []int64
+}
+
+// Table is a kind's events, a column each: the header's and the declared ones (Cols, in schema
+// order). Its rows are in the order they were added (the reader adds them in time order).
+type Table struct {
+	Schema           *Schema
+	Time, Dur, Count []int64
+	Pid, Tid         []uint32
+	CPU              []int32
+	Stack            []uint32
+	Cols             [][]int64
+}
+
+// New returns an empty table of schema s.
+func New(s *Schema) *Table {
+	return &Table{Schema: s, Cols: make([][]int64, len(s.Columns))}
+}
+
+// Len is the number of rows.
+func (t *Table) Len() int {
+	if t == nil {
+		return 0
+	}
+	return len(t.Time)
+}
+
+// Events is the number of calls or samples the rows stand for: the sum of their counts.
+func (t *Table) Events() int64 {
+	if t == nil {
+		return 0
+	}
+	var n int64
+	for _, c := range t.Count {
+		n += c
+	}
+	return n
+}
+
+// Add appends r; its Cols must have one value per declared column (missing ones are 0).
+func (t *Table) Add(r Row) {
+	t.Time, t.Dur, t.Count = append(t.Time, r.Time), append(t.Dur, r.Dur), append(t.Count, r.Count)
+	t.Pid, t.Tid, t.CPU, t.Stack = append(t.Pid, r.Pid), append(t.Tid, r.Tid), append(t.CPU, r.CPU), append(t.Stack, r.Stack)
+	for j := range t.Cols {
+		var v int64
+		if j < len(r.Cols) {
+			v = r.Cols[j]
+		}
+		t.Cols[j] = append(t.Cols[j], v)
+	}
+}
+
+// Row returns row i.
+func (t *Table) Row(i int) Row {
+	r := Row{Time: t.Time[i], Dur: t.Dur[i], Count: t.Count[i], Pid: t.Pid[i], Tid: t.Tid[i], CPU: t.CPU[i], Stack: t.Stack[i]}
+	for _, c := range t.Cols {
+		r.Cols = append(r.Cols, c[i])
+	}
+	return r
+}
+
+// Column returns the values of the declared column named name (case-insensitive); nil for none.
+func (t *Table) Column(name string) []int64 {
+	if t == nil {
+		return nil
+	}
+	if j := t.Schema.Col(name); j >= 0 {
+		return t.Cols[j]
+	}
+	return nil
+}
+
+var le = binary.LittleEndian
+
+// AppendRecord appends row r as a record of schema s (offs and size from s.Offsets).
+func AppendRecord(b []byte, offs []int, size int, s *Schema, r Row) []byte {
+	start := len(b)
+	b = append(b, make([]byte, size)...)
+	rec := b[start:]
+	le.PutUint64(rec[0:], uint64(r.Time))
+	le.PutUint64(rec[8:], uint64(r.Dur))
+	le.PutUint64(rec[16:], uint64(r.Count))
+	le.PutUint32(rec[24:], r.Pid)
+	le.PutUint32(rec[28:], r.Tid)
+	le.PutUint32(rec[32:], uint32(r.CPU))
+	le.PutUint32(rec[36:], r.Stack)
+	for j, c := range s.Columns {
+		var v int64
+		if j < len(r.Cols) {
+			v = r.Cols[j]
+		}
+		put(rec[offs[j]:], c.Type, v)
+	}
+	return b
+}
+
+func put(b []byte, t Type, v int64) {
+	switch t {
+	case U8:
+		b[0] = byte(v)
+	case U16:
+		le.PutUint16(b, uint16(v))
+	case U32, I32:
+		le.PutUint32(b, uint32(v))
+	case U64, I64:
+		le.PutUint64(b, uint64(v))
+	}
+}
+
+// Value decodes a value of type t at the start of b.
+func Value(b []byte, t Type) int64 {
+	switch t {
+	case U8:
+		return int64(b[0])
+	case U16:
+		return int64(le.Uint16(b))
+	case U32:
+		return int64(le.Uint32(b))
+	case I32:
+		return int64(int32(le.Uint32(b)))
+	case U64, I64:
+		return int64(le.Uint64(b))
+	}
+	return 0
+}
+
+// DecodeRecord decodes the record rec (at least size bytes) of a file whose declared columns are
+// at offs, and adds it to t.
+func (t *Table) DecodeRecord(rec []byte, offs []int) {
+	t.Time = append(t.Time, int64(le.Uint64(rec[0:])))
+	t.Dur = append(t.Dur, int64(le.Uint64(rec[8:])))
+	t.Count = append(t.Count, int64(le.Uint64(rec[16:])))
+	t.Pid = append(t.Pid, le.Uint32(rec[24:]))
+	t.Tid = append(t.Tid, le.Uint32(rec[28:]))
+	t.CPU = append(t.CPU, int32(le.Uint32(rec[32:])))
+	t.Stack = append(t.Stack, le.Uint32(rec[36:]))
+	for j, c := range t.Schema.Columns {
+		t.Cols[j] = append(t.Cols[j], Value(rec[offs[j]:], c.Type))
+	}
+}
+
+// Swap exchanges rows i and j (for sorting).
+func (t *Table) Swap(i, j int) {
+	t.Time[i], t.Time[j] = t.Time[j], t.Time[i]
+	t.Dur[i], t.Dur[j] = t.Dur[j], t.Dur[i]
+	t.Count[i], t.Count[j] = t.Count[j], t.Count[i]
+	t.Pid[i], t.Pid[j] = t.Pid[j], t.Pid[i]
+	t.Tid[i], t.Tid[j] = t.Tid[j], t.Tid[i]
+	t.CPU[i], t.CPU[j] = t.CPU[j], t.CPU[i]
+	t.Stack[i], t.Stack[j] = t.Stack[j], t.Stack[i]
+	for _, c := range t.Cols {
+		c[i], c[j] = c[j], c[i]
+	}
+}
+
+// Less orders rows by time (with sort.Stable: rows of one time keep their order).
+func (t *Table) Less(i, j int) bool { return t.Time[i] < t.Time[j] }

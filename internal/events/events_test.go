@@ -1,0 +1,111 @@
+package events
+
+import (
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+var testSchema = &Schema{Name: "toy", File: "toytrace", Columns: []Column{
+	{Name: "op", Type: U8}, {Name: "fd", Type: I32}, {Name: "bytes", Unit: "bytes", Type: U64}, {Name: "tag", Type: U16},
+}}
+
+// TestOffsets: the columns follow the 40-byte header, each aligned to its size; the record is a
+// multiple of 8 bytes.
+func TestOffsets(t *testing.T) {
+	offs, size := testSchema.Offsets()
+	if want := []int{40, 44, 48, 56}; !reflect.DeepEqual(offs, want) || size != 64 {
+		t.Errorf("offsets %v, size %d; want %v, 64", offs, size, want)
+	}
+	if offs, size := (&Schema{Name: "n", File: "n"}).Offsets(); offs != nil || size != HeaderSize {
+		t.Errorf("no columns: offsets %v, size %d", offs, size)
+	}
+}
+
+// TestRecordRoundTrip: every type keeps its values through a record, the signed ones their sign and
+// a u64 its bits.
+func TestRecordRoundTrip(t *testing.T) {
+	offs, size := testSchema.Offsets()
+	rows := []Row{
+		{Time: 5, Dur: 7, Count: 1, Pid: 10, Tid: 11, CPU: -1, Stack: 3, Cols: []int64{255, -2, -1, 65535}},
+		{Time: math.MaxInt64, Count: 9, Pid: math.MaxUint32, CPU: 1, Cols: []int64{1, math.MinInt32, math.MaxInt64, 7}},
+	}
+	var b []byte
+	for _, r := range rows {
+		b = AppendRecord(b, offs, size, testSchema, r)
+	}
+	if len(b) != 2*size {
+		t.Fatalf("%d bytes for two records of %d", len(b), size)
+	}
+	tb := New(testSchema)
+	for i := range rows {
+		tb.DecodeRecord(b[i*size:], offs)
+	}
+	for i, r := range rows {
+		if got := tb.Row(i); !reflect.DeepEqual(got, r) {
+			t.Errorf("row %d: %+v, want %+v", i, got, r)
+		}
+	}
+	if got := tb.Column("BYTES"); !reflect.DeepEqual(got, []int64{-1, math.MaxInt64}) || tb.Column("nosuch") != nil {
+		t.Errorf("column bytes %v", got)
+	}
+	if tb.Len() != 2 || tb.Events() != 10 {
+		t.Errorf("%d rows of %d events; want 2 of 10", tb.Len(), tb.Events())
+	}
+}
+
+// TestAddSort: rows added out of order sort by time, stably, with every column.
+func TestAddSort(t *testing.T) {
+	tb := New(testSchema)
+	tb.Add(Row{Time: 3, Count: 1, Cols: []int64{1}})
+	tb.Add(Row{Time: 1, Count: 1, Cols: []int64{2}})
+	tb.Add(Row{Time: 3, Count: 1, Cols: []int64{3}})
+	tb.Add(Row{Time: 2, Count: 1}) // columns left out are 0
+	sortStable(tb)
+	if !reflect.DeepEqual(tb.Time, []int64{1, 2, 3, 3}) || !reflect.DeepEqual(tb.Cols[0], []int64{2, 0, 1, 3}) {
+		t.Errorf("times %v, ops %v", tb.Time, tb.Cols[0])
+	}
+}
+
+func sortStable(tb *Table) {
+	for i := 1; i < tb.Len(); i++ {
+		for j := i; j > 0 && tb.Less(j, j-1); j-- {
+			tb.Swap(j, j-1)
+		}
+	}
+}
+
+func TestCheck(t *testing.T) {
+	if err := testSchema.Check(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		s    Schema
+		want string
+	}{
+		{Schema{Name: "Toy", File: "f"}, `table name "Toy"`},
+		{Schema{Name: "toy", File: "../f"}, `file name "../f"`},
+		{Schema{Name: "toy", File: ".f"}, `file name ".f"`},
+		{Schema{Name: "toy", File: "f", Columns: []Column{{Name: "time", Type: U8}}}, `named "time"`},
+		{Schema{Name: "toy", File: "f", Columns: []Column{{Name: "a", Type: U8}, {Name: "a", Type: U16}}}, `named "a"`},
+		{Schema{Name: "toy", File: "f", Columns: []Column{{Name: "a"}}}, "column a has no type"},
+		{Schema{Name: "toy", File: "f", Columns: []Column{{Name: "a b", Type: U8}}}, `column name "a b"`},
+		{Schema{Name: "toy", File: "f", Columns: make([]Column, MaxColumns+1)}, "columns; at most"},
+	} {
+		if err := c.s.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v; want an error with %q", c.s, err, c.want)
+		}
+	}
+}
+
+func TestTypes(t *testing.T) {
+	for _, ty := range []Type{U8, U16, U32, U64, I32, I64} {
+		if got, ok := ParseType(ty.String()); !ok || got != ty || ty.Size() == 0 {
+			t.Errorf("%v: parsed %v %v, size %d", ty, got, ok, ty.Size())
+		}
+	}
+	if _, ok := ParseType("u8[7]"); ok {
+		t.Error("u8[7] parsed as a column type")
+	}
+}
