@@ -46,8 +46,8 @@ type Writer struct {
 	scratch  []byte
 
 	clock, stacks, overview *dataFile
-	offcpu                  *dataFile // made at the first off-CPU interval (OffCPU)
-	hwc                     *dataFile // made at the first counter sample (Counter)
+	offcpu                  *dataFile                     // made at the first off-CPU interval (OffCPU)
+	hwc                     *dataFile                     // made at the first counter sample (Counter)
 	tables                  map[*events.Schema]*tableFile // made at each table's first row (Row)
 	tableOrder              []*tableFile
 
