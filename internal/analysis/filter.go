@@ -46,6 +46,10 @@ type EventInfo struct {
 	// stacks after filtering: a filter on stacks refilters a profile of all events.
 	Stack int32
 	Prof  *Profile
+	// Data and Index are the event's experiment and its index among the kind's events there: a
+	// kind's Columns read the event's own fields by them.
+	Data  *experiment.Data
+	Index int
 }
 
 // Thread is one thread of an experiment.
@@ -253,7 +257,7 @@ func (x *ExpIndex) Event(k DataKind, i int, ev *EventInfo) {
 
 // event fills ev with what event i of kind k records itself: not its thread or sample numbers.
 func (x *ExpIndex) event(k DataKind, i int, ev *EventInfo) {
-	*ev = EventInfo{Exp: x.exp, Kind: k, CPU: -1, Stack: -1}
+	*ev = EventInfo{Exp: x.exp, Kind: k, CPU: -1, Stack: -1, Data: x.d, Index: i}
 	kindOf(k).Info(x.d, i, ev)
 }
 

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"er/internal/events"
 	"er/internal/experiment"
 )
 
@@ -73,6 +74,64 @@ type Kind struct {
 	// Threaded says whether event i of d is of the thread that Info names, not a pseudo-event of no
 	// thread (a clock sample of a process's exit); nil: all are.
 	Threaded func(d *experiment.Data, i int) bool
+
+	// Table, when set, is the schema of the event table that holds the kind's events
+	// (experiment.Data.Tables): RegisterKind then gives Len, Count, Info and Stack from its header
+	// where they are nil, and a Column of each declared column.
+	Table *events.Schema
+	// Columns are the fields of the kind's events beyond the header that filters read by name
+	// (HTYPE, IOFD), and describe lists; an event of another kind has 0 in them.
+	Columns []Column
+}
+
+// Column is a field of a kind's events in filter expressions.
+type Column struct {
+	Name string // in upper case: "HSIZE"
+	Help string // for describe
+	Get  func(d *experiment.Data, i int) int64
+}
+
+// tableDefaults fills k's event accessors that are nil from its table's header, and adds a
+// Column for each of the table's declared columns.
+func (k *Kind) tableDefaults() {
+	s := k.Table
+	if s == nil {
+		return
+	}
+	name := s.Name
+	if k.Len == nil {
+		k.Len = func(d *experiment.Data) int { return d.Tables[name].Len() }
+	}
+	if k.Count == nil {
+		k.Count = func(d *experiment.Data) int64 { return d.Tables[name].Events() }
+	}
+	if k.Info == nil {
+		k.Info = func(d *experiment.Data, i int, ev *EventInfo) {
+			t := d.Tables[name]
+			ev.Pid, ev.Tid, ev.Time, ev.Dur, ev.CPU = t.Pid[i], t.Tid[i], t.Time[i], t.Dur[i], int64(t.CPU[i])
+		}
+	}
+	if k.Stack == nil {
+		k.Stack = func(d *experiment.Data, i int) uint32 { return d.Tables[name].Stack[i] }
+	}
+	for j, c := range s.Columns {
+		help := c.Title
+		if c.Unit != "" {
+			help += " (" + c.Unit + ")"
+		}
+		k.Columns = append(k.Columns, Column{Name: strings.ToUpper(c.Name), Help: help,
+			Get: func(d *experiment.Data, i int) int64 { return d.Tables[name].Cols[j][i] }})
+	}
+}
+
+// Col returns the index of k's column named name (case-insensitive), -1 for none.
+func (k *Kind) Col(name string) int {
+	for i := range k.Columns {
+		if strings.EqualFold(k.Columns[i].Name, name) {
+			return i
+		}
+	}
+	return -1
 }
 
 // Stat is one line of statistics: its values, and how to print them.
@@ -169,6 +228,7 @@ var Kinds []*Kind
 // RegisterKind adds k to Kinds, numbering it and its metrics, and returns its DataKind.
 func RegisterKind(k *Kind) DataKind {
 	k.ID = DataKind(len(Kinds))
+	k.tableDefaults()
 	for i := range k.Metrics {
 		k.Metrics[i].Data = k.ID
 	}

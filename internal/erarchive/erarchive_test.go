@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"er/internal/archive"
+	"er/internal/events"
 	"er/internal/experiment"
+	"er/internal/kindtest"
 )
 
 // fixture is a program built from testdata into a temporary directory: prog (prog.c and cold.c)
@@ -60,6 +62,14 @@ const (
 // symbol archives, and samples in work() of prog, or with inLib in cold() of libcold.so; and the
 // files extra, mapped without symbol archives.
 func (f *fixture) experiment(t *testing.T, dir string, inLib bool, extra ...string) {
+	t.Helper()
+	f.experimentOf(t, dir, inLib, func(w *experiment.Writer, i int, id uint32) error {
+		return w.Clock(experiment.ClockSample{Time: int64(i+1) * 1e7, Pid: 100, Tid: 100, Mode: experiment.ModeUser, Period: 1e7, Stack: id})
+	}, extra...)
+}
+
+// experimentOf is experiment with the events that record writes: the i-th of 10 at stack id.
+func (f *fixture) experimentOf(t *testing.T, dir string, inLib bool, record func(w *experiment.Writer, i int, id uint32) error, extra ...string) {
 	t.Helper()
 	log := experiment.Log{FormatVersion: experiment.FormatVersion, Pid: 100, StartTime: time.Now().UnixNano(),
 		Settings: []experiment.Setting{{Name: "clock", Value: "on"}}}
@@ -111,7 +121,7 @@ func (f *fixture) experiment(t *testing.T, dir string, inLib bool, extra ...stri
 		t.Fatal(err)
 	}
 	for i := range 10 {
-		if err := w.Clock(experiment.ClockSample{Time: int64(i+1) * 1e7, Pid: 100, Tid: 100, Mode: experiment.ModeUser, Period: 1e7, Stack: id}); err != nil {
+		if err := record(w, i, id); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -466,7 +476,7 @@ func TestEventStacks(t *testing.T) {
 		{Time: 45, Pid: 1, Tid: 1, Mode: experiment.ModeUser, Period: 1, Stack: 5},
 		{Time: 50, Pid: 1, Tid: 1, Mode: experiment.ModeKernel, Period: 1, Stack: 1},
 	}
-	if !slices.Equal(got.Clock, want) || got.Heap != nil || got.Sync != nil || got.IO != nil || got.Counters != nil {
+	if !slices.Equal(got.Clock, want) || got.Heap != nil || got.Sync != nil || got.IO != nil || got.Counters != nil || got.Tables != nil {
 		t.Errorf("clock %+v, heap %v, sync %v, io %v, counters %v\nwant clock %+v and no other events", got.Clock, got.Heap, got.Sync, got.IO, got.Counters, want)
 	}
 	if len(d.Clock) != 2 || len(d.Heap) != 3 || len(d.Sync) != 2 || len(d.IO) != 1 || d.Clock[0].Period != 10 {
@@ -575,4 +585,28 @@ func tree(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// TestToyKindArchived: the stacks of a kind's events, whatever the kind, decide what er archive
+// keeps: an experiment whose only events are the toy kind's (internal/kindtest), in cold() of
+// libcold.so, gets libcold.so and cold.c archived, and nothing of prog, which no event uses.
+func TestToyKindArchived(t *testing.T) {
+	kindtest.Register(t)
+	f := build(t)
+	exp := filepath.Join(t.TempDir(), "test.1.er")
+	f.experimentOf(t, exp, true, func(w *experiment.Writer, i int, id uint32) error {
+		return w.Row(kindtest.Schema, events.Row{Time: int64(i+1) * 1e7, Count: 1, Pid: 100, Tid: 100, CPU: -1, Stack: id,
+			Cols: []int64{kindtest.Units, int64(i)}})
+	})
+	d, err := experiment.Open(exp)
+	if err != nil || len(d.Clock) != 0 || d.Tables[kindtest.Schema.Name].Len() != 10 {
+		t.Fatalf("the toy experiment: %v, %d clock samples, toy table %+v", err, len(d.Clock), d.Tables)
+	}
+	if _, err := Archive(exp, Options{Mode: "usedsrc"}); err != nil {
+		t.Fatal(err)
+	}
+	objects, sources := archived(t, exp)
+	if !slices.Equal(objects, []string{f.lib}) || !slices.Equal(sources, []string{f.coldSrc}) {
+		t.Errorf("archived objects %q, sources %q; want %s and %s", objects, sources, f.lib, f.coldSrc)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"er/internal/sat"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -467,13 +468,35 @@ var filterFields = []filterField{
 		func(ev *analysis.EventInfo) int64 { return ev.Dur }},
 }
 
-func lookupField(name string) *filterField {
+// lookupField returns the field named name, nil for none, and, for a field of some kinds' events
+// (analysis.Kind.Columns), which kinds' (nil for a field of every event).
+func lookupField(name string) (*filterField, []bool) {
 	for i := range filterFields {
 		if strings.EqualFold(filterFields[i].name, name) {
-			return &filterFields[i]
+			return &filterFields[i], nil
 		}
 	}
-	return nil
+	// A field of one or more kinds' events (analysis.Kind.Columns): a filter that names it selects
+	// none of the other kinds' events (compileFilter), which read 0 in it.
+	cols := make([]int, len(analysis.Kinds))
+	kinds := make([]bool, len(analysis.Kinds))
+	var f *filterField
+	for _, k := range analysis.Kinds {
+		cols[k.ID] = k.Col(name)
+		kinds[k.ID] = cols[k.ID] >= 0
+		if cols[k.ID] >= 0 && f == nil {
+			f = &filterField{name: k.Columns[cols[k.ID]].Name}
+		}
+	}
+	if f != nil {
+		f.get = func(ev *analysis.EventInfo) int64 {
+			if int(ev.Kind) >= len(cols) || cols[ev.Kind] < 0 || ev.Data == nil {
+				return 0
+			}
+			return analysis.Kinds[ev.Kind].Columns[cols[ev.Kind]].Get(ev.Data, ev.Index)
+		}
+	}
+	return f, kinds
 }
 
 type tokKind uint8
@@ -648,6 +671,7 @@ type exprParser struct {
 	env   *filterEnv
 	memos []*stackMemo // of the stack operations
 	sets  []*funcSet   // FNAME and INSTK
+	kinds []bool       // the kinds whose events have every kind's field named (lookupField); nil: all
 }
 
 // node is a compiled subexpression and the depth of its evaluation: 0 for a number or a field.
@@ -705,7 +729,19 @@ func compileFilter(src string, env *filterEnv) (*compiledFilter, error) {
 			"join names into one regular expression, FNAME(\"a|b|c\") SOME IN USTACK", len(p.sets), maxFilterSets)
 	}
 	n = p.seal(n)
-	return &compiledFilter{eval: n.f, stacks: n.stk, memos: p.memos, sets: p.sets}, nil
+	eval := n.f
+	if kinds := p.kinds; kinds != nil {
+		// A filter on a field of some kinds' events selects only events of those kinds: "HSIZE <
+		// 100" the small allocations, not every clock sample too.
+		all := eval
+		eval = func(ev *analysis.EventInfo) int64 {
+			if int(ev.Kind) >= len(kinds) || !kinds[ev.Kind] {
+				return 0
+			}
+			return all(ev)
+		}
+	}
+	return &compiledFilter{eval: eval, stacks: n.stk, memos: p.memos, sets: p.sets}, nil
 }
 
 // maxFilterSets bounds the FNAME and INSTK terms of a filter expression: each is matched against
@@ -1032,9 +1068,17 @@ func (p *exprParser) primary() (node, error) {
 		case "USTACK", "XSTACK", "MSTACK":
 			return node{kind: stackNode, stk: true}, nil
 		}
-		f := lookupField(t.text)
+		f, kinds := lookupField(t.text)
 		if f == nil {
 			return node{}, fmt.Errorf("at column %d: unknown field %q; the fields are %s (describe says more)", t.pos+1, t.text, fieldNames())
+		}
+		if kinds != nil {
+			if p.kinds == nil {
+				p.kinds = slices.Clone(kinds)
+			}
+			for k := range p.kinds {
+				p.kinds[k] = p.kinds[k] && kinds[k]
+			}
 		}
 		return node{f: f.get, event: true}, nil
 	case tOp:
@@ -1116,7 +1160,22 @@ func fieldNames() string {
 	for i, f := range filterFields {
 		names[i] = f.name
 	}
-	return strings.Join(names, ", ")
+	return strings.Join(append(names, kindFieldNames()...), ", ")
+}
+
+// kindFieldNames lists the fields of the kinds' events (analysis.Kind.Columns), each once.
+func kindFieldNames() []string {
+	var names []string
+	seen := map[string]bool{}
+	for _, k := range analysis.Kinds {
+		for _, c := range k.Columns {
+			if !seen[c.Name] {
+				seen[c.Name] = true
+				names = append(names, c.Name)
+			}
+		}
+	}
+	return names
 }
 
 // describe lists the fields of filter expressions, and what each experiment recorded of them.
@@ -1128,6 +1187,17 @@ func (s *session) describe(_ []string) error {
 	}
 	for _, f := range filterFields {
 		s.printf("  %-*s  %s\n", w, f.name, f.help)
+	}
+	s.printf("\nFields of one kind's events (a filter that names one selects none of the other kinds' events):\n")
+	for _, k := range analysis.Kinds {
+		for _, c := range k.Columns {
+			w = max(w, len(c.Name))
+		}
+	}
+	for _, k := range analysis.Kinds {
+		for _, c := range k.Columns {
+			s.printf("%s", wrapHelp(fmt.Sprintf("  %-*s  %s: %s", w, c.Name, k.Title, c.Help), w+4))
+		}
 	}
 	s.printf("\nOperators, as in C and with C's precedence: || && | ^ & == != < <= > >= << >> + - * / %% ! ~ ?:,\n")
 	s.printf("and x IN (a, b, ...). Numbers are integers: 42, 0x2a, 1.5e9.\n")
@@ -1174,11 +1244,20 @@ func (s *session) describe(_ []string) error {
 					ff.name == "TSTAMP_HI": // TSTAMP
 					continue
 				}
-				rng := strconv.FormatInt(lo[f], 10)
-				if hi[f] != lo[f] {
-					rng += " to " + strconv.FormatInt(hi[f], 10)
+				s.printf("    %-*s  %s\n", w, ff.name, valueRange(lo[f], hi[f]))
+			}
+			for _, c := range k.Columns {
+				var lo, hi int64
+				for j := 0; j < n; j++ {
+					v := c.Get(d, j)
+					if j == 0 || v < lo {
+						lo = v
+					}
+					if j == 0 || v > hi {
+						hi = v
+					}
 				}
-				s.printf("    %-*s  %s\n", w, ff.name, rng)
+				s.printf("    %-*s  %s\n", w, c.Name, valueRange(lo, hi))
 			}
 		}
 		if !some {
@@ -1186,6 +1265,31 @@ func (s *session) describe(_ []string) error {
 		}
 	}
 	return nil
+}
+
+// valueRange prints "lo", or "lo to hi".
+func valueRange(lo, hi int64) string {
+	rng := strconv.FormatInt(lo, 10)
+	if hi != lo {
+		rng += " to " + strconv.FormatInt(hi, 10)
+	}
+	return rng
+}
+
+// wrapHelp breaks line at spaces before column 100, continuing at column indent, and ends it with a
+// newline.
+func wrapHelp(line string, indent int) string {
+	var b strings.Builder
+	for len(line) > 100 {
+		cut := strings.LastIndexByte(line[:100], ' ')
+		if cut <= indent {
+			break
+		}
+		b.WriteString(line[:cut] + "\n")
+		line = strings.Repeat(" ", indent) + line[cut+1:]
+	}
+	b.WriteString(line + "\n")
+	return b.String()
 }
 
 // Sample usage.

@@ -283,6 +283,28 @@ func TestHeapLeaksSelected(t *testing.T) {
 	if p, _ = s.profile(); p.Heap.Leaks.Count != 0 || p.Heap.Allocs.Count != 10 {
 		t.Errorf("good's allocations: %+v", p.Heap)
 	}
+	// A field of the heap's events: HTYPE, the function (4 free), and HSIZE, the bytes asked for.
+	var frees, big, bigBytes int64
+	for _, e := range s.exps[0].Heap {
+		if e.Op == experiment.HeapFree {
+			frees++
+		}
+		if e.Op != experiment.HeapFree && e.Size >= 1000 {
+			big, bigBytes = big+1, bigBytes+int64(e.Size)
+		}
+	}
+	if err := s.execLine("filters HTYPE == 4"); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ = s.profile(); p.Heap.Events != frees || p.Heap.Allocs.Count != 0 || frees == 0 {
+		t.Errorf("HTYPE == 4: %+v; want the %d frees alone", p.Heap, frees)
+	}
+	if err := s.execLine("filters hsize >= 1000 && HTYPE != 4"); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ = s.profile(); p.Heap.Allocs.Count != big || p.Heap.Allocs.Bytes != bigBytes || big == 0 || big == 21 {
+		t.Errorf("HSIZE >= 1000: %+v; want %d allocations of %d bytes", p.Heap, big, bigBytes)
+	}
 }
 
 func TestSelectGolden(t *testing.T) {
@@ -624,4 +646,49 @@ func TestSamplesMemoryUnknown(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, got)
 	}
 	checkGolden(t, "samples_memory_unknown", got)
+}
+
+// TestKindFieldFilter: IOFD, a field of the I/O events, selects those of one descriptor; the
+// synchronization events of the same experiment have none of it (0).
+func TestKindFieldFilter(t *testing.T) {
+	s, _ := testSession(t, "io.1.er")
+	fds := map[int32]int64{}
+	for _, e := range s.exps[0].IO {
+		fds[e.FD]++
+	}
+	var fd int32 = -2
+	for f, n := range fds {
+		if f > 2 && n > 1 && n < int64(len(s.exps[0].IO)) {
+			fd = f
+		}
+	}
+	if fd == -2 {
+		t.Fatalf("io.1.er has no descriptor above 2 of some events: %v", fds)
+	}
+	if err := s.execLine(fmt.Sprintf("filters IOFD == %d", fd)); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := s.profile(); p.Events != fds[fd] {
+		t.Errorf("IOFD == %d: %d events; want its %d calls", fd, p.Events, fds[fd])
+	}
+	// The synchronization events have no IOFD: a filter that names it selects none of them.
+	if err := s.execLine("filters IOFD == 0 || EVT_TIME > 0"); err != nil {
+		t.Fatal(err)
+	}
+	var want int64
+	for _, e := range s.exps[0].IO {
+		if e.FD == 0 || e.Dur > 0 {
+			want++
+		}
+	}
+	if p, _ := s.profile(); p.Events != want || want == 0 {
+		t.Errorf("IOFD == 0 || EVT_TIME > 0: %d events; want the %d I/O calls on 0 or that took time, no synchronization wait", p.Events, want)
+	}
+	// No kind has both STYPE and IOFD.
+	if err := s.execLine("filters STYPE > 0 || IOFD > 0"); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := s.profile(); p.Events != 0 {
+		t.Errorf("STYPE > 0 || IOFD > 0: %d events; want none", p.Events)
+	}
 }

@@ -212,3 +212,52 @@ func readTable(name string, r io.ReaderAt, size int64, s *events.Schema, nstacks
 
 // TableEvents returns the rows of table name in d (nil when d has none), by time.
 func (d *Data) TableEvents(name string) *events.Table { return d.Tables[name] }
+
+// AppendTable adds the event table of schema s, with rows, to the finished experiment in dir: its
+// file, and its descriptor in log.xml (rewritten atomically). The experiment must not have a table
+// of that name or file, and the rows' stacks must be in its stacks file. It is for tools that add a
+// kind's events to an experiment after collection (and the tests' collector stubs).
+func AppendTable(dir string, s *events.Schema, rows []events.Row) error {
+	d, err := Open(dir)
+	if err != nil {
+		return err
+	}
+	if err := s.Check(); err != nil {
+		return fmt.Errorf("experiment: %w", err)
+	}
+	if err := checkTables(filepath.Join(dir, LogFile), append(slices.Clip(d.Log.Tables), s)); err != nil {
+		return err
+	}
+	offs, size := s.Offsets()
+	if size > events.MaxRecordSize {
+		return fmt.Errorf("experiment: table %s: records of %d bytes; at most %d", s.Name, size, events.MaxRecordSize)
+	}
+	for i, r := range rows {
+		if int64(r.Stack) >= int64(len(d.Stacks)) {
+			return fmt.Errorf("experiment: %s: %s event %d has stack id %d; the experiment has %d stacks", dir, s.Name, i+1, r.Stack, len(d.Stacks))
+		}
+	}
+	f, err := newDataFileOf(dir, s.File, kindTable, uint32(size))
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		f.buf = events.AppendRecord(f.buf, offs, size, s, r)
+		f.count++
+		if f.full() {
+			if err := f.flush(); err != nil {
+				f.f.Close()
+				return err
+			}
+		}
+	}
+	if err := f.flush(); err != nil {
+		f.f.Close()
+		return err
+	}
+	if err := f.f.Close(); err != nil {
+		return err
+	}
+	d.Log.Tables = append(d.Log.Tables, s)
+	return writeFileAtomic(dir, LogFile, encodeLog(d.Log))
+}

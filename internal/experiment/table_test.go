@@ -172,3 +172,27 @@ func FuzzReadTable(f *testing.F) {
 		}
 	})
 }
+
+// TestAppendTable: a table added to a finished experiment reads back; a second of the same name,
+// and a row whose stack the experiment does not have, are refused.
+func TestAppendTable(t *testing.T) {
+	dir := writeToy(t, nil)
+	rows := []events.Row{{Time: 2, Count: 1, Stack: 1, Cols: []int64{5, 6}}, {Time: 1, Count: 2, CPU: -1}}
+	if err := AppendTable(dir, toySchema, rows); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tb := d.Tables["toy"]; tb.Len() != 2 || !reflect.DeepEqual(tb.Row(1), rows[0]) || d.Log.Pid != 7 || d.Log.EndTime != 100 {
+		t.Errorf("table %+v, log %+v", tb, d.Log)
+	}
+	if err := AppendTable(dir, toySchema, nil); err == nil || !strings.Contains(err.Error(), "a second table of that name") {
+		t.Errorf("a second toy table: %v", err)
+	}
+	other := &events.Schema{Name: "other", File: "othertrace"}
+	if err := AppendTable(dir, other, []events.Row{{Count: 1, Stack: 2}}); err == nil || !strings.Contains(err.Error(), "has stack id 2; the experiment has 2 stacks") {
+		t.Errorf("stack 2 of 2: %v", err)
+	}
+}

@@ -1,0 +1,78 @@
+package analysis
+
+import (
+	"strconv"
+	"strings"
+
+	"er/internal/experiment"
+)
+
+// The fields of the built-in traced kinds' events that filters read by name (Kind.Columns), named
+// as gprofng names them where they mean the same. Experiments read summed (experiment.Options.Summed)
+// have sites, not events: their fields are 0 there (er print reads summed only where no filter runs).
+func init() {
+	heap := func(get func(e *experiment.HeapEvent) int64) func(d *experiment.Data, i int) int64 {
+		return func(d *experiment.Data, i int) int64 {
+			if i >= len(d.Heap) {
+				return 0
+			}
+			return get(&d.Heap[i])
+		}
+	}
+	heapKind.Columns = []Column{
+		{"HTYPE", "the heap function: " + codes(12, func(i int) string { return experiment.HeapOp(i).String() }),
+			heap(func(e *experiment.HeapEvent) int64 { return int64(e.Op) })},
+		{"HSIZE", "bytes requested (munmap: the length unmapped)", heap(func(e *experiment.HeapEvent) int64 { return int64(e.Size) })},
+		{"HVADDR", "address of the block returned; 0 for free and for failures", heap(func(e *experiment.HeapEvent) int64 { return int64(e.Addr) })},
+		{"HOVADDR", "address of the block freed: free's and realloc's argument, munmap's address",
+			heap(func(e *experiment.HeapEvent) int64 { return int64(e.Old) })},
+	}
+	sync := func(get func(e *experiment.SyncEvent) int64) func(d *experiment.Data, i int) int64 {
+		return func(d *experiment.Data, i int) int64 {
+			if i >= len(d.Sync) {
+				return 0
+			}
+			return get(&d.Sync[i])
+		}
+	}
+	syncKind.Columns = []Column{
+		{"STYPE", "the synchronization function: " + codes(8, func(i int) string { return experiment.SyncOp(i).String() }),
+			sync(func(e *experiment.SyncEvent) int64 { return int64(e.Op) })},
+		{"SOBJ", "address of the mutex, condition variable, lock, semaphore or barrier; the thread id joined",
+			sync(func(e *experiment.SyncEvent) int64 { return int64(e.Object) })},
+		{"SRQST", "when the wait began, ns since the experiment's start: TSTAMP - EVT_TIME",
+			sync(func(e *experiment.SyncEvent) int64 { return e.Time - e.Wait })},
+	}
+	io := func(get func(e *experiment.IOEvent) int64) func(d *experiment.Data, i int) int64 {
+		return func(d *experiment.Data, i int) int64 {
+			if i >= len(d.IO) {
+				return 0
+			}
+			return get(&d.IO[i])
+		}
+	}
+	ioKind.Columns = []Column{
+		{"IOOP", "the I/O function: " + codes(int(experiment.IOInherited), func(i int) string { return experiment.IOOp(i).String() }),
+			io(func(e *experiment.IOEvent) int64 { return int64(e.Op) })},
+		{"IOFD", "file descriptor operated on (a stream's descriptor); -1 for none", io(func(e *experiment.IOEvent) int64 { return int64(e.FD) })},
+		{"IOFD2", "the second descriptor: pipe's write end, dup2's target; -1 for none", io(func(e *experiment.IOEvent) int64 { return int64(e.FD2) })},
+		{"IONBYTE", "bytes read or written; 0 for other calls and for errors", io(func(e *experiment.IOEvent) int64 { return e.Bytes })},
+		{"IOERR", "errno when the call failed, else 0", io(func(e *experiment.IOEvent) int64 { return int64(e.Err) })},
+	}
+}
+
+// codes lists the codes 1 to n with their names, "1 malloc, 2 calloc, ...", leaving out those
+// with no name of their own ("io_op_21").
+func codes(n int, name func(int) string) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		if strings.Contains(name(i), "_op_") {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(i) + " " + name(i))
+	}
+	return b.String()
+}
