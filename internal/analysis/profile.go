@@ -34,6 +34,7 @@ const (
 	FuncPLTBind                   // the "@plt" pseudo-function of a load object: lazy binding of its PLT entries
 	FuncCollector                 // the "<Collector>" pseudo-function: the collector library's own work; see collectorRules
 	FuncObject                    // a hidden load object's functions as one, named as the object ("<libc.so.6>"); see Options.Visibility
+	FuncView                      // a frame that a view mode's pass shows in place of others (PassContext.ViewFunc)
 )
 
 // Function is a function of the profile. Its identity is (Object, Addr, Kind).
@@ -112,6 +113,9 @@ type Options struct {
 	// as they are (ShowAll), as one function named as the object (Hide), or only the functions
 	// entered from outside the object, its callees inside it folded into them (API).
 	Visibility func(path string) Visibility
+	// ViewMode selects the frame passes that the stacks go through (FramePass); the machine mode
+	// runs none.
+	ViewMode ViewMode
 }
 
 // Visibility is how a load object's functions show in the stacks (er print's object_show,
@@ -236,6 +240,7 @@ func Analyze(exps []*experiment.Data, opt Options) (*Profile, error) {
 		objFiles: []*fileState{nil},
 		warned:   map[string]bool{},
 		unknown:  -1,
+		passes:   passesOf(opt.ViewMode),
 	}
 	p.b = b
 	groups := p.newIOGroups()
@@ -562,6 +567,8 @@ type builder struct {
 	lastLoc  locScope
 	// tablesOwned: p's Functions and Objects are not the published ones (publish, ownTables).
 	tablesOwned bool
+	passes      []*FramePass      // the view mode's (passesOf)
+	viewNames   map[string]uint64 // the functions that passes made, by name: their addr in funcKey
 }
 
 // locScope is what frameLoc's answer depends on besides the address: the experiment and the
@@ -1014,6 +1021,9 @@ func (b *builder) expand(locs []location) []int32 {
 	}
 	if b.opt.Visibility != nil {
 		fr = b.applyVisibility(fr)
+	}
+	if len(b.passes) > 0 {
+		fr = b.applyPasses(fr)
 	}
 	b.frameBuf = fr
 	return fr

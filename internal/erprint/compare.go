@@ -88,7 +88,7 @@ func (s *session) compareProfiles() ([]*analysis.Profile, []string, error) {
 	}
 	var ps []*analysis.Profile
 	for _, g := range groups {
-		opts := analysis.Options{OpenFile: s.env.openFile, FoldInlines: s.foldInlines, Visibility: s.objVis.visibilityFunc()}
+		opts := analysis.Options{OpenFile: s.env.openFile, FoldInlines: s.foldInlines, Visibility: s.objVis.visibilityFunc(), ViewMode: s.analysisMode()}
 		if s.env.loadArchive != nil {
 			opts.LoadArchive = s.env.loadArchive(g)
 		}

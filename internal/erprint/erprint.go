@@ -382,7 +382,7 @@ func (s *session) profile() (*analysis.Profile, error) {
 	if len(s.exps) == 0 {
 		return nil, usagef("no experiment is loaded")
 	}
-	key := baseKey{exps: s.exps, fold: s.foldInlines, vis: s.objVis.key()}
+	key := baseKey{exps: s.exps, fold: s.foldInlines, vis: s.objVis.key(), mode: s.analysisMode()}
 	if s.base != nil && !s.baseKey.equal(key) {
 		s.base = nil
 	}
@@ -390,7 +390,8 @@ func (s *session) profile() (*analysis.Profile, error) {
 	var p *analysis.Profile
 	var err error
 	if s.base == nil {
-		opts := analysis.Options{OpenFile: s.env.openFile, FoldInlines: s.foldInlines, Events: s.keepEvents, Visibility: s.objVis.visibilityFunc()}
+		opts := analysis.Options{OpenFile: s.env.openFile, FoldInlines: s.foldInlines, Events: s.keepEvents, Visibility: s.objVis.visibilityFunc(),
+			ViewMode: s.analysisMode()}
 		if opts.OpenFile != nil { // copies that er archive kept stand in for missing or changed files
 			opts.OpenFile = analysis.WithArchivedCopies(opts.OpenFile, s.dirs)
 		}
@@ -494,10 +495,11 @@ type baseKey struct {
 	exps []*experiment.Data
 	fold bool
 	vis  string // objectVisibility.key
+	mode analysis.ViewMode
 }
 
 func (k baseKey) equal(o baseKey) bool {
-	return k.fold == o.fold && k.vis == o.vis && slices.Equal(k.exps, o.exps)
+	return k.fold == o.fold && k.vis == o.vis && k.mode == o.mode && slices.Equal(k.exps, o.exps)
 }
 
 // newWarnings prints the warnings the profile has added since the last call: files of load

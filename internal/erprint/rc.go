@@ -16,6 +16,8 @@ import (
 
 	"er/internal/regfile"
 	"er/internal/report"
+
+	"er/internal/analysis"
 )
 
 // .er.rc files, and the settings commands they hold. As gprofng's display text and er_print, er print
@@ -298,6 +300,9 @@ func (s *session) setViewmode(args []string) error {
 	if len(args) == 1 {
 		switch args[0] {
 		case "user", "expert", "machine":
+			if args[0] != s.viewMode() {
+				s.prof, s.names, s.fragment, s.cmpProfiles = nil, nil, nil, nil // the stacks change
+			}
 			s.viewmode = args[0]
 		default:
 			return usagef("viewmode %q: user, expert or machine", args[0])
@@ -315,6 +320,12 @@ func (s *session) viewMode() string {
 		return "user"
 	}
 	return s.viewmode
+}
+
+// analysisMode is the view mode for Analyze.
+func (s *session) analysisMode() analysis.ViewMode {
+	m, _ := analysis.ParseViewMode(s.viewMode())
+	return m
 }
 
 // experimentIDs lists the loaded experiments by ID.

@@ -1,0 +1,67 @@
+package analysis
+
+import (
+	"testing"
+
+	"er/internal/experiment"
+)
+
+func TestViewModeNames(t *testing.T) {
+	for _, m := range []ViewMode{ViewUser, ViewExpert, ViewMachine} {
+		if got, ok := ParseViewMode(m.String()); !ok || got != m {
+			t.Errorf("%v: parsed %v %v", m, got, ok)
+		}
+	}
+	if _, ok := ParseViewMode("java"); ok {
+		t.Error("java parsed as a view mode")
+	}
+}
+
+// TestFramePass: a pass of the expert mode turns main→A→C into main→<A and C> there, once per
+// distinct raw stack, and nowhere else; removed, it is gone.
+func TestFramePass(t *testing.T) {
+	fk := newFake("main", "A", "C")
+	fk.sample(1, "main", "A", "C")
+	fk.sample(2, "main", "A", "C")
+	fk.sample(4, "main")
+	again := fk.d.Clock[0]
+	again.Period = 8
+	fk.d.Clock = append(fk.d.Clock, again) // a fourth sample, of the first one's raw stack
+	calls := 0
+	remove := RegisterPass(&FramePass{Name: "join A and C", Modes: []ViewMode{ViewExpert}, Frames: func(c *PassContext, fr []int32) []int32 {
+		calls++
+		out := fr[:0]
+		for _, f := range fr {
+			if n := c.Function(f).Name; n == "A" || n == "C" {
+				if c.Function(out[len(out)-1]).Kind == FuncView {
+					continue
+				}
+				f = c.ViewFunc(c.Function(f).Object, "<A and C>")
+			}
+			out = append(out, f)
+		}
+		return out
+	}})
+	if !HasPasses(ViewExpert) || HasPasses(ViewUser) || HasPasses(ViewMachine) {
+		t.Errorf("passes: expert %v, user %v, machine %v", HasPasses(ViewExpert), HasPasses(ViewUser), HasPasses(ViewMachine))
+	}
+	p, err := Analyze([]*experiment.Data{fk.d}, Options{ViewMode: ViewExpert})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := fn(t, p, "<A and C>")
+	if p.Functions[j].Kind != FuncView || p.Exclusive(j)[0] != 11 || p.Inclusive(fn(t, p, "main"))[0] != 15 || len(p.FindFunctions("C")) != 0 && p.Inclusive(fn(t, p, "C"))[0] != 0 {
+		t.Errorf("expert: <A and C> %d exclusive, main %d inclusive", p.Exclusive(j)[0], p.Inclusive(fn(t, p, "main"))[0])
+	}
+	if calls != 3 { // three raw stacks
+		t.Errorf("the pass ran %d times, want 3", calls)
+	}
+	user := analyze(t, fk.d)
+	if len(user.FindFunctions("<A and C>")) != 0 || user.Exclusive(fn(t, user, "C"))[0] != 11 {
+		t.Error("the user mode ran the expert mode's pass")
+	}
+	remove()
+	if HasPasses(ViewExpert) {
+		t.Error("the pass is still registered")
+	}
+}
