@@ -1,50 +1,7 @@
 package experiment
 
-// I/O operations, as the collector library numbers them in its records.
-const (
-	IOOpen      IOOp = 1
-	IOOpenat    IOOp = 2
-	IOCreat     IOOp = 3
-	IOClose     IOOp = 4
-	IOReadOp    IOOp = 5
-	IOWriteOp   IOOp = 6
-	IOPread     IOOp = 7
-	IOPwrite    IOOp = 8
-	IOReadv     IOOp = 9
-	IOWritev    IOOp = 10
-	IOPreadv    IOOp = 11
-	IOPwritev   IOOp = 12
-	IOLseek     IOOp = 13
-	IOFsync     IOOp = 14
-	IOFdatasync IOOp = 15
-	IODup       IOOp = 16
-	IODup2      IOOp = 17
-	IODup3      IOOp = 18
-	IOPipe      IOOp = 19
-	IOPipe2     IOOp = 20
-	IOFopen     IOOp = 32
-	IOFdopen    IOOp = 33
-	IOFreopen   IOOp = 34
-	IOFclose    IOOp = 35
-	IOFread     IOOp = 36
-	IOFwrite    IOOp = 37
-	IOFgets     IOOp = 38
-	IOFputs     IOOp = 39
-	IOFgetc     IOOp = 40
-	IOFputc     IOOp = 41
-	IOFprintf   IOOp = 42
-	IOVfprintf  IOOp = 43
-	IOPrintf    IOOp = 44
-	IOVprintf   IOOp = 45
-	IOPuts      IOOp = 46
-	IOFflush    IOOp = 47
-	IOFseek     IOOp = 48
-	IOGetc      IOOp = 49
-	IOPutc      IOOp = 50
-	// IOInherited is not a call: it names a descriptor that was open when tracing began
-	// (File is its /proc/self/fd link). It feeds no metric.
-	IOInherited IOOp = 63
-)
+// The I/O operations (IOOpen, ...), as the collector library numbers them in its records, are
+// generated from internal/tracedef (tracelayout.go).
 
 type ioOpInfo struct {
 	name  string

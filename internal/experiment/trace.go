@@ -23,134 +23,21 @@ import (
 )
 
 // Trace files: written inside the target by the collector library (preload/), one per data
-// type, each shared by the process's threads; see docs/trace-format.md.
-const (
-	HeapTraceFile   = "heaptrace"
-	SyncTraceFile   = "synctrace"
-	IOTraceFile     = "iotrace"
-	ClockTraceFile  = "clocktrace"  // clock profiling by SIGPROF, where perf events are denied
-	TraceStacksFile = "tracestacks" // the stacks the other trace files refer to, mappings and notes
-)
+// type, each shared by the process's threads; see docs/trace-format.md. Their names, record
+// kinds and layouts are generated from internal/tracedef (tracelayout.go).
 
 // TraceFiles lists the trace files in the order a reader reads them: data before stacks, so
 // that every stack an event of a live experiment refers to has been written.
 var TraceFiles = []string{HeapTraceFile, SyncTraceFile, IOTraceFile, ClockTraceFile, TraceStacksFile}
 
 const (
-	traceMagic      = "ERTRACE1"          // ER_MAGIC
-	traceVersion    = 1                   // ER_VERSION
-	traceHeaderSize = 4096                // ER_HEADER_SIZE
-	traceHeaderLen  = fileHeaderStopErrno // bytes of the header that a file has at least
+	traceHeaderLen = fileHeaderStopErrno // bytes of the header that a file has at least
 	// traceHeaderStopLen: the header's fields of what was not recorded (stop errno, stop time, lost
 	// records) end here; they are zero in files of collectors that did not write them.
 	traceHeaderStopLen = sizeofFileHeader
 	// The block sizes the reader accepts (the library's is ER_BLOCK_SIZE), a multiple of 8.
 	minBlockSize = 4096
 	maxBlockSize = 1 << 26
-
-	// enum er_rec_kind
-	recStack = 1
-	recHeap  = 2
-	recSync  = 3
-	recIO    = 4
-	recClock = 5
-	recMap   = 6
-	recNote  = 7
-
-	// enum er_map_aux: er_rec.aux of a map record (0: mapped while the library ran)
-	mapUnmapped = 1
-	mapInitial  = 2 // mapped before the library started
-)
-
-// The layout of the header and records of preload/c/trace.h: the offset of each field from the
-// start of its struct (a record's from the start of the record, its 16-byte prefix included) and
-// each struct's size, in bytes. The reader decodes with these; TestContract compares them with
-// what the C compiler says of the library's header.
-const (
-	// struct er_file_header
-	fileHeaderMagic     = 0
-	fileHeaderVersion   = 8
-	fileHeaderKind      = 12
-	fileHeaderBlockSize = 16
-	fileHeaderPid       = 20
-	fileHeaderParam     = 24
-	fileHeaderStartNS   = 32
-	fileHeaderStopErrno = 40
-	// stopSeccomp is the stop_errno of a file whose process installed a seccomp filter that denies
-	// the library's system calls (ER_STOP_SECCOMP): not an errno.
-	stopSeccomp      = 0x10000
-	fileHeaderStopNS = 48
-	fileHeaderLost   = 56
-	sizeofFileHeader = 64
-
-	// struct er_rec, every record's prefix: its first 8 bytes are one little-endian word
-	recSize8  = 0 // uint16: the record's size in units of 8 bytes
-	recKind   = 2
-	recAux    = 3
-	recTid    = 4
-	recTime   = 8
-	sizeofRec = 16
-
-	// struct er_rec_stack, then n program counters
-	recStackID     = 16
-	recStackN      = 20
-	sizeofRecStack = 24
-
-	// struct er_rec_heap
-	recHeapStack  = 16
-	recHeapAddr   = 24
-	recHeapSize   = 32
-	recHeapOld    = 40
-	sizeofRecHeap = 48
-
-	// struct er_rec_alloc: the short form of an allocation that frees nothing
-	recAllocStack  = 16
-	recAllocSize   = 20 // uint32
-	recAllocAddr   = 24
-	sizeofRecAlloc = 32
-
-	// struct er_rec_free: the short form of a free
-	recFreeOld    = 16
-	sizeofRecFree = 24
-
-	// struct er_rec_sync
-	recSyncStack  = 16
-	recSyncWaitNS = 24
-	recSyncObject = 32
-	sizeofRecSync = 40
-
-	// struct er_rec_io, then the file name
-	recIOStack   = 16
-	recIONameLen = 20
-	recIODurNS   = 24
-	recIOFD      = 32
-	recIOFD2     = 36
-	recIORet     = 40
-	recIOBytes   = 48
-	recIOErr     = 56
-	sizeofRecIO  = 64
-
-	// struct er_rec_clock
-	recClockStack  = 16
-	recClockCount  = 20
-	recClockCPU    = 24
-	sizeofRecClock = 32
-
-	// struct er_rec_map, then the path
-	recMapStart   = 16
-	recMapEnd     = 24
-	recMapOffset  = 32
-	recMapPathLen = 40
-	sizeofRecMap  = 48
-)
-
-// enum er_file_kind: the header kinds of the trace files.
-const (
-	fileHeap   = 1
-	fileSync   = 2
-	fileIO     = 3
-	fileClock  = 4
-	fileStacks = 5
 )
 
 // traceFileKinds are the header kinds of the trace files.

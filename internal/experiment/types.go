@@ -288,21 +288,8 @@ type ThreadCount struct {
 // HeapOp is the memory function a heap-tracing event records.
 type HeapOp uint8
 
-// Heap operations, as the collector library numbers them in its records.
-const (
-	HeapMalloc        HeapOp = 1
-	HeapCalloc        HeapOp = 2
-	HeapRealloc       HeapOp = 3 // frees Old (when it succeeds) and allocates Addr
-	HeapFree          HeapOp = 4
-	HeapPosixMemalign HeapOp = 5
-	HeapAlignedAlloc  HeapOp = 6
-	HeapMemalign      HeapOp = 7
-	HeapValloc        HeapOp = 8
-	HeapPvalloc       HeapOp = 9
-	HeapReallocarray  HeapOp = 10 // as HeapRealloc
-	HeapMmap          HeapOp = 11 // an allocation of Size bytes at Addr
-	HeapMunmap        HeapOp = 12 // frees the mmap blocks that start in [Old, Old+Size)
-)
+// The heap operations (HeapMalloc, ...), as the collector library numbers them in its records,
+// are generated from internal/tracedef (tracelayout.go).
 
 // HeapEvent is one call of a memory function (heap tracing).
 //
@@ -339,17 +326,10 @@ func (e *HeapEvent) Replay() heapreplay.Event {
 // SyncOp is the synchronization function a sync-tracing event records.
 type SyncOp uint8
 
-// Synchronization operations.
-const (
-	SyncMutexLock    SyncOp = 1 // pthread_mutex_lock, pthread_mutex_timedlock
-	SyncCondWait     SyncOp = 2 // pthread_cond_wait, pthread_cond_timedwait, pthread_cond_clockwait
-	SyncRwlockRdlock SyncOp = 3
-	SyncRwlockWrlock SyncOp = 4
-	SyncJoin         SyncOp = 5 // pthread_join, pthread_timedjoin_np
-	SyncSemWait      SyncOp = 6 // sem_wait, sem_timedwait, sem_clockwait
-	SyncBarrierWait  SyncOp = 7
-	SyncSpinLock     SyncOp = 8
-)
+// The synchronization operations (SyncMutexLock, ...) that the collector library records are
+// generated from internal/tracedef (tracelayout.go); SyncSpinLock is er's own: the library does
+// not interpose pthread_spin_lock.
+const SyncSpinLock SyncOp = 8
 
 // SyncEvent is one call of a synchronization function that waited at least the threshold
 // (synchronization wait tracing).
@@ -491,13 +471,9 @@ func (d *Data) LastTime() int64 {
 
 // Pseudo-frames: values in a stack that are not addresses. They sit in the last page of the address space,
 // which is never mapped, and end a stack (they are its outermost entry).
+// FrameTruncated and FrameUnwindFailed, the two the collector library writes too, are generated
+// from internal/tracedef (tracelayout.go).
 const (
-	// FrameTruncated ends a stack whose unwinding stopped before the outermost frame: the copied stack
-	// or the frame limit ran out. Shown as <Truncated-stack>.
-	FrameTruncated uint64 = 0xfffffffffffff001
-	// FrameUnwindFailed ends a stack whose unwinding could not go on (no unwind information and no valid
-	// frame pointer, or an unreadable frame). Shown as <Unwind-failed>.
-	FrameUnwindFailed uint64 = 0xfffffffffffff002
 	// FrameProcessExit is the one frame of the stack of the clock sample that holds the CPU time the
 	// processes spent after the kernel had stopped their clock events: the end of their exit (recent
 	// kernels stop a task's perf events before they free its address space), counted

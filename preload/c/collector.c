@@ -23,7 +23,7 @@
 struct er_state er ER_HIDDEN;
 ER_TLS struct er_thread er_self ER_HIDDEN;
 
-static const char *const file_names[SLOT_N] = {"heaptrace", "synctrace", "iotrace", "clocktrace", "tracestacks"};
+static const char *const file_names[SLOT_N] = {ER_NAME_HEAP, ER_NAME_SYNC, ER_NAME_IO, ER_NAME_CLOCK, ER_NAME_STACKS};
 static const uint32_t file_kinds[SLOT_N] = {ER_FILE_HEAP, ER_FILE_SYNC, ER_FILE_IO, ER_FILE_CLOCK, ER_FILE_STACKS};
 
 static uint64_t next_block[SLOT_N];     /* per file: the next block index to hand out */

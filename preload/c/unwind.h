@@ -4,9 +4,7 @@
 
 #include <stdint.h>
 
-/* The pseudo-frames that end a stack whose unwinding stopped early (see trace.h). */
-#define ER_PC_TRUNCATED 0xfffffffffffff001ull /* max entries reached: more frames follow */
-#define ER_PC_FAILED 0xfffffffffffff002ull    /* no rule to find the caller, or a read would leave the stack */
+#include "trace.h" /* ER_PC_TRUNCATED and ER_PC_FAILED, the pseudo-frames that end a stack whose unwinding stopped early */
 
 /* Hidden by default: the collector library calls these and exports nothing of its own. A test
  * that links against the unwinder as a shared library defines ER_UNWIND_API to export them. */

@@ -1,0 +1,190 @@
+package tracedef
+
+// The definition: what preload/c/trace.h declares and internal/experiment/tracelayout.go holds.
+// Change it here, then run go generate ./internal/tracedef.
+
+// Trace is the trace files' definition.
+var Trace = &Def{
+	Guard: "ER_TRACE_H",
+	Comment: `trace.h: the record layout of the collector library's trace files.
+
+Every trace file of an experiment (heaptrace, synctrace, iotrace, clocktrace, tracestacks)
+has the same shape, documented in docs/trace-format.md and read by internal/experiment:
+
+  offset 0:    a file header (struct er_file_header), padded to ER_HEADER_SIZE bytes;
+  then blocks of ER_BLOCK_SIZE bytes, each owned by one thread while it fills it.
+
+A block holds records, 8-byte aligned, one after another. Every record starts with
+struct er_rec. A record's first 8 bytes are written last (size, kind, tid), after its body, so
+a reader of a live or crashed experiment sees either a whole record or a zero word: a zero
+size ends the block's records. Numbers are little-endian (x86-64 native).`,
+	GoPackage: "experiment",
+	Strings: []Define{
+		{C: "ER_NAME_HEAP", Go: "HeapTraceFile", Value: "heaptrace", Comment: "heap events"},
+		{C: "ER_NAME_SYNC", Go: "SyncTraceFile", Value: "synctrace", Comment: "synchronization waits"},
+		{C: "ER_NAME_IO", Go: "IOTraceFile", Value: "iotrace", Comment: "I/O calls"},
+		{C: "ER_NAME_CLOCK", Go: "ClockTraceFile", Value: "clocktrace", Comment: "clock profiling by SIGPROF, where perf events are denied"},
+		{C: "ER_NAME_STACKS", Go: "TraceStacksFile", Value: "tracestacks", Comment: "the stacks the other trace files refer to, mappings and notes"},
+		{C: "ER_MAGIC", Go: "traceMagic", Value: "ERTRACE1"},
+	},
+	Defines: []Define{
+		{C: "ER_VERSION", Go: "traceVersion", Value: "1"},
+		{C: "ER_HEADER_SIZE", Go: "traceHeaderSize", Value: "4096"},
+		{C: "ER_BLOCK_SIZE", Value: "(64 * 1024)", Comment: "the reader takes the block size from the header"},
+		{C: "ER_MAX_FRAMES", Value: "256", Comment: "the reader takes stacks of any length"},
+		{C: "ER_STOP_SECCOMP", Go: "stopSeccomp", Value: "0x10000",
+			Comment: "stop_errno: a seccomp filter the process installed denies the library's system calls (not an errno)"},
+		{C: "ER_PC_TRUNCATED", Go: "FrameTruncated", GoType: "uint64", Value: "0xfffffffffffff001ull", GoValue: "0xfffffffffffff001",
+			Comment: "a pseudo-frame: it ends a stack whose unwinding stopped before the outermost frame (the copied stack or the frame limit ran out); shown as <Truncated-stack>"},
+		{C: "ER_PC_FAILED", Go: "FrameUnwindFailed", GoType: "uint64", Value: "0xfffffffffffff002ull", GoValue: "0xfffffffffffff002",
+			Comment: "a pseudo-frame: it ends a stack whose unwinding could not go on (no rule to find the caller, no valid frame pointer, or a read would leave the stack); shown as <Unwind-failed>"},
+	},
+	Enums: []Enum{
+		{C: "er_file_kind", Comment: "Which data a file holds (er_file_header.kind).", Members: []Member{
+			{"ER_FILE_HEAP", "fileHeap", 1, ""},
+			{"ER_FILE_SYNC", "fileSync", 2, ""},
+			{"ER_FILE_IO", "fileIO", 3, ""},
+			{"ER_FILE_CLOCK", "fileClock", 4, ""},
+			{"ER_FILE_STACKS", "fileStacks", 5, "stacks, load-object mappings and notes"},
+		}},
+		{C: "er_rec_kind", Comment: "Record kinds (er_rec.kind).", Members: []Member{
+			{"ER_REC_STACK", "recStack", 1, "struct er_rec_stack: a call stack, referred to by id"},
+			{"ER_REC_HEAP", "recHeap", 2, "struct er_rec_heap"},
+			{"ER_REC_SYNC", "recSync", 3, "struct er_rec_sync"},
+			{"ER_REC_IO", "recIO", 4, "struct er_rec_io, then name bytes"},
+			{"ER_REC_CLOCK", "recClock", 5, "struct er_rec_clock"},
+			{"ER_REC_MAP", "recMap", 6, "struct er_rec_map, then the path"},
+			{"ER_REC_NOTE", "recNote", 7, `struct er_rec, then text "key=value"`},
+		}},
+		{C: "er_heap_op", GoType: "HeapOp", Comment: "Operations (er_rec.aux of heap, sync and I/O records): which function the event records.",
+			Members: []Member{
+				{"ER_HEAP_MALLOC", "HeapMalloc", 1, ""},
+				{"ER_HEAP_CALLOC", "HeapCalloc", 2, ""},
+				{"ER_HEAP_REALLOC", "HeapRealloc", 3, "frees Old (when it succeeds) and allocates Addr"},
+				{"ER_HEAP_FREE", "HeapFree", 4, "written short, as struct er_rec_free, when it needs no stack"},
+				{"ER_HEAP_POSIX_MEMALIGN", "HeapPosixMemalign", 5, ""},
+				{"ER_HEAP_ALIGNED_ALLOC", "HeapAlignedAlloc", 6, ""},
+				{"ER_HEAP_MEMALIGN", "HeapMemalign", 7, ""},
+				{"ER_HEAP_VALLOC", "HeapValloc", 8, ""},
+				{"ER_HEAP_PVALLOC", "HeapPvalloc", 9, ""},
+				{"ER_HEAP_REALLOCARRAY", "HeapReallocarray", 10, "as realloc"},
+				{"ER_HEAP_MMAP", "HeapMmap", 11, "an allocation of Size bytes at Addr"},
+				{"ER_HEAP_MUNMAP", "HeapMunmap", 12, "frees the mmap blocks that start in [Old, Old+Size)"},
+			}},
+		{C: "er_sync_op", GoType: "SyncOp", Members: []Member{
+			{"ER_SYNC_MUTEX_LOCK", "SyncMutexLock", 1, "pthread_mutex_lock, _timedlock, _clocklock"},
+			{"ER_SYNC_COND_WAIT", "SyncCondWait", 2, "pthread_cond_wait, _timedwait, _clockwait"},
+			{"ER_SYNC_RWLOCK_RDLOCK", "SyncRwlockRdlock", 3, ""},
+			{"ER_SYNC_RWLOCK_WRLOCK", "SyncRwlockWrlock", 4, ""},
+			{"ER_SYNC_JOIN", "SyncJoin", 5, "pthread_join, pthread_timedjoin_np, pthread_clockjoin_np"},
+			{"ER_SYNC_SEM_WAIT", "SyncSemWait", 6, "sem_wait, sem_timedwait, sem_clockwait"},
+			{"ER_SYNC_BARRIER_WAIT", "SyncBarrierWait", 7, ""},
+		}},
+		{C: "er_io_op", GoType: "IOOp", Members: []Member{
+			{"ER_IO_OPEN", "IOOpen", 1, ""}, {"ER_IO_OPENAT", "IOOpenat", 2, ""}, {"ER_IO_CREAT", "IOCreat", 3, ""},
+			{"ER_IO_CLOSE", "IOClose", 4, ""}, {"ER_IO_READ", "IOReadOp", 5, ""}, {"ER_IO_WRITE", "IOWriteOp", 6, ""},
+			{"ER_IO_PREAD", "IOPread", 7, ""}, {"ER_IO_PWRITE", "IOPwrite", 8, ""}, {"ER_IO_READV", "IOReadv", 9, ""},
+			{"ER_IO_WRITEV", "IOWritev", 10, ""}, {"ER_IO_PREADV", "IOPreadv", 11, ""}, {"ER_IO_PWRITEV", "IOPwritev", 12, ""},
+			{"ER_IO_LSEEK", "IOLseek", 13, ""}, {"ER_IO_FSYNC", "IOFsync", 14, ""}, {"ER_IO_FDATASYNC", "IOFdatasync", 15, ""},
+			{"ER_IO_DUP", "IODup", 16, ""}, {"ER_IO_DUP2", "IODup2", 17, ""}, {"ER_IO_DUP3", "IODup3", 18, ""},
+			{"ER_IO_PIPE", "IOPipe", 19, ""}, {"ER_IO_PIPE2", "IOPipe2", 20, ""},
+			{"ER_IO_FOPEN", "IOFopen", 32, ""}, {"ER_IO_FDOPEN", "IOFdopen", 33, ""}, {"ER_IO_FREOPEN", "IOFreopen", 34, ""},
+			{"ER_IO_FCLOSE", "IOFclose", 35, ""}, {"ER_IO_FREAD", "IOFread", 36, ""}, {"ER_IO_FWRITE", "IOFwrite", 37, ""},
+			{"ER_IO_FGETS", "IOFgets", 38, ""}, {"ER_IO_FPUTS", "IOFputs", 39, ""}, {"ER_IO_FGETC", "IOFgetc", 40, ""},
+			{"ER_IO_FPUTC", "IOFputc", 41, ""}, {"ER_IO_FPRINTF", "IOFprintf", 42, ""}, {"ER_IO_VFPRINTF", "IOVfprintf", 43, ""},
+			{"ER_IO_PRINTF", "IOPrintf", 44, ""}, {"ER_IO_VPRINTF", "IOVprintf", 45, ""}, {"ER_IO_PUTS", "IOPuts", 46, ""},
+			{"ER_IO_FFLUSH", "IOFflush", 47, ""}, {"ER_IO_FSEEK", "IOFseek", 48, ""}, {"ER_IO_GETC", "IOGetc", 49, ""},
+			{"ER_IO_PUTC", "IOPutc", 50, ""},
+			{"ER_IO_INHERITED", "IOInherited", 63, "not a call: a descriptor open when tracing began (the name is its /proc/self/fd link); it feeds no metric"},
+		}},
+		{C: "er_map_aux", Comment: "er_rec.aux of a map record.", Members: []Member{
+			{"ER_MAP_MAPPED", "", 0, "mapped while the library ran (the reader takes any other aux so)"},
+			{"ER_MAP_UNMAPPED", "mapUnmapped", 1, ""},
+			{"ER_MAP_INITIAL", "mapInitial", 2, "mapped before the library started"},
+		}},
+	},
+	Structs: []Struct{
+		{C: "er_file_header", Go: "sizeofFileHeader", Fields: []Field{
+			{C: "magic", Go: "fileHeaderMagic", Type: "char[8]", Comment: "ER_MAGIC"},
+			{C: "version", Go: "fileHeaderVersion", Type: "u32", Comment: "ER_VERSION"},
+			{C: "kind", Go: "fileHeaderKind", Type: "u32", Comment: "enum er_file_kind"},
+			{C: "block_size", Go: "fileHeaderBlockSize", Type: "u32", Comment: "ER_BLOCK_SIZE"},
+			{C: "pid", Go: "fileHeaderPid", Type: "u32", Comment: "the process writing the file"},
+			{C: "param", Go: "fileHeaderParam", Type: "u64", Comment: "clock: the interval in ns; sync: the threshold in ns; else 0"},
+			{C: "start_ns", Go: "fileHeaderStartNS", Type: "u64", Comment: "CLOCK_MONOTONIC when the library started"},
+			{C: "stop_errno", Go: "fileHeaderStopErrno", Type: "u32", Comment: "what was not recorded, updated while the process runs (the header page stays mapped, and a store into it needs no new space on the disk): recording stopped for good: the error (ENOSPC: the disk is full), or ER_STOP_SECCOMP; 0: it ran on"},
+			{C: "pad", Type: "u32"},
+			{C: "stop_ns", Go: "fileHeaderStopNS", Type: "u64", Comment: "CLOCK_MONOTONIC when it stopped"},
+			{C: "lost", Go: "fileHeaderLost", Type: "u64", Comment: "records of this file that could not be written (no block to write them in)"},
+		}},
+		{C: "er_rec", Go: "sizeofRec", Comment: "The 16-byte prefix of every record. size counts the whole record, prefix included, a multiple of 8. time is CLOCK_MONOTONIC ns: for events, when the call returned (or when the signal arrived).",
+			Fields: []Field{
+				{C: "size8", Go: "recSize8", Type: "u16", Comment: "record size in units of 8 bytes; 0 = no record here"},
+				{C: "kind", Go: "recKind", Type: "u8", Comment: "enum er_rec_kind"},
+				{C: "aux", Go: "recAux", Type: "u8", Comment: "heap/sync/io: the operation (enum er_heap_op, er_sync_op, er_io_op); map: enum er_map_aux"},
+				{C: "tid", Go: "recTid", Type: "u32"},
+				{C: "time", Go: "recTime", Type: "u64"},
+			}},
+		{C: "er_rec_stack", Go: "sizeofRecStack", Tail: "uint64_t pcs[n]",
+			Comment: "A call stack, leaf first. Stack ids are unique in a process; id 0 is the empty stack. For events, frame 0 is the address of the traced function (the real libc function) and the others are return addresses. For clock records frame 0 is the interrupted PC. A stack whose unwinding stopped early ends with a pseudo-frame (0xfffffffffffff001 truncated, 0xfffffffffffff002 unwind failed).",
+			Fields: []Field{
+				{C: "h", Type: "struct er_rec"},
+				{C: "id", Go: "recStackID", Type: "u32"},
+				{C: "n", Go: "recStackN", Type: "u32"},
+			}},
+		{C: "er_rec_heap", Go: "sizeofRecHeap", Comment: "A heap event. A free (op 4) that needs no stack is written short, as struct er_rec_free.",
+			Fields: []Field{
+				{C: "h", Type: "struct er_rec"},
+				{C: "stack", Go: "recHeapStack", Type: "u32"},
+				{C: "pad", Type: "u32"},
+				{C: "addr", Go: "recHeapAddr", Type: "u64", Comment: "block returned, 0 for free or failure"},
+				{C: "size", Go: "recHeapSize", Type: "u64", Comment: "bytes requested; munmap: length"},
+				{C: "old", Go: "recHeapOld", Type: "u64", Comment: "block freed: free's, realloc's argument; munmap: address"},
+			}},
+		{C: "er_rec_alloc", Go: "sizeofRecAlloc", Comment: "An allocation of less than 4 GiB that frees nothing is written short, as struct er_rec_alloc.",
+			Fields: []Field{
+				{C: "h", Type: "struct er_rec"},
+				{C: "stack", Go: "recAllocStack", Type: "u32"},
+				{C: "size", Go: "recAllocSize", Type: "u32"},
+				{C: "addr", Go: "recAllocAddr", Type: "u64"},
+			}},
+		{C: "er_rec_free", Go: "sizeofRecFree", Comment: "The short form of a free.", Fields: []Field{
+			{C: "h", Type: "struct er_rec"},
+			{C: "old", Go: "recFreeOld", Type: "u64", Comment: "the block freed"},
+		}},
+		{C: "er_rec_sync", Go: "sizeofRecSync", Fields: []Field{
+			{C: "h", Type: "struct er_rec"},
+			{C: "stack", Go: "recSyncStack", Type: "u32"},
+			{C: "pad", Type: "u32"},
+			{C: "wait_ns", Go: "recSyncWaitNS", Type: "u64"},
+			{C: "object", Go: "recSyncObject", Type: "u64"},
+		}},
+		{C: "er_rec_io", Go: "sizeofRecIO", Comment: "An I/O call, then the file name.", Fields: []Field{
+			{C: "h", Type: "struct er_rec"},
+			{C: "stack", Go: "recIOStack", Type: "u32"},
+			{C: "name_len", Go: "recIONameLen", Type: "u32", Comment: "bytes of the file name after the record (no NUL), padded to 8"},
+			{C: "dur_ns", Go: "recIODurNS", Type: "u64"},
+			{C: "fd", Go: "recIOFD", Type: "i32"},
+			{C: "fd2", Go: "recIOFD2", Type: "i32"},
+			{C: "ret", Go: "recIORet", Type: "i64"},
+			{C: "bytes", Go: "recIOBytes", Type: "i64"},
+			{C: "err", Go: "recIOErr", Type: "i32"},
+			{C: "pad", Type: "u32"},
+		}},
+		{C: "er_rec_clock", Go: "sizeofRecClock", Fields: []Field{
+			{C: "h", Type: "struct er_rec"},
+			{C: "stack", Go: "recClockStack", Type: "u32"},
+			{C: "count", Go: "recClockCount", Type: "u32", Comment: "1 + the timer's overrun: how many intervals this record stands for"},
+			{C: "cpu", Go: "recClockCPU", Type: "u32", Comment: "the CPU the handler ran on"},
+			{C: "pad", Type: "u32"},
+		}},
+		{C: "er_rec_map", Go: "sizeofRecMap", Comment: "A mapping of executable code, then the path.", Fields: []Field{
+			{C: "h", Type: "struct er_rec"},
+			{C: "start", Go: "recMapStart", Type: "u64", Comment: "executable segment [start, end)"},
+			{C: "end", Go: "recMapEnd", Type: "u64"},
+			{C: "offset", Go: "recMapOffset", Type: "u64", Comment: "file offset of start"},
+			{C: "path_len", Go: "recMapPathLen", Type: "u32", Comment: "bytes of the path after the record (no NUL), padded to 8"},
+			{C: "pad", Type: "u32"},
+		}},
+	},
+}
