@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"sort"
@@ -145,63 +144,10 @@ func (e *ExitError) Error() string {
 	return "the target exited with status " + experiment.StatusText(e.Code)
 }
 
-// ExperimentDir picks the experiment directory for spec: -d joined with -o, or the next free test.N.er there.
+// ExperimentDir picks the experiment directory for spec: -d joined with -o, or the next free
+// test.N.er there (experiment.NewDir).
 func ExperimentDir(spec Spec) (string, error) {
-	dir := spec.Dir
-	if dir == "" {
-		dir = "."
-	}
-	if spec.Output != "" {
-		p := spec.Output
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(dir, p)
-		}
-		if err := checkStoreDir(filepath.Dir(p)); err != nil {
-			return "", err
-		}
-		if _, err := os.Lstat(p); err == nil {
-			return "", fmt.Errorf("experiment %s already exists: remove it (er rm %s) or choose another -o name", p, p)
-		}
-		return p, nil
-	}
-	if err := checkStoreDir(dir); err != nil {
-		return "", err
-	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return "", fmt.Errorf("experiment directory %s: %v", dir, err)
-	}
-	stem := "test"
-	if spec.Group != "" {
-		stem = strings.TrimSuffix(filepath.Base(spec.Group), ".erg")
-	}
-	re := regexp.MustCompile(`^` + regexp.QuoteMeta(stem) + `\.([0-9]+)\.er$`)
-	next := 1
-	for _, e := range ents {
-		if m := re.FindStringSubmatch(e.Name()); m != nil {
-			if n, err := strconv.Atoi(m[1]); err == nil && n >= next {
-				next = n + 1
-			}
-		}
-	}
-	return filepath.Join(dir, fmt.Sprintf("%s.%d.er", stem, next)), nil
-}
-
-// checkStoreDir says why the experiment cannot be made in dir: it does not exist (er does not create
-// it: a mistyped -d or -o would otherwise scatter directories), is not a directory, or is not writable.
-func checkStoreDir(dir string) error {
-	st, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("experiment directory %s does not exist: create it first (mkdir -p %s) or choose another -d or -o", dir, dir)
-	case err != nil:
-		return fmt.Errorf("experiment directory %s: %v", dir, err)
-	case !st.IsDir():
-		return fmt.Errorf("experiment directory %s is not a directory: choose another -d or -o", dir)
-	case unix.Access(dir, unix.W_OK|unix.X_OK) != nil:
-		return fmt.Errorf("experiment directory %s is not writable by you: choose another -d or -o", dir)
-	}
-	return nil
+	return experiment.NewDir(spec.Dir, spec.Output, spec.Group)
 }
 
 // LookTarget resolves the target program as a shell would, with a clear error when it cannot be run.

@@ -15,52 +15,12 @@ import (
 	"er/internal/perfevent"
 )
 
+// TestExperimentDir: er collect's -d, -o and -g name the directory as experiment.NewDir does.
 func TestExperimentDir(t *testing.T) {
 	dir := t.TempDir()
-	got, err := ExperimentDir(Spec{Dir: dir})
-	if err != nil || got != filepath.Join(dir, "test.1.er") {
-		t.Fatalf("empty dir: %q, %v", got, err)
-	}
-	for _, n := range []string{"test.1.er", "test.7.er", "test.x.er", "other.9.er"} {
-		os.Mkdir(filepath.Join(dir, n), 0o755)
-	}
-	if got, _ := ExperimentDir(Spec{Dir: dir}); got != filepath.Join(dir, "test.8.er") {
-		t.Errorf("next free: %q, want test.8.er", got)
-	}
-	if got, _ := ExperimentDir(Spec{Dir: dir, Output: "mine.er"}); got != filepath.Join(dir, "mine.er") {
-		t.Errorf("-o: %q", got)
-	}
-	if _, err := ExperimentDir(Spec{Dir: dir, Output: "test.1.er"}); err == nil || !strings.Contains(err.Error(), "already exists") {
-		t.Errorf("existing -o: %v", err)
-	}
-	if _, err := ExperimentDir(Spec{Dir: filepath.Join(dir, "missing")}); err == nil {
-		t.Error("missing -d directory: no error")
-	}
-}
-
-// TestExperimentDirMissingParent: -o into a directory that does not exist, and -d naming one, are
-// errors that name the directory; nothing is created (er used to make the directory for -o).
-func TestExperimentDirMissingParent(t *testing.T) {
-	dir := t.TempDir()
-	missing := filepath.Join(dir, "nonexistent")
-	file := filepath.Join(dir, "file")
-	os.WriteFile(file, nil, 0o644)
-	for _, c := range []struct {
-		spec Spec
-		want string
-	}{
-		{Spec{Output: filepath.Join(missing, "x.er")}, "experiment directory " + missing + " does not exist: create it first (mkdir -p " + missing + ")"},
-		{Spec{Dir: missing}, "experiment directory " + missing + " does not exist"},
-		{Spec{Dir: missing, Output: "x.er"}, "experiment directory " + missing + " does not exist"},
-		{Spec{Dir: dir, Output: "sub/x.er"}, "experiment directory " + filepath.Join(dir, "sub") + " does not exist"},
-		{Spec{Output: filepath.Join(file, "x.er")}, "experiment directory " + file + " is not a directory"},
-	} {
-		if got, err := ExperimentDir(c.spec); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%+v: %q, %v; want an error with %q", c.spec, got, err, c.want)
-		}
-	}
-	if _, err := os.Stat(missing); err == nil {
-		t.Errorf("%s was created", missing)
+	os.Mkdir(filepath.Join(dir, "runs.3.er"), 0o755)
+	if got, err := ExperimentDir(Spec{Dir: dir, Group: "runs.erg"}); err != nil || got != filepath.Join(dir, "runs.4.er") {
+		t.Errorf("-g runs.erg: %q, %v", got, err)
 	}
 }
 

@@ -7,8 +7,8 @@ import (
 	"os"
 	"strings"
 
-	"er/internal/collect"
 	"er/internal/erarchive"
+	"er/internal/experiment"
 	"er/internal/report"
 )
 
@@ -90,7 +90,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "er import: -o %s: an experiment's name ends in .er\n", out)
 		return 2
 	}
-	dir, err := collect.ExperimentDir(collect.Spec{Output: out})
+	dir, err := experiment.NewDir("", out, "")
 	if err != nil {
 		fmt.Fprintf(stderr, "er import: %v\n", err)
 		return 1
