@@ -31,49 +31,13 @@ const (
 	procDirName  = ".proc"
 	stateName    = "state"
 	controlName  = ".control"
-	stateMagic   = 0x53524545 // "EERS", ER_STATE_MAGIC
-	messageMagic = 0x31435245 // "ERC1", ER_MSG_MAGIC
-	messageSize  = 32         // sizeof(struct er_msg)
-	stateStop    = 8          // offset of the stop word (ER_STATE_STOP)
-	statePause   = 12         // offset of the pause_all word (ER_STATE_PAUSE_ALL)
-	stopLimit    = 1          // the stop word: -t or -L stopped recording (ER_STATE_STOP_LIMIT)
-	stopEnded    = 2          // the stop word: er collect has ended (ER_STATE_STOP_ENDED)
+	// The state page's words are 32 bits: the offsets of the stop and pause_all words. The words'
+	// indexes and values, the messages' layout and kinds are generated from internal/tracedef
+	// (controllayout.go).
+	stateStop  = 4 * stateStopWord
+	statePause = 4 * statePauseWord
 )
 
-// The offsets of the fields of a message (struct er_msg in preload/c/collector.h). TestContract
-// compares them, the magic numbers and the message kinds with the library's header.
-const (
-	msgOffMagic = 0
-	msgOffKind  = 4
-	msgOffPid   = 8
-	msgOffTid   = 12
-	msgOffTime  = 16
-	msgOffArg   = 24 // the signal (sample, pause, resume, handler), the errno (stopped, not started) or a system call (seccomp)
-	msgOffAux   = 28 // more of what the message says: not started, the process's effective uid; handler, seccomp
-)
-
-// Control message kinds.
-const (
-	msgSample      = 1
-	msgPaused      = 2
-	msgResumed     = 3
-	msgStarted     = 4
-	msgForked      = 5
-	msgExeced      = 6
-	msgStopped     = 7  // the library stopped recording for good: signo holds the errno
-	msgNoStart     = 8  // an instance could not start: signo holds the errno, aux the effective uid
-	msgUnreachable = 9  // the experiment is out of reach of the programs the process runs: signo 1 a chroot, 2 a mount
-	msgSetUID      = 10 // the process is to run as another user: aux holds the uid
-	msgHandler     = 16 // the program has a handler of its own for the sample or pause signal signo
-	msgSeccomp     = 17 // the program installs a seccomp filter (seccomp.go)
-	msgNoFile      = 18 // an instance did not start: no descriptor out of the program's way (signo, aux: RLIMIT_NOFILE soft, hard)
-	msgLandlock    = 19 // the process restricted itself with a Landlock ruleset
-)
-
-// relayCookie is the sigqueue value with which er passes a sample or pause signal on to the
-// founder (ER_RELAY_COOKIE): the library tells it from the signals the program gets from elsewhere,
-// which also go to the program's own handler.
-const relayCookie = 0x6572726c
 
 type message struct {
 	kind, pid, tid uint32

@@ -30,11 +30,9 @@ type seccompNote struct {
 	ret uint32 // what the filter returns for it: SECCOMP_RET_* with its data
 }
 
-// The library's words that are not a system call (ER_MSG_SECCOMP_ALLOWED, ER_MSG_SECCOMP_REFUSED).
-const (
-	seccompAllowed = 0xffffffff
-	seccompRefused = 0xfffffffe
-)
+// The library's words that are not a system call, seccompAllowed and seccompRefused, and retStrict,
+// what it says the filter returns for strict mode (SECCOMP_MODE_STRICT), are generated from
+// internal/tracedef (controllayout.go).
 
 // libraryCalls names the system calls the collector library makes (the table calls[] of
 // preload/c/seccomp.c; TestSeccompCallNames compares them).
@@ -70,9 +68,6 @@ const (
 	retActionFull  = 0xffff0000
 	retData        = 0x0000ffff
 )
-
-// retStrict is what the library says the filter returns for strict mode (SECCOMP_MODE_STRICT).
-const retStrict = 0xffffffff
 
 // filterAction says in words what a filter that returns ret does with a system call.
 func filterAction(ret uint32) string {

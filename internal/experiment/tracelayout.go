@@ -2,7 +2,7 @@
 
 package experiment
 
-// The strings of the trace files: their names and magic.
+// The strings of the C header.
 const (
 	HeapTraceFile   = "heaptrace"   // ER_NAME_HEAP: heap events
 	SyncTraceFile   = "synctrace"   // ER_NAME_SYNC: synchronization waits
@@ -12,7 +12,7 @@ const (
 	traceMagic      = "ERTRACE1"    // ER_MAGIC
 )
 
-// The trace files' #defines that the reader uses.
+// The #defines of the C header that Go uses.
 const (
 	traceVersion             = 1                  // ER_VERSION
 	traceHeaderSize          = 4096               // ER_HEADER_SIZE

@@ -1,10 +1,11 @@
 package tracedef
 
-// The definition: what preload/c/trace.h declares and internal/experiment/tracelayout.go holds.
-// Change it here, then run go generate ./internal/tracedef.
+// The definitions: what preload/c/trace.h and control.h declare, and internal/experiment/tracelayout.go
+// and internal/collect/controllayout.go hold. Change them here, then run go generate ./internal/tracedef.
 
 // Trace is the trace files' definition.
 var Trace = &Def{
+	CFile: CFile, GoFile: GoFile,
 	Guard: "ER_TRACE_H",
 	Comment: `trace.h: the record layout of the collector library's trace files.
 
@@ -185,6 +186,61 @@ size ends the block's records. Numbers are little-endian (x86-64 native).`,
 			{C: "offset", Go: "recMapOffset", Type: "u64", Comment: "file offset of start"},
 			{C: "path_len", Go: "recMapPathLen", Type: "u32", Comment: "bytes of the path after the record (no NUL), padded to 8"},
 			{C: "pad", Type: "u32"},
+		}},
+	},
+}
+
+// Control is the control protocol's definition: the state page er writes and the library reads,
+// and the messages the library writes to er.
+var Control = &Def{
+	CFile: "preload/c/control.h", GoFile: "internal/collect/controllayout.go",
+	Guard: "ER_CONTROL_H",
+	Comment: `control.h: the control protocol between er collect and the collector library.
+
+The control page (ER_EXPDIR/.proc/state) is written by er and mapped read-only by each library
+instance: 32-bit words, read with atomic loads (collector.h, er_off). Each instance writes
+messages of struct er_msg to the FIFO ER_EXPDIR/.control (internal/collect/control.go reads them).`,
+	GoPackage: "collect",
+	Defines: []Define{
+		{C: "ER_STATE_MAGIC", Go: "stateMagic", Value: "0x53524545u", GoValue: "0x53524545", Comment: `"EERS", the control page's first word`},
+		{C: "ER_STATE_STOP", Go: "stateStopWord", Value: "2", Comment: "word index: recording stopped"},
+		{C: "ER_STATE_PAUSE_ALL", Go: "statePauseWord", Value: "3", Comment: "word index: paused by er"},
+		{C: "ER_STATE_STOP_LIMIT", Go: "stopLimit", Value: "1", Comment: "the stop word: -t or -L stopped recording; er still runs"},
+		{C: "ER_STATE_STOP_ENDED", Go: "stopEnded", Value: "2", Comment: "the stop word: er collect has ended: every instance ends (life.c)"},
+		{C: "ER_MSG_MAGIC", Go: "messageMagic", Value: "0x31435245u", GoValue: "0x31435245", Comment: `"ERC1", a message's first word`},
+		{C: "ER_MSG_SECCOMP_ALLOWED", Go: "seccompAllowed", Value: "0xffffffffu", GoValue: "0xffffffff", Comment: "arg of ER_MSG_SECCOMP: the filter allows the library's system calls; aux: the filters checked"},
+		{C: "ER_MSG_SECCOMP_REFUSED", Go: "seccompRefused", Value: "0xfffffffeu", GoValue: "0xfffffffe", Comment: "arg of ER_MSG_SECCOMP: the kernel refused the filter; aux: the errno"},
+		{C: "ER_MSG_SECCOMP_STRICT", Go: "retStrict", Value: "0xffffffffu", GoValue: "0xffffffff", Comment: "aux of a denial: strict mode, not a filter"},
+		{C: "ER_RELAY_COOKIE", Go: "relayCookie", Value: "((void *)0x6572726cUL)", GoValue: "0x6572726c",
+			Comment: "the sigqueue value with which er passes a sample or pause signal on to the founder: the library tells it from the signals the program gets from elsewhere"},
+	},
+	Enums: []Enum{
+		{C: "er_msg_kind", Comment: "Control messages, library -> er (er_msg.kind).", Members: []Member{
+			{"ER_MSG_SAMPLE", "msgSample", 1, "a sample point: arg is the signal"},
+			{"ER_MSG_PAUSED", "msgPaused", 2, "arg is the signal"},
+			{"ER_MSG_RESUMED", "msgResumed", 3, "arg is the signal"},
+			{"ER_MSG_STARTED", "msgStarted", 4, "arg is the parent's pid"},
+			{"ER_MSG_FORKED", "msgForked", 5, "arg is the parent's pid, aux the low 32 bits of the parent instance's start_ns"},
+			{"ER_MSG_EXECED", "msgExeced", 6, "arg is the parent's pid"},
+			{"ER_MSG_STOPPED", "msgStopped", 7, "recording stopped for good: arg is the errno (ENOSPC: the disk is full)"},
+			{"ER_MSG_NOSTART", "msgNoStart", 8, "an instance could not start: arg is the errno, aux the process's effective uid"},
+			{"ER_MSG_UNREACHABLE", "msgUnreachable", 9, "the experiment is out of reach, by its name, of the programs the process runs: arg 1 after a chroot, 2 after a mount or a namespace change"},
+			{"ER_MSG_SETUID", "msgSetUID", 10, "the process is to run as another user: aux is the uid"},
+			{"ER_MSG_HANDLER", "msgHandler", 16, "the program has a handler of its own for the signal arg; aux: ER_GUARD_*"},
+			{"ER_MSG_SECCOMP", "msgSeccomp", 17, "the program installs a seccomp filter (seccomp.c): arg is the library's system call the filter denies, aux what the filter returns for it (SECCOMP_RET_*); or arg is ER_MSG_SECCOMP_ALLOWED or _REFUSED"},
+			{"ER_MSG_NOFILE", "msgNoFile", 18, "an instance did not start: its descriptor limit leaves it no number out of the program's way (er_fd_lift); arg the soft RLIMIT_NOFILE, aux the hard one"},
+			{"ER_MSG_LANDLOCK", "msgLandlock", 19, "the process restricted itself with a Landlock ruleset (landlock_restrict_self)"},
+		}},
+	},
+	Structs: []Struct{
+		{C: "er_msg", Go: "messageSize", Comment: "A control message, 32 bytes.", Fields: []Field{
+			{C: "magic", Go: "msgOffMagic", Type: "u32", Comment: "ER_MSG_MAGIC"},
+			{C: "kind", Go: "msgOffKind", Type: "u32", Comment: "enum er_msg_kind"},
+			{C: "pid", Go: "msgOffPid", Type: "u32"},
+			{C: "tid", Go: "msgOffTid", Type: "u32"},
+			{C: "time", Go: "msgOffTime", Type: "u64", Comment: "CLOCK_MONOTONIC ns; for kinds 4-6 and 8 the instance's start_ns"},
+			{C: "arg", Go: "msgOffArg", Type: "u32", Comment: "1-3, 16: the signal; 4-6: the parent's pid; 7, 8: the errno; 17: a system call; 18: the soft descriptor limit"},
+			{C: "aux", Go: "msgOffAux", Type: "u32", Comment: "5: low 32 bits of the parent instance's start_ns; 8: the effective uid; 10: the uid; 16, 17: more (see the kinds); 18: the hard descriptor limit"},
 		}},
 	},
 }

@@ -5,6 +5,12 @@ import "testing"
 // TestDefinitionConsistent: no name is declared twice on either side, no enum has two members of
 // one value, and every field the reader reads has a Go name that no other constant has.
 func TestDefinitionConsistent(t *testing.T) {
+	for _, d := range Defs {
+		consistent(t, d)
+	}
+}
+
+func consistent(t *testing.T, d *Def) {
 	cNames, goNames := map[string]bool{}, map[string]bool{}
 	add := func(c, g string) {
 		if cNames[c] {
@@ -19,10 +25,10 @@ func TestDefinitionConsistent(t *testing.T) {
 		}
 		goNames[g] = true
 	}
-	for _, s := range append(append([]Define{}, Trace.Strings...), Trace.Defines...) {
+	for _, s := range append(append([]Define{}, d.Strings...), d.Defines...) {
 		add(s.C, s.Go)
 	}
-	for _, e := range Trace.Enums {
+	for _, e := range d.Enums {
 		add("enum "+e.C, "")
 		seen := map[int]string{}
 		for _, m := range e.Members {
@@ -33,7 +39,7 @@ func TestDefinitionConsistent(t *testing.T) {
 			seen[m.Value] = m.C
 		}
 	}
-	for _, s := range Trace.Structs {
+	for _, s := range d.Structs {
 		add("struct "+s.C, s.Go)
 		fields := map[string]bool{}
 		for _, f := range s.Fields {

@@ -11,18 +11,23 @@ import (
 	"strings"
 )
 
-// The generated files, relative to the module's root.
+// The files generated from Trace, relative to the module's root.
 const (
 	CFile  = "preload/c/trace.h"
 	GoFile = "internal/experiment/tracelayout.go"
 )
 
-// Def is a definition of records shared by C and Go: the header's include guard and opening
-// comment, the Go package of the constants, and the strings, defines, enums and structs.
+// Defs are the definitions, each generating its CFile and GoFile.
+var Defs = []*Def{Trace, Control}
+
+// Def is a definition of records shared by C and Go: the files it generates (relative to the
+// module's root), the header's include guard and opening comment, the Go package of the constants,
+// and the strings, defines, enums and structs.
 type Def struct {
-	Guard     string
-	Comment   string
-	GoPackage string
+	CFile, GoFile string
+	Guard         string
+	Comment       string
+	GoPackage     string
 	Strings   []Define // #define NAME "value"; a Go string constant
 	Defines   []Define // #define NAME value (C text); a Go constant where Go is set
 	Enums     []Enum
@@ -174,7 +179,7 @@ func (d *Def) C() ([]byte, error) {
 		}
 		b.WriteString("};\n")
 	}
-	b.WriteString("\n/* The layout the Go reader decodes with (internal/experiment/tracelayout.go). */\n")
+	fmt.Fprintf(&b, "\n/* The layout Go reads and writes with (%s). */\n", d.GoFile)
 	for _, s := range d.Structs {
 		fmt.Fprintf(&b, "_Static_assert(sizeof(struct %s) == %d, \"%s\");\n", s.C, l.Sizes[s.C], s.C)
 		for _, f := range s.Fields {
@@ -193,11 +198,14 @@ func (d *Def) Go() ([]byte, error) {
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "// %s\n\npackage %s\n\n", generated, d.GoPackage)
-	b.WriteString("// The strings of the trace files: their names and magic.\nconst (\n")
-	for _, s := range d.Strings {
-		fmt.Fprintf(&b, "\t%s = %q // %s%s\n", s.Go, s.Value, s.C, goComment(s.Comment))
+	if len(d.Strings) > 0 {
+		b.WriteString("// The strings of the C header.\nconst (\n")
+		for _, s := range d.Strings {
+			fmt.Fprintf(&b, "\t%s = %q // %s%s\n", s.Go, s.Value, s.C, goComment(s.Comment))
+		}
+		b.WriteString(")\n\n")
 	}
-	b.WriteString(")\n\n// The trace files' #defines that the reader uses.\nconst (\n")
+	b.WriteString("// The #defines of the C header that Go uses.\nconst (\n")
 	for _, s := range d.Defines {
 		if s.Go != "" {
 			typ, v := "", s.Value

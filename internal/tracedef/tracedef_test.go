@@ -15,44 +15,52 @@ import (
 // TestGeneratedFresh: the generated C header and Go constants are what the definition gives now; a
 // change to one of the three alone fails here.
 func TestGeneratedFresh(t *testing.T) {
-	c, err := Trace.C()
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := Trace.Go()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for file, want := range map[string][]byte{CFile: c, GoFile: g} {
-		got, err := os.ReadFile(filepath.Join("..", "..", file))
+	for _, d := range Defs {
+		c, err := d.C()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s is stale: it is not what internal/tracedef/def.go gives; run go generate ./internal/tracedef (and edit def.go, not the file)", file)
+		g, err := d.Go()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for file, want := range map[string][]byte{d.CFile: c, d.GoFile: g} {
+			got, err := os.ReadFile(filepath.Join("..", "..", file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s is stale: it is not what internal/tracedef/def.go gives; run go generate ./internal/tracedef (and edit def.go, not the file)", file)
+			}
 		}
 	}
 }
 
-// TestCompilerAgrees: the C compiler lays the generated header out as the definition's Layout says
-// (the Go constants' values): every struct's size, every field's offset and size, every constant and
-// string.
+// TestCompilerAgrees: the C compiler lays each generated header out as its definition's Layout
+// says (the Go constants' values): every struct's size, every field's offset and size, every
+// constant and string.
 func TestCompilerAgrees(t *testing.T) {
-	header, err := filepath.Abs(filepath.Join("..", "..", CFile))
+	for _, d := range Defs {
+		compilerAgrees(t, d)
+	}
+}
+
+func compilerAgrees(t *testing.T, d *Def) {
+	header, err := filepath.Abs(filepath.Join("..", "..", d.CFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	src := filepath.Join(t.TempDir(), "layout.c")
-	if err := os.WriteFile(src, Trace.Program(header), 0o644); err != nil {
+	if err := os.WriteFile(src, d.Program(header), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out := contracttest.Run(t, src)
-	l, err := Trace.Layout()
+	l, err := d.Layout()
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := 0
-	for _, s := range Trace.Structs {
+	for _, s := range d.Structs {
 		if out.Structs[s.C] != l.Sizes[s.C] {
 			t.Errorf("struct %s: the compiler makes %d bytes, the definition %d", s.C, out.Structs[s.C], l.Sizes[s.C])
 		}
@@ -65,24 +73,30 @@ func TestCompilerAgrees(t *testing.T) {
 			n++
 		}
 	}
-	for _, e := range Trace.Enums {
+	for _, e := range d.Enums {
 		for _, m := range e.Members {
 			if out.Consts[m.C] != uint64(m.Value) {
 				t.Errorf("%s: the compiler says %d, the definition %d", m.C, out.Consts[m.C], m.Value)
 			}
 		}
 	}
-	for _, d := range Trace.Defines {
-		if v, err := strconv.ParseUint(d.Value, 0, 64); err == nil && out.Consts[d.C] != v {
-			t.Errorf("%s: the compiler says %d, the definition %s", d.C, out.Consts[d.C], d.Value)
+	for _, def := range d.Defines {
+		v := def.GoValue
+		if v == "" {
+			v = def.Value
+		}
+		if n, err := strconv.ParseUint(v, 0, 64); err == nil && out.Consts[def.C] != n {
+			t.Errorf("%s: the compiler says %d, the definition %s", def.C, out.Consts[def.C], v)
+		} else if err != nil && def.Go != "" {
+			t.Errorf("%s: Go has %s = %s, which is not a number the compiler's can be compared with", def.C, def.Go, v)
 		}
 	}
-	for _, s := range Trace.Strings {
+	for _, s := range d.Strings {
 		if out.Strings[s.C] != s.Value {
 			t.Errorf("%s: the compiler says %q, the definition %q", s.C, out.Strings[s.C], s.Value)
 		}
 	}
-	t.Logf("%d structs, %d fields, %d constants", len(out.Structs), n, len(out.Consts))
+	t.Logf("%s: %d structs, %d fields, %d constants", d.CFile, len(out.Structs), n, len(out.Consts))
 }
 
 // TestOneFieldChangesBoth: a field's type changed in the definition changes the C struct, the C

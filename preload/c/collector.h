@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include "control.h"
 #include "trace.h"
 
 /* What older C library headers may lack. */
@@ -25,8 +26,8 @@
 #define ER_STR(x) ER_STR2(x)
 
 #define ER_TIMER_COOKIE ((void *)0x6572636cUL) /* sigev_value of the library's SIGPROF timers */
-/* si_value of a sample or pause signal that er collect passes on (sigqueue): not the program's. */
-#define ER_RELAY_COOKIE ((void *)0x6572726cUL)
+/* ER_RELAY_COOKIE (control.h): si_value of a sample or pause signal that er collect passes on
+ * (sigqueue): not the program's. */
 
 /* Output slots of a thread: one current block per data file. */
 enum er_slot { SLOT_HEAP, SLOT_SYNC, SLOT_IO, SLOT_CLOCK, SLOT_STACKS, SLOT_N };
@@ -117,12 +118,7 @@ struct er_state {
 };
 
 /* The control page that er writes (ER_EXPDIR/.proc/state), mapped read-only; a page of zeros
- * when there is none. */
-#define ER_STATE_MAGIC 0x53524545u /* "EERS" */
-#define ER_STATE_STOP 2            /* word index: recording stopped */
-#define ER_STATE_PAUSE_ALL 3       /* word index: paused by er */
-#define ER_STATE_STOP_LIMIT 1      /* stop: -t or -L stopped recording; er still runs */
-#define ER_STATE_STOP_ENDED 2      /* stop: er collect has ended: every instance ends (life.c) */
+ * when there is none. Its words (ER_STATE_*) are in control.h. */
 extern const volatile uint32_t *er_ctl ER_HIDDEN;
 
 static inline uint32_t er_ctl_stop(void) { return __atomic_load_n(er_ctl + ER_STATE_STOP, __ATOMIC_RELAXED); }
@@ -162,43 +158,8 @@ static inline int er_off_call(void)
 	return off;
 }
 
-/* Control messages, library -> er, 32 bytes each, written to the FIFO ER_EXPDIR/.control. */
-#define ER_MSG_MAGIC 0x31435245u /* "ERC1" */
-enum er_msg_kind {
-	ER_MSG_SAMPLE = 1,
-	ER_MSG_PAUSED,
-	ER_MSG_RESUMED,
-	ER_MSG_STARTED,
-	ER_MSG_FORKED,
-	ER_MSG_EXECED,
-	ER_MSG_STOPPED, /* recording stopped for good: arg is the errno (ENOSPC: the disk is full) */
-	ER_MSG_NOSTART, /* an instance could not start: arg is the errno, aux the process's effective uid */
-	ER_MSG_UNREACHABLE, /* the experiment is out of reach, by its name, of the programs the process runs:
-			     * arg 1 after a chroot, 2 after a mount or a namespace change */
-	ER_MSG_SETUID,   /* the process is to run as another user: aux is the uid */
-	ER_MSG_HANDLER = 16, /* the program has a handler of its own for the signal arg; aux: ER_GUARD_* */
-	ER_MSG_SECCOMP = 17, /* the program installs a seccomp filter: see seccomp.c */
-	ER_MSG_NOFILE = 18,  /* an instance did not start: its descriptor limit leaves it no number out of the
-			      * program's way (er_fd_lift); arg the soft RLIMIT_NOFILE, aux the hard one */
-	ER_MSG_LANDLOCK = 19, /* the process restricted itself with a Landlock ruleset (landlock_restrict_self) */
-};
-/* ER_MSG_SECCOMP: arg is the library's system call the filter denies, and aux what the filter
- * returns for it (SECCOMP_RET_*); or arg is one of these: */
-#define ER_MSG_SECCOMP_ALLOWED 0xffffffffu /* it allows them all; aux: the filters checked */
-#define ER_MSG_SECCOMP_REFUSED 0xfffffffeu /* the kernel refused the filter; aux: the errno */
-#define ER_MSG_SECCOMP_STRICT 0xffffffffu  /* aux of a denial: strict mode, not a filter */
-struct er_msg {
-	uint32_t magic;
-	uint32_t kind;
-	uint32_t pid;
-	uint32_t tid;
-	uint64_t time;  /* CLOCK_MONOTONIC ns; for 4-6 and 8 the instance's start_ns */
-	uint32_t arg;   /* 1-3, 16: the signal; 4-6: the parent's pid; 7, 8: the errno; 17: a system call;
-			 * 18: the soft descriptor limit */
-	uint32_t aux;   /* 5: low 32 bits of the parent instance's start_ns; 8: the effective uid; 10: the
-			 * uid; 16, 17: more (see the kinds); 18: the hard descriptor limit */
-};
-_Static_assert(sizeof(struct er_msg) == 32, "er_msg");
+/* Control messages, library -> er, written to the FIFO ER_EXPDIR/.control: struct er_msg and its
+ * kinds are in control.h. */
 
 
 /* Real functions, resolved with dlsym(RTLD_NEXT). */

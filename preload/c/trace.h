@@ -241,7 +241,7 @@ struct er_rec_map {
 	uint32_t pad;
 };
 
-/* The layout the Go reader decodes with (internal/experiment/tracelayout.go). */
+/* The layout Go reads and writes with (internal/experiment/tracelayout.go). */
 _Static_assert(sizeof(struct er_file_header) == 64, "er_file_header");
 _Static_assert(offsetof(struct er_file_header, magic) == 0, "er_file_header.magic");
 _Static_assert(offsetof(struct er_file_header, version) == 8, "er_file_header.version");

@@ -1,4 +1,4 @@
-// Command gen writes the files generated from internal/tracedef's definition (go generate ./internal/tracedef).
+// Command gen writes the files generated from internal/tracedef's definitions (go generate ./internal/tracedef).
 package main
 
 import (
@@ -11,19 +11,25 @@ import (
 
 func main() {
 	root := filepath.Join("..", "..") // go generate runs in internal/tracedef
-	c, err := tracedef.Trace.C()
-	if err == nil {
-		err = os.WriteFile(filepath.Join(root, tracedef.CFile), c, 0o644)
+	for _, d := range tracedef.Defs {
+		if err := write(root, d); err != nil {
+			fmt.Fprintln(os.Stderr, "tracedef/gen:", err)
+			os.Exit(1)
+		}
 	}
-	var g []byte
-	if err == nil {
-		g, err = tracedef.Trace.Go()
-	}
-	if err == nil {
-		err = os.WriteFile(filepath.Join(root, tracedef.GoFile), g, 0o644)
-	}
+}
+
+func write(root string, d *tracedef.Def) error {
+	c, err := d.C()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "tracedef/gen:", err)
-		os.Exit(1)
+		return err
 	}
+	if err := os.WriteFile(filepath.Join(root, d.CFile), c, 0o644); err != nil {
+		return err
+	}
+	g, err := d.Go()
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(root, d.GoFile), g, 0o644)
 }

@@ -12,7 +12,7 @@ import (
 func TestGenerate(t *testing.T) {
 	dir := t.TempDir()
 	work := filepath.Join(dir, "internal", "tracedef")
-	for _, d := range []string{work, filepath.Join(dir, "preload", "c"), filepath.Join(dir, "internal", "experiment")} {
+	for _, d := range []string{work, filepath.Join(dir, "preload", "c"), filepath.Join(dir, "internal", "experiment"), filepath.Join(dir, "internal", "collect")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -26,8 +26,8 @@ func TestGenerate(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("gen: %v\n%s", err, out)
 	}
-	for _, f := range []string{"preload/c/trace.h", "internal/experiment/tracelayout.go"} {
-		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Size() < 1000 {
+	for _, f := range []string{"preload/c/trace.h", "internal/experiment/tracelayout.go", "preload/c/control.h", "internal/collect/controllayout.go"} {
+		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Size() < 500 {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
