@@ -28,16 +28,15 @@ import (
 // Each library instance writes its files into .proc/<pid>.<start_ns>/; at the end er moves them
 // into the experiment of the process image that was running then.
 const (
-	procDirName  = ".proc"
-	stateName    = "state"
-	controlName  = ".control"
+	procDirName = ".proc"
+	stateName   = "state"
+	controlName = ".control"
 	// The state page's words are 32 bits: the offsets of the stop and pause_all words. The words'
 	// indexes and values, the messages' layout and kinds are generated from internal/tracedef
 	// (controllayout.go).
 	stateStop  = 4 * stateStopWord
 	statePause = 4 * statePauseWord
 )
-
 
 type message struct {
 	kind, pid, tid uint32

@@ -28,10 +28,10 @@ type Def struct {
 	Guard         string
 	Comment       string
 	GoPackage     string
-	Strings   []Define // #define NAME "value"; a Go string constant
-	Defines   []Define // #define NAME value (C text); a Go constant where Go is set
-	Enums     []Enum
-	Structs   []Struct
+	Strings       []Define // #define NAME "value"; a Go string constant
+	Defines       []Define // #define NAME value (C text); a Go constant where Go is set
+	Enums         []Enum
+	Structs       []Struct
 }
 
 // Define is a #define: its C name, its Go constant ("": C only), its value in C, what it is; the
