@@ -257,7 +257,16 @@ func (x *ExpIndex) Event(k DataKind, i int, ev *EventInfo) {
 
 // event fills ev with what event i of kind k records itself: not its thread or sample numbers.
 func (x *ExpIndex) event(k DataKind, i int, ev *EventInfo) {
-	*ev = EventInfo{Exp: x.exp, Kind: k, CPU: -1, Stack: -1, Data: x.d, Index: i}
+	// Field by field, and the pointers only where they change: a filter fills one EventInfo for
+	// every event, and a pointer stored is a write barrier while the collector runs (4,000,000
+	// heap events: 6% of er print's time).
+	ev.Exp, ev.Kind, ev.Pid, ev.Tid, ev.Thread, ev.CPU, ev.Time, ev.Dur, ev.Sample, ev.Stack, ev.Index = x.exp, k, 0, 0, 0, -1, 0, 0, 0, -1, i
+	if ev.Prof != nil {
+		ev.Prof = nil
+	}
+	if ev.Data != x.d {
+		ev.Data = x.d
+	}
 	kindOf(k).Info(x.d, i, ev)
 }
 
