@@ -401,7 +401,7 @@ func TestDescendants(t *testing.T) {
 		t.Errorf("%v: the child has no SIGPROF timer of the library for its thread", c1)
 	}
 	t.Logf("%v: %d clock samples in 30 ms of CPU time at 1 ms", c1, len(d.Clock))
-	if len(d.Sync) == 0 {
+	if d.SyncTable().Len() == 0 {
 		t.Errorf("%v: no synchronization events", c1)
 	}
 	wrote := false

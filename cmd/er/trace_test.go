@@ -462,7 +462,7 @@ func TestTracingSystemPrograms(t *testing.T) {
 			if len(d.IO) == 0 || (c[0] != "gzip" && len(d.Heap) == 0) {
 				t.Errorf("%d I/O and %d heap events recorded", len(d.IO), len(d.Heap))
 			}
-			t.Logf("%d heap, %d sync, %d I/O events", len(d.Heap), len(d.Sync), len(d.IO))
+			t.Logf("%d heap, %d sync, %d I/O events", len(d.Heap), d.SyncTable().Len(), len(d.IO))
 		})
 	}
 }

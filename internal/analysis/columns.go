@@ -27,22 +27,18 @@ func init() {
 		{"HOVADDR", "address of the block freed: free's and realloc's argument, munmap's address",
 			heap(func(e *experiment.HeapEvent) int64 { return int64(e.Old) })},
 	}
-	sync := func(get func(e *experiment.SyncEvent) int64) func(d *experiment.Data, i int) int64 {
-		return func(d *experiment.Data, i int) int64 {
-			if i >= len(d.Sync) {
+	// The synchronization waits' STYPE and SOBJ are their table's columns (experiment.SyncSchema).
+	if j := syncKind.Col("STYPE"); j >= 0 {
+		syncKind.Columns[j].Help = "the synchronization function: " + codes(8, func(i int) string { return experiment.SyncOp(i).String() })
+	}
+	syncKind.Columns = append(syncKind.Columns, Column{"SRQST", "when the wait began, ns since the experiment's start: TSTAMP - EVT_TIME",
+		func(d *experiment.Data, i int) int64 {
+			t := d.SyncTable()
+			if i >= t.Len() {
 				return 0
 			}
-			return get(&d.Sync[i])
-		}
-	}
-	syncKind.Columns = []Column{
-		{"STYPE", "the synchronization function: " + codes(8, func(i int) string { return experiment.SyncOp(i).String() }),
-			sync(func(e *experiment.SyncEvent) int64 { return int64(e.Op) })},
-		{"SOBJ", "address of the mutex, condition variable, lock, semaphore or barrier; the thread id joined",
-			sync(func(e *experiment.SyncEvent) int64 { return int64(e.Object) })},
-		{"SRQST", "when the wait began, ns since the experiment's start: TSTAMP - EVT_TIME",
-			sync(func(e *experiment.SyncEvent) int64 { return e.Time - e.Wait })},
-	}
+			return t.Time[i] - t.Dur[i]
+		}})
 	io := func(get func(e *experiment.IOEvent) int64) func(d *experiment.Data, i int) int64 {
 		return func(d *experiment.Data, i int) int64 {
 			if i >= len(d.IO) {

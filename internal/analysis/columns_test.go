@@ -12,9 +12,9 @@ import (
 func TestBuiltinColumns(t *testing.T) {
 	d := &experiment.Data{
 		Heap: []experiment.HeapEvent{{Op: experiment.HeapRealloc, Size: 48, Addr: 0x2000, Old: 0x1000}},
-		Sync: []experiment.SyncEvent{{Time: 50, Wait: 20, Op: experiment.SyncJoin, Object: 77}},
 		IO:   []experiment.IOEvent{{Op: experiment.IOPipe, FD: 3, FD2: 4, Bytes: 0, Err: 24}},
 	}
+	d.AddSync([]experiment.SyncEvent{{Time: 50, Wait: 20, Op: experiment.SyncJoin, Object: 77}})
 	for _, c := range []struct {
 		k    *Kind
 		name string

@@ -207,10 +207,10 @@ func TestFilterHeap(t *testing.T) {
 
 func TestFilterIOAndSync(t *testing.T) {
 	fk := ioFake()
-	fk.d.Sync = append(fk.d.Sync, experiment.SyncEvent{Time: 3, Pid: progPid, Tid: progPid, Op: experiment.SyncMutexLock, Wait: 100,
+	fk.d.AddSync([]experiment.SyncEvent{{Time: 3, Pid: progPid, Tid: progPid, Op: experiment.SyncMutexLock, Wait: 100,
 		Stack: fk.stack("main", "good", "pthread_mutex_lock")},
-		experiment.SyncEvent{Time: 9, Pid: progPid, Tid: progPid, Op: experiment.SyncMutexLock, Wait: 50,
-			Stack: fk.stack("main", "good", "pthread_mutex_lock")})
+		{Time: 9, Pid: progPid, Tid: progPid, Op: experiment.SyncMutexLock, Wait: 50,
+			Stack: fk.stack("main", "good", "pthread_mutex_lock")}})
 	// The read of 50 bytes at time 7 reads the file that descriptor 7 got from dup2 at time 5:
 	// the descriptor table is replayed with all events, so it is /etc/passwd.
 	p, err := Analyze([]*experiment.Data{fk.d}, Options{Filter: func(ev *EventInfo) bool { return ev.Time >= 7 && ev.Time <= 9 }})

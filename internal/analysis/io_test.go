@@ -153,12 +153,14 @@ func TestIOFiles(t *testing.T) {
 
 func TestSyncMetrics(t *testing.T) {
 	fk := heapFake()
+	var waits []experiment.SyncEvent
 	for i, w := range []int64{1000, 2500, 400} {
-		fk.d.Sync = append(fk.d.Sync, experiment.SyncEvent{Time: int64(i), Pid: progPid, Tid: progPid, Op: experiment.SyncMutexLock, Wait: w,
+		waits = append(waits, experiment.SyncEvent{Time: int64(i), Pid: progPid, Tid: progPid, Op: experiment.SyncMutexLock, Wait: w,
 			Stack: fk.stack("main", "good", "pthread_mutex_lock")})
 	}
-	fk.d.Sync = append(fk.d.Sync, experiment.SyncEvent{Time: 9, Pid: progPid, Tid: progPid, Op: experiment.SyncJoin, Wait: 7000,
+	waits = append(waits, experiment.SyncEvent{Time: 9, Pid: progPid, Tid: progPid, Op: experiment.SyncJoin, Wait: 7000,
 		Stack: fk.stack("main", "pthread_join")})
+	fk.d.AddSync(waits)
 	p := analyze(t, fk.d)
 	if len(p.Metrics) != 2 || p.Metrics[0].Name != "sync" || !p.Metrics[0].Time || p.Metrics[1].Name != "syncn" || p.Metrics[1].Time {
 		t.Fatalf("metrics %v", p.Metrics)
@@ -188,7 +190,8 @@ func TestMetricsFor(t *testing.T) {
 		t.Errorf("no data: %s", got)
 	}
 	all := &experiment.Data{Clock: make([]experiment.ClockSample, 1), Heap: make([]experiment.HeapEvent, 1),
-		Sync: make([]experiment.SyncEvent, 1), IO: make([]experiment.IOEvent, 1)}
+		IO: make([]experiment.IOEvent, 1)}
+	all.AddSync(make([]experiment.SyncEvent, 1))
 	ms := MetricsFor([]*experiment.Data{empty, all})
 	if len(ms) != 3+4+2+10 || ms[0].Name != "totalcpu" || ms[3].Name != "heapallocbytes" || ms[7].Name != "sync" || ms[9].Name != "ioreadtime" {
 		t.Errorf("all: %s", names(ms))
@@ -199,8 +202,9 @@ func TestMetricsFor(t *testing.T) {
 	if got := names(MetricsFor([]*experiment.Data{set})); got != "totalcpu user system ioreadtime ioreadbytes ioreadcnt iowritetime iowritebytes iowritecnt ioothertime ioothercnt ioerrortime ioerrorcnt" {
 		t.Errorf("settings: %s", got)
 	}
-	off := &experiment.Data{Sync: make([]experiment.SyncEvent, 1), Log: experiment.Log{Settings: []experiment.Setting{
+	off := &experiment.Data{Log: experiment.Log{Settings: []experiment.Setting{
 		{Name: "clock_profiling", Value: "off"}, {Name: "clock_interval_ns", Value: "10007000"}}}}
+	off.AddSync(make([]experiment.SyncEvent, 1))
 	if got := names(MetricsFor([]*experiment.Data{off})); got != "sync syncn" {
 		t.Errorf("clock off: %s", got)
 	}

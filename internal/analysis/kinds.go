@@ -120,7 +120,12 @@ func (k *Kind) tableDefaults() {
 			help += " (" + c.Unit + ")"
 		}
 		k.Columns = append(k.Columns, Column{Name: strings.ToUpper(c.Name), Help: help,
-			Get: func(d *experiment.Data, i int) int64 { return d.Tables[name].Cols[j][i] }})
+			Get: func(d *experiment.Data, i int) int64 {
+				if t := d.Tables[name]; i < t.Len() {
+					return t.Cols[j][i]
+				}
+				return 0
+			}})
 	}
 }
 
@@ -397,65 +402,25 @@ var (
 	syncKind = &Kind{Name: "synchronization-tracing", Title: "Synchronization wait tracing", Noun: "synchronization wait", Short: "Sync",
 		Record: "-s on", View: "sync", Setting: experiment.SettingSyncTracing, Timed: true, Metrics: SyncMetrics,
 		Default: []string{"i.sync", "i+syncn"}, DefaultRank: 2,
-		// An experiment read with its synchronization trace summed (experiment.Options.Summed) has
-		// sites in place of events: each stands for its thread's waits with one stack.
-		Len: func(d *experiment.Data) int {
-			if ss := d.SyncSummary; ss != nil {
-				return len(ss.Sites)
-			}
-			return len(d.Sync)
-		},
-		Count: func(d *experiment.Data) int64 {
-			if ss := d.SyncSummary; ss != nil {
-				return ss.Events()
-			}
-			return int64(len(d.Sync))
-		},
-		Info: func(d *experiment.Data, i int, ev *EventInfo) {
-			if ss := d.SyncSummary; ss != nil {
-				s := &ss.Sites[i]
-				ev.Pid, ev.Tid, ev.Time, ev.Dur = s.Pid, s.Tid, s.Time, s.Wait
-				return
-			}
-			e := &d.Sync[i]
-			ev.Pid, ev.Tid, ev.Time, ev.Dur = e.Pid, e.Tid, e.Time, e.Wait
-		},
-		Stack: func(d *experiment.Data, i int) uint32 {
-			if ss := d.SyncSummary; ss != nil {
-				return ss.Sites[i].Stack
-			}
-			return d.Sync[i].Stack
-		},
+		// Its events are the rows of experiment.SyncSchema's table: a wait each, or, read summed
+		// (experiment.Options.Summed), the waits of one thread with one stack (a row's count).
+		Table: experiment.SyncSchema,
 		Stats: func(ds []*experiment.Data) []Stat {
 			var n, wait int64
 			for _, d := range ds {
-				if ss := d.SyncSummary; ss != nil {
-					for i := range ss.Sites {
-						n, wait = sat.Add(n, ss.Sites[i].Events), sat.Add(wait, ss.Sites[i].Wait)
-					}
-					continue
-				}
-				n += int64(len(d.Sync))
-				for i := range d.Sync {
-					wait = sat.Add(wait, d.Sync[i].Wait)
+				t := d.SyncTable()
+				for i := range t.Len() {
+					n, wait = sat.Add(n, t.Count[i]), sat.Add(wait, t.Dur[i])
 				}
 			}
 			return []Stat{{Label: "Synchronization wait events", Values: []int64{n}},
 				{Label: "Sync Wait Time (sec.)", Values: []int64{wait}, Format: func(v []int64) string { return fmt.Sprintf("%.3f", float64(v[0])/1e9) }}}
 		},
 		Prepare: func(r *KindRun) KindEvents {
-			d := r.D
-			if ss := d.SyncSummary; ss != nil {
-				return KindEvents{Values: func(i int, out []int64) int64 {
-					s := &ss.Sites[i]
-					out[0], out[1] = s.Wait, s.Events
-					return s.Wait
-				}}
-			}
+			t := r.D.SyncTable()
 			return KindEvents{Values: func(i int, out []int64) int64 {
-				e := &d.Sync[i]
-				out[0], out[1] = e.Wait, 1
-				return e.Wait
+				out[0], out[1] = t.Dur[i], t.Count[i]
+				return t.Dur[i]
 			}}
 		},
 	}

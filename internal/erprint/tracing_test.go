@@ -82,16 +82,18 @@ func ioExp() *experiment.Data {
 	io(experiment.IOEvent{Op: experiment.IOWriteOp, FD: 1, Ret: 12, Bytes: 12, Dur: 3000}, "main+0x60", "printf+0x50", "write+0x14")
 	io(experiment.IOEvent{Op: experiment.IOOpen, FD: -1, Ret: -1, Err: 2, Dur: 1500, File: "/nonexistent"}, "main+0x6a", "open+0x17f")
 	io(experiment.IOEvent{Op: experiment.IOReadOp, FD: 99, Ret: -1, Err: 9, Dur: 500}, "main+0x74", "read+0x116")
+	var waits []experiment.SyncEvent
 	for i := range 10 {
 		tid := uint32(7071 + i%2)
-		b.d.Sync = append(b.d.Sync, experiment.SyncEvent{Time: int64(2000000 + i*1100000), Pid: 7070, Tid: tid, Op: experiment.SyncMutexLock,
+		waits = append(waits, experiment.SyncEvent{Time: int64(2000000 + i*1100000), Pid: 7070, Tid: tid, Op: experiment.SyncMutexLock,
 			Wait: 1000000 + int64(i%2)*100000, Object: 0x555555558040,
 			Stack: b.stackOf("clone3", "start_thread", "worker+0x1c", "pthread_mutex_lock+0x5e")})
 	}
 	for i, w := range []int64{5000000, 1000000} {
-		b.d.Sync = append(b.d.Sync, experiment.SyncEvent{Time: int64(14000000 + i*1000000), Pid: 7070, Tid: 7070, Op: experiment.SyncJoin,
+		waits = append(waits, experiment.SyncEvent{Time: int64(14000000 + i*1000000), Pid: 7070, Tid: 7070, Op: experiment.SyncJoin,
 			Wait: w, Object: uint64(7071 + i), Stack: b.stackOf(with("main+0x7c", "pthread_join+0x22")...)})
 	}
+	b.d.AddSync(waits)
 	b.d.Log = demoLog(7070, 16000000)
 	b.d.Log.Command = []string{"./io"}
 	b.d.Log.Settings = []experiment.Setting{
@@ -214,9 +216,11 @@ func TestAnnotateTracing(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
+		var waits []experiment.SyncEvent
 		for _, c := range d.Clock {
-			d.Sync = append(d.Sync, experiment.SyncEvent{Time: c.Time, Pid: c.Pid, Tid: c.Tid, Op: experiment.SyncMutexLock, Wait: c.Period, Stack: c.Stack})
+			waits = append(waits, experiment.SyncEvent{Time: c.Time, Pid: c.Pid, Tid: c.Tid, Op: experiment.SyncMutexLock, Wait: c.Period, Stack: c.Stack})
 		}
+		d.AddSync(waits)
 		return d, nil
 	}
 	annotateExperiment(t)

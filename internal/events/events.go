@@ -194,6 +194,21 @@ type Table struct {
 	CPU              []int32
 	Stack            []uint32
 	Cols             [][]int64
+	// Last is the time of the last event that rows summing several stand for (a row has its first
+	// event's time); LastTime takes it with the rows' times.
+	Last int64
+}
+
+// LastTime is the time of the table's last event: its last row's, or Last.
+func (t *Table) LastTime() int64 {
+	if t == nil {
+		return 0
+	}
+	last := t.Last
+	for _, v := range t.Time {
+		last = max(last, v)
+	}
+	return last
 }
 
 // New returns an empty table of schema s.
@@ -339,3 +354,39 @@ func (t *Table) Swap(i, j int) {
 
 // Less orders rows by time (with sort.Stable: rows of one time keep their order).
 func (t *Table) Less(i, j int) bool { return t.Time[i] < t.Time[j] }
+
+// CopyRow copies row j over row i.
+func (t *Table) CopyRow(i, j int) {
+	t.Time[i], t.Dur[i], t.Count[i] = t.Time[j], t.Dur[j], t.Count[j]
+	t.Pid[i], t.Tid[i], t.CPU[i], t.Stack[i] = t.Pid[j], t.Tid[j], t.CPU[j], t.Stack[j]
+	for _, c := range t.Cols {
+		c[i] = c[j]
+	}
+}
+
+// Truncate keeps the first n rows.
+func (t *Table) Truncate(n int) {
+	t.Time, t.Dur, t.Count = t.Time[:n], t.Dur[:n], t.Count[:n]
+	t.Pid, t.Tid, t.CPU, t.Stack = t.Pid[:n], t.Tid[:n], t.CPU[:n], t.Stack[:n]
+	for j := range t.Cols {
+		t.Cols[j] = t.Cols[j][:n]
+	}
+}
+
+// Grow makes room for n more rows in every column, allocating exactly that.
+func (t *Table) Grow(n int) {
+	t.Time, t.Dur, t.Count = grow(t.Time, n), grow(t.Dur, n), grow(t.Count, n)
+	t.Pid, t.Tid, t.CPU, t.Stack = grow(t.Pid, n), grow(t.Tid, n), grow(t.CPU, n), grow(t.Stack, n)
+	for j := range t.Cols {
+		t.Cols[j] = grow(t.Cols[j], n)
+	}
+}
+
+func grow[S ~[]E, E any](s S, n int) S {
+	if cap(s)-len(s) >= n {
+		return s
+	}
+	out := make(S, len(s), len(s)+n)
+	copy(out, s)
+	return out
+}

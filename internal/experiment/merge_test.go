@@ -35,8 +35,9 @@ func TestMergeTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr.finish()
-	if len(full.Sync) != 12*30 {
-		t.Fatalf("%d events read, want %d", len(full.Sync), 12*30)
+	fullSync := syncEvents(full.SyncTable())
+	if len(fullSync) != 12*30 {
+		t.Fatalf("%d events read, want %d", len(fullSync), 12*30)
 	}
 	for _, parts := range []int{1, 2, 5} {
 		tf, err := openTrace(SyncTraceFile, bytes.NewReader(file), int64(len(file)), -1)
@@ -46,11 +47,11 @@ func TestMergeTrace(t *testing.T) {
 		m := &traceReader{d: &Data{}, base: base, parts: parts, minPart: 4096}
 		var got []SyncEvent
 		var sk skipped
-		if _, err := mergeTrace(m, tf, &sk, func(d *Data) *[]SyncEvent { return &d.Sync }, func(e *SyncEvent) int64 { return e.Time },
+		if _, err := mergeTrace(m, tf, &sk, func(d *Data) *[]SyncEvent { return &d.syncEvs }, func(e *SyncEvent) int64 { return e.Time },
 			func(e *SyncEvent) { got = append(got, *e) }); err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(got, full.Sync) {
+		if !reflect.DeepEqual(got, fullSync) {
 			t.Errorf("%d parts: the merge differs from the full read's order", parts)
 		}
 	}

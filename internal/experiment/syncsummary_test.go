@@ -3,6 +3,8 @@ package experiment
 import (
 	"reflect"
 	"testing"
+
+	"er/internal/events"
 )
 
 // Reading with Summed sums the synchronization waits per thread and stack as summing the events
@@ -26,16 +28,33 @@ func TestSyncSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Sync) != 0 || !reflect.DeepEqual(got.SyncSummary, full.SyncSummary) || !reflect.DeepEqual(got.Warnings, full.Warnings) {
-		t.Errorf("summed when read: %+v %q\nsummed after reading: %+v %q", got.SyncSummary, got.Warnings, full.SyncSummary, full.Warnings)
+	st, ft := got.SyncTable(), full.SyncTable()
+	if !reflect.DeepEqual(st, ft) || !reflect.DeepEqual(got.Warnings, full.Warnings) {
+		t.Errorf("summed when read: %+v %q\nsummed after reading: %+v %q", st, got.Warnings, ft, full.Warnings)
 	}
-	if n := got.SyncSummary.Events(); n != 7 {
-		t.Errorf("the sites stand for %d waits, want 7", n)
+	if n := st.Events(); n != 7 {
+		t.Errorf("the rows stand for %d waits, want 7", n)
 	}
-	s := got.SyncSummary.Sites
-	if len(s) != 5 || s[0].Tid != 7 || s[0].Events != 2 || s[0].Wait != 15 || s[1].Tid != 8 || s[1].Wait != 30 ||
-		s[2].Wait != 40 || s[3].Wait != 50 || s[4].Tid != 7 || s[4].Stack != 0 || s[4].Events != 2 || s[4].Wait != 130 ||
-		got.SyncSummary.Last != 700 {
-		t.Errorf("sites %+v, last %d", s, got.SyncSummary.Last)
+	if st.Len() != 5 || st.Tid[0] != 7 || st.Count[0] != 2 || st.Dur[0] != 15 || st.Tid[1] != 8 || st.Dur[1] != 30 ||
+		st.Dur[2] != 40 || st.Dur[3] != 50 || st.Tid[4] != 7 || st.Stack[4] != 0 || st.Count[4] != 2 || st.Dur[4] != 130 ||
+		st.LastTime() != 700 || st.Cols[SyncColObject][0] != 0xabc || st.Cols[SyncColOp][0] != int64(SyncMutexLock) {
+		t.Errorf("rows %+v, last %d", st, st.LastTime())
 	}
+	// Summing a summed table again changes nothing.
+	again := *full
+	again.Tables = map[string]*events.Table{SyncSchema.Name: ft}
+	again.SummarizeSync()
+	if !reflect.DeepEqual(again.SyncTable(), ft) {
+		t.Errorf("summed twice: %+v, want %+v", again.SyncTable(), ft)
+	}
+}
+
+// syncEvents turns the rows of a table of single waits back into events.
+func syncEvents(t *events.Table) []SyncEvent {
+	var out []SyncEvent
+	for i := range t.Len() {
+		out = append(out, SyncEvent{Time: t.Time[i], Pid: t.Pid[i], Tid: t.Tid[i], Stack: t.Stack[i], Op: SyncOp(t.Cols[SyncColOp][i]),
+			Wait: t.Dur[i], Object: uint64(t.Cols[SyncColObject][i])})
+	}
+	return out
 }

@@ -335,6 +335,7 @@ type traceReader struct {
 	stackIdx                      map[uint32]uint32
 	heap0, sync0, io0, ck0, site0 int
 	syncSite0, ioSite0            int
+	summed                        bool // Options.Summed: the traces are summed as they are read
 }
 
 func newTraceReader(d *Data, warn func(string)) *traceReader {
@@ -352,7 +353,9 @@ func readTraces(d *Data, sources []traceSource, opt Options, warn func(string)) 
 	stacksOnly := opt.TraceStacksOnly
 	tr := newTraceReader(d, warn)
 	if opt.Summed && !stacksOnly {
-		d.HeapSummary, d.SyncSummary, d.IOSummary = &HeapSummary{}, &SyncSummary{}, &IOSummary{}
+		d.HeapSummary, d.IOSummary = &HeapSummary{}, &IOSummary{}
+		d.syncTable()
+		tr.summed = true
 	}
 	for _, src := range sources {
 		tr.begin()
@@ -406,12 +409,12 @@ func readTraces(d *Data, sources []traceSource, opt Options, warn func(string)) 
 // begin starts reading the files of one instance.
 func (tr *traceReader) begin() {
 	tr.stackIdx = map[uint32]uint32{}
-	tr.heap0, tr.sync0, tr.io0, tr.ck0 = len(tr.d.Heap), len(tr.d.Sync), len(tr.d.IO), len(tr.d.Clock)
+	tr.heap0, tr.sync0, tr.io0, tr.ck0 = len(tr.d.Heap), len(tr.d.syncEvs), len(tr.d.IO), len(tr.d.Clock)
 	if hs := tr.d.HeapSummary; hs != nil {
 		tr.site0 = len(hs.Sites)
 	}
-	if ss := tr.d.SyncSummary; ss != nil {
-		tr.syncSite0 = len(ss.Sites)
+	if tr.summed {
+		tr.syncSite0 = tr.d.SyncTable().Len()
 	}
 	if is := tr.d.IOSummary; is != nil {
 		tr.ioSite0 = len(is.Sites)
@@ -436,8 +439,8 @@ func (tr *traceReader) end() {
 	for i := tr.heap0; i < len(d.Heap); i++ {
 		resolve(&d.Heap[i].Stack)
 	}
-	for i := tr.sync0; i < len(d.Sync); i++ {
-		resolve(&d.Sync[i].Stack)
+	for i := tr.sync0; i < len(d.syncEvs); i++ {
+		resolve(&d.syncEvs[i].Stack)
 	}
 	for i := tr.io0; i < len(d.IO); i++ {
 		resolve(&d.IO[i].Stack)
@@ -456,12 +459,11 @@ func (tr *traceReader) end() {
 				m.Leaks, m.Leaked = m.Leaks+s.Leaks, sat.Add(m.Leaked, s.Leaked)
 			})
 	}
-	if ss := d.SyncSummary; ss != nil && len(ss.Sites) > tr.syncSite0 {
-		for i := tr.syncSite0; i < len(ss.Sites); i++ {
-			resolveN(&ss.Sites[i].Stack, int(ss.Sites[i].Events))
+	if st := d.SyncTable(); tr.summed && st.Len() > tr.syncSite0 {
+		for i := tr.syncSite0; i < st.Len(); i++ {
+			resolveN(&st.Stack[i], int(st.Count[i]))
 		}
-		ss.Sites = mergeSites(ss.Sites, func(s *SyncSite) [3]uint32 { return [3]uint32{s.Pid, s.Tid, s.Stack} },
-			func(m, s *SyncSite) { m.Events, m.Wait = m.Events+s.Events, sat.Add(m.Wait, s.Wait) })
+		mergeSyncRows(st, tr.syncSite0)
 	}
 	if is := d.IOSummary; is != nil && len(is.Sites) > tr.ioSite0 {
 		for i := tr.ioSite0; i < len(is.Sites); i++ {
@@ -502,7 +504,15 @@ func (tr *traceReader) finish() {
 	if !slices.IsSortedFunc(d.Heap, func(a, b HeapEvent) int { return byTime(a.Time, b.Time) }) {
 		slices.SortStableFunc(d.Heap, func(a, b HeapEvent) int { return byTime(a.Time, b.Time) })
 	}
-	slices.SortStableFunc(d.Sync, func(a, b SyncEvent) int { return byTime(a.Time, b.Time) })
+	if len(d.syncEvs) > 0 {
+		slices.SortStableFunc(d.syncEvs, func(a, b SyncEvent) int { return byTime(a.Time, b.Time) })
+		t := d.syncTable()
+		t.Grow(len(d.syncEvs))
+		for i := range d.syncEvs {
+			t.Add(syncRow(&d.syncEvs[i]))
+		}
+		d.syncEvs = nil
+	}
 	slices.SortStableFunc(d.IO, func(a, b IOEvent) int { return byTime(a.Time, b.Time) })
 	nameFiles(d.IO)
 }
@@ -533,7 +543,7 @@ func (tr *traceReader) readFile(name, file string, r io.ReaderAt, size int64, fd
 		switch {
 		case h.kind == fileHeap && tr.d.HeapSummary != nil:
 			w, err = tr.replayHeap(tf, &sk)
-		case h.kind == fileSync && tr.d.SyncSummary != nil:
+		case h.kind == fileSync && tr.summed:
 			w, err = tr.sumSync(tf, &sk)
 		case h.kind == fileIO && tr.d.IOSummary != nil:
 			w, err = tr.sumIO(tf, &sk)
@@ -586,7 +596,7 @@ func (tr *traceReader) readEvents(tf *traceScan, sk *skipped) (warning string, e
 	case recHeap:
 		join = windows(&d.Heap, counts, pds, func(d *Data) *[]HeapEvent { return &d.Heap })
 	case recSync:
-		join = windows(&d.Sync, counts, pds, func(d *Data) *[]SyncEvent { return &d.Sync })
+		join = windows(&d.syncEvs, counts, pds, func(d *Data) *[]SyncEvent { return &d.syncEvs })
 	case recIO:
 		join = windows(&d.IO, counts, pds, func(d *Data) *[]IOEvent { return &d.IO })
 	case recClock:
@@ -860,7 +870,7 @@ func (tr *traceReader) event(r *traceRec, h *traceHeader, sk *skipped) {
 			sk.out(r.off, "a wait of %d ns, longer than the %d ns since the collector library started", wait, ran)
 			return
 		}
-		d.Sync = append(d.Sync, SyncEvent{Time: t, Pid: pid, Tid: r.tid, Op: SyncOp(r.aux), Stack: r.u32(recSyncStack),
+		d.syncEvs = append(d.syncEvs, SyncEvent{Time: t, Pid: pid, Tid: r.tid, Op: SyncOp(r.aux), Stack: r.u32(recSyncStack),
 			Wait: int64(wait), Object: r.u64(recSyncObject)})
 	case recIO:
 		if size < sizeofRecIO {

@@ -3,6 +3,7 @@ package experiment
 import (
 	"bytes"
 	"encoding/binary"
+	"er/internal/events"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -168,9 +169,9 @@ func TestReadTraces(t *testing.T) {
 	if !reflect.DeepEqual(d.Heap, wantHeap) {
 		t.Errorf("heap\n got %+v\nwant %+v", d.Heap, wantHeap)
 	}
-	if len(d.Sync) != 1 || d.Sync[0].Wait != 400 || d.Sync[0].Object != 0xabc || d.Sync[0].Op != SyncMutexLock ||
-		!reflect.DeepEqual(stack(d.Sync[0].Stack), Stack{0x7f0020, 0x400300}) {
-		t.Errorf("sync %+v", d.Sync)
+	if sy := syncEvents(d.SyncTable()); len(sy) != 1 || sy[0].Wait != 400 || sy[0].Object != 0xabc || sy[0].Op != SyncMutexLock ||
+		!reflect.DeepEqual(stack(sy[0].Stack), Stack{0x7f0020, 0x400300}) || d.SyncTable().Count[0] != 1 || d.SyncTable().CPU[0] != -1 {
+		t.Errorf("sync %+v", d.SyncTable())
 	}
 	// I/O: names follow the descriptors through open, dup2 and close.
 	var files []string
@@ -288,11 +289,13 @@ func FuzzReadTraceFile(f *testing.F) {
 		// Read with the heap trace summed as it is read (summed): what summing the events gives.
 		read := func(parts int, summed bool) (*Data, []string) {
 			d := &Data{Stacks: []Stack{nil}}
-			if summed {
-				d.HeapSummary, d.SyncSummary, d.IOSummary = &HeapSummary{}, &SyncSummary{}, &IOSummary{}
-			}
 			var warns []string
 			tr := newTraceReader(d, func(w string) { warns = append(warns, w) })
+			if summed {
+				d.HeapSummary, d.IOSummary = &HeapSummary{}, &IOSummary{}
+				d.syncTable()
+				tr.summed = true
+			}
 			tr.parts, tr.minPart = parts, minBlockSize
 			tr.begin()
 			for _, name := range TraceFiles {
@@ -307,19 +310,20 @@ func FuzzReadTraceFile(f *testing.F) {
 		d, warns := read(1, false)
 		if d3, warns3 := read(3, false); !reflect.DeepEqual(d3, d) || !reflect.DeepEqual(warns3, warns) {
 			t.Fatalf("read in 3 parts: %d heap, %d sync, %d I/O, %d clock events, warnings %q; whole: %d, %d, %d, %d, %q",
-				len(d3.Heap), len(d3.Sync), len(d3.IO), len(d3.Clock), warns3, len(d.Heap), len(d.Sync), len(d.IO), len(d.Clock), warns)
+				len(d3.Heap), d3.SyncTable().Len(), len(d3.IO), len(d3.Clock), warns3, len(d.Heap), d.SyncTable().Len(), len(d.IO), len(d.Clock), warns)
 		}
-		sum := &Data{Heap: slices.Clone(d.Heap), Sync: slices.Clone(d.Sync), IO: slices.Clone(d.IO)}
+		sum := &Data{Heap: slices.Clone(d.Heap), IO: slices.Clone(d.IO)}
+		sum.AddSync(syncEvents(d.SyncTable()))
 		sum.SummarizeHeap()
 		sum.SummarizeSync()
 		sum.SummarizeIO()
 		for _, parts := range []int{1, 3} {
 			ds, warnsS := read(parts, true)
-			if !reflect.DeepEqual(ds.HeapSummary, sum.HeapSummary) || !reflect.DeepEqual(ds.SyncSummary, sum.SyncSummary) ||
+			if !reflect.DeepEqual(ds.HeapSummary, sum.HeapSummary) || !sameSync(ds.SyncTable(), sum.SyncTable()) ||
 				!reflect.DeepEqual(ds.IOSummary, sum.IOSummary) || !reflect.DeepEqual(warnsS, warns) ||
-				len(ds.Heap)+len(ds.Sync)+len(ds.IO) != 0 {
+				len(ds.Heap)+len(ds.IO) != 0 {
 				t.Fatalf("read summed in %d parts: %+v, %+v, %+v, warnings %q; the events read and summed: %+v, %+v, %+v, %q",
-					parts, ds.HeapSummary, ds.SyncSummary, ds.IOSummary, warnsS, sum.HeapSummary, sum.SyncSummary, sum.IOSummary, warns)
+					parts, ds.HeapSummary, ds.SyncTable(), ds.IOSummary, warnsS, sum.HeapSummary, sum.SyncTable(), sum.IOSummary, warns)
 			}
 		}
 		for _, e := range d.Heap {
@@ -330,7 +334,7 @@ func FuzzReadTraceFile(f *testing.F) {
 				t.Fatalf("allocation of %d bytes read", e.Size)
 			}
 		}
-		for _, e := range d.Sync {
+		for _, e := range syncEvents(d.SyncTable()) {
 			if e.Wait < 0 || int(e.Stack) >= len(d.Stacks) {
 				t.Fatalf("sync event %+v", e)
 			}
@@ -406,7 +410,7 @@ func TestTraceRecordRanges(t *testing.T) {
 			case HeapTraceFile:
 				n = len(d.Heap)
 			case SyncTraceFile:
-				n = len(d.Sync)
+				n = d.SyncTable().Len()
 			case IOTraceFile:
 				n = len(d.IO)
 			case ClockTraceFile:
@@ -571,8 +575,8 @@ func TestTraceStacksOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Heap) != 4 || len(d.Sync) != 1 || len(d.TraceStacks) != 0 {
-		t.Errorf("untimed stacks: %d heap and %d sync events, %d trace stacks; want 4, 1 and none", len(d.Heap), len(d.Sync), len(d.TraceStacks))
+	if len(d.Heap) != 4 || d.SyncTable().Len() != 1 || len(d.TraceStacks) != 0 {
+		t.Errorf("untimed stacks: %d heap and %d sync events, %d trace stacks; want 4, 1 and none", len(d.Heap), d.SyncTable().Len(), len(d.TraceStacks))
 	}
 	timed := func(id, tid uint32, ns uint64, pcs ...uint64) []byte {
 		body := []any{id, uint32(len(pcs))}
@@ -594,7 +598,7 @@ func TestTraceStacksOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(d.Heap) + len(d.Sync) + len(d.IO) + len(d.Clock); n != 0 {
+	if n := len(d.Heap) + d.SyncTable().Len() + len(d.IO) + len(d.Clock); n != 0 {
 		t.Errorf("timed stacks: %d events read, want none", n)
 	}
 	want := []TraceStack{{Pid: 42, Tid: 7, Time: 90, Stack: 1}, {Pid: 42, Tid: 8, Time: 150, Stack: 2}}
@@ -607,4 +611,13 @@ func TestTraceStacksOnly(t *testing.T) {
 	if d, err = Open(dir); err != nil || len(d.Heap) != 4 || len(d.TraceStacks) != 0 {
 		t.Errorf("Open: %d heap events, %d trace stacks, %v; want 4, none", len(d.Heap), len(d.TraceStacks), err)
 	}
+}
+
+// sameSync says whether two tables of summed waits hold the same rows (an empty table and none
+// are the same).
+func sameSync(a, b *events.Table) bool {
+	if a.Len() == 0 || b.Len() == 0 {
+		return a.Len() == b.Len() && a.LastTime() == b.LastTime()
+	}
+	return reflect.DeepEqual(a, b)
 }

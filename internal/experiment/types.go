@@ -332,7 +332,8 @@ type SyncOp uint8
 const SyncSpinLock SyncOp = 8
 
 // SyncEvent is one call of a synchronization function that waited at least the threshold
-// (synchronization wait tracing).
+// (synchronization wait tracing), as the trace reader decodes it; an experiment keeps them in its
+// table of SyncSchema (Data.SyncTable).
 type SyncEvent struct {
 	Time   int64 // ns since start, when the call returned
 	Pid    uint32
@@ -381,8 +382,10 @@ type Data struct {
 	Clock    []ClockSample
 	Counters []CounterSample // in time order
 	Heap     []HeapEvent     // in time order per thread
-	Sync     []SyncEvent
-	IO       []IOEvent
+	// syncEvs are the synchronization waits being read; the reader's end turns them into the table
+	// of SyncSchema (Data.SyncTable).
+	syncEvs []SyncEvent
+	IO      []IOEvent
 	// Tables are the event tables of kinds that keep their events in one (events.Table), by
 	// schema name; the rows in time order.
 	Tables   map[string]*events.Table
@@ -392,24 +395,11 @@ type Data struct {
 	Warnings []string // what the reader had to skip or repair (a truncated last block, a missing file)
 	// TraceStacks are the stacks of the trace events not read (Options.TraceStacksOnly).
 	TraceStacks []TraceStack
-	// HeapSummary, SyncSummary and IOSummary hold the heap, synchronization and I/O events summed,
-	// where they were summed as they were read (Options.Summed): Heap, Sync and IO are then empty.
+	// HeapSummary and IOSummary hold the heap and I/O events summed, where they were summed as
+	// they were read (Options.Summed): Heap and IO are then empty. The synchronization waits
+	// summed are rows of their table (SyncTable) that stand for several.
 	HeapSummary *HeapSummary
-	SyncSummary *SyncSummary
 	IOSummary   *IOSummary
-}
-
-// SyncSummary is the synchronization waits of an experiment, summed per thread and stack.
-type SyncSummary struct {
-	Sites []SyncSite // in the order of their first events (time, then order in the trace)
-	Last  int64      // the time of the last event
-}
-
-// SyncSite is the synchronization waits of one thread with one stack, summed.
-type SyncSite struct {
-	Time            int64 // of its first event
-	Pid, Tid, Stack uint32
-	Events, Wait    int64 // waits, and their ns
 }
 
 // HeapSummary is what a replay of an experiment's heap events found, kept in place of the events:
@@ -448,8 +438,8 @@ func (d *Data) LastTime() int64 {
 	if d.HeapSummary != nil {
 		t = max(t, d.HeapSummary.Last)
 	}
-	if d.SyncSummary != nil {
-		t = max(t, d.SyncSummary.Last)
+	for _, tb := range d.Tables {
+		t = max(t, tb.LastTime())
 	}
 	if d.IOSummary != nil {
 		t = max(t, d.IOSummary.Last)
@@ -459,9 +449,6 @@ func (d *Data) LastTime() int64 {
 	}
 	for i := range d.Heap {
 		t = max(t, d.Heap[i].Time)
-	}
-	for i := range d.Sync {
-		t = max(t, d.Sync[i].Time)
 	}
 	for i := range d.IO {
 		t = max(t, d.IO[i].Time)

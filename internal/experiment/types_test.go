@@ -28,7 +28,7 @@ func TestLastTime(t *testing.T) {
 	}
 	d.Clock = []ClockSample{{Time: 5}, {Time: 3}}
 	d.Heap = []HeapEvent{{Time: 7}}
-	d.Sync = []SyncEvent{{Time: 6}}
+	d.AddSync([]SyncEvent{{Time: 6}})
 	d.IO = []IOEvent{{Time: 4}}
 	d.Overview = []OverviewSample{{Time: 2}}
 	if got := d.LastTime(); got != 7 {

@@ -313,12 +313,14 @@ var syncOps = map[string]uint8{
 
 // sync converts synchronization-tracing packets: a wait from SRQST to TSTAMP on object SOBJ.
 func (c *converter) sync(recs []Record) {
+	evs := make([]experiment.SyncEvent, 0, len(recs))
+	defer func() { c.d.AddSync(evs) }()
 	for i := range recs {
 		r := &recs[i]
 		t, tid, st := c.common(r)
 		op, _ := c.traced(st, syncOps, func(uint8) bool { return true })
 		wait := max(r.Int("TSTAMP")-r.Int("SRQST"), 0)
-		c.d.Sync = append(c.d.Sync, experiment.SyncEvent{Time: t, Pid: c.log.Pid, Tid: tid, Stack: st,
+		evs = append(evs, experiment.SyncEvent{Time: t, Pid: c.log.Pid, Tid: tid, Stack: st,
 			Op: experiment.SyncOp(op), Wait: wait, Object: r.Ints["SOBJ"]})
 	}
 }

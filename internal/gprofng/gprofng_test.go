@@ -178,13 +178,14 @@ func TestOpenSync(t *testing.T) {
 	d := open(t, "sync")
 	var wait int64
 	ops := map[experiment.SyncOp]int{}
-	for _, e := range d.Sync {
-		wait += e.Wait
-		ops[e.Op]++
+	st := d.SyncTable()
+	for i := range st.Len() {
+		wait += st.Dur[i]
+		ops[experiment.SyncOp(st.Cols[experiment.SyncColOp][i])]++
 	}
 	// gprofng display text -functions: 7 waits, 1.052 s; pthread_mutex_lock 6 of them.
-	if len(d.Sync) != 7 || wait < 1.0515e9 || wait >= 1.0525e9 {
-		t.Errorf("%d waits of %d ns, want gprofng's 7 of 1.052 s", len(d.Sync), wait)
+	if st.Len() != 7 || st.Events() != 7 || wait < 1.0515e9 || wait >= 1.0525e9 {
+		t.Errorf("%d waits of %d ns, want gprofng's 7 of 1.052 s", st.Len(), wait)
 	}
 	if ops[experiment.SyncMutexLock] != 6 {
 		t.Errorf("operations %v, want 6 pthread_mutex_lock", ops)
@@ -260,8 +261,8 @@ func TestTruncatedData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Sync) != 3 {
-		t.Errorf("%d waits, want the 3 whole packets", len(d.Sync))
+	if n := d.SyncTable().Len(); n != 3 {
+		t.Errorf("%d waits, want the 3 whole packets", n)
 	}
 	if !slices.ContainsFunc(d.Warnings, func(w string) bool { return strings.Contains(w, "synctrace: last packet at offset 192 is incomplete") }) {
 		t.Errorf("warnings %q", d.Warnings)
