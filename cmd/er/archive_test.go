@@ -234,6 +234,24 @@ func TestArchiveErrors(t *testing.T) {
 	}
 }
 
+// indexed lists the paths of what exp's archive index holds: load objects (copies and compact
+// archives) and sources.
+func indexed(t *testing.T, exp string) (objects, sources []string) {
+	t.Helper()
+	ix, err := archive.ReadIndex(exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range ix.Copies {
+		if c.Kind == archive.KindSource {
+			sources = append(sources, c.Path)
+		} else {
+			objects = append(objects, c.Path)
+		}
+	}
+	return objects, sources
+}
+
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
@@ -570,18 +588,7 @@ func TestArchiveOthersExperiment(t *testing.T) {
 			t.Errorf("stderr lacks %q", want)
 		}
 	}
-	ix, err := archive.ReadIndex(exp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var objects, sources []string
-	for _, c := range ix.Copies {
-		if c.Kind == archive.KindSource {
-			sources = append(sources, c.Path)
-		} else {
-			objects = append(objects, c.Path)
-		}
-	}
+	objects, sources := indexed(t, exp)
 	if r.code != 0 || !contains(objects, bin) || len(sources) != 0 {
 		t.Errorf("exit %d; archived objects %q, sources %q; want 0, %s among the objects and no source", r.code, objects, sources, bin)
 	}

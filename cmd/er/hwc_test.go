@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"er/internal/archive"
 	"er/internal/synth"
 )
 
@@ -116,18 +115,7 @@ func TestCountersAlone(t *testing.T) {
 	// The default archives (-a usedsrc) hold what the counters' stacks use: the program and its
 	// source. Before, er archive took the stacks of clock, heap, sync and I/O events only, and
 	// archived nothing here.
-	ix, err := archive.ReadIndex(exp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var objects, sources []string
-	for _, c := range ix.Copies {
-		if c.Kind == archive.KindSource {
-			sources = append(sources, c.Path)
-		} else {
-			objects = append(objects, c.Path)
-		}
-	}
+	objects, sources := indexed(t, exp)
 	if !contains(objects, prog) || len(sources) != 1 || filepath.Base(sources[0]) != "hwcprog.c" {
 		t.Errorf("archives of a counters-only experiment: load objects %q, sources %q; want %s and hwcprog.c", objects, sources, prog)
 	}

@@ -322,31 +322,41 @@ func readHWC(name string, r io.ReaderAt, size int64, ncounters, nstacks int) (sa
 	if data := dataBytes(r, size); br.recSize > 0 && data > fileHeaderSize {
 		samples = make([]CounterSample, 0, (data-fileHeaderSize)/int64(br.recSize))
 	}
-	for {
-		off, count, p, ok, err := br.next()
-		if err != nil {
-			return nil, "", err
+	err = br.records(func(rec []byte, off, at int64) error {
+		s := decodeHWC(rec)
+		switch {
+		case int(s.Counter) >= ncounters:
+			return formatErrorf(name, at, hintBlock(name, off), "sample %d is of counter %d; log.xml lists %d counters",
+				len(samples)+1, s.Counter, ncounters)
+		case s.Value < 0 || s.Value > maxCounterVal:
+			return formatErrorf(name, at, hintBlock(name, off), "sample %d stands for %d events: 0 to %d", len(samples)+1, s.Value, int64(maxCounterVal))
+		case int64(s.Stack) >= int64(nstacks):
+			return formatErrorf(name, at, hintBlock(name, off), "sample %d has stack id %d, but the stacks file has only %d stacks",
+				len(samples)+1, s.Stack, nstacks)
 		}
-		if !ok {
-			break
-		}
-		for i := range int(count) {
-			s := decodeHWC(p[i*int(br.recSize):])
-			at := off + blockHeaderSize + int64(i)*int64(br.recSize)
-			switch {
-			case int(s.Counter) >= ncounters:
-				return nil, "", formatErrorf(name, at, hintBlock(name, off), "sample %d is of counter %d; log.xml lists %d counters",
-					len(samples)+1, s.Counter, ncounters)
-			case s.Value < 0 || s.Value > maxCounterVal:
-				return nil, "", formatErrorf(name, at, hintBlock(name, off), "sample %d stands for %d events: 0 to %d", len(samples)+1, s.Value, int64(maxCounterVal))
-			case int64(s.Stack) >= int64(nstacks):
-				return nil, "", formatErrorf(name, at, hintBlock(name, off), "sample %d has stack id %d, but the stacks file has only %d stacks",
-					len(samples)+1, s.Stack, nstacks)
-			}
-			samples = append(samples, s)
-		}
+		samples = append(samples, s)
+		return nil
+	})
+	if err != nil {
+		return nil, "", err
 	}
 	return samples, br.warning, nil
+}
+
+// records calls fn with each fixed-size record of the file in order, with the offset of its block
+// and its own, until fn returns an error.
+func (br *blockReader) records(fn func(rec []byte, blockOff, at int64) error) error {
+	for {
+		off, count, p, ok, err := br.next()
+		if err != nil || !ok {
+			return err
+		}
+		for i := range int(count) {
+			if err := fn(p[i*int(br.recSize):], off, off+blockHeaderSize+int64(i)*int64(br.recSize)); err != nil {
+				return err
+			}
+		}
+	}
 }
 
 // clockBlock says where a block of clock records lies, to give offsets in errors.

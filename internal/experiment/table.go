@@ -182,30 +182,23 @@ func readTable(name string, r io.ReaderAt, size int64, s *events.Schema, nstacks
 		return nil, "", err
 	}
 	t := events.New(s)
-	for {
-		off, count, p, ok, err := br.next()
-		if err != nil {
-			return nil, "", err
+	err = br.records(func(rec []byte, off, at int64) error {
+		n := t.Len()
+		t.DecodeRecord(rec, offs)
+		switch {
+		case int64(t.Stack[n]) >= int64(nstacks):
+			return formatErrorf(name, at, hintBlock(name, off), "event %d has stack id %d, but the stacks file has only %d stacks", n+1, t.Stack[n], nstacks)
+		case t.Count[n] < 1 || t.Count[n] > maxCounterVal:
+			return formatErrorf(name, at, hintBlock(name, off), "event %d stands for %d events: 1 to %d", n+1, t.Count[n], int64(maxCounterVal))
+		case t.Dur[n] < 0 || t.Dur[n] > maxCounterVal:
+			return formatErrorf(name, at, hintBlock(name, off), "event %d lasts %d ns: 0 to %d", n+1, t.Dur[n], int64(maxCounterVal))
+		case t.CPU[n] < -1:
+			return formatErrorf(name, at, hintBlock(name, off), "event %d was on CPU %d: -1 (none) or more", n+1, t.CPU[n])
 		}
-		if !ok {
-			break
-		}
-		for i := range int(count) {
-			rec := p[i*int(br.recSize):]
-			at := off + blockHeaderSize + int64(i)*int64(br.recSize)
-			n := t.Len()
-			t.DecodeRecord(rec, offs)
-			switch {
-			case int64(t.Stack[n]) >= int64(nstacks):
-				return nil, "", formatErrorf(name, at, hintBlock(name, off), "event %d has stack id %d, but the stacks file has only %d stacks", n+1, t.Stack[n], nstacks)
-			case t.Count[n] < 1 || t.Count[n] > maxCounterVal:
-				return nil, "", formatErrorf(name, at, hintBlock(name, off), "event %d stands for %d events: 1 to %d", n+1, t.Count[n], int64(maxCounterVal))
-			case t.Dur[n] < 0 || t.Dur[n] > maxCounterVal:
-				return nil, "", formatErrorf(name, at, hintBlock(name, off), "event %d lasts %d ns: 0 to %d", n+1, t.Dur[n], int64(maxCounterVal))
-			case t.CPU[n] < -1:
-				return nil, "", formatErrorf(name, at, hintBlock(name, off), "event %d was on CPU %d: -1 (none) or more", n+1, t.CPU[n])
-			}
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, "", err
 	}
 	return t, br.warning, nil
 }
