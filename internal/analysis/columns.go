@@ -12,12 +12,7 @@ import (
 // have sites, not events: their fields are 0 there (er print reads summed only where no filter runs).
 func init() {
 	heap := func(get func(e *experiment.HeapEvent) int64) func(d *experiment.Data, i int) int64 {
-		return func(d *experiment.Data, i int) int64 {
-			if i >= len(d.Heap) {
-				return 0
-			}
-			return get(&d.Heap[i])
-		}
+		return eventField(func(d *experiment.Data) []experiment.HeapEvent { return d.Heap }, get)
 	}
 	heapKind.Columns = []Column{
 		{"HTYPE", "the heap function: " + codes(12, func(i int) string { return experiment.HeapOp(i).String() }),
@@ -40,12 +35,7 @@ func init() {
 			return t.Time[i] - t.Dur[i]
 		}})
 	io := func(get func(e *experiment.IOEvent) int64) func(d *experiment.Data, i int) int64 {
-		return func(d *experiment.Data, i int) int64 {
-			if i >= len(d.IO) {
-				return 0
-			}
-			return get(&d.IO[i])
-		}
+		return eventField(func(d *experiment.Data) []experiment.IOEvent { return d.IO }, get)
 	}
 	ioKind.Columns = []Column{
 		{"IOOP", "the I/O function: " + codes(int(experiment.IOInherited), func(i int) string { return experiment.IOOp(i).String() }),
@@ -54,6 +44,17 @@ func init() {
 		{"IOFD2", "the second descriptor: pipe's write end, dup2's target; -1 for none", io(func(e *experiment.IOEvent) int64 { return int64(e.FD2) })},
 		{"IONBYTE", "bytes read or written; 0 for other calls and for errors", io(func(e *experiment.IOEvent) int64 { return e.Bytes })},
 		{"IOERR", "errno when the call failed, else 0", io(func(e *experiment.IOEvent) int64 { return int64(e.Err) })},
+	}
+}
+
+// eventField is a Column's Get of a field of the events evs gives: 0 past them (an experiment read
+// summed has sites, not events).
+func eventField[E any](evs func(d *experiment.Data) []E, get func(e *E) int64) func(d *experiment.Data, i int) int64 {
+	return func(d *experiment.Data, i int) int64 {
+		if s := evs(d); i < len(s) {
+			return get(&s[i])
+		}
+		return 0
 	}
 }
 
