@@ -122,7 +122,7 @@ func (k *Kind) tableDefaults() {
 		k.Columns = append(k.Columns, Column{Name: strings.ToUpper(c.Name), Help: help,
 			Get: func(d *experiment.Data, i int) int64 {
 				if t := d.Tables[name]; i < t.Len() {
-					return t.Cols[j][i]
+					return t.Cols[j].At(i)
 				}
 				return 0
 			}})

@@ -193,7 +193,7 @@ type Table struct {
 	Pid, Tid         []uint32
 	CPU              []int32
 	Stack            []uint32
-	Cols             [][]int64
+	Cols             []Col
 	// Last is the time of the last event that rows summing several stand for (a row has its first
 	// event's time); LastTime takes it with the rows' times.
 	Last int64
@@ -213,7 +213,11 @@ func (t *Table) LastTime() int64 {
 
 // New returns an empty table of schema s.
 func New(s *Schema) *Table {
-	return &Table{Schema: s, Cols: make([][]int64, len(s.Columns))}
+	t := &Table{Schema: s, Cols: make([]Col, len(s.Columns))}
+	for j, c := range s.Columns {
+		t.Cols[j].typ = c.Type
+	}
+	return t
 }
 
 // Len is the number of rows.
@@ -245,26 +249,26 @@ func (t *Table) Add(r Row) {
 		if j < len(r.Cols) {
 			v = r.Cols[j]
 		}
-		t.Cols[j] = append(t.Cols[j], v)
+		t.Cols[j].Append(v)
 	}
 }
 
 // Row returns row i.
 func (t *Table) Row(i int) Row {
 	r := Row{Time: t.Time[i], Dur: t.Dur[i], Count: t.Count[i], Pid: t.Pid[i], Tid: t.Tid[i], CPU: t.CPU[i], Stack: t.Stack[i]}
-	for _, c := range t.Cols {
-		r.Cols = append(r.Cols, c[i])
+	for j := range t.Cols {
+		r.Cols = append(r.Cols, t.Cols[j].At(i))
 	}
 	return r
 }
 
-// Column returns the values of the declared column named name (case-insensitive); nil for none.
-func (t *Table) Column(name string) []int64 {
+// Column returns the declared column named name (case-insensitive); nil for none.
+func (t *Table) Column(name string) *Col {
 	if t == nil {
 		return nil
 	}
 	if j := t.Schema.Col(name); j >= 0 {
-		return t.Cols[j]
+		return &t.Cols[j]
 	}
 	return nil
 }
@@ -334,7 +338,7 @@ func (t *Table) DecodeRecord(rec []byte, offs []int) {
 	t.CPU = append(t.CPU, int32(le.Uint32(rec[32:])))
 	t.Stack = append(t.Stack, le.Uint32(rec[36:]))
 	for j, c := range t.Schema.Columns {
-		t.Cols[j] = append(t.Cols[j], Value(rec[offs[j]:], c.Type))
+		t.Cols[j].Append(Value(rec[offs[j]:], c.Type))
 	}
 }
 
@@ -347,8 +351,8 @@ func (t *Table) Swap(i, j int) {
 	t.Tid[i], t.Tid[j] = t.Tid[j], t.Tid[i]
 	t.CPU[i], t.CPU[j] = t.CPU[j], t.CPU[i]
 	t.Stack[i], t.Stack[j] = t.Stack[j], t.Stack[i]
-	for _, c := range t.Cols {
-		c[i], c[j] = c[j], c[i]
+	for k := range t.Cols {
+		t.Cols[k].swap(i, j)
 	}
 }
 
@@ -359,8 +363,8 @@ func (t *Table) Less(i, j int) bool { return t.Time[i] < t.Time[j] }
 func (t *Table) CopyRow(i, j int) {
 	t.Time[i], t.Dur[i], t.Count[i] = t.Time[j], t.Dur[j], t.Count[j]
 	t.Pid[i], t.Tid[i], t.CPU[i], t.Stack[i] = t.Pid[j], t.Tid[j], t.CPU[j], t.Stack[j]
-	for _, c := range t.Cols {
-		c[i] = c[j]
+	for k := range t.Cols {
+		t.Cols[k].Set(i, t.Cols[k].At(j))
 	}
 }
 
@@ -369,7 +373,7 @@ func (t *Table) Truncate(n int) {
 	t.Time, t.Dur, t.Count = t.Time[:n], t.Dur[:n], t.Count[:n]
 	t.Pid, t.Tid, t.CPU, t.Stack = t.Pid[:n], t.Tid[:n], t.CPU[:n], t.Stack[:n]
 	for j := range t.Cols {
-		t.Cols[j] = t.Cols[j][:n]
+		t.Cols[j].truncate(n)
 	}
 }
 
@@ -378,7 +382,7 @@ func (t *Table) Grow(n int) {
 	t.Time, t.Dur, t.Count = grow(t.Time, n), grow(t.Dur, n), grow(t.Count, n)
 	t.Pid, t.Tid, t.CPU, t.Stack = grow(t.Pid, n), grow(t.Tid, n), grow(t.CPU, n), grow(t.Stack, n)
 	for j := range t.Cols {
-		t.Cols[j] = grow(t.Cols[j], n)
+		t.Cols[j].grow(n)
 	}
 }
 
@@ -389,4 +393,130 @@ func grow[S ~[]E, E any](s S, n int) S {
 	out := make(S, len(s), len(s)+n)
 	copy(out, s)
 	return out
+}
+
+// Col is a declared column's values, stored as its type is (a u8 column takes a byte a row).
+type Col struct {
+	typ Type
+	u8  []uint8
+	u16 []uint16
+	u32 []uint32
+	i32 []int32
+	i64 []int64 // i64, and u64 by its bits
+}
+
+// Len is the number of values.
+func (c *Col) Len() int {
+	switch c.typ {
+	case U8:
+		return len(c.u8)
+	case U16:
+		return len(c.u16)
+	case U32:
+		return len(c.u32)
+	case I32:
+		return len(c.i32)
+	}
+	return len(c.i64)
+}
+
+// At returns value i (a u64's bits as an int64).
+func (c *Col) At(i int) int64 {
+	switch c.typ {
+	case U8:
+		return int64(c.u8[i])
+	case U16:
+		return int64(c.u16[i])
+	case U32:
+		return int64(c.u32[i])
+	case I32:
+		return int64(c.i32[i])
+	}
+	return c.i64[i]
+}
+
+// Set sets value i to v, cut to the column's type.
+func (c *Col) Set(i int, v int64) {
+	switch c.typ {
+	case U8:
+		c.u8[i] = uint8(v)
+	case U16:
+		c.u16[i] = uint16(v)
+	case U32:
+		c.u32[i] = uint32(v)
+	case I32:
+		c.i32[i] = int32(v)
+	default:
+		c.i64[i] = v
+	}
+}
+
+// Append adds v, cut to the column's type.
+func (c *Col) Append(v int64) {
+	switch c.typ {
+	case U8:
+		c.u8 = append(c.u8, uint8(v))
+	case U16:
+		c.u16 = append(c.u16, uint16(v))
+	case U32:
+		c.u32 = append(c.u32, uint32(v))
+	case I32:
+		c.i32 = append(c.i32, int32(v))
+	default:
+		c.i64 = append(c.i64, v)
+	}
+}
+
+// Values returns all the values, widened.
+func (c *Col) Values() []int64 {
+	out := make([]int64, c.Len())
+	for i := range out {
+		out[i] = c.At(i)
+	}
+	return out
+}
+
+func (c *Col) swap(i, j int) {
+	switch c.typ {
+	case U8:
+		c.u8[i], c.u8[j] = c.u8[j], c.u8[i]
+	case U16:
+		c.u16[i], c.u16[j] = c.u16[j], c.u16[i]
+	case U32:
+		c.u32[i], c.u32[j] = c.u32[j], c.u32[i]
+	case I32:
+		c.i32[i], c.i32[j] = c.i32[j], c.i32[i]
+	default:
+		c.i64[i], c.i64[j] = c.i64[j], c.i64[i]
+	}
+}
+
+func (c *Col) truncate(n int) {
+	switch c.typ {
+	case U8:
+		c.u8 = c.u8[:n]
+	case U16:
+		c.u16 = c.u16[:n]
+	case U32:
+		c.u32 = c.u32[:n]
+	case I32:
+		c.i32 = c.i32[:n]
+	default:
+		c.i64 = c.i64[:n]
+	}
+}
+
+func (c *Col) grow(n int) {
+	switch c.typ {
+	case U8:
+		c.u8 = grow(c.u8, n)
+	case U16:
+		c.u16 = grow(c.u16, n)
+	case U32:
+		c.u32 = grow(c.u32, n)
+	case I32:
+		c.i32 = grow(c.i32, n)
+	default:
+		c.i64 = grow(c.i64, n)
+	}
 }

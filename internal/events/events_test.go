@@ -47,8 +47,8 @@ func TestRecordRoundTrip(t *testing.T) {
 			t.Errorf("row %d: %+v, want %+v", i, got, r)
 		}
 	}
-	if got := tb.Column("BYTES"); !reflect.DeepEqual(got, []int64{-1, math.MaxInt64}) || tb.Column("nosuch") != nil {
-		t.Errorf("column bytes %v", got)
+	if got := tb.Column("BYTES"); !reflect.DeepEqual(got.Values(), []int64{-1, math.MaxInt64}) || tb.Column("nosuch") != nil {
+		t.Errorf("column bytes %v", got.Values())
 	}
 	if tb.Len() != 2 || tb.Events() != 10 {
 		t.Errorf("%d rows of %d events; want 2 of 10", tb.Len(), tb.Events())
@@ -63,8 +63,8 @@ func TestAddSort(t *testing.T) {
 	tb.Add(Row{Time: 3, Count: 1, Cols: []int64{3}})
 	tb.Add(Row{Time: 2, Count: 1}) // columns left out are 0
 	sortStable(tb)
-	if !reflect.DeepEqual(tb.Time, []int64{1, 2, 3, 3}) || !reflect.DeepEqual(tb.Cols[0], []int64{2, 0, 1, 3}) {
-		t.Errorf("times %v, ops %v", tb.Time, tb.Cols[0])
+	if !reflect.DeepEqual(tb.Time, []int64{1, 2, 3, 3}) || !reflect.DeepEqual(tb.Cols[0].Values(), []int64{2, 0, 1, 3}) {
+		t.Errorf("times %v, ops %v", tb.Time, tb.Cols[0].Values())
 	}
 }
 
@@ -107,5 +107,23 @@ func TestTypes(t *testing.T) {
 	}
 	if _, ok := ParseType("u8[7]"); ok {
 		t.Error("u8[7] parsed as a column type")
+	}
+}
+
+// TestRowEdits: CopyRow, Truncate and Grow keep every column, typed as declared.
+func TestRowEdits(t *testing.T) {
+	tb := New(testSchema)
+	for i := range 4 {
+		tb.Add(Row{Time: int64(i), Count: 1, Cols: []int64{int64(250 + i), int64(-i), int64(i) << 40, int64(i)}})
+	}
+	tb.CopyRow(1, 3)
+	tb.Truncate(2)
+	tb.Grow(100)
+	if tb.Len() != 2 || tb.Time[1] != 3 || !reflect.DeepEqual(tb.Row(1).Cols, []int64{253, -3, 3 << 40, 3}) || cap(tb.Cols[0].u8) < 102 {
+		t.Errorf("rows %+v %+v", tb.Row(0), tb.Row(1))
+	}
+	tb.Cols[0].Set(0, 256+7) // cut to a byte
+	if got := tb.Cols[0].At(0); got != 7 || tb.Cols[0].Len() != 2 {
+		t.Errorf("u8 set to 263 reads %d", got)
 	}
 }

@@ -37,7 +37,7 @@ func TestSyncSummary(t *testing.T) {
 	}
 	if st.Len() != 5 || st.Tid[0] != 7 || st.Count[0] != 2 || st.Dur[0] != 15 || st.Tid[1] != 8 || st.Dur[1] != 30 ||
 		st.Dur[2] != 40 || st.Dur[3] != 50 || st.Tid[4] != 7 || st.Stack[4] != 0 || st.Count[4] != 2 || st.Dur[4] != 130 ||
-		st.LastTime() != 700 || st.Cols[SyncColObject][0] != 0xabc || st.Cols[SyncColOp][0] != int64(SyncMutexLock) {
+		st.LastTime() != 700 || st.Cols[SyncColObject].At(0) != 0xabc || st.Cols[SyncColOp].At(0) != int64(SyncMutexLock) {
 		t.Errorf("rows %+v, last %d", st, st.LastTime())
 	}
 	// Summing a summed table again changes nothing.
@@ -53,8 +53,8 @@ func TestSyncSummary(t *testing.T) {
 func syncEvents(t *events.Table) []SyncEvent {
 	var out []SyncEvent
 	for i := range t.Len() {
-		out = append(out, SyncEvent{Time: t.Time[i], Pid: t.Pid[i], Tid: t.Tid[i], Stack: t.Stack[i], Op: SyncOp(t.Cols[SyncColOp][i]),
-			Wait: t.Dur[i], Object: uint64(t.Cols[SyncColObject][i])})
+		out = append(out, SyncEvent{Time: t.Time[i], Pid: t.Pid[i], Tid: t.Tid[i], Stack: t.Stack[i], Op: SyncOp(t.Cols[SyncColOp].At(i)),
+			Wait: t.Dur[i], Object: uint64(t.Cols[SyncColObject].At(i))})
 	}
 	return out
 }

@@ -181,7 +181,7 @@ func TestOpenSync(t *testing.T) {
 	st := d.SyncTable()
 	for i := range st.Len() {
 		wait += st.Dur[i]
-		ops[experiment.SyncOp(st.Cols[experiment.SyncColOp][i])]++
+		ops[experiment.SyncOp(st.Cols[experiment.SyncColOp].At(i))]++
 	}
 	// gprofng display text -functions: 7 waits, 1.052 s; pthread_mutex_lock 6 of them.
 	if st.Len() != 7 || st.Events() != 7 || wait < 1.0515e9 || wait >= 1.0525e9 {

@@ -31,7 +31,7 @@ func Register(t testing.TB) analysis.DataKind {
 		Metrics: []analysis.Metric{{Name: "toycnt", Title: "Toy Units", Short: "Toy Units"}},
 		Prepare: func(r *analysis.KindRun) analysis.KindEvents {
 			units := r.D.Tables[Schema.Name].Column("toyunits")
-			return analysis.KindEvents{Values: func(i int, out []int64) int64 { out[0] = units[i]; return 0 }}
+			return analysis.KindEvents{Values: func(i int, out []int64) int64 { out[0] = units.At(i); return 0 }}
 		},
 	}
 	id := analysis.RegisterKind(toy)
