@@ -32,7 +32,7 @@ func init() {
 			if i >= t.Len() {
 				return 0
 			}
-			return t.Time[i] - t.Dur[i]
+			return t.Time[i] - t.DurAt(i)
 		}})
 	io := func(get func(e *experiment.IOEvent) int64) func(d *experiment.Data, i int) int64 {
 		return eventField(func(d *experiment.Data) []experiment.IOEvent { return d.IO }, get)

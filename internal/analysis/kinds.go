@@ -108,7 +108,7 @@ func (k *Kind) tableDefaults() {
 	if k.Info == nil {
 		k.Info = func(d *experiment.Data, i int, ev *EventInfo) {
 			t := d.Tables[name]
-			ev.Pid, ev.Tid, ev.Time, ev.Dur, ev.CPU = t.Pid[i], t.Tid[i], t.Time[i], t.Dur[i], int64(t.CPU[i])
+			ev.Pid, ev.Tid, ev.Time, ev.Dur, ev.CPU = t.Pid[i], t.Tid[i], t.Time[i], t.DurAt(i), int64(t.CPU[i])
 		}
 	}
 	if k.Stack == nil {
@@ -410,7 +410,7 @@ var (
 			for _, d := range ds {
 				t := d.SyncTable()
 				for i := range t.Len() {
-					n, wait = sat.Add(n, t.Count[i]), sat.Add(wait, t.Dur[i])
+					n, wait = sat.Add(n, t.CountAt(i)), sat.Add(wait, t.DurAt(i))
 				}
 			}
 			return []Stat{{Label: "Synchronization wait events", Values: []int64{n}},
@@ -419,8 +419,8 @@ var (
 		Prepare: func(r *KindRun) KindEvents {
 			t := r.D.SyncTable()
 			return KindEvents{Values: func(i int, out []int64) int64 {
-				out[0], out[1] = t.Dur[i], t.Count[i]
-				return t.Dur[i]
+				out[0], out[1] = t.DurAt(i), t.CountAt(i)
+				return t.DurAt(i)
 			}}
 		},
 	}

@@ -186,7 +186,8 @@ type Row struct {
 }
 
 // Table is a kind's events, a column each: the header's and the declared ones (Cols, in schema
-// order). Its rows are in the order they were added (the reader adds them in time order).
+// order). Its rows are in the order they were added (the reader adds them in time order). Dur and
+// Count are nil while every row's is the default (0, and 1): read them with DurAt and CountAt.
 type Table struct {
 	Schema           *Schema
 	Time, Dur, Count []int64
@@ -233,6 +234,9 @@ func (t *Table) Events() int64 {
 	if t == nil {
 		return 0
 	}
+	if t.Count == nil {
+		return int64(t.Len())
+	}
 	var n int64
 	for _, c := range t.Count {
 		n += c
@@ -240,9 +244,56 @@ func (t *Table) Events() int64 {
 	return n
 }
 
+// DurAt is row i's duration.
+func (t *Table) DurAt(i int) int64 {
+	if t.Dur == nil {
+		return 0
+	}
+	return t.Dur[i]
+}
+
+// CountAt is the number of events row i stands for.
+func (t *Table) CountAt(i int) int64 {
+	if t.Count == nil {
+		return 1
+	}
+	return t.Count[i]
+}
+
+// Durs returns the durations, made (all 0) where they were not kept.
+func (t *Table) Durs() []int64 {
+	if t.Dur == nil {
+		t.Dur = make([]int64, t.Len(), cap(t.Time))
+	}
+	return t.Dur
+}
+
+// Counts returns the counts, made (all 1) where they were not kept.
+func (t *Table) Counts() []int64 {
+	if t.Count == nil {
+		t.Count = make([]int64, t.Len(), cap(t.Time))
+		for i := range t.Count {
+			t.Count[i] = 1
+		}
+	}
+	return t.Count
+}
+
+// addHeader appends a row's time, duration and count, keeping Dur and Count nil while they are
+// the default.
+func (t *Table) addHeader(time, dur, count int64) {
+	if t.Dur != nil || dur != 0 {
+		t.Dur = append(t.Durs(), dur)
+	}
+	if t.Count != nil || count != 1 {
+		t.Count = append(t.Counts(), count)
+	}
+	t.Time = append(t.Time, time)
+}
+
 // Add appends r; its Cols must have one value per declared column (missing ones are 0).
 func (t *Table) Add(r Row) {
-	t.Time, t.Dur, t.Count = append(t.Time, r.Time), append(t.Dur, r.Dur), append(t.Count, r.Count)
+	t.addHeader(r.Time, r.Dur, r.Count)
 	t.Pid, t.Tid, t.CPU, t.Stack = append(t.Pid, r.Pid), append(t.Tid, r.Tid), append(t.CPU, r.CPU), append(t.Stack, r.Stack)
 	for j := range t.Cols {
 		var v int64
@@ -255,7 +306,7 @@ func (t *Table) Add(r Row) {
 
 // Row returns row i.
 func (t *Table) Row(i int) Row {
-	r := Row{Time: t.Time[i], Dur: t.Dur[i], Count: t.Count[i], Pid: t.Pid[i], Tid: t.Tid[i], CPU: t.CPU[i], Stack: t.Stack[i]}
+	r := Row{Time: t.Time[i], Dur: t.DurAt(i), Count: t.CountAt(i), Pid: t.Pid[i], Tid: t.Tid[i], CPU: t.CPU[i], Stack: t.Stack[i]}
 	for j := range t.Cols {
 		r.Cols = append(r.Cols, t.Cols[j].At(i))
 	}
@@ -330,9 +381,7 @@ func Value(b []byte, t Type) int64 {
 // DecodeRecord decodes the record rec (at least size bytes) of a file whose declared columns are
 // at offs, and adds it to t.
 func (t *Table) DecodeRecord(rec []byte, offs []int) {
-	t.Time = append(t.Time, int64(le.Uint64(rec[0:])))
-	t.Dur = append(t.Dur, int64(le.Uint64(rec[8:])))
-	t.Count = append(t.Count, int64(le.Uint64(rec[16:])))
+	t.addHeader(int64(le.Uint64(rec[0:])), int64(le.Uint64(rec[8:])), int64(le.Uint64(rec[16:])))
 	t.Pid = append(t.Pid, le.Uint32(rec[24:]))
 	t.Tid = append(t.Tid, le.Uint32(rec[28:]))
 	t.CPU = append(t.CPU, int32(le.Uint32(rec[32:])))
@@ -345,8 +394,12 @@ func (t *Table) DecodeRecord(rec []byte, offs []int) {
 // Swap exchanges rows i and j (for sorting).
 func (t *Table) Swap(i, j int) {
 	t.Time[i], t.Time[j] = t.Time[j], t.Time[i]
-	t.Dur[i], t.Dur[j] = t.Dur[j], t.Dur[i]
-	t.Count[i], t.Count[j] = t.Count[j], t.Count[i]
+	if t.Dur != nil {
+		t.Dur[i], t.Dur[j] = t.Dur[j], t.Dur[i]
+	}
+	if t.Count != nil {
+		t.Count[i], t.Count[j] = t.Count[j], t.Count[i]
+	}
 	t.Pid[i], t.Pid[j] = t.Pid[j], t.Pid[i]
 	t.Tid[i], t.Tid[j] = t.Tid[j], t.Tid[i]
 	t.CPU[i], t.CPU[j] = t.CPU[j], t.CPU[i]
@@ -361,7 +414,13 @@ func (t *Table) Less(i, j int) bool { return t.Time[i] < t.Time[j] }
 
 // CopyRow copies row j over row i.
 func (t *Table) CopyRow(i, j int) {
-	t.Time[i], t.Dur[i], t.Count[i] = t.Time[j], t.Dur[j], t.Count[j]
+	t.Time[i] = t.Time[j]
+	if t.Dur != nil {
+		t.Dur[i] = t.Dur[j]
+	}
+	if t.Count != nil {
+		t.Count[i] = t.Count[j]
+	}
 	t.Pid[i], t.Tid[i], t.CPU[i], t.Stack[i] = t.Pid[j], t.Tid[j], t.CPU[j], t.Stack[j]
 	for k := range t.Cols {
 		t.Cols[k].Set(i, t.Cols[k].At(j))
@@ -370,7 +429,13 @@ func (t *Table) CopyRow(i, j int) {
 
 // Truncate keeps the first n rows.
 func (t *Table) Truncate(n int) {
-	t.Time, t.Dur, t.Count = t.Time[:n], t.Dur[:n], t.Count[:n]
+	t.Time = t.Time[:n]
+	if t.Dur != nil {
+		t.Dur = t.Dur[:n]
+	}
+	if t.Count != nil {
+		t.Count = t.Count[:n]
+	}
 	t.Pid, t.Tid, t.CPU, t.Stack = t.Pid[:n], t.Tid[:n], t.CPU[:n], t.Stack[:n]
 	for j := range t.Cols {
 		t.Cols[j].truncate(n)
@@ -379,7 +444,13 @@ func (t *Table) Truncate(n int) {
 
 // Grow makes room for n more rows in every column, allocating exactly that.
 func (t *Table) Grow(n int) {
-	t.Time, t.Dur, t.Count = grow(t.Time, n), grow(t.Dur, n), grow(t.Count, n)
+	t.Time = grow(t.Time, n)
+	if t.Dur != nil {
+		t.Dur = grow(t.Dur, n)
+	}
+	if t.Count != nil {
+		t.Count = grow(t.Count, n)
+	}
 	t.Pid, t.Tid, t.CPU, t.Stack = grow(t.Pid, n), grow(t.Tid, n), grow(t.CPU, n), grow(t.Stack, n)
 	for j := range t.Cols {
 		t.Cols[j].grow(n)

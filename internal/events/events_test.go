@@ -127,3 +127,24 @@ func TestRowEdits(t *testing.T) {
 		t.Errorf("u8 set to 263 reads %d", got)
 	}
 }
+
+// TestDefaultColumns: Dur and Count take no memory while every row has the default (0 and 1), and
+// are made with the rows so far at the first other value.
+func TestDefaultColumns(t *testing.T) {
+	tb := New(testSchema)
+	tb.Add(Row{Time: 1, Count: 1})
+	tb.Add(Row{Time: 2, Count: 1})
+	if tb.Dur != nil || tb.Count != nil || tb.DurAt(1) != 0 || tb.CountAt(1) != 1 || tb.Events() != 2 {
+		t.Fatalf("defaults kept: dur %v, count %v", tb.Dur, tb.Count)
+	}
+	tb.Add(Row{Time: 3, Dur: 5, Count: 4})
+	if !reflect.DeepEqual(tb.Dur, []int64{0, 0, 5}) || !reflect.DeepEqual(tb.Count, []int64{1, 1, 4}) || tb.Events() != 6 {
+		t.Errorf("dur %v, count %v", tb.Dur, tb.Count)
+	}
+	tb.Swap(0, 2)
+	tb.CopyRow(1, 0)
+	tb.Truncate(2)
+	if tb.Row(1).Dur != 5 || tb.Row(1).Count != 4 || tb.Len() != 2 {
+		t.Errorf("rows %+v %+v", tb.Row(0), tb.Row(1))
+	}
+}

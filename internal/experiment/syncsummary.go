@@ -103,7 +103,7 @@ func (s *syncSummer) add(e *SyncEvent) {
 // addRow adds row i of t, which stands for Count[i] waits of Dur[i] ns.
 func (s *syncSummer) addRow(t *events.Table, i int) {
 	r := t.Row(i)
-	s.addOne(&r, t.Count[i], t.Dur[i])
+	s.addOne(&r, t.CountAt(i), t.DurAt(i))
 	s.t.Last = max(s.t.Last, t.Last)
 }
 
@@ -116,8 +116,9 @@ func (s *syncSummer) addOne(r *events.Row, n, wait int64) {
 		r.Count, r.Dur = 0, 0
 		s.t.Add(*r)
 	}
-	s.t.Count[i] = sat.Add(s.t.Count[i], n)
-	s.t.Dur[i] = sat.Add(s.t.Dur[i], wait)
+	counts, durs := s.t.Counts(), s.t.Durs()
+	counts[i] = sat.Add(counts[i], n)
+	durs[i] = sat.Add(durs[i], wait)
 	s.t.Last = max(s.t.Last, r.Time)
 }
 
@@ -133,8 +134,9 @@ func mergeSyncRows(t *events.Table, first int) {
 	for i := first; i < t.Len(); i++ {
 		key := [3]uint32{t.Pid[i], t.Tid[i], t.Stack[i]}
 		if j, ok := seen[key]; ok {
-			t.Count[j] = sat.Add(t.Count[j], t.Count[i])
-			t.Dur[j] = sat.Add(t.Dur[j], t.Dur[i])
+			counts, durs := t.Counts(), t.Durs()
+			counts[j] = sat.Add(counts[j], counts[i])
+			durs[j] = sat.Add(durs[j], durs[i])
 			continue
 		}
 		seen[key] = out

@@ -54,7 +54,7 @@ func syncEvents(t *events.Table) []SyncEvent {
 	var out []SyncEvent
 	for i := range t.Len() {
 		out = append(out, SyncEvent{Time: t.Time[i], Pid: t.Pid[i], Tid: t.Tid[i], Stack: t.Stack[i], Op: SyncOp(t.Cols[SyncColOp].At(i)),
-			Wait: t.Dur[i], Object: uint64(t.Cols[SyncColObject].At(i))})
+			Wait: t.DurAt(i), Object: uint64(t.Cols[SyncColObject].At(i))})
 	}
 	return out
 }

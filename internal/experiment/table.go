@@ -188,10 +188,10 @@ func readTable(name string, r io.ReaderAt, size int64, s *events.Schema, nstacks
 		switch {
 		case int64(t.Stack[n]) >= int64(nstacks):
 			return formatErrorf(name, at, hintBlock(name, off), "event %d has stack id %d, but the stacks file has only %d stacks", n+1, t.Stack[n], nstacks)
-		case t.Count[n] < 1 || t.Count[n] > maxCounterVal:
-			return formatErrorf(name, at, hintBlock(name, off), "event %d stands for %d events: 1 to %d", n+1, t.Count[n], int64(maxCounterVal))
-		case t.Dur[n] < 0 || t.Dur[n] > maxCounterVal:
-			return formatErrorf(name, at, hintBlock(name, off), "event %d lasts %d ns: 0 to %d", n+1, t.Dur[n], int64(maxCounterVal))
+		case t.CountAt(n) < 1 || t.CountAt(n) > maxCounterVal:
+			return formatErrorf(name, at, hintBlock(name, off), "event %d stands for %d events: 1 to %d", n+1, t.CountAt(n), int64(maxCounterVal))
+		case t.DurAt(n) < 0 || t.DurAt(n) > maxCounterVal:
+			return formatErrorf(name, at, hintBlock(name, off), "event %d lasts %d ns: 0 to %d", n+1, t.DurAt(n), int64(maxCounterVal))
 		case t.CPU[n] < -1:
 			return formatErrorf(name, at, hintBlock(name, off), "event %d was on CPU %d: -1 (none) or more", n+1, t.CPU[n])
 		}

@@ -461,7 +461,7 @@ func (tr *traceReader) end() {
 	}
 	if st := d.SyncTable(); tr.summed && st.Len() > tr.syncSite0 {
 		for i := tr.syncSite0; i < st.Len(); i++ {
-			resolveN(&st.Stack[i], int(st.Count[i]))
+			resolveN(&st.Stack[i], int(st.CountAt(i)))
 		}
 		mergeSyncRows(st, tr.syncSite0)
 	}

@@ -180,7 +180,7 @@ func TestOpenSync(t *testing.T) {
 	ops := map[experiment.SyncOp]int{}
 	st := d.SyncTable()
 	for i := range st.Len() {
-		wait += st.Dur[i]
+		wait += st.DurAt(i)
 		ops[experiment.SyncOp(st.Cols[experiment.SyncColOp].At(i))]++
 	}
 	// gprofng display text -functions: 7 waits, 1.052 s; pthread_mutex_lock 6 of them.
