@@ -116,8 +116,9 @@ func TestCountersAlone(t *testing.T) {
 	// source. Before, er archive took the stacks of clock, heap, sync and I/O events only, and
 	// archived nothing here.
 	objects, sources := indexed(t, exp)
-	if !contains(objects, prog) || len(sources) != 1 || filepath.Base(sources[0]) != "hwcprog.c" {
-		t.Errorf("archives of a counters-only experiment: load objects %q, sources %q; want %s and hwcprog.c", objects, sources, prog)
+	src, _ := filepath.Abs(filepath.Join("..", "..", "testdata", "hwcprog.c"))
+	if !contains(objects, prog) || !contains(sources, src) {
+		t.Errorf("archives of a counters-only experiment: load objects %q, sources %q; want %s and %s among them", objects, sources, prog, src)
 	}
 	// cycles where this machine has no PMU (this VM; the lists say so): refused, no experiment.
 	list := er(t, "", nil, "collect", "-h")

@@ -82,20 +82,37 @@ func OpenTask(pid int, o Options) (*Group, error) {
 		return nil, fmt.Errorf("perfevent: eventfd: %w", err)
 	}
 	for _, cpu := range cpus {
-		fd, err := openEvent(attr, &o, pid, cpu)
-		if err != nil {
-			g.Close()
-			return nil, err
+		var fd int
+		var r *ring
+		for try := 1; ; try++ {
+			if fd, err = openEvent(attr, &o, pid, cpu); err != nil {
+				g.Close()
+				return nil, err
+			}
+			if r, err = mapRing(fd, cpu, pages); err != nil {
+				unix.Close(fd)
+				g.Close()
+				return nil, err
+			}
+			n := len(g.sibFDs)
+			if err = g.openSiblings(pid, cpu, fd, fd); err == nil || !errors.Is(err, unix.EINVAL) || try == siblingTries {
+				break
+			}
+			// A sibling refused with EINVAL, in some ten runs under strace -f with the task waiting at
+			// the exec gate (TestUnderTracerSetID): the leader and its siblings are opened again, a
+			// little later each time (2 to 32 ms).
+			for _, sfd := range g.sibFDs[n:] {
+				unix.Close(sfd)
+			}
+			g.sibFDs = g.sibFDs[:n]
+			_ = r.unmap()
+			unix.Close(fd)
+			time.Sleep(time.Duration(1<<try) * time.Millisecond)
 		}
 		g.fds = append(g.fds, fd)
 		g.fdCPU = append(g.fdCPU, cpu)
-		r, err := mapRing(fd, cpu, pages)
-		if err != nil {
-			g.Close()
-			return nil, err
-		}
 		g.rings = append(g.rings, r)
-		if err := g.openSiblings(pid, cpu, fd, fd); err != nil {
+		if err != nil {
 			g.Close()
 			return nil, err
 		}
@@ -180,6 +197,9 @@ func siblingAttr(leader *unix.PerfEventAttr, sb Sibling, dataBytes int) *unix.Pe
 	}
 	return a
 }
+
+// siblingTries is how many times Open tries a CPU's siblings that the kernel refused with EINVAL.
+const siblingTries = 6
 
 // openSiblings opens the group's sibling events for task pid on cpu in the group led by leader, writing
 // into the ring of out.
