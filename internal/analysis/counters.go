@@ -116,8 +116,8 @@ func counterStats(ds []*experiment.Data) []Stat {
 				order = append(order, c.Metric)
 			}
 		}
-		for i := range d.Counters {
-			s := &d.Counters[i]
+		for i := range d.CounterTable().Len() {
+			s := d.CounterAt(i)
 			if int(s.Counter) < len(d.Log.Counters) {
 				x := sums[d.Log.Counters[s.Counter].Metric]
 				x.samples++
@@ -137,12 +137,8 @@ func counterStats(ds []*experiment.Data) []Stat {
 // counterKind is counter overflow profiling.
 var counterKind = &Kind{Name: "hwc-profiling", Title: "Counter profiling", Noun: "counter", Record: "-h name",
 	Setting: experiment.SettingCounters, HasCPU: true, Sampled: true, DefaultRank: 1, View: "dataspace",
-	Len: func(d *experiment.Data) int { return len(d.Counters) },
-	Info: func(d *experiment.Data, i int, ev *EventInfo) {
-		e := &d.Counters[i]
-		ev.Pid, ev.Tid, ev.Time, ev.CPU = e.Pid, e.Tid, e.Time, int64(e.CPU)
-	},
-	Stack:    func(d *experiment.Data, i int) uint32 { return d.Counters[i].Stack },
+	// Its events are the rows of experiment.CounterSchema's table (profile.hwc).
+	Table:    experiment.CounterSchema,
 	Recorded: func(d *experiment.Data) bool { return len(d.Log.Counters) > 0 },
 	Stats:    counterStats,
 }
@@ -168,8 +164,10 @@ func init() {
 		d := r.D
 		slots := counterSlots(r.P, d)
 		hz := d.Log.ClockHz
+		t := d.CounterTable()
+		values, counters := &t.Cols[experiment.CounterColValue], &t.Cols[experiment.CounterColCounter]
 		return KindEvents{Values: func(i int, out []int64) int64 {
-			e := &d.Counters[i]
+			e := experiment.CounterSample{Value: values.At(i), Counter: uint8(counters.At(i))}
 			if int(e.Counter) >= len(slots) {
 				return 0
 			}

@@ -108,7 +108,8 @@ func (p *Profile) buildDataSpace(keeps [][][]bool) *DataSpace {
 	metrics := map[int]bool{}
 	for ei, es := range root.b.exps {
 		d := es.d
-		if len(d.Counters) == 0 {
+		n := d.CounterTable().Len()
+		if n == 0 {
 			continue
 		}
 		slots := counterSlots(p, d)
@@ -118,10 +119,11 @@ func (p *Profile) buildDataSpace(keeps [][][]bool) *DataSpace {
 		if keeps != nil {
 			keep = keeps[ei][DataCounters]
 		} else {
-			keep = newEventSel(p.filter, es, root).keepAll(DataCounters, len(d.Counters))
+			keep = newEventSel(p.filter, es, root).keepAll(DataCounters, n)
 		}
-		for i := range d.Counters {
-			s := &d.Counters[i]
+		for i := range n {
+			sample := d.CounterAt(i)
+			s := &sample
 			if int(s.Counter) >= len(d.Log.Counters) || !d.Log.Counters[s.Counter].Backtrack || slots[s.Counter].main < 0 ||
 				keep != nil && !keep[i] {
 				continue

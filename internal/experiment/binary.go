@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"encoding/binary"
+	"er/internal/events"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -313,34 +314,36 @@ func decodeHWC(p []byte) CounterSample {
 }
 
 // readHWC reads a profile.hwc file of size bytes, whose samples are of ncounters counters and
-// nstacks stacks.
-func readHWC(name string, r io.ReaderAt, size int64, ncounters, nstacks int) (samples []CounterSample, warning string, err error) {
+// nstacks stacks, into a table of CounterSchema (in file order).
+func readHWC(name string, r io.ReaderAt, size int64, ncounters, nstacks int) (t *events.Table, warning string, err error) {
 	br, err := newBlockReader(name, r, size, kindHWC, false)
 	if err != nil {
 		return nil, "", err
 	}
+	t = events.New(CounterSchema)
 	if data := dataBytes(r, size); br.recSize > 0 && data > fileHeaderSize {
-		samples = make([]CounterSample, 0, (data-fileHeaderSize)/int64(br.recSize))
+		t.Grow(int((data - fileHeaderSize) / int64(br.recSize)))
 	}
 	err = br.records(func(rec []byte, off, at int64) error {
 		s := decodeHWC(rec)
+		n := t.Len()
 		switch {
 		case int(s.Counter) >= ncounters:
 			return formatErrorf(name, at, hintBlock(name, off), "sample %d is of counter %d; log.xml lists %d counters",
-				len(samples)+1, s.Counter, ncounters)
+				n+1, s.Counter, ncounters)
 		case s.Value < 0 || s.Value > maxCounterVal:
-			return formatErrorf(name, at, hintBlock(name, off), "sample %d stands for %d events: 0 to %d", len(samples)+1, s.Value, int64(maxCounterVal))
+			return formatErrorf(name, at, hintBlock(name, off), "sample %d stands for %d events: 0 to %d", n+1, s.Value, int64(maxCounterVal))
 		case int64(s.Stack) >= int64(nstacks):
 			return formatErrorf(name, at, hintBlock(name, off), "sample %d has stack id %d, but the stacks file has only %d stacks",
-				len(samples)+1, s.Stack, nstacks)
+				n+1, s.Stack, nstacks)
 		}
-		samples = append(samples, s)
+		t.Add(counterRow(&s))
 		return nil
 	})
 	if err != nil {
 		return nil, "", err
 	}
-	return samples, br.warning, nil
+	return t, br.warning, nil
 }
 
 // records calls fn with each fixed-size record of the file in order, with the offset of its block

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"bytes"
+	"er/internal/events"
 	"errors"
 	"fmt"
 	"os"
@@ -588,11 +589,12 @@ func FuzzReadHWC(f *testing.F) {
 	fuzzSeeds(f, blockFile(kindHWC, good, 2), appendFileHeader(nil, kindHWC), blockFile(kindHWC, bad, 1),
 		claimBlock(kindHWC, 0xffffff00))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		got, _, err := readHWC("h", bytes.NewReader(b), int64(len(b)), 2, 3)
+		tb, _, err := readHWC("h", bytes.NewReader(b), int64(len(b)), 2, 3)
 		if err != nil {
 			asFormatError(t, err)
 			return
 		}
+		got := counterSamples(tb)
 		for _, s := range got {
 			if s.Counter >= 2 || s.Stack >= 3 || s.Value < 0 {
 				t.Fatalf("read a sample out of range: %+v", s)
@@ -600,9 +602,20 @@ func FuzzReadHWC(f *testing.F) {
 		}
 		// What was read, written again, reads back the same.
 		again := blockFile(kindHWC, rec(got...), 3)
-		got2, warn, err := readHWC("h", bytes.NewReader(again), int64(len(again)), 2, 3)
+		tb2, warn, err := readHWC("h", bytes.NewReader(again), int64(len(again)), 2, 3)
+		got2 := counterSamples(tb2)
 		if err != nil || warn != "" || len(got2) != len(got) || (len(got) > 0 && !reflect.DeepEqual(got, got2)) {
 			t.Fatalf("round trip: %v %q", err, warn)
 		}
 	})
+}
+
+// counterSamples are the rows of a table of CounterSchema as samples.
+func counterSamples(t *events.Table) []CounterSample {
+	d := &Data{Tables: map[string]*events.Table{CounterSchema.Name: t}}
+	var out []CounterSample
+	for i := range t.Len() {
+		out = append(out, d.CounterAt(i))
+	}
+	return out
 }

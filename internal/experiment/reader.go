@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"weak"
 
+	"er/internal/events"
 	"er/internal/regfile"
 )
 
@@ -122,13 +123,16 @@ func OpenWith(dir string, opt Options) (*Data, error) {
 
 	// The counters' samples, read after the stacks as the clock's.
 	err = readData(path(CountersFile), present, func(name string, f *os.File, size int64) (w string, err error) {
-		d.Counters, w, err = readHWC(name, f, size, len(d.Log.Counters), len(d.Stacks))
+		var t *events.Table
+		if t, w, err = readHWC(name, f, size, len(d.Log.Counters), len(d.Stacks)); err == nil && t.Len() > 0 {
+			sortTable(t)
+			d.Tables = map[string]*events.Table{CounterSchema.Name: t}
+		}
 		return w, err
 	})
 	if err != nil {
 		return nil, err
 	}
-	slices.SortStableFunc(d.Counters, func(a, b CounterSample) int { return cmp.Compare(a.Time, b.Time) })
 	// The event tables, read after the stacks as the clock's.
 	if err := readTables(d, dir, present); err != nil {
 		return nil, err

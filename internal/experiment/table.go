@@ -82,7 +82,7 @@ func tableSchema(name string, x xmlDescriptor) (*events.Schema, error) {
 // checkTables checks that the tables of a log have distinct names and files, none a file of the
 // format's own.
 func checkTables(name string, ts []*events.Schema) error {
-	names, files := map[string]bool{SyncSchema.Name: true}, map[string]bool{} // the built-in kinds' tables too
+	names, files := map[string]bool{SyncSchema.Name: true, CounterSchema.Name: true}, map[string]bool{} // the built-in kinds' tables too
 	for _, f := range []string{LogFile, MapFile, OverviewFile, ClockFile, OffCPUFile, CountersFile, StacksFile, NotesFile} {
 		files[f] = true
 	}

@@ -380,8 +380,7 @@ type Data struct {
 	Mappings []Mapping
 	Stacks   []Stack // index is the stack id; Stacks[0] is the empty stack
 	Clock    []ClockSample
-	Counters []CounterSample // in time order
-	Heap     []HeapEvent     // in time order per thread
+	Heap     []HeapEvent // in time order per thread
 	// syncEvs are the synchronization waits being read; the reader's end turns them into the table
 	// of SyncSchema (Data.SyncTable).
 	syncEvs []SyncEvent

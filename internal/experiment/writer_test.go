@@ -666,8 +666,8 @@ func TestCounters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []CounterSample{b, a}; !reflect.DeepEqual(d.Counters, want) {
-		t.Errorf("samples %+v, want %+v", d.Counters, want)
+	if got, want := counterSamples(d.CounterTable()), []CounterSample{b, a}; !reflect.DeepEqual(got, want) {
+		t.Errorf("samples %+v, want %+v", got, want)
 	}
 	if !reflect.DeepEqual(d.Log.Counters, log.Counters) {
 		t.Errorf("counters %+v, want %+v", d.Log.Counters, log.Counters)

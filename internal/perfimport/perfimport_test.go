@@ -42,11 +42,12 @@ func TestImportFP(t *testing.T) {
 	for _, s := range d.Clock {
 		clock += s.Period
 	}
-	for _, s := range d.Counters {
-		faults += s.Value
+	nc := d.CounterTable().Len()
+	for i := range nc {
+		faults += d.CounterAt(i).Value
 	}
-	if len(d.Clock) != 15 || clock != 15000000 || len(d.Counters) != 5 || faults != 376 {
-		t.Errorf("%d clock samples of %d ns, %d counter samples of %d events; want 15 of 15000000, 5 of 376", len(d.Clock), clock, len(d.Counters), faults)
+	if len(d.Clock) != 15 || clock != 15000000 || nc != 5 || faults != 376 {
+		t.Errorf("%d clock samples of %d ns, %d counter samples of %d events; want 15 of 15000000, 5 of 376", len(d.Clock), clock, nc, faults)
 	}
 	l := d.Log
 	if len(l.Counters) != 1 || l.Counters[0].Name != "page-faults" || l.Counters[0].Metric != "page-faults" || l.Counters[0].Config != 2 {
@@ -65,8 +66,8 @@ func TestImportFP(t *testing.T) {
 	// The first sample (page-faults, in elf_load during the exec): its call chain less the markers.
 	want := experiment.Stack{0xffffffff817554ea, 0xffffffff81755b8a, 0xffffffff816c599f, 0xffffffff816c7016,
 		0xffffffff816c8064, 0xffffffff821ef691, 0xffffffff81000130, 0x7fe2cc4f2ad7}
-	if got := d.Stacks[d.Counters[0].Stack]; !slices.Equal(got, want) || d.Counters[0].Mode != experiment.ModeKernel || d.Counters[0].Time != 99818 {
-		t.Errorf("first counter sample at %d, mode %v, stack %x; want at 99818 in kernel mode %x", d.Counters[0].Time, d.Counters[0].Mode, got, want)
+	if c, got := d.CounterAt(0), d.Stacks[d.CounterAt(0).Stack]; !slices.Equal(got, want) || c.Mode != experiment.ModeKernel || c.Time != 99818 {
+		t.Errorf("first counter sample at %d, mode %v, stack %x; want at 99818 in kernel mode %x", c.Time, c.Mode, got, want)
 	}
 	var busy, kernel int
 	for _, m := range d.Mappings {
