@@ -116,12 +116,12 @@ func counterStats(ds []*experiment.Data) []Stat {
 				order = append(order, c.Metric)
 			}
 		}
-		for i := range d.CounterTable().Len() {
-			s := d.CounterAt(i)
-			if int(s.Counter) < len(d.Log.Counters) {
-				x := sums[d.Log.Counters[s.Counter].Metric]
+		t := d.CounterTable()
+		for i := range t.Len() {
+			if c := t.Cols[experiment.CounterColCounter].At(i); int(c) < len(d.Log.Counters) {
+				x := sums[d.Log.Counters[c].Metric]
 				x.samples++
-				x.events += s.Value
+				x.events += t.Cols[experiment.CounterColValue].At(i)
 			}
 		}
 	}

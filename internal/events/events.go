@@ -304,6 +304,14 @@ func (t *Table) Add(r Row) {
 	}
 }
 
+// AddHeader appends a row's header alone: the caller appends a value to each declared column
+// (Cols[j].Append) before the next row. It is Add without a Row's column slice, for readers of a
+// million rows.
+func (t *Table) AddHeader(time, dur, count int64, pid, tid uint32, cpu int32, stack uint32) {
+	t.addHeader(time, dur, count)
+	t.Pid, t.Tid, t.CPU, t.Stack = append(t.Pid, pid), append(t.Tid, tid), append(t.CPU, cpu), append(t.Stack, stack)
+}
+
 // Row returns row i.
 func (t *Table) Row(i int) Row {
 	r := Row{Time: t.Time[i], Dur: t.DurAt(i), Count: t.CountAt(i), Pid: t.Pid[i], Tid: t.Tid[i], CPU: t.CPU[i], Stack: t.Stack[i]}

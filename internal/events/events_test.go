@@ -148,3 +148,17 @@ func TestDefaultColumns(t *testing.T) {
 		t.Errorf("rows %+v %+v", tb.Row(0), tb.Row(1))
 	}
 }
+
+// TestAddHeader: a row added header first, then a value per column, is the row Add adds.
+func TestAddHeader(t *testing.T) {
+	a, b := New(testSchema), New(testSchema)
+	r := Row{Time: 4, Dur: 2, Count: 3, Pid: 5, Tid: 6, CPU: 1, Stack: 7, Cols: []int64{8, -9, 10, 11}}
+	a.Add(r)
+	b.AddHeader(r.Time, r.Dur, r.Count, r.Pid, r.Tid, r.CPU, r.Stack)
+	for j, v := range r.Cols {
+		b.Cols[j].Append(v)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("AddHeader and Append: %+v; Add: %+v", b, a)
+	}
+}

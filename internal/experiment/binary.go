@@ -337,7 +337,7 @@ func readHWC(name string, r io.ReaderAt, size int64, ncounters, nstacks int) (t 
 			return formatErrorf(name, at, hintBlock(name, off), "sample %d has stack id %d, but the stacks file has only %d stacks",
 				n+1, s.Stack, nstacks)
 		}
-		t.Add(counterRow(&s))
+		addCounter(t, &s)
 		return nil
 	})
 	if err != nil {

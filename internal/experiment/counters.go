@@ -36,10 +36,13 @@ func (d *Data) CounterAt(i int) CounterSample {
 		Mode: Mode(t.Cols[CounterColMode].At(i))}
 }
 
-// counterRow is s as a row of CounterSchema.
-func counterRow(s *CounterSample) events.Row {
-	return events.Row{Time: s.Time, Count: 1, Pid: s.Pid, Tid: s.Tid, CPU: int32(s.CPU), Stack: s.Stack,
-		Cols: []int64{s.Value, int64(s.Addr), int64(s.Counter), int64(s.Mode)}}
+// addCounter adds s to t, a table of CounterSchema.
+func addCounter(t *events.Table, s *CounterSample) {
+	t.AddHeader(s.Time, 0, 1, s.Pid, s.Tid, int32(s.CPU), s.Stack)
+	t.Cols[CounterColValue].Append(s.Value)
+	t.Cols[CounterColAddr].Append(int64(s.Addr))
+	t.Cols[CounterColCounter].Append(int64(s.Counter))
+	t.Cols[CounterColMode].Append(int64(s.Mode))
 }
 
 // AddCounters adds samples to d's counter table, made at the first, and puts it in time order
@@ -57,7 +60,7 @@ func (d *Data) AddCounters(samples []CounterSample) {
 		d.Tables[CounterSchema.Name] = t
 	}
 	for i := range samples {
-		t.Add(counterRow(&samples[i]))
+		addCounter(t, &samples[i])
 	}
 	sortTable(t)
 }

@@ -27,12 +27,6 @@ const (
 // SyncTable returns d's synchronization waits (nil when it has none).
 func (d *Data) SyncTable() *events.Table { return d.Tables[SyncSchema.Name] }
 
-// syncRow is e as a row of SyncSchema, standing for one wait.
-func syncRow(e *SyncEvent) events.Row {
-	return events.Row{Time: e.Time, Dur: e.Wait, Count: 1, Pid: e.Pid, Tid: e.Tid, CPU: -1, Stack: e.Stack,
-		Cols: []int64{int64(e.Op), int64(e.Object)}}
-}
-
 // AddSync adds waits to d's synchronization table, made at the first, and puts it in time order
 // (stably): what a reader of another format (gprofng's) gives.
 func (d *Data) AddSync(evs []SyncEvent) {
@@ -41,9 +35,16 @@ func (d *Data) AddSync(evs []SyncEvent) {
 	}
 	t := d.syncTable()
 	for i := range evs {
-		t.Add(syncRow(&evs[i]))
+		addSync(t, &evs[i])
 	}
 	sortTable(t)
+}
+
+// addSync adds e to t, a table of SyncSchema, as one wait.
+func addSync(t *events.Table, e *SyncEvent) {
+	t.AddHeader(e.Time, e.Wait, 1, e.Pid, e.Tid, -1, e.Stack)
+	t.Cols[SyncColOp].Append(int64(e.Op))
+	t.Cols[SyncColObject].Append(int64(e.Object))
 }
 
 // syncTable returns d's synchronization table, made empty where it has none.
@@ -96,30 +97,36 @@ func newSyncSummer(t *events.Table) *syncSummer {
 }
 
 func (s *syncSummer) add(e *SyncEvent) {
-	r := syncRow(e)
-	s.addOne(&r, 1, e.Wait)
+	s.addOne(e.Pid, e.Tid, e.Stack, e.Time, 1, e.Wait, func() {
+		addSync(s.t, e)
+		s.t.Counts()[s.t.Len()-1], s.t.Durs()[s.t.Len()-1] = 0, 0
+	})
 }
 
 // addRow adds row i of t, which stands for Count[i] waits of Dur[i] ns.
 func (s *syncSummer) addRow(t *events.Table, i int) {
-	r := t.Row(i)
-	s.addOne(&r, t.CountAt(i), t.DurAt(i))
+	s.addOne(t.Pid[i], t.Tid[i], t.Stack[i], t.Time[i], t.CountAt(i), t.DurAt(i), func() {
+		r := t.Row(i)
+		r.Count, r.Dur = 0, 0
+		s.t.Add(r)
+	})
 	s.t.Last = max(s.t.Last, t.Last)
 }
 
-func (s *syncSummer) addOne(r *events.Row, n, wait int64) {
-	key := [3]uint32{r.Pid, r.Tid, r.Stack}
+// addOne adds n waits of wait ns to the row of process pid, thread tid and stack, made by add (with
+// a count and duration of 0) where there is none.
+func (s *syncSummer) addOne(pid, tid, stack uint32, time, n, wait int64, add func()) {
+	key := [3]uint32{pid, tid, stack}
 	i, ok := s.sites[key]
 	if !ok {
 		i = int32(s.t.Len())
 		s.sites[key] = i
-		r.Count, r.Dur = 0, 0
-		s.t.Add(*r)
+		add()
 	}
 	counts, durs := s.t.Counts(), s.t.Durs()
 	counts[i] = sat.Add(counts[i], n)
 	durs[i] = sat.Add(durs[i], wait)
-	s.t.Last = max(s.t.Last, r.Time)
+	s.t.Last = max(s.t.Last, time)
 }
 
 // mergeSyncRows merges the rows from row first on that have the same process, thread and stack

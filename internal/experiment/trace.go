@@ -509,7 +509,7 @@ func (tr *traceReader) finish() {
 		t := d.syncTable()
 		t.Grow(len(d.syncEvs))
 		for i := range d.syncEvs {
-			t.Add(syncRow(&d.syncEvs[i]))
+			addSync(t, &d.syncEvs[i])
 		}
 		d.syncEvs = nil
 	}
