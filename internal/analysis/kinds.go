@@ -82,6 +82,10 @@ type Kind struct {
 	// Columns are the fields of the kind's events beyond the header that filters read by name
 	// (HTYPE, IOFD), and describe lists; an event of another kind has 0 in them.
 	Columns []Column
+	// Passes are the kind's frame passes (a runtime's: its frames as its users think of them),
+	// registered with it and removed with it.
+	Passes []*FramePass
+	removePasses []func()
 }
 
 // Column is a field of a kind's events in filter expressions.
@@ -234,6 +238,9 @@ var Kinds []*Kind
 func RegisterKind(k *Kind) DataKind {
 	k.ID = DataKind(len(Kinds))
 	k.tableDefaults()
+	for _, p := range k.Passes {
+		k.removePasses = append(k.removePasses, RegisterPass(p))
+	}
 	for i := range k.Metrics {
 		k.Metrics[i].Data = k.ID
 	}
@@ -249,6 +256,10 @@ func RemoveKind(k DataKind) {
 	if int(k) != len(Kinds)-1 {
 		panic(fmt.Sprintf("analysis: RemoveKind(%d): only the last kind (%d) can be removed", k, len(Kinds)-1))
 	}
+	for _, remove := range Kinds[k].removePasses {
+		remove()
+	}
+	Kinds[k].removePasses = nil
 	Kinds = Kinds[:k]
 }
 

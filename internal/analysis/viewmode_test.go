@@ -65,3 +65,17 @@ func TestFramePass(t *testing.T) {
 		t.Error("the pass is still registered")
 	}
 }
+
+// TestKindPasses: a kind's passes are registered with it and go with it.
+func TestKindPasses(t *testing.T) {
+	pass := &FramePass{Name: "kind's", Modes: []ViewMode{ViewExpert}, Frames: func(_ *PassContext, fr []int32) []int32 { return fr }}
+	k := RegisterKind(&Kind{Name: "passing", Title: "Passing", Len: func(*experiment.Data) int { return 0 },
+		Info: func(*experiment.Data, int, *EventInfo) {}, Stack: func(*experiment.Data, int) uint32 { return 0 }, Passes: []*FramePass{pass}})
+	if !HasPasses(ViewExpert) || HasPasses(ViewUser) {
+		t.Errorf("with the kind: expert %v, user %v", HasPasses(ViewExpert), HasPasses(ViewUser))
+	}
+	RemoveKind(k)
+	if HasPasses(ViewExpert) {
+		t.Error("the kind's pass outlived it")
+	}
+}
