@@ -84,7 +84,7 @@ type Kind struct {
 	Columns []Column
 	// Passes are the kind's frame passes (a runtime's: its frames as its users think of them),
 	// registered with it and removed with it.
-	Passes []*FramePass
+	Passes       []*FramePass
 	removePasses []func()
 }
 
