@@ -2,8 +2,10 @@
 package events
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -597,5 +599,157 @@ func (c *Col) grow(n int) {
 		c.i32 = grow(c.i32, n)
 	default:
 		c.i64 = grow(c.i64, n)
+	}
+}
+
+// Windows makes room in t for the rows of several parts read side by side, counts[i] rows at most
+// for part i, and returns a table for each part whose columns are windows of that room: rows added
+// to part i go in place. The function returned appends the parts' rows to t in order, closing the
+// gaps that parts with fewer rows left. Dur and Count are in the windows only where t keeps them
+// (call Durs or Counts first where the parts will have other values than the defaults).
+func (t *Table) Windows(counts []int) (parts []*Table, join func()) {
+	total := 0
+	for _, n := range counts {
+		total += n
+	}
+	t.Grow(total)
+	off := t.Len()
+	win := func(n int) *Table {
+		p := &Table{Schema: t.Schema, Cols: make([]Col, len(t.Cols))}
+		p.Time = t.Time[off : off : off+n]
+		if t.Dur != nil {
+			p.Dur = t.Dur[off : off : off+n]
+		}
+		if t.Count != nil {
+			p.Count = t.Count[off : off : off+n]
+		}
+		p.Pid, p.Tid, p.CPU, p.Stack = t.Pid[off:off:off+n], t.Tid[off:off:off+n], t.CPU[off:off:off+n], t.Stack[off:off:off+n]
+		for j := range t.Cols {
+			p.Cols[j] = t.Cols[j].window(off, n)
+		}
+		return p
+	}
+	for _, n := range counts {
+		parts = append(parts, win(n))
+		off += n
+	}
+	return parts, func() {
+		for _, p := range parts {
+			t.appendRows(p)
+		}
+	}
+}
+
+// appendRows appends the rows of p, a table of t's schema.
+func (t *Table) appendRows(p *Table) {
+	if p.Dur != nil || t.Dur != nil {
+		t.Dur = append(t.Durs(), p.Durs()...)
+	}
+	if p.Count != nil || t.Count != nil {
+		t.Count = append(t.Counts(), p.Counts()...)
+	}
+	t.Time = append(t.Time, p.Time...)
+	t.Pid, t.Tid, t.CPU, t.Stack = append(t.Pid, p.Pid...), append(t.Tid, p.Tid...), append(t.CPU, p.CPU...), append(t.Stack, p.Stack...)
+	for j := range t.Cols {
+		t.Cols[j].appendCol(&p.Cols[j])
+	}
+	t.Last = max(t.Last, p.Last)
+}
+
+// SortByTime puts the rows in time order, rows of one time in their order: a permutation, found
+// once, gathered for each column into a scratch column and copied back (a swap of rows moves every
+// column; a new copy of each column would be garbage of a million rows; a permutation followed in
+// place reads the memory in no order at all, twice as slow).
+func (t *Table) SortByTime() {
+	if slices.IsSorted(t.Time) {
+		return
+	}
+	idx := make([]int32, t.Len())
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortStableFunc(idx, func(a, b int32) int { return cmp.Compare(t.Time[a], t.Time[b]) })
+	var sc scratch
+	reorder(t.Time, idx, &sc.i64)
+	if t.Dur != nil {
+		reorder(t.Dur, idx, &sc.i64)
+	}
+	if t.Count != nil {
+		reorder(t.Count, idx, &sc.i64)
+	}
+	reorder(t.Pid, idx, &sc.u32)
+	reorder(t.Tid, idx, &sc.u32)
+	reorder(t.CPU, idx, &sc.i32)
+	reorder(t.Stack, idx, &sc.u32)
+	for j := range t.Cols {
+		t.Cols[j].reorder(idx, &sc)
+	}
+}
+
+// scratch holds a column's worth of each type for reorder.
+type scratch struct {
+	u8  []uint8
+	u16 []uint16
+	u32 []uint32
+	i32 []int32
+	i64 []int64
+}
+
+// reorder rearranges s so that s[i] is the old s[idx[i]], through *buf (made at its first use).
+func reorder[E any](s []E, idx []int32, buf *[]E) {
+	if *buf == nil {
+		*buf = make([]E, len(s))
+	}
+	b := *buf
+	for i, j := range idx {
+		b[i] = s[j]
+	}
+	copy(s, b)
+}
+
+func (c *Col) window(off, n int) Col {
+	w := Col{typ: c.typ}
+	switch c.typ {
+	case U8:
+		w.u8 = c.u8[off : off : off+n]
+	case U16:
+		w.u16 = c.u16[off : off : off+n]
+	case U32:
+		w.u32 = c.u32[off : off : off+n]
+	case I32:
+		w.i32 = c.i32[off : off : off+n]
+	default:
+		w.i64 = c.i64[off : off : off+n]
+	}
+	return w
+}
+
+func (c *Col) appendCol(o *Col) {
+	switch c.typ {
+	case U8:
+		c.u8 = append(c.u8, o.u8...)
+	case U16:
+		c.u16 = append(c.u16, o.u16...)
+	case U32:
+		c.u32 = append(c.u32, o.u32...)
+	case I32:
+		c.i32 = append(c.i32, o.i32...)
+	default:
+		c.i64 = append(c.i64, o.i64...)
+	}
+}
+
+func (c *Col) reorder(idx []int32, sc *scratch) {
+	switch c.typ {
+	case U8:
+		reorder(c.u8, idx, &sc.u8)
+	case U16:
+		reorder(c.u16, idx, &sc.u16)
+	case U32:
+		reorder(c.u32, idx, &sc.u32)
+	case I32:
+		reorder(c.i32, idx, &sc.i32)
+	default:
+		reorder(c.i64, idx, &sc.i64)
 	}
 }

@@ -162,3 +162,34 @@ func TestAddHeader(t *testing.T) {
 		t.Errorf("AddHeader and Append: %+v; Add: %+v", b, a)
 	}
 }
+
+// TestWindows: parts read side by side into windows of a table, some with fewer rows than room,
+// are joined in order, every column with them.
+func TestWindows(t *testing.T) {
+	tb := New(testSchema)
+	tb.Add(Row{Time: 1, Count: 1, Cols: []int64{1, 1, 1, 1}})
+	tb.Durs()
+	parts, join := tb.Windows([]int{3, 2})
+	parts[0].Add(Row{Time: 10, Dur: 5, Count: 1, Pid: 7, Cols: []int64{2, -2, 2, 2}})
+	parts[1].Add(Row{Time: 20, Dur: 6, Count: 1, Pid: 8, Cols: []int64{3, -3, 3, 3}})
+	parts[1].Add(Row{Time: 21, Count: 2, Pid: 9, Cols: []int64{4, -4, 4, 4}}) // a count: made in the part
+	join()
+	if tb.Len() != 4 || !reflect.DeepEqual(tb.Time, []int64{1, 10, 20, 21}) || !reflect.DeepEqual(tb.Dur, []int64{0, 5, 6, 0}) ||
+		!reflect.DeepEqual(tb.Count, []int64{1, 1, 1, 2}) || !reflect.DeepEqual(tb.Cols[1].Values(), []int64{1, -2, -3, -4}) ||
+		!reflect.DeepEqual(tb.Pid, []uint32{0, 7, 8, 9}) {
+		t.Errorf("joined: %+v", tb)
+	}
+}
+
+// TestSortByTime: rows in time order, rows of one time in their order, every column with them.
+func TestSortByTime(t *testing.T) {
+	tb := New(testSchema)
+	for i, at := range []int64{5, 1, 5, 0, 1} {
+		tb.Add(Row{Time: at, Count: int64(i + 1), Tid: uint32(i), Cols: []int64{int64(i), 0, 0, 0}})
+	}
+	tb.SortByTime()
+	if !reflect.DeepEqual(tb.Time, []int64{0, 1, 1, 5, 5}) || !reflect.DeepEqual(tb.Tid, []uint32{3, 1, 4, 0, 2}) ||
+		!reflect.DeepEqual(tb.Count, []int64{4, 2, 5, 1, 3}) || !reflect.DeepEqual(tb.Cols[0].Values(), []int64{3, 1, 4, 0, 2}) {
+		t.Errorf("sorted: %+v", tb)
+	}
+}

@@ -47,7 +47,7 @@ func TestMergeTrace(t *testing.T) {
 		m := &traceReader{d: &Data{}, base: base, parts: parts, minPart: 4096}
 		var got []SyncEvent
 		var sk skipped
-		if _, err := mergeTrace(m, tf, &sk, func(d *Data) *[]SyncEvent { return &d.syncEvs }, func(e *SyncEvent) int64 { return e.Time },
+		if _, err := mergeTrace(m, tf, &sk, syncMergeEvents, func(e *SyncEvent) int64 { return e.Time },
 			func(e *SyncEvent) { got = append(got, *e) }); err != nil {
 			t.Fatal(err)
 		}

@@ -1,8 +1,6 @@
 package experiment
 
 import (
-	"sort"
-
 	"er/internal/events"
 	"er/internal/sat"
 )
@@ -40,6 +38,16 @@ func (d *Data) AddSync(evs []SyncEvent) {
 	sortTable(t)
 }
 
+// addSyncEvent adds wait e to d: to its table, or, where a merge of the trace reads it
+// (Options.Summed, mergeTrace), to the events the merge takes.
+func (d *Data) addSyncEvent(e SyncEvent) {
+	if d.mergeSync {
+		d.syncEvs = append(d.syncEvs, e)
+		return
+	}
+	addSync(d.syncTable(), &e)
+}
+
 // addSync adds e to t, a table of SyncSchema, as one wait.
 func addSync(t *events.Table, e *SyncEvent) {
 	t.AddHeader(e.Time, e.Wait, 1, e.Pid, e.Tid, -1, e.Stack)
@@ -64,7 +72,13 @@ func (d *Data) syncTable() *events.Table {
 // it skips are counted in sk, as readEvents counts them.
 func (tr *traceReader) sumSync(tf *traceScan, sk *skipped) (warning string, err error) {
 	sum := newSyncSummer(tr.d.syncTable())
-	return mergeTrace(tr, tf, sk, func(d *Data) *[]SyncEvent { return &d.syncEvs }, func(e *SyncEvent) int64 { return e.Time }, sum.add)
+	return mergeTrace(tr, tf, sk, syncMergeEvents, func(e *SyncEvent) int64 { return e.Time }, sum.add)
+}
+
+// syncMergeEvents is where a merge of the synchronization trace finds d's waits (mergeTrace).
+func syncMergeEvents(d *Data) *[]SyncEvent {
+	d.mergeSync = true
+	return &d.syncEvs
 }
 
 // SummarizeSync replaces the synchronization waits of d (in time order, as the reader leaves them)
@@ -154,8 +168,4 @@ func mergeSyncRows(t *events.Table, first int) {
 }
 
 // sortTable puts t's rows in time order, stably.
-func sortTable(t *events.Table) {
-	if !sort.IsSorted(t) {
-		sort.Stable(t)
-	}
-}
+func sortTable(t *events.Table) { t.SortByTime() }

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 
 	"er/internal/events"
 )
@@ -163,9 +162,7 @@ func readTables(d *Data, dir string, present map[string]string) error {
 		if t == nil {
 			t = events.New(s)
 		}
-		if !sort.IsSorted(t) {
-			sort.Stable(t)
-		}
+		t.SortByTime()
 		if d.Tables == nil {
 			d.Tables = map[string]*events.Table{}
 		}

@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"er/internal/events"
 	"er/internal/regfile"
 	"er/internal/sat"
 )
@@ -409,7 +410,7 @@ func readTraces(d *Data, sources []traceSource, opt Options, warn func(string)) 
 // begin starts reading the files of one instance.
 func (tr *traceReader) begin() {
 	tr.stackIdx = map[uint32]uint32{}
-	tr.heap0, tr.sync0, tr.io0, tr.ck0 = len(tr.d.Heap), len(tr.d.syncEvs), len(tr.d.IO), len(tr.d.Clock)
+	tr.heap0, tr.sync0, tr.io0, tr.ck0 = len(tr.d.Heap), tr.d.SyncTable().Len(), len(tr.d.IO), len(tr.d.Clock)
 	if hs := tr.d.HeapSummary; hs != nil {
 		tr.site0 = len(hs.Sites)
 	}
@@ -439,8 +440,10 @@ func (tr *traceReader) end() {
 	for i := tr.heap0; i < len(d.Heap); i++ {
 		resolve(&d.Heap[i].Stack)
 	}
-	for i := tr.sync0; i < len(d.syncEvs); i++ {
-		resolve(&d.syncEvs[i].Stack)
+	if st := d.SyncTable(); !tr.summed {
+		for i := tr.sync0; i < st.Len(); i++ {
+			resolve(&st.Stack[i])
+		}
 	}
 	for i := tr.io0; i < len(d.IO); i++ {
 		resolve(&d.IO[i].Stack)
@@ -504,14 +507,8 @@ func (tr *traceReader) finish() {
 	if !slices.IsSortedFunc(d.Heap, func(a, b HeapEvent) int { return byTime(a.Time, b.Time) }) {
 		slices.SortStableFunc(d.Heap, func(a, b HeapEvent) int { return byTime(a.Time, b.Time) })
 	}
-	if len(d.syncEvs) > 0 {
-		slices.SortStableFunc(d.syncEvs, func(a, b SyncEvent) int { return byTime(a.Time, b.Time) })
-		t := d.syncTable()
-		t.Grow(len(d.syncEvs))
-		for i := range d.syncEvs {
-			addSync(t, &d.syncEvs[i])
-		}
-		d.syncEvs = nil
+	if st := d.SyncTable(); st != nil && !tr.summed {
+		st.SortByTime()
 	}
 	slices.SortStableFunc(d.IO, func(a, b IOEvent) int { return byTime(a.Time, b.Time) })
 	nameFiles(d.IO)
@@ -596,7 +593,13 @@ func (tr *traceReader) readEvents(tf *traceScan, sk *skipped) (warning string, e
 	case recHeap:
 		join = windows(&d.Heap, counts, pds, func(d *Data) *[]HeapEvent { return &d.Heap })
 	case recSync:
-		join = windows(&d.syncEvs, counts, pds, func(d *Data) *[]SyncEvent { return &d.syncEvs })
+		st := d.syncTable()
+		st.Durs() // the waits' durations go in the windows
+		var parts []*events.Table
+		parts, join = st.Windows(counts)
+		for i, p := range parts {
+			pds[i].Tables = map[string]*events.Table{SyncSchema.Name: p}
+		}
 	case recIO:
 		join = windows(&d.IO, counts, pds, func(d *Data) *[]IOEvent { return &d.IO })
 	case recClock:
@@ -870,7 +873,7 @@ func (tr *traceReader) event(r *traceRec, h *traceHeader, sk *skipped) {
 			sk.out(r.off, "a wait of %d ns, longer than the %d ns since the collector library started", wait, ran)
 			return
 		}
-		d.syncEvs = append(d.syncEvs, SyncEvent{Time: t, Pid: pid, Tid: r.tid, Op: SyncOp(r.aux), Stack: r.u32(recSyncStack),
+		d.addSyncEvent(SyncEvent{Time: t, Pid: pid, Tid: r.tid, Op: SyncOp(r.aux), Stack: r.u32(recSyncStack),
 			Wait: int64(wait), Object: r.u64(recSyncObject)})
 	case recIO:
 		if size < sizeofRecIO {

@@ -381,10 +381,12 @@ type Data struct {
 	Stacks   []Stack // index is the stack id; Stacks[0] is the empty stack
 	Clock    []ClockSample
 	Heap     []HeapEvent // in time order per thread
-	// syncEvs are the synchronization waits being read; the reader's end turns them into the table
-	// of SyncSchema (Data.SyncTable).
-	syncEvs []SyncEvent
-	IO      []IOEvent
+	// syncEvs are the synchronization waits of a block that a merge of the trace reads
+	// (Options.Summed, mergeTrace: mergeSync); otherwise the reader adds them to the table of
+	// SyncSchema (Data.SyncTable).
+	syncEvs   []SyncEvent
+	mergeSync bool
+	IO        []IOEvent
 	// Tables are the event tables of kinds that keep their events in one (events.Table), by
 	// schema name; the rows in time order.
 	Tables   map[string]*events.Table
