@@ -401,27 +401,6 @@ func (t *Table) DecodeRecord(rec []byte, offs []int) {
 	}
 }
 
-// Swap exchanges rows i and j (for sorting).
-func (t *Table) Swap(i, j int) {
-	t.Time[i], t.Time[j] = t.Time[j], t.Time[i]
-	if t.Dur != nil {
-		t.Dur[i], t.Dur[j] = t.Dur[j], t.Dur[i]
-	}
-	if t.Count != nil {
-		t.Count[i], t.Count[j] = t.Count[j], t.Count[i]
-	}
-	t.Pid[i], t.Pid[j] = t.Pid[j], t.Pid[i]
-	t.Tid[i], t.Tid[j] = t.Tid[j], t.Tid[i]
-	t.CPU[i], t.CPU[j] = t.CPU[j], t.CPU[i]
-	t.Stack[i], t.Stack[j] = t.Stack[j], t.Stack[i]
-	for k := range t.Cols {
-		t.Cols[k].swap(i, j)
-	}
-}
-
-// Less orders rows by time (with sort.Stable: rows of one time keep their order).
-func (t *Table) Less(i, j int) bool { return t.Time[i] < t.Time[j] }
-
 // CopyRow copies row j over row i.
 func (t *Table) CopyRow(i, j int) {
 	t.Time[i] = t.Time[j]
@@ -555,21 +534,6 @@ func (c *Col) Values() []int64 {
 		out[i] = c.At(i)
 	}
 	return out
-}
-
-func (c *Col) swap(i, j int) {
-	switch c.typ {
-	case U8:
-		c.u8[i], c.u8[j] = c.u8[j], c.u8[i]
-	case U16:
-		c.u16[i], c.u16[j] = c.u16[j], c.u16[i]
-	case U32:
-		c.u32[i], c.u32[j] = c.u32[j], c.u32[i]
-	case I32:
-		c.i32[i], c.i32[j] = c.i32[j], c.i32[i]
-	default:
-		c.i64[i], c.i64[j] = c.i64[j], c.i64[i]
-	}
 }
 
 func (c *Col) truncate(n int) {

@@ -62,17 +62,9 @@ func TestAddSort(t *testing.T) {
 	tb.Add(Row{Time: 1, Count: 1, Cols: []int64{2}})
 	tb.Add(Row{Time: 3, Count: 1, Cols: []int64{3}})
 	tb.Add(Row{Time: 2, Count: 1}) // columns left out are 0
-	sortStable(tb)
+	tb.SortByTime()
 	if !reflect.DeepEqual(tb.Time, []int64{1, 2, 3, 3}) || !reflect.DeepEqual(tb.Cols[0].Values(), []int64{2, 0, 1, 3}) {
 		t.Errorf("times %v, ops %v", tb.Time, tb.Cols[0].Values())
-	}
-}
-
-func sortStable(tb *Table) {
-	for i := 1; i < tb.Len(); i++ {
-		for j := i; j > 0 && tb.Less(j, j-1); j-- {
-			tb.Swap(j, j-1)
-		}
 	}
 }
 
@@ -141,7 +133,7 @@ func TestDefaultColumns(t *testing.T) {
 	if !reflect.DeepEqual(tb.Dur, []int64{0, 0, 5}) || !reflect.DeepEqual(tb.Count, []int64{1, 1, 4}) || tb.Events() != 6 {
 		t.Errorf("dur %v, count %v", tb.Dur, tb.Count)
 	}
-	tb.Swap(0, 2)
+	tb.CopyRow(0, 2)
 	tb.CopyRow(1, 0)
 	tb.Truncate(2)
 	if tb.Row(1).Dur != 5 || tb.Row(1).Count != 4 || tb.Len() != 2 {

@@ -200,9 +200,6 @@ func readTable(name string, r io.ReaderAt, size int64, s *events.Schema, nstacks
 	return t, br.warning, nil
 }
 
-// TableEvents returns the rows of table name in d (nil when d has none), by time.
-func (d *Data) TableEvents(name string) *events.Table { return d.Tables[name] }
-
 // AppendTable adds the event table of schema s, with rows, to the finished experiment in dir: its
 // file, and its descriptor in log.xml (rewritten atomically). The experiment must not have a table
 // of that name or file, and the rows' stacks must be in its stacks file. It is for tools that add a
