@@ -405,7 +405,7 @@ func TestDescendants(t *testing.T) {
 		t.Errorf("%v: no synchronization events", c1)
 	}
 	wrote := false
-	for _, e := range d.IO {
+	for _, e := range d.IOEvents() {
 		if e.Bytes == 5 && e.File == "/dev/null" {
 			wrote = true
 		}
@@ -414,13 +414,13 @@ func TestDescendants(t *testing.T) {
 		}
 	}
 	if !wrote {
-		t.Errorf("%v: no write of 5 bytes to /dev/null in %d I/O events", c1, len(d.IO))
+		t.Errorf("%v: no write of 5 bytes to /dev/null in %d I/O events", c1, d.IOTable().Len())
 	}
 	for _, in := range ins {
 		if in.data == nil {
 			continue
 		}
-		for _, e := range in.data.IO {
+		for _, e := range in.data.IOEvents() {
 			if e.FD == 4242 {
 				t.Errorf("%v: the vfork child's close(4242) was recorded: %+v", in, e)
 			}
@@ -629,7 +629,7 @@ func TestControlPage(t *testing.T) {
 		}
 	}
 	var phases []int64
-	for _, e := range ins[0].data.IO {
+	for _, e := range ins[0].data.IOEvents() {
 		if e.FD == 1 && e.Bytes == 8 {
 			phases = append(phases, e.Ret)
 		}

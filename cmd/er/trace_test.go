@@ -459,10 +459,10 @@ func TestTracingSystemPrograms(t *testing.T) {
 				t.Errorf("stderr under er %q lacks %q", r.stderr, perr.String())
 			}
 			d := openExp(t, exp)
-			if len(d.IO) == 0 || (c[0] != "gzip" && len(d.Heap) == 0) {
-				t.Errorf("%d I/O and %d heap events recorded", len(d.IO), len(d.Heap))
+			if d.IOTable().Len() == 0 || (c[0] != "gzip" && len(d.Heap) == 0) {
+				t.Errorf("%d I/O and %d heap events recorded", d.IOTable().Len(), len(d.Heap))
 			}
-			t.Logf("%d heap, %d sync, %d I/O events", len(d.Heap), d.SyncTable().Len(), len(d.IO))
+			t.Logf("%d heap, %d sync, %d I/O events", len(d.Heap), d.SyncTable().Len(), d.IOTable().Len())
 		})
 	}
 }

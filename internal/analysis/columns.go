@@ -34,16 +34,9 @@ func init() {
 			}
 			return t.Time[i] - t.DurAt(i)
 		}})
-	io := func(get func(e *experiment.IOEvent) int64) func(d *experiment.Data, i int) int64 {
-		return eventField(func(d *experiment.Data) []experiment.IOEvent { return d.IO }, get)
-	}
-	ioKind.Columns = []Column{
-		{"IOOP", "the I/O function: " + codes(int(experiment.IOInherited), func(i int) string { return experiment.IOOp(i).String() }),
-			io(func(e *experiment.IOEvent) int64 { return int64(e.Op) })},
-		{"IOFD", "file descriptor operated on (a stream's descriptor); -1 for none", io(func(e *experiment.IOEvent) int64 { return int64(e.FD) })},
-		{"IOFD2", "the second descriptor: pipe's write end, dup2's target; -1 for none", io(func(e *experiment.IOEvent) int64 { return int64(e.FD2) })},
-		{"IONBYTE", "bytes read or written; 0 for other calls and for errors", io(func(e *experiment.IOEvent) int64 { return e.Bytes })},
-		{"IOERR", "errno when the call failed, else 0", io(func(e *experiment.IOEvent) int64 { return int64(e.Err) })},
+	// The I/O calls' fields are their table's columns (experiment.IOSchema).
+	if j := ioKind.Col("IOOP"); j >= 0 {
+		ioKind.Columns[j].Help = "the I/O function: " + codes(int(experiment.IOInherited), func(i int) string { return experiment.IOOp(i).String() })
 	}
 }
 

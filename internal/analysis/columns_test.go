@@ -12,8 +12,8 @@ import (
 func TestBuiltinColumns(t *testing.T) {
 	d := &experiment.Data{
 		Heap: []experiment.HeapEvent{{Op: experiment.HeapRealloc, Size: 48, Addr: 0x2000, Old: 0x1000}},
-		IO:   []experiment.IOEvent{{Op: experiment.IOPipe, FD: 3, FD2: 4, Bytes: 0, Err: 24}},
 	}
+	d.AddIO([]experiment.IOEvent{{Op: experiment.IOPipe, FD: 3, FD2: 4, Ret: -1, Bytes: 0, Err: 24}})
 	d.AddSync([]experiment.SyncEvent{{Time: 50, Wait: 20, Op: experiment.SyncJoin, Object: 77}})
 	for _, c := range []struct {
 		k    *Kind
@@ -22,7 +22,7 @@ func TestBuiltinColumns(t *testing.T) {
 	}{
 		{heapKind, "htype", 3}, {heapKind, "HSIZE", 48}, {heapKind, "HVADDR", 0x2000}, {heapKind, "HOVADDR", 0x1000},
 		{syncKind, "STYPE", 5}, {syncKind, "SOBJ", 77}, {syncKind, "SRQST", 30},
-		{ioKind, "IOOP", 19}, {ioKind, "IOFD", 3}, {ioKind, "IOFD2", 4}, {ioKind, "IONBYTE", 0}, {ioKind, "IOERR", 24},
+		{ioKind, "IOOP", 19}, {ioKind, "IOFD", 3}, {ioKind, "IOFD2", 4}, {ioKind, "IONBYTE", 0}, {ioKind, "IOERR", 24}, {ioKind, "IORET", -1},
 	} {
 		j := c.k.Col(c.name)
 		if j < 0 {

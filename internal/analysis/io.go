@@ -3,6 +3,7 @@ package analysis
 import (
 	"er/internal/sat"
 	"fmt"
+	"slices"
 	"sort"
 
 	"er/internal/experiment"
@@ -71,52 +72,15 @@ func (s *IOStats) merge(o *IOStats) {
 	s.Procs += o.Procs
 }
 
-// add counts event e.
-func (s *IOStats) add(e *experiment.IOEvent) {
+// add counts the n calls that e, row i of an I/O table, stands for: one call, or, where the table
+// was read summed, sizes (the calls' sizes and durations) and e's sums.
+func (s *IOStats) add(e *experiment.IOEvent, n int64, sizes *SizeStats) {
+	s.Events = sat.Add(s.Events, n)
 	class := e.Op.Class()
 	if class != 0 {
 		api := &s.Syscall
 		if IsStdio(e.Op) {
 			api = &s.Stdio
-		}
-		switch class {
-		case experiment.IORead:
-			api.Reads++
-		case experiment.IOWrite:
-			api.Writes++
-		default:
-			api.Other++
-		}
-		if e.Err != 0 {
-			api.Failed++
-		}
-	}
-	switch {
-	case class == 0:
-	case e.Err != 0:
-		s.Error.Count++
-		s.Error.Time = sat.Add(s.Error.Time, e.Dur)
-		s.Error.Longest = max(s.Error.Longest, e.Dur)
-	case class == experiment.IORead:
-		s.Read.Add(e.Bytes, e.Dur)
-	case class == experiment.IOWrite:
-		s.Write.Add(e.Bytes, e.Dur)
-	default:
-		s.Other.Count++
-		s.Other.Time = sat.Add(s.Other.Time, e.Dur)
-		s.Other.Longest = max(s.Other.Longest, e.Dur)
-	}
-}
-
-// addSite counts the calls of site s, as add counts each.
-func (st *IOStats) addSite(s *experiment.IOSite) {
-	n := s.Events
-	st.Events = sat.Add(st.Events, n)
-	class := s.Op.Class()
-	if class != 0 {
-		api := &st.Syscall
-		if IsStdio(s.Op) {
-			api = &st.Stdio
 		}
 		switch class {
 		case experiment.IORead:
@@ -126,25 +90,33 @@ func (st *IOStats) addSite(s *experiment.IOSite) {
 		default:
 			api.Other = sat.Add(api.Other, n)
 		}
-		if s.Failed {
+		if e.Err != 0 {
 			api.Failed = sat.Add(api.Failed, n)
 		}
 	}
 	calls := func(c *SizeStats) { // the count, time and longest of the calls alone
+		longest := e.Dur
+		if sizes != nil {
+			longest = sizes.Longest
+		}
 		c.Count = sat.Add(c.Count, n)
-		c.Time = sat.Add(c.Time, s.Sizes.Time)
-		c.Longest = max(c.Longest, s.Sizes.Longest)
+		c.Time = sat.Add(c.Time, e.Dur)
+		c.Longest = max(c.Longest, longest)
 	}
 	switch {
 	case class == 0:
-	case s.Failed:
-		calls(&st.Error)
+	case e.Err != 0:
+		calls(&s.Error)
+	case class != experiment.IORead && class != experiment.IOWrite:
+		calls(&s.Other)
+	case sizes != nil && class == experiment.IORead:
+		s.Read.Merge(sizes)
+	case sizes != nil:
+		s.Write.Merge(sizes)
 	case class == experiment.IORead:
-		st.Read.Merge(&s.Sizes)
-	case class == experiment.IOWrite:
-		st.Write.Merge(&s.Sizes)
+		s.Read.Add(e.Bytes, e.Dur)
 	default:
-		calls(&st.Other)
+		s.Write.Add(e.Bytes, e.Dur)
 	}
 }
 
@@ -172,7 +144,8 @@ type ioFile struct {
 	fd   int32
 }
 
-// IOEventFiles names the file of each I/O event of d (indexed like d.IO) as experiment.IOFiler does.
+// IOEventFiles names the file of each I/O event of d (indexed like the rows of its table) as
+// experiment.IOFiler does.
 func IOEventFiles(d *experiment.Data) (names []string, fds []int32) {
 	files := ioEventFiles(d)
 	names = make([]string, len(files))
@@ -185,15 +158,19 @@ func IOEventFiles(d *experiment.Data) (names []string, fds []int32) {
 
 // ioEventFiles finds the file of each I/O event of d, each process's events in time order.
 func ioEventFiles(d *experiment.Data) []ioFile {
-	out := make([]ioFile, len(d.IO))
-	order := make([]int32, len(d.IO))
+	t := d.IOTable()
+	out := make([]ioFile, t.Len())
+	order := make([]int32, t.Len())
 	for i := range order {
 		order[i] = int32(i)
 	}
-	sort.SliceStable(order, func(a, b int) bool { return d.IO[order[a]].Time < d.IO[order[b]].Time })
+	if !slices.IsSorted(t.Time) { // the reader leaves them in time order
+		sort.SliceStable(order, func(a, b int) bool { return t.Time[order[a]] < t.Time[order[b]] })
+	}
 	var f experiment.IOFiler
 	for _, i := range order {
-		name, fd := f.File(&d.IO[i])
+		e := experiment.IOAt(t, int(i))
+		name, fd := f.File(&e)
 		out[i] = ioFile{name: name, fd: fd}
 	}
 	return out

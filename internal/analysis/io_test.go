@@ -13,12 +13,12 @@ import (
 func (fk *fake) io(e experiment.IOEvent, funcs ...string) {
 	e.Pid, e.Tid = progPid, progPid
 	if e.Time == 0 {
-		e.Time = int64(len(fk.d.IO) + 1)
+		e.Time = int64(fk.d.IOTable().Len() + 1)
 	}
 	if len(funcs) > 0 {
 		e.Stack = fk.stack(funcs...)
 	}
-	fk.d.IO = append(fk.d.IO, e)
+	fk.d.AddIO([]experiment.IOEvent{e})
 }
 
 func ioFake() *fake {
@@ -133,8 +133,10 @@ func TestIOFiles(t *testing.T) {
 		t.Errorf("descriptors %s", got)
 	}
 	// Descriptors 0 to 2 without a record of their own are the standard streams; a closed
-	// descriptor is unknown again; each process has its own descriptors.
-	d := &experiment.Data{IO: []experiment.IOEvent{
+	// descriptor is unknown again; each process has its own descriptors. The calls are in time
+	// order in their table (the close before the second read).
+	d := &experiment.Data{}
+	d.AddIO([]experiment.IOEvent{
 		{Time: 1, Pid: 1, Op: experiment.IOWriteOp, FD: 2},
 		{Time: 2, Pid: 1, Op: experiment.IOOpen, FD: 5, File: "/a"},
 		{Time: 3, Pid: 2, Op: experiment.IOReadOp, FD: 5},
@@ -144,9 +146,9 @@ func TestIOFiles(t *testing.T) {
 		{Time: 7, Pid: 1, Op: experiment.IOFwrite, FD: 6},
 		{Time: 8, Pid: 1, Op: experiment.IODup, FD: 6, Ret: 8},
 		{Time: 9, Pid: 1, Op: experiment.IOReadOp, FD: 8},
-	}}
+	})
 	names, _ = IOEventFiles(d)
-	if want := []string{"<stderr>", "/a", UnknownFileName, UnknownFileName, "/a", "/b", "/b", "/b", "/b"}; !slices.Equal(names, want) {
+	if want := []string{"<stderr>", "/a", UnknownFileName, "/a", UnknownFileName, "/b", "/b", "/b", "/b"}; !slices.Equal(names, want) {
 		t.Errorf("names %q", names)
 	}
 }
@@ -189,8 +191,8 @@ func TestMetricsFor(t *testing.T) {
 	if got := names(MetricsFor([]*experiment.Data{empty})); got != "totalcpu user system" {
 		t.Errorf("no data: %s", got)
 	}
-	all := &experiment.Data{Clock: make([]experiment.ClockSample, 1), Heap: make([]experiment.HeapEvent, 1),
-		IO: make([]experiment.IOEvent, 1)}
+	all := &experiment.Data{Clock: make([]experiment.ClockSample, 1), Heap: make([]experiment.HeapEvent, 1)}
+	all.AddIO(make([]experiment.IOEvent, 1))
 	all.AddSync(make([]experiment.SyncEvent, 1))
 	ms := MetricsFor([]*experiment.Data{empty, all})
 	if len(ms) != 3+4+2+10 || ms[0].Name != "totalcpu" || ms[3].Name != "heapallocbytes" || ms[7].Name != "sync" || ms[9].Name != "ioreadtime" {

@@ -119,6 +119,9 @@ func (k *Kind) tableDefaults() {
 		k.Stack = func(d *experiment.Data, i int) uint32 { return d.Tables[name].Stack[i] }
 	}
 	for j, c := range s.Columns {
+		if c.Type == events.Str {
+			continue // a string: no value for a filter's arithmetic
+		}
 		help := c.Title
 		if c.Unit != "" {
 			help += " (" + c.Unit + ")"
@@ -438,64 +441,24 @@ var (
 	ioKind = &Kind{Name: "I/O-tracing", Title: "I/O tracing", Noun: "I/O", Record: "-i on", View: "io",
 		Setting: experiment.SettingIOTracing, Timed: true, Metrics: IOMetrics,
 		Default: []string{"i.ioreadtime", "i.iowritetime", "i.ioothertime", "i.ioerrortime"}, DefaultRank: 3,
-		// An experiment read with its I/O trace summed (experiment.Options.Summed) has sites in place
-		// of events: each stands for its thread's calls of one operation on one file with one stack
-		// that failed, or not.
-		Len: func(d *experiment.Data) int {
-			if is := d.IOSummary; is != nil {
-				return len(is.Sites)
-			}
-			return len(d.IO)
-		},
-		Count: func(d *experiment.Data) int64 {
-			if is := d.IOSummary; is != nil {
-				return is.Events()
-			}
-			return int64(len(d.IO))
-		},
-		Info: func(d *experiment.Data, i int, ev *EventInfo) {
-			if is := d.IOSummary; is != nil {
-				s := &is.Sites[i]
-				ev.Pid, ev.Tid, ev.Time, ev.Dur = s.Pid, s.Tid, s.Time, s.Dur
-				return
-			}
-			e := &d.IO[i]
-			ev.Pid, ev.Tid, ev.Time, ev.Dur = e.Pid, e.Tid, e.Time, e.Dur
-		},
-		Stack: func(d *experiment.Data, i int) uint32 {
-			if is := d.IOSummary; is != nil {
-				return is.Sites[i].Stack
-			}
-			return d.IO[i].Stack
-		},
-		Init: func(p *Profile) { p.IO = &IOStats{} },
+		// Its events are the rows of experiment.IOSchema's table: a call each, or, read summed
+		// (experiment.Options.Summed), the calls of one thread with one stack, of one operation on
+		// one file, that failed or not (a row's count).
+		Table: experiment.IOSchema,
+		Init:  func(p *Profile) { p.IO = &IOStats{} },
 		Stats: func(ds []*experiment.Data) []Stat {
 			var n, calls, dur, bytes, errs int64
 			for _, d := range ds {
-				if is := d.IOSummary; is != nil {
-					for i := range is.Sites {
-						s := &is.Sites[i]
-						if n = sat.Add(n, s.Events); s.Op.Class() == 0 {
-							continue // IOInherited records
-						}
-						calls = sat.Add(calls, s.Events)
-						dur, bytes = sat.Add(dur, s.Dur), sat.Add(bytes, s.Bytes)
-						if s.Failed {
-							errs = sat.Add(errs, s.Events)
-						}
-					}
-					continue
-				}
-				n += int64(len(d.IO))
-				for i := range d.IO {
-					e := &d.IO[i]
-					if e.Op.Class() == 0 {
+				t := d.IOTable()
+				for i := range t.Len() {
+					c := t.CountAt(i)
+					if n = sat.Add(n, c); experiment.IOOp(t.Cols[experiment.IOColOp].At(i)).Class() == 0 {
 						continue // IOInherited records
 					}
-					calls++
-					dur, bytes = sat.Add(dur, e.Dur), sat.Add(bytes, e.Bytes)
-					if e.Err != 0 {
-						errs++
+					calls = sat.Add(calls, c)
+					dur, bytes = sat.Add(dur, t.DurAt(i)), sat.Add(bytes, t.Cols[experiment.IOColBytes].At(i))
+					if t.Cols[experiment.IOColErr].At(i) != 0 {
+						errs = sat.Add(errs, c)
 					}
 				}
 			}
@@ -506,34 +469,35 @@ var (
 		},
 		Prepare: func(r *KindRun) KindEvents {
 			d, groups := r.D, r.io
+			t := d.IOTable()
 			var st IOStats
-			done := func() {
-				st.kernelCalls(d)
-				r.P.IO.merge(&st)
-			}
-			if is := d.IOSummary; is != nil {
-				return KindEvents{
-					Values: func(i int, out []int64) int64 {
-						s := &is.Sites[i]
-						st.addSite(s)
-						ioSiteValues(s, out)
-						return s.Dur
-					},
-					Added: func(i int, vals []int64) { groups.add(ioFile{is.Sites[i].File, is.Sites[i].FD}, vals) },
-					Done:  done,
-				}
-			}
-			files := r.es.ioFiles
-			st.Events = countKept(r.Keep, len(d.IO))
+			// A summed table's rows have their file and sizes; a full one's files are found in time
+			// order (ioEventFiles).
+			sizes, files := experiment.IOSizes(t), r.es.ioFiles
+			var e experiment.IOEvent
 			return KindEvents{
 				Values: func(i int, out []int64) int64 {
-					e := &d.IO[i]
-					st.add(e)
-					ioValues(e, out)
+					e = experiment.IOAt(t, i)
+					n := t.CountAt(i)
+					var sz *SizeStats
+					if sizes != nil {
+						sz = &sizes[i]
+					}
+					st.add(&e, n, sz)
+					ioValues(&e, n, out)
 					return e.Dur
 				},
-				Added: func(i int, vals []int64) { groups.add(files[i], vals) },
-				Done:  done,
+				Added: func(i int, vals []int64) {
+					if sizes != nil {
+						groups.add(ioFile{t.Str(experiment.IOColFile, i), int32(t.Cols[experiment.IOColFD].At(i))}, vals)
+						return
+					}
+					groups.add(files[i], vals)
+				},
+				Done: func() {
+					st.kernelCalls(d)
+					r.P.IO.merge(&st)
+				},
 			}
 		},
 	}

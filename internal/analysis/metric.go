@@ -198,45 +198,25 @@ const (
 	ioErrCnt
 )
 
-// ioValues sets out (len(IOMetrics) values, zeroed) to what I/O event e adds to each metric: a failed
-// call counts only as an error; IOInherited and unknown operations add nothing.
-func ioValues(e *experiment.IOEvent, out []int64) {
+// ioValues sets out (len(IOMetrics) values, zeroed) to what the n calls of I/O row e (one call, or
+// the sums of a summed row) add to each metric: a failed call counts only as an error; IOInherited
+// and unknown operations add nothing.
+func ioValues(e *experiment.IOEvent, n int64, out []int64) {
 	class := e.Op.Class()
 	if class == 0 {
 		return
 	}
 	if e.Err != 0 {
-		out[ioErrTime], out[ioErrCnt] = e.Dur, 1
+		out[ioErrTime], out[ioErrCnt] = e.Dur, n
 		return
 	}
 	switch class {
 	case experiment.IORead:
-		out[ioReadTime], out[ioReadBytes], out[ioReadCnt] = e.Dur, e.Bytes, 1
+		out[ioReadTime], out[ioReadBytes], out[ioReadCnt] = e.Dur, e.Bytes, n
 	case experiment.IOWrite:
-		out[ioWriteTime], out[ioWriteBytes], out[ioWriteCnt] = e.Dur, e.Bytes, 1
+		out[ioWriteTime], out[ioWriteBytes], out[ioWriteCnt] = e.Dur, e.Bytes, n
 	default:
-		out[ioOtherTime], out[ioOtherCnt] = e.Dur, 1
-	}
-}
-
-// ioSiteValues sets out (len(IOMetrics) values, zeroed) to what the calls of I/O site s add to each
-// metric, as ioValues for each.
-func ioSiteValues(s *experiment.IOSite, out []int64) {
-	class := s.Op.Class()
-	if class == 0 {
-		return
-	}
-	if s.Failed {
-		out[ioErrTime], out[ioErrCnt] = s.Dur, s.Events
-		return
-	}
-	switch class {
-	case experiment.IORead:
-		out[ioReadTime], out[ioReadBytes], out[ioReadCnt] = s.Dur, s.Bytes, s.Events
-	case experiment.IOWrite:
-		out[ioWriteTime], out[ioWriteBytes], out[ioWriteCnt] = s.Dur, s.Bytes, s.Events
-	default:
-		out[ioOtherTime], out[ioOtherCnt] = s.Dur, s.Events
+		out[ioOtherTime], out[ioOtherCnt] = e.Dur, n
 	}
 }
 

@@ -611,7 +611,7 @@ func (b *builder) newExpState(idx int, d *experiment.Data) *expState {
 	}
 	es.fallback = es.procs[d.Log.Pid]
 	es.periods = countedPeriods(d)
-	if len(d.IO) > 0 {
+	if t := d.IOTable(); t.Len() > 0 && experiment.IOSizes(t) == nil {
 		es.ioFiles = ioEventFiles(d)
 	}
 	return es

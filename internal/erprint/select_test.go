@@ -653,12 +653,12 @@ func TestSamplesMemoryUnknown(t *testing.T) {
 func TestKindFieldFilter(t *testing.T) {
 	s, _ := testSession(t, "io.1.er")
 	fds := map[int32]int64{}
-	for _, e := range s.exps[0].IO {
+	for _, e := range s.exps[0].IOEvents() {
 		fds[e.FD]++
 	}
 	var fd int32 = -2
 	for f, n := range fds {
-		if f > 2 && n > 1 && n < int64(len(s.exps[0].IO)) {
+		if f > 2 && n > 1 && n < int64(s.exps[0].IOTable().Len()) {
 			fd = f
 		}
 	}
@@ -676,7 +676,7 @@ func TestKindFieldFilter(t *testing.T) {
 		t.Fatal(err)
 	}
 	var want int64
-	for _, e := range s.exps[0].IO {
+	for _, e := range s.exps[0].IOEvents() {
 		if e.FD == 0 || e.Dur > 0 {
 			want++
 		}

@@ -70,7 +70,7 @@ func ioExp() *experiment.Data {
 		if e.FD2 == 0 {
 			e.FD2 = -1
 		}
-		b.d.IO = append(b.d.IO, e)
+		b.d.AddIO([]experiment.IOEvent{e})
 	}
 	io(experiment.IOEvent{Op: experiment.IOInherited, FD: 1, File: "/dev/pts/0"})
 	io(experiment.IOEvent{Op: experiment.IOOpen, FD: 3, Ret: 3, Dur: 6000, File: "/etc/passwd"}, "main+0x16", "open+0x17f")

@@ -27,9 +27,12 @@ const (
 	U64
 	I32
 	I64
+	// Str is a string: in memory, an index into the table's Strings (Intern, Str). Table files
+	// hold no strings: a schema of a table file has no Str column (Schema.CheckFile).
+	Str
 )
 
-var typeNames = [...]string{U8: "u8", U16: "u16", U32: "u32", U64: "u64", I32: "i32", I64: "i64"}
+var typeNames = [...]string{U8: "u8", U16: "u16", U32: "u32", U64: "u64", I32: "i32", I64: "i64", Str: "str"}
 
 // String is the type's name in log.xml's field descriptors.
 func (t Type) String() string {
@@ -46,7 +49,7 @@ func (t Type) Size() int {
 		return 1
 	case U16:
 		return 2
-	case U32, I32:
+	case U32, I32, Str:
 		return 4
 	case U64, I64:
 		return 8
@@ -121,6 +124,19 @@ func (s *Schema) Col(name string) int {
 		}
 	}
 	return -1
+}
+
+// CheckFile is Check of a schema whose table is kept in a file: it has no Str column.
+func (s *Schema) CheckFile() error {
+	if err := s.Check(); err != nil {
+		return err
+	}
+	for _, c := range s.Columns {
+		if c.Type == Str {
+			return fmt.Errorf("table %s: column %s is a string; a table file holds only integers", s.Name, c.Name)
+		}
+	}
+	return nil
 }
 
 // Check says what is wrong with s, if anything: a name or file that is not a plain lower-case name,
@@ -200,6 +216,62 @@ type Table struct {
 	// Last is the time of the last event that rows summing several stand for (a row has its first
 	// event's time); LastTime takes it with the rows' times.
 	Last int64
+	// Strings are the values of the Str columns, each once (Intern); Strings[0] is "".
+	Strings []string
+	strIdx  map[string]uint32
+	// Side is a side table that the kind's reader keeps beside the rows (the size histograms of
+	// summed I/O calls, one a row): the table's own methods leave it alone.
+	Side any
+}
+
+// Intern returns the value of string s in a Str column of t: its index in t.Strings, added there
+// at its first use.
+func (t *Table) Intern(s string) int64 {
+	if s == "" {
+		return 0
+	}
+	if i, ok := t.strIdx[s]; ok {
+		return int64(i)
+	}
+	return t.add(s)
+}
+
+// InternBytes is Intern of string(b), which it copies only where it is new.
+func (t *Table) InternBytes(b []byte) int64 {
+	if len(b) == 0 {
+		return 0
+	}
+	if i, ok := t.strIdx[string(b)]; ok {
+		return int64(i)
+	}
+	return t.add(string(b))
+}
+
+func (t *Table) add(s string) int64 {
+	if t.strIdx == nil {
+		t.strIdx = map[string]uint32{}
+		if len(t.Strings) == 0 {
+			t.Strings = []string{""}
+		}
+		for i, v := range t.Strings[1:] {
+			t.strIdx[v] = uint32(i + 1)
+		}
+	}
+	if i, ok := t.strIdx[s]; ok {
+		return int64(i)
+	}
+	i := uint32(len(t.Strings))
+	t.Strings = append(t.Strings, s)
+	t.strIdx[s] = i
+	return int64(i)
+}
+
+// Str returns row i's string in Str column j.
+func (t *Table) Str(j, i int) string {
+	if k := t.Cols[j].At(i); k > 0 && k < int64(len(t.Strings)) {
+		return t.Strings[k]
+	}
+	return ""
 }
 
 // LastTime is the time of the table's last event: its last row's, or Last.
@@ -364,7 +436,7 @@ func put(b []byte, t Type, v int64) {
 		b[0] = byte(v)
 	case U16:
 		le.PutUint16(b, uint16(v))
-	case U32, I32:
+	case U32, I32, Str:
 		le.PutUint32(b, uint32(v))
 	case U64, I64:
 		le.PutUint64(b, uint64(v))
@@ -378,7 +450,7 @@ func Value(b []byte, t Type) int64 {
 		return int64(b[0])
 	case U16:
 		return int64(le.Uint16(b))
-	case U32:
+	case U32, Str:
 		return int64(le.Uint32(b))
 	case I32:
 		return int64(int32(le.Uint32(b)))
@@ -472,7 +544,7 @@ func (c *Col) Len() int {
 		return len(c.u8)
 	case U16:
 		return len(c.u16)
-	case U32:
+	case U32, Str:
 		return len(c.u32)
 	case I32:
 		return len(c.i32)
@@ -487,7 +559,7 @@ func (c *Col) At(i int) int64 {
 		return int64(c.u8[i])
 	case U16:
 		return int64(c.u16[i])
-	case U32:
+	case U32, Str:
 		return int64(c.u32[i])
 	case I32:
 		return int64(c.i32[i])
@@ -502,7 +574,7 @@ func (c *Col) Set(i int, v int64) {
 		c.u8[i] = uint8(v)
 	case U16:
 		c.u16[i] = uint16(v)
-	case U32:
+	case U32, Str:
 		c.u32[i] = uint32(v)
 	case I32:
 		c.i32[i] = int32(v)
@@ -518,7 +590,7 @@ func (c *Col) Append(v int64) {
 		c.u8 = append(c.u8, uint8(v))
 	case U16:
 		c.u16 = append(c.u16, uint16(v))
-	case U32:
+	case U32, Str:
 		c.u32 = append(c.u32, uint32(v))
 	case I32:
 		c.i32 = append(c.i32, int32(v))
@@ -542,7 +614,7 @@ func (c *Col) truncate(n int) {
 		c.u8 = c.u8[:n]
 	case U16:
 		c.u16 = c.u16[:n]
-	case U32:
+	case U32, Str:
 		c.u32 = c.u32[:n]
 	case I32:
 		c.i32 = c.i32[:n]
@@ -557,7 +629,7 @@ func (c *Col) grow(n int) {
 		c.u8 = grow(c.u8, n)
 	case U16:
 		c.u16 = grow(c.u16, n)
-	case U32:
+	case U32, Str:
 		c.u32 = grow(c.u32, n)
 	case I32:
 		c.i32 = grow(c.i32, n)
@@ -599,9 +671,37 @@ func (t *Table) Windows(counts []int) (parts []*Table, join func()) {
 	}
 	return parts, func() {
 		for _, p := range parts {
+			t.internFrom(p)
 			t.appendRows(p)
 		}
 	}
+}
+
+// internFrom makes the Str values of p's rows values of t: p's strings interned in t.
+func (t *Table) internFrom(p *Table) {
+	if len(p.Strings) == 0 {
+		return
+	}
+	for j, c := range t.Schema.Columns {
+		if c.Type != Str {
+			continue
+		}
+		col := &p.Cols[j]
+		for k, v := range col.u32 {
+			col.u32[k] = uint32(t.Intern(p.Strings[v]))
+		}
+	}
+}
+
+// AddFrom appends row i of o, a table of t's schema (its strings interned in t).
+func (t *Table) AddFrom(o *Table, i int) {
+	r := o.Row(i)
+	for j, c := range t.Schema.Columns {
+		if c.Type == Str {
+			r.Cols[j] = t.Intern(o.Str(j, i))
+		}
+	}
+	t.Add(r)
 }
 
 // appendRows appends the rows of p, a table of t's schema.
@@ -678,7 +778,7 @@ func (c *Col) window(off, n int) Col {
 		w.u8 = c.u8[off : off : off+n]
 	case U16:
 		w.u16 = c.u16[off : off : off+n]
-	case U32:
+	case U32, Str:
 		w.u32 = c.u32[off : off : off+n]
 	case I32:
 		w.i32 = c.i32[off : off : off+n]
@@ -694,7 +794,7 @@ func (c *Col) appendCol(o *Col) {
 		c.u8 = append(c.u8, o.u8...)
 	case U16:
 		c.u16 = append(c.u16, o.u16...)
-	case U32:
+	case U32, Str:
 		c.u32 = append(c.u32, o.u32...)
 	case I32:
 		c.i32 = append(c.i32, o.i32...)
@@ -709,7 +809,7 @@ func (c *Col) reorder(idx []int32, sc *scratch) {
 		reorder(c.u8, idx, &sc.u8)
 	case U16:
 		reorder(c.u16, idx, &sc.u16)
-	case U32:
+	case U32, Str:
 		reorder(c.u32, idx, &sc.u32)
 	case I32:
 		reorder(c.i32, idx, &sc.i32)

@@ -185,3 +185,43 @@ func TestSortByTime(t *testing.T) {
 		t.Errorf("sorted: %+v", tb)
 	}
 }
+
+var strSchema = &Schema{Name: "named", File: "namedtrace", Columns: []Column{{Name: "fd", Type: I32}, {Name: "file", Type: Str}}}
+
+// TestStrings: a Str column's values are indexes of the table's strings, each string once, "" the
+// 0; they survive a sort, windows read side by side (each with strings of its own) and a row copied
+// from another table.
+func TestStrings(t *testing.T) {
+	tb := New(strSchema)
+	if a, b, e := tb.Intern("/a"), tb.InternBytes([]byte("/b")), tb.Intern(""); a != 1 || b != 2 || e != 0 || tb.Intern("/a") != 1 {
+		t.Fatalf("interned /a %d, /b %d, \"\" %d; want 1, 2, 0", a, b, e)
+	}
+	tb.Add(Row{Time: 5, Cols: []int64{3, tb.Intern("/b")}})
+	tb.Add(Row{Time: 1, Cols: []int64{4, tb.Intern("/a")}})
+	parts, join := tb.Windows([]int{2, 1})
+	parts[0].Add(Row{Time: 7, Cols: []int64{5, parts[0].Intern("/c")}})
+	parts[0].Add(Row{Time: 8, Cols: []int64{6, parts[0].Intern("/a")}})
+	parts[1].Add(Row{Time: 9, Cols: []int64{7, parts[1].Intern("/c")}})
+	parts[1].Add(Row{Time: 0}) // no string: ""
+	join()
+	tb.SortByTime()
+	var got []string
+	for i := range tb.Len() {
+		got = append(got, tb.Str(1, i))
+	}
+	if want := []string{"", "/a", "/b", "/c", "/a", "/c"}; !reflect.DeepEqual(got, want) || len(tb.Strings) != 4 {
+		t.Errorf("strings %q from %q; want %q, 4 strings", got, tb.Strings, want)
+	}
+	o := New(strSchema)
+	o.Intern("/z")
+	o.AddFrom(tb, 3)
+	if o.Str(1, 0) != "/c" || o.Cols[0].At(0) != 5 || o.Time[0] != 7 {
+		t.Errorf("copied row: %+v", o.Row(0))
+	}
+	if err := strSchema.Check(); err != nil {
+		t.Errorf("Check: %v", err)
+	}
+	if err := strSchema.CheckFile(); err == nil || !strings.Contains(err.Error(), "column file is a string") {
+		t.Errorf("CheckFile of a string column: %v", err)
+	}
+}

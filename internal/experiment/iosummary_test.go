@@ -34,26 +34,34 @@ func TestIOSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got.IO) != 0 || !reflect.DeepEqual(got.IOSummary, full.IOSummary) || !reflect.DeepEqual(got.Warnings, full.Warnings) {
-		t.Fatalf("summed when read: %+v %q\nsummed after reading: %+v %q", got.IOSummary, got.Warnings, full.IOSummary, full.Warnings)
+	gt, ft := got.IOTable(), full.IOTable()
+	if !reflect.DeepEqual(gt, ft) || !reflect.DeepEqual(got.Warnings, full.Warnings) {
+		t.Fatalf("summed when read: %+v %q\nsummed after reading: %+v %q", gt, got.Warnings, ft, full.Warnings)
 	}
-	if n := got.IOSummary.Events(); n != 9 {
-		t.Errorf("the sites stand for %d calls, want 9", n)
+	if n := gt.Events(); n != 9 {
+		t.Errorf("the rows stand for %d calls, want 9", n)
 	}
-	var writes *IOSite
+	sizes := IOSizes(gt)
+	if len(sizes) != gt.Len() {
+		t.Fatalf("%d size histograms for %d rows", len(sizes), gt.Len())
+	}
+	writes := -1
 	files := map[string]int64{}
-	for i := range got.IOSummary.Sites {
-		s := &got.IOSummary.Sites[i]
-		files[s.File] += s.Events
-		if s.Tid == 8 && s.Op == IOWriteOp && !s.Failed {
-			writes = s
+	for i := range gt.Len() {
+		e := IOAt(gt, i)
+		files[e.File] += gt.CountAt(i)
+		if e.Tid == 8 && e.Op == IOWriteOp && e.Err == 0 {
+			writes = i
 		}
 	}
-	if writes == nil || writes.File != "/tmp/f" || writes.FD != 9 || writes.Events != 2 || writes.Bytes != 30 || writes.Dur != 70 ||
-		writes.Sizes.Count != 2 || writes.Sizes.Longest != 40 {
-		t.Errorf("thread 8's writes: %+v", writes)
+	if writes < 0 {
+		t.Fatal("no row of thread 8's writes")
 	}
-	if files["/tmp/f"] != 5 || files["/dev/pts/0"] != 2 || len(got.IOSummary.Sites) != 8 || got.IOSummary.Last != 600 {
-		t.Errorf("calls by file %v, %d sites, last %d: want /tmp/f 5, /dev/pts/0 2, 8 sites, 600", files, len(got.IOSummary.Sites), got.IOSummary.Last)
+	if e := IOAt(gt, writes); e.File != "/tmp/f" || e.FD != 9 || gt.CountAt(writes) != 2 || e.Bytes != 30 || e.Dur != 70 ||
+		sizes[writes].Count != 2 || sizes[writes].Longest != 40 {
+		t.Errorf("thread 8's writes: %+v, %d calls, sizes %+v", e, gt.CountAt(writes), sizes[writes])
+	}
+	if files["/tmp/f"] != 5 || files["/dev/pts/0"] != 2 || gt.Len() != 8 || gt.LastTime() != 600 {
+		t.Errorf("calls by file %v, %d rows, last %d: want /tmp/f 5, /dev/pts/0 2, 8 rows, 600", files, gt.Len(), gt.LastTime())
 	}
 }

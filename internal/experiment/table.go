@@ -60,7 +60,7 @@ func tableSchema(name string, x xmlDescriptor) (*events.Schema, error) {
 		}
 		s.Columns = append(s.Columns, events.Column{Name: f.Name, Title: string(f.Desc), Unit: string(f.Unit), Type: t})
 	}
-	if err := s.Check(); err != nil {
+	if err := s.CheckFile(); err != nil {
 		return nil, bad("%v", err)
 	}
 	offs, size := s.Offsets()
@@ -81,8 +81,8 @@ func tableSchema(name string, x xmlDescriptor) (*events.Schema, error) {
 // checkTables checks that the tables of a log have distinct names and files, none a file of the
 // format's own.
 func checkTables(name string, ts []*events.Schema) error {
-	names, files := map[string]bool{SyncSchema.Name: true, CounterSchema.Name: true}, map[string]bool{} // the built-in kinds' tables too
-	for _, f := range []string{LogFile, MapFile, OverviewFile, ClockFile, OffCPUFile, CountersFile, StacksFile, NotesFile} {
+	names, files := map[string]bool{SyncSchema.Name: true, CounterSchema.Name: true, IOSchema.Name: true}, map[string]bool{} // the built-in kinds' tables too
+	for _, f := range append([]string{LogFile, MapFile, OverviewFile, ClockFile, OffCPUFile, CountersFile, StacksFile, NotesFile}, TraceFiles...) {
 		files[f] = true
 	}
 	for _, s := range ts {
@@ -107,7 +107,7 @@ func (w *Writer) Row(s *events.Schema, r events.Row) error {
 	}
 	t := w.tables[s]
 	if t == nil {
-		if err := s.Check(); err != nil {
+		if err := s.CheckFile(); err != nil {
 			return fmt.Errorf("experiment: %w", err)
 		}
 		if err := checkTables(LogFile, append(slices.Clip(w.log.Tables), s)); err != nil {
@@ -209,7 +209,7 @@ func AppendTable(dir string, s *events.Schema, rows []events.Row) error {
 	if err != nil {
 		return err
 	}
-	if err := s.Check(); err != nil {
+	if err := s.CheckFile(); err != nil {
 		return fmt.Errorf("experiment: %w", err)
 	}
 	if err := checkTables(filepath.Join(dir, LogFile), append(slices.Clip(d.Log.Tables), s)); err != nil {

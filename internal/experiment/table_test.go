@@ -102,6 +102,9 @@ func TestTableErrors(t *testing.T) {
 		{`name="toy" version="1.1" recordSize="48"`, `name="toy" version="1.1" recordSize="56"`, "record size 56; its columns make 48"},
 		{`file="toytrace"`, `file="../toytrace"`, `file name "../toytrace"`},
 		{`file="toytrace"`, `file="profile.clock"`, `a file of another`},
+		{`file="toytrace"`, `file="iotrace"`, `a file of another`},
+		{`name="toy" version`, `name="io" version`, `event table "io" (file "toytrace"): a second table of that name`},
+		{`name="fd" type="i32"`, `name="fd" type="str"`, "column fd is a string; a table file holds only integers"},
 	} {
 		bad := strings.Replace(string(log), c.from, c.to, 1)
 		if bad == string(log) {
@@ -190,6 +193,10 @@ func TestAppendTable(t *testing.T) {
 	}
 	if err := AppendTable(dir, toySchema, nil); err == nil || !strings.Contains(err.Error(), "a second table of that name") {
 		t.Errorf("a second toy table: %v", err)
+	}
+	named := &events.Schema{Name: "named", File: "namedtrace", Columns: []events.Column{{Name: "file", Type: events.Str}}}
+	if err := AppendTable(dir, named, nil); err == nil || !strings.Contains(err.Error(), "column file is a string") {
+		t.Errorf("a table of a string column: %v", err)
 	}
 	other := &events.Schema{Name: "other", File: "othertrace"}
 	if err := AppendTable(dir, other, []events.Row{{Count: 1, Stack: 2}}); err == nil || !strings.Contains(err.Error(), "has stack id 2; the experiment has 2 stacks") {

@@ -335,7 +335,7 @@ type traceReader struct {
 	// the instance being read: its stacks by id, and where its events (and heap sites) start in d
 	stackIdx                      map[uint32]uint32
 	heap0, sync0, io0, ck0, site0 int
-	syncSite0, ioSite0            int
+	syncSite0                     int
 	summed                        bool // Options.Summed: the traces are summed as they are read
 }
 
@@ -354,8 +354,9 @@ func readTraces(d *Data, sources []traceSource, opt Options, warn func(string)) 
 	stacksOnly := opt.TraceStacksOnly
 	tr := newTraceReader(d, warn)
 	if opt.Summed && !stacksOnly {
-		d.HeapSummary, d.IOSummary = &HeapSummary{}, &IOSummary{}
+		d.HeapSummary = &HeapSummary{}
 		d.syncTable()
+		newIOSummer(d.ioTable(), nil) // a summed table, if empty
 		tr.summed = true
 	}
 	for _, src := range sources {
@@ -410,15 +411,12 @@ func readTraces(d *Data, sources []traceSource, opt Options, warn func(string)) 
 // begin starts reading the files of one instance.
 func (tr *traceReader) begin() {
 	tr.stackIdx = map[uint32]uint32{}
-	tr.heap0, tr.sync0, tr.io0, tr.ck0 = len(tr.d.Heap), tr.d.SyncTable().Len(), len(tr.d.IO), len(tr.d.Clock)
+	tr.heap0, tr.sync0, tr.io0, tr.ck0 = len(tr.d.Heap), tr.d.SyncTable().Len(), tr.d.IOTable().Len(), len(tr.d.Clock)
 	if hs := tr.d.HeapSummary; hs != nil {
 		tr.site0 = len(hs.Sites)
 	}
 	if tr.summed {
 		tr.syncSite0 = tr.d.SyncTable().Len()
-	}
-	if is := tr.d.IOSummary; is != nil {
-		tr.ioSite0 = len(is.Sites)
 	}
 }
 
@@ -445,8 +443,10 @@ func (tr *traceReader) end() {
 			resolve(&st.Stack[i])
 		}
 	}
-	for i := tr.io0; i < len(d.IO); i++ {
-		resolve(&d.IO[i].Stack)
+	if it := d.IOTable(); !tr.summed {
+		for i := tr.io0; i < it.Len(); i++ {
+			resolve(&it.Stack[i])
+		}
 	}
 	for i := tr.ck0; i < len(d.Clock); i++ {
 		resolve(&d.Clock[i].Stack)
@@ -468,11 +468,11 @@ func (tr *traceReader) end() {
 		}
 		mergeSyncRows(st, tr.syncSite0)
 	}
-	if is := d.IOSummary; is != nil && len(is.Sites) > tr.ioSite0 {
-		for i := tr.ioSite0; i < len(is.Sites); i++ {
-			resolveN(&is.Sites[i].Stack, int(is.Sites[i].Events))
+	if it := d.IOTable(); tr.summed && it.Len() > tr.io0 {
+		for i := tr.io0; i < it.Len(); i++ {
+			resolveN(&it.Stack[i], int(it.CountAt(i)))
 		}
-		is.Sites = mergeSites(is.Sites, (*IOSite).key, (*IOSite).add)
+		mergeIORows(it, tr.io0)
 	}
 }
 
@@ -510,8 +510,10 @@ func (tr *traceReader) finish() {
 	if st := d.SyncTable(); st != nil && !tr.summed {
 		st.SortByTime()
 	}
-	slices.SortStableFunc(d.IO, func(a, b IOEvent) int { return byTime(a.Time, b.Time) })
-	nameFiles(d.IO)
+	if it := d.IOTable(); it != nil && !tr.summed {
+		it.SortByTime()
+		nameFiles(it)
+	}
 }
 
 // readFile reads the trace file name (one of TraceFiles) of the instance being read, at file.
@@ -542,7 +544,7 @@ func (tr *traceReader) readFile(name, file string, r io.ReaderAt, size int64, fd
 			w, err = tr.replayHeap(tf, &sk)
 		case h.kind == fileSync && tr.summed:
 			w, err = tr.sumSync(tf, &sk)
-		case h.kind == fileIO && tr.d.IOSummary != nil:
+		case h.kind == fileIO && tr.summed:
 			w, err = tr.sumIO(tf, &sk)
 		default:
 			w, err = tr.readEvents(tf, &sk)
@@ -601,7 +603,13 @@ func (tr *traceReader) readEvents(tf *traceScan, sk *skipped) (warning string, e
 			pds[i].Tables = map[string]*events.Table{SyncSchema.Name: p}
 		}
 	case recIO:
-		join = windows(&d.IO, counts, pds, func(d *Data) *[]IOEvent { return &d.IO })
+		it := d.ioTable()
+		it.Durs() // the calls' durations go in the windows
+		var parts []*events.Table
+		parts, join = it.Windows(counts)
+		for i, p := range parts {
+			pds[i].Tables = map[string]*events.Table{IOSchema.Name: p}
+		}
 	case recClock:
 		join = windows(&d.Clock, counts, pds, func(d *Data) *[]ClockSample { return &d.Clock })
 	default: // a file of no event kind: its records are all skipped
@@ -894,9 +902,9 @@ func (tr *traceReader) event(r *traceRec, h *traceHeader, sk *skipped) {
 			sk.out(r.off, "%d bytes moved: want 0 to 2^57", bytes)
 			return
 		}
-		d.IO = append(d.IO, IOEvent{Time: t, Pid: pid, Tid: r.tid, Op: IOOp(r.aux), Dur: int64(dur), Stack: r.u32(recIOStack),
+		d.addIOEvent(IOEvent{Time: t, Pid: pid, Tid: r.tid, Op: IOOp(r.aux), Dur: int64(dur), Stack: r.u32(recIOStack),
 			FD: int32(r.u32(recIOFD)), FD2: int32(r.u32(recIOFD2)), Ret: int64(r.u64(recIORet)),
-			Bytes: bytes, Err: int32(r.u32(recIOErr)), File: string(r.tail(sizeofRecIO)[:nl])})
+			Bytes: bytes, Err: int32(r.u32(recIOErr))}, r.tail(sizeofRecIO)[:nl])
 	case recClock:
 		if size < sizeofRecClock {
 			sk.malformed++

@@ -175,7 +175,8 @@ func TestReadTraces(t *testing.T) {
 	}
 	// I/O: names follow the descriptors through open, dup2 and close.
 	var files []string
-	for _, e := range d.IO {
+	ios := d.IOEvents()
+	for _, e := range ios {
 		files = append(files, e.Op.String()+":"+e.File)
 	}
 	want := []string{"<inherited>:/dev/pts/0", "open:/tmp/f", "write:/tmp/f", "dup2:/tmp/f", "read:/tmp/f",
@@ -183,10 +184,10 @@ func TestReadTraces(t *testing.T) {
 	if !reflect.DeepEqual(files, want) {
 		t.Errorf("I/O files\n got %q\nwant %q", files, want)
 	}
-	if e := d.IO[7]; e.Err != 9 || e.Ret != -1 || e.Dur != 10 {
+	if e := ios[7]; e.Err != 9 || e.Ret != -1 || e.Dur != 10 {
 		t.Errorf("failed read %+v", e)
 	}
-	if e := d.IO[2]; e.Bytes != 50 || e.Dur != 20 || e.FD != 3 || e.FD2 != -1 {
+	if e := ios[2]; e.Bytes != 50 || e.Dur != 20 || e.FD != 3 || e.FD2 != -1 {
 		t.Errorf("write %+v", e)
 	}
 	// The SIGPROF clock sample: the interval times the count.
@@ -292,8 +293,9 @@ func FuzzReadTraceFile(f *testing.F) {
 			var warns []string
 			tr := newTraceReader(d, func(w string) { warns = append(warns, w) })
 			if summed {
-				d.HeapSummary, d.IOSummary = &HeapSummary{}, &IOSummary{}
+				d.HeapSummary = &HeapSummary{}
 				d.syncTable()
+				newIOSummer(d.ioTable(), nil)
 				tr.summed = true
 			}
 			tr.parts, tr.minPart = parts, minBlockSize
@@ -310,20 +312,20 @@ func FuzzReadTraceFile(f *testing.F) {
 		d, warns := read(1, false)
 		if d3, warns3 := read(3, false); !reflect.DeepEqual(d3, d) || !reflect.DeepEqual(warns3, warns) {
 			t.Fatalf("read in 3 parts: %d heap, %d sync, %d I/O, %d clock events, warnings %q; whole: %d, %d, %d, %d, %q",
-				len(d3.Heap), d3.SyncTable().Len(), len(d3.IO), len(d3.Clock), warns3, len(d.Heap), d.SyncTable().Len(), len(d.IO), len(d.Clock), warns)
+				len(d3.Heap), d3.SyncTable().Len(), d3.IOTable().Len(), len(d3.Clock), warns3, len(d.Heap), d.SyncTable().Len(), d.IOTable().Len(), len(d.Clock), warns)
 		}
-		sum := &Data{Heap: slices.Clone(d.Heap), IO: slices.Clone(d.IO)}
+		sum := &Data{Heap: slices.Clone(d.Heap)}
 		sum.AddSync(syncEvents(d.SyncTable()))
+		sum.AddIO(d.IOEvents()) // named as read
 		sum.SummarizeHeap()
 		sum.SummarizeSync()
 		sum.SummarizeIO()
 		for _, parts := range []int{1, 3} {
 			ds, warnsS := read(parts, true)
 			if !reflect.DeepEqual(ds.HeapSummary, sum.HeapSummary) || !sameSync(ds.SyncTable(), sum.SyncTable()) ||
-				!reflect.DeepEqual(ds.IOSummary, sum.IOSummary) || !reflect.DeepEqual(warnsS, warns) ||
-				len(ds.Heap)+len(ds.IO) != 0 {
+				!sameIO(ds.IOTable(), sum.IOTable()) || !reflect.DeepEqual(warnsS, warns) || len(ds.Heap) != 0 {
 				t.Fatalf("read summed in %d parts: %+v, %+v, %+v, warnings %q; the events read and summed: %+v, %+v, %+v, %q",
-					parts, ds.HeapSummary, ds.SyncTable(), ds.IOSummary, warnsS, sum.HeapSummary, sum.SyncTable(), sum.IOSummary, warns)
+					parts, ds.HeapSummary, ds.SyncTable(), ds.IOTable(), warnsS, sum.HeapSummary, sum.SyncTable(), sum.IOTable(), warns)
 			}
 		}
 		for _, e := range d.Heap {
@@ -339,7 +341,7 @@ func FuzzReadTraceFile(f *testing.F) {
 				t.Fatalf("sync event %+v", e)
 			}
 		}
-		for _, e := range d.IO {
+		for _, e := range d.IOEvents() {
 			if e.Dur < 0 || e.Bytes < 0 || e.Bytes > maxUserBytes {
 				t.Fatalf("I/O event %+v", e)
 			}
@@ -412,7 +414,7 @@ func TestTraceRecordRanges(t *testing.T) {
 			case SyncTraceFile:
 				n = d.SyncTable().Len()
 			case IOTraceFile:
-				n = len(d.IO)
+				n = d.IOTable().Len()
 			case ClockTraceFile:
 				n = len(d.Clock)
 			}
@@ -598,7 +600,7 @@ func TestTraceStacksOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(d.Heap) + d.SyncTable().Len() + len(d.IO) + len(d.Clock); n != 0 {
+	if n := len(d.Heap) + d.SyncTable().Len() + d.IOTable().Len() + len(d.Clock); n != 0 {
 		t.Errorf("timed stacks: %d events read, want none", n)
 	}
 	want := []TraceStack{{Pid: 42, Tid: 7, Time: 90, Stack: 1}, {Pid: 42, Tid: 8, Time: 150, Stack: 2}}
@@ -615,6 +617,18 @@ func TestTraceStacksOnly(t *testing.T) {
 
 // sameSync says whether two tables of summed waits hold the same rows (an empty table and none
 // are the same).
+// sameIO says whether the summed I/O tables a and b have the same rows, sizes and last time.
+func sameIO(a, b *events.Table) bool {
+	if a.Len() != b.Len() || a.LastTime() != b.LastTime() {
+		return false
+	}
+	if a.Len() == 0 {
+		return true
+	}
+	da, db := &Data{Tables: map[string]*events.Table{IOSchema.Name: a}}, &Data{Tables: map[string]*events.Table{IOSchema.Name: b}}
+	return reflect.DeepEqual(da.IOEvents(), db.IOEvents()) && slices.Equal(a.Counts(), b.Counts()) && reflect.DeepEqual(IOSizes(a), IOSizes(b))
+}
+
 func sameSync(a, b *events.Table) bool {
 	if a.Len() == 0 || b.Len() == 0 {
 		return a.Len() == b.Len() && a.LastTime() == b.LastTime()

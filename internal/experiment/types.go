@@ -386,7 +386,9 @@ type Data struct {
 	// SyncSchema (Data.SyncTable).
 	syncEvs   []SyncEvent
 	mergeSync bool
-	IO        []IOEvent
+	// ioEvs and mergeIO are the same for the I/O calls (IOSchema, Data.IOTable).
+	ioEvs   []IOEvent
+	mergeIO bool
 	// Tables are the event tables of kinds that keep their events in one (events.Table), by
 	// schema name; the rows in time order.
 	Tables   map[string]*events.Table
@@ -396,11 +398,10 @@ type Data struct {
 	Warnings []string // what the reader had to skip or repair (a truncated last block, a missing file)
 	// TraceStacks are the stacks of the trace events not read (Options.TraceStacksOnly).
 	TraceStacks []TraceStack
-	// HeapSummary and IOSummary hold the heap and I/O events summed, where they were summed as
-	// they were read (Options.Summed): Heap and IO are then empty. The synchronization waits
-	// summed are rows of their table (SyncTable) that stand for several.
+	// HeapSummary holds the heap events summed, where they were summed as they were read
+	// (Options.Summed): Heap is then empty. The synchronization waits and I/O calls summed are
+	// rows of their tables (SyncTable, IOTable) that stand for several.
 	HeapSummary *HeapSummary
-	IOSummary   *IOSummary
 }
 
 // HeapSummary is what a replay of an experiment's heap events found, kept in place of the events:
@@ -442,17 +443,11 @@ func (d *Data) LastTime() int64 {
 	for _, tb := range d.Tables {
 		t = max(t, tb.LastTime())
 	}
-	if d.IOSummary != nil {
-		t = max(t, d.IOSummary.Last)
-	}
 	for i := range d.Overview {
 		t = max(t, d.Overview[i].Time)
 	}
 	for i := range d.Heap {
 		t = max(t, d.Heap[i].Time)
-	}
-	for i := range d.IO {
-		t = max(t, d.IO[i].Time)
 	}
 	return t
 }

@@ -29,7 +29,7 @@ func TestLastTime(t *testing.T) {
 	d.Clock = []ClockSample{{Time: 5}, {Time: 3}}
 	d.Heap = []HeapEvent{{Time: 7}}
 	d.AddSync([]SyncEvent{{Time: 6}})
-	d.IO = []IOEvent{{Time: 4}}
+	d.AddIO([]IOEvent{{Time: 4}})
 	d.Overview = []OverviewSample{{Time: 2}}
 	if got := d.LastTime(); got != 7 {
 		t.Errorf("last time %d, want 7 (the heap event)", got)

@@ -354,6 +354,8 @@ const errUnknown = -1
 // bytes, opening IOFNAME or duplicating IOOFD.
 func (c *converter) io(recs []Record) {
 	bad := 0
+	evs := make([]experiment.IOEvent, 0, len(recs))
+	defer func() { c.d.AddIO(evs) }()
 	for i := range recs {
 		r := &recs[i]
 		t, tid, st := c.common(r)
@@ -399,7 +401,7 @@ func (c *converter) io(recs []Record) {
 				}
 			}
 		}
-		c.d.IO = append(c.d.IO, e)
+		evs = append(evs, e)
 	}
 	if bad > 0 {
 		c.warnings = append(c.warnings, fmt.Sprintf("iotrace: %d I/O packets of an unknown type; ignored", bad))

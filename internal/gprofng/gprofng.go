@@ -148,8 +148,7 @@ func Open(dir string) (*experiment.Data, error) {
 	d.Overview = ov
 	d.Warnings = append(d.Warnings, warns...)
 	slices.SortStableFunc(d.Clock, func(a, b experiment.ClockSample) int { return cmp.Compare(a.Time, b.Time) })
-	// The synchronization waits' table is in time order already (Data.AddSync).
-	slices.SortStableFunc(d.IO, func(a, b experiment.IOEvent) int { return cmp.Compare(a.Time, b.Time) })
+	// The synchronization waits' and I/O calls' tables are in time order already (Data.AddSync, AddIO).
 	return d, nil
 }
 

@@ -196,7 +196,7 @@ func TestOpenIO(t *testing.T) {
 	d := open(t, "io")
 	var rb, rn, wb, wn, other, errs int64
 	files := map[string]bool{}
-	for _, e := range d.IO {
+	for _, e := range d.IOEvents() {
 		switch {
 		case e.Err != 0:
 			errs++
@@ -224,7 +224,7 @@ func TestOpenIO(t *testing.T) {
 	}
 	// gprofng's other I/O calls are its <Other IO activity>, on the descriptor they were made on.
 	var others []string
-	for _, e := range d.IO {
+	for _, e := range d.IOEvents() {
 		if e.File == OtherIOName {
 			others = append(others, fmt.Sprintf("%v fd %d", e.Op, e.FD))
 		}
