@@ -282,7 +282,7 @@ func atou(t *testing.T, s string) uint64 {
 func (in instance) mallocSizes() map[uint64]int {
 	m := map[uint64]int{}
 	if in.data != nil {
-		for _, e := range in.data.Heap {
+		for _, e := range in.data.HeapEvents() {
 			if e.Op == experiment.HeapMalloc {
 				m[e.Size]++
 			}
@@ -425,7 +425,7 @@ func TestDescendants(t *testing.T) {
 				t.Errorf("%v: the vfork child's close(4242) was recorded: %+v", in, e)
 			}
 		}
-		for _, e := range in.data.Heap {
+		for _, e := range in.data.HeapEvents() {
 			if e.Op == experiment.HeapMalloc && (e.Stack == 0 || len(in.data.Stacks[e.Stack]) < 3) {
 				t.Errorf("%v: malloc(%d) with stack %d", in, e.Size, e.Stack)
 				break

@@ -464,14 +464,14 @@ func TestSizeLimitTraces(t *testing.T) {
 				t.Fatal(err)
 			}
 			late := 0
-			for _, e := range d.Heap {
+			for _, e := range d.HeapEvents() {
 				if e.Time > d.Log.StopTime {
 					late++
 				}
 			}
-			t.Logf("%d heap events recorded of 6,000,000, the stop at %.3f s", len(d.Heap), float64(d.Log.StopTime)/1e9)
-			if d.Log.StopTime == 0 || len(d.Heap) == 0 || len(d.Heap) >= 6000000 || late > 0 {
-				t.Errorf("%d heap events of the program's 6,000,000, %d of them after the stop at %d ns", len(d.Heap), late, d.Log.StopTime)
+			t.Logf("%d heap events recorded of 6,000,000, the stop at %.3f s", d.HeapTable().Len(), float64(d.Log.StopTime)/1e9)
+			if d.Log.StopTime == 0 || d.HeapTable().Len() == 0 || d.HeapTable().Len() >= 6000000 || late > 0 {
+				t.Errorf("%d heap events of the program's 6,000,000, %d of them after the stop at %d ns", d.HeapTable().Len(), late, d.Log.StopTime)
 			}
 		})
 	}

@@ -459,10 +459,10 @@ func TestTracingSystemPrograms(t *testing.T) {
 				t.Errorf("stderr under er %q lacks %q", r.stderr, perr.String())
 			}
 			d := openExp(t, exp)
-			if d.IOTable().Len() == 0 || (c[0] != "gzip" && len(d.Heap) == 0) {
-				t.Errorf("%d I/O and %d heap events recorded", d.IOTable().Len(), len(d.Heap))
+			if d.IOTable().Len() == 0 || (c[0] != "gzip" && d.HeapTable().Len() == 0) {
+				t.Errorf("%d I/O and %d heap events recorded", d.IOTable().Len(), d.HeapTable().Len())
 			}
-			t.Logf("%d heap, %d sync, %d I/O events", len(d.Heap), d.SyncTable().Len(), d.IOTable().Len())
+			t.Logf("%d heap, %d sync, %d I/O events", d.HeapTable().Len(), d.SyncTable().Len(), d.IOTable().Len())
 		})
 	}
 }
@@ -491,7 +491,7 @@ func TestTracingCrash(t *testing.T) {
 	}
 	d := openExp(t, exp)
 	var leaked uint64
-	for _, e := range d.Heap {
+	for _, e := range d.HeapEvents() {
 		if e.Op == experiment.HeapMalloc && e.Size == 1000 {
 			leaked += e.Size
 		}
@@ -514,7 +514,7 @@ func TestTracingFork(t *testing.T) {
 	}
 	d := openExp(t, exp)
 	pids := map[uint32]int{}
-	for _, e := range d.Heap {
+	for _, e := range d.HeapEvents() {
 		pids[e.Pid]++
 	}
 	if len(pids) != 1 || pids[d.Log.Pid] == 0 {

@@ -35,13 +35,13 @@ func TestAddrStacks(t *testing.T) {
 	s2 := add(experiment.Stack{malloc, leaky + 9, main + 0x18})
 	s3 := add(experiment.Stack{malloc, leaky + 9, main + 0x0e, experiment.FrameTruncated})
 	ev := func(pid uint32, addr, size uint64, st uint32) {
-		fk.d.Heap = append(fk.d.Heap, experiment.HeapEvent{Time: int64(len(fk.d.Heap)), Pid: pid, Op: experiment.HeapMalloc, Addr: addr, Size: size, Stack: st})
+		fk.d.AddHeap([]experiment.HeapEvent{{Time: int64(fk.d.HeapTable().Len()), Pid: pid, Op: experiment.HeapMalloc, Addr: addr, Size: size, Stack: st}})
 	}
 	ev(progPid, 0x1000, 100, s1)
 	ev(progPid, 0x2000, 200, s2)
 	ev(progPid+1, 0x1000, 300, s1) // another process (it uses the target's mappings)
 	ev(progPid, 0x3000, 5, s3)
-	fk.d.Heap = append(fk.d.Heap, experiment.HeapEvent{Time: 9, Pid: progPid, Op: experiment.HeapFree, Old: 0x2000})
+	fk.d.AddHeap([]experiment.HeapEvent{{Time: 9, Pid: progPid, Op: experiment.HeapFree, Old: 0x2000}})
 	p := analyze(t, fk.d)
 	as := p.AddrStacks()
 	if len(as) != 3 {

@@ -11,16 +11,9 @@ import (
 // as gprofng names them where they mean the same. Experiments read summed (experiment.Options.Summed)
 // have sites, not events: their fields are 0 there (er print reads summed only where no filter runs).
 func init() {
-	heap := func(get func(e *experiment.HeapEvent) int64) func(d *experiment.Data, i int) int64 {
-		return eventField(func(d *experiment.Data) []experiment.HeapEvent { return d.Heap }, get)
-	}
-	heapKind.Columns = []Column{
-		{"HTYPE", "the heap function: " + codes(12, func(i int) string { return experiment.HeapOp(i).String() }),
-			heap(func(e *experiment.HeapEvent) int64 { return int64(e.Op) })},
-		{"HSIZE", "bytes requested (munmap: the length unmapped)", heap(func(e *experiment.HeapEvent) int64 { return int64(e.Size) })},
-		{"HVADDR", "address of the block returned; 0 for free and for failures", heap(func(e *experiment.HeapEvent) int64 { return int64(e.Addr) })},
-		{"HOVADDR", "address of the block freed: free's and realloc's argument, munmap's address",
-			heap(func(e *experiment.HeapEvent) int64 { return int64(e.Old) })},
+	// The heap calls' fields are their table's columns (experiment.HeapSchema).
+	if j := heapKind.Col("HTYPE"); j >= 0 {
+		heapKind.Columns[j].Help = "the heap function: " + codes(12, func(i int) string { return experiment.HeapOp(i).String() })
 	}
 	// The synchronization waits' STYPE and SOBJ are their table's columns (experiment.SyncSchema).
 	if j := syncKind.Col("STYPE"); j >= 0 {

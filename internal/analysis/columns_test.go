@@ -10,9 +10,8 @@ import (
 // TestBuiltinColumns: each traced kind's fields read the event's own values by name, and 0 where
 // the experiment holds sites in place of events (read summed).
 func TestBuiltinColumns(t *testing.T) {
-	d := &experiment.Data{
-		Heap: []experiment.HeapEvent{{Op: experiment.HeapRealloc, Size: 48, Addr: 0x2000, Old: 0x1000}},
-	}
+	d := &experiment.Data{}
+	d.AddHeap([]experiment.HeapEvent{{Op: experiment.HeapRealloc, Size: 48, Addr: 0x2000, Old: 0x1000}})
 	d.AddIO([]experiment.IOEvent{{Op: experiment.IOPipe, FD: 3, FD2: 4, Ret: -1, Bytes: 0, Err: 24}})
 	d.AddSync([]experiment.SyncEvent{{Time: 50, Wait: 20, Op: experiment.SyncJoin, Object: 77}})
 	for _, c := range []struct {

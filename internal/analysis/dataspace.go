@@ -325,7 +325,8 @@ type heapBlock struct {
 func newHeapBlocks(p *Profile, es *expState) *heapBlocks {
 	d := es.d
 	hb := &heapBlocks{}
-	if len(d.Heap) == 0 {
+	t := d.HeapTable()
+	if t.Len() == 0 || experiment.HeapSums(t) != nil {
 		return hb
 	}
 	raws := es.raws(DataHeap)
@@ -337,8 +338,9 @@ func newHeapBlocks(p *Profile, es *expState) *heapBlocks {
 			delete(live, [2]uint64{uint64(pid), addr})
 		}
 	}
-	for i := range d.Heap {
-		e := &d.Heap[i]
+	for i := range t.Len() {
+		ev := experiment.HeapAt(t, i)
+		e := &ev
 		switch e.Op {
 		case experiment.HeapFree:
 			end(e.Pid, e.Old, e.Time)

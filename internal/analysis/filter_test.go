@@ -84,7 +84,7 @@ func TestExpIndexThreads(t *testing.T) {
 	// A second process (a child in the same experiment) with threads 300 and 301, and a heap event
 	// of a thread that has no clock sample.
 	fk.d.Clock = append(fk.d.Clock, experiment.ClockSample{Time: 5, Pid: 301, Tid: 301}, experiment.ClockSample{Time: 6, Pid: 301, Tid: 300})
-	fk.d.Heap = append(fk.d.Heap, experiment.HeapEvent{Time: 7, Pid: progPid, Tid: 5})
+	fk.d.AddHeap([]experiment.HeapEvent{{Time: 7, Pid: progPid, Tid: 5}})
 	x := NewExpIndex(2, fk.d)
 	want := []Thread{{1, progPid, progPid}, {2, progPid, 5}, {3, progPid, 7}, {4, 301, 301}, {5, 301, 300}}
 	if got := x.Threads(); !slices.Equal(got, want) {

@@ -27,9 +27,9 @@ var (
 func SizeBucket(n int64) int { return heapreplay.SizeBucket(n) }
 
 // ReplayHeap replays the heap events of one experiment, each process's in time order (events of the
-// same time in their order in d.Heap), and returns which events are leaks (indexed like d.Heap)
-// and the statistics, with exp as the experiment index of its peaks. heapreplay.Process says what
-// each call does.
+// same time in their order in its table), and returns which events are leaks (indexed like the
+// table's rows) and the statistics, with exp as the experiment index of its peaks.
+// heapreplay.Process says what each call does.
 func ReplayHeap(d *experiment.Data, exp int) (leaked []bool, st *HeapStats) {
 	return replayHeap(d, exp, nil)
 }
@@ -41,17 +41,22 @@ func ReplayHeap(d *experiment.Data, exp int) (leaked []bool, st *HeapStats) {
 func replayHeap(d *experiment.Data, exp int, keep []bool) (leaked []bool, st *HeapStats) {
 	kept := func(i int32) bool { return keep == nil || keep[i] }
 	st = &HeapStats{}
-	leaked = make([]bool, len(d.Heap))
-	// The events in time order: d.Heap itself when it is (the reader sorts it), else an index
+	t := d.HeapTable()
+	n := t.Len()
+	leaked = make([]bool, n)
+	if n == 0 {
+		return leaked, st
+	}
+	// The events in time order: the table's when it is (the reader sorts it), else an index
 	// sorted by time. The processes are replayed side by side, each with a heap of its own, so
 	// that no list of each process's events is needed (a heap trace can have many millions).
 	var order []int32
-	if !sort.SliceIsSorted(d.Heap, func(a, b int) bool { return d.Heap[a].Time < d.Heap[b].Time }) {
-		order = make([]int32, len(d.Heap))
+	if !slices.IsSorted(t.Time) {
+		order = make([]int32, n)
 		for i := range order {
 			order[i] = int32(i)
 		}
-		sort.SliceStable(order, func(a, b int) bool { return d.Heap[order[a]].Time < d.Heap[order[b]].Time })
+		sort.SliceStable(order, func(a, b int) bool { return t.Time[order[a]] < t.Time[order[b]] })
 	}
 	type process struct {
 		h        *heapreplay.Process
@@ -59,28 +64,35 @@ func replayHeap(d *experiment.Data, exp int, keep []bool) (leaked []bool, st *He
 		peak     HeapPeak
 		selected bool
 	}
-	size := func(i int32) int64 { return sizeSat(d.Heap[i].Size) }
+	sizes := &t.Cols[experiment.HeapColSize]
+	size := func(i int32) int64 { return sizeSat(uint64(sizes.At(int(i)))) }
 	procs := map[uint32]*process{}
-	for k := range d.Heap {
+	var last *process
+	for k := range n {
 		i := int32(k)
 		if order != nil {
 			i = order[k]
 		}
-		pid := d.Heap[i].Pid
-		p := procs[pid]
-		if p == nil {
-			p = &process{h: heapreplay.NewProcess(size, nil, st), peak: HeapPeak{Exp: exp, Pid: pid}}
-			procs[pid] = p
+		pid := t.Pid[i]
+		p := last
+		if p == nil || p.peak.Pid != pid {
+			p = procs[pid]
+			if p == nil {
+				p = &process{h: heapreplay.NewProcess(size, nil, st), peak: HeapPeak{Exp: exp, Pid: pid}}
+				procs[pid] = p
+			}
+			last = p
 		}
 		if p.h.St = st; !kept(i) {
 			p.h.St = &p.skipped
 		}
-		p.h.Event(d.Heap[i].Replay(), i)
+		e := experiment.HeapAt(t, int(i))
+		p.h.Event(e.Replay(), i)
 		if kept(i) {
 			st.Events++
 			p.selected = true
 			if b := p.h.Bytes(); b > p.peak.Bytes {
-				p.peak.Bytes, p.peak.Time = b, d.Heap[i].Time
+				p.peak.Bytes, p.peak.Time = b, t.Time[i]
 			}
 		}
 	}
@@ -105,9 +117,9 @@ func replayHeap(d *experiment.Data, exp int, keep []bool) (leaked []bool, st *He
 }
 
 // heapStats returns the statistics of the heap events of d, with exp as the experiment index of its
-// peaks: replayed, or those of its summary.
+// peaks: replayed, or those of its sums.
 func heapStats(d *experiment.Data, exp int) *HeapStats {
-	hs := d.HeapSummary
+	hs := experiment.HeapSums(d.HeapTable())
 	if hs == nil {
 		_, st := ReplayHeap(d, exp)
 		return st

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"er/internal/events"
 	"er/internal/experiment"
 )
 
@@ -24,8 +25,21 @@ func (fk *fake) heap(t int64, op experiment.HeapOp, addr, size, old uint64, func
 	if len(funcs) > 0 {
 		st = fk.stack(funcs...)
 	}
-	fk.d.Heap = append(fk.d.Heap, experiment.HeapEvent{Time: t, Pid: progPid, Tid: progPid, Stack: st, Op: op,
-		Addr: addr, Size: size, Old: old})
+	addHeapRow(fk.d, experiment.HeapEvent{Time: t, Pid: progPid, Tid: progPid, Stack: st, Op: op, Addr: addr, Size: size, Old: old})
+}
+
+// addHeapRow appends e to d's heap table as its last row, in no time order (AddHeap sorts).
+func addHeapRow(d *experiment.Data, e experiment.HeapEvent) {
+	t := d.HeapTable()
+	if t == nil {
+		t = events.New(experiment.HeapSchema)
+		if d.Tables == nil {
+			d.Tables = map[string]*events.Table{}
+		}
+		d.Tables[experiment.HeapSchema.Name] = t
+	}
+	t.Add(events.Row{Time: e.Time, Count: 1, Pid: e.Pid, Tid: e.Tid, CPU: -1, Stack: e.Stack,
+		Cols: []int64{int64(e.Op), int64(e.Size), int64(e.Addr), int64(e.Old)}})
 }
 
 // heapMetric returns metric name's value of the named function, exclusive and inclusive.
@@ -194,11 +208,11 @@ func TestHeapReplayOrder(t *testing.T) {
 	fk.heap(3, experiment.HeapMalloc, 0x1000, 10, 0, "main", "leaky", "malloc")
 	fk.heap(7, experiment.HeapMalloc, 0x1000, 20, 0, "main", "good", "malloc")
 	fk.heap(5, experiment.HeapFree, 0, 0, 0x1000)
-	fk.d.Heap[2].Tid = progPid + 1
+	fk.d.HeapTable().Tid[2] = progPid + 1
 	// Another process has a block at the same address, freed: processes have their own heaps.
 	fk.heap(1, experiment.HeapMalloc, 0x1000, 1, 0, "main", "malloc")
 	fk.heap(2, experiment.HeapFree, 0, 0, 0x1000)
-	fk.d.Heap[3].Pid, fk.d.Heap[4].Pid = 7, 7
+	fk.d.HeapTable().Pid[3], fk.d.HeapTable().Pid[4] = 7, 7
 	leaked, st := ReplayHeap(fk.d, 0)
 	if !slices.Equal(leaked, []bool{false, true, false, false, false}) {
 		t.Errorf("leaked %v", leaked)
@@ -260,15 +274,16 @@ func TestHeapIdentities(t *testing.T) {
 func BenchmarkAnalyzeHeap1M(b *testing.B) {
 	d := bigExperiment(0, 1000, 2000)
 	const n = 500_000
-	d.Heap = make([]experiment.HeapEvent, 0, 2*n)
+	evs := make([]experiment.HeapEvent, 0, 2*n)
 	for i := range uint64(n) {
 		addr := 0x10000 + (i%4096)*0x100 + (i/4096)<<24
-		d.Heap = append(d.Heap, experiment.HeapEvent{Time: int64(2 * i), Pid: 1, Tid: 1, Op: experiment.HeapMalloc,
+		evs = append(evs, experiment.HeapEvent{Time: int64(2 * i), Pid: 1, Tid: 1, Op: experiment.HeapMalloc,
 			Addr: addr, Size: 16 + i%1000, Stack: uint32(1 + i%1000)})
 		if i%10 != 0 {
-			d.Heap = append(d.Heap, experiment.HeapEvent{Time: int64(2*i + 1), Pid: 1, Tid: 1, Op: experiment.HeapFree, Old: addr})
+			evs = append(evs, experiment.HeapEvent{Time: int64(2*i + 1), Pid: 1, Tid: 1, Op: experiment.HeapFree, Old: addr})
 		}
 	}
+	d.AddHeap(evs)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {

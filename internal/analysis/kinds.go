@@ -348,36 +348,11 @@ var (
 	heapKind = &Kind{Name: "heap-tracing", Title: "Heap tracing", Noun: "heap", Record: "-H on", View: "heap",
 		Setting: experiment.SettingHeapTracing, Metrics: HeapMetrics,
 		Default: []string{"i+heapleakbytes", "i+heapleakcnt", "i+heapallocbytes", "i+heapalloccnt"}, DefaultRank: 0,
-		// An experiment read with its heap trace replayed (experiment.Options.Summed) has sites
-		// in place of events: each stands for its thread's events with one stack, summed.
-		Len: func(d *experiment.Data) int {
-			if hs := d.HeapSummary; hs != nil {
-				return len(hs.Sites)
-			}
-			return len(d.Heap)
-		},
-		Count: func(d *experiment.Data) int64 {
-			if hs := d.HeapSummary; hs != nil {
-				return hs.Stats.Events
-			}
-			return int64(len(d.Heap))
-		},
-		Info: func(d *experiment.Data, i int, ev *EventInfo) {
-			if hs := d.HeapSummary; hs != nil {
-				s := &hs.Sites[i]
-				ev.Pid, ev.Tid, ev.Time = s.Pid, s.Tid, s.Time
-				return
-			}
-			e := &d.Heap[i]
-			ev.Pid, ev.Tid, ev.Time = e.Pid, e.Tid, e.Time
-		},
-		Stack: func(d *experiment.Data, i int) uint32 {
-			if hs := d.HeapSummary; hs != nil {
-				return hs.Sites[i].Stack
-			}
-			return d.Heap[i].Stack
-		},
-		Init: func(p *Profile) { p.Heap = &HeapStats{} },
+		// Its events are the rows of experiment.HeapSchema's table: a call each, or, read with the
+		// heap trace replayed (experiment.Options.Summed), the calls of one thread with one stack
+		// (a row's count), with their sums in the table's side (experiment.HeapSums).
+		Table: experiment.HeapSchema,
+		Init:  func(p *Profile) { p.Heap = &HeapStats{} },
 		Stats: func(ds []*experiment.Data) []Stat {
 			hs := &HeapStats{}
 			for _, d := range ds {
@@ -389,8 +364,9 @@ var (
 		},
 		Prepare: func(r *KindRun) KindEvents {
 			d := r.D
-			if hs := d.HeapSummary; hs != nil {
-				// The sites are of all events: a filter selects whole sites.
+			t := d.HeapTable()
+			if hs := experiment.HeapSums(t); hs != nil {
+				// The rows are of all events: a filter selects whole rows.
 				st := heapStats(d, r.Exp)
 				r.P.Heap.Merge(st)
 				if w := heapWarning(d.Dir, st); w != "" {
@@ -408,7 +384,8 @@ var (
 				r.P.Warnings = append(r.P.Warnings, w)
 			}
 			return KindEvents{Values: func(i int, out []int64) int64 {
-				heapValues(&d.Heap[i], leaked[i], out)
+				e := experiment.HeapAt(t, i)
+				heapValues(&e, leaked[i], out)
 				return 0
 			}}
 		},

@@ -808,7 +808,7 @@ func (c *sourceChecker) dirPresent(d string) bool {
 // d is not changed.
 func eventStacks(d *experiment.Data) *experiment.Data {
 	out := *d
-	out.Clock, out.Heap, out.Tables = nil, nil, nil
+	out.Clock, out.Tables = nil, nil
 	type key struct{ pid, stack uint32 }
 	seen := map[key]bool{}
 	add := func(t int64, pid, tid, stack uint32, mode experiment.Mode) {

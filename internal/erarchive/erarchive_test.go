@@ -461,8 +461,8 @@ func TestEventStacks(t *testing.T) {
 	d := &experiment.Data{
 		Stacks: []experiment.Stack{{}, {0x10}, {0x20}, {0x30}, {0x40}, {0x50}},
 		Clock:  []experiment.ClockSample{{Time: 50, Pid: 1, Tid: 1, Mode: experiment.ModeKernel, Period: 10, Stack: 1}, {Time: 60, Pid: 1, Tid: 1, Stack: 1}},
-		Heap:   []experiment.HeapEvent{{Time: 5, Pid: 1, Tid: 2, Stack: 2}, {Time: 7, Pid: 1, Tid: 2, Stack: 2}, {Time: 9, Pid: 2, Tid: 3, Stack: 2}},
 	}
+	d.AddHeap([]experiment.HeapEvent{{Time: 5, Pid: 1, Tid: 2, Stack: 2}, {Time: 7, Pid: 1, Tid: 2, Stack: 2}, {Time: 9, Pid: 2, Tid: 3, Stack: 2}})
 	d.AddIO([]experiment.IOEvent{{Time: 40, Pid: 1, Tid: 4, Stack: 4}})
 	// A counter's samples (-h) have stacks too: er archive missed them before.
 	d.AddCounters([]experiment.CounterSample{{Time: 45, Pid: 1, Tid: 1, Stack: 5, Mode: experiment.ModeKernel}, {Time: 46, Pid: 1, Tid: 1, Stack: 4}})
@@ -476,10 +476,10 @@ func TestEventStacks(t *testing.T) {
 		{Time: 45, Pid: 1, Tid: 1, Mode: experiment.ModeUser, Period: 1, Stack: 5},
 		{Time: 50, Pid: 1, Tid: 1, Mode: experiment.ModeKernel, Period: 1, Stack: 1},
 	}
-	if !slices.Equal(got.Clock, want) || got.Heap != nil || got.Tables != nil {
-		t.Errorf("clock %+v, heap %v, tables %v\nwant clock %+v and no other events", got.Clock, got.Heap, got.Tables, want)
+	if !slices.Equal(got.Clock, want) || got.Tables != nil {
+		t.Errorf("clock %+v, tables %v\nwant clock %+v and no other events", got.Clock, got.Tables, want)
 	}
-	if d.CounterTable().Len() != 2 || len(d.Clock) != 2 || len(d.Heap) != 3 || d.SyncTable().Len() != 2 || d.IOTable().Len() != 1 || d.Clock[0].Period != 10 {
+	if d.CounterTable().Len() != 2 || len(d.Clock) != 2 || d.HeapTable().Len() != 3 || d.SyncTable().Len() != 2 || d.IOTable().Len() != 1 || d.Clock[0].Period != 10 {
 		t.Errorf("the experiment given was changed: %+v", d)
 	}
 }

@@ -285,7 +285,7 @@ func TestHeapLeaksSelected(t *testing.T) {
 	}
 	// A field of the heap's events: HTYPE, the function (4 free), and HSIZE, the bytes asked for.
 	var frees, big, bigBytes int64
-	for _, e := range s.exps[0].Heap {
+	for _, e := range s.exps[0].HeapEvents() {
 		if e.Op == experiment.HeapFree {
 			frees++
 		}

@@ -25,7 +25,7 @@ func heapExp() *experiment.Data {
 		if len(funcs) > 0 {
 			st = b.stackOf(with(funcs...)...)
 		}
-		b.d.Heap = append(b.d.Heap, experiment.HeapEvent{Time: t, Pid: 6060, Tid: 6060, Stack: st, Op: op, Addr: addr, Size: size, Old: old})
+		b.d.AddHeap([]experiment.HeapEvent{{Time: t, Pid: 6060, Tid: 6060, Stack: st, Op: op, Addr: addr, Size: size, Old: old}})
 	}
 	h(experiment.HeapMalloc, 0x1000, 1000, 0, "main+0x0e", "leaky+0x09", "malloc+0xc7")
 	h(experiment.HeapMalloc, 0x2000, 1000, 0, "main+0x18", "leaky+0x09", "malloc+0xc7")

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 
+	"er/internal/events"
 	"er/internal/heapreplay"
 	"er/internal/keytable"
 	"er/internal/sat"
@@ -13,11 +14,120 @@ import (
 // the order a full read gives them, and the replay keeps the live blocks of the heap and one site
 // per thread and stack.
 
-// replayHeap replays the heap trace tf into tr.d.HeapSummary (see above). Records it skips are
+// HeapSchema is the table of the heap calls (HeapTable): the header's dur is 0, its cpu -1 (the
+// library records neither). A row is one call, or, read summed (Options.Summed), the calls of one
+// thread with one stack: its count is theirs, its time and columns the first's, and its sums are
+// in the table's Side (HeapSums).
+var HeapSchema = &events.Schema{Name: "heap", File: HeapTraceFile, Columns: []events.Column{
+	{Name: "htype", Title: "the heap function", Type: events.U8},
+	{Name: "hsize", Title: "bytes requested (munmap: the length unmapped)", Unit: "bytes", Type: events.U64},
+	{Name: "hvaddr", Title: "address of the block returned; 0 for free and for failures", Type: events.U64},
+	{Name: "hovaddr", Title: "address of the block freed: free's and realloc's argument, munmap's address", Type: events.U64},
+}}
+
+// The columns of HeapSchema.
+const (
+	HeapColOp = iota
+	HeapColSize
+	HeapColAddr
+	HeapColOld
+)
+
+// HeapSummed is the side table of a heap table read summed: what the replay found of each row's
+// calls, and of all of them.
+type HeapSummed struct {
+	Sites []HeapSite       // a row each
+	Stats heapreplay.Stats // of all calls; its peaks' Exp is 0
+}
+
+// HeapSite is what the heap calls of a summed row allocated, how many blocks and how many bytes,
+// and of those how many leaked.
+type HeapSite struct {
+	Allocs, Bytes int64
+	Leaks, Leaked int64 // blocks never freed, and their bytes
+}
+
+// HeapTable returns d's heap calls (nil when it has none).
+func (d *Data) HeapTable() *events.Table { return d.Tables[HeapSchema.Name] }
+
+// heapTable returns d's heap table, made empty where it has none.
+func (d *Data) heapTable() *events.Table {
+	t := d.HeapTable()
+	if t == nil {
+		t = events.New(HeapSchema)
+		if d.Tables == nil {
+			d.Tables = map[string]*events.Table{}
+		}
+		d.Tables[HeapSchema.Name] = t
+	}
+	return t
+}
+
+// HeapSums returns the side table of t, a heap table read summed; nil where it was read in full.
+func HeapSums(t *events.Table) *HeapSummed {
+	if t == nil {
+		return nil
+	}
+	s, _ := t.Side.(*HeapSummed)
+	return s
+}
+
+// HeapAt returns row i of t, a heap table, as an event.
+func HeapAt(t *events.Table, i int) HeapEvent {
+	c := t.Cols
+	return HeapEvent{Time: t.Time[i], Pid: t.Pid[i], Tid: t.Tid[i], Stack: t.Stack[i], Op: HeapOp(c[HeapColOp].At(i)),
+		Size: uint64(c[HeapColSize].At(i)), Addr: uint64(c[HeapColAddr].At(i)), Old: uint64(c[HeapColOld].At(i))}
+}
+
+// HeapEvents returns the rows of d's heap table as events, in table order: for tools and tests
+// that look at each call.
+func (d *Data) HeapEvents() []HeapEvent {
+	t := d.HeapTable()
+	out := make([]HeapEvent, t.Len())
+	for i := range out {
+		out[i] = HeapAt(t, i)
+	}
+	return out
+}
+
+// AddHeap adds calls to d's heap table, made at the first, and puts it in time order (stably): what
+// a reader of another format (gprofng's) gives.
+func (d *Data) AddHeap(evs []HeapEvent) {
+	if len(evs) == 0 {
+		return
+	}
+	t := d.heapTable()
+	for i := range evs {
+		addHeap(t, &evs[i])
+	}
+	t.SortByTime()
+}
+
+// addHeap adds e to t, a table of HeapSchema, as one call.
+func addHeap(t *events.Table, e *HeapEvent) {
+	t.AddHeader(e.Time, 0, 1, e.Pid, e.Tid, -1, e.Stack)
+	c := t.Cols
+	c[HeapColOp].Append(int64(e.Op))
+	c[HeapColSize].Append(int64(e.Size))
+	c[HeapColAddr].Append(int64(e.Addr))
+	c[HeapColOld].Append(int64(e.Old))
+}
+
+// addHeapEvent adds call e to d: to its table, or, where a merge of the trace reads it
+// (Options.Summed, mergeTrace), to the events the merge takes.
+func (d *Data) addHeapEvent(e HeapEvent) {
+	if d.mergeHeap {
+		d.heapEvs = append(d.heapEvs, e)
+		return
+	}
+	addHeap(d.heapTable(), &e)
+}
+
+// replayHeap replays the heap trace tf into tr.d's table (see above). Records it skips are
 // counted in sk, as readEvents counts them.
 func (tr *traceReader) replayHeap(tf *traceScan, sk *skipped) (warning string, err error) {
-	sum := newHeapSummer(tr.d.HeapSummary)
-	w, err := mergeTrace(tr, tf, sk, func(d *Data) *[]HeapEvent { return &d.Heap }, func(e *HeapEvent) int64 { return e.Time }, sum.add)
+	sum := newHeapSummer(tr.d.heapTable())
+	w, err := mergeTrace(tr, tf, sk, heapMergeEvents, func(e *HeapEvent) int64 { return e.Time }, sum.add)
 	if err != nil {
 		return "", err
 	}
@@ -25,24 +135,62 @@ func (tr *traceReader) replayHeap(tf *traceScan, sk *skipped) (warning string, e
 	return w, nil
 }
 
-// SummarizeHeap replaces the heap events of d (in time order, as the reader leaves them) with their
-// summary, as reading with Options.Summed gives it.
-func (d *Data) SummarizeHeap() {
-	if d.HeapSummary == nil {
-		d.HeapSummary = &HeapSummary{}
-	}
-	sum := newHeapSummer(d.HeapSummary)
-	for i := range d.Heap {
-		sum.add(&d.Heap[i])
-	}
-	sum.finish()
-	d.Heap = nil
+// heapMergeEvents is where a merge of the heap trace finds d's calls (mergeTrace).
+func heapMergeEvents(d *Data) *[]HeapEvent {
+	d.mergeHeap = true
+	return &d.heapEvs
 }
 
-// heapSummer sums heap events into a HeapSummary as they come, each process's in time order:
-// allocations are named by slots that hold their size and site while they live.
+// SummarizeHeap replaces the heap calls of d (in time order, as the reader leaves them) with their
+// sums, as reading with Options.Summed gives them.
+func (d *Data) SummarizeHeap() {
+	t := d.HeapTable()
+	if t == nil {
+		return
+	}
+	sum := newHeapSummer(events.New(HeapSchema))
+	for i := range t.Len() {
+		e := HeapAt(t, i)
+		sum.add(&e)
+	}
+	sum.finish()
+	d.Tables[HeapSchema.Name] = sum.t
+}
+
+// mergeHeapRows merges the rows of t, a summed heap table, from row first on that have the same
+// process, thread and stack (two stack ids of a trace can be one stack once resolved) into the
+// first of them, keeping the order.
+func mergeHeapRows(t *events.Table, first int) {
+	hs := HeapSums(t)
+	seen := map[[3]uint32]int{}
+	for i := range first {
+		seen[[3]uint32{t.Pid[i], t.Tid[i], t.Stack[i]}] = i
+	}
+	out := first
+	counts := t.Counts()
+	for i := first; i < t.Len(); i++ {
+		key := [3]uint32{t.Pid[i], t.Tid[i], t.Stack[i]}
+		if j, ok := seen[key]; ok {
+			counts[j] = sat.Add(counts[j], counts[i])
+			m, s := &hs.Sites[j], &hs.Sites[i]
+			m.Allocs, m.Bytes = sat.Add(m.Allocs, s.Allocs), sat.Add(m.Bytes, s.Bytes)
+			m.Leaks, m.Leaked = sat.Add(m.Leaks, s.Leaks), sat.Add(m.Leaked, s.Leaked)
+			continue
+		}
+		seen[key] = out
+		t.CopyRow(out, i)
+		hs.Sites[out] = hs.Sites[i]
+		out++
+	}
+	t.Truncate(out)
+	hs.Sites = hs.Sites[:out]
+}
+
+// heapSummer sums heap events into the rows of a table as they come, each process's in time order:
+// allocations are named by slots that hold their size and row while they live.
 type heapSummer struct {
-	hs    *HeapSummary
+	t     *events.Table
+	hs    *HeapSummed
 	st    heapreplay.Stats
 	procs map[uint32]*summedProcess
 	last  *summedProcess // the process of the last event
@@ -54,8 +202,8 @@ type heapSummer struct {
 type summedProcess struct {
 	h     *heapreplay.Process
 	peak  heapreplay.Peak
-	sites keytable.Table // tid<<32 | stack -> index in Sites, but for the key 0 (zero)
-	zero  int32          // the site of thread 0 and stack 0, -1 before it has one
+	sites keytable.Table // tid<<32 | stack -> row, but for the key 0 (zero)
+	zero  int32          // the row of thread 0 and stack 0, -1 before it has one
 }
 
 type heapSlot struct {
@@ -63,8 +211,15 @@ type heapSlot struct {
 	site  int32
 }
 
-func newHeapSummer(hs *HeapSummary) *heapSummer {
-	return &heapSummer{hs: hs, procs: map[uint32]*summedProcess{}}
+// newHeapSummer sums into t, whose rows (another instance's, summed) go on: each instance's heap
+// is replayed on its own.
+func newHeapSummer(t *events.Table) *heapSummer {
+	hs := HeapSums(t)
+	if hs == nil {
+		hs = &HeapSummed{}
+		t.Side = hs
+	}
+	return &heapSummer{t: t, hs: hs, procs: map[uint32]*summedProcess{}}
 }
 
 // process returns the heap of process pid.
@@ -94,19 +249,22 @@ func (s *heapSummer) add(e *HeapEvent) {
 	} else {
 		si, ok = p.sites.Get(key)
 	}
+	t := s.t
 	if !ok {
-		si = int32(len(hs.Sites))
+		si = int32(t.Len())
 		if key == 0 {
 			p.zero = si
 		} else {
 			p.sites.Put(key, si)
 		}
-		hs.Sites = append(hs.Sites, HeapSite{Time: e.Time, Pid: e.Pid, Tid: e.Tid, Stack: e.Stack})
+		addHeap(t, e)
+		t.Counts()[si] = 0
+		hs.Sites = append(hs.Sites, HeapSite{})
 	}
 	site := &hs.Sites[si]
-	site.Events++
+	t.Count[si]++
 	s.st.Events++
-	hs.Last = max(hs.Last, e.Time)
+	t.Last = max(t.Last, e.Time)
 	ev := e.Replay()
 	id := int32(-1)
 	if ev.Allocates() {

@@ -58,36 +58,41 @@ func TestHeapSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(full.Heap) != 15 {
-		t.Fatalf("%d events read, want 15", len(full.Heap))
+	if full.HeapTable().Len() != 15 {
+		t.Fatalf("%d events read, want 15", full.HeapTable().Len())
 	}
 	full.SummarizeHeap()
 	got, err := OpenWith(dir, Options{Summed: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Heap) != 0 || got.HeapSummary == nil {
-		t.Fatalf("read summed: %d events, summary %v", len(got.Heap), got.HeapSummary)
+	gt, ft := got.HeapTable(), full.HeapTable()
+	hs := HeapSums(gt)
+	if hs == nil || gt.Events() != 15 {
+		t.Fatalf("read summed: rows of %d events, sums %v", gt.Events(), hs)
 	}
-	if !reflect.DeepEqual(got.HeapSummary, full.HeapSummary) {
-		t.Errorf("summary read:\n%+v\nsummed after reading:\n%+v", got.HeapSummary, full.HeapSummary)
+	if !reflect.DeepEqual(gt, ft) {
+		t.Errorf("summed as read:\n%+v\nsummed after reading:\n%+v", gt, ft)
 	}
 	if !reflect.DeepEqual(got.Warnings, full.Warnings) || len(got.Warnings) != 5 {
 		t.Errorf("warnings %q, want %q (5: the heap trace's three, and no log or map)", got.Warnings, full.Warnings)
 	}
-	st := got.HeapSummary.Stats
+	st := hs.Stats
 	// Live at the end: 0x3000 (30), 0x8100 (90), 0x9000 (9), 0xb000 (1000).
 	if st.Events != 15 || st.Allocs.Count != 9 || st.Leaks.Count != 4 || st.Leaks.Bytes != 1129 ||
-		st.DoubleFrees != 2 || st.UnknownFrees != 0 || got.HeapSummary.Last != 810 {
-		t.Errorf("statistics %+v, last %d", st, got.HeapSummary.Last)
+		st.DoubleFrees != 2 || st.UnknownFrees != 0 || gt.LastTime() != 810 {
+		t.Errorf("statistics %+v, last %d", st, gt.LastTime())
 	}
-	// The first site is thread 7's stack 1, whose first event (time 100) comes before thread 9's of the
+	if len(hs.Sites) != gt.Len() {
+		t.Fatalf("%d sums for %d rows", len(hs.Sites), gt.Len())
+	}
+	// The first row is thread 7's stack 1, whose first event (time 100) comes before thread 9's of the
 	// same time: it is earlier in the file.
-	if s := got.HeapSummary.Sites[0]; s.Tid != 7 || s.Time != 100 || s.Events != 4 || s.Allocs != 4 || s.Leaks != 1 || s.Leaked != 1000 {
-		t.Errorf("first site %+v", s)
+	if s := hs.Sites[0]; gt.Tid[0] != 7 || gt.Time[0] != 100 || gt.CountAt(0) != 4 || s.Allocs != 4 || s.Leaks != 1 || s.Leaked != 1000 {
+		t.Errorf("first row %+v, %+v", gt.Row(0), s)
 	}
-	if s := got.HeapSummary.Sites[1]; s.Tid != 9 || s.Time != 100 {
-		t.Errorf("second site %+v", s)
+	if gt.Tid[1] != 9 || gt.Time[1] != 100 {
+		t.Errorf("second row %+v", gt.Row(1))
 	}
 }
 
@@ -143,9 +148,9 @@ func TestHeapSummaryMemory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		hs := d.HeapSummary
+		hs := HeapSums(d.HeapTable())
 		frees := int64(n - 1000 - 5)
-		if hs.Stats.Events != int64(n)+frees || hs.Stats.Leaks.Count != 1000+5 || len(hs.Sites) != 101 {
+		if hs.Stats.Events != int64(n)+frees || hs.Stats.Leaks.Count != 1000+5 || len(hs.Sites) != 101 || d.HeapTable().Len() != 101 {
 			t.Fatalf("%d events, %d leaks, %d sites; want %d, %d, 101 (100 stacks of allocations, and the frees without a stack)",
 				hs.Stats.Events, hs.Stats.Leaks.Count, len(hs.Sites), int64(n)+frees, 1000+5)
 		}

@@ -46,7 +46,7 @@ type procHeap struct{ first, freed, child, last int }
 func countHeap(d *experiment.Data) procHeap {
 	var c procHeap
 	first := map[uint64]bool{}
-	for _, e := range d.Heap {
+	for _, e := range d.HeapEvents() {
 		switch {
 		case e.Op == experiment.HeapMalloc && e.Size >= 1000 && e.Size < 1100:
 			c.first++

@@ -105,8 +105,8 @@ func TestOpenProcData(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(d.Heap) != 1 || d.Heap[0].Size != c.size || !reflect.DeepEqual(d.Stacks[d.Heap[0].Stack], Stack{0x400000 + c.size}) {
-			t.Errorf("%s: heap %+v, want one allocation of %d bytes with its stack", filepath.Base(c.dir), d.Heap, c.size)
+		if h := d.HeapEvents(); len(h) != 1 || h[0].Size != c.size || !reflect.DeepEqual(d.Stacks[h[0].Stack], Stack{0x400000 + c.size}) {
+			t.Errorf("%s: heap %+v, want one allocation of %d bytes with its stack", filepath.Base(c.dir), h, c.size)
 		}
 		var warn []string
 		for _, w := range d.Warnings {
@@ -129,8 +129,8 @@ func TestOpenProcData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Heap) != 1 || d.Heap[0].Size != 999 || !reflect.DeepEqual(d.Stacks[d.Heap[0].Stack], Stack{0x400000 + 1000}) {
-		t.Errorf("with a heap trace of its own: heap %+v", d.Heap)
+	if h := d.HeapEvents(); len(h) != 1 || h[0].Size != 999 || !reflect.DeepEqual(d.Stacks[h[0].Stack], Stack{0x400000 + 1000}) {
+		t.Errorf("with a heap trace of its own: heap %+v", h)
 	}
 }
 

@@ -34,9 +34,10 @@ type Options struct {
 	// (experiments of er before that).
 	TraceStacksOnly bool
 	// Summed: sum the trace files' events as they are read, and keep the sums in place of the
-	// events: the heap trace replayed (Data.HeapSummary: one site per thread and stack with its
+	// events: the heap trace replayed (HeapTable, HeapSums: a row per thread and stack with its
 	// allocations and leaks, and the statistics), the synchronization waits per thread and stack
-	// (Data.SyncSummary). Memory then grows with the distinct stacks and the blocks live at once,
+	// (SyncTable), the I/O calls per thread, stack, operation, outcome and file (IOTable, IOSizes):
+	// rows whose count is above 1. Memory then grows with the distinct stacks and the blocks live at once,
 	// not with the calls: for what needs the totals of all events and not the events themselves.
 	Summed bool
 }

@@ -1,7 +1,6 @@
 package experiment
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -20,7 +19,6 @@ import (
 
 	"er/internal/events"
 	"er/internal/regfile"
-	"er/internal/sat"
 )
 
 // Trace files: written inside the target by the collector library (preload/), one per data
@@ -332,11 +330,11 @@ type traceReader struct {
 	stacks  []TraceStack
 	untimed bool
 
-	// the instance being read: its stacks by id, and where its events (and heap sites) start in d
-	stackIdx                      map[uint32]uint32
-	heap0, sync0, io0, ck0, site0 int
-	syncSite0                     int
-	summed                        bool // Options.Summed: the traces are summed as they are read
+	// the instance being read: its stacks by id, and where its rows start in d's tables (and its
+	// clock samples in d.Clock)
+	stackIdx               map[uint32]uint32
+	heap0, sync0, io0, ck0 int
+	summed                 bool // Options.Summed: the traces are summed as they are read
 }
 
 func newTraceReader(d *Data, warn func(string)) *traceReader {
@@ -354,7 +352,7 @@ func readTraces(d *Data, sources []traceSource, opt Options, warn func(string)) 
 	stacksOnly := opt.TraceStacksOnly
 	tr := newTraceReader(d, warn)
 	if opt.Summed && !stacksOnly {
-		d.HeapSummary = &HeapSummary{}
+		newHeapSummer(d.heapTable()) // summed tables, if empty
 		d.syncTable()
 		newIOSummer(d.ioTable(), nil) // a summed table, if empty
 		tr.summed = true
@@ -411,13 +409,7 @@ func readTraces(d *Data, sources []traceSource, opt Options, warn func(string)) 
 // begin starts reading the files of one instance.
 func (tr *traceReader) begin() {
 	tr.stackIdx = map[uint32]uint32{}
-	tr.heap0, tr.sync0, tr.io0, tr.ck0 = len(tr.d.Heap), tr.d.SyncTable().Len(), tr.d.IOTable().Len(), len(tr.d.Clock)
-	if hs := tr.d.HeapSummary; hs != nil {
-		tr.site0 = len(hs.Sites)
-	}
-	if tr.summed {
-		tr.syncSite0 = tr.d.SyncTable().Len()
-	}
+	tr.heap0, tr.sync0, tr.io0, tr.ck0 = tr.d.HeapTable().Len(), tr.d.SyncTable().Len(), tr.d.IOTable().Len(), len(tr.d.Clock)
 }
 
 // end resolves the stack ids of the instance's events (read before its stacks) to stacks of d.
@@ -435,8 +427,10 @@ func (tr *traceReader) end() {
 	}
 	resolve := func(p *uint32) { resolveN(p, 1) }
 	d := tr.d
-	for i := tr.heap0; i < len(d.Heap); i++ {
-		resolve(&d.Heap[i].Stack)
+	if ht := d.HeapTable(); !tr.summed {
+		for i := tr.heap0; i < ht.Len(); i++ {
+			resolve(&ht.Stack[i])
+		}
 	}
 	if st := d.SyncTable(); !tr.summed {
 		for i := tr.sync0; i < st.Len(); i++ {
@@ -451,22 +445,17 @@ func (tr *traceReader) end() {
 	for i := tr.ck0; i < len(d.Clock); i++ {
 		resolve(&d.Clock[i].Stack)
 	}
-	if hs := d.HeapSummary; hs != nil && len(hs.Sites) > tr.site0 {
-		for i := tr.site0; i < len(hs.Sites); i++ {
-			resolveN(&hs.Sites[i].Stack, int(hs.Sites[i].Events))
+	if ht := d.HeapTable(); tr.summed && ht.Len() > tr.heap0 {
+		for i := tr.heap0; i < ht.Len(); i++ {
+			resolveN(&ht.Stack[i], int(ht.CountAt(i)))
 		}
-		hs.Sites = mergeSites(hs.Sites, func(s *HeapSite) [3]uint32 { return [3]uint32{s.Pid, s.Tid, s.Stack} },
-			func(m, s *HeapSite) {
-				m.Events += s.Events
-				m.Allocs, m.Bytes = m.Allocs+s.Allocs, sat.Add(m.Bytes, s.Bytes)
-				m.Leaks, m.Leaked = m.Leaks+s.Leaks, sat.Add(m.Leaked, s.Leaked)
-			})
+		mergeHeapRows(ht, tr.heap0)
 	}
-	if st := d.SyncTable(); tr.summed && st.Len() > tr.syncSite0 {
-		for i := tr.syncSite0; i < st.Len(); i++ {
+	if st := d.SyncTable(); tr.summed && st.Len() > tr.sync0 {
+		for i := tr.sync0; i < st.Len(); i++ {
 			resolveN(&st.Stack[i], int(st.CountAt(i)))
 		}
-		mergeSyncRows(st, tr.syncSite0)
+		mergeSyncRows(st, tr.sync0)
 	}
 	if it := d.IOTable(); tr.summed && it.Len() > tr.io0 {
 		for i := tr.io0; i < it.Len(); i++ {
@@ -474,23 +463,6 @@ func (tr *traceReader) end() {
 		}
 		mergeIORows(it, tr.io0)
 	}
-}
-
-// mergeSites merges the sites of the same key (process, thread and stack: two stack ids of a trace
-// can be one stack, or none, once resolved) into the first of them with add, keeping the order.
-func mergeSites[S any, K comparable](sites []S, key func(*S) K, add func(into, s *S)) []S {
-	first := make(map[K]int, len(sites))
-	out := sites[:0]
-	for i := range sites {
-		k := key(&sites[i])
-		if j, ok := first[k]; ok {
-			add(&out[j], &sites[i])
-			continue
-		}
-		first[k] = len(out)
-		out = append(out, sites[i])
-	}
-	return out
 }
 
 // finish gives the warnings of all instances and puts the events in time order.
@@ -503,9 +475,8 @@ func (tr *traceReader) finish() {
 	for _, pid := range slices.Sorted(maps.Keys(tr.maps)) {
 		d.Mappings = append(d.Mappings, tr.maps[pid]...)
 	}
-	byTime := func(a, b int64) int { return cmp.Compare(a, b) }
-	if !slices.IsSortedFunc(d.Heap, func(a, b HeapEvent) int { return byTime(a.Time, b.Time) }) {
-		slices.SortStableFunc(d.Heap, func(a, b HeapEvent) int { return byTime(a.Time, b.Time) })
+	if ht := d.HeapTable(); ht != nil && !tr.summed {
+		ht.SortByTime()
 	}
 	if st := d.SyncTable(); st != nil && !tr.summed {
 		st.SortByTime()
@@ -540,7 +511,7 @@ func (tr *traceReader) readFile(name, file string, r io.ReaderAt, size int64, fd
 			tr.d.Log.Settings = append(tr.d.Log.Settings, Setting{Name: "sync_threshold_ns", Value: strconv.FormatUint(h.param, 10)})
 		}
 		switch {
-		case h.kind == fileHeap && tr.d.HeapSummary != nil:
+		case h.kind == fileHeap && tr.summed:
 			w, err = tr.replayHeap(tf, &sk)
 		case h.kind == fileSync && tr.summed:
 			w, err = tr.sumSync(tf, &sk)
@@ -593,7 +564,11 @@ func (tr *traceReader) readEvents(tf *traceScan, sk *skipped) (warning string, e
 	var join func()
 	switch kind {
 	case recHeap:
-		join = windows(&d.Heap, counts, pds, func(d *Data) *[]HeapEvent { return &d.Heap })
+		var parts []*events.Table
+		parts, join = d.heapTable().Windows(counts)
+		for i, p := range parts {
+			pds[i].Tables = map[string]*events.Table{HeapSchema.Name: p}
+		}
 	case recSync:
 		st := d.syncTable()
 		st.Durs() // the waits' durations go in the windows
@@ -870,7 +845,7 @@ func (tr *traceReader) event(r *traceRec, h *traceHeader, sk *skipped) {
 			sk.out(r.off, "an allocation of %d bytes, more than a process's address space, 2^57 bytes", e.Size)
 			return
 		}
-		d.Heap = append(d.Heap, e)
+		d.addHeapEvent(e)
 	case recSync:
 		if size < sizeofRecSync {
 			sk.malformed++

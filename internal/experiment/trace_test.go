@@ -155,19 +155,20 @@ func TestReadTraces(t *testing.T) {
 		{Time: 300, Pid: 42, Tid: 8, Op: HeapFree, Old: 0x1000},
 		{Time: 350, Pid: 42, Tid: 9, Op: HeapCalloc, Addr: 0x3000, Size: 48},
 	}
-	if len(d.Heap) != 4 {
-		t.Fatalf("heap %+v", d.Heap)
+	heap := d.HeapEvents()
+	if len(heap) != 4 {
+		t.Fatalf("heap %+v", heap)
 	}
-	if !reflect.DeepEqual(stack(d.Heap[0].Stack), Stack{0x7f0010, 0x400100, 0x400200}) ||
-		!reflect.DeepEqual(stack(d.Heap[1].Stack), Stack{0x7f0020, 0x400300}) || d.Heap[2].Stack != 0 ||
-		!reflect.DeepEqual(stack(d.Heap[3].Stack), Stack{0x7f0010, 0x400100, 0x400200}) {
-		t.Errorf("heap stacks %v %v %v", stack(d.Heap[0].Stack), stack(d.Heap[1].Stack), d.Heap[2].Stack)
+	if !reflect.DeepEqual(stack(heap[0].Stack), Stack{0x7f0010, 0x400100, 0x400200}) ||
+		!reflect.DeepEqual(stack(heap[1].Stack), Stack{0x7f0020, 0x400300}) || heap[2].Stack != 0 ||
+		!reflect.DeepEqual(stack(heap[3].Stack), Stack{0x7f0010, 0x400100, 0x400200}) {
+		t.Errorf("heap stacks %v %v %v", stack(heap[0].Stack), stack(heap[1].Stack), heap[2].Stack)
 	}
-	for i := range d.Heap {
-		d.Heap[i].Stack = 0
+	for i := range heap {
+		heap[i].Stack = 0
 	}
-	if !reflect.DeepEqual(d.Heap, wantHeap) {
-		t.Errorf("heap\n got %+v\nwant %+v", d.Heap, wantHeap)
+	if !reflect.DeepEqual(heap, wantHeap) {
+		t.Errorf("heap\n got %+v\nwant %+v", heap, wantHeap)
 	}
 	if sy := syncEvents(d.SyncTable()); len(sy) != 1 || sy[0].Wait != 400 || sy[0].Object != 0xabc || sy[0].Op != SyncMutexLock ||
 		!reflect.DeepEqual(stack(sy[0].Stack), Stack{0x7f0020, 0x400300}) || d.SyncTable().CountAt(0) != 1 || d.SyncTable().CPU[0] != -1 {
@@ -231,8 +232,8 @@ func TestReadTracesDamaged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Heap) != 1 || d.Heap[0].Stack != 0 {
-		t.Errorf("heap %+v", d.Heap)
+	if d.HeapTable().Len() != 1 || d.HeapTable().Stack[0] != 0 {
+		t.Errorf("heap %+v", d.HeapEvents())
 	}
 	all := strings.Join(d.Warnings, "\n")
 	for _, w := range []string{"heaptrace: 1 blocks end in a damaged record (first at offset 4144", "1 trace events refer to stacks that were never written"} {
@@ -293,7 +294,7 @@ func FuzzReadTraceFile(f *testing.F) {
 			var warns []string
 			tr := newTraceReader(d, func(w string) { warns = append(warns, w) })
 			if summed {
-				d.HeapSummary = &HeapSummary{}
+				newHeapSummer(d.heapTable())
 				d.syncTable()
 				newIOSummer(d.ioTable(), nil)
 				tr.summed = true
@@ -312,9 +313,10 @@ func FuzzReadTraceFile(f *testing.F) {
 		d, warns := read(1, false)
 		if d3, warns3 := read(3, false); !reflect.DeepEqual(d3, d) || !reflect.DeepEqual(warns3, warns) {
 			t.Fatalf("read in 3 parts: %d heap, %d sync, %d I/O, %d clock events, warnings %q; whole: %d, %d, %d, %d, %q",
-				len(d3.Heap), d3.SyncTable().Len(), d3.IOTable().Len(), len(d3.Clock), warns3, len(d.Heap), d.SyncTable().Len(), d.IOTable().Len(), len(d.Clock), warns)
+				d3.HeapTable().Len(), d3.SyncTable().Len(), d3.IOTable().Len(), len(d3.Clock), warns3, d.HeapTable().Len(), d.SyncTable().Len(), d.IOTable().Len(), len(d.Clock), warns)
 		}
-		sum := &Data{Heap: slices.Clone(d.Heap)}
+		sum := &Data{}
+		sum.AddHeap(d.HeapEvents())
 		sum.AddSync(syncEvents(d.SyncTable()))
 		sum.AddIO(d.IOEvents()) // named as read
 		sum.SummarizeHeap()
@@ -322,13 +324,13 @@ func FuzzReadTraceFile(f *testing.F) {
 		sum.SummarizeIO()
 		for _, parts := range []int{1, 3} {
 			ds, warnsS := read(parts, true)
-			if !reflect.DeepEqual(ds.HeapSummary, sum.HeapSummary) || !sameSync(ds.SyncTable(), sum.SyncTable()) ||
-				!sameIO(ds.IOTable(), sum.IOTable()) || !reflect.DeepEqual(warnsS, warns) || len(ds.Heap) != 0 {
+			if !sameHeap(ds.HeapTable(), sum.HeapTable()) || !sameSync(ds.SyncTable(), sum.SyncTable()) ||
+				!sameIO(ds.IOTable(), sum.IOTable()) || !reflect.DeepEqual(warnsS, warns) {
 				t.Fatalf("read summed in %d parts: %+v, %+v, %+v, warnings %q; the events read and summed: %+v, %+v, %+v, %q",
-					parts, ds.HeapSummary, ds.SyncTable(), ds.IOTable(), warnsS, sum.HeapSummary, sum.SyncTable(), sum.IOTable(), warns)
+					parts, ds.HeapTable(), ds.SyncTable(), ds.IOTable(), warnsS, sum.HeapTable(), sum.SyncTable(), sum.IOTable(), warns)
 			}
 		}
-		for _, e := range d.Heap {
+		for _, e := range d.HeapEvents() {
 			if int(e.Stack) >= len(d.Stacks) {
 				t.Fatalf("stack %d of %d", e.Stack, len(d.Stacks))
 			}
@@ -410,7 +412,7 @@ func TestTraceRecordRanges(t *testing.T) {
 			var n int
 			switch tt.file {
 			case HeapTraceFile:
-				n = len(d.Heap)
+				n = d.HeapTable().Len()
 			case SyncTraceFile:
 				n = d.SyncTable().Len()
 			case IOTraceFile:
@@ -494,14 +496,14 @@ func TestTraceMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Heap) != n+n*9/10 {
-		t.Fatalf("%d heap events, want %d", len(d.Heap), n+n*9/10)
+	if d.HeapTable().Len() != n+n*9/10 {
+		t.Fatalf("%d heap events, want %d", d.HeapTable().Len(), n+n*9/10)
 	}
-	events := int64(len(d.Heap)) * int64(unsafe.Sizeof(HeapEvent{}))
+	events := int64(d.HeapTable().Len()) * int64(unsafe.Sizeof(HeapEvent{}))
 	alloc := int64(after.TotalAlloc - before.TotalAlloc)
 	t.Logf("trace %d bytes, events %d bytes, allocated %d bytes (%.2f times the trace)", size, events, alloc, float64(alloc)/float64(size))
 	if alloc > events+events/4 {
-		t.Errorf("reading %d bytes of heap trace allocated %d bytes; its %d events take %d: want at most 1.25 times that", size, alloc, len(d.Heap), events)
+		t.Errorf("reading %d bytes of heap trace allocated %d bytes; its %d events take %d: want at most 1.25 times that", size, alloc, d.HeapTable().Len(), events)
 	}
 }
 
@@ -546,7 +548,7 @@ func TestReadEventsInParts(t *testing.T) {
 		return d, warns
 	}
 	whole, wantWarns := read(1)
-	if n := len(whole.Heap); n != 40*60-5-6 {
+	if n := whole.HeapTable().Len(); n != 40*60-5-6 {
 		t.Fatalf("read whole: %d events, want %d", n, 40*60-5-6)
 	}
 	want := []string{"heaptrace: 2 blocks end in a damaged record (first at offset 26256: record of 262136 bytes does not fit its block)",
@@ -560,8 +562,8 @@ func TestReadEventsInParts(t *testing.T) {
 	}
 	for _, parts := range []int{2, 3, 7, 40, 64} {
 		d, warns := read(parts)
-		if !reflect.DeepEqual(d.Heap, whole.Heap) {
-			t.Errorf("%d parts: %d events, differing from the %d of one part", parts, len(d.Heap), len(whole.Heap))
+		if !reflect.DeepEqual(d.HeapEvents(), whole.HeapEvents()) {
+			t.Errorf("%d parts: %d events, differing from the %d of one part", parts, d.HeapTable().Len(), whole.HeapTable().Len())
 		}
 		if !reflect.DeepEqual(warns, wantWarns) {
 			t.Errorf("%d parts: warnings %q, want %q", parts, warns, wantWarns)
@@ -577,8 +579,8 @@ func TestTraceStacksOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Heap) != 4 || d.SyncTable().Len() != 1 || len(d.TraceStacks) != 0 {
-		t.Errorf("untimed stacks: %d heap and %d sync events, %d trace stacks; want 4, 1 and none", len(d.Heap), d.SyncTable().Len(), len(d.TraceStacks))
+	if d.HeapTable().Len() != 4 || d.SyncTable().Len() != 1 || len(d.TraceStacks) != 0 {
+		t.Errorf("untimed stacks: %d heap and %d sync events, %d trace stacks; want 4, 1 and none", d.HeapTable().Len(), d.SyncTable().Len(), len(d.TraceStacks))
 	}
 	timed := func(id, tid uint32, ns uint64, pcs ...uint64) []byte {
 		body := []any{id, uint32(len(pcs))}
@@ -600,7 +602,7 @@ func TestTraceStacksOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(d.Heap) + d.SyncTable().Len() + d.IOTable().Len() + len(d.Clock); n != 0 {
+	if n := d.HeapTable().Len() + d.SyncTable().Len() + d.IOTable().Len() + len(d.Clock); n != 0 {
 		t.Errorf("timed stacks: %d events read, want none", n)
 	}
 	want := []TraceStack{{Pid: 42, Tid: 7, Time: 90, Stack: 1}, {Pid: 42, Tid: 8, Time: 150, Stack: 2}}
@@ -610,13 +612,28 @@ func TestTraceStacksOnly(t *testing.T) {
 	if len(d.Stacks) != 3 || !reflect.DeepEqual(d.Stacks[2], Stack{0x7f0020, 0x400300}) || len(d.Mappings) != 2 {
 		t.Errorf("stacks %v, mappings %+v", d.Stacks, d.Mappings)
 	}
-	if d, err = Open(dir); err != nil || len(d.Heap) != 4 || len(d.TraceStacks) != 0 {
-		t.Errorf("Open: %d heap events, %d trace stacks, %v; want 4, none", len(d.Heap), len(d.TraceStacks), err)
+	if d, err = Open(dir); err != nil || d.HeapTable().Len() != 4 || len(d.TraceStacks) != 0 {
+		t.Errorf("Open: %d heap events, %d trace stacks, %v; want 4, none", d.HeapTable().Len(), len(d.TraceStacks), err)
 	}
 }
 
 // sameSync says whether two tables of summed waits hold the same rows (an empty table and none
 // are the same).
+// sameHeap says whether the summed heap tables a and b have the same rows, sums and last time.
+func sameHeap(a, b *events.Table) bool {
+	if a.Len() != b.Len() || a.LastTime() != b.LastTime() {
+		return false
+	}
+	if a.Len() == 0 {
+		return true
+	}
+	if !reflect.DeepEqual(HeapSums(a).Stats, HeapSums(b).Stats) {
+		return false
+	}
+	da, db := &Data{Tables: map[string]*events.Table{HeapSchema.Name: a}}, &Data{Tables: map[string]*events.Table{HeapSchema.Name: b}}
+	return reflect.DeepEqual(da.HeapEvents(), db.HeapEvents()) && slices.Equal(a.Counts(), b.Counts()) && reflect.DeepEqual(HeapSums(a).Sites, HeapSums(b).Sites)
+}
+
 // sameIO says whether the summed I/O tables a and b have the same rows, sizes and last time.
 func sameIO(a, b *events.Table) bool {
 	if a.Len() != b.Len() || a.LastTime() != b.LastTime() {

@@ -380,7 +380,11 @@ type Data struct {
 	Mappings []Mapping
 	Stacks   []Stack // index is the stack id; Stacks[0] is the empty stack
 	Clock    []ClockSample
-	Heap     []HeapEvent // in time order per thread
+	// heapEvs and mergeHeap, syncEvs and mergeSync, ioEvs and mergeIO: the calls of a block that a
+	// merge of a trace reads (Options.Summed, mergeTrace); otherwise the reader adds them to the
+	// tables of HeapSchema, SyncSchema and IOSchema.
+	heapEvs   []HeapEvent
+	mergeHeap bool
 	// syncEvs are the synchronization waits of a block that a merge of the trace reads
 	// (Options.Summed, mergeTrace: mergeSync); otherwise the reader adds them to the table of
 	// SyncSchema (Data.SyncTable).
@@ -398,28 +402,6 @@ type Data struct {
 	Warnings []string // what the reader had to skip or repair (a truncated last block, a missing file)
 	// TraceStacks are the stacks of the trace events not read (Options.TraceStacksOnly).
 	TraceStacks []TraceStack
-	// HeapSummary holds the heap events summed, where they were summed as they were read
-	// (Options.Summed): Heap is then empty. The synchronization waits and I/O calls summed are
-	// rows of their tables (SyncTable, IOTable) that stand for several.
-	HeapSummary *HeapSummary
-}
-
-// HeapSummary is what a replay of an experiment's heap events found, kept in place of the events:
-// memory grows with the distinct stacks and the blocks live at once, not with the calls.
-type HeapSummary struct {
-	Sites []HeapSite       // in the order of their first events (time, then order in the trace)
-	Stats heapreplay.Stats // of all events; its peaks' Exp is 0
-	Last  int64            // the time of the last event
-}
-
-// HeapSite is the heap events of one thread with one stack, summed: how many, and of the blocks
-// they allocated, how many and how many bytes, and of those how many leaked.
-type HeapSite struct {
-	Time            int64 // of its first event
-	Pid, Tid, Stack uint32
-	Events          int64
-	Allocs, Bytes   int64
-	Leaks, Leaked   int64 // blocks never freed, and their bytes
 }
 
 // TraceStack is a stack of the collector library's trace files: of which process and thread, and
@@ -437,17 +419,11 @@ func (d *Data) LastTime() int64 {
 	for i := range d.Clock {
 		t = max(t, d.Clock[i].Time)
 	}
-	if d.HeapSummary != nil {
-		t = max(t, d.HeapSummary.Last)
-	}
 	for _, tb := range d.Tables {
 		t = max(t, tb.LastTime())
 	}
 	for i := range d.Overview {
 		t = max(t, d.Overview[i].Time)
-	}
-	for i := range d.Heap {
-		t = max(t, d.Heap[i].Time)
 	}
 	return t
 }

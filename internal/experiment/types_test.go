@@ -27,7 +27,7 @@ func TestLastTime(t *testing.T) {
 		t.Errorf("no events: %d", got)
 	}
 	d.Clock = []ClockSample{{Time: 5}, {Time: 3}}
-	d.Heap = []HeapEvent{{Time: 7}}
+	d.AddHeap([]HeapEvent{{Time: 7}})
 	d.AddSync([]SyncEvent{{Time: 6}})
 	d.AddIO([]IOEvent{{Time: 4}})
 	d.Overview = []OverviewSample{{Time: 2}}

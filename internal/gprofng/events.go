@@ -241,6 +241,8 @@ func (c *converter) heap(p *Profile, recs []Record) {
 	slices.SortStableFunc(recs, func(a, b Record) int { return cmp.Compare(a.Int("TSTAMP"), b.Int("TSTAMP")) })
 	h := newGprofngHeap()
 	noOld, bad := 0, 0
+	evs := make([]experiment.HeapEvent, 0, len(recs))
+	defer func() { c.d.AddHeap(evs) }()
 	for i := range recs {
 		r := &recs[i]
 		t, tid, st := c.common(r)
@@ -279,7 +281,7 @@ func (c *converter) heap(p *Profile, recs []Record) {
 		case heapMunmap:
 			e.Old = addr
 		}
-		c.d.Heap = append(c.d.Heap, e)
+		evs = append(evs, e)
 	}
 	if noOld > 0 {
 		c.warnings = append(c.warnings, fmt.Sprintf("%s: %d realloc calls recorded without the block they were given (gprofng %s does not record it): the block a realloc moved or resized is not freed by it, as gprofng's own display counts it", p.File, noOld, c.log.Collector))

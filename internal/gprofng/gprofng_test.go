@@ -111,10 +111,11 @@ func TestOpenHeap(t *testing.T) {
 	}
 	// gprofng display text -allocs: 221 allocations of 35266 bytes; -leaks: 18 leaks, 12400 bytes.
 	st := heapreplay.Stats{}
-	p := heapreplay.NewProcess(func(id int32) int64 { return d.Heap[id].Replay().Bytes() }, nil, &st)
+	heap := d.HeapEvents()
+	p := heapreplay.NewProcess(func(id int32) int64 { return heap[id].Replay().Bytes() }, nil, &st)
 	ops := map[experiment.HeapOp]int{}
-	for i := range d.Heap {
-		e := &d.Heap[i]
+	for i := range heap {
+		e := &heap[i]
 		ops[e.Op]++
 		p.Event(e.Replay(), int32(i))
 	}
@@ -122,7 +123,7 @@ func TestOpenHeap(t *testing.T) {
 		t.Errorf("allocations %d of %d bytes, want gprofng's 221 of 35266", st.Allocs.Count, st.Allocs.Bytes)
 	}
 	var leaks, leaked int64
-	p.EachLive(func(id int32) { leaks++; leaked += d.Heap[id].Replay().Bytes() })
+	p.EachLive(func(id int32) { leaks++; leaked += heap[id].Replay().Bytes() })
 	if leaks != 18 || leaked != 12400 {
 		t.Errorf("leaks %d of %d bytes, want gprofng's 18 of 12400", leaks, leaked)
 	}
@@ -134,7 +135,7 @@ func TestOpenHeap(t *testing.T) {
 	}
 	// leak_direct's three blocks of 1000 bytes, called from main.
 	n := 0
-	for _, e := range d.Heap {
+	for _, e := range d.HeapEvents() {
 		if e.Size == 1000 {
 			n++
 			if f := programFrames(d, e.Stack, "heap"); !slices.Equal(f, []string{"leak_direct", "main"}) {
