@@ -84,6 +84,7 @@ type ExpIndex struct {
 	lastThread int
 	lastSample int       // index of the last sample SampleAt found (from 0), or -1
 	threadOf   [][]int32 // by DataKind: each event's thread number; made on first use
+	bound      []Bound   // by DataKind: the kinds' accessors of d's events
 }
 
 type point struct {
@@ -106,8 +107,10 @@ func NewExpIndex(exp int, d *experiment.Data) *ExpIndex {
 	}
 	var ev EventInfo
 	for _, k := range Kinds {
+		b := k.Bind(d)
+		x.bound = append(x.bound, b)
 		for i, n := 0, k.Len(d); i < n; i++ {
-			k.Info(d, i, &ev)
+			b.Info(i, &ev)
 			add(ev.Pid, ev.Tid, ev.Time)
 		}
 	}
@@ -267,7 +270,11 @@ func (x *ExpIndex) event(k DataKind, i int, ev *EventInfo) {
 	if ev.Data != x.d {
 		ev.Data = x.d
 	}
-	kindOf(k).Info(x.d, i, ev)
+	if int(k) < len(x.bound) {
+		x.bound[k].Info(i, ev)
+		return
+	}
+	kindOf(k).Info(x.d, i, ev) // a kind registered after the index was made
 }
 
 // threadNumbers returns the thread number of each event of kind k, computed once: filters are

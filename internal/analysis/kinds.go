@@ -86,6 +86,24 @@ type Kind struct {
 	// registered with it and removed with it.
 	Passes       []*FramePass
 	removePasses []func()
+	bind         func(d *experiment.Data) Bound // a table kind's Bind
+}
+
+// Bound is a kind's accessors of one experiment's events (Kind.Bind). A kind's Info and Stack take
+// the experiment, and a table kind's find its table in it at every call (a map lookup by name: 7%
+// of er print's time over 4,000,000 heap events); the bound ones find it once.
+type Bound struct {
+	Info  func(i int, ev *EventInfo)
+	Stack func(i int) uint32
+}
+
+// Bind returns k's accessors of d's events. The tables of d must not change while they are used.
+func (k *Kind) Bind(d *experiment.Data) Bound {
+	if k.bind != nil {
+		return k.bind(d)
+	}
+	info, stack := k.Info, k.Stack
+	return Bound{Info: func(i int, ev *EventInfo) { info(d, i, ev) }, Stack: func(i int) uint32 { return stack(d, i) }}
 }
 
 // Column is a field of a kind's events in filter expressions.
@@ -109,14 +127,26 @@ func (k *Kind) tableDefaults() {
 	if k.Count == nil {
 		k.Count = func(d *experiment.Data) int64 { return d.Tables[name].Events() }
 	}
+	tableInfo := func(t *events.Table, i int, ev *EventInfo) {
+		ev.Pid, ev.Tid, ev.Time, ev.Dur, ev.CPU = t.Pid[i], t.Tid[i], t.Time[i], t.DurAt(i), int64(t.CPUAt(i))
+	}
+	ownInfo, ownStack := k.Info, k.Stack
 	if k.Info == nil {
-		k.Info = func(d *experiment.Data, i int, ev *EventInfo) {
-			t := d.Tables[name]
-			ev.Pid, ev.Tid, ev.Time, ev.Dur, ev.CPU = t.Pid[i], t.Tid[i], t.Time[i], t.DurAt(i), int64(t.CPU[i])
-		}
+		k.Info = func(d *experiment.Data, i int, ev *EventInfo) { tableInfo(d.Tables[name], i, ev) }
 	}
 	if k.Stack == nil {
 		k.Stack = func(d *experiment.Data, i int) uint32 { return d.Tables[name].Stack[i] }
+	}
+	k.bind = func(d *experiment.Data) Bound {
+		t := d.Tables[name]
+		b := Bound{Info: func(i int, ev *EventInfo) { tableInfo(t, i, ev) }, Stack: func(i int) uint32 { return t.Stack[i] }}
+		if ownInfo != nil {
+			b.Info = func(i int, ev *EventInfo) { ownInfo(d, i, ev) }
+		}
+		if ownStack != nil {
+			b.Stack = func(i int) uint32 { return ownStack(d, i) }
+		}
+		return b
 	}
 	for j, c := range s.Columns {
 		if c.Type == events.Str {

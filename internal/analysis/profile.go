@@ -641,6 +641,7 @@ func (ea *eventAdder) addAll(keepOf func(k DataKind, n int) []bool, groups *ioGr
 			continue
 		}
 		ke := k.Prepare(&KindRun{P: p, D: d, Exp: int(es.idx), Keep: keep, es: es, io: groups})
+		b := k.Bind(d)
 		out := ea.vals[base : base+p.kindLen(k.ID)]
 		ea.refine = nil
 		if ke.Refine != nil {
@@ -652,8 +653,8 @@ func (ea *eventAdder) addAll(keepOf func(k DataKind, n int) []bool, groups *ioGr
 			}
 			ea.clear()
 			dur := ke.Values(i, out)
-			k.Info(d, i, &ev)
-			if ea.add(event{ev.Pid, ev.Tid, ev.Time, dur, k.ID, i}, k.Stack(d, i), k.Sampled) && ke.Added != nil {
+			b.Info(i, &ev)
+			if ea.add(event{ev.Pid, ev.Tid, ev.Time, dur, k.ID, i}, b.Stack(i), k.Sampled) && ke.Added != nil {
 				ke.Added(i, ea.vals)
 			}
 		}

@@ -819,13 +819,14 @@ func eventStacks(d *experiment.Data) *experiment.Data {
 	}
 	var ev analysis.EventInfo
 	for _, k := range analysis.Kinds {
+		b := k.Bind(d)
 		for i, n := 0, k.Len(d); i < n; i++ {
-			k.Info(d, i, &ev)
+			b.Info(i, &ev)
 			mode := experiment.ModeUser
 			if k.ID == analysis.DataClock {
 				mode = d.Clock[i].Mode
 			}
-			add(ev.Time, ev.Pid, ev.Tid, k.Stack(d, i), mode)
+			add(ev.Time, ev.Pid, ev.Tid, b.Stack(i), mode)
 		}
 	}
 	for _, st := range d.TraceStacks { // the stacks of the trace events not read

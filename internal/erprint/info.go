@@ -327,9 +327,10 @@ func statsOf(d *experiment.Data) stats {
 	procs := map[uint32]bool{}
 	var ev analysis.EventInfo
 	for _, k := range analysis.Kinds {
+		b := k.Bind(d)
 		for i, n := 0, k.Len(d); i < n; i++ {
 			if k.Threaded == nil || k.Threaded(d, i) {
-				k.Info(d, i, &ev)
+				b.Info(i, &ev)
 				threads[[2]uint32{ev.Pid, ev.Tid}] = true
 				procs[ev.Pid] = true
 			}

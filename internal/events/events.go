@@ -204,8 +204,9 @@ type Row struct {
 }
 
 // Table is a kind's events, a column each: the header's and the declared ones (Cols, in schema
-// order). Its rows are in the order they were added (the reader adds them in time order). Dur and
-// Count are nil while every row's is the default (0, and 1): read them with DurAt and CountAt.
+// order). Its rows are in the order they were added (the reader adds them in time order). Dur,
+// Count and CPU are nil while every row's is the default (0, 1 and -1): read them with DurAt,
+// CountAt and CPUAt.
 type Table struct {
 	Schema           *Schema
 	Time, Dur, Count []int64
@@ -334,6 +335,32 @@ func (t *Table) CountAt(i int) int64 {
 	return t.Count[i]
 }
 
+// CPUAt is the CPU of row i, -1 where it was not recorded.
+func (t *Table) CPUAt(i int) int32 {
+	if t.CPU == nil {
+		return -1
+	}
+	return t.CPU[i]
+}
+
+// CPUs returns the CPUs, made (all -1) where they were not kept.
+func (t *Table) CPUs() []int32 {
+	if t.CPU == nil {
+		t.CPU = make([]int32, t.Len(), cap(t.Time))
+		for i := range t.CPU {
+			t.CPU[i] = -1
+		}
+	}
+	return t.CPU
+}
+
+// addCPU appends a row's CPU, keeping CPU nil while every row's is -1.
+func (t *Table) addCPU(cpu int32) {
+	if t.CPU != nil || cpu != -1 {
+		t.CPU = append(t.CPUs(), cpu)
+	}
+}
+
 // Durs returns the durations, made (all 0) where they were not kept.
 func (t *Table) Durs() []int64 {
 	if t.Dur == nil {
@@ -367,8 +394,9 @@ func (t *Table) addHeader(time, dur, count int64) {
 
 // Add appends r; its Cols must have one value per declared column (missing ones are 0).
 func (t *Table) Add(r Row) {
+	t.addCPU(r.CPU) // before the time: it counts the rows
 	t.addHeader(r.Time, r.Dur, r.Count)
-	t.Pid, t.Tid, t.CPU, t.Stack = append(t.Pid, r.Pid), append(t.Tid, r.Tid), append(t.CPU, r.CPU), append(t.Stack, r.Stack)
+	t.Pid, t.Tid, t.Stack = append(t.Pid, r.Pid), append(t.Tid, r.Tid), append(t.Stack, r.Stack)
 	for j := range t.Cols {
 		var v int64
 		if j < len(r.Cols) {
@@ -382,13 +410,14 @@ func (t *Table) Add(r Row) {
 // (Cols[j].Append) before the next row. It is Add without a Row's column slice, for readers of a
 // million rows.
 func (t *Table) AddHeader(time, dur, count int64, pid, tid uint32, cpu int32, stack uint32) {
+	t.addCPU(cpu) // before the time: it counts the rows
 	t.addHeader(time, dur, count)
-	t.Pid, t.Tid, t.CPU, t.Stack = append(t.Pid, pid), append(t.Tid, tid), append(t.CPU, cpu), append(t.Stack, stack)
+	t.Pid, t.Tid, t.Stack = append(t.Pid, pid), append(t.Tid, tid), append(t.Stack, stack)
 }
 
 // Row returns row i.
 func (t *Table) Row(i int) Row {
-	r := Row{Time: t.Time[i], Dur: t.DurAt(i), Count: t.CountAt(i), Pid: t.Pid[i], Tid: t.Tid[i], CPU: t.CPU[i], Stack: t.Stack[i]}
+	r := Row{Time: t.Time[i], Dur: t.DurAt(i), Count: t.CountAt(i), Pid: t.Pid[i], Tid: t.Tid[i], CPU: t.CPUAt(i), Stack: t.Stack[i]}
 	for j := range t.Cols {
 		r.Cols = append(r.Cols, t.Cols[j].At(i))
 	}
@@ -463,10 +492,10 @@ func Value(b []byte, t Type) int64 {
 // DecodeRecord decodes the record rec (at least size bytes) of a file whose declared columns are
 // at offs, and adds it to t.
 func (t *Table) DecodeRecord(rec []byte, offs []int) {
+	t.addCPU(int32(le.Uint32(rec[32:]))) // before the time: it counts the rows
 	t.addHeader(int64(le.Uint64(rec[0:])), int64(le.Uint64(rec[8:])), int64(le.Uint64(rec[16:])))
 	t.Pid = append(t.Pid, le.Uint32(rec[24:]))
 	t.Tid = append(t.Tid, le.Uint32(rec[28:]))
-	t.CPU = append(t.CPU, int32(le.Uint32(rec[32:])))
 	t.Stack = append(t.Stack, le.Uint32(rec[36:]))
 	for j, c := range t.Schema.Columns {
 		t.Cols[j].Append(Value(rec[offs[j]:], c.Type))
@@ -482,7 +511,10 @@ func (t *Table) CopyRow(i, j int) {
 	if t.Count != nil {
 		t.Count[i] = t.Count[j]
 	}
-	t.Pid[i], t.Tid[i], t.CPU[i], t.Stack[i] = t.Pid[j], t.Tid[j], t.CPU[j], t.Stack[j]
+	if t.CPU != nil {
+		t.CPU[i] = t.CPU[j]
+	}
+	t.Pid[i], t.Tid[i], t.Stack[i] = t.Pid[j], t.Tid[j], t.Stack[j]
 	for k := range t.Cols {
 		t.Cols[k].Set(i, t.Cols[k].At(j))
 	}
@@ -497,7 +529,10 @@ func (t *Table) Truncate(n int) {
 	if t.Count != nil {
 		t.Count = t.Count[:n]
 	}
-	t.Pid, t.Tid, t.CPU, t.Stack = t.Pid[:n], t.Tid[:n], t.CPU[:n], t.Stack[:n]
+	if t.CPU != nil {
+		t.CPU = t.CPU[:n]
+	}
+	t.Pid, t.Tid, t.Stack = t.Pid[:n], t.Tid[:n], t.Stack[:n]
 	for j := range t.Cols {
 		t.Cols[j].truncate(n)
 	}
@@ -512,7 +547,10 @@ func (t *Table) Grow(n int) {
 	if t.Count != nil {
 		t.Count = grow(t.Count, n)
 	}
-	t.Pid, t.Tid, t.CPU, t.Stack = grow(t.Pid, n), grow(t.Tid, n), grow(t.CPU, n), grow(t.Stack, n)
+	if t.CPU != nil {
+		t.CPU = grow(t.CPU, n)
+	}
+	t.Pid, t.Tid, t.Stack = grow(t.Pid, n), grow(t.Tid, n), grow(t.Stack, n)
 	for j := range t.Cols {
 		t.Cols[j].grow(n)
 	}
@@ -659,7 +697,10 @@ func (t *Table) Windows(counts []int) (parts []*Table, join func()) {
 		if t.Count != nil {
 			p.Count = t.Count[off : off : off+n]
 		}
-		p.Pid, p.Tid, p.CPU, p.Stack = t.Pid[off:off:off+n], t.Tid[off:off:off+n], t.CPU[off:off:off+n], t.Stack[off:off:off+n]
+		if t.CPU != nil {
+			p.CPU = t.CPU[off : off : off+n]
+		}
+		p.Pid, p.Tid, p.Stack = t.Pid[off:off:off+n], t.Tid[off:off:off+n], t.Stack[off:off:off+n]
 		for j := range t.Cols {
 			p.Cols[j] = t.Cols[j].window(off, n)
 		}
@@ -712,8 +753,11 @@ func (t *Table) appendRows(p *Table) {
 	if p.Count != nil || t.Count != nil {
 		t.Count = append(t.Counts(), p.Counts()...)
 	}
+	if p.CPU != nil || t.CPU != nil {
+		t.CPU = append(t.CPUs(), p.CPUs()...)
+	}
 	t.Time = append(t.Time, p.Time...)
-	t.Pid, t.Tid, t.CPU, t.Stack = append(t.Pid, p.Pid...), append(t.Tid, p.Tid...), append(t.CPU, p.CPU...), append(t.Stack, p.Stack...)
+	t.Pid, t.Tid, t.Stack = append(t.Pid, p.Pid...), append(t.Tid, p.Tid...), append(t.Stack, p.Stack...)
 	for j := range t.Cols {
 		t.Cols[j].appendCol(&p.Cols[j])
 	}
@@ -743,7 +787,9 @@ func (t *Table) SortByTime() {
 	}
 	reorder(t.Pid, idx, &sc.u32)
 	reorder(t.Tid, idx, &sc.u32)
-	reorder(t.CPU, idx, &sc.i32)
+	if t.CPU != nil {
+		reorder(t.CPU, idx, &sc.i32)
+	}
 	reorder(t.Stack, idx, &sc.u32)
 	for j := range t.Cols {
 		t.Cols[j].reorder(idx, &sc)

@@ -120,24 +120,41 @@ func TestRowEdits(t *testing.T) {
 	}
 }
 
-// TestDefaultColumns: Dur and Count take no memory while every row has the default (0 and 1), and
-// are made with the rows so far at the first other value.
+// TestDefaultColumns: Dur, Count and CPU take no memory while every row has the default (0, 1
+// and -1), and are made with the rows so far at the first other value, by Add, AddHeader and
+// DecodeRecord alike.
 func TestDefaultColumns(t *testing.T) {
 	tb := New(testSchema)
-	tb.Add(Row{Time: 1, Count: 1})
-	tb.Add(Row{Time: 2, Count: 1})
-	if tb.Dur != nil || tb.Count != nil || tb.DurAt(1) != 0 || tb.CountAt(1) != 1 || tb.Events() != 2 {
-		t.Fatalf("defaults kept: dur %v, count %v", tb.Dur, tb.Count)
+	tb.Add(Row{Time: 1, Count: 1, CPU: -1})
+	tb.AddHeader(2, 0, 1, 0, 0, -1, 0)
+	for j := range tb.Cols {
+		tb.Cols[j].Append(0)
 	}
-	tb.Add(Row{Time: 3, Dur: 5, Count: 4})
-	if !reflect.DeepEqual(tb.Dur, []int64{0, 0, 5}) || !reflect.DeepEqual(tb.Count, []int64{1, 1, 4}) || tb.Events() != 6 {
-		t.Errorf("dur %v, count %v", tb.Dur, tb.Count)
+	if tb.Dur != nil || tb.Count != nil || tb.CPU != nil || tb.DurAt(1) != 0 || tb.CountAt(1) != 1 || tb.CPUAt(1) != -1 || tb.Events() != 2 {
+		t.Fatalf("defaults kept: dur %v, count %v, cpu %v", tb.Dur, tb.Count, tb.CPU)
+	}
+	tb.Add(Row{Time: 3, Dur: 5, Count: 4, CPU: 2})
+	if !reflect.DeepEqual(tb.Dur, []int64{0, 0, 5}) || !reflect.DeepEqual(tb.Count, []int64{1, 1, 4}) ||
+		!reflect.DeepEqual(tb.CPU, []int32{-1, -1, 2}) || tb.Events() != 6 {
+		t.Errorf("dur %v, count %v, cpu %v", tb.Dur, tb.Count, tb.CPU)
 	}
 	tb.CopyRow(0, 2)
 	tb.CopyRow(1, 0)
 	tb.Truncate(2)
-	if tb.Row(1).Dur != 5 || tb.Row(1).Count != 4 || tb.Len() != 2 {
+	if tb.Row(1).Dur != 5 || tb.Row(1).Count != 4 || tb.Row(1).CPU != 2 || tb.Len() != 2 {
 		t.Errorf("rows %+v %+v", tb.Row(0), tb.Row(1))
+	}
+	offs, size := testSchema.Offsets()
+	rec := AppendRecord(nil, offs, size, testSchema, Row{Time: 1, Count: 1, CPU: -1})
+	rec = AppendRecord(rec, offs, size, testSchema, Row{Time: 2, Count: 1, CPU: 7})
+	d := New(testSchema)
+	d.DecodeRecord(rec, offs)
+	if d.CPU != nil {
+		t.Errorf("a record of CPU -1 made the column: %v", d.CPU)
+	}
+	d.DecodeRecord(rec[size:], offs)
+	if !reflect.DeepEqual(d.CPU, []int32{-1, 7}) {
+		t.Errorf("decoded CPUs %v, want [-1 7]", d.CPU)
 	}
 }
 
@@ -164,8 +181,11 @@ func TestWindows(t *testing.T) {
 	parts, join := tb.Windows([]int{3, 2})
 	parts[0].Add(Row{Time: 10, Dur: 5, Count: 1, Pid: 7, Cols: []int64{2, -2, 2, 2}})
 	parts[1].Add(Row{Time: 20, Dur: 6, Count: 1, Pid: 8, Cols: []int64{3, -3, 3, 3}})
-	parts[1].Add(Row{Time: 21, Count: 2, Pid: 9, Cols: []int64{4, -4, 4, 4}}) // a count: made in the part
+	parts[1].Add(Row{Time: 21, Count: 2, Pid: 9, CPU: 3, Cols: []int64{4, -4, 4, 4}}) // a count and a CPU: made in the part
 	join()
+	if !reflect.DeepEqual(tb.CPU, []int32{0, 0, 0, 3}) {
+		t.Errorf("joined CPUs %v", tb.CPU)
+	}
 	if tb.Len() != 4 || !reflect.DeepEqual(tb.Time, []int64{1, 10, 20, 21}) || !reflect.DeepEqual(tb.Dur, []int64{0, 5, 6, 0}) ||
 		!reflect.DeepEqual(tb.Count, []int64{1, 1, 1, 2}) || !reflect.DeepEqual(tb.Cols[1].Values(), []int64{1, -2, -3, -4}) ||
 		!reflect.DeepEqual(tb.Pid, []uint32{0, 7, 8, 9}) {

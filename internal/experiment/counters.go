@@ -32,7 +32,7 @@ func (d *Data) CounterTable() *events.Table { return d.Tables[CounterSchema.Name
 func (d *Data) CounterAt(i int) CounterSample {
 	t := d.CounterTable()
 	return CounterSample{Time: t.Time[i], Value: t.Cols[CounterColValue].At(i), Addr: uint64(t.Cols[CounterColAddr].At(i)),
-		Pid: t.Pid[i], Tid: t.Tid[i], CPU: uint32(t.CPU[i]), Stack: t.Stack[i], Counter: uint8(t.Cols[CounterColCounter].At(i)),
+		Pid: t.Pid[i], Tid: t.Tid[i], CPU: uint32(t.CPUAt(i)), Stack: t.Stack[i], Counter: uint8(t.Cols[CounterColCounter].At(i)),
 		Mode: Mode(t.Cols[CounterColMode].At(i))}
 }
 

@@ -189,8 +189,8 @@ func readTable(name string, r io.ReaderAt, size int64, s *events.Schema, nstacks
 			return formatErrorf(name, at, hintBlock(name, off), "event %d stands for %d events: 1 to %d", n+1, t.CountAt(n), int64(maxCounterVal))
 		case t.DurAt(n) < 0 || t.DurAt(n) > maxCounterVal:
 			return formatErrorf(name, at, hintBlock(name, off), "event %d lasts %d ns: 0 to %d", n+1, t.DurAt(n), int64(maxCounterVal))
-		case t.CPU[n] < -1:
-			return formatErrorf(name, at, hintBlock(name, off), "event %d was on CPU %d: -1 (none) or more", n+1, t.CPU[n])
+		case t.CPUAt(n) < -1:
+			return formatErrorf(name, at, hintBlock(name, off), "event %d was on CPU %d: -1 (none) or more", n+1, t.CPUAt(n))
 		}
 		return nil
 	})

@@ -171,7 +171,7 @@ func TestReadTraces(t *testing.T) {
 		t.Errorf("heap\n got %+v\nwant %+v", heap, wantHeap)
 	}
 	if sy := syncEvents(d.SyncTable()); len(sy) != 1 || sy[0].Wait != 400 || sy[0].Object != 0xabc || sy[0].Op != SyncMutexLock ||
-		!reflect.DeepEqual(stack(sy[0].Stack), Stack{0x7f0020, 0x400300}) || d.SyncTable().CountAt(0) != 1 || d.SyncTable().CPU[0] != -1 {
+		!reflect.DeepEqual(stack(sy[0].Stack), Stack{0x7f0020, 0x400300}) || d.SyncTable().CountAt(0) != 1 || d.SyncTable().CPUAt(0) != -1 {
 		t.Errorf("sync %+v", d.SyncTable())
 	}
 	// I/O: names follow the descriptors through open, dup2 and close.
