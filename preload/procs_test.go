@@ -400,7 +400,7 @@ func TestDescendants(t *testing.T) {
 	if stats["child1_timer"] != "1" {
 		t.Errorf("%v: the child has no SIGPROF timer of the library for its thread", c1)
 	}
-	t.Logf("%v: %d clock samples in 30 ms of CPU time at 1 ms", c1, len(d.Clock))
+	t.Logf("%v: %d clock samples in 30 ms of CPU time at 1 ms", c1, d.ClockTable().Len())
 	if d.SyncTable().Len() == 0 {
 		t.Errorf("%v: no synchronization events", c1)
 	}

@@ -57,14 +57,14 @@ func BenchmarkCollectOverhead(b *testing.B) {
 			// The size of the data (samples and stacks; archives are per load object, not per sample).
 			exp := filepath.Join(b.TempDir(), "size.er")
 			wallOf(b, erBin, "collect", "-p", clock, "-o", exp, prog, "1", "1")
-			if d, err := experiment.Open(exp); err == nil && len(d.Clock) > 0 {
+			if d, err := experiment.Open(exp); err == nil && d.ClockTable().Len() > 0 {
 				var bytes int64
 				for _, f := range []string{experiment.ClockFile, experiment.StacksFile} {
 					if st, err := os.Stat(filepath.Join(exp, f)); err == nil {
 						bytes += st.Size()
 					}
 				}
-				b.ReportMetric(float64(bytes)/float64(len(d.Clock))*1000/1024, "KiB/1000-samples")
+				b.ReportMetric(float64(bytes)/float64(d.ClockTable().Len())*1000/1024, "KiB/1000-samples")
 			}
 		})
 	}
@@ -174,7 +174,7 @@ func inflate(src, dst string, n int) error {
 		}
 	}
 	for i := 0; i < n; i++ {
-		s := d.Clock[i%len(d.Clock)]
+		s := experiment.ClockAt(d.ClockTable(), i%d.ClockTable().Len())
 		s.Stack = ids[s.Stack]
 		if err := w.Clock(s); err != nil {
 			return err

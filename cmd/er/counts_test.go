@@ -39,13 +39,13 @@ func TestSampleCounts(t *testing.T) {
 	}
 	raw := map[uint32]int64{}
 	nominal := 0
-	for _, s := range d.Clock {
+	for _, s := range d.ClockSamples() {
 		raw[s.Tid] += s.Period
 		if s.Period == interval {
 			nominal++
 		}
 	}
-	if nominal == len(d.Clock) {
+	if nominal == d.ClockTable().Len() {
 		t.Errorf("all %d samples have the timer's period %d ns: none has its thread's count", nominal, interval)
 	}
 	_, excl := functionTimes(t, exp)

@@ -104,8 +104,8 @@ func TestCountersAlone(t *testing.T) {
 		t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
 	}
 	d := openExp(t, exp)
-	if len(d.Clock) != 0 || d.CounterTable().Len() == 0 {
-		t.Errorf("%d clock samples, %d counter samples; want none and some", len(d.Clock), d.CounterTable().Len())
+	if d.ClockTable().Len() != 0 || d.CounterTable().Len() == 0 {
+		t.Errorf("%d clock samples, %d counter samples; want none and some", d.ClockTable().Len(), d.CounterTable().Len())
 	}
 	m := measured(t, r.stdout)
 	got := functionMetrics(t, exp, "e+minor-faults")

@@ -114,8 +114,8 @@ func TestImportPerf(t *testing.T) {
 			t.Logf("%s%s", r.stdout, r.stderr)
 			rep := readPerfReport(t, data)
 			d := openExp(t, exp)
-			if int64(len(d.Clock)) != rep.samples {
-				t.Errorf("%d clock samples imported, perf report counts %d", len(d.Clock), rep.samples)
+			if int64(d.ClockTable().Len()) != rep.samples {
+				t.Errorf("%d clock samples imported, perf report counts %d", d.ClockTable().Len(), rep.samples)
 			}
 			excl, incl := functionTimes(t, exp)
 			// A sample's period is 1 ms at -F 1000 (the clock's period is exact): er print's seconds
@@ -169,10 +169,10 @@ func TestImportProcesses(t *testing.T) {
 	erByPid := map[uint32]int64{}
 	for _, sub := range []string{"", "_f1.er", "_f2.er", "_f3.er", "_f3_x1.er"} {
 		d := openExp(t, filepath.Join(exp, sub))
-		for _, s := range d.Clock {
+		for _, s := range d.ClockSamples() {
 			erByPid[s.Pid]++
 		}
-		t.Logf("%-10s pid %d %q: %d samples", nameOr(sub), d.Log.Pid, d.Log.Command, len(d.Clock))
+		t.Logf("%-10s pid %d %q: %d samples", nameOr(sub), d.Log.Pid, d.Log.Command, d.ClockTable().Len())
 		// _f3 exec'd spinchild: its image was replaced; the others exited.
 		if text := d.Log.ExitText(); (sub == "_f3.er") != strings.HasPrefix(text, "replaced by exec") {
 			t.Errorf("%s: the target %s", nameOr(sub), text)

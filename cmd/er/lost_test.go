@@ -46,7 +46,7 @@ func TestShortThreadsNoLoss(t *testing.T) {
 	// lost record either; perf record too), 1 run in 3 beside busy loops: then er says by how much.
 	total := printTotal(t, exp)
 	t.Logf("program %.3f s, er print %.3f s (%.1f%%), said unsampled %.3f s, samples %.3f s, counted %.3f s, %d samples",
-		want, total, 100*total/want, unsampled, recordedCPU(d), counted, len(d.Clock))
+		want, total, 100*total/want, unsampled, recordedCPU(d), counted, d.ClockTable().Len())
 	if got := total + unsampled; got < want*0.95 || got > want*1.05 {
 		t.Errorf("er print's total %.3f s and the %.3f s er said were not sampled add up to %.3f s, not within 5%% of the %.3f s the program measured",
 			total, unsampled, got, want)
@@ -114,8 +114,8 @@ func TestLostWarned(t *testing.T) {
 	// The CPU time of the process's exit after its clock events stopped (<Process exit>) comes from its
 	// counts, not from a ring.
 	var fromRings int
-	for i := range d.Clock {
-		if !d.ProcessExit(&d.Clock[i]) {
+	for _, c := range d.ClockSamples() {
+		if !d.ProcessExit(&c) {
 			fromRings++
 		}
 	}
@@ -182,8 +182,8 @@ func TestLostMappingsNotSamples(t *testing.T) {
 		t.Errorf("the warning says nothing of the samples: %q", lost)
 	}
 	samples := 0
-	for i := range d.Clock {
-		if !d.ProcessExit(&d.Clock[i]) {
+	for _, c := range d.ClockSamples() {
+		if !d.ProcessExit(&c) {
 			samples++
 		}
 	}

@@ -153,7 +153,7 @@ func openExp(t *testing.T, dir string) *experiment.Data {
 
 func recordedCPU(d *experiment.Data) float64 {
 	var ns int64
-	for _, s := range d.Clock {
+	for _, s := range d.ClockSamples() {
 		if s.Mode.CPU() {
 			ns += s.Period
 		}
@@ -350,7 +350,7 @@ func checkAccuracy(t *testing.T, prog, clock string, threads int, secs string) {
 		t.Errorf("recorded CPU %.4f s is not within 3%% of getrusage %.4f s (%.2f%%)", got, want, 100*got/want)
 	}
 	tids := map[uint32]bool{}
-	for _, s := range d.Clock {
+	for _, s := range d.ClockSamples() {
 		tids[s.Tid] = true
 	}
 	if wantT := threads + map[bool]int{true: 1, false: 0}[threads > 1]; len(tids) < threads || len(tids) > wantT {
@@ -588,7 +588,7 @@ func TestDurationLimit(t *testing.T) {
 	// -t is wall-clock time: on a busy machine the target gets less than 0.5 s of CPU in it. What must
 	// hold: no sample after the limit (give the last drain 100 ms), and the limit event at 0.5 s.
 	var last int64
-	for _, c := range d.Clock {
+	for _, c := range d.ClockSamples() {
 		last = max(last, c.Time)
 	}
 	if cpu, all := recordedCPU(d), measured(t, r.stdout)["rusage"]; cpu == 0 || last > 600e6 || cpu > 0.6 || all < 1.4 {

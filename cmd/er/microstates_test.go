@@ -221,8 +221,8 @@ func checkLives(t *testing.T, d *experiment.Data, m map[string]float64, n int) {
 	}
 	// (Not <Process exit>: the process's CPU time after its threads' events ended, its teardown, which
 	// the thread list gives the main thread.)
-	for i := range d.Clock {
-		if c := &d.Clock[i]; d.ProcessExit(c) {
+	for _, cs := range d.ClockSamples() {
+		if c := &cs; d.ProcessExit(c) {
 			life[c.Tid] -= float64(c.Period) / 1e9
 		}
 	}

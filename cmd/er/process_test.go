@@ -458,7 +458,7 @@ func TestAttach(t *testing.T) {
 		t.Errorf("recorded %.4f s is not within 3%% of the %.4f s the program used while attached", rec, used)
 	}
 	threads := map[uint32]bool{}
-	for _, s := range d.Clock {
+	for _, s := range d.ClockSamples() {
 		threads[s.Tid] = true
 	}
 	if len(threads) != 2 {

@@ -171,8 +171,8 @@ func BenchmarkRealProfile(b *testing.B) {
 		}
 		stacks, chains := distinctStacks(d)
 		b.Logf("%d samples, %d distinct stacks, %d distinct call chains (without the leaf PC), %d stacks in the table",
-			len(d.Clock), stacks, chains, len(d.Stacks)-1)
-		b.ReportMetric(float64(len(d.Clock)), "samples")
+			d.ClockTable().Len(), stacks, chains, len(d.Stacks)-1)
+		b.ReportMetric(float64(d.ClockTable().Len()), "samples")
 		b.ReportMetric(float64(stacks), "distinct-stacks")
 		b.ReportMetric(float64(chains), "distinct-callchains")
 	}()
@@ -239,8 +239,8 @@ func exportFigures(b *testing.B, exp string) {
 // stacks without their leaf PC (frame 0), which differ only where the calls differ.
 func distinctStacks(d *experiment.Data) (stacks, chains int) {
 	used := make([]bool, len(d.Stacks))
-	for i := range d.Clock {
-		used[d.Clock[i].Stack] = true
+	for i := range d.ClockTable().Len() {
+		used[experiment.ClockAt(d.ClockTable(), i).Stack] = true
 	}
 	seen := make(map[string]struct{})
 	var key []byte

@@ -106,7 +106,7 @@ func TestUnderTracerSetID(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := len(d.Clock); n != 0 {
+		if n := d.ClockTable().Len(); n != 0 {
 			t.Errorf("%d clock samples of a target said to be recorded not at all", n)
 		}
 	})

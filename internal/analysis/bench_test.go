@@ -30,11 +30,12 @@ func bigExperiment(nSamples, nStacks, nFuncs int) *experiment.Data {
 		}
 		d.Stacks = append(d.Stacks, st)
 	}
-	d.Clock = make([]experiment.ClockSample, nSamples)
-	for i := range d.Clock {
-		d.Clock[i] = experiment.ClockSample{Time: int64(i) * 1000, Pid: 1, Tid: uint32(1 + i%8), Mode: experiment.Mode(1 + i%2),
+	samples := make([]experiment.ClockSample, nSamples)
+	for i := range samples {
+		samples[i] = experiment.ClockSample{Time: int64(i) * 1000, Pid: 1, Tid: uint32(1 + i%8), Mode: experiment.Mode(1 + i%2),
 			Period: 10007000, Stack: uint32(1 + r.IntN(nStacks))}
 	}
+	d.SetClock(samples)
 	return d
 }
 

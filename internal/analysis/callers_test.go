@@ -80,7 +80,7 @@ func randomProfile(t *testing.T, r *rand.Rand, nFuncs, nStacks int) *Profile {
 		for range depth {
 			st = append(st, names[r.IntN(len(names))])
 		}
-		fk.d.Clock = append(fk.d.Clock, experiment.ClockSample{Pid: progPid, Mode: experiment.Mode(r.IntN(3)),
+		fk.d.AppendClock(experiment.ClockSample{Pid: progPid, Mode: experiment.Mode(r.IntN(3)),
 			Period: 1 + r.Int64N(1000), Stack: fk.stack(st...)})
 	}
 	return analyze(t, fk.d)

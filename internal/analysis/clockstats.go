@@ -37,8 +37,10 @@ func clockTotalsOf(ds []*experiment.Data) clockTotals {
 		periods := ClockPeriods(d)
 		t.micro = t.micro || microstatesRecorded(d)
 		var pids []uint32
-		for i := range d.Clock {
-			c := &d.Clock[i]
+		ck := d.ClockTable()
+		for i := range ck.Len() {
+			cs := experiment.ClockAt(ck, i)
+			c := &cs
 			if !c.Mode.CPU() {
 				t.offCPU++
 				if int(c.Mode) < len(t.offModes) {
@@ -167,8 +169,10 @@ func percentOf(v, base int64) float64 {
 // ClockStacks counts the clock samples of threads in d (not the pseudo-samples), and those whose
 // call stack is truncated or failed to unwind.
 func ClockStacks(d *experiment.Data) (samples, truncated, failed int64) {
-	for i := range d.Clock {
-		if c := &d.Clock[i]; c.Mode.CPU() && !d.ProcessExit(c) && !d.Unsampled(c) {
+	ck := d.ClockTable()
+	for i := range ck.Len() {
+		if cs := experiment.ClockAt(ck, i); cs.Mode.CPU() && !d.ProcessExit(&cs) && !d.Unsampled(&cs) {
+			c := &cs
 			samples++
 			truncated, failed = countEnd(d, c, truncated, failed)
 		}

@@ -14,11 +14,11 @@ func TestClockStats(t *testing.T) {
 	d := &experiment.Data{Log: experiment.Log{Pid: 5, CountedCPUNS: 3000},
 		Stacks: []experiment.Stack{nil, {0x1000}, {experiment.FrameProcessExit}, {experiment.FrameUnsampled},
 			{0x1000, experiment.FrameTruncated}}}
-	d.Clock = []experiment.ClockSample{
+	d.SetClock([]experiment.ClockSample{
 		{Pid: 5, Tid: 5, Mode: experiment.ModeUser, Period: 2000, Stack: 1},
 		{Pid: 5, Tid: 6, Mode: experiment.ModeUnknown, Period: 1000, Stack: 3},
 		{Pid: 5, Tid: 5, Mode: experiment.ModeKernel, Period: 400, Stack: 2},
-	}
+	})
 	tt := clockTotalsOf([]*experiment.Data{d})
 	want := clockTotals{events: 1, cpu: [3]int64{3400, 2000, 400}, counted: 3000, sampled: 3000, unsampled: 1000, exit: 400}
 	if tt != want {
@@ -27,10 +27,10 @@ func TestClockStats(t *testing.T) {
 	// A process's count is in the experiment of its last image; the samples of its image before an
 	// exec, in another experiment, are of a process with a count. Those of process 9 are not.
 	before := &experiment.Data{Log: experiment.Log{Pid: 5}, Stacks: []experiment.Stack{nil, {0x1000}, {0x1000, experiment.FrameTruncated}}}
-	before.Clock = []experiment.ClockSample{
+	before.SetClock([]experiment.ClockSample{
 		{Pid: 5, Tid: 5, Mode: experiment.ModeKernel, Period: 500, Stack: 2},
 		{Pid: 9, Tid: 9, Mode: experiment.ModeUser, Period: 700, Stack: 1},
-	}
+	})
 	tt = clockTotalsOf([]*experiment.Data{before, d})
 	want = clockTotals{events: 3, cpu: [3]int64{4600, 2700, 900}, counted: 3000, sampled: 3500, other: 700, unsampled: 1000,
 		exit: 400, truncated: 1}

@@ -27,7 +27,8 @@ const maxWeight = 1.25
 // its thread's count; nil when d has no counts. Rounding is carried from sample to sample, so a
 // thread's weighted periods add up to its count to the nanosecond.
 func countedPeriods(d *experiment.Data) []int64 {
-	if len(d.Log.ThreadCPU) == 0 || len(d.Clock) == 0 {
+	ck := d.ClockTable()
+	if len(d.Log.ThreadCPU) == 0 || ck.Len() == 0 {
 		return nil
 	}
 	counted := make(map[uint32]int64, len(d.Log.ThreadCPU))
@@ -38,8 +39,9 @@ func countedPeriods(d *experiment.Data) []int64 {
 	}
 	sampled, period := map[uint32]int64{}, map[uint32]int64{}
 	var anyPeriod int64
-	for i := range d.Clock {
-		s := &d.Clock[i]
+	for i := range ck.Len() {
+		cs := experiment.ClockAt(ck, i)
+		s := &cs
 		if _, ok := counted[s.Tid]; ok && s.Pid == d.Log.Pid && s.Mode.CPU() && !d.ProcessExit(s) {
 			sampled[s.Tid] = sat.Add(sampled[s.Tid], s.Period)
 			period[s.Tid] = max(period[s.Tid], s.Period)
@@ -82,9 +84,10 @@ func countedPeriods(d *experiment.Data) []int64 {
 	if len(accs) == 0 {
 		return nil
 	}
-	out := make([]int64, len(d.Clock))
-	for i := range d.Clock {
-		s := &d.Clock[i]
+	out := make([]int64, ck.Len())
+	for i := range out {
+		cs := experiment.ClockAt(ck, i)
+		s := &cs
 		a := accs[s.Tid]
 		if a == nil || s.Pid != d.Log.Pid || !s.Mode.CPU() || d.ProcessExit(s) {
 			out[i] = s.Period

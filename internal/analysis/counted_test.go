@@ -15,7 +15,7 @@ func TestCountedPeriods(t *testing.T) {
 	// Thread 9: no count.
 	for _, s := range []experiment.ClockSample{{Pid: 7, Tid: 7, Period: 333}, {Pid: 7, Tid: 8, Period: 1000},
 		{Pid: 7, Tid: 7, Period: 333}, {Pid: 7, Tid: 9, Period: 400}, {Pid: 7, Tid: 7, Period: 333}} {
-		d.Clock = append(d.Clock, s)
+		d.AppendClock(s)
 	}
 	got := countedPeriods(d)
 	want := []int64{350, 1000, 350, 400, 350}
@@ -24,7 +24,9 @@ func TestCountedPeriods(t *testing.T) {
 			t.Fatalf("countedPeriods = %v, want %v", got, want)
 		}
 	}
-	if countedPeriods(&experiment.Data{Clock: d.Clock}) != nil {
+	noCounts := &experiment.Data{}
+	noCounts.SetClock(d.ClockSamples())
+	if countedPeriods(noCounts) != nil {
 		t.Error("no counts: want nil")
 	}
 }
@@ -48,7 +50,7 @@ func TestCountedPeriodsTails(t *testing.T) {
 		{8, 45 * ms, 45 * ms},
 	} {
 		d := &experiment.Data{Log: experiment.Log{Pid: 7, CPUs: tc.cpus, ThreadCPU: []experiment.ThreadCount{{Tid: 7, CPUNS: tc.count}}}}
-		d.Clock = []experiment.ClockSample{{Pid: 7, Tid: 7, Period: 10 * ms}}
+		d.SetClock([]experiment.ClockSample{{Pid: 7, Tid: 7, Period: 10 * ms}})
 		got := ClockPeriods(d)
 		if got[0] != tc.want {
 			t.Errorf("%d CPUs, count %d ms, one 10 ms sample: stands for %d ms, want %d", tc.cpus, tc.count/ms, got[0]/ms, tc.want/ms)
@@ -60,7 +62,7 @@ func TestCountedPeriodsSaturate(t *testing.T) {
 	const big = int64(1) << 62
 	d := &experiment.Data{Log: experiment.Log{Pid: 7, ThreadCPU: []experiment.ThreadCount{{Tid: 7, CPUNS: math.MaxInt64}}}}
 	for range 4 {
-		d.Clock = append(d.Clock, experiment.ClockSample{Pid: 7, Tid: 7, Period: big})
+		d.AddClock([]experiment.ClockSample{{Pid: 7, Tid: 7, Period: big}})
 	}
 	got := countedPeriods(d)
 	var sum int64
@@ -82,16 +84,16 @@ func TestCountedPeriodsSwapped(t *testing.T) {
 	const ms = int64(1e6)
 	d := &experiment.Data{Log: experiment.Log{Pid: 7, ThreadCPU: []experiment.ThreadCount{
 		{Tid: 7, CPUNS: 602 * ms}, {Tid: 8, CPUNS: 1 * ms}, {Tid: 9, CPUNS: 151 * ms}}}}
-	d.Clock = append(d.Clock, experiment.ClockSample{Pid: 7, Tid: 7, Period: ms})
+	d.AddClock([]experiment.ClockSample{{Pid: 7, Tid: 7, Period: ms}})
 	for range 600 {
-		d.Clock = append(d.Clock, experiment.ClockSample{Pid: 7, Tid: 8, Period: ms})
+		d.AddClock([]experiment.ClockSample{{Pid: 7, Tid: 8, Period: ms}})
 	}
 	for range 150 {
-		d.Clock = append(d.Clock, experiment.ClockSample{Pid: 7, Tid: 9, Period: ms})
+		d.AddClock([]experiment.ClockSample{{Pid: 7, Tid: 9, Period: ms}})
 	}
 	got := countedPeriods(d)
 	sum := map[uint32]int64{}
-	for i, s := range d.Clock {
+	for i, s := range d.ClockSamples() {
 		sum[s.Tid] += got[i]
 	}
 	if sum[7] != 1*ms || sum[8] != 602*ms || sum[9] != 151*ms {
@@ -104,7 +106,7 @@ func TestCountedPeriodsSwapped(t *testing.T) {
 func TestCountedPeriodsProcessExit(t *testing.T) {
 	d := &experiment.Data{Log: experiment.Log{Pid: 7, ThreadCPU: []experiment.ThreadCount{{Tid: 7, CPUNS: 1050}}},
 		Stacks: []experiment.Stack{nil, {experiment.FrameProcessExit}}}
-	d.Clock = []experiment.ClockSample{{Pid: 7, Tid: 7, Period: 500}, {Pid: 7, Tid: 7, Period: 500}, {Pid: 7, Tid: 7, Period: 4000, Stack: 1, Mode: experiment.ModeKernel}}
+	d.SetClock([]experiment.ClockSample{{Pid: 7, Tid: 7, Period: 500}, {Pid: 7, Tid: 7, Period: 500}, {Pid: 7, Tid: 7, Period: 4000, Stack: 1, Mode: experiment.ModeKernel}})
 	got := countedPeriods(d)
 	if want := []int64{525, 525, 4000}; len(got) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
 		t.Errorf("countedPeriods = %v, want %v", got, want)
@@ -121,14 +123,14 @@ func TestCountedPeriodsReported(t *testing.T) {
 		d := &experiment.Data{Log: experiment.Log{Pid: 7, CPUs: 2,
 			ThreadCPU: []experiment.ThreadCount{{Tid: 7, CPUNS: 100 * ms, Reported: reported}, {Tid: 8, CPUNS: 88 * ms, Reported: reported}}}}
 		for range 5 {
-			d.Clock = append(d.Clock, experiment.ClockSample{Pid: 7, Tid: 7, Period: 10 * ms})
+			d.AddClock([]experiment.ClockSample{{Pid: 7, Tid: 7, Period: 10 * ms}})
 		}
 		for range 9 {
-			d.Clock = append(d.Clock, experiment.ClockSample{Pid: 7, Tid: 8, Period: 10 * ms})
+			d.AddClock([]experiment.ClockSample{{Pid: 7, Tid: 8, Period: 10 * ms}})
 		}
 		var sum [2]int64
 		for i, p := range ClockPeriods(d) {
-			sum[d.Clock[i].Tid-7] += p
+			sum[experiment.ClockAt(d.ClockTable(), i).Tid-7] += p
 		}
 		want := [2]int64{100 * ms, 88 * ms}
 		if !reported {

@@ -197,7 +197,7 @@ func TestRealInlinedFunction(t *testing.T) {
 		},
 	}
 	for i, period := range []int64{20, 30, 5} {
-		d.Clock = append(d.Clock, experiment.ClockSample{Pid: 7, Tid: 7, Mode: experiment.ModeUser, Period: period, Stack: uint32(i + 1)})
+		d.AddClock([]experiment.ClockSample{{Pid: 7, Tid: 7, Mode: experiment.ModeUser, Period: period, Stack: uint32(i + 1)}})
 	}
 	p, err := Analyze([]*experiment.Data{d}, Options{OpenFile: OpenObjectFile})
 	if err != nil {

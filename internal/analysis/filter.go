@@ -212,9 +212,9 @@ func (x *ExpIndex) SampleAt(t int64) int {
 	return k + 1
 }
 
-// ClockPeriods returns the CPU time each clock sample stands for, indexed like Clock: its
-// period, weighted by its thread's counted CPU time when the experiment recorded it (as Analyze
-// does). The slice is the index's own.
+// ClockPeriods returns the CPU time each clock sample stands for, indexed like the rows of the
+// clock table: its period, weighted by its thread's counted CPU time when the experiment recorded
+// it (as Analyze does). The slice is the index's own.
 func (x *ExpIndex) ClockPeriods() []int64 {
 	if x.periods == nil {
 		x.periods = ClockPeriods(x.d)
@@ -222,13 +222,14 @@ func (x *ExpIndex) ClockPeriods() []int64 {
 	return x.periods
 }
 
-// ClockCPU returns the CPU time each clock event stands for, indexed like Clock: ClockPeriods, and 0
-// for an off-CPU interval. The slice is the index's own.
+// ClockCPU returns the CPU time each clock event stands for, indexed like the rows of the clock
+// table: ClockPeriods, and 0 for an off-CPU interval. The slice is the index's own.
 func (x *ExpIndex) ClockCPU() []int64 {
 	if x.cpu == nil {
 		x.cpu = x.ClockPeriods()
-		for i := range x.d.Clock {
-			if !x.d.Clock[i].Mode.CPU() {
+		t := x.d.ClockTable()
+		for i := range x.cpu {
+			if !experiment.Mode(t.Cols[experiment.ClockColMode].At(i)).CPU() {
 				if &x.cpu[0] == &x.periods[0] {
 					x.cpu = slices.Clone(x.periods)
 				}
@@ -244,9 +245,10 @@ func ClockPeriods(d *experiment.Data) []int64 {
 	if p := countedPeriods(d); p != nil {
 		return p
 	}
-	p := make([]int64, len(d.Clock))
-	for i := range d.Clock {
-		p[i] = d.Clock[i].Period
+	ck := d.ClockTable()
+	p := make([]int64, ck.Len())
+	for i := range p {
+		p[i] = ck.Cols[experiment.ClockColPeriod].At(i)
 	}
 	return p
 }

@@ -17,7 +17,7 @@ func threadedFake() *fake {
 		if i%2 == 1 {
 			tid, cpu, f = 7, 1, "work2"
 		}
-		fk.d.Clock = append(fk.d.Clock, experiment.ClockSample{Time: int64(10 * (i + 1)), Pid: progPid, Tid: tid, CPU: cpu,
+		fk.d.AppendClock(experiment.ClockSample{Time: int64(10 * (i + 1)), Pid: progPid, Tid: tid, CPU: cpu,
 			Mode: experiment.ModeUser, Period: int64(i + 1), Stack: fk.stack("main", f)})
 	}
 	fk.d.Overview = []experiment.OverviewSample{
@@ -83,7 +83,7 @@ func TestExpIndexThreads(t *testing.T) {
 	fk := threadedFake()
 	// A second process (a child in the same experiment) with threads 300 and 301, and a heap event
 	// of a thread that has no clock sample.
-	fk.d.Clock = append(fk.d.Clock, experiment.ClockSample{Time: 5, Pid: 301, Tid: 301}, experiment.ClockSample{Time: 6, Pid: 301, Tid: 300})
+	fk.d.AppendClock(experiment.ClockSample{Time: 5, Pid: 301, Tid: 301}, experiment.ClockSample{Time: 6, Pid: 301, Tid: 300})
 	fk.d.AddHeap([]experiment.HeapEvent{{Time: 7, Pid: progPid, Tid: 5}})
 	x := NewExpIndex(2, fk.d)
 	want := []Thread{{1, progPid, progPid}, {2, progPid, 5}, {3, progPid, 7}, {4, 301, 301}, {5, 301, 300}}

@@ -123,7 +123,7 @@ func (fk *fake) rawSample(period int64, frames ...at) {
 		st = append(st, a+frames[i].off)
 	}
 	fk.d.Stacks = append(fk.d.Stacks, st)
-	fk.d.Clock = append(fk.d.Clock, experiment.ClockSample{Pid: progPid, Tid: progPid, Mode: experiment.ModeUser,
+	fk.d.AppendClock(experiment.ClockSample{Pid: progPid, Tid: progPid, Mode: experiment.ModeUser,
 		Period: period, Stack: uint32(len(fk.d.Stacks) - 1)})
 }
 
@@ -368,7 +368,7 @@ func randomInlineProfile(t *testing.T, r *rand.Rand, nFuncs, nStacks int, fold b
 			st = append(st, at{names[r.IntN(len(names))], offs[r.IntN(len(offs))]})
 		}
 		fk.rawSample(1+r.Int64N(1000), st...)
-		fk.d.Clock[len(fk.d.Clock)-1].Mode = experiment.Mode(r.IntN(3))
+		fk.d.ClockTable().Cols[experiment.ClockColMode].Set(fk.d.ClockTable().Len()-1, int64(experiment.Mode(r.IntN(3))))
 	}
 	opt := withFiles(map[string]*fakeDebug{"/bin/prog": d}, nil)
 	opt.FoldInlines = fold

@@ -127,15 +127,15 @@ func TestPropertiesInstrStacks(t *testing.T) {
 // whole profile and for one refiltered to some events.
 func TestByThread(t *testing.T) {
 	fk, opt := inlineExample()
-	for i := range fk.d.Clock { // samples 0, 2, 4 on thread 101, the others on the main thread
+	for i := range fk.d.ClockTable().Len() { // samples 0, 2, 4 on thread 101, the others on the main thread
 		if i%2 == 0 {
-			fk.d.Clock[i].Tid = progPid + 1
+			fk.d.ClockTable().Tid[i] = progPid + 1
 		}
-		fk.d.Clock[i].Time = int64(i + 1)
+		fk.d.ClockTable().Time[i] = int64(i + 1)
 	}
-	again := fk.d.Clock[0] // the first stack again, on the main thread
+	again := experiment.ClockAt(fk.d.ClockTable(), 0) // the first stack again, on the main thread
 	again.Tid, again.Period, again.Time = progPid, 7, 7
-	fk.d.Clock = append(fk.d.Clock, again)
+	fk.d.AppendClock(again)
 	p, err := Analyze([]*experiment.Data{fk.d}, opt)
 	if err != nil {
 		t.Fatal(err)

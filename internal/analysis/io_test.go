@@ -191,7 +191,8 @@ func TestMetricsFor(t *testing.T) {
 	if got := names(MetricsFor([]*experiment.Data{empty})); got != "totalcpu user system" {
 		t.Errorf("no data: %s", got)
 	}
-	all := &experiment.Data{Clock: make([]experiment.ClockSample, 1)}
+	all := &experiment.Data{}
+	all.AddClock(make([]experiment.ClockSample, 1))
 	all.AddHeap(make([]experiment.HeapEvent, 1))
 	all.AddIO(make([]experiment.IOEvent, 1))
 	all.AddSync(make([]experiment.SyncEvent, 1))

@@ -335,39 +335,42 @@ var (
 		Setting: experiment.SettingClockInterval, HasCPU: true, Sampled: true, Metrics: ClockMetrics,
 		Extra: MicrostateMetrics, HasExtra: microstatesRecorded,
 		Default: []string{"e.%totalcpu", "i.%totalcpu"}, DefaultRank: 1,
-		Len: func(d *experiment.Data) int { return len(d.Clock) },
-		Info: func(d *experiment.Data, i int, ev *EventInfo) {
-			e := &d.Clock[i]
-			ev.Pid, ev.Tid, ev.Time, ev.CPU = e.Pid, e.Tid, e.Time, int64(e.CPU)
+		// Its events are the rows of experiment.ClockSchema's table: the samples and off-CPU
+		// intervals, the period of each the CPU (or off-CPU) time it stands for.
+		Table:   experiment.ClockSchema,
+		CPUTime: func(x *ExpIndex) []int64 { return x.ClockCPU() },
+		Stats:   clockStats,
+		Threaded: func(d *experiment.Data, i int) bool {
+			s := experiment.ClockAt(d.ClockTable(), i)
+			return !d.ProcessExit(&s)
 		},
-		Stack:    func(d *experiment.Data, i int) uint32 { return d.Clock[i].Stack },
-		CPUTime:  func(x *ExpIndex) []int64 { return x.ClockCPU() },
-		Stats:    clockStats,
-		Threaded: func(d *experiment.Data, i int) bool { return !d.ProcessExit(&d.Clock[i]) },
 		Recorded: func(d *experiment.Data) bool {
 			v, ok := d.Log.Setting(experiment.SettingClockInterval)
 			return ok && experiment.On(v) && clockOn(d)
 		},
 		Prepare: func(r *KindRun) KindEvents {
 			d, periods := r.D, r.Periods()
+			t := d.ClockTable()
+			modes := &t.Cols[experiment.ClockColMode]
 			// Wall Time is the founder's main thread's.
 			main := d.Log.Pid
 			if d.Log.Lineage != "" {
 				main = 0
 			}
 			ke := KindEvents{Values: func(i int, out []int64) int64 {
-				s := &d.Clock[i]
-				period := s.Period
+				var period int64
 				if periods != nil {
 					period = periods[i]
+				} else {
+					period = t.Cols[experiment.ClockColPeriod].At(i)
 				}
-				clockValues(s.Mode, period, main != 0 && s.Tid == main && s.Pid == main, out)
+				clockValues(experiment.Mode(modes.At(i)), period, main != 0 && t.Tid[i] == main && t.Pid[i] == main, out)
 				return period
 			}}
 			if r.P.hasMicrostates() {
 				p := r.P
 				ke.Refine = func(i int, s int32, out []int64) {
-					if d.Clock[i].Mode == experiment.ModeSleep && p.lockWait(s) {
+					if experiment.Mode(modes.At(i)) == experiment.ModeSleep && p.lockWait(s) {
 						userLock(out)
 					}
 				}

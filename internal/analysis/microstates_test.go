@@ -56,12 +56,12 @@ func TestMicrostateMetrics(t *testing.T) {
 func TestMicrostateStats(t *testing.T) {
 	d := &experiment.Data{Log: experiment.Log{Pid: 5, Settings: []experiment.Setting{{Name: experiment.SettingMicrostates, Value: "on"}}},
 		Stacks: []experiment.Stack{nil, {0x1000}}}
-	d.Clock = []experiment.ClockSample{
+	d.SetClock([]experiment.ClockSample{
 		{Pid: 5, Tid: 5, Mode: experiment.ModeUser, Period: 2000, Stack: 1},
 		{Pid: 5, Tid: 5, Mode: experiment.ModeWaitCPU, Period: 300, Stack: 1},
 		{Pid: 5, Tid: 5, Mode: experiment.ModeSleep, Period: 5000, Stack: 1},
 		{Pid: 5, Tid: 6, Mode: experiment.ModeDataFault, Period: 700, Stack: 1},
-	}
+	})
 	tt := clockTotalsOf([]*experiment.Data{d})
 	if tt.events != 1 || tt.cpu[0] != 2000 || tt.offCPU != 3 || tt.offModes[experiment.ModeSleep] != 5000 {
 		t.Errorf("totals %+v", tt)

@@ -49,7 +49,7 @@ func TestFindFunctions(t *testing.T) {
 	fk.sample(1, "main", "_ZN2ns5Shape4areaEv")
 	fk.sample(1, "main", "dup")
 	fk.d.Stacks = append(fk.d.Stacks, []uint64{progBase + 0x1000 + 2*symSpan + 4}) // prog's dup
-	fk.d.Clock = append(fk.d.Clock, experiment.ClockSample{Pid: progPid, Period: 1, Stack: uint32(len(fk.d.Stacks) - 1)})
+	fk.d.AddClock([]experiment.ClockSample{{Pid: progPid, Period: 1, Stack: uint32(len(fk.d.Stacks) - 1)}})
 	p := analyze(t, fk.d)
 	for _, name := range []string{"ns::Shape::area()", "ns::Shape::area", "_ZN2ns5Shape4areaEv"} {
 		if fs := p.FindFunctions(name); len(fs) != 1 || p.FuncName(fs[0], NameShort) != "ns::Shape::area" {

@@ -76,7 +76,7 @@ func (fk *fake) stack(funcs ...string) uint32 {
 
 // sample adds one clock sample of period units in user mode with the stack of funcs.
 func (fk *fake) sample(period int64, funcs ...string) {
-	fk.d.Clock = append(fk.d.Clock, experiment.ClockSample{Pid: progPid, Tid: progPid, Mode: experiment.ModeUser,
+	fk.d.AppendClock(experiment.ClockSample{Pid: progPid, Tid: progPid, Mode: experiment.ModeUser,
 		Period: period, Stack: fk.stack(funcs...)})
 }
 
@@ -253,8 +253,8 @@ func TestModesAndObjects(t *testing.T) {
 	fk.addObject("/lib/libc.so.6", 0x7f0000000000, 0x2000, "memcpy", "write")
 	fk.sample(3, "main", "work")
 	fk.sample(4, "main", "memcpy")
-	fk.d.Clock = append(fk.d.Clock, experiment.ClockSample{Pid: progPid, Mode: experiment.ModeKernel, Period: 5, Stack: fk.stack("main", "write")})
-	fk.d.Clock = append(fk.d.Clock, experiment.ClockSample{Pid: progPid, Mode: experiment.ModeUnknown, Period: 1, Stack: fk.stack("main")})
+	fk.d.AddClock([]experiment.ClockSample{{Pid: progPid, Mode: experiment.ModeKernel, Period: 5, Stack: fk.stack("main", "write")}})
+	fk.d.AddClock([]experiment.ClockSample{{Pid: progPid, Mode: experiment.ModeUnknown, Period: 1, Stack: fk.stack("main")}})
 	p := analyze(t, fk.d)
 	if !slices.Equal(p.Total, []int64{13, 7, 5}) || p.Events != 4 {
 		t.Fatalf("totals %v events %d", p.Total, p.Events)
@@ -321,7 +321,7 @@ func TestSymbolization(t *testing.T) {
 	}
 	for _, s := range stacks {
 		fk.d.Stacks = append(fk.d.Stacks, s.st)
-		fk.d.Clock = append(fk.d.Clock, experiment.ClockSample{Pid: progPid, Period: 1, Stack: uint32(len(fk.d.Stacks) - 1)})
+		fk.d.AddClock([]experiment.ClockSample{{Pid: progPid, Period: 1, Stack: uint32(len(fk.d.Stacks) - 1)}})
 	}
 	p := analyze(t, fk.d)
 	for i, s := range stacks {
@@ -375,10 +375,10 @@ func TestMappingTimes(t *testing.T) {
 		t     int64
 		stack uint32
 	}{{5, lib}, {10, lib}, {19, lib}, {20, lib}, {100, lib}, {29, st}, {30, st}} {
-		fk.d.Clock = append(fk.d.Clock, experiment.ClockSample{Time: c.t, Pid: progPid, Period: 1, Stack: c.stack})
+		fk.d.AddClock([]experiment.ClockSample{{Time: c.t, Pid: progPid, Period: 1, Stack: c.stack}})
 	}
 	// Threads of another process without mappings of its own use the target's.
-	fk.d.Clock = append(fk.d.Clock, experiment.ClockSample{Time: 5, Pid: 999, Period: 1, Stack: st})
+	fk.d.AddClock([]experiment.ClockSample{{Time: 5, Pid: 999, Period: 1, Stack: st}})
 	want := map[string]int64{"<Unknown>": 1, "fa": 2, "fb": 2, "main": 2, "over": 1}
 	// Raw stacks are found in tables by stack id, and in a map where the tables would be too large.
 	for _, dense := range []int{maxDense, 0} {
@@ -405,7 +405,7 @@ func TestMissingArchive(t *testing.T) {
 		fk.sample(1, "main", "inflate")
 	}
 	fk.d.Stacks = append(fk.d.Stacks, experiment.Stack{0x7f2000000010})
-	fk.d.Clock = append(fk.d.Clock, experiment.ClockSample{Pid: progPid, Period: 1, Stack: uint32(len(fk.d.Stacks) - 1)})
+	fk.d.AddClock([]experiment.ClockSample{{Pid: progPid, Period: 1, Stack: uint32(len(fk.d.Stacks) - 1)}})
 	calls := map[string]int{}
 	libm := &experiment.Archive{Path: "/lib/libm.so.6", Kind: "elf", Segments: []experiment.Segment{{Filesz: 0x10000}},
 		Symbols: []experiment.Symbol{{Name: "sqrt", Addr: 0x1000, Size: 0x20}}}
@@ -439,7 +439,7 @@ func TestMissingArchive(t *testing.T) {
 func TestBadStackReference(t *testing.T) {
 	fk := newFake("main")
 	fk.sample(1, "main")
-	fk.d.Clock = append(fk.d.Clock, experiment.ClockSample{Pid: progPid, Period: 7, Stack: 1000})
+	fk.d.AddClock([]experiment.ClockSample{{Pid: progPid, Period: 7, Stack: 1000}})
 	p := analyze(t, fk.d)
 	if p.Exclusive(fn(t, p, "<Unknown>"))[0] != 7 {
 		t.Error("bad stack reference not shown as <Unknown>")
@@ -479,14 +479,14 @@ func TestPseudoFrames(t *testing.T) {
 		Log: experiment.Log{Pid: 1},
 		Stacks: []experiment.Stack{{}, {0x1000, experiment.FrameTruncated}, {0x1000, experiment.FrameUnwindFailed}, {0x1000},
 			{experiment.FrameProcessExit}, {experiment.FrameUnsampled}},
-		Clock: []experiment.ClockSample{
-			{Pid: 1, Tid: 1, Mode: experiment.ModeUser, Period: 10, Stack: 1},
-			{Pid: 1, Tid: 1, Mode: experiment.ModeUser, Period: 20, Stack: 2},
-			{Pid: 1, Tid: 1, Mode: experiment.ModeUser, Period: 40, Stack: 3},
-			{Pid: 1, Tid: 1, Mode: experiment.ModeKernel, Period: 100, Stack: 4},
-			{Pid: 1, Tid: 2, Mode: experiment.ModeUnknown, Period: 200, Stack: 5},
-		},
 	}
+	d.AppendClock(
+		experiment.ClockSample{Pid: 1, Tid: 1, Mode: experiment.ModeUser, Period: 10, Stack: 1},
+		experiment.ClockSample{Pid: 1, Tid: 1, Mode: experiment.ModeUser, Period: 20, Stack: 2},
+		experiment.ClockSample{Pid: 1, Tid: 1, Mode: experiment.ModeUser, Period: 40, Stack: 3},
+		experiment.ClockSample{Pid: 1, Tid: 1, Mode: experiment.ModeKernel, Period: 100, Stack: 4},
+		experiment.ClockSample{Pid: 1, Tid: 2, Mode: experiment.ModeUnknown, Period: 200, Stack: 5},
+	)
 	p, err := Analyze([]*experiment.Data{d}, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -535,8 +535,8 @@ func TestRefilterFilterOffLock(t *testing.T) {
 // profile cannot be refiltered. (internal/erprint compares Refilter with Analyze on every view.)
 func TestRefilter(t *testing.T) {
 	fk := seedExample()
-	for i := range fk.d.Clock {
-		fk.d.Clock[i].Time = int64(i + 1)
+	for i := range fk.d.ClockTable().Len() {
+		fk.d.ClockTable().Time[i] = int64(i + 1)
 	}
 	all := analyze(t, fk.d)
 	viaB := func(ev *EventInfo) bool { return ev.Time >= 6 } // the samples of main->B...
@@ -685,7 +685,7 @@ func TestUserPCAfterException(t *testing.T) {
 	}
 	for _, s := range stacks {
 		fk.d.Stacks = append(fk.d.Stacks, s.st)
-		fk.d.Clock = append(fk.d.Clock, experiment.ClockSample{Pid: progPid, Period: 1, Mode: experiment.ModeKernel, Stack: uint32(len(fk.d.Stacks) - 1)})
+		fk.d.AddClock([]experiment.ClockSample{{Pid: progPid, Period: 1, Mode: experiment.ModeKernel, Stack: uint32(len(fk.d.Stacks) - 1)}})
 	}
 	p := analyze(t, fk.d)
 	for i, s := range stacks {

@@ -24,9 +24,9 @@ func TestFramePass(t *testing.T) {
 	fk.sample(1, "main", "A", "C")
 	fk.sample(2, "main", "A", "C")
 	fk.sample(4, "main")
-	again := fk.d.Clock[0]
+	again := experiment.ClockAt(fk.d.ClockTable(), 0)
 	again.Period = 8
-	fk.d.Clock = append(fk.d.Clock, again) // a fourth sample, of the first one's raw stack
+	fk.d.AppendClock(again) // a fourth sample, of the first one's raw stack
 	calls := 0
 	remove := RegisterPass(&FramePass{Name: "join A and C", Modes: []ViewMode{ViewExpert}, Frames: func(c *PassContext, fr []int32) []int32 {
 		calls++

@@ -289,7 +289,7 @@ func events(t *testing.T, s *Session) []experiment.ClockSample {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return d.Clock
+	return d.ClockSamples()
 }
 
 // waitsByStack sums the Wait CPU of events by stack.

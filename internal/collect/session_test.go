@@ -66,9 +66,9 @@ func TestRunExitStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !d.Log.Exited || d.Log.ExitStatus != 3 || d.Notes != "first\nsecond\n" || len(d.Clock) == 0 || len(d.Overview) < 2 {
+	if !d.Log.Exited || d.Log.ExitStatus != 3 || d.Notes != "first\nsecond\n" || d.ClockTable().Len() == 0 || len(d.Overview) < 2 {
 		t.Errorf("experiment: exited %v status %d notes %q, %d samples, %d overview records",
-			d.Log.Exited, d.Log.ExitStatus, d.Notes, len(d.Clock), len(d.Overview))
+			d.Log.Exited, d.Log.ExitStatus, d.Notes, d.ClockTable().Len(), len(d.Overview))
 	}
 	if _, ok := d.Archives["/bin/sh"]; !ok {
 		if _, ok := d.Archives["/usr/bin/dash"]; !ok {

@@ -129,8 +129,9 @@ func TestRecordUnsampled(t *testing.T) {
 		t.Fatal(err)
 	}
 	periods := map[uint32][]int64{}
-	for i := range d.Clock {
-		c := &d.Clock[i]
+	for i := range d.ClockTable().Len() {
+		cs := experiment.ClockAt(d.ClockTable(), i)
+		c := &cs
 		if !d.Unsampled(c) || c.Time != 5e9 || c.Mode != experiment.ModeUnknown {
 			t.Errorf("sample %+v (stack %v)", *c, d.Stacks[c.Stack])
 		}

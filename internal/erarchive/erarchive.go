@@ -2,7 +2,6 @@
 package erarchive
 
 import (
-	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"er/internal/analysis"
 	"er/internal/archive"
 	"er/internal/debuginfo"
+	"er/internal/events"
 	"er/internal/experiment"
 	"er/internal/safedir"
 )
@@ -249,7 +249,7 @@ func analyzeEvents(exps []*experiment.Data, open func(string, *experiment.Archiv
 	events := 0
 	for i, d := range exps {
 		stacks[i] = eventStacks(d)
-		events += len(stacks[i].Clock)
+		events += stacks[i].ClockTable().Len()
 	}
 	if events == 0 {
 		return nil, nil
@@ -808,23 +808,28 @@ func (c *sourceChecker) dirPresent(d string) bool {
 // d is not changed.
 func eventStacks(d *experiment.Data) *experiment.Data {
 	out := *d
-	out.Clock, out.Tables = nil, nil
+	out.Tables = nil
 	type key struct{ pid, stack uint32 }
 	seen := map[key]bool{}
+	var samples []experiment.ClockSample
 	add := func(t int64, pid, tid, stack uint32, mode experiment.Mode) {
 		if k := (key{pid, stack}); !seen[k] {
 			seen[k] = true
-			out.Clock = append(out.Clock, experiment.ClockSample{Time: t, Pid: pid, Tid: tid, Mode: mode, Period: 1, Stack: stack})
+			samples = append(samples, experiment.ClockSample{Time: t, Pid: pid, Tid: tid, Mode: mode, Period: 1, Stack: stack})
 		}
 	}
 	var ev analysis.EventInfo
 	for _, k := range analysis.Kinds {
 		b := k.Bind(d)
+		var modes *events.Col
+		if t := d.ClockTable(); k.ID == analysis.DataClock && t != nil {
+			modes = &t.Cols[experiment.ClockColMode]
+		}
 		for i, n := 0, k.Len(d); i < n; i++ {
 			b.Info(i, &ev)
 			mode := experiment.ModeUser
-			if k.ID == analysis.DataClock {
-				mode = d.Clock[i].Mode
+			if modes != nil {
+				mode = experiment.Mode(modes.At(i))
 			}
 			add(ev.Time, ev.Pid, ev.Tid, b.Stack(i), mode)
 		}
@@ -832,6 +837,6 @@ func eventStacks(d *experiment.Data) *experiment.Data {
 	for _, st := range d.TraceStacks { // the stacks of the trace events not read
 		add(st.Time, st.Pid, st.Tid, st.Stack, experiment.ModeUser)
 	}
-	slices.SortStableFunc(out.Clock, func(a, b experiment.ClockSample) int { return cmp.Compare(a.Time, b.Time) })
+	out.AddClock(samples)
 	return &out
 }

@@ -460,8 +460,8 @@ func TestEventStacks(t *testing.T) {
 	t.Parallel()
 	d := &experiment.Data{
 		Stacks: []experiment.Stack{{}, {0x10}, {0x20}, {0x30}, {0x40}, {0x50}},
-		Clock:  []experiment.ClockSample{{Time: 50, Pid: 1, Tid: 1, Mode: experiment.ModeKernel, Period: 10, Stack: 1}, {Time: 60, Pid: 1, Tid: 1, Stack: 1}},
 	}
+	d.AddClock([]experiment.ClockSample{{Time: 50, Pid: 1, Tid: 1, Mode: experiment.ModeKernel, Period: 10, Stack: 1}, {Time: 60, Pid: 1, Tid: 1, Stack: 1}})
 	d.AddHeap([]experiment.HeapEvent{{Time: 5, Pid: 1, Tid: 2, Stack: 2}, {Time: 7, Pid: 1, Tid: 2, Stack: 2}, {Time: 9, Pid: 2, Tid: 3, Stack: 2}})
 	d.AddIO([]experiment.IOEvent{{Time: 40, Pid: 1, Tid: 4, Stack: 4}})
 	// A counter's samples (-h) have stacks too: er archive missed them before.
@@ -476,10 +476,10 @@ func TestEventStacks(t *testing.T) {
 		{Time: 45, Pid: 1, Tid: 1, Mode: experiment.ModeUser, Period: 1, Stack: 5},
 		{Time: 50, Pid: 1, Tid: 1, Mode: experiment.ModeKernel, Period: 1, Stack: 1},
 	}
-	if !slices.Equal(got.Clock, want) || got.Tables != nil {
-		t.Errorf("clock %+v, tables %v\nwant clock %+v and no other events", got.Clock, got.Tables, want)
+	if !slices.Equal(got.ClockSamples(), want) || len(got.Tables) != 1 {
+		t.Errorf("clock %+v, tables %v\nwant clock %+v and no other events", got.ClockSamples(), got.Tables, want)
 	}
-	if d.CounterTable().Len() != 2 || len(d.Clock) != 2 || d.HeapTable().Len() != 3 || d.SyncTable().Len() != 2 || d.IOTable().Len() != 1 || d.Clock[0].Period != 10 {
+	if d.CounterTable().Len() != 2 || d.ClockTable().Len() != 2 || d.HeapTable().Len() != 3 || d.SyncTable().Len() != 2 || d.IOTable().Len() != 1 || experiment.ClockAt(d.ClockTable(), 0).Period != 10 {
 		t.Errorf("the experiment given was changed: %+v", d)
 	}
 }
@@ -599,8 +599,8 @@ func TestToyKindArchived(t *testing.T) {
 			Cols: []int64{kindtest.Units, int64(i)}})
 	})
 	d, err := experiment.Open(exp)
-	if err != nil || len(d.Clock) != 0 || d.Tables[kindtest.Schema.Name].Len() != 10 {
-		t.Fatalf("the toy experiment: %v, %d clock samples, toy table %+v", err, len(d.Clock), d.Tables)
+	if err != nil || d.ClockTable().Len() != 0 || d.Tables[kindtest.Schema.Name].Len() != 10 {
+		t.Fatalf("the toy experiment: %v, %d clock samples, toy table %+v", err, d.ClockTable().Len(), d.Tables)
 	}
 	if _, err := Archive(exp, Options{Mode: "usedsrc"}); err != nil {
 		t.Fatal(err)

@@ -191,7 +191,7 @@ func (b *builder) add(n int, tid uint32, mode experiment.Mode, funcs ...string) 
 	for range n {
 		b.t += period
 		b.cpu = 1 - b.cpu
-		b.d.Clock = append(b.d.Clock, experiment.ClockSample{Time: b.t, Pid: b.pid, Tid: tid, CPU: b.cpu, Mode: mode, Period: period, Stack: id})
+		b.d.AddClock([]experiment.ClockSample{{Time: b.t, Pid: b.pid, Tid: tid, CPU: b.cpu, Mode: mode, Period: period, Stack: id}})
 	}
 }
 
@@ -233,7 +233,7 @@ func demo1() *experiment.Data {
 	end := b.t + 5000000
 	b.d.Log = demoLog(4242, end)
 	b.d.Notes = "tuned build\nsecond line of notes\n"
-	for _, c := range b.d.Clock {
+	for _, c := range b.d.ClockSamples() {
 		b.d.Log.CountedCPUNS += c.Period
 	}
 	b.d.Log.CountedCPUNS += 7000000 // what the threads ran after their last sample
@@ -520,7 +520,7 @@ func writeExperiment(t testing.TB, parent string, d *experiment.Data) string {
 	for _, m := range d.Mappings {
 		w.AddMapping(m)
 	}
-	for _, c := range d.Clock {
+	for _, c := range d.ClockSamples() {
 		c.Stack = ids[c.Stack]
 		if err := w.Clock(c); err != nil {
 			t.Fatal(err)

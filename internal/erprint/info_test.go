@@ -83,11 +83,11 @@ func TestDescribeTracingSettings(t *testing.T) {
 func TestStatsPseudoSamples(t *testing.T) {
 	d := &experiment.Data{Log: experiment.Log{Pid: 5, CountedCPUNS: 3000},
 		Stacks: []experiment.Stack{nil, {0x1000}, {experiment.FrameProcessExit}, {experiment.FrameUnsampled}}}
-	d.Clock = []experiment.ClockSample{
+	d.SetClock([]experiment.ClockSample{
 		{Pid: 5, Tid: 5, Mode: experiment.ModeUser, Period: 2000, Stack: 1},
 		{Pid: 5, Tid: 6, Mode: experiment.ModeUnknown, Period: 1000, Stack: 3},
 		{Pid: 7, Tid: 7, Mode: experiment.ModeKernel, Period: 400, Stack: 2},
-	}
+	})
 	if st := statsOf(d); st.threads != 2 || st.processes != 1 {
 		t.Errorf("stats %+v: want 2 threads of 1 process", st)
 	}

@@ -427,8 +427,9 @@ func clip(s string, n int) string {
 func cpusOf(d *experiment.Data) []uint32 {
 	seen := map[uint32]bool{}
 	var cpus []uint32
-	for i := range d.Clock {
-		if c := d.Clock[i].CPU; !seen[c] {
+	ck := d.ClockTable()
+	for i := range ck.Len() {
+		if c := uint32(ck.CPUAt(i)); !seen[c] {
 			seen[c] = true
 			cpus = append(cpus, c)
 		}

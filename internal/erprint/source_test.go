@@ -102,7 +102,7 @@ func annotateExperiment(t testing.TB) *experiment.Data {
 		id := uint32(len(b.d.Stacks) - 1)
 		for range n {
 			b.t += period
-			b.d.Clock = append(b.d.Clock, experiment.ClockSample{Time: b.t, Pid: 77, Tid: 77, Mode: experiment.ModeUser, Period: period, Stack: id})
+			b.d.AddClock([]experiment.ClockSample{{Time: b.t, Pid: 77, Tid: 77, Mode: experiment.ModeUser, Period: period, Stack: id}})
 		}
 	}
 	add(50, lineAddr("work", 21), ret["work"])

@@ -217,7 +217,7 @@ func TestAnnotateTracing(t *testing.T) {
 			return nil, err
 		}
 		var waits []experiment.SyncEvent
-		for _, c := range d.Clock {
+		for _, c := range d.ClockSamples() {
 			waits = append(waits, experiment.SyncEvent{Time: c.Time, Pid: c.Pid, Tid: c.Tid, Op: experiment.SyncMutexLock, Wait: c.Period, Stack: c.Stack})
 		}
 		d.AddSync(waits)

@@ -123,7 +123,7 @@ func bigExperiment(nFuncs, nStacks, nSamples int) *experiment.Data {
 		d.Stacks = append(d.Stacks, st)
 	}
 	for i := range nSamples {
-		d.Clock = append(d.Clock, experiment.ClockSample{Time: int64(i) * 10000, Pid: 1, Tid: uint32(1 + i%8),
+		d.AppendClock(experiment.ClockSample{Time: int64(i) * 10000, Pid: 1, Tid: uint32(1 + i%8),
 			Mode: experiment.ModeUser, Period: period, Stack: uint32(1 + r.IntN(nStacks))})
 	}
 	return d
@@ -179,8 +179,8 @@ func TestHugeValuesSaturate(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		for i := range d.Clock {
-			d.Clock[i].Period = 1 << 62
+		for i := range d.ClockTable().Len() {
+			d.ClockTable().Cols[experiment.ClockColPeriod].Set(i, int64(1<<62))
 		}
 		d.Log.ThreadCPU = nil
 		return d, nil

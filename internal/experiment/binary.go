@@ -382,50 +382,54 @@ func dataBytes(r io.ReaderAt, size int64) int64 {
 	return size
 }
 
-// readClock reads a profile.clock file of size bytes.
-func readClock(name string, r io.ReaderAt, size int64) (samples []ClockSample, blocks []clockBlock, recSize uint32, warning string, err error) {
+// readClock reads a profile.clock (or profile.offcpu) file of size bytes into t, a clock table.
+func readClock(name string, r io.ReaderAt, size int64, t *events.Table) (blocks []clockBlock, recSize uint32, warning string, err error) {
 	br, err := newBlockReader(name, r, size, kindClock, false)
 	if err != nil {
-		return nil, nil, 0, "", err
+		return nil, 0, "", err
 	}
 	if data := dataBytes(r, size); br.recSize > 0 && data > fileHeaderSize {
-		samples = make([]ClockSample, 0, (data-fileHeaderSize)/int64(br.recSize))
+		t.Grow(int((data - fileHeaderSize) / int64(br.recSize)))
 	}
+	first := t.Len()
 	for {
 		off, count, p, ok, err := br.next()
 		if err != nil {
-			return nil, nil, 0, "", err
+			return nil, 0, "", err
 		}
 		if !ok {
 			break
 		}
-		blocks = append(blocks, clockBlock{off: off, first: len(samples)})
+		blocks = append(blocks, clockBlock{off: off, first: t.Len() - first})
 		for i := range int(count) {
 			s := decodeClock(p[i*int(br.recSize):])
 			if s.Period < 0 || s.Period > maxPeriodNS {
 				at := off + blockHeaderSize + int64(i)*int64(br.recSize)
-				return nil, nil, 0, "", formatErrorf(name, at, hintBlock(name, off), "sample %d has a period of %d ns: a clock sample stands for 0 to %d ns",
-					len(samples)+1, s.Period, int64(maxPeriodNS))
+				return nil, 0, "", formatErrorf(name, at, hintBlock(name, off), "sample %d has a period of %d ns: a clock sample stands for 0 to %d ns",
+					t.Len()-first+1, s.Period, int64(maxPeriodNS))
 			}
-			samples = append(samples, s)
+			addClock(t, &s)
 		}
 	}
-	return samples, blocks, br.recSize, br.warning, nil
+	return blocks, br.recSize, br.warning, nil
 }
 
-// checkStackIDs returns an error for the first sample whose stack is not among the nstacks stacks.
-func checkStackIDs(name string, samples []ClockSample, blocks []clockBlock, recSize uint32, nstacks int) error {
-	for i, s := range samples {
-		if int64(s.Stack) < int64(nstacks) {
+// checkStackIDs returns an error for the first sample of t from row first on (the samples of one
+// file, read in blocks) whose stack is not among the nstacks stacks.
+func checkStackIDs(name string, t *events.Table, first int, blocks []clockBlock, recSize uint32, nstacks int) error {
+	for i := first; i < t.Len(); i++ {
+		st := t.Stack[i]
+		if int64(st) < int64(nstacks) {
 			continue
 		}
+		n := i - first
 		b := len(blocks) - 1
-		for blocks[b].first > i {
+		for blocks[b].first > n {
 			b--
 		}
-		off := blocks[b].off + blockHeaderSize + int64(i-blocks[b].first)*int64(recSize)
+		off := blocks[b].off + blockHeaderSize + int64(n-blocks[b].first)*int64(recSize)
 		return formatErrorf(name, off, "the stacks file is damaged or missing; record the experiment again",
-			"sample %d refers to stack %d, but the stack table has only stacks 0 to %d", i, s.Stack, nstacks-1)
+			"sample %d refers to stack %d, but the stack table has only stacks 0 to %d", n, st, nstacks-1)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"er/internal/events"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -58,7 +59,7 @@ func TestClockRoundTrip(t *testing.T) {
 	if got := len(b); got != fileHeaderSize+3*blockHeaderSize+10*clockRecordSize {
 		t.Fatalf("file size %d", got)
 	}
-	got, blocks, recSize, warn, err := readClock("c", bytes.NewReader(b), int64(len(b)))
+	got, blocks, recSize, warn, err := readClockSamples("c", bytes.NewReader(b), int64(len(b)))
 	if err != nil || warn != "" {
 		t.Fatalf("readClock: %v, warning %q", err, warn)
 	}
@@ -85,7 +86,7 @@ func TestClockLongerRecords(t *testing.T) {
 	le.PutUint32(b[16:], clockRecordSize+8)
 	le.PutUint16(b[10:], 3)
 	le.PutUint32(b[20:], checksum(b[:20]))
-	got, _, _, _, err := readClock("c", bytes.NewReader(b), int64(len(b)))
+	got, _, _, _, err := readClockSamples("c", bytes.NewReader(b), int64(len(b)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +245,7 @@ func TestBlockErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b := tt.change(bytes.Clone(good))
-			_, _, _, _, err := readClock("dir/profile.clock", bytes.NewReader(b), int64(len(b)))
+			_, _, _, _, err := readClockSamples("dir/profile.clock", bytes.NewReader(b), int64(len(b)))
 			fe := asFormatError(t, err)
 			if fe.File != "dir/profile.clock" || fe.Offset != tt.off || !strings.Contains(fe.Msg, tt.msg) {
 				t.Errorf("got %+v, want offset %d and %q", fe, tt.off, tt.msg)
@@ -271,7 +272,7 @@ func TestHeaderChecks(t *testing.T) {
 		{"short records", withHeader(kindClock, func(h []byte) { le.PutUint32(h[16:], 39) }), 16, "record size 39, want 40"},
 	}
 	for _, tt := range tests {
-		_, _, _, _, err := readClock("c", bytes.NewReader(tt.b), int64(len(tt.b)))
+		_, _, _, _, err := readClockSamples("c", bytes.NewReader(tt.b), int64(len(tt.b)))
 		fe := asFormatError(t, err)
 		if fe.Offset != tt.off || fe.Msg != tt.msg {
 			t.Errorf("%s: got %+v, want offset %d and %q", tt.name, fe, tt.off, tt.msg)
@@ -289,7 +290,7 @@ func TestIncompleteLastBlock(t *testing.T) {
 	last := len(good) - (blockHeaderSize + 2*clockRecordSize)
 	for _, cut := range []int{1, 10, 30, 90} {
 		b := good[:last+cut]
-		got, _, _, warn, err := readClock("profile.clock", bytes.NewReader(b), int64(len(b)))
+		got, _, _, warn, err := readClockSamples("profile.clock", bytes.NewReader(b), int64(len(b)))
 		if err != nil {
 			t.Fatalf("cut %d: %v", cut, err)
 		}
@@ -306,7 +307,7 @@ func TestIncompleteLastBlock(t *testing.T) {
 			t.Errorf("cut %d: warning %q, want %q", cut, warn, want)
 		}
 	}
-	got, _, _, warn, err := readClock("profile.clock", bytes.NewReader(nil), 0)
+	got, _, _, warn, err := readClockSamples("profile.clock", bytes.NewReader(nil), 0)
 	if err != nil || len(got) != 0 || warn != "profile.clock: empty file (no header); no records" {
 		t.Errorf("empty file: %v, %d samples, %q", err, len(got), warn)
 	}
@@ -316,7 +317,7 @@ func TestBlockCountMismatch(t *testing.T) {
 	b := clockFileBytes(testClockSamples(2), 2)
 	le.PutUint32(b[fileHeaderSize+4:], 3)
 	le.PutUint32(b[fileHeaderSize+20:], checksum(b[fileHeaderSize:fileHeaderSize+20]))
-	_, _, _, _, err := readClock("c", bytes.NewReader(b), int64(len(b)))
+	_, _, _, _, err := readClockSamples("c", bytes.NewReader(b), int64(len(b)))
 	if fe := asFormatError(t, err); fe.Offset != fileHeaderSize || fe.Msg != "block of 3 records of 40 bytes has a 80-byte payload" {
 		t.Errorf("got %+v", fe)
 	}
@@ -360,14 +361,14 @@ func TestOverviewErrors(t *testing.T) {
 func TestCheckStackIDs(t *testing.T) {
 	samples := testClockSamples(6) // stacks 0..4
 	b := clockFileBytes(samples, 4)
-	got, blocks, recSize, _, err := readClock("c", bytes.NewReader(b), int64(len(b)))
+	got, blocks, recSize, _, err := readClockSamples("c", bytes.NewReader(b), int64(len(b)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := checkStackIDs("c", got, blocks, recSize, 5); err != nil {
+	if err := checkStackIDs("c", clockTableOf(got), 0, blocks, recSize, 5); err != nil {
 		t.Errorf("all in range: %v", err)
 	}
-	err = checkStackIDs("c", got, blocks, recSize, 4) // sample 4 has stack 4
+	err = checkStackIDs("c", clockTableOf(got), 0, blocks, recSize, 4) // sample 4 has stack 4
 	fe := asFormatError(t, err)
 	wantOff := int64(fileHeaderSize + 2*blockHeaderSize + 4*clockRecordSize)
 	if fe.Offset != wantOff || fe.Msg != "sample 4 refers to stack 4, but the stack table has only stacks 0 to 3" {
@@ -404,18 +405,18 @@ func FuzzReadClock(f *testing.F) {
 	fuzzSeeds(f, clockFileBytes(testClockSamples(5), 2), appendFileHeader(nil, kindClock), clockFileBytes(bad, 3),
 		claimBlock(kindClock, 0xffffff00), claimBlock(kindClock, 65600))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		got, blocks, recSize, _, err := readClock("c", bytes.NewReader(b), int64(len(b)))
+		got, blocks, recSize, _, err := readClockSamples("c", bytes.NewReader(b), int64(len(b)))
 		if err != nil {
 			asFormatError(t, err)
 			return
 		}
-		_ = checkStackIDs("c", got, blocks, recSize, 3)
+		_ = checkStackIDs("c", clockTableOf(got), 0, blocks, recSize, 3)
 		// What was read, written again, reads back the same.
 		again := clockFileBytes(got, 7)
 		if len(got) == 0 {
 			again = appendFileHeader(nil, kindClock)
 		}
-		got2, _, _, warn, err := readClock("c", bytes.NewReader(again), int64(len(again)))
+		got2, _, _, warn, err := readClockSamples("c", bytes.NewReader(again), int64(len(again)))
 		if err != nil || warn != "" || len(got2) != len(got) || (len(got) > 0 && !reflect.DeepEqual(got, got2)) {
 			t.Fatalf("round trip: %v %q", err, warn)
 		}
@@ -540,7 +541,7 @@ func TestRecordRanges(t *testing.T) {
 	for _, p := range []int64{-1, 60_000_000_001, 1 << 62} {
 		samples[2].Period = p
 		b := clockFileBytes(samples, 3)
-		_, _, _, _, err := readClock("c", bytes.NewReader(b), int64(len(b)))
+		_, _, _, _, err := readClockSamples("c", bytes.NewReader(b), int64(len(b)))
 		if err == nil {
 			t.Errorf("period %d: no error", p)
 			continue
@@ -553,7 +554,7 @@ func TestRecordRanges(t *testing.T) {
 	}
 	samples[2].Period = 60_000_000_000
 	b := clockFileBytes(samples, 3)
-	if got, _, _, _, err := readClock("c", bytes.NewReader(b), int64(len(b))); err != nil || len(got) != 4 {
+	if got, _, _, _, err := readClockSamples("c", bytes.NewReader(b), int64(len(b))); err != nil || len(got) != 4 {
 		t.Errorf("a period of 60 s: %v, %d samples", err, len(got))
 	}
 
@@ -618,4 +619,26 @@ func counterSamples(t *events.Table) []CounterSample {
 		out = append(out, d.CounterAt(i))
 	}
 	return out
+}
+
+// clockTableOf is a clock table of samples.
+func clockTableOf(samples []ClockSample) *events.Table {
+	d := &Data{}
+	d.AppendClock(samples...)
+	return d.clockTable()
+}
+
+// readClockSamples is readClock into a table of its own, its rows as samples.
+func readClockSamples(name string, r io.ReaderAt, size int64) ([]ClockSample, []clockBlock, uint32, string, error) {
+	t := events.New(ClockSchema)
+	blocks, recSize, warn, err := readClock(name, r, size, t)
+	if err != nil {
+		return nil, nil, 0, "", err
+	}
+	d := &Data{Tables: map[string]*events.Table{ClockSchema.Name: t}}
+	var samples []ClockSample
+	if t.Len() > 0 {
+		samples = d.ClockSamples()
+	}
+	return samples, blocks, recSize, warn, nil
 }

@@ -1,13 +1,11 @@
 package experiment
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -84,8 +82,9 @@ func OpenWith(dir string, opt Options) (*Data, error) {
 		blocks  []clockBlock
 		recSize uint32
 	)
+	clock := events.New(ClockSchema)
 	err = readData(path(ClockFile), present, func(name string, f *os.File, size int64) (w string, err error) {
-		d.Clock, blocks, recSize, w, err = readClock(name, f, size)
+		blocks, recSize, w, err = readClock(name, f, size, clock)
 		return w, err
 	})
 	if err == nil {
@@ -106,20 +105,25 @@ func OpenWith(dir string, opt Options) (*Data, error) {
 	if d.Stacks == nil {
 		d.Stacks = []Stack{nil}
 	}
-	if err := checkStackIDs(path(ClockFile), d.Clock, blocks, recSize, len(d.Stacks)); err != nil {
+	if err := checkStackIDs(path(ClockFile), clock, 0, blocks, recSize, len(d.Stacks)); err != nil {
 		return nil, err
 	}
-	// The off-CPU intervals, read after the stacks: written after theirs, as the clock's.
-	var offCPU []ClockSample
+	// The off-CPU intervals, read after the stacks: written after theirs, as the clock's. They join
+	// the samples' table, put in time order below.
+	nClock := clock.Len()
+	blocks = nil
 	err = readData(path(OffCPUFile), present, func(name string, f *os.File, size int64) (w string, err error) {
-		offCPU, blocks, recSize, w, err = readClock(name, f, size)
+		blocks, recSize, w, err = readClock(name, f, size, clock)
 		return w, err
 	})
-	if err == nil {
-		err = checkStackIDs(path(OffCPUFile), offCPU, blocks, recSize, len(d.Stacks))
+	if err == nil && clock.Len() > nClock {
+		err = checkStackIDs(path(OffCPUFile), clock, nClock, blocks, recSize, len(d.Stacks))
 	}
 	if err != nil {
 		return nil, err
+	}
+	if clock.Len() > 0 {
+		d.Tables = map[string]*events.Table{ClockSchema.Name: clock}
 	}
 
 	// The counters' samples, read after the stacks as the clock's.
@@ -127,7 +131,10 @@ func OpenWith(dir string, opt Options) (*Data, error) {
 		var t *events.Table
 		if t, w, err = readHWC(name, f, size, len(d.Log.Counters), len(d.Stacks)); err == nil && t.Len() > 0 {
 			sortTable(t)
-			d.Tables = map[string]*events.Table{CounterSchema.Name: t}
+			if d.Tables == nil {
+				d.Tables = map[string]*events.Table{}
+			}
+			d.Tables[CounterSchema.Name] = t
 		}
 		return w, err
 	})
@@ -149,17 +156,12 @@ func OpenWith(dir string, opt Options) (*Data, error) {
 		}
 	}
 
-	nClock := len(d.Clock)
-	if len(offCPU) > 0 {
-		d.Clock = append(d.Clock, offCPU...)
-		nClock = -1 // sorted below with the rest
-	}
 	sources := procSources(dir, d.Log, warn)
 	if err := readTraces(d, sources, opt, warn); err != nil {
 		return nil, err
 	}
-	if len(d.Clock) > nClock {
-		slices.SortStableFunc(d.Clock, func(a, b ClockSample) int { return cmp.Compare(a.Time, b.Time) })
+	if t := d.ClockTable(); t != nil {
+		t.SortByTime() // the off-CPU intervals and the collector library's samples among the others
 	}
 
 	notes, err := readIfExists(path(NotesFile), maxNotesSize, NotesFile)

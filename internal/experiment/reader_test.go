@@ -30,7 +30,7 @@ func writeExperiment(t testing.TB) (string, *Data) {
 		if err := w.Clock(s); err != nil {
 			t.Fatal(err)
 		}
-		want.Clock = append(want.Clock, s)
+		want.AppendClock(s)
 	}
 	for _, o := range testOverview() {
 		w.Overview(o)
@@ -107,8 +107,8 @@ func TestOpenKilledWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(d.Clock, want) {
-		t.Errorf("read %d samples, want the %d flushed ones", len(d.Clock), len(want))
+	if !reflect.DeepEqual(d.ClockSamples(), want) {
+		t.Errorf("read %d samples, want the %d flushed ones", d.ClockTable().Len(), len(want))
 	}
 	if len(d.Stacks) != 101 {
 		t.Errorf("%d stacks, want 101", len(d.Stacks))
@@ -131,8 +131,8 @@ func TestOpenLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Clock) != 0 || len(d.Stacks) != 1 || len(d.Warnings) != 0 || d.Log.Pid != 4242 {
-		t.Errorf("live experiment: %d samples, %d stacks, warnings %q", len(d.Clock), len(d.Stacks), d.Warnings)
+	if d.ClockTable().Len() != 0 || len(d.Stacks) != 1 || len(d.Warnings) != 0 || d.Log.Pid != 4242 {
+		t.Errorf("live experiment: %d samples, %d stacks, warnings %q", d.ClockTable().Len(), len(d.Stacks), d.Warnings)
 	}
 }
 
@@ -171,8 +171,8 @@ func TestOpenMissingFiles(t *testing.T) {
 			if !reflect.DeepEqual(d.Warnings, tt.warn) {
 				t.Errorf("warnings %q, want %q", d.Warnings, tt.warn)
 			}
-			if len(d.Clock) != 20 {
-				t.Errorf("%d samples, want 20", len(d.Clock))
+			if d.ClockTable().Len() != 20 {
+				t.Errorf("%d samples, want 20", d.ClockTable().Len())
 			}
 		})
 	}
@@ -241,8 +241,8 @@ func BenchmarkOpen(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		d, err := Open(dir)
-		if err != nil || len(d.Clock) != n {
-			b.Fatalf("%v, %d samples", err, len(d.Clock))
+		if err != nil || d.ClockTable().Len() != n {
+			b.Fatalf("%v, %d samples", err, d.ClockTable().Len())
 		}
 	}
 }

@@ -81,7 +81,7 @@ func tableSchema(name string, x xmlDescriptor) (*events.Schema, error) {
 // checkTables checks that the tables of a log have distinct names and files, none a file of the
 // format's own.
 func checkTables(name string, ts []*events.Schema) error {
-	names, files := map[string]bool{SyncSchema.Name: true, CounterSchema.Name: true, IOSchema.Name: true}, map[string]bool{} // the built-in kinds' tables too
+	names, files := map[string]bool{ClockSchema.Name: true, HeapSchema.Name: true, SyncSchema.Name: true, CounterSchema.Name: true, IOSchema.Name: true}, map[string]bool{} // the built-in kinds' tables too
 	for _, f := range append([]string{LogFile, MapFile, OverviewFile, ClockFile, OffCPUFile, CountersFile, StacksFile, NotesFile}, TraceFiles...) {
 		files[f] = true
 	}

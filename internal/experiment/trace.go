@@ -331,7 +331,7 @@ type traceReader struct {
 	untimed bool
 
 	// the instance being read: its stacks by id, and where its rows start in d's tables (and its
-	// clock samples in d.Clock)
+	// clock samples in d's clock table)
 	stackIdx               map[uint32]uint32
 	heap0, sync0, io0, ck0 int
 	summed                 bool // Options.Summed: the traces are summed as they are read
@@ -347,7 +347,7 @@ func newTraceReader(d *Data, warn func(string)) *traceReader {
 
 // readTraces reads the trace files of the sources into d, after the perf-event files, as opt says:
 // the stacks files alone where their stacks say when they were written (TraceStacksOnly), the heap
-// trace replayed as it is read (HeapSummary).
+// trace replayed and the other traces summed as they are read (Summed: rows that stand for several).
 func readTraces(d *Data, sources []traceSource, opt Options, warn func(string)) error {
 	stacksOnly := opt.TraceStacksOnly
 	tr := newTraceReader(d, warn)
@@ -409,7 +409,7 @@ func readTraces(d *Data, sources []traceSource, opt Options, warn func(string)) 
 // begin starts reading the files of one instance.
 func (tr *traceReader) begin() {
 	tr.stackIdx = map[uint32]uint32{}
-	tr.heap0, tr.sync0, tr.io0, tr.ck0 = tr.d.HeapTable().Len(), tr.d.SyncTable().Len(), tr.d.IOTable().Len(), len(tr.d.Clock)
+	tr.heap0, tr.sync0, tr.io0, tr.ck0 = tr.d.HeapTable().Len(), tr.d.SyncTable().Len(), tr.d.IOTable().Len(), tr.d.ClockTable().Len()
 }
 
 // end resolves the stack ids of the instance's events (read before its stacks) to stacks of d.
@@ -442,8 +442,10 @@ func (tr *traceReader) end() {
 			resolve(&it.Stack[i])
 		}
 	}
-	for i := tr.ck0; i < len(d.Clock); i++ {
-		resolve(&d.Clock[i].Stack)
+	if ct := d.ClockTable(); ct != nil {
+		for i := tr.ck0; i < ct.Len(); i++ {
+			resolve(&ct.Stack[i])
+		}
 	}
 	if ht := d.HeapTable(); tr.summed && ht.Len() > tr.heap0 {
 		for i := tr.heap0; i < ht.Len(); i++ {
@@ -586,7 +588,11 @@ func (tr *traceReader) readEvents(tf *traceScan, sk *skipped) (warning string, e
 			pds[i].Tables = map[string]*events.Table{IOSchema.Name: p}
 		}
 	case recClock:
-		join = windows(&d.Clock, counts, pds, func(d *Data) *[]ClockSample { return &d.Clock })
+		var parts []*events.Table
+		parts, join = d.clockTable().Windows(counts)
+		for i, p := range parts {
+			pds[i].Tables = map[string]*events.Table{ClockSchema.Name: p}
+		}
 	default: // a file of no event kind: its records are all skipped
 		join = func() {}
 	}
@@ -633,39 +639,7 @@ func eachPart(n int, fn func(i int) error) error {
 	return errors.Join(errs...)
 }
 
-// windows grows *s by the sum of counts and gives part i (pds[i], whose slice field picks) a window
-// of counts[i] elements of the new room. The function it returns appends the parts' windows to *s
-// in order, closing the gaps that skipped records left (each window's events move down, if at all).
-func windows[E any](s *[]E, counts []int, pds []*Data, field func(*Data) *[]E) (join func()) {
-	total := 0
-	for _, n := range counts {
-		total += n
-	}
-	*s = grow(*s, total)
-	off := len(*s)
-	for i, n := range counts {
-		*field(pds[i]) = (*s)[off : off : off+n]
-		off += n
-	}
-	return func() {
-		for _, pd := range pds {
-			*s = append(*s, *field(pd)...)
-		}
-	}
-}
-
 func (tr *traceReader) t(ns uint64) int64 { return int64(ns) - tr.base }
-
-// grow makes room for n more elements in s, allocating exactly that (slices.Grow allocates twice
-// as much under the race detector).
-func grow[S ~[]E, E any](s S, n int) S {
-	if cap(s)-len(s) >= n {
-		return s
-	}
-	t := make(S, len(s), len(s)+n)
-	copy(t, s)
-	return t
-}
 
 // lostData notes what the header of the trace file name says was not recorded; stopWarnings says it.
 func (tr *traceReader) lostData(name string, h traceHeader) string {
@@ -890,7 +864,7 @@ func (tr *traceReader) event(r *traceRec, h *traceHeader, sk *skipped) {
 			sk.out(r.off, "a sample of %d intervals of %d ns: want 1 to %d, at most 60 s", count, h.param, most)
 			return
 		}
-		d.Clock = append(d.Clock, ClockSample{Time: t, Pid: pid, Tid: r.tid, CPU: r.u32(recClockCPU),
+		addClock(d.clockTable(), &ClockSample{Time: t, Pid: pid, Tid: r.tid, CPU: r.u32(recClockCPU),
 			Mode: ModeUnknown, Period: int64(count * h.param), Stack: r.u32(recClockStack)})
 	}
 }

@@ -192,8 +192,8 @@ func TestReadTraces(t *testing.T) {
 		t.Errorf("write %+v", e)
 	}
 	// The SIGPROF clock sample: the interval times the count.
-	if len(d.Clock) != 1 || d.Clock[0].Period != 30_000_000 || d.Clock[0].CPU != 1 || d.Clock[0].Time != 500 {
-		t.Errorf("clock %+v", d.Clock)
+	if d.ClockTable().Len() != 1 || ClockAt(d.ClockTable(), 0).Period != 30_000_000 || ClockAt(d.ClockTable(), 0).CPU != 1 || ClockAt(d.ClockTable(), 0).Time != 500 {
+		t.Errorf("clock %+v", d.ClockSamples())
 	}
 	// Mappings: the program from the start, the library until it was unmapped.
 	wantMaps := []Mapping{
@@ -313,7 +313,7 @@ func FuzzReadTraceFile(f *testing.F) {
 		d, warns := read(1, false)
 		if d3, warns3 := read(3, false); !reflect.DeepEqual(d3, d) || !reflect.DeepEqual(warns3, warns) {
 			t.Fatalf("read in 3 parts: %d heap, %d sync, %d I/O, %d clock events, warnings %q; whole: %d, %d, %d, %d, %q",
-				d3.HeapTable().Len(), d3.SyncTable().Len(), d3.IOTable().Len(), len(d3.Clock), warns3, d.HeapTable().Len(), d.SyncTable().Len(), d.IOTable().Len(), len(d.Clock), warns)
+				d3.HeapTable().Len(), d3.SyncTable().Len(), d3.IOTable().Len(), d3.ClockTable().Len(), warns3, d.HeapTable().Len(), d.SyncTable().Len(), d.IOTable().Len(), d.ClockTable().Len(), warns)
 		}
 		sum := &Data{}
 		sum.AddHeap(d.HeapEvents())
@@ -348,7 +348,7 @@ func FuzzReadTraceFile(f *testing.F) {
 				t.Fatalf("I/O event %+v", e)
 			}
 		}
-		for _, e := range d.Clock {
+		for _, e := range d.ClockSamples() {
 			if e.Period <= 0 || e.Period > maxSamplePeriod {
 				t.Fatalf("clock sample %+v", e)
 			}
@@ -418,7 +418,7 @@ func TestTraceRecordRanges(t *testing.T) {
 			case IOTraceFile:
 				n = d.IOTable().Len()
 			case ClockTraceFile:
-				n = len(d.Clock)
+				n = d.ClockTable().Len()
 			}
 			if n != 1 {
 				t.Errorf("%d events read, want the 1 in range", n)
@@ -602,7 +602,7 @@ func TestTraceStacksOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := d.HeapTable().Len() + d.SyncTable().Len() + d.IOTable().Len() + len(d.Clock); n != 0 {
+	if n := d.HeapTable().Len() + d.SyncTable().Len() + d.IOTable().Len() + d.ClockTable().Len(); n != 0 {
 		t.Errorf("timed stacks: %d events read, want none", n)
 	}
 	want := []TraceStack{{Pid: 42, Tid: 7, Time: 90, Stack: 1}, {Pid: 42, Tid: 8, Time: 150, Stack: 2}}

@@ -379,7 +379,6 @@ type Data struct {
 	Log      Log
 	Mappings []Mapping
 	Stacks   []Stack // index is the stack id; Stacks[0] is the empty stack
-	Clock    []ClockSample
 	// heapEvs and mergeHeap, syncEvs and mergeSync, ioEvs and mergeIO: the calls of a block that a
 	// merge of a trace reads (Options.Summed, mergeTrace); otherwise the reader adds them to the
 	// tables of HeapSchema, SyncSchema and IOSchema.
@@ -416,9 +415,6 @@ type TraceStack struct {
 // it has none.
 func (d *Data) LastTime() int64 {
 	var t int64
-	for i := range d.Clock {
-		t = max(t, d.Clock[i].Time)
-	}
 	for _, tb := range d.Tables {
 		t = max(t, tb.LastTime())
 	}

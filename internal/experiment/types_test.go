@@ -26,7 +26,7 @@ func TestLastTime(t *testing.T) {
 	if got := d.LastTime(); got != 0 {
 		t.Errorf("no events: %d", got)
 	}
-	d.Clock = []ClockSample{{Time: 5}, {Time: 3}}
+	d.SetClock([]ClockSample{{Time: 5}, {Time: 3}})
 	d.AddHeap([]HeapEvent{{Time: 7}})
 	d.AddSync([]SyncEvent{{Time: 6}})
 	d.AddIO([]IOEvent{{Time: 4}})

@@ -135,10 +135,10 @@ func TestBlocksWrittenWhenFull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Clock) != 3*perBlock {
-		t.Errorf("read %d samples before Flush, want %d", len(d.Clock), 3*perBlock)
+	if d.ClockTable().Len() != 3*perBlock {
+		t.Errorf("read %d samples before Flush, want %d", d.ClockTable().Len(), 3*perBlock)
 	}
-	for i, s := range d.Clock {
+	for i, s := range d.ClockSamples() {
 		if d.Stacks[s.Stack][0] != uint64(i) {
 			t.Fatalf("sample %d has stack %x", i, d.Stacks[s.Stack])
 		}
@@ -146,8 +146,8 @@ func TestBlocksWrittenWhenFull(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if d, err = Open(dir); err != nil || len(d.Clock) != n || len(d.Stacks) != n+1 {
-		t.Errorf("after Close: %v, %d samples", err, len(d.Clock))
+	if d, err = Open(dir); err != nil || d.ClockTable().Len() != n || len(d.Stacks) != n+1 {
+		t.Errorf("after Close: %v, %d samples", err, d.ClockTable().Len())
 	}
 }
 
@@ -329,8 +329,8 @@ func TestClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Clock) != 1 || d.Log.EndTime != 3_000_000_077 || len(d.Warnings) != 0 {
-		t.Errorf("after Close: %d samples, end %d, warnings %q", len(d.Clock), d.Log.EndTime, d.Warnings)
+	if d.ClockTable().Len() != 1 || d.Log.EndTime != 3_000_000_077 || len(d.Warnings) != 0 {
+		t.Errorf("after Close: %d samples, end %d, warnings %q", d.ClockTable().Len(), d.Log.EndTime, d.Warnings)
 	}
 }
 
@@ -403,10 +403,10 @@ func TestConcurrentWriters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Clock) != 12000 || len(d.Stacks) != 401 || len(d.Mappings) != 12 {
-		t.Errorf("%d samples, %d stacks, %d mappings", len(d.Clock), len(d.Stacks), len(d.Mappings))
+	if d.ClockTable().Len() != 12000 || len(d.Stacks) != 401 || len(d.Mappings) != 12 {
+		t.Errorf("%d samples, %d stacks, %d mappings", d.ClockTable().Len(), len(d.Stacks), len(d.Mappings))
 	}
-	for _, s := range d.Clock {
+	for _, s := range d.ClockSamples() {
 		if st := d.Stacks[s.Stack]; st[0] != uint64(s.Time%100) || st[1] != uint64(s.Tid) {
 			t.Fatalf("sample %+v has stack %x", s, st)
 		}
@@ -451,8 +451,8 @@ func TestCloseAfterWriteError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Clock) != 1 || d.Log.EndTime != 9 || !d.Log.Exited || d.Log.ExitStatus != 7 || len(d.Log.Events) == 0 {
-		t.Errorf("after Close: %d samples, end %d, exited %v status %d, events %+v", len(d.Clock), d.Log.EndTime, d.Log.Exited, d.Log.ExitStatus, d.Log.Events)
+	if d.ClockTable().Len() != 1 || d.Log.EndTime != 9 || !d.Log.Exited || d.Log.ExitStatus != 7 || len(d.Log.Events) == 0 {
+		t.Errorf("after Close: %d samples, end %d, exited %v status %d, events %+v", d.ClockTable().Len(), d.Log.EndTime, d.Log.Exited, d.Log.ExitStatus, d.Log.Events)
 	}
 }
 
@@ -494,8 +494,8 @@ func TestCloseDiskFullForLogOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Clock) != 100 || d.Log.EndTime != 200 || d.Log.ExitStatus != 7 || len(d.Log.Events) < 200 {
-		t.Errorf("after Close: %d samples, end %d, status %d, %d events", len(d.Clock), d.Log.EndTime, d.Log.ExitStatus, len(d.Log.Events))
+	if d.ClockTable().Len() != 100 || d.Log.EndTime != 200 || d.Log.ExitStatus != 7 || len(d.Log.Events) < 200 {
+		t.Errorf("after Close: %d samples, end %d, status %d, %d events", d.ClockTable().Len(), d.Log.EndTime, d.Log.ExitStatus, len(d.Log.Events))
 	}
 }
 
@@ -620,7 +620,7 @@ func TestOffCPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []Mode
-	for _, c := range d.Clock {
+	for _, c := range d.ClockSamples() {
 		got = append(got, c.Mode)
 	}
 	if want := []Mode{ModeSleep, ModeUser, ModeWaitCPU}; !slices.Equal(got, want) {

@@ -171,6 +171,8 @@ func (c *converter) clock(p *Profile, recs []Record) {
 		interval = us * 1000
 	}
 	bad := 0
+	samples := make([]experiment.ClockSample, 0, len(recs))
+	defer func() { c.d.AddClock(samples) }()
 	for i := range recs {
 		r := &recs[i]
 		t, tid, st := c.common(r)
@@ -180,7 +182,7 @@ func (c *converter) clock(p *Profile, recs []Record) {
 			bad++
 			continue
 		}
-		c.d.Clock = append(c.d.Clock, experiment.ClockSample{Time: t, Pid: c.log.Pid, Tid: tid,
+		samples = append(samples, experiment.ClockSample{Time: t, Pid: c.log.Pid, Tid: tid,
 			CPU: uint32(r.Ints["CPUID"]), Mode: mode, Period: n * interval, Stack: st})
 	}
 	if bad > 0 {

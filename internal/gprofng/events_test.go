@@ -56,12 +56,12 @@ func TestClockModes(t *testing.T) {
 		{Time: 4000, Pid: 7, Tid: 9, Mode: experiment.ModeUser, Period: 1e6},
 		{Time: 4000, Pid: 7, Tid: 9, Mode: experiment.ModeWaitCPU, Period: 1e6},
 	}
-	if len(c.d.Clock) != len(want) {
-		t.Fatalf("samples %+v", c.d.Clock)
+	if c.d.ClockTable().Len() != len(want) {
+		t.Fatalf("samples %+v", c.d.ClockSamples())
 	}
 	for i := range want {
-		if c.d.Clock[i] != want[i] {
-			t.Errorf("sample %d: %+v, want %+v", i, c.d.Clock[i], want[i])
+		if experiment.ClockAt(c.d.ClockTable(), i) != want[i] {
+			t.Errorf("sample %d: %+v, want %+v", i, experiment.ClockAt(c.d.ClockTable(), i), want[i])
 		}
 	}
 	if c.missing != 5 || len(c.warnings) != 1 {

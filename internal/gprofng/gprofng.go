@@ -4,13 +4,11 @@ package gprofng
 
 import (
 	"bytes"
-	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -147,8 +145,7 @@ func Open(dir string) (*experiment.Data, error) {
 	}
 	d.Overview = ov
 	d.Warnings = append(d.Warnings, warns...)
-	slices.SortStableFunc(d.Clock, func(a, b experiment.ClockSample) int { return cmp.Compare(a.Time, b.Time) })
-	// The synchronization waits' and I/O calls' tables are in time order already (Data.AddSync, AddIO).
+	// The tables are in time order already (Data.AddClock, AddHeap, AddSync, AddIO).
 	return d, nil
 }
 

@@ -153,11 +153,11 @@ func TestOpenHeap(t *testing.T) {
 
 func TestOpenClock(t *testing.T) {
 	d := open(t, "clock")
-	if len(d.Clock) != 3 {
-		t.Fatalf("%d clock samples, want gprofng's 3", len(d.Clock))
+	if d.ClockTable().Len() != 3 {
+		t.Fatalf("%d clock samples, want gprofng's 3", d.ClockTable().Len())
 	}
 	var leaves []string
-	for _, c := range d.Clock {
+	for _, c := range d.ClockSamples() {
 		if c.Period != 10_007_000 || c.Mode != experiment.ModeUnknown || c.Tid != d.Log.Pid {
 			t.Errorf("sample %+v: want a period of 10.007 ms of Total CPU time in the main thread", c)
 		}
@@ -326,8 +326,8 @@ func TestOpenCraftedChain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Clock) != n {
-		t.Errorf("%d clock samples, want %d", len(d.Clock), n)
+	if d.ClockTable().Len() != n {
+		t.Errorf("%d clock samples, want %d", d.ClockTable().Len(), n)
 	}
 	frames := 0
 	for _, s := range d.Stacks {

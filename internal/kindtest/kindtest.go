@@ -58,7 +58,7 @@ func Record(t testing.TB, dir string) int {
 // Rows are the toy events the collector records of experiment d: one at each clock sample.
 func Rows(d *experiment.Data) []events.Row {
 	var rows []events.Row
-	for i, c := range d.Clock {
+	for i, c := range d.ClockSamples() {
 		rows = append(rows, events.Row{Time: c.Time, Count: 1, Pid: c.Pid, Tid: c.Tid, CPU: int32(c.CPU), Stack: c.Stack,
 			Cols: []int64{Units, int64(i)}})
 	}

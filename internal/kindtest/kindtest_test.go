@@ -45,7 +45,7 @@ func TestRegister(t *testing.T) {
 			t.Errorf("metrics %v, totals %v, events %v", p.Metrics, p.Total, p.DataEvents)
 		}
 		// A toy event without a clock sample is counted all the same: the kind reads its own table.
-		d.Clock = nil
+		d.SetClock(nil)
 		p, err = analysis.Analyze([]*experiment.Data{d}, analysis.Options{})
 		if err != nil {
 			t.Fatal(err)

@@ -39,15 +39,15 @@ func TestImportFP(t *testing.T) {
 	}
 	// perf report: 15 samples of cpu-clock, event count 15000000; 5 of page-faults, 376.
 	var clock, faults int64
-	for _, s := range d.Clock {
+	for _, s := range d.ClockSamples() {
 		clock += s.Period
 	}
 	nc := d.CounterTable().Len()
 	for i := range nc {
 		faults += d.CounterAt(i).Value
 	}
-	if len(d.Clock) != 15 || clock != 15000000 || nc != 5 || faults != 376 {
-		t.Errorf("%d clock samples of %d ns, %d counter samples of %d events; want 15 of 15000000, 5 of 376", len(d.Clock), clock, nc, faults)
+	if d.ClockTable().Len() != 15 || clock != 15000000 || nc != 5 || faults != 376 {
+		t.Errorf("%d clock samples of %d ns, %d counter samples of %d events; want 15 of 15000000, 5 of 376", d.ClockTable().Len(), clock, nc, faults)
 	}
 	l := d.Log
 	if len(l.Counters) != 1 || l.Counters[0].Name != "page-faults" || l.Counters[0].Metric != "page-faults" || l.Counters[0].Config != 2 {
@@ -89,19 +89,19 @@ func TestImportFP(t *testing.T) {
 func TestImportDwarfAndPipe(t *testing.T) {
 	r, d := importFile(t, "dwarf.data")
 	var ns int64
-	for _, s := range d.Clock {
+	for _, s := range d.ClockSamples() {
 		ns += s.Period
 		// Each stack starts at the sample's leaf, in busy's code (the mapping at 0x558ac5f57000).
 		if st := d.Stacks[s.Stack]; len(st) == 0 || st[0] < 0x558ac5f57000 || st[0] >= 0x558ac5f58000 {
 			t.Errorf("sample at %d: stack %x", s.Time, st)
 		}
 	}
-	if r.ClockSamples != 5 || len(d.Clock) != 5 || ns != 10000000 {
-		t.Errorf("%d samples of %d ns, want 5 of 10000000", len(d.Clock), ns)
+	if r.ClockSamples != 5 || d.ClockTable().Len() != 5 || ns != 10000000 {
+		t.Errorf("%d samples of %d ns, want 5 of 10000000", d.ClockTable().Len(), ns)
 	}
 	r, d = importFile(t, "pipe.data")
-	if r.ClockSamples != 5 || len(d.Clock) != 5 || strings.Join(d.Log.Command, " ") != "./busy" {
-		t.Errorf("pipe mode: %d samples, command %q", len(d.Clock), d.Log.Command)
+	if r.ClockSamples != 5 || d.ClockTable().Len() != 5 || strings.Join(d.Log.Command, " ") != "./busy" {
+		t.Errorf("pipe mode: %d samples, command %q", d.ClockTable().Len(), d.Log.Command)
 	}
 }
 
@@ -190,8 +190,8 @@ func TestImportCutStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Clock) != samples-1 {
-		t.Errorf("%d clock samples in the experiment, want %d", len(d.Clock), samples-1)
+	if d.ClockTable().Len() != samples-1 {
+		t.Errorf("%d clock samples in the experiment, want %d", d.ClockTable().Len(), samples-1)
 	}
 }
 

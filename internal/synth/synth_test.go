@@ -41,12 +41,12 @@ func TestSmall(t *testing.T) {
 	d := writeOpen(t, small)
 
 	// The samples: their number, periods, threads, times and modes.
-	if len(d.Clock) != small.Samples {
-		t.Fatalf("%d clock samples, want %d", len(d.Clock), small.Samples)
+	if d.ClockTable().Len() != small.Samples {
+		t.Fatalf("%d clock samples, want %d", d.ClockTable().Len(), small.Samples)
 	}
 	last := map[uint32]int64{}
 	var modes [3]int
-	for _, s := range d.Clock {
+	for _, s := range d.ClockSamples() {
 		if s.Pid != Pid || s.Period != DefaultInterval || s.Stack == 0 {
 			t.Fatalf("sample %+v", s)
 		}
@@ -275,8 +275,8 @@ func TestEdges(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%d_%d_%d_%d", sp.Samples, sp.Functions, sp.Threads, sp.Stacks), func(t *testing.T) {
 			d := writeOpen(t, sp)
-			if len(d.Clock) != sp.Samples {
-				t.Errorf("%d samples, want %d", len(d.Clock), sp.Samples)
+			if d.ClockTable().Len() != sp.Samples {
+				t.Errorf("%d samples, want %d", d.ClockTable().Len(), sp.Samples)
 			}
 			p, err := analysis.Analyze([]*experiment.Data{d}, analysis.Options{})
 			if err != nil {

@@ -40,7 +40,7 @@ func TestSyntheticCounters(t *testing.T) {
 		Experiments []struct{ Events []int64 }
 	}
 	get(t, ts, "/api/overview", 200, &o)
-	if want := []int64{int64(len(d.Clock)), int64(d.CounterTable().Len())}; !slices.Equal(o.EventKinds, []string{"Clock", "Counter"}) ||
+	if want := []int64{int64(d.ClockTable().Len()), int64(d.CounterTable().Len())}; !slices.Equal(o.EventKinds, []string{"Clock", "Counter"}) ||
 		len(o.Experiments) != 1 || !slices.Equal(o.Experiments[0].Events, want) || want[1] == 0 {
 		t.Errorf("overview: event kinds %q, experiments %+v; want Clock and Counter, %d", o.EventKinds, o.Experiments, want)
 	}
