@@ -14,11 +14,13 @@ func TestBuiltinColumns(t *testing.T) {
 	d.AddHeap([]experiment.HeapEvent{{Op: experiment.HeapRealloc, Size: 48, Addr: 0x2000, Old: 0x1000}})
 	d.AddIO([]experiment.IOEvent{{Op: experiment.IOPipe, FD: 3, FD2: 4, Ret: -1, Bytes: 0, Err: 24}})
 	d.AddSync([]experiment.SyncEvent{{Time: 50, Wait: 20, Op: experiment.SyncJoin, Object: 77}})
+	d.AddClock([]experiment.ClockSample{{Time: 10, Mode: experiment.ModeKernel, Period: 1000}})
 	for _, c := range []struct {
 		k    *Kind
 		name string
 		want int64
 	}{
+		{clockKind, "MSTATE", 2}, {clockKind, "period", 1000},
 		{heapKind, "htype", 3}, {heapKind, "HSIZE", 48}, {heapKind, "HVADDR", 0x2000}, {heapKind, "HOVADDR", 0x1000},
 		{syncKind, "STYPE", 5}, {syncKind, "SOBJ", 77}, {syncKind, "SRQST", 30},
 		{ioKind, "IOOP", 19}, {ioKind, "IOFD", 3}, {ioKind, "IOFD2", 4}, {ioKind, "IONBYTE", 0}, {ioKind, "IOERR", 24}, {ioKind, "IORET", -1},

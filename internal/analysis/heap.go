@@ -64,8 +64,8 @@ func replayHeap(d *experiment.Data, exp int, keep []bool) (leaked []bool, st *He
 		peak     HeapPeak
 		selected bool
 	}
-	sizes := &t.Cols[experiment.HeapColSize]
-	size := func(i int32) int64 { return sizeSat(uint64(sizes.At(int(i)))) }
+	rows := experiment.HeapRowsOf(t)
+	size := func(i int32) int64 { return sizeSat(uint64(rows.Size[i])) }
 	procs := map[uint32]*process{}
 	var last *process
 	for k := range n {
@@ -86,8 +86,7 @@ func replayHeap(d *experiment.Data, exp int, keep []bool) (leaked []bool, st *He
 		if p.h.St = st; !kept(i) {
 			p.h.St = &p.skipped
 		}
-		e := experiment.HeapAt(t, int(i))
-		p.h.Event(e.Replay(), i)
+		p.h.Event(rows.Replay(int(i)), i)
 		if kept(i) {
 			st.Events++
 			p.selected = true
@@ -142,10 +141,10 @@ func heapWarning(dir string, st *HeapStats) string {
 		dir, st.DoubleFrees, st.UnknownFrees)
 }
 
-// heapValues sets out (len(HeapMetrics) values, zeroed) to what heap event e adds to each metric;
-// leaked says whether the replay found its block never freed.
-func heapValues(e *experiment.HeapEvent, leaked bool, out []int64) {
-	if !e.Replay().Allocates() {
+// heapValues sets out (len(HeapMetrics) values, zeroed) to what a heap event that does e to the
+// heap adds to each metric; leaked says whether the replay found its block never freed.
+func heapValues(e heapreplay.Event, leaked bool, out []int64) {
+	if !e.Allocates() {
 		return
 	}
 	out[0], out[1] = sizeSat(e.Size), 1 // heapallocbytes, heapalloccnt

@@ -416,9 +416,9 @@ var (
 			if w := heapWarning(d.Dir, st); w != "" {
 				r.P.Warnings = append(r.P.Warnings, w)
 			}
+			rows := experiment.HeapRowsOf(t)
 			return KindEvents{Values: func(i int, out []int64) int64 {
-				e := experiment.HeapAt(t, i)
-				heapValues(&e, leaked[i], out)
+				heapValues(rows.Replay(i), leaked[i], out)
 				return 0
 			}}
 		},

@@ -637,6 +637,14 @@ func (c *Col) Append(v int64) {
 	}
 }
 
+// U8s, U16s, U32s, I32s and I64s return a column's values as it stores them, for loops over millions
+// of rows: U32s a u32's or a str's, I64s an i64's or a u64's bits; nil for a column of another type.
+func (c *Col) U8s() []uint8   { return c.u8 }
+func (c *Col) U16s() []uint16 { return c.u16 }
+func (c *Col) U32s() []uint32 { return c.u32 }
+func (c *Col) I32s() []int32  { return c.i32 }
+func (c *Col) I64s() []int64  { return c.i64 }
+
 // Values returns all the values, widened.
 func (c *Col) Values() []int64 {
 	out := make([]int64, c.Len())

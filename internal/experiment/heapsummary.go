@@ -79,6 +79,24 @@ func HeapAt(t *events.Table, i int) HeapEvent {
 		Size: uint64(c[HeapColSize].At(i)), Addr: uint64(c[HeapColAddr].At(i)), Old: uint64(c[HeapColOld].At(i))}
 }
 
+// HeapRows are the columns of a heap table that a replay reads, typed: for loops over millions of
+// rows (HeapAt reads a row whole).
+type HeapRows struct {
+	Op              []uint8
+	Size, Addr, Old []int64 // u64 bits
+}
+
+// HeapRowsOf returns the columns of t, a heap table.
+func HeapRowsOf(t *events.Table) HeapRows {
+	c := t.Cols
+	return HeapRows{Op: c[HeapColOp].U8s(), Size: c[HeapColSize].I64s(), Addr: c[HeapColAddr].I64s(), Old: c[HeapColOld].I64s()}
+}
+
+// Replay returns what row i does to the heap, as HeapEvent.Replay.
+func (h *HeapRows) Replay(i int) heapreplay.Event {
+	return heapReplay(HeapOp(h.Op[i]), uint64(h.Addr[i]), uint64(h.Size[i]), uint64(h.Old[i]))
+}
+
 // HeapEvents returns the rows of d's heap table as events, in table order: for tools and tests
 // that look at each call.
 func (d *Data) HeapEvents() []HeapEvent {

@@ -308,9 +308,12 @@ type HeapEvent struct {
 }
 
 // Replay returns what e does to the heap, as a replay of the heap sees it.
-func (e *HeapEvent) Replay() heapreplay.Event {
+func (e *HeapEvent) Replay() heapreplay.Event { return heapReplay(e.Op, e.Addr, e.Size, e.Old) }
+
+// heapReplay is what a call of op, returning addr, of size bytes, freeing old, does to the heap.
+func heapReplay(o HeapOp, addr, size, old uint64) heapreplay.Event {
 	op := heapreplay.Alloc
-	switch e.Op {
+	switch o {
 	case HeapFree:
 		op = heapreplay.Free
 	case HeapRealloc, HeapReallocarray:
@@ -320,7 +323,7 @@ func (e *HeapEvent) Replay() heapreplay.Event {
 	case HeapMunmap:
 		op = heapreplay.Munmap
 	}
-	return heapreplay.Event{Op: op, Addr: e.Addr, Size: e.Size, Old: e.Old}
+	return heapreplay.Event{Op: op, Addr: addr, Size: size, Old: old}
 }
 
 // SyncOp is the synchronization function a sync-tracing event records.
