@@ -46,6 +46,9 @@ type EventInfo struct {
 	// stacks after filtering: a filter on stacks refilters a profile of all events.
 	Stack int32
 	Prof  *Profile
+	// Raw is the event's raw stack in Prof, with Stack (-1 without): StackIn gives its functions
+	// in another view mode (the stacks of USTACK, XSTACK and MSTACK).
+	Raw int32
 	// Data and Index are the event's experiment and its index among the kind's events there: a
 	// kind's Columns read the event's own fields by them.
 	Data  *experiment.Data
@@ -265,7 +268,7 @@ func (x *ExpIndex) event(k DataKind, i int, ev *EventInfo) {
 	// Field by field, and the pointers only where they change: a filter fills one EventInfo for
 	// every event, and a pointer stored is a write barrier while the collector runs (4,000,000
 	// heap events: 6% of er print's time).
-	ev.Exp, ev.Kind, ev.Pid, ev.Tid, ev.Thread, ev.CPU, ev.Time, ev.Dur, ev.Sample, ev.Stack, ev.Index = x.exp, k, 0, 0, 0, -1, 0, 0, 0, -1, i
+	ev.Exp, ev.Kind, ev.Pid, ev.Tid, ev.Thread, ev.CPU, ev.Time, ev.Dur, ev.Sample, ev.Stack, ev.Raw, ev.Index = x.exp, k, 0, 0, 0, -1, 0, 0, 0, -1, -1, i
 	if ev.Prof != nil {
 		ev.Prof = nil
 	}
@@ -330,7 +333,7 @@ func (s *eventSel) keep(k DataKind, i int) bool {
 	s.ev.Sample = s.x.SampleAt(s.ev.Time)
 	if s.raws != nil {
 		if r := s.raws[i]; r >= 0 {
-			s.ev.Stack, s.ev.Prof = s.root.raw[r].stack, s.root
+			s.ev.Stack, s.ev.Raw, s.ev.Prof = s.root.raw[r].stack, r, s.root
 		}
 	}
 	return s.f(&s.ev)

@@ -95,11 +95,11 @@ func TestExpIndexThreads(t *testing.T) {
 	}
 	var ev EventInfo
 	x.Event(DataClock, 1, &ev)
-	if ev != (EventInfo{Exp: 2, Kind: DataClock, Pid: progPid, Tid: 7, Thread: 3, CPU: 1, Time: 20, Sample: 1, Stack: -1, Data: fk.d, Index: 1}) {
+	if ev != (EventInfo{Exp: 2, Kind: DataClock, Pid: progPid, Tid: 7, Thread: 3, CPU: 1, Time: 20, Sample: 1, Stack: -1, Raw: -1, Data: fk.d, Index: 1}) {
 		t.Errorf("clock event %+v", ev)
 	}
 	x.Event(DataHeap, 0, &ev)
-	if ev != (EventInfo{Exp: 2, Kind: DataHeap, Pid: progPid, Tid: 5, Thread: 2, CPU: -1, Time: 7, Sample: 1, Stack: -1, Data: fk.d, Index: 0}) {
+	if ev != (EventInfo{Exp: 2, Kind: DataHeap, Pid: progPid, Tid: 5, Thread: 2, CPU: -1, Time: 7, Sample: 1, Stack: -1, Raw: -1, Data: fk.d, Index: 0}) {
 		t.Errorf("heap event %+v", ev)
 	}
 }

@@ -567,8 +567,9 @@ type builder struct {
 	lastLoc  locScope
 	// tablesOwned: p's Functions and Objects are not the published ones (publish, ownTables).
 	tablesOwned bool
-	passes      []*FramePass      // the view mode's (passesOf)
-	viewNames   map[string]uint64 // the functions that passes made, by name: their addr in funcKey
+	passes      []*FramePass           // the view mode's (passesOf)
+	viewNames   map[string]uint64      // the functions that passes made, by name: their addr in funcKey
+	modeStacks  map[ViewMode][][]int32 // the raw stacks' function stacks in the other modes (StackIn), under viewMu
 }
 
 // locScope is what frameLoc's answer depends on besides the address: the experiment and the

@@ -288,9 +288,9 @@ func (s *session) eachEvent(i int, fn func(ev *analysis.EventInfo, cpu, thread i
 	}
 	var ev analysis.EventInfo
 	for _, k := range analysis.Kinds {
-		var stacks []int32
+		var stacks, raws []int32
 		if base != nil {
-			stacks = base.EventStacks(i, k.ID)
+			stacks, raws = base.EventStacks(i, k.ID), base.EventRaws(i, k.ID)
 		}
 		var cpus, threads []int64
 		if k.CPUTime != nil {
@@ -302,7 +302,7 @@ func (s *session) eachEvent(i int, fn func(ev *analysis.EventInfo, cpu, thread i
 		for j, n := 0, k.Len(d); j < n; j++ {
 			x.Event(k.ID, j, &ev)
 			if j < len(stacks) && stacks[j] >= 0 {
-				ev.Stack, ev.Prof = stacks[j], base
+				ev.Stack, ev.Raw, ev.Prof = stacks[j], raws[j], base
 			}
 			if !all && !s.sel.match(&ev) {
 				continue
@@ -685,7 +685,8 @@ type node struct {
 	items []setItem
 	stk   bool
 	event bool
-	open  bool // an expression of the stack alone whose value is not remembered yet (seal)
+	open  bool  // an expression of the stack alone whose value is not remembered yet (seal)
+	modes uint8 // the view modes of the stacks it reads (USTACK, XSTACK, MSTACK: 1 << analysis.ViewMode)
 }
 
 // compiledFilter is a filter expression compiled.
@@ -777,7 +778,7 @@ func (p *exprParser) seal(n node) node {
 	if !n.open {
 		return n
 	}
-	m := &stackMemo{env: p.env}
+	m := &stackMemo{env: p.env, modes: n.modes}
 	p.memos = append(p.memos, m)
 	f := n.f
 	n.f = func(ev *analysis.EventInfo) int64 { return m.get(ev, f) }
@@ -837,7 +838,7 @@ func (p *exprParser) join(t token, f evalFn, ns ...node) (node, error) {
 	}
 	n := node{f: f, d: d + 1}
 	for _, m := range ns {
-		n.stk, n.event = n.stk || m.stk, n.event || m.event
+		n.stk, n.event, n.modes = n.stk || m.stk, n.event || m.event, n.modes|m.modes
 	}
 	return n, nil
 }
@@ -1202,12 +1203,13 @@ func (s *session) describe(_ []string) error {
 	}
 	s.printf("\nOperators, as in C and with C's precedence: || && | ^ & == != < <= > >= << >> + - * / %% ! ~ ?:,\n")
 	s.printf("and x IN (a, b, ...). Numbers are integers: 42, 0x2a, 1.5e9.\n")
-	s.printf("\nCall stacks: USTACK, XSTACK, MSTACK (the event's stack in the user, expert and machine view modes; the\n")
-	s.printf("same for native code), LEAF (its leaf function's id), FNAME(\"regexp\") (the functions whose whole name,\n")
-	s.printf("as the name command shows names, matches), function ids (printmode json's id); L IN S (every function\n")
-	s.printf("of L is in S), L SOME IN S (one is), L ORDERED IN S (L's items are consecutive frames, callers first);\n")
-	s.printf("INSTK(name): the function named name is on the stack. Examples: FNAME(\"work.*\") SOME IN USTACK,\n")
-	s.printf("(FNAME(\"main\"), FNAME(\"work\")) ORDERED IN USTACK, LEAF IN (FNAME(\"memcpy\")), INSTK(main).\n")
+	s.printf("\nCall stacks: USTACK, XSTACK, MSTACK (the event's stack in the user, expert and machine view modes, whatever\n")
+	s.printf("viewmode shows; the same for native code), LEAF (the leaf function's id of the stack viewmode shows),\n")
+	s.printf("FNAME(\"regexp\") (the functions whose whole name, as the name command shows names, matches), function\n")
+	s.printf("ids (printmode json's id); L IN S (every function of L is in S), L SOME IN S (one is), L ORDERED IN S\n")
+	s.printf("(L's items are consecutive frames, callers first); INSTK(name): the function named name is on the stack\n")
+	s.printf("viewmode shows. Examples: FNAME(\"work.*\") SOME IN USTACK, (FNAME(\"main\"), FNAME(\"work\")) ORDERED IN\n")
+	s.printf("USTACK, LEAF IN (FNAME(\"memcpy\")), INSTK(main).\n")
 	for i, d := range s.exps {
 		prog := ""
 		if len(d.Log.Command) > 0 {

@@ -176,9 +176,25 @@ type setItem struct {
 
 // stackSrc is the right side of a stack operator: a stack, the leaf alone, or a list.
 type stackSrc struct {
-	stack bool // USTACK, XSTACK or MSTACK
-	leaf  bool // LEAF: the stack's leaf alone
+	stack bool              // USTACK, XSTACK or MSTACK (mode), or INSTK's (own)
+	leaf  bool              // LEAF: the leaf alone of the stack the profile's view mode shows
+	own   bool              // the stack the profile's view mode shows (INSTK, LEAF), not mode's
+	mode  analysis.ViewMode // USTACK's user, XSTACK's expert, MSTACK's machine
 	items []setItem
+}
+
+// stackModes are the view modes of USTACK, XSTACK and MSTACK.
+var stackModes = map[string]analysis.ViewMode{"USTACK": analysis.ViewUser, "XSTACK": analysis.ViewExpert, "MSTACK": analysis.ViewMachine}
+
+// framesOf returns the functions of ev's stack that src names, root first; nil when it has none.
+func (src *stackSrc) framesOf(ev *analysis.EventInfo) []int32 {
+	if src.own || src.leaf {
+		return frames(ev)
+	}
+	if ev.Prof == nil || ev.Raw < 0 {
+		return nil
+	}
+	return ev.Prof.StackIn(src.mode, ev.Raw)
 }
 
 // frames returns the functions of ev's stack, root first; nil when it has none.
@@ -205,6 +221,8 @@ type stackMemo struct {
 	prof  *analysis.Profile
 	style analysis.NameStyle
 	env   *filterEnv
+	modes uint8 // the view modes of the stacks the expression reads (1 << analysis.ViewMode)
+	byRaw bool  // it reads a stack of a mode other than prof's: the values are by raw stack
 	vals  []int64
 	known []bool
 	evals int // values computed, for tests
@@ -216,12 +234,26 @@ func (m *stackMemo) get(ev *analysis.EventInfo, f evalFn) int64 {
 	if ev.Prof != m.prof || style != m.style || m.vals == nil {
 		m.prof, m.style = ev.Prof, style
 		n := 1
+		m.byRaw = false
 		if ev.Prof != nil {
-			n += ev.Prof.NumStacks()
+			// Two raw stacks of one function stack in the profile's mode may have two in another.
+			for mode := analysis.ViewUser; mode <= analysis.ViewMachine; mode++ {
+				if m.modes&(1<<mode) != 0 && !ev.Prof.SameStacks(mode) {
+					m.byRaw = true
+				}
+			}
+			if m.byRaw {
+				n += ev.Prof.NumRaw()
+			} else {
+				n += ev.Prof.NumStacks()
+			}
 		}
 		m.vals, m.known = make([]int64, n), make([]bool, n)
 	}
 	i := int(ev.Stack) + 1
+	if m.byRaw {
+		i = int(ev.Raw) + 1
+	}
 	if i < 0 || i >= len(m.vals) {
 		i = 0
 	}
@@ -239,7 +271,7 @@ func stackOp(op string, left []setItem, right stackSrc) func(ev *analysis.EventI
 	var seq func(ev *analysis.EventInfo, buf []int64) []int64 // ORDERED IN's right side, in order
 	contains := func(ev *analysis.EventInfo, v int64) bool {
 		if right.stack || right.leaf {
-			fr := frames(ev)
+			fr := right.framesOf(ev)
 			if right.leaf && len(fr) > 0 {
 				fr = fr[len(fr)-1:]
 			}
@@ -295,7 +327,7 @@ func stackOp(op string, left []setItem, right stackSrc) func(ev *analysis.EventI
 				}
 				it.set.resolve(ev.Prof)
 				if right.stack || right.leaf { // the stack's frames in the set: its depth, not the set's size
-					fr := frames(ev)
+					fr := right.framesOf(ev)
 					if right.leaf && len(fr) > 0 {
 						fr = fr[len(fr)-1:]
 					}
@@ -319,7 +351,7 @@ func stackOp(op string, left []setItem, right stackSrc) func(ev *analysis.EventI
 	seq = func(ev *analysis.EventInfo, buf []int64) []int64 {
 		buf = buf[:0]
 		if right.stack || right.leaf {
-			fr := frames(ev)
+			fr := right.framesOf(ev)
 			if right.leaf && len(fr) > 0 {
 				fr = fr[len(fr)-1:]
 			}
@@ -369,7 +401,8 @@ func (p *exprParser) stackRight(op token, opName string) (stackSrc, node, error)
 		switch strings.ToUpper(t.text) {
 		case "USTACK", "XSTACK", "MSTACK":
 			p.next()
-			return stackSrc{stack: true}, node{stk: true}, nil
+			m := stackModes[strings.ToUpper(t.text)]
+			return stackSrc{stack: true, mode: m}, node{stk: true, modes: 1 << m}, nil
 		case "LEAF":
 			p.next()
 			return stackSrc{leaf: true}, node{stk: true}, nil
@@ -475,7 +508,7 @@ func (p *exprParser) fname(t token) (node, error) {
 		}
 		fs.name = s.str
 		p.sets = append(p.sets, fs)
-		return p.compileStackOp(t, "SOME IN", node{kind: setNode, items: []setItem{{set: fs}}}, stackSrc{stack: true}, node{stk: true})
+		return p.compileStackOp(t, "SOME IN", node{kind: setNode, items: []setItem{{set: fs}}}, stackSrc{stack: true, own: true}, node{stk: true})
 	}
 	re, err := regexp.Compile("^(?:" + s.str + ")$")
 	if err != nil {

@@ -135,3 +135,71 @@ func TestMachinePassRefused(t *testing.T) {
 	}()
 	analysis.RegisterPass(&analysis.FramePass{Name: "bad", Modes: []analysis.ViewMode{analysis.ViewMachine}})
 }
+
+// TestStackPerMode: USTACK, XSTACK and MSTACK are the event's stack in the user, expert and machine
+// modes whatever the mode the profile shows: with libc folded in the user and expert modes, a
+// filter on MSTACK finds printf in the user mode, where no view shows it, and a filter on USTACK
+// finds the folded frame in the machine mode, where none shows that.
+func TestStackPerMode(t *testing.T) {
+	remove := analysis.RegisterPass(foldLibc)
+	defer remove()
+	s, _ := testSession(t, "demo.1.er")
+	total := func(mode, filter string) int64 {
+		t.Helper()
+		for _, c := range []string{"viewmode " + mode, "filters " + filter} {
+			if err := s.execLine(c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p, err := s.profile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Total[0]
+	}
+	incl := func(mode, name string) int64 {
+		t.Helper()
+		for _, c := range []string{"viewmode " + mode, "filters none"} {
+			if err := s.execLine(c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p, err := s.profile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for f := range p.Functions {
+			if p.Functions[f].Name == name {
+				return p.Inclusive(f)[0]
+			}
+		}
+		return 0
+	}
+	printf, folded := incl("machine", "printf"), incl("user", "<libc folded>")
+	if printf == 0 || folded == 0 {
+		t.Fatalf("demo.1.er: printf's inclusive time %d (machine), <libc folded>'s %d (user)", printf, folded)
+	}
+	for _, c := range []struct {
+		mode, filter string
+		want         int64
+	}{
+		{"machine", `FNAME("printf") SOME IN MSTACK`, printf},
+		{"user", `FNAME("printf") SOME IN MSTACK`, printf},
+		{"expert", `FNAME("printf") SOME IN MSTACK`, printf},
+		{"user", `FNAME("printf") SOME IN USTACK`, 0},
+		{"machine", `FNAME("printf") SOME IN XSTACK`, 0},
+		{"machine", `FNAME("<libc folded>") SOME IN USTACK`, folded},
+		{"machine", `FNAME("<libc folded>") SOME IN XSTACK`, folded},
+		{"user", `FNAME("<libc folded>") SOME IN USTACK`, folded},
+		{"user", `FNAME("<libc folded>") SOME IN MSTACK`, 0},
+		// Both in one expression, remembered by raw stack: an event of either.
+		{"user", `FNAME("printf") SOME IN MSTACK || FNAME("<libc folded>") SOME IN USTACK`, folded},
+		// LEAF and INSTK are the shown stack's.
+		{"machine", `INSTK(printf)`, printf},
+		{"user", `INSTK(printf)`, 0},
+	} {
+		if got := total(c.mode, c.filter); got != c.want {
+			t.Errorf("viewmode %s, filters %s: total %d; want %d", c.mode, c.filter, got, c.want)
+		}
+	}
+}
