@@ -1398,3 +1398,28 @@ func TestPageRestoresDroppedView(t *testing.T) {
 	keys, want := erPrint(t, "-filters", "THRID == 1", "-sort", "name", "-functions")
 	compareRows(t, "functions after the view was dropped", p.functions(), keys, want)
 }
+
+// TestViewModeBox: the View box sets the page's view mode: the function list is er print's in that
+// mode, and the page shows the mode again after a reload (the server keeps the page's view).
+func TestViewModeBox(t *testing.T) {
+	need(t)
+	p := newPage(t)
+	p.open(serverURL, "functions")
+	var mode string
+	p.eval("the view mode shown", `document.querySelector("#viewmode").value`, &mode)
+	if mode != "user" {
+		t.Errorf("the View box shows %q, want user", mode)
+	}
+	var ok bool
+	p.eval("choose machine", `(() => { const s = document.querySelector("#viewmode"); s.value = "machine"; s.dispatchEvent(new Event("change")); return true; })()`, &ok)
+	p.waitJS("the machine mode", `state.viewmode === "machine"`)
+	p.waitView("functions")
+	keys, want := erPrint(t, "-viewmode", "machine", "-functions")
+	compareRows(t, "functions in the machine mode", p.totals(), keys, want)
+	p.run("reload", chromedp.Reload())
+	p.waitView("functions")
+	p.eval("the view mode shown", `document.querySelector("#viewmode").value`, &mode)
+	if mode != "machine" {
+		t.Errorf("after a reload the View box shows %q, want machine", mode)
+	}
+}

@@ -135,6 +135,16 @@ func (e *Engine) SetSort(key string) error {
 	return err
 }
 
+// SetViewMode sets the view mode: "user", "expert" or "machine" (viewmode), whose frame passes the
+// stacks of every view go through.
+func (e *Engine) SetViewMode(mode string) error {
+	_, err := e.run(func() error { return e.s.setViewmode([]string{mode}) })
+	return err
+}
+
+// ViewMode is the view mode: "user" unless set.
+func (e *Engine) ViewMode() string { return e.s.viewMode() }
+
 // SetMetrics sets the metric list from spec ("e.%totalcpu:i.%totalcpu:name", or "default").
 func (e *Engine) SetMetrics(spec string) error {
 	_, err := e.run(func() error { return e.s.setMetrics([]string{spec}) })

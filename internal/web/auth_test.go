@@ -32,6 +32,7 @@ var otherUserRequests = []struct{ method, path, body string }{
 	{"GET", "/api/callers?f=1", ""}, {"GET", "/api/table?cmd=experiment_list", ""}, {"GET", "/api/processes", ""},
 	{"GET", "/api/timeline?t0=0&t1=2000000000&w=100", ""}, {"GET", "/api/nosuch", ""},
 	{"POST", "/api/filter", `{"expr":"THRID == 1"}`}, {"POST", "/api/metrics", `{"spec":"e.totalcpu:name"}`},
+	{"POST", "/api/viewmode", `{"mode":"machine"}`},
 	{"GET", "/api/overview?token=00000000000000000000000000000000", ""}, {"GET", "/?token=", ""},
 }
 

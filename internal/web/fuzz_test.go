@@ -16,7 +16,7 @@ func fuzzPaths(s *Server) []string {
 		paths = append(paths, p)
 	}
 	slices.Sort(paths)
-	return append(paths, "/api/filter", "/api/metrics", "/", "/app.js", "/api/nosuch", "/nosuch.html")
+	return append(paths, "/api/filter", "/api/metrics", "/api/viewmode", "/", "/app.js", "/api/nosuch", "/nosuch.html")
 }
 
 var fuzzMethods = []string{"GET", "POST", "HEAD", "PUT", "DELETE", "OPTIONS"}
@@ -54,6 +54,7 @@ func FuzzHandlers(f *testing.F) {
 		{"/api/filter", "POST", "", `{}`},
 		{"/api/metrics", "POST", "", `{"spec":"i.%user:e.system:name"}`},
 		{"/api/metrics", "POST", "", `{"spec":"default"}`},
+		{"/api/viewmode", "POST", "", `{"mode":"expert"}`},
 		{"/", "GET", "", ""},
 	} {
 		f.Add(index(c.path), uint8(slices.Index(fuzzMethods, c.method)), c.query, c.body)

@@ -132,6 +132,7 @@ func (s *Server) Handler() http.Handler {
 	}
 	mux.HandleFunc("POST /api/filter", s.sh.jsonHandler("/api/filter", endpoint{h: (*Server).setFilter}))
 	mux.HandleFunc("POST /api/metrics", s.sh.jsonHandler("/api/metrics", endpoint{h: (*Server).setMetrics}))
+	mux.HandleFunc("POST /api/viewmode", s.sh.jsonHandler("/api/viewmode", endpoint{h: (*Server).setViewMode}))
 	return recoverPanics(s.sh.guard(mux))
 }
 

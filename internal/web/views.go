@@ -332,6 +332,25 @@ func (s *Server) setMetrics(r *http.Request) (any, error) {
 	return map[string]string{"sort": s.eng.SortKey()}, nil
 }
 
+// setViewMode sets the view mode of this page's views (POST /api/viewmode {"mode": "machine"}):
+// user, expert or machine, as er print's viewmode.
+func (s *Server) setViewMode(r *http.Request) (any, error) {
+	var req struct {
+		Mode string `json:"mode"`
+	}
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	if err := s.eng.SetViewMode(req.Mode); err != nil {
+		return nil, badRequest("%v", err)
+	}
+	s.tree = nil
+	if err := s.settle(); err != nil {
+		return nil, err
+	}
+	return map[string]string{"mode": s.eng.ViewMode()}, nil
+}
+
 // overview describes the experiments: what was run, for how long, what data, and a histogram of
 // the metrics over time.
 func (s *Server) overview(r *http.Request) (any, error) {
@@ -411,7 +430,7 @@ func (s *Server) overview(r *http.Request) (any, error) {
 		"experiments": infos, "duration": dur, "metrics": metrics, "events": p.Events,
 		"dataEvents": p.DataEvents, "warnings": s.eng.Warnings(), "views": views,
 		"filter": s.filterState(), "histogram": tl.histogram(0, dur, 240), "static": s.static,
-		"kinds": dataKindNames(has), "eventKinds": eventKinds, "metricSpec": s.eng.MetricSpec(),
+		"kinds": dataKindNames(has), "eventKinds": eventKinds, "metricSpec": s.eng.MetricSpec(), "viewmode": s.eng.ViewMode(),
 	}, nil
 }
 

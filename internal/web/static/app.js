@@ -25,6 +25,7 @@ const state = {
   expr: "",         // the filter expression now set (a process selected in Processes sets one)
   range: null,      // the time range now set, [t0, t1] ns
   metricSpec: "",   // the metrics set with the Metrics box ("": the default)
+  viewmode: "",     // the view mode set with the View box ("": the server's, user)
   procTree: true,   // selecting a process keeps its descendants too
   procClosed: {},   // process id -> its subtree is collapsed
 };
@@ -108,6 +109,7 @@ async function api(path, body, again) {
 // restoreView sets this page's metrics, filter and sort on a new view of the server.
 async function restoreView() {
   if (state.metricSpec) await api("/api/metrics", { spec: state.metricSpec }, true);
+  if (state.viewmode) await api("/api/viewmode", { mode: state.viewmode }, true);
   if (state.expr || state.range) await api("/api/filter", { expr: state.expr, range: state.range || [0, 0] }, true);
   if (state.funcSort) await api("/api/functions?limit=1&sort=" + encodeURIComponent(state.funcSort), undefined, true);
 }
@@ -1070,6 +1072,13 @@ async function start() {
       invalidate();
     } catch (err) { message(String(err.message || err), true); }
   });
+  $("#viewmode").addEventListener("change", async () => {
+    try {
+      const r = await api("/api/viewmode", { mode: $("#viewmode").value });
+      state.viewmode = r.mode;
+      invalidate();
+    } catch (err) { message(String(err.message || err), true); }
+  });
   window.addEventListener("resize", () => { if (state.view === "flame" && state.flame) drawFlame(); });
   window.addEventListener("hashchange", () => { const v = state.view, f = state.f; readHash(); if (state.view !== v || state.f !== f) show(state.view); });
   try {
@@ -1086,9 +1095,10 @@ async function start() {
     if (STATIC) hdr.append("  (static report)");
     document.title = "er analyzer: " + founders + (o.processes > o.founders.length ? " + " + descText(o) : "");
     $("#metric-spec").value = o.metricSpec || "";
+    $("#viewmode").value = o.viewmode || "user";
     showFilter(o.filter || {});
     if (STATIC) {
-      for (const id of ["filter-expr", "filter-apply", "filter-clear", "metric-spec", "metric-apply", "range-apply", "range-clear", "tl-zoom", "tl-unzoom"]) $("#" + id).disabled = true;
+      for (const id of ["filter-expr", "filter-apply", "filter-clear", "metric-spec", "metric-apply", "viewmode", "range-apply", "range-clear", "tl-zoom", "tl-unzoom"]) $("#" + id).disabled = true;
       $("#tl-hint").textContent = "A static report: hover or click shows a call stack; ranges and zoom need er analyzer.";
     }
     if (!o.views.includes(state.view)) state.view = "functions";
