@@ -7,9 +7,8 @@ import (
 	"er/internal/experiment"
 )
 
-// The fields of the built-in traced kinds' events that filters read by name (Kind.Columns), named
-// as gprofng names them where they mean the same. Experiments read summed (experiment.Options.Summed)
-// have sites, not events: their fields are 0 there (er print reads summed only where no filter runs).
+// The fields of the built-in kinds' events that filters read by name (Kind.Columns): their tables'
+// declared columns, named as gprofng names them where they mean the same, and SRQST.
 func init() {
 	// The heap calls' fields are their table's columns (experiment.HeapSchema).
 	if j := heapKind.Col("HTYPE"); j >= 0 {
@@ -19,8 +18,8 @@ func init() {
 	if j := syncKind.Col("STYPE"); j >= 0 {
 		syncKind.Columns[j].Help = "the synchronization function: " + codes(8, func(i int) string { return experiment.SyncOp(i).String() })
 	}
-	syncKind.Columns = append(syncKind.Columns, Column{"SRQST", "when the wait began, ns since the experiment's start: TSTAMP - EVT_TIME",
-		func(d *experiment.Data, i int) int64 {
+	syncKind.Columns = append(syncKind.Columns, Column{Name: "SRQST", Help: "when the wait began, ns since the experiment's start: TSTAMP - EVT_TIME",
+		Get: func(d *experiment.Data, i int) int64 {
 			t := d.SyncTable()
 			if i >= t.Len() {
 				return 0
@@ -30,17 +29,6 @@ func init() {
 	// The I/O calls' fields are their table's columns (experiment.IOSchema).
 	if j := ioKind.Col("IOOP"); j >= 0 {
 		ioKind.Columns[j].Help = "the I/O function: " + codes(int(experiment.IOInherited), func(i int) string { return experiment.IOOp(i).String() })
-	}
-}
-
-// eventField is a Column's Get of a field of the events evs gives: 0 past them (an experiment read
-// summed has sites, not events).
-func eventField[E any](evs func(d *experiment.Data) []E, get func(e *E) int64) func(d *experiment.Data, i int) int64 {
-	return func(d *experiment.Data, i int) int64 {
-		if s := evs(d); i < len(s) {
-			return get(&s[i])
-		}
-		return 0
 	}
 }
 

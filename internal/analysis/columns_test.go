@@ -33,6 +33,10 @@ func TestBuiltinColumns(t *testing.T) {
 		if got := c.k.Columns[j].Get(d, 0); got != c.want {
 			t.Errorf("%s %s = %d, want %d", c.k.Name, c.name, got, c.want)
 		}
+		// Bound to the experiment's table (Of), the same, and 0 past its events or without one.
+		if got, past, none := c.k.Columns[j].Of(d)(0), c.k.Columns[j].Of(d)(9), c.k.Columns[j].Of(&experiment.Data{})(0); got != c.want || past != 0 || none != 0 {
+			t.Errorf("%s %s bound: %d, past the events %d, without them %d; want %d, 0, 0", c.k.Name, c.name, got, past, none, c.want)
+		}
 		if got := c.k.Columns[j].Get(&experiment.Data{}, 0); got != 0 {
 			t.Errorf("%s %s of no event = %d, want 0", c.k.Name, c.name, got)
 		}

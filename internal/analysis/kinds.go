@@ -111,6 +111,17 @@ type Column struct {
 	Name string // in upper case: "HSIZE"
 	Help string // for describe
 	Get  func(d *experiment.Data, i int) int64
+	// Bind, when set, returns Get of d's events with d's table found once (a table's column).
+	Bind func(d *experiment.Data) func(i int) int64
+}
+
+// Of returns c's values of experiment d's events, by index: Bind's, or Get's.
+func (c *Column) Of(d *experiment.Data) func(i int) int64 {
+	if c.Bind != nil {
+		return c.Bind(d)
+	}
+	get := c.Get
+	return func(i int) int64 { return get(d, i) }
 }
 
 // tableDefaults fills k's event accessors that are nil from its table's header, and adds a
@@ -162,6 +173,19 @@ func (k *Kind) tableDefaults() {
 					return t.Cols[j].At(i)
 				}
 				return 0
+			},
+			Bind: func(d *experiment.Data) func(i int) int64 {
+				t := d.Tables[name]
+				if t == nil {
+					return func(int) int64 { return 0 }
+				}
+				col, n := &t.Cols[j], t.Len()
+				return func(i int) int64 {
+					if i < n {
+						return col.At(i)
+					}
+					return 0
+				}
 			}})
 	}
 }

@@ -490,11 +490,20 @@ func lookupField(name string) (*filterField, []bool) {
 		}
 	}
 	if f != nil {
+		// The column of the last experiment and kind, bound to its table: a filter reads one
+		// kind's events of one experiment after another.
+		var lastData *experiment.Data
+		var lastKind analysis.DataKind
+		var get func(i int) int64
 		f.get = func(ev *analysis.EventInfo) int64 {
 			if int(ev.Kind) >= len(cols) || cols[ev.Kind] < 0 || ev.Data == nil {
 				return 0
 			}
-			return analysis.Kinds[ev.Kind].Columns[cols[ev.Kind]].Get(ev.Data, ev.Index)
+			if get == nil || ev.Data != lastData || ev.Kind != lastKind {
+				lastData, lastKind = ev.Data, ev.Kind
+				get = analysis.Kinds[ev.Kind].Columns[cols[ev.Kind]].Of(ev.Data)
+			}
+			return get(ev.Index)
 		}
 	}
 	return f, kinds
