@@ -17,19 +17,11 @@ func TestViewModeNames(t *testing.T) {
 	}
 }
 
-// TestFramePass: a pass of the expert mode turns main→A→C into main→<A and C> there, once per
-// distinct raw stack, and nowhere else; removed, it is gone.
-func TestFramePass(t *testing.T) {
-	fk := newFake("main", "A", "C")
-	fk.sample(1, "main", "A", "C")
-	fk.sample(2, "main", "A", "C")
-	fk.sample(4, "main")
-	again := experiment.ClockAt(fk.d.ClockTable(), 0)
-	again.Period = 8
-	fk.d.AppendClock(again) // a fourth sample, of the first one's raw stack
-	calls := 0
-	remove := RegisterPass(&FramePass{Name: "join A and C", Modes: []ViewMode{ViewExpert}, Frames: func(c *PassContext, fr []int32) []int32 {
-		calls++
+// joinAC is a test pass of the expert mode: the frames of A and C become one, <A and C>; it counts
+// its runs in *calls.
+func joinAC(calls *int) *FramePass {
+	return &FramePass{Name: "join A and C", Modes: []ViewMode{ViewExpert}, Frames: func(c *PassContext, fr []int32) []int32 {
+		*calls++
 		out := fr[:0]
 		for _, f := range fr {
 			if n := c.Function(f).Name; n == "A" || n == "C" {
@@ -41,7 +33,21 @@ func TestFramePass(t *testing.T) {
 			out = append(out, f)
 		}
 		return out
-	}})
+	}}
+}
+
+// TestFramePass: a pass of the expert mode turns main→A→C into main→<A and C> there, once per
+// distinct raw stack, and nowhere else; removed, it is gone.
+func TestFramePass(t *testing.T) {
+	fk := newFake("main", "A", "C")
+	fk.sample(1, "main", "A", "C")
+	fk.sample(2, "main", "A", "C")
+	fk.sample(4, "main")
+	again := experiment.ClockAt(fk.d.ClockTable(), 0)
+	again.Period = 8
+	fk.d.AppendClock(again) // a fourth sample, of the first one's raw stack
+	calls := 0
+	remove := RegisterPass(joinAC(&calls))
 	if !HasPasses(ViewExpert) || HasPasses(ViewUser) || HasPasses(ViewMachine) {
 		t.Errorf("passes: expert %v, user %v, machine %v", HasPasses(ViewExpert), HasPasses(ViewUser), HasPasses(ViewMachine))
 	}

@@ -13,20 +13,7 @@ func TestStackIn(t *testing.T) {
 	fk.sample(1, "main", "A", "C")
 	fk.sample(2, "main", "A")
 	calls := 0
-	remove := RegisterPass(&FramePass{Name: "join A and C", Modes: []ViewMode{ViewExpert}, Frames: func(c *PassContext, fr []int32) []int32 {
-		calls++
-		out := fr[:0]
-		for _, f := range fr {
-			if n := c.Function(f).Name; n == "A" || n == "C" {
-				if c.Function(out[len(out)-1]).Kind == FuncView {
-					continue
-				}
-				f = c.ViewFunc(c.Function(f).Object, "<A and C>")
-			}
-			out = append(out, f)
-		}
-		return out
-	}})
+	remove := RegisterPass(joinAC(&calls))
 	defer remove()
 	p := analyze(t, fk.d)
 	if calls != 0 || p.NumRaw() != 2 || !p.SameStacks(ViewUser) || !p.SameStacks(ViewMachine) || p.SameStacks(ViewExpert) {

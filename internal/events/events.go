@@ -234,7 +234,7 @@ func (t *Table) Intern(s string) int64 {
 	if i, ok := t.strIdx[s]; ok {
 		return int64(i)
 	}
-	return t.add(s)
+	return t.addString(s)
 }
 
 // InternBytes is Intern of string(b), which it copies only where it is new.
@@ -245,10 +245,10 @@ func (t *Table) InternBytes(b []byte) int64 {
 	if i, ok := t.strIdx[string(b)]; ok {
 		return int64(i)
 	}
-	return t.add(string(b))
+	return t.addString(string(b))
 }
 
-func (t *Table) add(s string) int64 {
+func (t *Table) addString(s string) int64 {
 	if t.strIdx == nil {
 		t.strIdx = map[string]uint32{}
 		if len(t.Strings) == 0 {

@@ -22,17 +22,7 @@ const (
 func (d *Data) ClockTable() *events.Table { return d.Tables[ClockSchema.Name] }
 
 // clockTable returns d's clock table, made empty where it has none.
-func (d *Data) clockTable() *events.Table {
-	t := d.ClockTable()
-	if t == nil {
-		t = events.New(ClockSchema)
-		if d.Tables == nil {
-			d.Tables = map[string]*events.Table{}
-		}
-		d.Tables[ClockSchema.Name] = t
-	}
-	return t
-}
+func (d *Data) clockTable() *events.Table { return d.table(ClockSchema) }
 
 // ClockAt returns row i of t, a clock table, as a sample.
 func ClockAt(t *events.Table, i int) ClockSample {

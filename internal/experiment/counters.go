@@ -51,14 +51,7 @@ func (d *Data) AddCounters(samples []CounterSample) {
 	if len(samples) == 0 {
 		return
 	}
-	t := d.CounterTable()
-	if t == nil {
-		t = events.New(CounterSchema)
-		if d.Tables == nil {
-			d.Tables = map[string]*events.Table{}
-		}
-		d.Tables[CounterSchema.Name] = t
-	}
+	t := d.table(CounterSchema)
 	for i := range samples {
 		addCounter(t, &samples[i])
 	}

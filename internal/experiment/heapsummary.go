@@ -51,17 +51,7 @@ type HeapSite struct {
 func (d *Data) HeapTable() *events.Table { return d.Tables[HeapSchema.Name] }
 
 // heapTable returns d's heap table, made empty where it has none.
-func (d *Data) heapTable() *events.Table {
-	t := d.HeapTable()
-	if t == nil {
-		t = events.New(HeapSchema)
-		if d.Tables == nil {
-			d.Tables = map[string]*events.Table{}
-		}
-		d.Tables[HeapSchema.Name] = t
-	}
-	return t
-}
+func (d *Data) heapTable() *events.Table { return d.table(HeapSchema) }
 
 // HeapSums returns the side table of t, a heap table read summed; nil where it was read in full.
 func HeapSums(t *events.Table) *HeapSummed {

@@ -49,17 +49,7 @@ const (
 func (d *Data) IOTable() *events.Table { return d.Tables[IOSchema.Name] }
 
 // ioTable returns d's I/O table, made empty where it has none.
-func (d *Data) ioTable() *events.Table {
-	t := d.IOTable()
-	if t == nil {
-		t = events.New(IOSchema)
-		if d.Tables == nil {
-			d.Tables = map[string]*events.Table{}
-		}
-		d.Tables[IOSchema.Name] = t
-	}
-	return t
-}
+func (d *Data) ioTable() *events.Table { return d.table(IOSchema) }
 
 // IOSizes returns the size histograms of the rows of t, an I/O table read summed; nil where it was
 // read in full.

@@ -56,17 +56,7 @@ func addSync(t *events.Table, e *SyncEvent) {
 }
 
 // syncTable returns d's synchronization table, made empty where it has none.
-func (d *Data) syncTable() *events.Table {
-	t := d.SyncTable()
-	if t == nil {
-		t = events.New(SyncSchema)
-		if d.Tables == nil {
-			d.Tables = map[string]*events.Table{}
-		}
-		d.Tables[SyncSchema.Name] = t
-	}
-	return t
-}
+func (d *Data) syncTable() *events.Table { return d.table(SyncSchema) }
 
 // sumSync sums the synchronization trace tf into d's table, a row per thread and stack. Records
 // it skips are counted in sk, as readEvents counts them.

@@ -15,6 +15,19 @@ import (
 // describes it with a dataDescriptor of kind "table" that names the schema and lists the header's
 // fields and the declared columns.
 
+// table returns d's table of schema s, made empty where d has none.
+func (d *Data) table(s *events.Schema) *events.Table {
+	t := d.Tables[s.Name]
+	if t == nil {
+		t = events.New(s)
+		if d.Tables == nil {
+			d.Tables = map[string]*events.Table{}
+		}
+		d.Tables[s.Name] = t
+	}
+	return t
+}
+
 // tableDescriptor renders schema s as log.xml's descriptor of its file.
 func tableDescriptor(s *events.Schema) xmlDescriptor {
 	offs, size := s.Offsets()

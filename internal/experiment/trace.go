@@ -564,35 +564,27 @@ func (tr *traceReader) readEvents(tf *traceScan, sk *skipped) (warning string, e
 	}
 	d := tr.d
 	var join func()
+	// Each part reads into its window of the kind's table (its durations too, where it has them).
+	windows := func(s *events.Schema, durs bool) func() {
+		t := d.table(s)
+		if durs {
+			t.Durs()
+		}
+		ps, join := t.Windows(counts)
+		for i, p := range ps {
+			pds[i].Tables = map[string]*events.Table{s.Name: p}
+		}
+		return join
+	}
 	switch kind {
 	case recHeap:
-		var parts []*events.Table
-		parts, join = d.heapTable().Windows(counts)
-		for i, p := range parts {
-			pds[i].Tables = map[string]*events.Table{HeapSchema.Name: p}
-		}
+		join = windows(HeapSchema, false)
 	case recSync:
-		st := d.syncTable()
-		st.Durs() // the waits' durations go in the windows
-		var parts []*events.Table
-		parts, join = st.Windows(counts)
-		for i, p := range parts {
-			pds[i].Tables = map[string]*events.Table{SyncSchema.Name: p}
-		}
+		join = windows(SyncSchema, true)
 	case recIO:
-		it := d.ioTable()
-		it.Durs() // the calls' durations go in the windows
-		var parts []*events.Table
-		parts, join = it.Windows(counts)
-		for i, p := range parts {
-			pds[i].Tables = map[string]*events.Table{IOSchema.Name: p}
-		}
+		join = windows(IOSchema, true)
 	case recClock:
-		var parts []*events.Table
-		parts, join = d.clockTable().Windows(counts)
-		for i, p := range parts {
-			pds[i].Tables = map[string]*events.Table{ClockSchema.Name: p}
-		}
+		join = windows(ClockSchema, false)
 	default: // a file of no event kind: its records are all skipped
 		join = func() {}
 	}
