@@ -3,6 +3,7 @@ package collect
 import (
 	"slices"
 
+	"er/internal/experiment"
 	"er/internal/perfevent"
 )
 
@@ -182,3 +183,24 @@ func unpausedWithin(a, b int64, ps ...*proc) int64 {
 	}
 	return n
 }
+
+// countedPeriods is the module of the counts in samples: each clock sample's CPU time is its thread's
+// count since its previous sample, less the steal time in it, and a thread's marks end at its exit.
+type countedPeriods struct {
+	hooks
+	s *Session
+}
+
+func (c countedPeriods) task(r perfevent.Record) {
+	if e, ok := r.(*perfevent.Exit); ok {
+		c.s.counts.exit(e.Tid, c.s.rel(e.Time))
+	}
+}
+
+func (c countedPeriods) period(r *perfevent.Sample, t int64) (period, since, stolen int64) {
+	period, since = c.s.counts.period(r, t)
+	own := c.s.counts.stealFree(r.Tid, period)
+	return own, since, period - own
+}
+
+func (countedPeriods) sampled(uint32, uint32, experiment.Mode) {}

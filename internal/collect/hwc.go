@@ -193,34 +193,55 @@ func (s *Session) openCounterSideband() (*perfevent.Group, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the counters (-h %s): %w", s.spec.CountersArg, err)
 	}
-	s.kernel, s.readCount = o.KernelCallchain, o.ReadCount
-	s.w.UpdateLog(func(l *experiment.Log) { l.KernelStacks = s.kernel })
-	if s.kernel {
-		s.w.AddMapping(experiment.Mapping{Pid: 0, Start: experiment.KernelBase, End: ^uint64(0), Path: "[kernel]", UnloadTime: -1})
-	}
-	s.counterBase = 0
+	s.kernelStacks(o.KernelCallchain)
+	s.readCount = o.ReadCount
+	s.useCounters(0)
+	s.useCounts()
 	return g, nil
 }
 
-// takeCounterIDs maps the ids of g's counter siblings to the counters' indexes (again after AddTask
-// opened more).
-func (s *Session) takeCounterIDs(g *perfevent.Group) {
-	if len(s.spec.Counters) == 0 {
-		return
-	}
-	if s.hwcIDs == nil {
-		s.hwcIDs = map[uint64]uint8{}
-	}
-	for id, i := range g.SiblingIDs() {
-		if c := i - s.counterBase; c >= 0 && c < len(s.spec.Counters) {
-			s.hwcIDs[id] = uint8(c)
-		}
+// counterModule records the counters' samples (-h): each its event's count since its thread's last
+// sample, at its stack.
+type counterModule struct {
+	hooks
+	s       *Session
+	base    int              // the index of the first counter among the group's siblings
+	index   map[uint64]uint8 // the ids of the counters' sibling events, to their indexes in spec.Counters
+	samples int64            // counter samples recorded
+	last    map[counterKey]uint64
+	// follower takes the samples of a counter whose event is a microstates sampler too (microLayout).
+	follower interface {
+		counterSampled(r *perfevent.Sample, stack uint32, ok bool)
 	}
 }
 
-// counterSample records sample r of counter c, and returns its stack's id (false where it was not
+// ids maps the ids of g's counter siblings to the counters' indexes.
+func (c *counterModule) ids(g *perfevent.Group) []uint64 {
+	if c.index == nil {
+		c.index = map[uint64]uint8{}
+	}
+	var out []uint64
+	for id, i := range g.SiblingIDs() {
+		if k := i - c.base; k >= 0 && k < len(c.s.spec.Counters) {
+			c.index[id] = uint8(k)
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// sample records counter sample r, and gives it to the follower.
+func (c *counterModule) sample(r *perfevent.Sample) {
+	id, ok := c.record(r, c.index[r.ID])
+	if c.follower != nil {
+		c.follower.counterSampled(r, id, ok)
+	}
+}
+
+// record records sample r of counter k, and returns its stack's id (false where it was not
 // recorded).
-func (s *Session) counterSample(r *perfevent.Sample, c uint8) (uint32, bool) {
+func (c *counterModule) record(r *perfevent.Sample, k uint8) (uint32, bool) {
+	s := c.s
 	t := s.rel(r.Time)
 	p := s.cur[r.Pid]
 	if !p.open() {
@@ -241,12 +262,12 @@ func (s *Session) counterSample(r *perfevent.Sample, c uint8) (uint32, bool) {
 		mode = experiment.ModeKernel
 	}
 	var addr uint64
-	if s.spec.Counters[c].Backtrack {
+	if s.spec.Counters[k].Backtrack {
 		addr = r.Addr
 	}
-	if err := p.w.Counter(experiment.CounterSample{Time: t, Value: s.counterValue(r), Addr: addr, Pid: r.Pid, Tid: r.Tid,
-		CPU: r.CPU, Stack: id, Counter: c, Mode: mode}); err == nil {
-		s.counterSamples++
+	if err := p.w.Counter(experiment.CounterSample{Time: t, Value: c.value(r), Addr: addr, Pid: r.Pid, Tid: r.Tid,
+		CPU: r.CPU, Stack: id, Counter: k, Mode: mode}); err == nil {
+		c.samples++
 	}
 	return id, true
 }
@@ -257,20 +278,20 @@ type counterKey struct {
 	id  uint64
 }
 
-// counterValue returns the events sample r of a counter stands for: where samples carry their
+// value returns the events sample r of a counter stands for: where samples carry their
 // thread's count (perfevent.Options.ReadCount), the count since the thread's previous sample of the
 // event, so that samples the rings lost are counted at the next one (a burst of page faults whose rings
 // overflowed beside two CPU hogs lost 54 to 860 of 4,500 samples, each an event); else its period.
-func (s *Session) counterValue(r *perfevent.Sample) int64 {
-	if !s.readCount {
+func (c *counterModule) value(r *perfevent.Sample) int64 {
+	if !c.s.readCount {
 		return int64(r.Period)
 	}
-	if s.counterLast == nil {
-		s.counterLast = map[counterKey]uint64{}
+	if c.last == nil {
+		c.last = map[counterKey]uint64{}
 	}
 	k := counterKey{r.Tid, r.ID}
-	last, seen := s.counterLast[k]
-	s.counterLast[k] = r.Count
+	last, seen := c.last[k]
+	c.last[k] = r.Count
 	switch {
 	case !seen:
 		// The thread's first sample on this CPU's event: its count since it started counting there.

@@ -60,13 +60,14 @@ const negENOSYS = ^uint64(unix.ENOSYS) + 1
 
 // microstates follows the threads' context switches.
 type microstates struct {
+	hooks
 	s        *Session
 	interval int64           // the merge window: the clock's sampling interval
 	csIDs    map[uint64]bool // the ids of the context-switch sampling events
 	faultIDs map[uint64]bool // the ids of the major-fault sampling events
 	axIndex  int             // the index of rax in a sample's registers, -1 without registers
 	threads  map[uint32]*thread
-	enabled  int64 // when the events were enabled (ns since the start)
+	steal    *cpuSteal // the CPUs' steal time, taken out of the clock samples' CPU time
 
 	csIndex, faultIndex int                      // the indexes of the samplers among the group's siblings
 	lastRun             bool                     // no context-switch samples (no kernel samples): off-CPU intervals go where each thread last ran
@@ -173,6 +174,36 @@ func microSiblings(interval int64) []perfevent.Sibling {
 	}
 }
 
+// useMicrostates adds the microstates' modules to the session: the threads' context switches in the
+// clock events g, opened with o, whose siblings csIndex and faultIndex are those of microSiblings
+// (or the counters' in their place), and the CPUs' steal time.
+func (s *Session) useMicrostates(g *perfevent.Group, o perfevent.Options, csIndex, faultIndex int) {
+	steal := &cpuSteal{path: "/proc/stat",
+		margin: kernelTick() + int64(time.Millisecond) + int64(len(g.CPUs()))*s.spec.Interval.Nanoseconds()}
+	steal.read(s.now())
+	s.ms = newMicrostates(s, g, csIndex, faultIndex, o.SampleRegsUser)
+	s.ms.counted = o.ReadCount
+	s.ms.lastRun = o.ExcludeKernel
+	s.ms.steal = steal
+	s.use(steal)
+	s.use(s.ms)
+	s.clock.periods = s.ms
+	if s.hwc != nil {
+		s.hwc.follower = s.ms
+	}
+	s.setting(experiment.SettingMicrostates, "on")
+	stacks := "switches"
+	if o.ExcludeKernel {
+		stacks = "last-run"
+	}
+	s.setting(experiment.SettingOffCPUStacks, stacks)
+	if o.ExcludeKernel {
+		s.w.Event(experiment.Event{Kind: "warning", Text: "off-CPU intervals are attributed to where each " +
+			"thread last ran, not to where it blocked: stacks at context switches need kernel profiling " +
+			"(sysctl kernel.perf_event_paranoid=1 or CAP_PERFMON permits it)"})
+	}
+}
+
 // newMicrostates follows the context switches of the clock events g, whose siblings csIndex and
 // faultIndex are those of microSiblings.
 func newMicrostates(s *Session, g *perfevent.Group, csIndex, faultIndex int, regsMask uint64) *microstates {
@@ -193,6 +224,93 @@ func (m *microstates) updateIDs(g *perfevent.Group) {
 			m.faultIDs[id] = true
 		}
 	}
+}
+
+// ids returns the ids of the context-switch and fault samplers of g.
+func (m *microstates) ids(g *perfevent.Group) []uint64 {
+	m.updateIDs(g)
+	var out []uint64
+	for _, ids := range []map[uint64]bool{m.csIDs, m.faultIDs} {
+		for id := range ids {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// sample takes a sample of the context-switch sampler (its stack: the thread leaves the CPU) or of
+// the major-fault sampler.
+func (m *microstates) sample(r *perfevent.Sample) {
+	if m.faultIDs[r.ID] {
+		m.majorFault(r)
+		return
+	}
+	p := m.s.cur[r.Pid]
+	if !p.open() {
+		return
+	}
+	if id, ok := m.s.sampleStack(r, p); ok {
+		m.contextSwitch(r, id)
+	}
+}
+
+// counterSampled takes a counter's sample r, recorded at stack (ok) or not, where the counter's event is a
+// sampler's too (microLayout).
+func (m *microstates) counterSampled(r *perfevent.Sample, stack uint32, ok bool) {
+	switch {
+	case m.csIDs[r.ID] && ok:
+		m.contextSwitch(r, stack)
+	case m.faultIDs[r.ID]:
+		m.majorFault(r)
+	}
+}
+
+// task follows the threads: their creation, exec, switches and exit, and the rings' losses.
+func (m *microstates) task(r perfevent.Record) {
+	switch r := r.(type) {
+	case *perfevent.Fork:
+		m.forked(r.Pid, r.Tid, m.s.rel(r.Time))
+	case *perfevent.Comm:
+		m.exec(r.Pid)
+	case *perfevent.Switch:
+		m.switched(r)
+	case *perfevent.Exit:
+		m.exited(r.Pid, r.Tid, m.s.rel(r.Time))
+	case *perfevent.Lost:
+		m.lost()
+	}
+}
+
+// exitCount takes the exit counts of the samplers, which count nothing of use.
+func (m *microstates) exitCount(r *perfevent.Read) bool { return m.csIDs[r.ID] || m.faultIDs[r.ID] }
+
+// read reads the stacks of long waits whose switch the sampler skipped, and settles the threads'
+// switches with their schedstat, every record up to upTo handled.
+func (m *microstates) read(upTo int64) {
+	m.grabWaits(upTo)
+	m.settle(upTo)
+}
+
+// busy says whether waits wait for grabWaits.
+func (m *microstates) busy() bool { return m.pending > 0 }
+
+// endCounts gives the threads the switches' lag (switchLag), where recording covered the founder's
+// whole life.
+func (m *microstates) endCounts(total int64) {
+	if m.s.recordedWhole(m.s.founder) {
+		m.switchLag(total)
+	}
+}
+
+// stop ends every thread still known at t.
+func (m *microstates) stop(t int64) { m.finish(t) }
+
+// period is the CPU time clock sample r of its thread at t stands for: the time it ran since its
+// previous sample (onCPU), less the steal time of its CPU meanwhile.
+func (m *microstates) period(r *perfevent.Sample, t int64) (period, since, stolen int64) {
+	period = m.onCPU(r, t)
+	own := m.steal.free(r.CPU, t, period, m.s.now())
+	return own, t - period, period - own
 }
 
 // thread returns tid's state, new when unknown.
@@ -243,7 +361,7 @@ func (m *microstates) switched(r *perfevent.Switch) {
 		} else if !known && !th.suspect {
 			// A thread running when the events were enabled (one attached to): its first record. (Not
 			// one whose records were lost since: its next sample's count says what it ran.)
-			ran := max(0, t-max(m.enabled, 0))
+			ran := max(0, t-max(m.s.enabledAt, 0))
 			th.cpu += ran
 			th.total += ran
 		}
@@ -936,7 +1054,16 @@ func (m *microstates) end(pid, tid uint32, th *thread, t int64) {
 	// it had the time twice, there and in the intervals the negative lag lengthened.
 	total += th.lagCPU
 	th.on, th.cpu, th.total, th.lagCPU, th.debt = false, 0, 0, 0, 0
-	m.s.threadCounted(pid, tid, t, total, th.ins)
+	if p := m.s.imageAt(pid, t); p != nil {
+		if m.ins == nil {
+			m.ins = map[*proc]map[uint32]int{}
+		}
+		if m.ins[p] == nil {
+			m.ins[p] = map[uint32]int{}
+		}
+		m.ins[p][tid] += th.ins
+	}
+	m.s.threadCounted(pid, tid, t, total)
 	th.ins = 0
 	if cpu <= 0 {
 		return

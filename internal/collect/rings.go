@@ -126,15 +126,6 @@ func lostWarning(l lostRecords, interval time.Duration, counters bool) string {
 	return text + "; " + advice
 }
 
-// countClockSample counts a clock sample that the rings gave (not a counter's, nor a context
-// switch's or a fault's), whatever er does with it, for lostSamples.
-func (s *Session) countClockSample(r *perfevent.Sample) {
-	if _, hwc := s.hwcIDs[r.ID]; hwc || s.ms != nil && (s.ms.csIDs[r.ID] || s.ms.faultIDs[r.ID]) {
-		return
-	}
-	s.clockReceived++
-}
-
 // readerNice is the nice value of er's threads while they read the rings, where er may raise its
 // priority.
 const readerNice = -10
@@ -175,7 +166,11 @@ func (s *Session) lostRecords(counted int64) lostRecords {
 	}
 	samples := int64(-1)
 	if s.spec.Clock {
-		samples = lostSamples(counted, s.spec.Interval, s.clockReceived, threads, s.lost, s.throttled)
+		samples = lostSamples(counted, s.spec.Interval, s.clock.received, threads, s.lost, s.throttled)
 	}
-	return lostRecords{records: s.lost, samples: samples, recorded: s.samples + s.counterSamples}
+	recorded := s.samples
+	if s.hwc != nil {
+		recorded += s.hwc.samples
+	}
+	return lostRecords{records: s.lost, samples: samples, recorded: recorded}
 }

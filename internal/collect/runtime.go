@@ -13,7 +13,9 @@ import (
 // runtime count r and its task clock count c (which holds steal time), and for the founder er knows the
 // sum: scaleToRusage places each thread at the same fraction of its [r, c] range.
 type runtimeCounts struct {
-	ids     map[uint64]int             // the counter's event ids: its Read records carry them
+	hooks
+	s       *Session
+	events  map[uint64]int             // the counter's event ids: its Read records carry them
 	threads map[*proc]map[uint32]int64 // counts reported by exited threads
 	sum     int64                      // their sum
 	orphan  int64                      // counts reported under the founder's main thread
@@ -32,14 +34,14 @@ func runtimeSibling() (perfevent.Sibling, bool) {
 
 // newRuntimeCounts starts the runtime counts of the clock events g, opened with runtimeSibling as their
 // first sibling.
-func newRuntimeCounts(g *perfevent.Group) *runtimeCounts {
+func newRuntimeCounts(s *Session, g *perfevent.Group) *runtimeCounts {
 	ids := map[uint64]int{}
 	for id, i := range g.SiblingIDs() {
 		if i == 0 {
 			ids[id] = i
 		}
 	}
-	return &runtimeCounts{ids: ids, total: -1}
+	return &runtimeCounts{s: s, events: ids, total: -1}
 }
 
 // isRuntime reports whether r is a runtime count.
@@ -47,9 +49,21 @@ func (rc *runtimeCounts) isRuntime(r *perfevent.Read) bool {
 	if rc == nil {
 		return false
 	}
-	_, ok := rc.ids[r.ID]
+	_, ok := rc.events[r.ID]
 	return ok
 }
+
+// exitCount takes a runtime count, reported at a thread's exit.
+func (rc *runtimeCounts) exitCount(r *perfevent.Read) bool {
+	if !rc.isRuntime(r) {
+		return false
+	}
+	rc.add(rc.s, r)
+	return true
+}
+
+// closing reads the counter's total.
+func (rc *runtimeCounts) closing(g *perfevent.Group) { rc.readTotal(g) }
 
 // add records a count the counter reported when a thread exited.
 func (rc *runtimeCounts) add(s *Session, r *perfevent.Read) {

@@ -44,25 +44,23 @@ type Session struct {
 	startNS int64 // CLOCK_MONOTONIC at the start: sample times are relative to it
 	baseLog experiment.Log
 
-	recording bool         // samples are being written (false after -t or -L stopped recording)
-	kernel    bool         // kernel stacks permitted
-	live      liveMappings // each process's mappings, for the copy its fork makes
-	founder   *proc
-	cur       map[uint32]*proc // the running image of each process
-	images    []*proc          // every image seen, in order of appearance
-	global    proc             // pause and resume by a signal sent to er itself (no collector library)
-	samples   int64
-	dropped   int64 // samples of processes not known (a lost fork record)
-	lost      int64
-	// clockReceived counts the clock samples the rings gave, written or not (lostSamples).
-	clockReceived int64
-	throttled     int64
-	usedPaths     map[string]bool     // load objects to archive
-	kernelPCs     map[uint64]struct{} // kernel addresses in recorded stacks: their symbols are archived
-	kernelSyms    chan kernelRead     // the kernel's symbols cached in the background while the target runs
-	stacks        *stacker            // call stacks of the samples
-	batch         batch               // the records read and not yet handled, put in time order
-	spare         batch               // the store of the records that wait for the next read
+	recording  bool         // samples are being written (false after -t or -L stopped recording)
+	kernel     bool         // kernel stacks permitted
+	live       liveMappings // each process's mappings, for the copy its fork makes
+	founder    *proc
+	cur        map[uint32]*proc // the running image of each process
+	images     []*proc          // every image seen, in order of appearance
+	global     proc             // pause and resume by a signal sent to er itself (no collector library)
+	samples    int64
+	dropped    int64 // samples of processes not known (a lost fork record)
+	lost       int64
+	throttled  int64
+	usedPaths  map[string]bool     // load objects to archive
+	kernelPCs  map[uint64]struct{} // kernel addresses in recorded stacks: their symbols are archived
+	kernelSyms chan kernelRead     // the kernel's symbols cached in the background while the target runs
+	stacks     *stacker            // call stacks of the samples
+	batch      batch               // the records read and not yet handled, put in time order
+	spare      batch               // the store of the records that wait for the next read
 	// ahead holds the records the watcher drained from the rings (drainAhead), for the next read;
 	// aheadMu guards it and the draining.
 	ahead      batch
@@ -75,27 +73,31 @@ type Session struct {
 	ctl        *control // the channel to the collector library
 	closedSize int64    // bytes in the experiments of images already closed
 
-	threadCPU      map[*proc]map[uint32]int64 // CPU time counted by the kernel for each exited thread
-	readTotal      int64                      // sum of the counts the exited threads reported
-	orphanRead     int64                      // counts reported under the founder's main thread
-	reported       map[*proc]map[uint32]bool  // threads whose counts the kernel reported for themselves (not orphanRead)
-	orphanToTask   bool                       // assignOrphanRead gave orphanRead to the task without a count, not to the founder
-	runtime        *runtimeCounts             // the threads' runtime counts, where the clock's group counts them
-	cpuSteal       *cpuSteal                  // with microstates, the CPUs' steal time (stealcpu.go)
-	sampledNS      map[uint32]int64           // the period of each thread's samples, ns, by tid
-	readCount      bool                       // samples carry their thread's count (perfevent.Options.ReadCount)
-	hwcIDs         map[uint64]uint8           // the ids of the counters' sibling events, to their indexes in spec.Counters
-	counterBase    int                        // the index of the first counter among the group's siblings
-	counterSamples int64                      // counter samples recorded
-	counterLast    map[counterKey]uint64      // each thread's count of each counter's event at its last sample (counterValue)
-	counts         sampleCounts               // the threads' counts at their last samples, with readCount
-	ms             *microstates               // the threads' context switches, when microstates are recorded
-	lastFlush      int64                      // when drain last flushed the experiments (ns since the start)
-	exitedTasks    map[*proc][]uint32         // threads that exited, by image
-	stoppedAt      int64                      // when -t or -L stopped recording; 0 while recording
-	writeErr       error                      // the first write that failed (a full disk): recording stopped
-	archiveFull    bool                       // archiving found the disk full: it stopped there
-	liveMark       *os.File                   // the FIFO .control held open, without the library: readers tell a live experiment by it
+	threadCPU    map[*proc]map[uint32]int64 // CPU time counted by the kernel for each exited thread
+	readTotal    int64                      // sum of the counts the exited threads reported
+	orphanRead   int64                      // counts reported under the founder's main thread
+	reported     map[*proc]map[uint32]bool  // threads whose counts the kernel reported for themselves (not orphanRead)
+	orphanToTask bool                       // assignOrphanRead gave orphanRead to the task without a count, not to the founder
+	sampledNS    map[uint32]int64           // the period of each thread's samples, ns, by tid
+	readCount    bool                       // samples carry their thread's count (perfevent.Options.ReadCount)
+	counts       sampleCounts               // the threads' counts at their last samples, with readCount
+
+	// The modules (module.go), in the order they were added, and the module each sampling event's id
+	// belongs to (the clock's when none). Three are kept by type as well: the CPU time each thread's
+	// count gives is theirs to say at the end (finish, scaleToRusage).
+	mods        []module
+	owner       map[uint64]module
+	clock       *clockModule
+	hwc         *counterModule     // the counters (-h), or nil
+	ms          *microstates       // the threads' context switches, when microstates are recorded
+	runtime     *runtimeCounts     // the threads' runtime counts, where the clock's group counts them
+	enabledAt   int64              // when the events were enabled (ns since the start)
+	lastFlush   int64              // when drain last flushed the experiments (ns since the start)
+	exitedTasks map[*proc][]uint32 // threads that exited, by image
+	stoppedAt   int64              // when -t or -L stopped recording; 0 while recording
+	writeErr    error              // the first write that failed (a full disk): recording stopped
+	archiveFull bool               // archiving found the disk full: it stopped there
+	liveMark    *os.File           // the FIFO .control held open, without the library: readers tell a live experiment by it
 
 	// The founder's own usage at its exit, read from /proc before er reaped it (wait4's usage holds
 	// its descendants too); set before the founder's wait returns.
@@ -257,8 +259,11 @@ func nextName(dir string) string {
 }
 
 func newSession(spec Spec, stderr io.Writer, dir string) *Session {
-	return &Session{spec: spec, stderr: stderr, dir: dir, live: liveMappings{},
+	s := &Session{spec: spec, stderr: stderr, dir: dir, live: liveMappings{},
 		cur: map[uint32]*proc{}, usedPaths: map[string]bool{}, kernelPCs: map[uint64]struct{}{}, stacks: newStacker()}
+	s.clock = &clockModule{s: s, periods: nominalPeriods{}}
+	s.use(s.clock)
+	return s
 }
 
 func (s *Session) run(path string) error {
@@ -401,7 +406,7 @@ func (s *Session) loop(waitc chan error, sigs, ctlSigs chan os.Signal) error {
 	}()
 	var waitErr error
 	for {
-		switch need := s.stacks.deep || s.ms != nil && s.ms.pending > 0 || s.now() < readFastFor.Nanoseconds(); {
+		switch need := s.stacks.deep || s.modulesBusy() || s.now() < readFastFor.Nanoseconds(); {
 		case need && fastTicker == nil:
 			fastTicker = time.NewTicker(deepReadEvery)
 			fast = fastTicker.C
@@ -686,216 +691,6 @@ func (s *Session) setting(name experiment.SettingKey, value string) {
 	s.w.UpdateLog(func(l *experiment.Log) { l.Settings = append(l.Settings, st) })
 }
 
-// openEvents opens the perf events: the clock, or without clock profiling a dummy event that
-// reports the processes' forks, execs, exits and mappings, for the subexperiments of descendants.
-func (s *Session) openEvents() error {
-	if s.sigprof {
-		return nil
-	}
-	var g *perfevent.Group
-	var err error
-	for _, w := range s.spec.Warnings {
-		s.w.Event(experiment.Event{Kind: "warning", Text: w})
-	}
-	switch {
-	case s.spec.Clock:
-		s.setting(experiment.SettingClockSource, "perf")
-		g, err = s.openClock()
-	case len(s.spec.Counters) > 0:
-		g, err = s.openCounterSideband()
-	default:
-		g, err = s.openSideband()
-	}
-	if err != nil {
-		return err
-	}
-	if g == nil {
-		return nil
-	}
-	if s.cmd == nil {
-		if err := s.addThreads(g); err != nil {
-			_ = g.Close()
-			return err
-		}
-	}
-	s.events = g
-	s.aheadAt = max(g.RingBytes()/8, 1)
-	if len(s.spec.Counters) > 0 {
-		all := min(int(g.RingBytes())*len(g.CPUs()), 64<<20)
-		s.ahead.reserve(all)
-		s.batch.reserve(all)
-	}
-	s.takeCounterIDs(g)
-	if s.cmd == nil {
-		// Attached: the experiment's time starts when its events do, all together (they opened
-		// disabled). Opening them (a ring per CPU, each thread found in /proc) took 30-40 ms beside
-		// two CPU hogs; the main thread's, open first, counted meanwhile and the others' not
-		// (TestAttach: 1.8440 s recorded of 1.8808 s used in the window).
-		s.startAt(monotonicNS())
-	}
-	if s.ms != nil {
-		s.ms.updateIDs(g)
-		s.ms.enabled = s.now()
-	}
-	if s.gate == nil { // (at the gate, the events start at the target's exec)
-		if err := g.Enable(); err != nil {
-			return err
-		}
-	}
-	s.recording = true
-	return nil
-}
-
-// openSideband opens a dummy software event: no samples, only the task and mapping records.
-func (s *Session) openSideband() (*perfevent.Group, error) {
-	o := perfevent.Dummy()
-	s.gatedOptions(&o)
-	g, err := perfevent.OpenTask(s.pid, o)
-	if err != nil {
-		s.w.Event(experiment.Event{Kind: "warning", Text: "descendant processes cannot be followed: " + err.Error()})
-		return nil, nil
-	}
-	return g, nil
-}
-
-// openClock opens the clock-profiling events with kernel stacks, or with user stacks only where
-// perf_event_paranoid does not permit kernel profiling.
-func (s *Session) openClock() (*perfevent.Group, error) {
-	o := perfevent.TaskClock(uint64(s.spec.Interval.Nanoseconds()))
-	s.gatedOptions(&o)
-	o.Callchain = true
-	o.InheritStat = true
-	o.KernelCallchain = true
-	if s.spec.StackBytes > 0 {
-		// Registers and a copy of the user stack, for DWARF unwinding; a sample is then some kilobytes,
-		// so the rings are larger.
-		o.SampleRegsUser = perfevent.RegsAMD64All
-		o.SampleStackUser = uint32(s.spec.StackBytes)
-		// Wake the reader every 100 ms of sampled CPU time (every 10 samples at -p on), besides its
-		// drainEvery tick: each wakeup costs the target (the kernel wakes the reader from its CPU) and er.
-		// Once a stack deeper than its copy was seen, the reader reads every 10 ms (loop's fast
-		// tick): such a stack is completed from the live process, which works only while the
-		// process is still in the call it was sampled in.
-		o.WakeupEvents = uint32(max(1, wakeEvery/s.spec.Interval))
-	}
-	o.RingPages = ringPages(s.spec.Interval, s.spec.StackBytes, runtime.NumCPU(), os.Getpagesize())
-	if s.spec.Microstates && s.spec.StackBytes > 0 {
-		// The context switches' records and samples: a burst of new processes (make -j2 beside two CPU
-		// hogs) lost 114 records with 1 MiB rings.
-		o.RingPages = max(o.RingPages, minMicroRingPages)
-	}
-	if len(s.spec.Counters) > 0 {
-		o.RingPages = max(o.RingPages, counterRingPages(runtime.NumCPU(), os.Getpagesize()))
-	}
-	if s.spec.RingPages > 0 {
-		o.RingPages = s.spec.RingPages
-	}
-	// Each sample's CPU time from its thread's count, where the kernel gives it (see sampleCounts).
-	// (And each counter sample its thread's count of the counter: see counterValue.)
-	o.ReadCount = (s.spec.countInSamples() || len(s.spec.Counters) > 0) && perfevent.CountInSamples()
-	var micro []perfevent.Sibling
-	hwc := s.counterSiblings()
-	o.SampleAddr = s.backtracking()
-	if s.spec.Microstates {
-		// Each sample's CPU time, and the off-CPU intervals, from the context switches (see
-		// microstates); the counts in samples only where a ring lost records (thread.suspect).
-		o.ContextSwitch, o.SampleAddr = true, true
-		micro, _, _ = s.microLayout()
-		// Each thread's CPU time comes from its context switches too, and so do the counts its exit
-		// would report: inherit_stat, which costs every context switch more than the switch
-		// records do, is not needed (nor the runtime counts it brings).
-		o.InheritStat = false
-	}
-	// The threads' runtime counts, in the group where permitted (see runtimeCounts), and in each
-	// sample where the kernel gives a group's counts there, to take the steal time out of it (see
-	// sampleCounts.stealFree); with microstates, for that alone.
-	if sb, ok := runtimeSibling(); ok {
-		ro := o
-		ro.Siblings = append(append([]perfevent.Sibling{sb}, hwc...), micro...)
-		// (Not with microstates, whose samples' steal comes out by /proc/stat: cpuSteal.)
-		ro.ReadGroup = ro.ReadCount && perfevent.CountInSamples() && perfevent.SiblingsInSamples()
-		if ro.ContextSwitch && !ro.ReadGroup {
-			ro.Siblings = nil // nothing to count for
-		} else if g, err := openCounted(s.pid, &ro); err == nil {
-			if !ro.ContextSwitch {
-				s.runtime = newRuntimeCounts(g)
-			}
-			if ro.ReadCount && ro.ReadGroup {
-				s.counts.runtimeAt = 1 // the leader's count, then the runtime's
-				s.counts.lag = kernelTick() + int64(time.Millisecond)
-			}
-			return s.clockOpened(g, ro)
-		}
-	}
-	o.Siblings = append(hwc, micro...)
-	g, err := openCounted(s.pid, &o)
-	if err != nil && len(micro) > 0 && !errors.Is(err, perfevent.ErrPermission) {
-		// A kernel that refuses the context-switch events: CPU time only.
-		s.w.Event(experiment.Event{Kind: "warning", Text: "microstates are not recorded: " + err.Error()})
-		o.ContextSwitch, o.SampleAddr, o.Siblings, o.InheritStat = false, s.backtracking(), hwc, true
-		o.ReadCount = (s.spec.countInSamples() || len(s.spec.Counters) > 0) && perfevent.CountInSamples()
-		g, err = openCounted(s.pid, &o)
-	}
-	if errors.Is(err, perfevent.ErrPermission) {
-		o.KernelCallchain, o.ExcludeKernel = false, true
-		if g, err = openCounted(s.pid, &o); err == nil {
-			s.kernelNotPermitted()
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	return s.clockOpened(g, o)
-}
-
-// kernelNotPermitted warns that kernel profiling is not permitted: user mode only.
-func (s *Session) kernelNotPermitted() {
-	p, _ := perfevent.Paranoid()
-	s.w.Event(experiment.Event{Kind: "warning", Text: fmt.Sprintf("kernel profiling is not permitted "+
-		"(/proc/sys/kernel/perf_event_paranoid is %d): user-mode samples and stacks only; "+
-		"sysctl kernel.perf_event_paranoid=1 or CAP_PERFMON permits it", p)})
-}
-
-// clockOpened records what the clock events g, opened with o, record, and returns them.
-func (s *Session) clockOpened(g *perfevent.Group, o perfevent.Options) (*perfevent.Group, error) {
-	s.kernel = o.KernelCallchain
-	s.readCount = o.ReadCount
-	var micro []perfevent.Sibling
-	csAt, faultAt := 0, 0
-	if o.ContextSwitch {
-		micro, csAt, faultAt = s.microLayout()
-	}
-	s.counterBase = len(o.Siblings) - len(micro) - len(s.spec.Counters)
-	if o.ContextSwitch {
-		s.ms = newMicrostates(s, g, s.counterBase+csAt, s.counterBase+faultAt, o.SampleRegsUser)
-		s.ms.counted = o.ReadCount
-		s.ms.lastRun = o.ExcludeKernel
-		s.cpuSteal = &cpuSteal{path: "/proc/stat",
-			margin: kernelTick() + int64(time.Millisecond) + int64(len(g.CPUs()))*s.spec.Interval.Nanoseconds()}
-		s.cpuSteal.read(s.now())
-		s.setting(experiment.SettingMicrostates, "on")
-		stacks := "switches"
-		if o.ExcludeKernel {
-			stacks = "last-run"
-		}
-		s.setting(experiment.SettingOffCPUStacks, stacks)
-		if o.ExcludeKernel {
-			s.w.Event(experiment.Event{Kind: "warning", Text: "off-CPU intervals are attributed to where each " +
-				"thread last ran, not to where it blocked: stacks at context switches need kernel profiling " +
-				"(sysctl kernel.perf_event_paranoid=1 or CAP_PERFMON permits it)"})
-		}
-	}
-	if s.readCount && s.ms == nil {
-		s.setting(experiment.SettingClockPeriods, "counted")
-	}
-	s.w.UpdateLog(func(l *experiment.Log) { l.KernelStacks = s.kernel })
-	if s.kernel {
-		// The kernel is mapped into every process; map.xml records it once, as process 0.
-		s.w.AddMapping(experiment.Mapping{Pid: 0, Start: experiment.KernelBase, End: ^uint64(0), Path: "[kernel]", UnloadTime: -1})
-	}
-	return g, nil
-}
-
 // readKernelSymbols makes sure, once, when a recorded stack first holds a kernel address, that the
 // kernel's symbols are cached: in the background, while the target runs (reading /proc/kallsyms
 // takes some 80 ms), and not at all for a run without kernel frames. writeArchives takes the few
@@ -909,33 +704,6 @@ func (s *Session) readKernelSymbols() {
 		a, err := archive.KernelCached()
 		s.kernelSyms <- kernelRead{a, err}
 	}()
-}
-
-// openCounted opens the events as openShrinking does, and without their counts in samples where the
-// kernel refuses them there (o.ReadCount is then false).
-func openCounted(pid int, o *perfevent.Options) (*perfevent.Group, error) {
-	g, err := openShrinking(pid, o)
-	if err != nil && o.ReadCount {
-		o.ReadCount = false
-		g, err = openShrinking(pid, o)
-	}
-	return g, err
-}
-
-// openShrinking opens the events with smaller rings when the kernel refuses to lock as much memory as asked
-// (an unprivileged user gets kernel.perf_event_mlock_kb, 516 KiB by default, for all CPUs together).
-func openShrinking(pid int, o *perfevent.Options) (*perfevent.Group, error) {
-	for {
-		g, err := perfevent.OpenTask(pid, *o)
-		if err == nil || o.RingPages <= 8 || !(errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOMEM)) ||
-			errors.Is(err, perfevent.ErrPermission) {
-			return g, err
-		}
-		if o.RingPages == 0 {
-			o.RingPages = perfevent.DefaultRingPages
-		}
-		o.RingPages /= 4
-	}
 }
 
 func (s *Session) initialLog(path string) experiment.Log {
@@ -1049,8 +817,8 @@ func (s *Session) size() int64 {
 // experiments of processes that ended a while ago.
 func (s *Session) drain() {
 	s.handleMessages()
-	if s.cpuSteal != nil {
-		s.cpuSteal.read(s.now()) // (before the records: a reading after each sample)
+	for _, m := range s.mods {
+		m.tick(s.now())
 	}
 	s.readRecords(s.finishing)
 	s.forEachOpen(func(p *proc) {
@@ -1116,9 +884,10 @@ func (s *Session) readRecords(all bool) {
 	s.ahead.reset()
 	s.aheadMu.Unlock()
 	s.handleBatch(upTo)
-	if s.ms != nil && s.recording && !all {
-		s.ms.grabWaits(int64(upTo) - s.startNS)
-		s.ms.settle(int64(upTo) - s.startNS)
+	if s.recording && !all {
+		for _, m := range s.mods {
+			m.read(int64(upTo) - s.startNS)
+		}
 	}
 	if err != nil {
 		s.w.Event(experiment.Event{Time: s.now(), Kind: "error", Text: "reading perf events: " + err.Error()})
@@ -1197,10 +966,8 @@ func (s *Session) handle(r perfevent.Record) {
 		s.addMapping(experiment.Mapping{Pid: r.Pid, Start: r.Addr, End: r.Addr + r.Len, Offset: r.Pgoff,
 			Path: r.Filename, BuildID: fmt.Sprintf("%x", r.BuildID), LoadTime: s.rel(r.Time), UnloadTime: -1})
 	case *perfevent.Fork:
+		s.tell(r)
 		t := s.rel(r.Time)
-		if s.ms != nil {
-			s.ms.forked(r.Pid, r.Tid, t)
-		}
 		if r.Pid == r.Ppid { // a new thread
 			return
 		}
@@ -1231,9 +998,7 @@ func (s *Session) handle(r perfevent.Record) {
 			s.addVDSO(r.Pid, t)
 			return
 		}
-		if s.ms != nil {
-			s.ms.exec(r.Pid)
-		}
+		s.tell(r)
 		old := s.cur[r.Pid]
 		s.processGone(r.Pid, t)
 		if old == nil {
@@ -1247,16 +1012,9 @@ func (s *Session) handle(r perfevent.Record) {
 		p.exec = readExecFacts(r.Pid, r.Comm, s.lib)
 		s.addVDSO(r.Pid, t)
 	case *perfevent.Switch:
-		if s.ms != nil {
-			s.ms.switched(r)
-		}
+		s.tell(r)
 	case *perfevent.Exit:
-		if s.ms != nil {
-			s.ms.exited(r.Pid, r.Tid, s.rel(r.Time))
-		}
-		if s.readCount {
-			s.counts.exit(r.Tid, s.rel(r.Time))
-		}
+		s.tell(r)
 		if p := s.cur[r.Pid]; p != nil && (r.Pid != uint32(s.pid) || r.Tid != r.Pid) {
 			if s.exitedTasks == nil {
 				s.exitedTasks = map[*proc][]uint32{}
@@ -1271,12 +1029,10 @@ func (s *Session) handle(r perfevent.Record) {
 			delete(s.cur, r.Pid)
 		}
 	case *perfevent.Read:
-		if s.ms != nil && (s.ms.csIDs[r.ID] || s.ms.faultIDs[r.ID]) {
-			return // the counts of the context-switch and fault samplers
-		}
-		if s.runtime.isRuntime(r) {
-			s.runtime.add(s, r)
-			return
+		for _, m := range s.mods {
+			if m.exitCount(r) {
+				return
+			}
 		}
 		s.readTotal += int64(r.Value)
 		if r.Pid == uint32(s.pid) && r.Tid == uint32(s.pid) {
@@ -1305,175 +1061,12 @@ func (s *Session) handle(r perfevent.Record) {
 		s.reported[p][r.Tid] = true
 	case *perfevent.Lost:
 		s.lost += int64(r.Lost)
-		if s.ms != nil {
-			s.ms.lost()
-		}
+		s.tell(r)
 	case *perfevent.Throttle:
 		if !r.Unthrottle {
 			s.throttled++
 		}
 	}
-}
-
-func (s *Session) sample(r *perfevent.Sample) {
-	s.countClockSample(r)
-	if !s.recording {
-		return
-	}
-	t := s.rel(r.Time)
-	if c, ok := s.hwcIDs[r.ID]; ok {
-		id, ok := s.counterSample(r, c)
-		switch {
-		case s.ms == nil:
-		case s.ms.csIDs[r.ID] && ok:
-			// A context-switches counter is the microstates' sampler too (microLayout).
-			s.ms.contextSwitch(r, id)
-		case s.ms.faultIDs[r.ID]:
-			s.ms.majorFault(r)
-		}
-		return
-	}
-	if s.ms != nil && s.ms.faultIDs[r.ID] {
-		s.ms.majorFault(r)
-		return
-	}
-	offCPU := s.ms != nil && s.ms.csIDs[r.ID]
-	period, since, stolen := int64(r.Period), int64(-1), int64(0)
-	if s.ms != nil && !offCPU {
-		period = s.ms.onCPU(r, t)
-		since = t - period
-		own := s.cpuSteal.free(r.CPU, t, period, s.now())
-		period, stolen = own, period-own
-	} else if s.readCount && !offCPU {
-		period, since = s.counts.period(r, t)
-		own := s.counts.stealFree(r.Tid, period)
-		period, stolen = own, period-own
-	}
-	p := s.cur[r.Pid]
-	if !p.open() {
-		if p == nil && !offCPU {
-			s.dropped++
-		}
-		return
-	}
-	if !offCPU && (p.pausedAt(t) || s.global.pausedAt(t)) {
-		return
-	}
-	id, ok := s.sampleStack(r, p)
-	if !ok {
-		return
-	}
-	if offCPU {
-		s.ms.contextSwitch(r, id)
-		return
-	}
-	mode := experiment.ModeUser
-	if r.Kernel() {
-		mode = experiment.ModeKernel
-	}
-	if s.ms != nil {
-		s.ms.sampled(r.Tid, id, mode)
-	}
-	s.writeCPU(r.Pid, r.Tid, t, r.CPU, mode, period, stolen, id, since)
-}
-
-// sampleStack returns the id of sample r's call stack in p's experiment.
-func (s *Session) sampleStack(r *perfevent.Sample, p *proc) (uint32, bool) {
-	frames := s.stacks.stack(r, p.stackBuf[:0])
-	p.stackBuf = frames
-	id, err := p.w.Stack(frames)
-	if err != nil {
-		return 0, false
-	}
-	for _, pc := range frames {
-		if pc >= experiment.KernelBase && pc < experiment.PseudoFrameBase {
-			if len(s.kernelPCs) == 0 {
-				s.readKernelSymbols()
-			}
-			s.kernelPCs[pc] = struct{}{}
-		}
-	}
-	return id, true
-}
-
-// writeCPU records period ns of CPU time of thread tid of process pid, in mode, ending at t, at call
-// stack id: a clock sample, or the time since a thread's last sample at its end. since is when that
-// time began where known (-1: not known): of it, only what recording was not paused in is recorded.
-// stolen is the steal time taken out of period (see sampleCounts.stealFree): what the samples stand
-// for is compared with the counts, which hold it.
-func (s *Session) writeCPU(pid, tid uint32, t int64, cpu uint32, mode experiment.Mode, period, stolen int64, id uint32, since int64) {
-	p := s.cur[pid]
-	if !s.recording || !p.open() {
-		return
-	}
-	if since >= 0 {
-		// The part of the sample's interval that recording was paused in is not recorded: of the
-		// counted CPU time, at most the wall time it was not paused (exact for a thread that ran
-		// throughout).
-		period = min(period, unpausedWithin(since, t, p, &s.global))
-	}
-	if period <= 0 {
-		return
-	}
-	if err := p.w.Clock(experiment.ClockSample{Time: t, Pid: pid, Tid: tid, CPU: cpu, Mode: mode,
-		Period: period, Stack: id}); err == nil {
-		s.samples++
-		if t >= p.lastPoint {
-			if mode == experiment.ModeUser {
-				p.tailUser += period
-			} else {
-				p.tailSys += period
-			}
-		}
-		if s.sampledNS == nil {
-			s.sampledNS = map[uint32]int64{}
-		}
-		s.sampledNS[tid] += period + stolen
-		if p.sampled == nil {
-			p.sampled = map[uint32]int64{}
-		}
-		p.sampled[tid] += period + stolen
-		if stolen > 0 {
-			if p.stolen == nil {
-				p.stolen = map[uint32]int64{}
-			}
-			p.stolen[tid] += stolen
-		}
-	}
-}
-
-// threadCounted takes the CPU time of thread tid of process pid, whose end (its exit, or the end of
-// recording) was at t, from its context switches: as the count the kernel reports at a thread's exit
-// with inherit_stat (see the Read records in handle), but always the thread's own.
-func (s *Session) threadCounted(pid, tid uint32, t, ns int64, ins int) {
-	s.readTotal += ns
-	p := s.imageAt(pid, t)
-	if p == nil {
-		return
-	}
-	if s.ms != nil {
-		if s.ms.ins == nil {
-			s.ms.ins = map[*proc]map[uint32]int{}
-		}
-		if s.ms.ins[p] == nil {
-			s.ms.ins[p] = map[uint32]int{}
-		}
-		s.ms.ins[p][tid] += ins
-	}
-	if s.threadCPU == nil {
-		s.threadCPU = map[*proc]map[uint32]int64{}
-	}
-	if s.threadCPU[p] == nil {
-		s.threadCPU[p] = map[uint32]int64{}
-	}
-	s.threadCPU[p][tid] += ns
-	if s.reported == nil {
-		s.reported = map[*proc]map[uint32]bool{}
-	}
-	if s.reported[p] == nil {
-		s.reported[p] = map[uint32]bool{}
-	}
-	s.reported[p][tid] = true
 }
 
 // writeFailed stops recording when an experiment cannot be written (a full disk, a failing disk): the
@@ -1496,9 +1089,7 @@ func (s *Session) stopRecording(kind, text string) {
 	}
 	t := s.now() // when the events stopped, not after reading their last records (a while, on a busy machine)
 	s.readRecords(true)
-	if s.ms != nil {
-		s.ms.finish(t)
-	}
+	s.stopModules(t)
 	s.recording = false
 	if s.writeErr == nil {
 		// The last sample point: the usage up to the end of recording. None is taken after it, so
@@ -1568,15 +1159,17 @@ func (s *Session) finish(waitErr error) error {
 	end := s.now()
 	s.finishing = true
 	s.drain()
-	if s.ms != nil && s.recording {
-		s.ms.finish(end)
+	if s.recording {
+		s.stopModules(end)
 	}
 	var counted int64
 	if s.events != nil {
 		if c, err := s.events.Count(); err == nil && s.spec.Clock {
 			counted = int64(c)
 		}
-		s.runtime.readTotal(s.events)
+		for _, m := range s.mods {
+			m.closing(s.events)
+		}
 		_ = s.events.Close()
 	}
 	code, sig := 0, 0
@@ -1673,8 +1266,8 @@ func (s *Session) finish(waitErr error) error {
 			// (With microstates every thread's CPU time is its own, from its context switches.)
 			s.threadCPU[s.founder][uint32(s.pid)] += counted - s.readTotal
 		}
-		if s.ms != nil && s.recordedWhole(s.founder) {
-			s.ms.switchLag(counted)
+		for _, m := range s.mods {
+			m.endCounts(counted)
 		}
 		s.assignOrphanRead()
 		if !s.recordedWhole(s.founder) {

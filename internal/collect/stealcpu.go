@@ -21,6 +21,7 @@ import (
 
 // cpuSteal is each CPU's steal time as /proc/stat said it at recent readings.
 type cpuSteal struct {
+	hooks
 	path   string
 	times  []int64   // when each reading was taken (ns since the start)
 	steal  [][]int64 // each reading's steal time by CPU (ns)
@@ -32,6 +33,9 @@ const stealKeep = int64(10e9)
 
 // userHZ is the unit of /proc/stat's times (USER_HZ, 100 on Linux for every architecture).
 const userHZ = 100
+
+// tick takes a reading before the rings are read: one after each sample.
+func (c *cpuSteal) tick(now int64) { c.read(now) }
 
 // read takes a reading at now, dropping those older than stealKeep but the last before that.
 func (c *cpuSteal) read(now int64) {
