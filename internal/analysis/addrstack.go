@@ -16,12 +16,20 @@ type Frame struct {
 func (p *Profile) Offset(fr Frame) (uint64, bool) {
 	fn := &p.Functions[fr.Func]
 	switch fn.Kind {
-	case FuncSymbol, FuncPLT, FuncKernel, FuncStatic:
-		if fr.Addr >= fn.Addr {
-			return fr.Addr - fn.Addr, true
+	case FuncSymbol, FuncPLT, FuncKernel, FuncStatic, FuncMethod:
+		if fr.Addr >= fn.Addr || fn.Kind == FuncMethod {
+			return fn.Offset(fr.Addr), true
 		}
 	}
 	return 0, false
+}
+
+// Offset is address addr's offset in function f: a method's address is its position already.
+func (f *Function) Offset(addr uint64) uint64 {
+	if f.Kind == FuncMethod {
+		return addr
+	}
+	return addr - f.Addr
 }
 
 // AddrStack is a distinct call stack of instructions, as the heap and I/O stack views list them

@@ -72,6 +72,9 @@ func (b *builder) fileOf(os *objState) *fileState {
 
 // chainOf returns the inline chain of location l, or -1 when its object has no line information there.
 func (b *builder) chainOf(l *location) int32 {
+	if l.symc > 0 {
+		return l.symc - 1
+	}
 	fs := b.fileOf(l.os)
 	if fs == nil || fs.of.Debug == nil {
 		return -1

@@ -35,6 +35,7 @@ const (
 	FuncCollector                 // the "<Collector>" pseudo-function: the collector library's own work; see collectorRules
 	FuncObject                    // a hidden load object's functions as one, named as the object ("<libc.so.6>"); see Options.Visibility
 	FuncView                      // a frame that a view mode's pass shows in place of others (PassContext.ViewFunc)
+	FuncMethod                    // a method of symbolic frames (experiment.SymbolicMapping), named by its mapping; Addr numbers it in its object
 )
 
 // Function is a function of the profile. Its identity is (Object, Addr, Kind).
@@ -562,13 +563,15 @@ type builder struct {
 	keyBuf   []byte
 	frameBuf []int32
 	locBuf   []location
-	locCache map[locScope]map[uint64]location // frameLoc's answers, by address<<1|ret (no two addresses share 63 bits: user space ends at 2^47, the kernel's and the pseudo-frames' start with 17 ones)
+	locCache map[locScope]map[uint64]location // frameLoc's answers, by address<<1|ret (no two addresses share 63 bits: user space ends at 2^47, the kernel's and the pseudo-frames' start with 17 ones, the symbolic frames' with 1 and a table of 1 to 0x7ffe)
 	lastLocs map[uint64]location              // locCache's map of the last stack's scope
 	lastLoc  locScope
 	// tablesOwned: p's Functions and Objects are not the published ones (publish, ownTables).
 	tablesOwned bool
 	passes      []*FramePass           // the view mode's (passesOf)
 	viewNames   map[string]uint64      // the functions that passes made, by name: their addr in funcKey
+	methods     map[methodKey]int32    // the methods of symbolic frames (FuncMethod), by object and name
+	symChains   map[symLine]int32      // the chains of symbolic frames, by method and source line
 	modeStacks  map[ViewMode][][]int32 // the raw stacks' function stacks in the other modes (StackIn), under viewMu
 }
 
@@ -911,6 +914,8 @@ type location struct {
 	// chain is the inline chain (chainOf) plus 2, kept with the cached location so that expand does
 	// not look it up again for every frame of every stack; 0: not known here.
 	chain int32
+	// symc is a symbolic frame's chain plus 1: its method at its position's source line; 0: none.
+	symc int32
 }
 
 // locations resolves the frames of a raw stack, leaf first, and applies the PLT rules. The result
@@ -940,7 +945,7 @@ func (b *builder) locations(rs rawStack) []location {
 	exactUser := b.userPCExact(rs, raw)
 	for i := len(raw) - 1; i >= 0; i-- {
 		pc, ret := raw[i], false
-		if i > 0 && pc > 0 && pc < experiment.PseudoFrameBase && i != exactUser {
+		if i > 0 && pc > 0 && pc < experiment.PseudoFrameBase && i != exactUser && !experiment.IsSymbolic(pc) {
 			pc--
 			ret = true
 		}
@@ -988,6 +993,10 @@ func (b *builder) userPCExact(rs rawStack, raw experiment.Stack) int {
 // resolving each in the scope of rs's experiment, process and epoch once (b.lastLocs, which
 // locations set up), with its inline chain.
 func (b *builder) cachedLoc(rs rawStack, pc uint64, ret bool) location {
+	if pc>>48 == experiment.SymbolicBase>>48 {
+		// (A symbolic frame of table 0, which none is: its key would be a user address's.)
+		return b.frameLoc(rs.es, rs.pm, int(rs.epoch), pc, ret)
+	}
 	k := pc << 1
 	if ret {
 		k |= 1
@@ -1128,6 +1137,9 @@ func (b *builder) frameLoc(es *expState, pm *procMaps, epoch int, pc uint64, ret
 	if pc >= experiment.PseudoFrameBase {
 		f := b.pseudoFunc(pc)
 		return location{fn: f, obj: int32(b.p.Functions[f].Object), addr: pc}
+	}
+	if experiment.IsSymbolic(pc) {
+		return b.symbolicLoc(es, pm, epoch, pc)
 	}
 	if pc >= experiment.KernelBase {
 		os := b.object(es, KernelPath)

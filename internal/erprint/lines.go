@@ -129,7 +129,7 @@ func (s *session) pcName(p *analysis.Profile, in analysis.Instruction) string {
 		return s.funcName(p, in.Symbol)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s + 0x%08X", s.funcName(p, in.Symbol), in.Addr-fn.Addr)
+	fmt.Fprintf(&b, "%s + 0x%08X", s.funcName(p, in.Symbol), fn.Offset(in.Addr))
 	n := len(in.Frames)
 	if n == 0 {
 		return b.String()

@@ -382,13 +382,14 @@ func (s *session) inlinedIn(p *analysis.Profile, lt *analysis.LineTable, file st
 }
 
 // functionLines finds the source lines of function f: its file, and the range from its
-// declaration to its last line of code that is not inlined from elsewhere. An inlined function
-// has the range of its lines with events.
+// declaration to its last line of code that is not inlined from elsewhere. An inlined function,
+// and a method of symbolic frames (whose lines its mappings give), has the range of its lines with
+// events.
 func (s *session) functionLines(p *analysis.Profile, f int) (file string, first, last int, err error) {
 	fn := &p.Functions[f]
 	name := s.funcName(p, f)
 	switch fn.Kind {
-	case analysis.FuncInlined:
+	case analysis.FuncInlined, analysis.FuncMethod:
 		lt := p.Lines()
 		for _, l := range lt.Lines {
 			if l.Func != f || l.File == "" || file != "" && l.File != file {
@@ -399,6 +400,9 @@ func (s *session) functionLines(p *analysis.Profile, f int) (file string, first,
 				first = l.Line
 			}
 			last = max(last, l.Line)
+		}
+		if file == "" && fn.Kind == analysis.FuncMethod {
+			return "", 0, 0, fmt.Errorf("%s, a method, has no events on source lines (its mappings give it none)", name)
 		}
 		if file == "" {
 			return "", 0, 0, fmt.Errorf("%s, an inlined function, has no events on source lines", name)

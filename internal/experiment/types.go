@@ -2,6 +2,8 @@
 package experiment
 
 import (
+	"sort"
+
 	"er/internal/events"
 	"er/internal/heapreplay"
 )
@@ -117,8 +119,51 @@ type Stack []uint64
 // KernelBase is the lowest kernel address on x86-64 Linux.
 const KernelBase = 0xffff800000000000
 
+// Symbolic frames. A frame that is not a PC (a Java method and a bytecode index, an interpreter's
+// function and position) is a value in x86-64's non-canonical range, between the user half and the
+// kernel half, which no PC can be: SymbolicBase | table<<48 | method<<16 | pos. The table says whose
+// frame it is (a kind's numbering of its methods), the method which of its methods, pos where in it.
+// A symbolic mapping names the methods of such a range, for a time, as a Mapping names a load
+// object's code: SymbolicMapping.
+const (
+	SymbolicBase     uint64 = 0x8000000000000000
+	MaxSymbolicTable        = 0x7ffe // (0x7fff would reach KernelBase)
+)
+
+// SymbolicFrame is the frame of position pos of method in table (1 to MaxSymbolicTable).
+func SymbolicFrame(table uint16, method uint32, pos uint16) uint64 {
+	return SymbolicBase | uint64(table&0x7fff)<<48 | uint64(method)<<16 | uint64(pos)
+}
+
+// IsSymbolic says whether frame pc is a symbolic frame.
+func IsSymbolic(pc uint64) bool { return pc >= SymbolicBase && pc < KernelBase }
+
+// SplitSymbolic returns the table, method and position of symbolic frame pc.
+func SplitSymbolic(pc uint64) (table uint16, method uint32, pos uint16, ok bool) {
+	if !IsSymbolic(pc) {
+		return 0, 0, 0, false
+	}
+	return uint16(pc>>48) & 0x7fff, uint32(pc >> 16), uint16(pc), true
+}
+
+// SymbolicMapping is the mapping that names method of table: its frames, at any position, are
+// function name of the pseudo-object path ("[java]"), in source file source, from load to unload (ns
+// since the start; unload -1 while it lasts), with the source line of each position where lines
+// gives it (pos ascending: a position's line is that of the last entry at or before it).
+func SymbolicMapping(pid uint32, table uint16, method uint32, path, name, source string, lines []PosLine, load, unload int64) Mapping {
+	return Mapping{Pid: pid, Start: SymbolicFrame(table, method, 0), End: SymbolicFrame(table, method, 0) + 1<<16,
+		Path: path, Func: name, Source: source, Lines: lines, LoadTime: load, UnloadTime: unload}
+}
+
+// PosLine says that a method's positions from Pos on are source line Line.
+type PosLine struct {
+	Pos  uint16
+	Line uint32
+}
+
 // Mapping is one executable mapping of a load object into a process, from
-// /proc/PID/maps at the start or from a PERF_RECORD_MMAP2 afterwards.
+// /proc/PID/maps at the start or from a PERF_RECORD_MMAP2 afterwards; or a symbolic mapping, which
+// names a method whose frames are symbolic (SymbolicMapping).
 type Mapping struct {
 	Pid        uint32 // process id; 0 for the kernel
 	Start, End uint64 // address range [Start, End)
@@ -127,6 +172,19 @@ type Mapping struct {
 	BuildID    string // hex GNU build id, when known
 	LoadTime   int64  // ns since start; 0 when present at start
 	UnloadTime int64  // ns since start; -1 while still mapped
+	// A symbolic mapping's method: its name, source file and the lines of its positions.
+	Func   string
+	Source string
+	Lines  []PosLine
+}
+
+// LineAt returns the source line of position pos of a symbolic mapping's method, 0 where unknown.
+func (m *Mapping) LineAt(pos uint16) int {
+	i := sort.Search(len(m.Lines), func(i int) bool { return m.Lines[i].Pos > pos })
+	if i == 0 {
+		return 0
+	}
+	return int(m.Lines[i-1].Line)
 }
 
 // Segment is a loadable ELF segment: how file offsets map to link-time addresses.

@@ -498,6 +498,42 @@ type xmlMapping struct {
 	Unload  int64  `xml:"unload,attr"`
 	BuildID qstr   `xml:"buildID,attr,omitempty"`
 	Path    qstr   `xml:"path,attr"`
+	// A symbolic mapping's method (Mapping.Func, Source, Lines).
+	Func   qstr   `xml:"func,attr,omitempty"`
+	Source qstr   `xml:"source,attr,omitempty"`
+	Lines  string `xml:"lines,attr,omitempty"`
+}
+
+// encodeLines writes a symbolic mapping's lines as "pos:line pos:line ...".
+func encodeLines(ls []PosLine) string {
+	var b []byte
+	for i, l := range ls {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = strconv.AppendUint(b, uint64(l.Pos), 10)
+		b = append(b, ':')
+		b = strconv.AppendUint(b, uint64(l.Line), 10)
+	}
+	return string(b)
+}
+
+// decodeLines reads encodeLines' text; positions must ascend.
+func decodeLines(s string) ([]PosLine, error) {
+	var out []PosLine
+	for _, f := range strings.Fields(s) {
+		p, l, ok := strings.Cut(f, ":")
+		pos, err1 := strconv.ParseUint(p, 10, 16)
+		line, err2 := strconv.ParseUint(l, 10, 32)
+		if !ok || err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("%q is not pos:line (a position 0-65535, a line 0-4294967295)", f)
+		}
+		if len(out) > 0 && uint16(pos) <= out[len(out)-1].Pos {
+			return nil, fmt.Errorf("position %d does not follow %d: positions must ascend", pos, out[len(out)-1].Pos)
+		}
+		out = append(out, PosLine{Pos: uint16(pos), Line: uint32(line)})
+	}
+	return out, nil
 }
 
 // encodeMap renders the mappings as map.xml.
@@ -507,6 +543,7 @@ func encodeMap(ms []Mapping) []byte {
 		x.Mappings[i] = xmlMapping{
 			Pid: m.Pid, Start: hex64(m.Start), End: hex64(m.End), Offset: hex64(m.Offset),
 			Load: m.LoadTime, Unload: m.UnloadTime, BuildID: qstr(m.BuildID), Path: qstr(m.Path),
+			Func: qstr(m.Func), Source: qstr(m.Source), Lines: encodeLines(m.Lines),
 		}
 	}
 	return marshalXML(&x)
@@ -526,9 +563,17 @@ func decodeMap(name string, b []byte) ([]Mapping, error) {
 		if m.Start > m.End {
 			return nil, formatErrorf(name, -1, hintMap, "mapping %d (%s): start %#x is above end %#x", i+1, m.Path, uint64(m.Start), uint64(m.End))
 		}
+		lines, err := decodeLines(m.Lines)
+		if err != nil {
+			return nil, formatErrorf(name, -1, hintMap, "mapping %d (%s): lines: %v", i+1, m.Path, err)
+		}
+		if m.Func != "" && !(IsSymbolic(uint64(m.Start)) && IsSymbolic(uint64(m.End)-1)) {
+			return nil, formatErrorf(name, -1, hintMap, "mapping %d (%s): a method (func %q) must be in the symbolic range [%#x, %#x), not at %#x", i+1, m.Path, string(m.Func), SymbolicBase, uint64(KernelBase), uint64(m.Start))
+		}
 		ms = append(ms, Mapping{
 			Pid: m.Pid, Start: uint64(m.Start), End: uint64(m.End), Offset: uint64(m.Offset),
 			Path: string(m.Path), BuildID: string(m.BuildID), LoadTime: m.Load, UnloadTime: m.Unload,
+			Func: string(m.Func), Source: string(m.Source), Lines: lines,
 		})
 	}
 	return ms, nil

@@ -319,3 +319,31 @@ func TestLogNumberRanges(t *testing.T) {
 		}
 	}
 }
+
+// TestSymbolicMappingXML: a symbolic mapping keeps its method, source and lines through map.xml; bad
+// lines, and a method outside the symbolic range, are errors that say which mapping and why.
+func TestSymbolicMappingXML(t *testing.T) {
+	want := []Mapping{SymbolicMapping(7, 1, 5, "[java]", "Foo.bar(I)V", "Foo.java", []PosLine{{0, 10}, {4, 12}}, 5, 900)}
+	b := encodeMap(want)
+	if !bytes.Contains(b, []byte(`func="Foo.bar(I)V" source="Foo.java" lines="0:10 4:12"`)) {
+		t.Errorf("map.xml:\n%s", b)
+	}
+	got, err := decodeMap("map.xml", b)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v, %v\nwant %+v", got, err, want)
+	}
+	for _, c := range []struct{ from, to, why string }{
+		{`lines="0:10 4:12"`, `lines="4:10 0:12"`, "mapping 1 ([java]): lines: position 0 does not follow 4: positions must ascend"},
+		{`lines="0:10 4:12"`, `lines="0-10"`, `mapping 1 ([java]): lines: "0-10" is not pos:line`},
+		{`lines="0:10 4:12"`, `lines="70000:1"`, `"70000:1" is not pos:line`},
+		{`start="0x8001000000050000"`, `start="0x400000"`, "a method (func \"Foo.bar(I)V\") must be in the symbolic range"},
+	} {
+		bad := bytes.Replace(b, []byte(c.from), []byte(c.to), 1)
+		if bytes.Equal(bad, b) {
+			t.Fatalf("%s is not in map.xml:\n%s", c.from, b)
+		}
+		if _, err := decodeMap("map.xml", bad); err == nil || !strings.Contains(err.Error(), c.why) {
+			t.Errorf("%s: %v, want an error saying %q", c.to, err, c.why)
+		}
+	}
+}

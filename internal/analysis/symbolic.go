@@ -1,0 +1,75 @@
+package analysis
+
+import (
+	"fmt"
+
+	"er/internal/debuginfo"
+	"er/internal/experiment"
+)
+
+// Symbolic frames (experiment.SymbolicFrame): a frame that is a method and a position, not a PC. It
+// is resolved as an address is, through the process's mappings at the event's epoch: the symbolic
+// mapping that names its method then (experiment.SymbolicMapping), so a method id that a runtime
+// reuses for another method later is each method in its own time. The method is a FuncMethod of the
+// mapping's pseudo-object, one function per object and name however many mappings name it; the
+// position is its address (the PCs view), and the mapping's lines give its source line (the lines
+// and source views).
+
+// methodKey identifies a method: its object and its name.
+type methodKey struct {
+	obj  int32
+	name string
+}
+
+// symLine is a symbolic frame's source line: of a method, in a file.
+type symLine struct {
+	fn   int32
+	file string
+	line int
+}
+
+// symbolicLoc resolves symbolic frame pc in a process's mappings during epoch.
+func (b *builder) symbolicLoc(es *expState, pm *procMaps, epoch int, pc uint64) location {
+	table, method, pos, _ := experiment.SplitSymbolic(pc)
+	var m *experiment.Mapping
+	if pm != nil {
+		m = pm.find(epoch, pc)
+	}
+	if m == nil || m.Func == "" {
+		// No mapping names it: the method of no known name, in the <Unknown> object.
+		obj := b.objectIndex(UnknownName, UnknownName, "")
+		name := fmt.Sprintf("<method %d of table %d>", method, table)
+		return location{fn: b.method(obj, name), obj: obj, addr: uint64(pos)}
+	}
+	os := b.object(es, m.Path)
+	l := location{fn: b.method(os.obj, m.Func), obj: os.obj, addr: uint64(pos)}
+	if line := m.LineAt(pos); line > 0 || m.Source != "" {
+		k := symLine{fn: l.fn, file: m.Source, line: line}
+		c, ok := b.symChains[k]
+		if !ok {
+			c = int32(len(b.chains))
+			b.chains = append(b.chains, chain{frames: []debuginfo.Frame{{Func: m.Func, File: m.Source, Line: line}},
+				lineFn: []int32{-1}})
+			if b.symChains == nil {
+				b.symChains = map[symLine]int32{}
+			}
+			b.symChains[k] = c
+		}
+		l.symc = c + 1
+	}
+	return l
+}
+
+// method returns the FuncMethod of object obj named name, made at its first use.
+func (b *builder) method(obj int32, name string) int32 {
+	k := methodKey{obj, name}
+	if f, ok := b.methods[k]; ok {
+		return f
+	}
+	if b.methods == nil {
+		b.methods = map[methodKey]int32{}
+	}
+	f := b.function(funcKey{obj: obj, addr: uint64(len(b.methods)), kind: FuncMethod}, name, 0)
+	b.methods[k] = f
+	return f
+}
