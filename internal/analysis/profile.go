@@ -677,8 +677,9 @@ type Event struct {
 	Tid   uint32
 	Exp   int32 // index of its experiment in the list given to Analyze
 	Kind  DataKind
-	Stack int32 // its function stack, for Profile.Stack
 	State State // the thread's state in a clock event; 0 for the events of other kinds
+	Stack int32 // its function stack, for Profile.Stack
+	Raw   int32 // its raw stack in the unfiltered profile: StackIn gives its functions in another view mode
 }
 
 // State is what a thread was doing in a clock event: on a CPU (user or system mode) or, where
@@ -767,7 +768,7 @@ func (ea *eventAdder) add(ev event, stack uint32, always bool) bool {
 	}
 	es, p := ea.es, ea.p
 	nm := p.nm
-	var r int32
+	var r, root int32
 	onAddRaw := int32(-1)
 	if ea.re != nil {
 		if int(stack) >= len(es.d.Stacks) {
@@ -781,12 +782,13 @@ func (ea *eventAdder) add(ev event, stack uint32, always bool) bool {
 			ea.missing++
 			return false
 		}
-		r = ea.re.rawIndex(p, rb)
+		r, root = ea.re.rawIndex(p, rb), rb
 		if ea.onAdd != nil {
 			onAddRaw = rb
 		}
 	} else {
 		r = ea.resolve(pid, t, stack)
+		root = r
 		if raws := es.raws(ev.kind); raws != nil {
 			raws[ev.i] = r
 		}
@@ -801,7 +803,7 @@ func (ea *eventAdder) add(ev event, stack uint32, always bool) bool {
 	}
 	p.Events++
 	if ea.keepEvents {
-		e := Event{Time: t, Dur: ev.dur, Tid: ev.tid, Pid: pid, Exp: es.idx, Kind: ev.kind, Stack: p.raw[r].stack}
+		e := Event{Time: t, Dur: ev.dur, Tid: ev.tid, Pid: pid, Exp: es.idx, Kind: ev.kind, Stack: p.raw[r].stack, Raw: root}
 		if ev.kind == DataClock && p.base[DataClock] == 0 {
 			e.State = clockState(ea.vals, ea.micro)
 		}

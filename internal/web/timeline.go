@@ -5,16 +5,21 @@ import (
 	"math"
 	"net/http"
 	"sort"
+	"sync"
 
 	"er/internal/analysis"
 )
 
 // timeline indexes the events of the profile of all events by thread and time. Every view reads it
-// at once: it does not change once made.
+// at once: it does not change once made, but for the leaves of the view modes other than the
+// profile's, found as a page in that mode first needs them.
 type timeline struct {
 	p    *analysis.Profile
 	rows []tlRow
 	leaf []int32 // the leaf function of each function stack
+
+	modeMu     sync.Mutex
+	modeLeaves map[analysis.ViewMode][]int32 // by raw stack, in a mode with other stacks: its leaf, or -2 before it is known
 }
 
 // tlRow is one thread of one experiment: its events in time order.
@@ -151,6 +156,42 @@ func (tl *timeline) leafOf(st int32) int32 {
 	return tl.leaf[st]
 }
 
+// viewMode is the page's view mode, and whether its stacks are the timeline profile's.
+func (s *Server) viewMode(tl *timeline) (analysis.ViewMode, bool) {
+	m, ok := analysis.ParseViewMode(s.eng.ViewMode())
+	return m, !ok || tl.p.SameStacks(m)
+}
+
+// leafIn is the leaf function of event e in view mode m: of its raw stack as m shows it.
+func (tl *timeline) leafIn(m analysis.ViewMode, same bool, e *analysis.Event) int32 {
+	if same || e.Raw < 0 {
+		return tl.leafOf(e.Stack)
+	}
+	tl.modeMu.Lock()
+	defer tl.modeMu.Unlock()
+	if tl.modeLeaves == nil {
+		tl.modeLeaves = map[analysis.ViewMode][]int32{}
+	}
+	leaves := tl.modeLeaves[m]
+	if leaves == nil {
+		leaves = make([]int32, tl.p.NumRaw())
+		for i := range leaves {
+			leaves[i] = -2
+		}
+		tl.modeLeaves[m] = leaves
+	}
+	if int(e.Raw) >= len(leaves) {
+		return 0
+	}
+	if leaves[e.Raw] == -2 {
+		leaves[e.Raw] = 0
+		if fr := tl.p.StackIn(m, e.Raw); len(fr) > 0 {
+			leaves[e.Raw] = fr[len(fr)-1]
+		}
+	}
+	return leaves[e.Raw]
+}
+
 // window returns the events of row r with t0 <= Time < t1 (none when t1 <= t0).
 func (tl *timeline) window(r *tlRow, t0, t1 int64) []int32 {
 	if t1 <= t0 {
@@ -188,6 +229,7 @@ func (s *Server) timeline(r *http.Request) (any, error) {
 	if t1 <= t0 {
 		return nil, badRequest("parameters t0=%d and t1=%d: the time window [t0, t1) is empty", t0, t1)
 	}
+	mode, same := s.viewMode(tl)
 	type rowOut struct {
 		tlRow
 		Leaf  []int32 `json:"leaf"`
@@ -217,7 +259,7 @@ func (s *Server) timeline(r *http.Request) (any, error) {
 			clear(counts)
 			var n int32
 			for ; k < len(evs) && bin(tl.p.EventList[evs[k]].Time) == b; k++ {
-				counts[tl.leafOf(tl.p.EventList[evs[k]].Stack)]++
+				counts[tl.leafIn(mode, same, &tl.p.EventList[evs[k]])]++
 				n++
 			}
 			best, bestN := int32(-1), int32(0)
@@ -252,7 +294,7 @@ func (s *Server) timeline(r *http.Request) (any, error) {
 			for b := bin(max(e.Time-e.Dur, t0)); b <= bin(min(e.Time, t1-1)); b++ {
 				if ro.Leaf[b] < 0 {
 					if leaf < 0 {
-						leaf = tl.leafOf(e.Stack)
+						leaf = tl.leafIn(mode, same, e)
 					}
 					ro.Leaf[b], ro.Count[b] = leaf, 1
 				}
@@ -308,7 +350,7 @@ func (s *Server) event(r *http.Request) (any, error) {
 		return map[string]any{"found": false}, nil
 	}
 	e := &tl.p.EventList[best]
-	frames, err := s.frames(tl, e.Stack)
+	frames, err := s.frames(tl, e)
 	if err != nil {
 		return nil, err
 	}
@@ -343,9 +385,12 @@ type frame struct {
 	Name string `json:"name"`
 }
 
-// frames lists the functions of function stack st, leaf first.
-func (s *Server) frames(tl *timeline, st int32) ([]frame, error) {
-	funcs, _ := tl.p.Stack(int(st))
+// frames lists the functions of event e's stack as the page's view mode shows it, leaf first.
+func (s *Server) frames(tl *timeline, e *analysis.Event) ([]frame, error) {
+	funcs, _ := tl.p.Stack(int(e.Stack))
+	if m, same := s.viewMode(tl); !same && e.Raw >= 0 {
+		funcs = tl.p.StackIn(m, e.Raw)
+	}
 	out := []frame{}
 	for i := len(funcs) - 1; i >= 0; i-- {
 		id, err := s.currentID(int(funcs[i]))
@@ -382,6 +427,7 @@ func (s *Server) eventsByPixel(t0, t1 int64, w int) (*staticEvents, error) {
 	if err != nil {
 		return nil, err
 	}
+	_, same := s.viewMode(tl)
 	out := &staticEvents{T0: t0, T1: t1, W: w, Rows: make([][]int32, len(tl.rows))}
 	evIdx, stIdx := map[int32]int32{}, map[int32]int32{}
 	tol := max(1, int64(math.Round(float64(t1-t0)/float64(w)*2)))
@@ -397,15 +443,19 @@ func (s *Server) eventsByPixel(t0, t1 int64, w int) (*staticEvents, error) {
 			k, ok := evIdx[best]
 			if !ok {
 				e := &tl.p.EventList[best]
-				st, ok := stIdx[e.Stack]
+				key := e.Stack // (in a mode of other stacks, its raw stack's)
+				if !same {
+					key = e.Raw
+				}
+				st, ok := stIdx[key]
 				if !ok {
-					fr, err := s.frames(tl, e.Stack)
+					fr, err := s.frames(tl, e)
 					if err != nil {
 						return nil, err
 					}
 					st = int32(len(out.Stacks))
 					out.Stacks = append(out.Stacks, fr)
-					stIdx[e.Stack] = st
+					stIdx[key] = st
 				}
 				k = int32(len(out.Events))
 				out.Events = append(out.Events, staticEvent{e.Time, e.Dur, kindLabel(e.Kind), st})
