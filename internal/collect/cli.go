@@ -139,7 +139,7 @@ func dryRun(spec Spec, stdout, stderr io.Writer) int {
 			return 127
 		}
 	}
-	dir, err := ExperimentDir(spec)
+	dir, err := spec.experimentDir()
 	if err != nil {
 		fmt.Fprintf(stderr, "er collect: %v\n", err)
 		return 1

@@ -146,9 +146,9 @@ func (e *ExitError) Error() string {
 	return "the target exited with status " + experiment.StatusText(e.Code)
 }
 
-// ExperimentDir picks the experiment directory for spec: -d joined with -o, or the next free
-// test.N.er there (experiment.NewDir).
-func ExperimentDir(spec Spec) (string, error) {
+// experimentDir picks the experiment directory for spec: -d joined with -o, or the next free
+// test.N.er there (experiment.NewDir, which er import names its experiments by too).
+func (spec Spec) experimentDir() (string, error) {
 	return experiment.NewDir(spec.Dir, spec.Output, spec.Group)
 }
 
@@ -195,7 +195,7 @@ func monotonicNS() int64 {
 // ran, an *ExitError with its exit status (128+N when signal N killed it) or nil for status 0.
 func Run(spec Spec, stderr io.Writer) (string, error) {
 	if spec.Attach > 0 {
-		dir, err := ExperimentDir(spec)
+		dir, err := spec.experimentDir()
 		if err != nil {
 			return "", err
 		}
@@ -210,7 +210,7 @@ func Run(spec Spec, stderr io.Writer) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir, err := ExperimentDir(spec)
+	dir, err := spec.experimentDir()
 	if err != nil {
 		return "", err
 	}
@@ -222,7 +222,7 @@ func Run(spec Spec, stderr io.Writer) (string, error) {
 // maxClaims bounds the names tried when other collections take each one first.
 const maxClaims = 10000
 
-// create makes the founder experiment's directory, and so claims its name: ExperimentDir's choice,
+// create makes the founder experiment's directory, and so claims its name: experimentDir's choice,
 // or when another collection made that directory in the meantime (several er collect started at
 // once), the next free number. The mkdir is the claim; an -o name taken is an error.
 func (s *Session) create(path string) error {

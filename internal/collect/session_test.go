@@ -19,7 +19,7 @@ import (
 func TestExperimentDir(t *testing.T) {
 	dir := t.TempDir()
 	os.Mkdir(filepath.Join(dir, "runs.3.er"), 0o755)
-	if got, err := ExperimentDir(Spec{Dir: dir, Group: "runs.erg"}); err != nil || got != filepath.Join(dir, "runs.4.er") {
+	if got, err := (Spec{Dir: dir, Group: "runs.erg"}).experimentDir(); err != nil || got != filepath.Join(dir, "runs.4.er") {
 		t.Errorf("-g runs.erg: %q, %v", got, err)
 	}
 }
