@@ -3,52 +3,8 @@ package perfdata
 import (
 	"encoding/binary"
 	"fmt"
-	"math/bits"
-)
 
-// Sample type bits (PERF_SAMPLE_*): which fields a sample record holds, in this order.
-const (
-	SampleIP           uint64 = 1 << 0
-	SampleTID          uint64 = 1 << 1
-	SampleTime         uint64 = 1 << 2
-	SampleAddr         uint64 = 1 << 3
-	SampleRead         uint64 = 1 << 4
-	SampleCallchain    uint64 = 1 << 5
-	SampleID           uint64 = 1 << 6
-	SampleCPU          uint64 = 1 << 7
-	SamplePeriod       uint64 = 1 << 8
-	SampleStreamID     uint64 = 1 << 9
-	SampleRaw          uint64 = 1 << 10
-	SampleBranchStack  uint64 = 1 << 11
-	SampleRegsUser     uint64 = 1 << 12
-	SampleStackUser    uint64 = 1 << 13
-	SampleWeight       uint64 = 1 << 14
-	SampleDataSrc      uint64 = 1 << 15
-	SampleIdentifier   uint64 = 1 << 16
-	SampleTransaction  uint64 = 1 << 17
-	SampleRegsIntr     uint64 = 1 << 18
-	SamplePhysAddr     uint64 = 1 << 19
-	SampleAux          uint64 = 1 << 20
-	SampleCgroup       uint64 = 1 << 21
-	SampleDataPageSize uint64 = 1 << 22
-	SampleCodePageSize uint64 = 1 << 23
-	SampleWeightStruct uint64 = 1 << 24
-	sampleKnown               = 1<<25 - 1
-)
-
-// Read format bits (PERF_FORMAT_*): what a READ value holds.
-const (
-	FormatTotalTimeEnabled uint64 = 1 << 0
-	FormatTotalTimeRunning uint64 = 1 << 1
-	FormatID               uint64 = 1 << 2
-	FormatGroup            uint64 = 1 << 3
-	FormatLost             uint64 = 1 << 4
-)
-
-// Branch sample type bits that change the sample's layout.
-const (
-	branchHWIndex  uint64 = 1 << 17 // PERF_SAMPLE_BRANCH_HW_INDEX: a u64 before the entries
-	branchCounters uint64 = 1 << 19 // PERF_SAMPLE_BRANCH_COUNTERS: a u64 per entry after them
+	"er/internal/perfabi"
 )
 
 // Event types (perf_event_attr.type) and the software configs er maps to clock profiling.
@@ -75,8 +31,8 @@ type Attr struct {
 	Size             uint32 // bytes of the attr as the file has it
 	Config           uint64
 	SamplePeriod     uint64 // a sample every SamplePeriod events; with Freq, the frequency asked for (Hz)
-	SampleType       uint64 // Sample* bits
-	ReadFormat       uint64 // Format* bits
+	SampleType       uint64 // perfabi.Sample* bits
+	ReadFormat       uint64 // perfabi.Format* bits
 	Flags            uint64 // the bit fields: disabled, inherit, ..., see the Flag* constants
 	WakeupEvents     uint32
 	BPType           uint32
@@ -91,6 +47,9 @@ type Attr struct {
 
 	IDs  []uint64 // the ids of the event (one per CPU or thread it was opened on)
 	Name string   // from the EVENT_DESC feature ("cpu-clock:ppp", "page-faults"), or made from Type and Config
+
+	index int              // in File.Attrs
+	dec   *perfabi.Decoder // of its records, once one is read
 }
 
 // Flag bits of Attr.Flags.
@@ -110,6 +69,12 @@ func (a *Attr) Freq() bool { return a.Flags&FlagFreq != 0 }
 
 // SampleIDAll reports whether non-sample records carry a sample_id trailer.
 func (a *Attr) SampleIDAll() bool { return a.Flags&FlagSampleIDAll != 0 }
+
+// Format is the layout of the event's records.
+func (a *Attr) Format() perfabi.Format {
+	return perfabi.Format{SampleType: a.SampleType, ReadFormat: a.ReadFormat, SampleRegsUser: a.SampleRegsUser,
+		SampleRegsIntr: a.SampleRegsIntr, BranchSampleType: a.BranchSampleType, SampleIDAll: a.SampleIDAll()}
+}
 
 // Clock reports whether the event is a CPU clock (cpu-clock or task-clock): its periods are
 // nanoseconds.
@@ -151,7 +116,7 @@ func parseAttr(b []byte) (*Attr, error) {
 	if 106 <= len(b) {
 		a.SampleMaxStack = le.Uint16(b[104:])
 	}
-	if bad := a.SampleType &^ sampleKnown; bad != 0 {
+	if bad := a.SampleType &^ perfabi.SampleKnown; bad != 0 {
 		return nil, fmt.Errorf("event attribute has sample type bits %#x that this reader does not know", bad)
 	}
 	return a, nil
@@ -174,36 +139,4 @@ func (a *Attr) defaultName() string {
 		}
 	}
 	return fmt.Sprintf("type%d/config=%#x/", a.Type, a.Config)
-}
-
-// sampleIDSize is the bytes of the sample_id trailer that the attr's non-sample records carry.
-func (a *Attr) sampleIDSize() int {
-	if !a.SampleIDAll() {
-		return 0
-	}
-	return 8 * bits.OnesCount64(a.SampleType&(SampleTID|SampleTime|SampleID|SampleStreamID|SampleCPU|SampleIdentifier))
-}
-
-// idPos is the index of the id word in the attr's sample records (-1: none), as perf finds it:
-// first with PERF_SAMPLE_IDENTIFIER, else after the fields before PERF_SAMPLE_ID.
-func (a *Attr) idPos() int {
-	if a.SampleType&SampleIdentifier != 0 {
-		return 0
-	}
-	if a.SampleType&SampleID == 0 {
-		return -1
-	}
-	return bits.OnesCount64(a.SampleType & (SampleIP | SampleTID | SampleTime | SampleAddr))
-}
-
-// isPos is the index of the id word in a sample_id trailer counted from its end (1: the last
-// word), or -1 without one.
-func (a *Attr) isPos() int {
-	if a.SampleType&SampleIdentifier != 0 {
-		return 1
-	}
-	if a.SampleType&SampleID == 0 {
-		return -1
-	}
-	return 1 + bits.OnesCount64(a.SampleType&(SampleStreamID|SampleCPU))
 }

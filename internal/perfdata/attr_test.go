@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"strings"
 	"testing"
+
+	"er/internal/perfabi"
 )
 
 // attrBytes encodes a perf_event_attr of size bytes with the fields the tests set.
@@ -26,7 +28,7 @@ func attrBytes(size int, typ uint32, config, period, sampleType, flags uint64, r
 // TestParseAttr: the fields of a perf_event_attr as perf record --call-graph dwarf writes it (version
 // 8, 136 bytes), of a first-version one (64 bytes: the later fields zero), and the errors.
 func TestParseAttr(t *testing.T) {
-	st := SampleIP | SampleTID | SampleTime | SampleCPU | SamplePeriod | SampleRegsUser | SampleStackUser | SampleIdentifier
+	st := perfabi.SampleIP | perfabi.SampleTID | perfabi.SampleTime | perfabi.SampleCPU | perfabi.SamplePeriod | perfabi.SampleRegsUser | perfabi.SampleStackUser | perfabi.SampleIdentifier
 	a, err := parseAttr(attrBytes(136, TypeSoftware, SWCPUClock, 4000, st, FlagFreq|FlagSampleIDAll, 0xff0fff, 8192))
 	if err != nil {
 		t.Fatal(err)
@@ -39,16 +41,16 @@ func TestParseAttr(t *testing.T) {
 	}
 	// PERF_SAMPLE_IDENTIFIER puts the id first in samples and last in the trailer; the trailer holds
 	// TID, TIME, CPU and IDENTIFIER: 4 words.
-	if a.idPos() != 0 || a.isPos() != 1 || a.sampleIDSize() != 32 {
-		t.Errorf("idPos %d, isPos %d, sampleIDSize %d", a.idPos(), a.isPos(), a.sampleIDSize())
+	if a.Format().IDPos() != 0 || a.Format().SampleIDPos() != 1 || a.Format().SampleIDSize() != 32 {
+		t.Errorf("idPos %d, isPos %d, sampleIDSize %d", a.Format().IDPos(), a.Format().SampleIDPos(), a.Format().SampleIDSize())
 	}
-	old, err := parseAttr(attrBytes(64, TypeHardware, 1, 100000, SampleIP|SampleTID|SampleID|SampleCPU|SampleStreamID, 0, 0, 0))
+	old, err := parseAttr(attrBytes(64, TypeHardware, 1, 100000, perfabi.SampleIP|perfabi.SampleTID|perfabi.SampleID|perfabi.SampleCPU|perfabi.SampleStreamID, 0, 0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Without IDENTIFIER: the id after IP and TID in a sample; in the trailer before STREAM_ID and CPU.
-	if old.Clock() || old.defaultName() != "instructions" || old.SampleRegsUser != 0 || old.idPos() != 2 || old.isPos() != 3 || old.sampleIDSize() != 0 {
-		t.Errorf("first-version attr %+v: idPos %d isPos %d", old, old.idPos(), old.isPos())
+	if old.Clock() || old.defaultName() != "instructions" || old.SampleRegsUser != 0 || old.Format().IDPos() != 2 || old.Format().SampleIDPos() != 3 || old.Format().SampleIDSize() != 0 {
+		t.Errorf("first-version attr %+v: idPos %d isPos %d", old, old.Format().IDPos(), old.Format().SampleIDPos())
 	}
 	if n := (&Attr{Type: 9, Config: 0x1f}).defaultName(); n != "type9/config=0x1f/" {
 		t.Errorf("unknown event named %q", n)

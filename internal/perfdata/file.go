@@ -2,8 +2,9 @@
 // feature sections and the records of the data section, in file or pipe mode.
 //
 // The format is the kernel's tools/perf/Documentation/perf.data-file-format.txt; the records are
-// those of include/uapi/linux/perf_event.h and perf's own (tools/lib/perf/include/perf/event.h).
-// Only little-endian files (x86-64, arm64, ...) are read.
+// those of include/uapi/linux/perf_event.h, decoded by package perfabi (a decoder per event), and
+// perf's own (tools/lib/perf/include/perf/event.h), decoded here. Only little-endian files (x86-64,
+// arm64, ...) are read.
 package perfdata
 
 import (
@@ -14,6 +15,7 @@ import (
 	"fmt"
 	"io"
 
+	"er/internal/perfabi"
 	"er/internal/regfile"
 )
 
@@ -88,6 +90,7 @@ type File struct {
 	dataSize int64 // -1: to the end (pipe mode)
 	ids      map[uint64]*Attr
 	buildIDs map[string][]byte // the first build id of each file name, for BuildIDOf
+	noEvent  *perfabi.Decoder  // of the kernel's records before any event (pipe mode): without a sample_id
 }
 
 // Open opens the perf.data file at path, in file or pipe mode ("perf record -o - > file"). It must be
@@ -268,6 +271,7 @@ func (f *File) readAttrs(s fileSection, attrSize uint64, size int64) error {
 
 // addAttr adds an event and its ids.
 func (f *File) addAttr(a *Attr) {
+	a.index = len(f.Attrs)
 	f.Attrs = append(f.Attrs, a)
 	for _, id := range a.IDs {
 		if _, ok := f.ids[id]; !ok {
@@ -519,7 +523,7 @@ func decodeBuildID(e []byte, misc uint16) BuildID {
 	} else {
 		id = bytes.TrimRight(id, "\x00")
 	}
-	return BuildID{Pid: int32(binary.LittleEndian.Uint32(e[8:])), Kernel: misc&cpumodeMask == cpumodeKernel,
+	return BuildID{Pid: int32(binary.LittleEndian.Uint32(e[8:])), Kernel: misc&perfabi.CPUModeMask == perfabi.CPUModeKernel,
 		ID: append([]byte(nil), id...), Filename: cstring(e[buildIDSize:])}
 }
 
@@ -541,6 +545,16 @@ func (f *File) BuildIDOf(filename string) string {
 		return fmt.Sprintf("%x", id)
 	}
 	return ""
+}
+
+// AttrOf returns the event of record r, as the reader found it (see perfabi.Header.Event): nil for
+// the records perf adds and those before any event.
+func (f *File) AttrOf(r perfabi.Record) *Attr {
+	h := r.Head()
+	if h.Type >= perfabi.RecordUserTypeStart || h.Event < 0 || h.Event >= len(f.Attrs) {
+		return nil
+	}
+	return f.Attrs[h.Event]
 }
 
 // Records returns a reader of the data section's records, in file order.

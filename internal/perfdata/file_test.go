@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"er/internal/perfabi"
 )
 
 // The fixtures under testdata were recorded with perf 6.1 on x86-64 (Linux 6.18) from a small busy
@@ -50,7 +52,7 @@ func TestHeaderAndFeatures(t *testing.T) {
 		if len(a.IDs) != 2 || a.IDs[0] != w.ids[0] || a.IDs[1] != w.ids[1] {
 			t.Errorf("event %d ids %v, want %v", i, a.IDs, w.ids)
 		}
-		if wantST := SampleIP | SampleTID | SampleTime | SampleCallchain | SampleID | SamplePeriod; a.SampleType != wantST {
+		if wantST := perfabi.SampleIP | perfabi.SampleTID | perfabi.SampleTime | perfabi.SampleCallchain | perfabi.SampleID | perfabi.SamplePeriod; a.SampleType != wantST {
 			t.Errorf("event %d sample type %#x, want %#x", i, a.SampleType, wantST)
 		}
 		if !a.SampleIDAll() {
@@ -100,7 +102,7 @@ func TestDwarfAttr(t *testing.T) {
 	if a.Name != "cpu-clock:ppp" || a.SampleRegsUser != 0xff0fff || a.SampleStackUser != 512 || a.Flags&FlagExcludeCCUser == 0 {
 		t.Errorf("%s: regs %#x stack %d flags %#x", a.Name, a.SampleRegsUser, a.SampleStackUser, a.Flags)
 	}
-	if want := SampleIP | SampleTID | SampleTime | SampleAddr | SampleCallchain | SamplePeriod | SampleRegsUser | SampleStackUser | SampleDataSrc; a.SampleType != want {
+	if want := perfabi.SampleIP | perfabi.SampleTID | perfabi.SampleTime | perfabi.SampleAddr | perfabi.SampleCallchain | perfabi.SamplePeriod | perfabi.SampleRegsUser | perfabi.SampleStackUser | perfabi.SampleDataSrc; a.SampleType != want {
 		t.Errorf("sample type %#x, want %#x", a.SampleType, want)
 	}
 }

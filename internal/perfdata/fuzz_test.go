@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"os"
 	"testing"
+
+	"er/internal/perfabi"
 )
 
 // FuzzRead: no input makes the reader panic or allocate without bound (compressed data included: the
@@ -18,9 +20,9 @@ func FuzzRead(f *testing.F) {
 		f.Add(b)
 	}
 	s := newStream()
-	s.attr(TypeHardware, 0, SampleIdentifier|SampleRead|SampleBranchStack|SampleRegsUser|SampleStackUser|SampleAux,
-		FormatGroup|FormatID|FormatLost, FlagSampleIDAll, branchHWIndex|branchCounters, 0xff, 0, 1)
-	s.record(RecordSample, 0, 1, 1, 0, 5, 0, 0)
+	s.attr(TypeHardware, 0, perfabi.SampleIdentifier|perfabi.SampleRead|perfabi.SampleBranchStack|perfabi.SampleRegsUser|perfabi.SampleStackUser|perfabi.SampleAux,
+		perfabi.FormatGroup|perfabi.FormatID|perfabi.FormatLost, FlagSampleIDAll, perfabi.BranchHWIndex|perfabi.BranchCounters, 0xff, 0, 1)
+	s.record(perfabi.RecordSample, 0, 1, 1, 0, 5, 0, 0)
 	f.Add(s.b)
 	// A stream whose samples a COMPRESSED and a COMPRESSED2 record hold, one split between them.
 	zs, z := compressedStream(f)
@@ -37,7 +39,7 @@ func FuzzRead(f *testing.F) {
 	f.Add(manyRecords(f, 1, 8, 1<<20, 64).b)
 	f.Add(manyRecords(f, 8, 65528, 1<<20, 0).b)
 	d := newStream()
-	d.attr(TypeSoftware, 0, SampleIP, 0, 0, 0, 0, 0, 1)
+	d.attr(TypeSoftware, 0, perfabi.SampleIP, 0, 0, 0, 0, 0, 1)
 	d.record(RecordHeaderFeature, 0, FeatEventDesc, 1|128<<32, 0, 0)
 	f.Add(d.b)
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"io"
 	"slices"
+
+	"er/internal/perfabi"
 )
 
 // Ordered reads every record of rd and passes each to fn in time order, as perf report does: the
@@ -14,13 +16,13 @@ import (
 // seen at the previous one are passed on, in time order (stable: ties keep the file's order).
 // Records without a time (perf's own, and those of events without sample_id_all) are passed on at
 // once, in the file's order; the FINISHED_ROUND records too. fn's error stops the reading.
-func Ordered(rd *Reader, fn func(Record) error) error {
-	var queue []Record
+func Ordered(rd *Reader, fn func(perfabi.Record) error) error {
+	var queue []perfabi.Record
 	var limit, newest uint64
 	flush := func(upTo uint64) error {
-		slices.SortStableFunc(queue, func(a, b Record) int { return cmp.Compare(a.Head().Time, b.Head().Time) })
+		slices.SortStableFunc(queue, func(a, b perfabi.Record) int { return cmp.Compare(perfabi.Time(a), perfabi.Time(b)) })
 		n := 0
-		for n < len(queue) && queue[n].Head().Time <= upTo {
+		for n < len(queue) && perfabi.Time(queue[n]) <= upTo {
 			if err := fn(queue[n]); err != nil {
 				return err
 			}
@@ -38,7 +40,7 @@ func Ordered(rd *Reader, fn func(Record) error) error {
 		if err != nil {
 			return err
 		}
-		t := rec.Head().Time
+		t := perfabi.Time(rec)
 		switch {
 		case rec.Head().Type == RecordFinishedRound:
 			if err := flush(limit); err != nil {

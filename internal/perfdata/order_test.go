@@ -6,14 +6,16 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"er/internal/perfabi"
 )
 
 // TestOrdered: records come out in time order, each round's held back until the round after the next.
 func TestOrdered(t *testing.T) {
-	st := SampleTID | SampleTime
+	st := perfabi.SampleTID | perfabi.SampleTime
 	s := newStream()
 	s.attr(TypeSoftware, 0, st, 0, FlagSampleIDAll, 0, 0, 0)
-	sample := func(tm uint64) { s.record(RecordSample, 0, 1|1<<32, tm) }
+	sample := func(tm uint64) { s.record(perfabi.RecordSample, 0, 1|1<<32, tm) }
 	// Round 1: two CPUs' rings, one after the other.
 	sample(10)
 	sample(30)
@@ -26,16 +28,16 @@ func TestOrdered(t *testing.T) {
 	sample(40)
 	sample(60)
 	// A COMM without a time (synthesized before recording): passed on at once.
-	s.record(RecordComm, 0, 1|1<<32, 0x41, 1|1<<32, 0)
+	s.record(perfabi.RecordComm, 0, 1|1<<32, 0x41, 1|1<<32, 0)
 	_, rd := s.reader(t)
 	var got []string
-	err := Ordered(rd, func(r Record) error {
+	err := Ordered(rd, func(r perfabi.Record) error {
 		switch r := r.(type) {
-		case *Sample:
+		case *perfabi.Sample:
 			got = append(got, fmt.Sprint(r.Time))
 		case *FinishedRound:
 			got = append(got, "|")
-		case *Comm:
+		case *perfabi.Comm:
 			got = append(got, "comm "+r.Comm)
 		}
 		return nil
@@ -52,20 +54,20 @@ func TestOrdered(t *testing.T) {
 	_, rd = s.reader(t)
 	stop := errors.New("stop")
 	n := 0
-	if err := Ordered(rd, func(Record) error { n++; return stop }); err != stop || n != 1 {
+	if err := Ordered(rd, func(perfabi.Record) error { n++; return stop }); err != stop || n != 1 {
 		t.Errorf("Ordered returned %v after %d calls", err, n)
 	}
 	// A damaged record is the error.
 	d := &stream{b: append(bytes.Clone(s.b), 9, 0, 0, 0, 0, 0, 4, 0)}
 	_, rd = d.reader(t)
-	if err := Ordered(rd, func(Record) error { return nil }); err == nil || !strings.Contains(err.Error(), "record of type 9 says it has 4 bytes") {
+	if err := Ordered(rd, func(perfabi.Record) error { return nil }); err == nil || !strings.Contains(err.Error(), "record of type 9 says it has 4 bytes") {
 		t.Errorf("Ordered on a damaged stream: %v", err)
 	}
 	// A stream cut inside a record: every record before it, then the end.
 	count := func() (int, error) {
 		_, rd = s.reader(t)
 		n := 0
-		err := Ordered(rd, func(Record) error { n++; return nil })
+		err := Ordered(rd, func(perfabi.Record) error { n++; return nil })
 		return n, err
 	}
 	whole, _ := count()

@@ -6,35 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/bits"
 	"strings"
+
+	"er/internal/perfabi"
 )
 
-// Record types: the kernel's (PERF_RECORD_*) and those perf adds to its files.
+// The record types perf adds to its files (perf's tools/lib/perf/include/perf/event.h), from
+// perfabi.RecordUserTypeStart on; the kernel's are perfabi's.
 const (
-	RecordMmap          uint32 = 1
-	RecordLost          uint32 = 2
-	RecordComm          uint32 = 3
-	RecordExit          uint32 = 4
-	RecordThrottle      uint32 = 5
-	RecordUnthrottle    uint32 = 6
-	RecordFork          uint32 = 7
-	RecordRead          uint32 = 8
-	RecordSample        uint32 = 9
-	RecordMmap2         uint32 = 10
-	RecordAux           uint32 = 11
-	RecordItraceStart   uint32 = 12
-	RecordLostSamples   uint32 = 13
-	RecordSwitch        uint32 = 14
-	RecordSwitchCPUWide uint32 = 15
-	RecordNamespaces    uint32 = 16
-	RecordKsymbol       uint32 = 17
-	RecordBPFEvent      uint32 = 18
-	RecordCgroup        uint32 = 19
-	RecordTextPoke      uint32 = 20
-	RecordAuxOutputHWID uint32 = 21
-	recordKernelMax     uint32 = 64 // the kernel's types are below; perf's own from here
-
 	RecordHeaderAttr        uint32 = 64
 	RecordHeaderEventType   uint32 = 65
 	RecordHeaderTracingData uint32 = 66
@@ -57,175 +36,31 @@ const (
 	RecordCompressed2       uint32 = 83
 )
 
-// The cpumode bits of a record's misc field, and other misc bits.
-const (
-	cpumodeMask        = 7
-	cpumodeKernel      = 1
-	CPUModeUser        = 2
-	CPUModeKernel      = 1
-	CPUModeHypervisor  = 3
-	CPUModeGuestKernel = 4
-	CPUModeGuestUser   = 5
-	miscMmapData       = 1 << 13 // an MMAP of data, not code
-	miscCommExec       = 1 << 13 // a COMM at exec
-	miscMmapBuildID    = 1 << 14 // an MMAP2 that carries a build id in place of the device and inode
-	miscSwitchOut      = 1 << 13
-)
-
-// Header is what every record has: its type, misc bits and size, where it is in the file, and the
-// fields of its sample_id (for a sample, of the sample itself).
-type Header struct {
-	Type   uint32
-	Misc   uint16
-	Size   uint16
-	Offset int64 // in the file
-	Attr   *Attr // the event that wrote it, where known
-	Pid    uint32
-	Tid    uint32
-	Time   uint64 // 0 where the record has none
-	ID     uint64
-	CPU    uint32
-}
-
-// Head returns the record's header.
-func (h *Header) Head() *Header { return h }
-
-// CPUMode is the misc field's cpumode: CPUModeUser, CPUModeKernel, ...
-func (h *Header) CPUMode() uint16 { return h.Misc & cpumodeMask }
-
-// Record is one record of the data section: *Sample, *Mmap, *Comm, *Fork, *Exit, *Lost,
-// *LostSamples, *Throttle, *Read, *Switch, *HeaderAttr, *HeaderBuildID, *FinishedRound, *IDIndex,
-// *ThreadMap, *Feature, or *Unknown for the others.
-type Record interface {
-	Head() *Header
-}
-
-// Sample is a PERF_RECORD_SAMPLE, with the fields its event's sample type has.
-type Sample struct {
-	Header
-	IP, Addr, StreamID, Period uint64
-	Read                       []ReadValue // PERF_SAMPLE_READ: one value, or a group's
-	Callchain                  []uint64    // raw, leaf first, with the PERF_CONTEXT_* markers
-	Raw                        []byte
-	Branches                   []Branch
-	BranchHWIndex              uint64
-	UserRegsABI                uint64   // 0: no user registers (a kernel thread)
-	UserRegs                   []uint64 // in the order of the attr's SampleRegsUser bits
-	UserStack                  []byte   // the copy of the user stack from SP up, UserStackDynSize bytes of it filled
-	UserStackDynSize           uint64
-	Weight                     uint64
-	DataSrc                    uint64
-	Transaction                uint64
-	IntrRegsABI                uint64
-	IntrRegs                   []uint64
-	PhysAddr                   uint64
-	Cgroup                     uint64
-	DataPageSize, CodePageSize uint64
-	Aux                        []byte
-}
-
-// ReadValue is one counter's value in a READ record or a sample's PERF_SAMPLE_READ.
-type ReadValue struct {
-	Value, ID, Lost          uint64
-	TimeEnabled, TimeRunning uint64
-}
-
-// Branch is one entry of a sample's branch stack.
-type Branch struct {
-	From, To, Flags, Counters uint64
-}
-
-// Mmap is a PERF_RECORD_MMAP or PERF_RECORD_MMAP2: a mapping made by a process (Pid 0xffffffff, -1: the
-// kernel's). In this and the other task records, the header's Pid and Tid are the record's own.
-type Mmap struct {
-	Header
-	Mmap2            bool
-	Addr, Len, Pgoff uint64
-	Maj, Min         uint32
-	Ino, InoGen      uint64
-	BuildID          []byte // MMAP2 with the build id flag
-	Prot, Flags      uint32
-	Filename         string
-}
-
-// Executable reports whether the mapping is code (not a data mapping of mmap_data).
-func (m *Mmap) Executable() bool {
-	if m.Misc&miscMmapData != 0 {
-		return false
-	}
-	return !m.Mmap2 || m.Prot&0x4 != 0 // PROT_EXEC
-}
-
-// Comm is a PERF_RECORD_COMM: a thread's name changed, or (Exec) the process called exec.
-type Comm struct {
-	Header
-	Comm string
-	Exec bool
-}
-
-// Fork is a PERF_RECORD_FORK: thread Tid of process Pid was created by Ptid of Ppid, at Time (its
-// sample_id's, else its own).
-type Fork struct {
-	Header
-	Ppid, Ptid uint32
-}
-
-// Exit is a PERF_RECORD_EXIT: thread Tid of process Pid exited at Time.
-type Exit struct {
-	Header
-	Ppid, Ptid uint32
-}
-
-// Lost is a PERF_RECORD_LOST: the ring buffer was full and Lost records were dropped.
-type Lost struct {
-	Header
-	LostID, Lost uint64
-}
-
-// LostSamples is a PERF_RECORD_LOST_SAMPLES: samples the kernel could not take.
-type LostSamples struct {
-	Header
-	Lost uint64
-}
-
-// Throttle is a PERF_RECORD_THROTTLE or UNTHROTTLE.
-type Throttle struct {
-	Header
-	Unthrottle bool
-}
-
-// Read is a PERF_RECORD_READ: the counts of a thread's events at its exit (inherit_stat).
-type Read struct {
-	Header
-	Values []ReadValue
-}
-
-// Switch is a PERF_RECORD_SWITCH or SWITCH_CPU_WIDE.
-type Switch struct {
-	Header
-	Out                      bool
-	NextPrevPid, NextPrevTid uint32
-}
+// The records of a data section are perfabi.Records: the kernel's types (*perfabi.Sample,
+// *perfabi.Mmap, ...), decoded by their event's perfabi.Decoder, and those perf adds, below
+// (*HeaderAttr, *HeaderBuildID, *FinishedRound, *IDIndex, *ThreadMap, *Feature), or
+// *perfabi.Unknown for the others. Each has its offset in the file, and the index of its event in
+// File.Attrs (see File.AttrOf), in its perfabi.Header.
 
 // HeaderAttr is a PERF_RECORD_HEADER_ATTR (pipe mode): an event and its ids, added to File.Attrs.
 type HeaderAttr struct {
-	Header
+	perfabi.Header
 	Attr *Attr
 }
 
 // HeaderBuildID is a PERF_RECORD_HEADER_BUILD_ID (pipe mode), added to File.BuildIDs.
 type HeaderBuildID struct {
-	Header
+	perfabi.Header
 	BuildID BuildID
 }
 
 // FinishedRound is a PERF_RECORD_FINISHED_ROUND: every record before it is older than every
 // record after the next one (see Ordered).
-type FinishedRound struct{ Header }
+type FinishedRound struct{ perfabi.Header }
 
 // IDIndex is a PERF_RECORD_ID_INDEX: which event, CPU and thread each id is.
 type IDIndex struct {
-	Header
+	perfabi.Header
 	Entries []IDEntry
 }
 
@@ -234,7 +69,7 @@ type IDEntry struct{ ID, Idx, CPU, Tid uint64 }
 
 // ThreadMap is a PERF_RECORD_THREAD_MAP: the threads perf record opened its events on.
 type ThreadMap struct {
-	Header
+	perfabi.Header
 	Threads []ThreadEntry
 }
 
@@ -246,14 +81,8 @@ type ThreadEntry struct {
 
 // Feature is a PERF_RECORD_HEADER_FEATURE (pipe mode): a feature section, decoded into the File.
 type Feature struct {
-	Header
+	perfabi.Header
 	FeatureID uint64
-}
-
-// Unknown is a record this package does not decode (ksymbol, namespaces, cgroup, auxtrace, ...).
-type Unknown struct {
-	Header
-	Data []byte // after the 8-byte header
 }
 
 // Reader reads the records of a data section in file order; the records that COMPRESSED records
@@ -328,7 +157,7 @@ func (rd *Reader) cutShort(off int64, typ uint32, have, size int64) {
 const maxRecord = 1 << 16
 
 // Next returns the next record, or io.EOF after the last (see Cut for a stream that ends inside one).
-func (rd *Reader) Next() (Record, error) {
+func (rd *Reader) Next() (perfabi.Record, error) {
 	if rd.err != nil {
 		return nil, rd.err
 	}
@@ -341,7 +170,7 @@ func (rd *Reader) Next() (Record, error) {
 	return rec, nil
 }
 
-func (rd *Reader) next() (Record, error) {
+func (rd *Reader) next() (perfabi.Record, error) {
 	for {
 		if rd.z != nil {
 			rec, err := rd.z.next()
@@ -362,7 +191,7 @@ func (rd *Reader) next() (Record, error) {
 			}
 			continue
 		}
-		rec, err := rd.f.decode(h, buf[8:])
+		rec, err := rd.f.decode(h, buf)
 		if err != nil {
 			return nil, rd.f.errorf(h.Offset, "%s record of %d bytes: %v", RecordName(h.Type), h.Size, err)
 		}
@@ -386,47 +215,47 @@ func (rd *Reader) next() (Record, error) {
 // readRaw reads the next record of the data section, its header and its bytes (the header's
 // included), or io.EOF at the end; in pipe mode, io.EOF too where the stream ends inside a record
 // (see Cut).
-func (rd *Reader) readRaw() (Header, []byte, error) {
+func (rd *Reader) readRaw() (perfabi.Header, []byte, error) {
 	f := rd.f
 	var hb [8]byte
 	n, err := io.ReadFull(rd.r, hb[:])
 	if err == io.EOF || rd.cut != nil {
-		return Header{}, nil, io.EOF
+		return perfabi.Header{}, nil, io.EOF
 	}
 	if err == io.ErrUnexpectedEOF && f.Pipe {
 		rd.cutShort(rd.off, 0, int64(n), 0)
-		return Header{}, nil, io.EOF
+		return perfabi.Header{}, nil, io.EOF
 	}
 	if err == io.ErrUnexpectedEOF {
-		return Header{}, nil, f.errorf(rd.off, "the data ends in a record header (%d of 8 bytes): the file was cut short", n)
+		return perfabi.Header{}, nil, f.errorf(rd.off, "the data ends in a record header (%d of 8 bytes): the file was cut short", n)
 	}
 	if err != nil {
-		return Header{}, nil, fmt.Errorf("%s: offset %#x: %w", f.Name, rd.off, err)
+		return perfabi.Header{}, nil, fmt.Errorf("%s: offset %#x: %w", f.Name, rd.off, err)
 	}
 	h := parseHeader(hb[:], rd.off)
 	if h.Size < 8 {
-		return Header{}, nil, f.errorf(rd.off, "record of type %d says it has %d bytes, fewer than its 8-byte header", h.Type, h.Size)
+		return perfabi.Header{}, nil, f.errorf(rd.off, "record of type %d says it has %d bytes, fewer than its 8-byte header", h.Type, h.Size)
 	}
 	buf := make([]byte, h.Size)
 	copy(buf, hb[:])
 	if n, err := io.ReadFull(rd.r, buf[8:]); err != nil {
 		if (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) && f.Pipe {
 			rd.cutShort(rd.off, h.Type, int64(8+n), int64(h.Size))
-			return Header{}, nil, io.EOF
+			return perfabi.Header{}, nil, io.EOF
 		}
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return Header{}, nil, f.errorf(rd.off, "the data ends inside a record of type %d (%d of %d bytes): the file was cut short", h.Type, 8+n, h.Size)
+			return perfabi.Header{}, nil, f.errorf(rd.off, "the data ends inside a record of type %d (%d of %d bytes): the file was cut short", h.Type, 8+n, h.Size)
 		}
-		return Header{}, nil, fmt.Errorf("%s: offset %#x: %w", f.Name, rd.off, err)
+		return perfabi.Header{}, nil, fmt.Errorf("%s: offset %#x: %w", f.Name, rd.off, err)
 	}
 	rd.off += int64(h.Size)
 	return h, buf, nil
 }
 
 // parseHeader decodes a perf_event_header at offset off.
-func parseHeader(b []byte, off int64) Header {
+func parseHeader(b []byte, off int64) perfabi.Header {
 	le := binary.LittleEndian
-	return Header{Type: le.Uint32(b), Misc: le.Uint16(b[4:]), Size: le.Uint16(b[6:]), Offset: off}
+	return perfabi.Header{Type: le.Uint32(b), Misc: le.Uint16(b[4:]), Size: le.Uint16(b[6:]), Offset: off}
 }
 
 // trailing returns how many bytes of data follow a record outside its size: those of AUXTRACE and
@@ -441,22 +270,26 @@ func trailing(typ uint32, buf []byte) uint64 {
 	return 0
 }
 
-// RecordName names a record type in messages: MMAP, SAMPLE, ..., type-N for one without a name here.
+// RecordName names a record type in messages: MMAP, SAMPLE, HEADER_ATTR, ..., type-N for one
+// without a name here.
 func RecordName(t uint32) string {
-	names := map[uint32]string{RecordMmap: "MMAP", RecordLost: "LOST", RecordComm: "COMM", RecordExit: "EXIT",
-		RecordThrottle: "THROTTLE", RecordUnthrottle: "UNTHROTTLE", RecordFork: "FORK", RecordRead: "READ",
-		RecordSample: "SAMPLE", RecordMmap2: "MMAP2", RecordLostSamples: "LOST_SAMPLES", RecordSwitch: "SWITCH",
-		RecordSwitchCPUWide: "SWITCH_CPU_WIDE", RecordHeaderAttr: "HEADER_ATTR", RecordHeaderBuildID: "HEADER_BUILD_ID",
-		RecordFinishedRound: "FINISHED_ROUND", RecordIDIndex: "ID_INDEX", RecordThreadMap: "THREAD_MAP",
-		RecordHeaderFeature: "HEADER_FEATURE", RecordAuxtrace: "AUXTRACE", RecordHeaderTracingData: "HEADER_TRACING_DATA",
-		RecordCompressed: "COMPRESSED", RecordCompressed2: "COMPRESSED"}
+	if t < perfabi.RecordUserTypeStart {
+		return perfabi.RecordName(t)
+	}
+	names := map[uint32]string{RecordHeaderAttr: "HEADER_ATTR", RecordHeaderEventType: "HEADER_EVENT_TYPE",
+		RecordHeaderTracingData: "HEADER_TRACING_DATA", RecordHeaderBuildID: "HEADER_BUILD_ID", RecordFinishedRound: "FINISHED_ROUND",
+		RecordIDIndex: "ID_INDEX", RecordAuxtraceInfo: "AUXTRACE_INFO", RecordAuxtrace: "AUXTRACE", RecordAuxtraceError: "AUXTRACE_ERROR",
+		RecordThreadMap: "THREAD_MAP", RecordCPUMap: "CPU_MAP", RecordStatConfig: "STAT_CONFIG", RecordStat: "STAT",
+		RecordStatRound: "STAT_ROUND", RecordEventUpdate: "EVENT_UPDATE", RecordTimeConv: "TIME_CONV",
+		RecordHeaderFeature: "HEADER_FEATURE", RecordCompressed: "COMPRESSED", RecordFinishedInit: "FINISHED_INIT",
+		RecordCompressed2: "COMPRESSED"}
 	if s, ok := names[t]; ok {
 		return s
 	}
 	return fmt.Sprintf("type-%d", t)
 }
 
-// fields reads little-endian fields of a record body, failing once on a short read.
+// fields reads little-endian fields of the body of a record perf adds, failing once on a short read.
 type fields struct {
 	b   []byte
 	off int
@@ -536,319 +369,77 @@ func (f *File) attrOf(id uint64, haveID bool) (*Attr, error) {
 	return nil, fmt.Errorf("event id %d is not among the ids of the file's %d events", id, len(f.Attrs))
 }
 
-// decode decodes a record's body (after its 8-byte header).
-func (f *File) decode(h Header, body []byte) (Record, error) {
-	switch {
-	case h.Type == RecordSample:
-		return f.decodeSample(h, body)
-	case h.Type < recordKernelMax:
-		return f.decodeKernel(h, body)
+// eventOf returns the event of a kernel record rec (header included), as perf finds it: a sample's
+// by the id word at the position the first event's sample type gives; another's by the id in its
+// sample_id, where the first event has sample_id_all, else the first event. nil: no event precedes
+// a record other than a sample (perf's synthesized records in pipe mode).
+func (f *File) eventOf(typ uint32, rec []byte) (*Attr, error) {
+	body := rec[8:]
+	if typ == perfabi.RecordSample {
+		if len(f.Attrs) == 0 {
+			return nil, errors.New("no event attributes precede it")
+		}
+		var id uint64
+		pos := f.Attrs[0].Format().IDPos()
+		have := pos >= 0 && 8*pos+8 <= len(body)
+		if have {
+			id = binary.LittleEndian.Uint64(body[8*pos:])
+		}
+		return f.attrOf(id, have)
 	}
-	return f.decodeUser(h, body)
-}
-
-// decodeSample decodes a sample by its event's sample type.
-func (f *File) decodeSample(h Header, body []byte) (Record, error) {
 	if len(f.Attrs) == 0 {
-		return nil, errors.New("no event attributes precede it")
-	}
-	var id uint64
-	pos := f.Attrs[0].idPos()
-	if pos >= 0 && 8*pos+8 <= len(body) {
-		id = binary.LittleEndian.Uint64(body[8*pos:])
-	}
-	a, err := f.attrOf(id, pos >= 0 && 8*pos+8 <= len(body))
-	if err != nil {
-		return nil, err
-	}
-	s := &Sample{Header: h}
-	s.Attr = a
-	st := a.SampleType
-	c := &fields{b: body}
-	if st&SampleIdentifier != 0 {
-		s.ID = c.u64("identifier")
-	}
-	if st&SampleIP != 0 {
-		s.IP = c.u64("ip")
-	}
-	if st&SampleTID != 0 {
-		s.Pid, s.Tid = c.u32("pid"), c.u32("tid")
-	}
-	if st&SampleTime != 0 {
-		s.Time = c.u64("time")
-	}
-	if st&SampleAddr != 0 {
-		s.Addr = c.u64("addr")
-	}
-	if st&SampleID != 0 {
-		s.ID = c.u64("id")
-	}
-	if st&SampleStreamID != 0 {
-		s.StreamID = c.u64("stream id")
-	}
-	if st&SampleCPU != 0 {
-		s.CPU = c.u32("cpu")
-		c.u32("cpu reserved")
-	}
-	s.Period = a.SamplePeriod
-	if a.Freq() {
-		s.Period = 0
-	}
-	if st&SamplePeriod != 0 {
-		s.Period = c.u64("period")
-	}
-	if st&SampleRead != 0 {
-		s.Read = readValues(c, a.ReadFormat)
-	}
-	if st&SampleCallchain != 0 {
-		n := c.u64("callchain length")
-		s.Callchain = c.u64s(n, "callchain")
-	}
-	if st&SampleRaw != 0 {
-		n := c.u32("raw size")
-		s.Raw = c.bytes(uint64(n), "raw data")
-	}
-	if st&SampleBranchStack != 0 {
-		n := c.u64("branch count")
-		if a.BranchSampleType&branchHWIndex != 0 {
-			s.BranchHWIndex = c.u64("branch hw index")
-		}
-		w := uint64(3)
-		if n > uint64(len(c.rest()))/(8*w) {
-			c.need(n*8*w, "branch stack")
-		} else {
-			for i := uint64(0); i < n; i++ {
-				s.Branches = append(s.Branches, Branch{From: c.u64("branch from"), To: c.u64("branch to"), Flags: c.u64("branch flags")})
-			}
-			if a.BranchSampleType&branchCounters != 0 {
-				for i := range s.Branches {
-					s.Branches[i].Counters = c.u64("branch counters")
-				}
-			}
-		}
-	}
-	if st&SampleRegsUser != 0 {
-		s.UserRegsABI = c.u64("user regs abi")
-		if s.UserRegsABI != 0 {
-			s.UserRegs = c.u64s(uint64(bits.OnesCount64(a.SampleRegsUser)), "user regs")
-		}
-	}
-	if st&SampleStackUser != 0 {
-		n := c.u64("user stack size")
-		if n != 0 {
-			s.UserStack = c.bytes(n, "user stack")
-			s.UserStackDynSize = c.u64("user stack dyn_size")
-			if c.err == nil && s.UserStackDynSize > n {
-				c.err = fmt.Errorf("user stack dyn_size %d exceeds its size %d", s.UserStackDynSize, n)
-			}
-		}
-	}
-	if st&(SampleWeight|SampleWeightStruct) != 0 {
-		s.Weight = c.u64("weight")
-	}
-	if st&SampleDataSrc != 0 {
-		s.DataSrc = c.u64("data source")
-	}
-	if st&SampleTransaction != 0 {
-		s.Transaction = c.u64("transaction")
-	}
-	if st&SampleRegsIntr != 0 {
-		s.IntrRegsABI = c.u64("intr regs abi")
-		if s.IntrRegsABI != 0 {
-			s.IntrRegs = c.u64s(uint64(bits.OnesCount64(a.SampleRegsIntr)), "intr regs")
-		}
-	}
-	if st&SamplePhysAddr != 0 {
-		s.PhysAddr = c.u64("physical address")
-	}
-	if st&SampleCgroup != 0 {
-		s.Cgroup = c.u64("cgroup")
-	}
-	if st&SampleDataPageSize != 0 {
-		s.DataPageSize = c.u64("data page size")
-	}
-	if st&SampleCodePageSize != 0 {
-		s.CodePageSize = c.u64("code page size")
-	}
-	if st&SampleAux != 0 {
-		n := c.u64("aux size")
-		s.Aux = c.bytes(n, "aux data")
-	}
-	if c.err != nil {
-		return nil, c.err
-	}
-	return s, nil
-}
-
-// readValues decodes a struct read_format.
-func readValues(c *fields, rf uint64) []ReadValue {
-	if rf&FormatGroup == 0 {
-		v := ReadValue{Value: c.u64("read value")}
-		if rf&FormatTotalTimeEnabled != 0 {
-			v.TimeEnabled = c.u64("time enabled")
-		}
-		if rf&FormatTotalTimeRunning != 0 {
-			v.TimeRunning = c.u64("time running")
-		}
-		if rf&FormatID != 0 {
-			v.ID = c.u64("read id")
-		}
-		if rf&FormatLost != 0 {
-			v.Lost = c.u64("read lost")
-		}
-		return []ReadValue{v}
-	}
-	n := c.u64("group size")
-	var en, run uint64
-	if rf&FormatTotalTimeEnabled != 0 {
-		en = c.u64("time enabled")
-	}
-	if rf&FormatTotalTimeRunning != 0 {
-		run = c.u64("time running")
-	}
-	per := uint64(1 + bits.OnesCount64(rf&(FormatID|FormatLost)))
-	if n > uint64(len(c.rest()))/(8*per) {
-		c.need(n*8*per, "read group")
-		return nil
-	}
-	out := make([]ReadValue, n)
-	for i := range out {
-		out[i] = ReadValue{Value: c.u64("read value"), TimeEnabled: en, TimeRunning: run}
-		if rf&FormatID != 0 {
-			out[i].ID = c.u64("read id")
-		}
-		if rf&FormatLost != 0 {
-			out[i].Lost = c.u64("read lost")
-		}
-	}
-	return out
-}
-
-// sampleID decodes a non-sample record's sample_id trailer into h, and returns the body without it.
-func (f *File) sampleID(h *Header, body []byte) ([]byte, error) {
-	if len(f.Attrs) == 0 {
-		return body, nil // perf's synthesized records before any attribute (pipe mode) have none
+		return nil, nil
 	}
 	a := f.Attrs[0]
-	if !a.SampleIDAll() {
-		h.Attr = a
-		return body, nil
+	if !a.SampleIDAll() || len(f.Attrs) == 1 {
+		return a, nil
 	}
-	size := a.sampleIDSize()
-	if len(body) < size {
-		return nil, fmt.Errorf("%d bytes after the header, fewer than its %d-byte sample_id", len(body), size)
-	}
-	if pos := a.isPos(); pos > 0 && len(f.Attrs) > 1 {
+	size := a.Format().SampleIDSize()
+	if pos := a.Format().SampleIDPos(); pos > 0 && len(body) >= size {
 		id := binary.LittleEndian.Uint64(body[len(body)-8*pos:])
-		if other, ok := f.ids[id]; ok && other.sampleIDSize() == size {
+		if other, ok := f.ids[id]; ok && other.Format().SampleIDSize() == size {
 			a = other
 		}
 	}
-	h.Attr = a
-	c := &fields{b: body[len(body)-size:]}
-	st := a.SampleType
-	if st&SampleTID != 0 {
-		h.Pid, h.Tid = c.u32("pid"), c.u32("tid")
-	}
-	if st&SampleTime != 0 {
-		h.Time = c.u64("time")
-	}
-	if st&SampleID != 0 {
-		h.ID = c.u64("id")
-	}
-	if st&SampleStreamID != 0 {
-		c.u64("stream id")
-	}
-	if st&SampleCPU != 0 {
-		h.CPU = c.u32("cpu")
-		c.u32("cpu reserved")
-	}
-	if st&SampleIdentifier != 0 {
-		h.ID = c.u64("identifier")
-	}
-	return body[:len(body)-size], c.err
+	return a, nil
 }
 
-// decodeKernel decodes the records the kernel writes, other than samples.
-func (f *File) decodeKernel(h Header, body []byte) (Record, error) {
-	body, err := f.sampleID(&h, body)
+// decode decodes a record (rec, its header h included).
+func (f *File) decode(h perfabi.Header, rec []byte) (perfabi.Record, error) {
+	if h.Type >= perfabi.RecordUserTypeStart {
+		return f.decodeUser(h, rec[8:])
+	}
+	a, err := f.eventOf(h.Type, rec)
 	if err != nil {
 		return nil, err
 	}
-	c := &fields{b: body}
-	var rec Record
-	switch h.Type {
-	case RecordMmap, RecordMmap2:
-		m := &Mmap{Header: h, Mmap2: h.Type == RecordMmap2}
-		m.Pid, m.Tid = c.u32("pid"), c.u32("tid")
-		m.Addr, m.Len, m.Pgoff = c.u64("addr"), c.u64("len"), c.u64("pgoff")
-		if m.Mmap2 {
-			if h.Misc&miscMmapBuildID != 0 {
-				if id := c.bytes(24, "build id"); id != nil {
-					m.BuildID = append([]byte(nil), id[4:4+min(int(id[0]), 20)]...)
-				}
-			} else {
-				m.Maj, m.Min = c.u32("major"), c.u32("minor")
-				m.Ino, m.InoGen = c.u64("inode"), c.u64("inode generation")
+	d, event := f.noEvent, -1
+	if a == nil && d == nil {
+		d, _ = perfabi.NewDecoder(perfabi.Format{}) // records without a sample_id
+		f.noEvent = d
+	}
+	if a != nil {
+		if a.dec == nil {
+			if a.dec, err = perfabi.NewDecoder(a.Format()); err != nil {
+				return nil, fmt.Errorf("its event %q: %v", a.Name, err)
 			}
-			m.Prot, m.Flags = c.u32("prot"), c.u32("flags")
 		}
-		if c.err == nil {
-			m.Filename = cstring(c.rest())
-		}
-		rec = m
-	case RecordComm:
-		m := &Comm{Header: h, Exec: h.Misc&miscCommExec != 0}
-		m.Pid, m.Tid = c.u32("pid"), c.u32("tid")
-		if c.err == nil {
-			m.Comm = cstring(c.rest())
-		}
-		rec = m
-	case RecordFork, RecordExit:
-		var ppid, ptid uint32
-		h.Pid, ppid, h.Tid, ptid = c.u32("pid"), c.u32("ppid"), c.u32("tid"), c.u32("ptid")
-		if own := c.u64("time"); h.Time == 0 { // the sample_id's time, as perf orders by, where there is one
-			h.Time = own
-		}
-		if h.Type == RecordFork {
-			rec = &Fork{Header: h, Ppid: ppid, Ptid: ptid}
-		} else {
-			rec = &Exit{Header: h, Ppid: ppid, Ptid: ptid}
-		}
-	case RecordLost:
-		rec = &Lost{Header: h, LostID: c.u64("id"), Lost: c.u64("lost")}
-	case RecordLostSamples:
-		rec = &LostSamples{Header: h, Lost: c.u64("lost")}
-	case RecordThrottle, RecordUnthrottle:
-		t := &Throttle{Header: h, Unthrottle: h.Type == RecordUnthrottle}
-		if tm := c.u64("time"); t.Time == 0 {
-			t.Time = tm
-		}
-		rec = t
-	case RecordRead:
-		r := &Read{Header: h}
-		r.Pid, r.Tid = c.u32("pid"), c.u32("tid")
-		if h.Attr != nil {
-			r.Values = readValues(c, h.Attr.ReadFormat)
-		}
-		rec = r
-	case RecordSwitch, RecordSwitchCPUWide:
-		s := &Switch{Header: h, Out: h.Misc&miscSwitchOut != 0}
-		if h.Type == RecordSwitchCPUWide {
-			s.NextPrevPid, s.NextPrevTid = c.u32("next/prev pid"), c.u32("next/prev tid")
-		}
-		rec = s
-	default:
-		rec = &Unknown{Header: h, Data: body}
+		d, event = a.dec, a.index
 	}
-	if c.err != nil {
-		return nil, c.err
+	r, err := d.DecodeNew(rec)
+	if err != nil {
+		return nil, err
 	}
-	return rec, nil
+	rh := r.Head()
+	rh.Offset, rh.Event = h.Offset, event
+	if s, ok := r.(*perfabi.Sample); ok && a.SampleType&perfabi.SamplePeriod == 0 && !a.Freq() {
+		s.Period = a.SamplePeriod // a fixed period that the samples do not repeat
+	}
+	return r, nil
 }
 
 // decodeUser decodes the records perf adds.
-func (f *File) decodeUser(h Header, body []byte) (Record, error) {
+func (f *File) decodeUser(h perfabi.Header, body []byte) (perfabi.Record, error) {
 	c := &fields{b: body}
 	switch h.Type {
 	case RecordHeaderAttr:
@@ -932,5 +523,5 @@ func (f *File) decodeUser(h Header, body []byte) (Record, error) {
 			return nil, c.err
 		}
 	}
-	return &Unknown{Header: h, Data: body}, nil
+	return &perfabi.Unknown{Header: h, Data: body}, nil
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 
 	"github.com/klauspost/compress/zstd"
+
+	"er/internal/perfabi"
 )
 
 // Compression is the COMPRESSED feature of a file recorded with perf record -z.
@@ -80,7 +82,7 @@ type zstream struct {
 }
 
 // feed adds a COMPRESSED record (its header h and bytes buf) to the decompressed stream.
-func (rd *Reader) feed(h Header, buf []byte) error {
+func (rd *Reader) feed(h perfabi.Header, buf []byte) error {
 	f := rd.f
 	if f.Compression.Type != compressZstd && f.Features[FeatCompressed] {
 		return f.errorf(h.Offset, "%s record: the COMPRESSED feature says the data was compressed with method %d, not zstd (1), the only one perf writes",
@@ -111,7 +113,7 @@ func (rd *Reader) feed(h Header, buf []byte) error {
 
 // compressedPayload returns the zstd data of a COMPRESSED record (after its header) or a
 // COMPRESSED2 record (after its header and data_size, up to the padding that aligns it to 8 bytes).
-func compressedPayload(h Header, buf []byte) ([]byte, error) {
+func compressedPayload(h perfabi.Header, buf []byte) ([]byte, error) {
 	if h.Type == RecordCompressed {
 		return buf[8:], nil
 	}
@@ -166,7 +168,7 @@ func (z *zstream) Read(p []byte) (int, error) {
 // next returns the next record of the decompressed data, or nil when it holds no whole record and
 // no compressed data is left to decompress. The records are read from pend by offset (pos); only
 // the part of a record that a block leaves for the next is moved, to pend's front (see compact).
-func (z *zstream) next() (Record, error) {
+func (z *zstream) next() (perfabi.Record, error) {
 	f := z.rd.f
 	for {
 		if z.skip > 0 {
@@ -185,7 +187,7 @@ func (z *zstream) next() (Record, error) {
 				buf := make([]byte, h.Size)
 				copy(buf, rest)
 				z.pos += int(h.Size)
-				rec, err := f.decode(h, buf[8:])
+				rec, err := f.decode(h, buf)
 				if err != nil {
 					return nil, f.errorf(z.inOff, "%s record of %d bytes at byte %d of the data decompressed from the COMPRESSED records (this one last): %v",
 						RecordName(h.Type), h.Size, at, err)

@@ -16,6 +16,8 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
+
+	"er/internal/perfabi"
 )
 
 // The compressed fixtures were recorded with perf 6.1 on x86-64 (Linux 6.18) from a busy loop
@@ -31,11 +33,11 @@ import (
 // zstd.data).
 
 // zstdCounts are the records of zstd.data as perf report -D (and --stats) counts them.
-var zstdCounts = map[uint32]int{RecordMmap: 1, RecordComm: 2, RecordExit: 1, RecordSample: 1370, RecordMmap2: 4,
+var zstdCounts = map[uint32]int{perfabi.RecordMmap: 1, perfabi.RecordComm: 2, perfabi.RecordExit: 1, perfabi.RecordSample: 1370, perfabi.RecordMmap2: 4,
 	RecordFinishedRound: 24, RecordIDIndex: 1, RecordThreadMap: 1, RecordCPUMap: 1, RecordEventUpdate: 2, RecordFinishedInit: 1}
 
 // zstdPipeCounts are those of zstdpipe.data.
-var zstdPipeCounts = map[uint32]int{RecordMmap: 1, RecordComm: 2, RecordExit: 1, RecordSample: 1399, RecordMmap2: 4,
+var zstdPipeCounts = map[uint32]int{perfabi.RecordMmap: 1, perfabi.RecordComm: 2, perfabi.RecordExit: 1, perfabi.RecordSample: 1399, perfabi.RecordMmap2: 4,
 	RecordFinishedRound: 26, RecordIDIndex: 1, RecordThreadMap: 1, RecordCPUMap: 1, RecordEventUpdate: 3, RecordFinishedInit: 1,
 	RecordHeaderAttr: 1, RecordHeaderFeature: 20}
 
@@ -62,21 +64,21 @@ func TestCompressedFile(t *testing.T) {
 	checkCounts(t, countTypes(recs), zstdCounts)
 	// The records decompressed are in the place of the COMPRESSED records: the first is the COMM of
 	// the exec, after the 8 records perf wrote before it, then the mappings, then the samples.
-	c, ok := recs[8].(*Comm)
+	c, ok := recs[8].(*perfabi.Comm)
 	if !ok || c.Comm != "busy" || !c.Exec || c.Pid != 6491 || c.Offset != 0x278 {
 		t.Fatalf("record 8: %T %+v", recs[8], recs[8])
 	}
 	// 87021629602646 0x278 [0x48]: PERF_RECORD_SAMPLE(IP, 0x2): 6491/6491: 0x7f50d5ddf62a period: 250000
-	var first *Sample
+	var first *perfabi.Sample
 	for _, r := range recs {
-		if s, ok := r.(*Sample); ok {
+		if s, ok := r.(*perfabi.Sample); ok {
 			first = s
 			break
 		}
 	}
 	if first.Time != 87021629602646 || first.Size != 0x48 || first.Offset != 0x278 || first.Tid != 6491 ||
 		first.IP != 0x7f50d5ddf62a || first.Period != 250000 || !slices.Equal(first.Callchain, []uint64{0xfffffffffffffe00, 0x7f50d5ddf62a, 0}) {
-		t.Errorf("first sample %+v, callchain %x", first.Header, first.Callchain)
+		t.Errorf("first sample %+v, callchain %x", first, first.Callchain)
 	}
 	if last := recs[len(recs)-1]; last.Head().Type != RecordFinishedRound {
 		t.Errorf("last record %s", RecordName(last.Head().Type))
@@ -99,7 +101,7 @@ func TestCompressedPipe(t *testing.T) {
 	}
 	var samples, period uint64
 	for _, r := range recs {
-		if s, ok := r.(*Sample); ok && s.Attr.Name == "cpu-clock" {
+		if s, ok := r.(*perfabi.Sample); ok && f.AttrOf(s).Name == "cpu-clock" {
 			samples++
 			period += s.Period
 		}
@@ -183,11 +185,11 @@ func TestCompressedAsPerf(t *testing.T) {
 			}
 			got := map[uint32]int{}
 			var gotSeq []string
-			err := Ordered(rd, func(r Record) error {
+			err := Ordered(rd, func(r perfabi.Record) error {
 				h := r.Head()
 				got[h.Type]++
-				if h.Type != RecordFinishedRound && h.Time != 0 {
-					gotSeq = append(gotSeq, fmt.Sprintf("%d %#x %s", h.Time, h.Offset, RecordName(h.Type)))
+				if tm := perfabi.Time(r); h.Type != RecordFinishedRound && tm != 0 {
+					gotSeq = append(gotSeq, fmt.Sprintf("%d %#x %s", tm, h.Offset, RecordName(h.Type)))
 				}
 				return nil
 			})
@@ -228,8 +230,8 @@ func newZ(t testing.TB, s *stream, opts ...zstd.EOption) *zrecords {
 
 // sample adds a sample of the attr of TestCompressedStream: ip, pid/tid, time.
 func (z *zrecords) sample(ip, tm uint64) {
-	z.raw = binary.LittleEndian.AppendUint32(z.raw, RecordSample)
-	z.raw = binary.LittleEndian.AppendUint16(z.raw, CPUModeUser)
+	z.raw = binary.LittleEndian.AppendUint32(z.raw, perfabi.RecordSample)
+	z.raw = binary.LittleEndian.AppendUint16(z.raw, perfabi.CPUModeUser)
 	z.raw = binary.LittleEndian.AppendUint16(z.raw, 32)
 	for _, w := range []uint64{ip, 7 | 7<<32, tm} {
 		z.raw = binary.LittleEndian.AppendUint64(z.raw, w)
@@ -279,7 +281,7 @@ func (s *stream) compressionFeature(typ, mmapLen uint32) {
 
 func compressedStream(t testing.TB) (*stream, *zrecords) {
 	s := newStream()
-	s.attr(TypeSoftware, 0, SampleIP|SampleTID|SampleTime, 0, 0, 0, 0, 0)
+	s.attr(TypeSoftware, 0, perfabi.SampleIP|perfabi.SampleTID|perfabi.SampleTime, 0, 0, 0, 0, 0)
 	return s, newZ(t, s)
 }
 
@@ -296,7 +298,7 @@ func describe(t *testing.T, s *stream) (string, error) {
 			return strings.Join(got, " "), err
 		}
 		switch r := r.(type) {
-		case *Sample:
+		case *perfabi.Sample:
 			got = append(got, fmt.Sprintf("%#x@%d", r.IP, r.Time))
 		default:
 			got = append(got, RecordName(r.Head().Type))
@@ -316,7 +318,7 @@ func TestCompressedStream(t *testing.T) {
 	second := len(s.b)
 	s.compressed(z.flush(t, -1), true) // the rest of sample 2, sample 3
 	z.sample(0x4, 40)
-	s.record(RecordSample, CPUModeUser, 0x5, 7|7<<32, 50)
+	s.record(perfabi.RecordSample, perfabi.CPUModeUser, 0x5, 7|7<<32, 50)
 	for i := 0; i < 3000; i++ { // 96000 bytes, a block of 128 KiB, whose compressed data two records hold
 		z.sample(0x6, 60+uint64(i))
 	}
@@ -338,7 +340,7 @@ func TestCompressedStream(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if smp, ok := r.(*Sample); ok && smp.IP == 2 {
+		if smp, ok := r.(*perfabi.Sample); ok && smp.IP == 2 {
 			if want := int64(second); smp.Offset != want {
 				t.Errorf("sample 2 at offset %#x, want %#x", smp.Offset, want)
 			}
@@ -493,7 +495,7 @@ func TestRecordedCompressed(t *testing.T) {
 	defer f.Close()
 	got := countTypes(all(t, f.Records()))
 	checkCounts(t, got, want)
-	t.Logf("records by type %v (%s samples)", got, strconv.Itoa(got[RecordSample]))
+	t.Logf("records by type %v (%s samples)", got, strconv.Itoa(got[perfabi.RecordSample]))
 }
 
 // manyRecords is a stream whose COMPRESSED records decompress to mib MiB of records of size bytes

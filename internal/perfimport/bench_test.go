@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"testing"
 
-	"er/internal/perfdata"
+	"er/internal/perfabi"
 )
 
 // manyMappings is a stream of a process that maps n files at descending addresses (as mmap places
@@ -20,7 +20,7 @@ func manyMappings(n, forks int) *craft {
 	c.sample(craftPid, 0x7f0000000000-0x2000+0x10, 1000)
 	for i := range forks {
 		pid := uint64(craftPid + 1 + i)
-		c.record(perfdata.RecordFork, 0, wordsOf(pid|craftPid<<32, pid|craftPid<<32, uint64(2000+i))...)
+		c.record(perfabi.RecordFork, 0, wordsOf(pid|craftPid<<32, pid|craftPid<<32, uint64(2000+i))...)
 	}
 	return c
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"er/internal/perfabi"
 	"er/internal/perfdata"
 )
 
@@ -23,7 +24,7 @@ func newCraft() *craft {
 	a[0] = uint64(perfdata.TypeSoftware) | 128<<32
 	a[1] = perfdata.SWCPUClock
 	a[2] = 1000000 // period: 1 ms
-	a[3] = perfdata.SampleIP | perfdata.SampleTID | perfdata.SampleTime | perfdata.SamplePeriod
+	a[3] = perfabi.SampleIP | perfabi.SampleTID | perfabi.SampleTime | perfabi.SamplePeriod
 	c.record(perfdata.RecordHeaderAttr, 0, wordsOf(a...)...)
 	return c
 }
@@ -51,7 +52,7 @@ func (c *craft) record(typ uint32, misc uint16, body ...byte) {
 func (c *craft) comm(pid uint32, name string) {
 	body := binary.LittleEndian.AppendUint32(nil, pid)
 	body = binary.LittleEndian.AppendUint32(body, pid)
-	c.record(perfdata.RecordComm, 0, append(body, name+"\x00"...)...)
+	c.record(perfabi.RecordComm, 0, append(body, name+"\x00"...)...)
 }
 
 // mmap maps [addr, addr+n) of the file at path, executable, into process pid.
@@ -59,12 +60,12 @@ func (c *craft) mmap(pid uint32, addr, n, pgoff uint64, path string) {
 	body := binary.LittleEndian.AppendUint32(nil, pid)
 	body = binary.LittleEndian.AppendUint32(body, pid)
 	body = append(body, wordsOf(addr, n, pgoff)...)
-	c.record(perfdata.RecordMmap, perfdata.CPUModeUser, append(body, path+"\x00"...)...)
+	c.record(perfabi.RecordMmap, perfabi.CPUModeUser, append(body, path+"\x00"...)...)
 }
 
 // sample adds a user-mode sample of process pid at ip, time tm.
 func (c *craft) sample(pid uint32, ip, tm uint64) {
-	c.record(perfdata.RecordSample, perfdata.CPUModeUser, wordsOf(ip, uint64(pid)|uint64(pid)<<32, tm, 1000000)...)
+	c.record(perfabi.RecordSample, perfabi.CPUModeUser, wordsOf(ip, uint64(pid)|uint64(pid)<<32, tm, 1000000)...)
 }
 
 // write writes the stream to a file in a new directory and returns its path.

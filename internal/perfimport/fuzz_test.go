@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"er/internal/erprint"
+	"er/internal/perfabi"
 	"er/internal/perfdata"
 )
 
@@ -72,15 +73,15 @@ func fuzzSeeds() []*craft {
 	c.mmap(craftPid, 0x400000, 0x1000, 0, "/bin/true")
 	c.sample(craftPid, 0x400010, 1000)
 	fork := func(c *craft, pid, ppid uint32, tm uint64) {
-		c.record(perfdata.RecordFork, 0, wordsOf(uint64(pid)|uint64(ppid)<<32, uint64(pid)|uint64(ppid)<<32, tm)...)
+		c.record(perfabi.RecordFork, 0, wordsOf(uint64(pid)|uint64(ppid)<<32, uint64(pid)|uint64(ppid)<<32, tm)...)
 	}
 	fork(c, craftPid+1, craftPid, 2000)
 	c.sample(craftPid+1, 0x400020, 3000)
 	exec := binary.LittleEndian.AppendUint32(nil, craftPid+1)
 	exec = binary.LittleEndian.AppendUint32(exec, craftPid+1)
-	c.record(perfdata.RecordComm, 1<<13, append(exec, "child\x00"...)...)
+	c.record(perfabi.RecordComm, 1<<13, append(exec, "child\x00"...)...)
 	c.sample(craftPid+1, 0x400030, 4000)
-	c.record(perfdata.RecordExit, 0, wordsOf(uint64(craftPid+1)|uint64(craftPid)<<32, uint64(craftPid+1)|uint64(craftPid)<<32, 5000)...)
+	c.record(perfabi.RecordExit, 0, wordsOf(uint64(craftPid+1)|uint64(craftPid)<<32, uint64(craftPid+1)|uint64(craftPid)<<32, 5000)...)
 	c.record(perfdata.RecordFinishedRound, 0)
 	// What issue 27 fixed: load objects that are not files to read, a mapping past the end of the
 	// address space, times past 2^62 ns, CLOCK_DATA out of range, a stream cut inside a record.

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"er/internal/experiment"
+	"er/internal/perfabi"
 	"er/internal/perfdata"
 	"er/internal/ranges"
 	"er/internal/report"
@@ -175,25 +176,25 @@ var maxInherited int64 = 1 << 20
 const maxTime = 1 << 62
 
 // handle takes one record, in time order.
-func (c *converter) handle(r perfdata.Record) error {
-	h := r.Head()
-	if h.Time > maxTime {
+func (c *converter) handle(r perfabi.Record) error {
+	h, tm := r.Head(), perfabi.Time(r)
+	if tm > maxTime {
 		return &perfdata.FormatError{File: c.f.Name, Offset: h.Offset, Msg: fmt.Sprintf("%s record: its time %d ns is past 2^62 ns (146 years), later than perf's clocks can be: the file is damaged",
-			perfdata.RecordName(h.Type), h.Time)}
+			perfdata.RecordName(h.Type), tm)}
 	}
-	if h.Time != 0 {
+	if tm != 0 {
 		if c.start == 0 {
-			c.start = h.Time
+			c.start = tm
 		}
-		c.last = max(c.last, h.Time)
+		c.last = max(c.last, tm)
 	}
-	t := c.rel(h.Time)
+	t := c.rel(tm)
 	switch r := r.(type) {
 	case *perfdata.ThreadMap:
 		if len(r.Threads) > 0 && c.rootPid == 0 && r.Threads[0].Pid > 0 && r.Threads[0].Pid < 1<<31 {
 			c.rootPid = uint32(r.Threads[0].Pid)
 		}
-	case *perfdata.Comm:
+	case *perfabi.Comm:
 		if r.Pid != r.Tid {
 			return nil
 		}
@@ -206,13 +207,13 @@ func (c *converter) handle(r perfdata.Record) error {
 			return nil
 		}
 		c.exec(p, r.Comm, t)
-	case *perfdata.Fork:
+	case *perfabi.Fork:
 		if r.Pid == r.Ppid {
 			return nil // a new thread
 		}
 		parent := c.image(r.Ppid, t)
 		c.fork(parent, r.Pid, t)
-	case *perfdata.Exit:
+	case *perfabi.Exit:
 		if r.Pid != r.Tid {
 			return nil
 		}
@@ -225,13 +226,13 @@ func (c *converter) handle(r perfdata.Record) error {
 			delete(c.cur, r.Pid)
 			c.stacks.gone(r.Pid)
 		}
-	case *perfdata.Mmap:
+	case *perfabi.Mmap:
 		c.mmap(r, t)
-	case *perfdata.Sample:
+	case *perfabi.Sample:
 		return c.sample(r, t)
-	case *perfdata.Lost:
+	case *perfabi.Lost:
 		c.lost += r.Lost
-	case *perfdata.LostSamples:
+	case *perfabi.LostSamples:
 		c.lostSample += r.Lost
 	}
 	return c.failed
@@ -323,8 +324,8 @@ func (c *converter) exec(p *image, comm string, t int64) {
 }
 
 // mmap records an executable mapping of a process (the kernel's once, as process 0).
-func (c *converter) mmap(r *perfdata.Mmap, t int64) {
-	if !r.Executable() || r.Len == 0 {
+func (c *converter) mmap(r *perfabi.Mmap, t int64) {
+	if !r.Executable || r.Len == 0 {
 		return
 	}
 	if r.Pid == ^uint32(0) || r.Addr >= experiment.KernelBase { // the kernel and its modules
@@ -452,28 +453,29 @@ func (c *converter) founderCommand(comm string) []string {
 }
 
 // sample writes a sample: a clock sample for the CPU clocks, a counter sample for other events.
-func (c *converter) sample(s *perfdata.Sample, t int64) error {
+func (c *converter) sample(s *perfabi.Sample, t int64) error {
 	if !c.ready {
 		c.setup()
 	}
 	var mode experiment.Mode
 	switch s.CPUMode() {
-	case perfdata.CPUModeUser:
+	case perfabi.CPUModeUser:
 		mode = experiment.ModeUser
-	case perfdata.CPUModeKernel:
+	case perfabi.CPUModeKernel:
 		mode = experiment.ModeKernel
 	default:
 		c.skipped["guest or hypervisor mode"]++
 		return nil
 	}
-	if s.Attr.SampleType&perfdata.SampleTID == 0 {
+	a := c.f.AttrOf(s)
+	if a.SampleType&perfabi.SampleTID == 0 {
 		c.skipped["no process id (the event lacks PERF_SAMPLE_TID)"]++
 		return nil
 	}
-	counter, isCounter := uint8(0), !s.Attr.Clock()
+	counter, isCounter := uint8(0), !a.Clock()
 	if isCounter {
 		var ok bool
-		if counter, ok = c.counters[s.Attr]; !ok {
+		if counter, ok = c.counters[a]; !ok {
 			c.skipped["of an event beyond the 256 counters an experiment holds"]++
 			return nil
 		}
@@ -484,7 +486,7 @@ func (c *converter) sample(s *perfdata.Sample, t int64) error {
 		c.failed = err
 		return err
 	}
-	frames := c.stacks.stack(s, p.stack[:0])
+	frames := c.stacks.stack(s, a.SampleRegsUser, p.stack[:0])
 	p.stack = frames
 	id, err := w.Stack(frames)
 	if err != nil {
@@ -550,7 +552,7 @@ func (c *converter) setup() {
 	ndropped := 0
 	metrics := map[string]bool{}
 	for _, a := range c.f.Attrs {
-		if a.SampleType&perfdata.SampleCallchain != 0 && a.Flags&perfdata.FlagExcludeCCKern == 0 && a.Flags&perfdata.FlagExcludeKernel == 0 {
+		if a.SampleType&perfabi.SampleCallchain != 0 && a.Flags&perfdata.FlagExcludeCCKern == 0 && a.Flags&perfdata.FlagExcludeKernel == 0 {
 			c.kernel = true
 		}
 		rate := fmt.Sprintf("%d", a.SamplePeriod)
@@ -592,7 +594,7 @@ func (c *converter) setup() {
 		c.counters[a] = uint8(len(c.log.Counters))
 		c.log.Counters = append(c.log.Counters, experiment.Counter{Name: name, Metric: metric, Title: name, Type: a.Type,
 			Config: a.Config, Config1: a.Config1, Config2: a.Config2, Interval: interval, Unit: "events",
-			Backtrack: a.SampleType&perfdata.SampleAddr != 0 && a.Type != perfdata.TypeSoftware})
+			Backtrack: a.SampleType&perfabi.SampleAddr != 0 && a.Type != perfdata.TypeSoftware})
 		counters = append(counters, name+","+rate)
 	}
 	if ndropped > 0 {
@@ -704,9 +706,9 @@ func (c *converter) notImported() []string {
 	for _, x := range []struct {
 		bit  uint64
 		what string
-	}{{perfdata.SampleBranchStack, "branch stacks (perf record -b)"}, {perfdata.SampleRaw, "raw tracepoint data"},
-		{perfdata.SampleWeight | perfdata.SampleWeightStruct, "sample weights (perf mem)"},
-		{perfdata.SampleRegsIntr, "interrupt registers"}, {perfdata.SampleAux, "AUX area data"}} {
+	}{{perfabi.SampleBranchStack, "branch stacks (perf record -b)"}, {perfabi.SampleRaw, "raw tracepoint data"},
+		{perfabi.SampleWeight | perfabi.SampleWeightStruct, "sample weights (perf mem)"},
+		{perfabi.SampleRegsIntr, "interrupt registers"}, {perfabi.SampleAux, "AUX area data"}} {
 		if union&x.bit != 0 {
 			out = append(out, "not imported: "+x.what)
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"er/internal/experiment"
+	"er/internal/perfabi"
 	"er/internal/perfdata"
 )
 
@@ -160,7 +161,7 @@ func TestImportCutStream(t *testing.T) {
 		if err != nil {
 			break
 		}
-		if _, ok := r.(*perfdata.Sample); ok {
+		if _, ok := r.(*perfabi.Sample); ok {
 			last = r.Head().Offset
 			samples++
 		}
@@ -229,7 +230,7 @@ func TestImportInheritBounded(t *testing.T) {
 	c := manyMappings(n, 0)
 	for i := range n {
 		pid := uint64(craftPid + 1 + i)
-		c.record(perfdata.RecordFork, 0, wordsOf(pid|craftPid<<32, pid|craftPid<<32, uint64(2000+i))...)
+		c.record(perfabi.RecordFork, 0, wordsOf(pid|craftPid<<32, pid|craftPid<<32, uint64(2000+i))...)
 		c.sample(uint32(pid), 0x7f0000000000-0x2000+0x10, uint64(3000+i))
 	}
 	dir := filepath.Join(t.TempDir(), "x.er")

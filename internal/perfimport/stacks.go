@@ -5,8 +5,7 @@ import (
 	"strings"
 
 	"er/internal/experiment"
-	"er/internal/perfdata"
-	"er/internal/perfevent"
+	"er/internal/perfabi"
 	"er/internal/unwind"
 )
 
@@ -55,12 +54,12 @@ func (st *stacker) fork(parent, child uint32) {
 // gone forgets a process that exited or called exec.
 func (st *stacker) gone(pid uint32) { delete(st.spaces, pid) }
 
-// stack appends sample s's stack, leaf first, to out.
-func (st *stacker) stack(s *perfdata.Sample, out experiment.Stack) experiment.Stack {
-	kernel, user := perfevent.SplitCallchain(s.Callchain)
+// stack appends sample s's stack, leaf first, to out; regsMask is its event's user registers.
+func (st *stacker) stack(s *perfabi.Sample, regsMask uint64, out experiment.Stack) experiment.Stack {
+	kernel, user := perfabi.SplitCallchain(s.Callchain)
 	out = append(out, kernel...)
 	sp := st.spaces[s.Pid]
-	if s.UserRegsABI != 2 || len(s.UserRegs) == 0 || len(s.UserStack) == 0 { // not PERF_SAMPLE_REGS_ABI_64 with a stack copy
+	if s.RegsABI != 2 || len(s.Regs) == 0 || len(s.Stack) == 0 { // not PERF_SAMPLE_REGS_ABI_64 with a stack copy
 		out = append(out, user...)
 		if len(out) == 0 {
 			out = append(out, s.IP)
@@ -70,8 +69,8 @@ func (st *stacker) stack(s *perfdata.Sample, out experiment.Stack) experiment.St
 	if sp == nil {
 		sp = &unwind.Space{}
 	}
-	regs := unwind.RegsFromSample(s.UserRegs, s.Attr.SampleRegsUser)
-	st.copy.Reset(regs.SP(), s.UserStack[:min(uint64(len(s.UserStack)), s.UserStackDynSize)])
+	regs := unwind.RegsFromSample(s.Regs, regsMask)
+	st.copy.Reset(regs.SP(), s.Stack[:min(uint64(len(s.Stack)), s.StackDynSize)])
 	st.unw.Modules = sp.Find
 	st.unw.FPChain = user
 	frames, status, reason := st.unw.Unwind(regs, &st.copy, out[len(out):])

@@ -6,30 +6,30 @@ import (
 	"testing"
 
 	"er/internal/experiment"
+	"er/internal/perfabi"
 	"er/internal/perfdata"
 )
 
 func TestStackFromCallchain(t *testing.T) {
 	st := newStacker(newConverter(&perfdata.File{}, "", "x"))
-	attr := &perfdata.Attr{}
 	const kctx, uctx = 0xffffffffffffff80, 0xfffffffffffffe00
-	s := &perfdata.Sample{Header: perfdata.Header{Attr: attr, Pid: 5}, IP: 0xffffffff81000010,
+	s := &perfabi.Sample{Pid: 5, IP: 0xffffffff81000010,
 		Callchain: []uint64{kctx, 0xffffffff81000010, 0xffffffff81000200, uctx, 0x401000, 0x401234}}
-	if got := st.stack(s, nil); !slices.Equal(got, experiment.Stack{0xffffffff81000010, 0xffffffff81000200, 0x401000, 0x401234}) {
+	if got := st.stack(s, 0, nil); !slices.Equal(got, experiment.Stack{0xffffffff81000010, 0xffffffff81000200, 0x401000, 0x401234}) {
 		t.Errorf("stack %x", got)
 	}
 	// Without a call chain, the sample's IP alone.
-	s = &perfdata.Sample{Header: perfdata.Header{Attr: attr, Pid: 5}, IP: 0x401000}
-	if got := st.stack(s, nil); !slices.Equal(got, experiment.Stack{0x401000}) {
+	s = &perfabi.Sample{Pid: 5, IP: 0x401000}
+	if got := st.stack(s, 0, nil); !slices.Equal(got, experiment.Stack{0x401000}) {
 		t.Errorf("stack %x", got)
 	}
 	// User registers and a stack copy but no mapping of the PC: the unwind fails, and says so.
-	attr.SampleRegsUser = 0xff0fff
+	const regsMask = 0xff0fff
 	regs := make([]uint64, 20)
 	regs[7], regs[8] = 0x7ffc0000, 0x401000 // SP, IP
-	s = &perfdata.Sample{Header: perfdata.Header{Attr: attr, Pid: 5}, IP: 0x401000, UserRegsABI: 2, UserRegs: regs,
-		UserStack: make([]byte, 64), UserStackDynSize: 64}
-	got := st.stack(s, nil)
+	s = &perfabi.Sample{Pid: 5, IP: 0x401000, RegsABI: 2, Regs: regs,
+		Stack: make([]byte, 64), StackDynSize: 64}
+	got := st.stack(s, regsMask, nil)
 	if len(got) != 2 || got[0] != 0x401000 || got[1] != experiment.FrameUnwindFailed {
 		t.Errorf("unwind without mappings: %x", got)
 	}
