@@ -2,7 +2,7 @@ package collect
 
 import (
 	"er/internal/experiment"
-	"er/internal/perfevent"
+	"er/internal/perfabi"
 )
 
 // The clock module: the samples of the group's leader when it is the clock's event (and of any
@@ -16,7 +16,7 @@ type clockModule struct {
 }
 
 // sample routes sample r to the module of its event, or to the clock's.
-func (s *Session) sample(r *perfevent.Sample) {
+func (s *Session) sample(r *perfabi.Sample) {
 	m := s.owner[r.ID]
 	if m == nil {
 		s.clock.received++
@@ -28,7 +28,7 @@ func (s *Session) sample(r *perfevent.Sample) {
 }
 
 // sample records clock sample r: its thread's CPU time since its last, at its stack.
-func (c *clockModule) sample(r *perfevent.Sample) {
+func (c *clockModule) sample(r *perfabi.Sample) {
 	s := c.s
 	t := s.rel(r.Time)
 	period, since, stolen := c.periods.period(r, t)
@@ -55,7 +55,7 @@ func (c *clockModule) sample(r *perfevent.Sample) {
 }
 
 // sampleStack returns the id of sample r's call stack in p's experiment.
-func (s *Session) sampleStack(r *perfevent.Sample, p *proc) (uint32, bool) {
+func (s *Session) sampleStack(r *perfabi.Sample, p *proc) (uint32, bool) {
 	frames := s.stacks.stack(r, p.stackBuf[:0])
 	p.stackBuf = frames
 	id, err := p.w.Stack(frames)

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"er/internal/experiment"
-	"er/internal/perfevent"
+	"er/internal/perfabi"
 )
 
 // fixedPeriods is a test clockPeriods: every sample stands for period, from since, with stolen taken
@@ -14,7 +14,7 @@ type fixedPeriods struct {
 	stacks            []uint32
 }
 
-func (f *fixedPeriods) period(*perfevent.Sample, int64) (int64, int64, int64) {
+func (f *fixedPeriods) period(*perfabi.Sample, int64) (int64, int64, int64) {
 	return f.ns, f.since, f.stolen
 }
 func (f *fixedPeriods) sampled(_, stack uint32, _ experiment.Mode) {
@@ -29,15 +29,15 @@ func TestClockModule(t *testing.T) {
 	s.recording = true
 	f := &fixedPeriods{ns: 700_000, since: -1, stolen: 300_000}
 	s.clock.periods = f
-	s.handle(&perfevent.Sample{ID: 1, Pid: 10, Tid: 10, Time: 1_000 + 5e6, Period: 1e6, Callchain: []uint64{0x401000}})
-	s.handle(&perfevent.Sample{ID: 1, Pid: 10, Tid: 12, Time: 1_000 + 6e6, Period: 1e6, Callchain: []uint64{0x401000},
-		Misc: 1}) // PERF_RECORD_MISC_KERNEL
-	s.handle(&perfevent.Sample{ID: 1, Pid: 99, Tid: 99, Time: 1_000 + 7e6, Period: 1e6, Callchain: []uint64{0x401000}})
+	s.handle(&perfabi.Sample{ID: 1, Pid: 10, Tid: 10, Time: 1_000 + 5e6, Period: 1e6, Callchain: []uint64{0x401000}})
+	s.handle(&perfabi.Sample{ID: 1, Pid: 10, Tid: 12, Time: 1_000 + 6e6, Period: 1e6, Callchain: []uint64{0x401000},
+		Header: perfabi.Header{Misc: perfabi.CPUModeKernel}})
+	s.handle(&perfabi.Sample{ID: 1, Pid: 99, Tid: 99, Time: 1_000 + 7e6, Period: 1e6, Callchain: []uint64{0x401000}})
 	if s.dropped != 1 {
 		t.Errorf("dropped %d, want 1 (process 99 is not known)", s.dropped)
 	}
 	s.founder.addToggle(7e6, true)
-	s.handle(&perfevent.Sample{ID: 1, Pid: 10, Tid: 10, Time: 1_000 + 8e6, Period: 1e6, Callchain: []uint64{0x401000}})
+	s.handle(&perfabi.Sample{ID: 1, Pid: 10, Tid: 10, Time: 1_000 + 8e6, Period: 1e6, Callchain: []uint64{0x401000}})
 	if len(f.stacks) != 2 {
 		t.Errorf("periods told of %d stacks, want 2 (the paused sample's is not)", len(f.stacks))
 	}

@@ -4,7 +4,7 @@ import (
 	"slices"
 
 	"er/internal/experiment"
-	"er/internal/perfevent"
+	"er/internal/perfabi"
 )
 
 // The CPU time of each clock sample, from the thread's count in it.
@@ -75,7 +75,7 @@ const (
 // time its interval began: the thread's previous sample on the same event, or 0 for its first. It is
 // the count since that sample, and at most the time between them, which a thread's count on one CPU
 // cannot exceed. A count below the previous one (a thread id used again) restarts the thread.
-func (c *sampleCounts) period(r *perfevent.Sample, t int64) (ns, since int64) {
+func (c *sampleCounts) period(r *perfabi.Sample, t int64) (ns, since int64) {
 	if c.threads == nil {
 		c.threads = map[uint32]*threadCounts{}
 	}
@@ -191,13 +191,13 @@ type countedPeriods struct {
 	s *Session
 }
 
-func (c countedPeriods) task(r perfevent.Record) {
-	if e, ok := r.(*perfevent.Exit); ok {
+func (c countedPeriods) task(r perfabi.Record) {
+	if e, ok := r.(*perfabi.Exit); ok {
 		c.s.counts.exit(e.Tid, c.s.rel(e.Time))
 	}
 }
 
-func (c countedPeriods) period(r *perfevent.Sample, t int64) (period, since, stolen int64) {
+func (c countedPeriods) period(r *perfabi.Sample, t int64) (period, since, stolen int64) {
 	period, since = c.s.counts.period(r, t)
 	own := c.s.counts.stealFree(r.Tid, period)
 	return own, since, period - own

@@ -3,7 +3,7 @@ package collect
 import (
 	"testing"
 
-	"er/internal/perfevent"
+	"er/internal/perfabi"
 )
 
 func TestSampleCountsPeriod(t *testing.T) {
@@ -23,19 +23,19 @@ func TestSampleCountsPeriod(t *testing.T) {
 		{1, 10, 1e6, 8e6, 1e6, 0, "a count that went back: a new thread with the id"},
 	}
 	for _, s := range steps {
-		ns, since := c.period(&perfevent.Sample{Tid: s.tid, ID: s.id, Count: s.count}, s.t)
+		ns, since := c.period(&perfabi.Sample{Tid: s.tid, ID: s.id, Count: s.count}, s.t)
 		if ns != s.ns || since != s.since {
 			t.Errorf("%s: period %d since %d, want %d since %d", s.why, ns, since, s.ns, s.since)
 		}
 	}
 	// A thread id used again after its thread's exit starts from zero, even with a larger count.
 	c.exit(2, 8e6)
-	if ns, since := c.period(&perfevent.Sample{Tid: 2, ID: 10, Count: 5e6}, 9e6); ns != 5e6 || since != 0 {
+	if ns, since := c.period(&perfabi.Sample{Tid: 2, ID: 10, Count: 5e6}, 9e6); ns != 5e6 || since != 0 {
 		t.Errorf("after the exit: period %d since %d, want 5e6 since 0", ns, since)
 	}
 	// Samples of the thread that exited, read after its exit record, still count from its last.
 	c.exit(1, 10e6)
-	if ns, _ := c.period(&perfevent.Sample{Tid: 1, ID: 10, Count: 15e5}, 9e6); ns != 5e5 {
+	if ns, _ := c.period(&perfabi.Sample{Tid: 1, ID: 10, Count: 15e5}, 9e6); ns != 5e5 {
 		t.Errorf("a sample before the exit, read after it: period %d, want 5e5", ns)
 	}
 }
@@ -43,13 +43,13 @@ func TestSampleCountsPeriod(t *testing.T) {
 func TestSampleCountsPurge(t *testing.T) {
 	var c sampleCounts
 	for tid := uint32(1); tid <= purgeEvery; tid++ {
-		c.period(&perfevent.Sample{Tid: tid, ID: 1, Count: 1}, 1)
+		c.period(&perfabi.Sample{Tid: tid, ID: 1, Count: 1}, 1)
 		c.exit(tid, 2)
 	}
 	if len(c.threads) != purgeEvery {
 		t.Fatalf("%d threads known right after their exits, want %d", len(c.threads), purgeEvery)
 	}
-	c.period(&perfevent.Sample{Tid: 5000, ID: 1, Count: 1}, purgeAge+10)
+	c.period(&perfabi.Sample{Tid: 5000, ID: 1, Count: 1}, purgeAge+10)
 	for i := 0; i < purgeEvery; i++ {
 		c.exit(6000, purgeAge+10)
 	}
@@ -113,21 +113,21 @@ func TestStealFree(t *testing.T) {
 		{2, 10, 3e6, 3e6, 3e6, "another thread"},
 	}
 	for i, s := range steps {
-		r := &perfevent.Sample{Tid: s.tid, ID: s.id, Count: s.clock, Leader: true, Siblings: []uint64{s.clock, s.run}}
+		r := &perfabi.Sample{Tid: s.tid, ID: s.id, Count: s.clock, Leader: true, Siblings: []uint64{s.clock, s.run}}
 		ns, _ := c.period(r, int64(i+1)*100e6)
 		if got := c.stealFree(s.tid, ns); got != s.want {
 			t.Errorf("%s: %d ns, want %d", s.why, got, s.want)
 		}
 	}
 	// A sibling's sample (a counter's) moves no runtime mark.
-	r := &perfevent.Sample{Tid: 2, ID: 12, Count: 500, Siblings: []uint64{4e6, 100e6}}
+	r := &perfabi.Sample{Tid: 2, ID: 12, Count: 500, Siblings: []uint64{4e6, 100e6}}
 	ns, _ := c.period(r, 2e9)
 	if got := c.stealFree(2, ns); got != 500 {
 		t.Errorf("a sibling's sample: %d, want its 500 events", got)
 	}
 	// Without runtime counts in the samples, nothing is taken.
 	var plain sampleCounts
-	ns, _ = plain.period(&perfevent.Sample{Tid: 1, ID: 10, Count: 70e6}, 1e9)
+	ns, _ = plain.period(&perfabi.Sample{Tid: 1, ID: 10, Count: 70e6}, 1e9)
 	if got := plain.stealFree(1, ns); got != 70e6 {
 		t.Errorf("without runtime counts: %d, want 70e6", got)
 	}

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"er/internal/experiment"
+	"er/internal/perfabi"
 	"er/internal/perfevent"
 )
 
@@ -60,7 +61,7 @@ func parseWaiting(s string) (w waiting, ok bool) {
 // grabSample makes a sample of waiting thread tid of process pid at w, for the stacker: the program
 // counter, the stack pointer and frame pointer bp (0: not known), and stack, the stack from the stack
 // pointer up as read (the stacker reads on from the live process where this still matches it).
-func grabSample(pid, tid uint32, w waiting, bp uint64, stack []byte) *perfevent.Sample {
+func grabSample(pid, tid uint32, w waiting, bp uint64, stack []byte) *perfabi.Sample {
 	regs := make([]uint64, perfevent.RegIndex(perfevent.RegsAMD64All, perfevent.RegAMD64R15)+1)
 	regs[perfevent.RegIndex(perfevent.RegsAMD64All, perfevent.RegAMD64IP)] = w.pc
 	regs[perfevent.RegIndex(perfevent.RegsAMD64All, perfevent.RegAMD64SP)] = w.sp
@@ -68,7 +69,7 @@ func grabSample(pid, tid uint32, w waiting, bp uint64, stack []byte) *perfevent.
 	if w.nr >= 0 {
 		regs[perfevent.RegIndex(perfevent.RegsAMD64All, perfevent.RegAMD64AX)] = negENOSYS
 	}
-	return &perfevent.Sample{IP: w.pc, Pid: pid, Tid: tid, RegsABI: unix.PERF_SAMPLE_REGS_ABI_64, Regs: regs,
+	return &perfabi.Sample{IP: w.pc, Pid: pid, Tid: tid, RegsABI: unix.PERF_SAMPLE_REGS_ABI_64, Regs: regs,
 		Stack: stack, StackDynSize: uint64(len(stack))}
 }
 

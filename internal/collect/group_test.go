@@ -5,7 +5,7 @@ import (
 
 	"er/internal/counters"
 	"er/internal/experiment"
-	"er/internal/perfevent"
+	"er/internal/perfabi"
 )
 
 // TestUseModules: the modules a group's options bring. Counts in samples make the clock's periods
@@ -33,7 +33,7 @@ func TestUseModules(t *testing.T) {
 		t.Errorf("with counts in samples: periods %T, %d modules; want countedPeriods, 3", s.clock.periods, len(s.mods))
 	}
 	s.counts.threads = map[uint32]*threadCounts{11: {}}
-	s.handle(&perfevent.Exit{Pid: 10, Ppid: 10, Tid: 11, Ptid: 10, Time: 1_000 + 3e6})
+	s.handle(&perfabi.Exit{Pid: 10, Ppid: 10, Tid: 11, Ptid: 10, Time: 1_000 + 3e6})
 	if th := s.counts.threads[11]; th == nil || th.exited != 3e6 {
 		t.Errorf("thread 11's counts after its exit: %+v, want exited at 3e6", th)
 	}

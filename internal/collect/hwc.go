@@ -9,6 +9,7 @@ import (
 
 	"er/internal/counters"
 	"er/internal/experiment"
+	"er/internal/perfabi"
 	"er/internal/perfevent"
 	"golang.org/x/sys/unix"
 )
@@ -211,7 +212,7 @@ type counterModule struct {
 	last    map[counterKey]uint64
 	// follower takes the samples of a counter whose event is a microstates sampler too (microLayout).
 	follower interface {
-		counterSampled(r *perfevent.Sample, stack uint32, ok bool)
+		counterSampled(r *perfabi.Sample, stack uint32, ok bool)
 	}
 }
 
@@ -231,7 +232,7 @@ func (c *counterModule) ids(g *perfevent.Group) []uint64 {
 }
 
 // sample records counter sample r, and gives it to the follower.
-func (c *counterModule) sample(r *perfevent.Sample) {
+func (c *counterModule) sample(r *perfabi.Sample) {
 	id, ok := c.record(r, c.index[r.ID])
 	if c.follower != nil {
 		c.follower.counterSampled(r, id, ok)
@@ -240,7 +241,7 @@ func (c *counterModule) sample(r *perfevent.Sample) {
 
 // record records sample r of counter k, and returns its stack's id (false where it was not
 // recorded).
-func (c *counterModule) record(r *perfevent.Sample, k uint8) (uint32, bool) {
+func (c *counterModule) record(r *perfabi.Sample, k uint8) (uint32, bool) {
 	s := c.s
 	t := s.rel(r.Time)
 	p := s.cur[r.Pid]
@@ -282,7 +283,7 @@ type counterKey struct {
 // thread's count (perfevent.Options.ReadCount), the count since the thread's previous sample of the
 // event, so that samples the rings lost are counted at the next one (a burst of page faults whose rings
 // overflowed beside two CPU hogs lost 54 to 860 of 4,500 samples, each an event); else its period.
-func (c *counterModule) value(r *perfevent.Sample) int64 {
+func (c *counterModule) value(r *perfabi.Sample) int64 {
 	if !c.s.readCount {
 		return int64(r.Period)
 	}

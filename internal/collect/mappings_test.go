@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"er/internal/experiment"
-	"er/internal/perfevent"
+	"er/internal/perfabi"
 )
 
 // TestMappingsScale: a process that maps 50,000 pages, one mmap each at falling addresses (as mmap
@@ -28,10 +28,10 @@ func TestMappingsScale(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	for i := range n {
 		addr := uint64(0x7f0000000000) - uint64(i)*0x2000
-		s.handle(&perfevent.Mmap2{Pid: 10, Tid: 10, Addr: addr, Len: 0x1000, Filename: "/x/lib.so", Executable: true, Time: uint64(2000 + i)})
+		s.handle(&perfabi.Mmap{Pid: 10, Tid: 10, Addr: addr, Len: 0x1000, Filename: "/x/lib.so", Executable: true, Time: uint64(2000 + i)})
 	}
 	liveSteps, spaceSteps := s.live[10].Steps(), s.stacks.spaces[10].Steps()
-	s.handle(&perfevent.Fork{Pid: 11, Ppid: 10, Tid: 11, Ptid: 10, Time: 2000 + n})
+	s.handle(&perfabi.Fork{Pid: 11, Ppid: 10, Tid: 11, Ptid: 10, Time: 2000 + n})
 	runtime.ReadMemStats(&after)
 	child := s.cur[11]
 	if child == nil || child.w == nil {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"er/internal/experiment"
+	"er/internal/perfabi"
 	"er/internal/perfevent"
 
 	"golang.org/x/sys/unix"
@@ -240,7 +241,7 @@ func (m *microstates) ids(g *perfevent.Group) []uint64 {
 
 // sample takes a sample of the context-switch sampler (its stack: the thread leaves the CPU) or of
 // the major-fault sampler.
-func (m *microstates) sample(r *perfevent.Sample) {
+func (m *microstates) sample(r *perfabi.Sample) {
 	if m.faultIDs[r.ID] {
 		m.majorFault(r)
 		return
@@ -256,7 +257,7 @@ func (m *microstates) sample(r *perfevent.Sample) {
 
 // counterSampled takes a counter's sample r, recorded at stack (ok) or not, where the counter's event is a
 // sampler's too (microLayout).
-func (m *microstates) counterSampled(r *perfevent.Sample, stack uint32, ok bool) {
+func (m *microstates) counterSampled(r *perfabi.Sample, stack uint32, ok bool) {
 	switch {
 	case m.csIDs[r.ID] && ok:
 		m.contextSwitch(r, stack)
@@ -266,23 +267,23 @@ func (m *microstates) counterSampled(r *perfevent.Sample, stack uint32, ok bool)
 }
 
 // task follows the threads: their creation, exec, switches and exit, and the rings' losses.
-func (m *microstates) task(r perfevent.Record) {
+func (m *microstates) task(r perfabi.Record) {
 	switch r := r.(type) {
-	case *perfevent.Fork:
+	case *perfabi.Fork:
 		m.forked(r.Pid, r.Tid, m.s.rel(r.Time))
-	case *perfevent.Comm:
+	case *perfabi.Comm:
 		m.exec(r.Pid)
-	case *perfevent.Switch:
+	case *perfabi.Switch:
 		m.switched(r)
-	case *perfevent.Exit:
+	case *perfabi.Exit:
 		m.exited(r.Pid, r.Tid, m.s.rel(r.Time))
-	case *perfevent.Lost:
+	case *perfabi.Lost:
 		m.lost()
 	}
 }
 
 // exitCount takes the exit counts of the samplers, which count nothing of use.
-func (m *microstates) exitCount(r *perfevent.Read) bool { return m.csIDs[r.ID] || m.faultIDs[r.ID] }
+func (m *microstates) exitCount(r *perfabi.Read) bool { return m.csIDs[r.ID] || m.faultIDs[r.ID] }
 
 // read reads the stacks of long waits whose switch the sampler skipped, and settles the threads'
 // switches with their schedstat, every record up to upTo handled.
@@ -307,7 +308,7 @@ func (m *microstates) stop(t int64) { m.finish(t) }
 
 // period is the CPU time clock sample r of its thread at t stands for: the time it ran since its
 // previous sample (onCPU), less the steal time of its CPU meanwhile.
-func (m *microstates) period(r *perfevent.Sample, t int64) (period, since, stolen int64) {
+func (m *microstates) period(r *perfabi.Sample, t int64) (period, since, stolen int64) {
 	period = m.onCPU(r, t)
 	own := m.steal.free(r.CPU, t, period, m.s.now())
 	return own, t - period, period - own
@@ -350,7 +351,7 @@ func (m *microstates) setOut(th *thread, iv offInterval) {
 }
 
 // switched follows a context-switch record.
-func (m *microstates) switched(r *perfevent.Switch) {
+func (m *microstates) switched(r *perfabi.Switch) {
 	t := m.s.rel(r.Time)
 	th, known := m.thread(r.Pid, r.Tid)
 	m.settleFault(r.Tid, th)
@@ -492,7 +493,7 @@ const (
 
 // contextSwitch takes a context-switch sample's stack (built by the session): the thread is leaving
 // the CPU.
-func (m *microstates) contextSwitch(r *perfevent.Sample, stack uint32) {
+func (m *microstates) contextSwitch(r *perfabi.Sample, stack uint32) {
 	th, _ := m.thread(r.Pid, r.Tid)
 	inSyscall := true
 	if m.axIndex >= 0 && m.axIndex < len(r.Regs) {
@@ -505,7 +506,7 @@ func (m *microstates) contextSwitch(r *perfevent.Sample, stack uint32) {
 // mode that a sample did not see blocking in a system call (one in the kernel, on a system call's
 // user buffer, is Other Wait). (A major fault that did not block, its page read by another thread
 // meanwhile, classifies nothing.)
-func (m *microstates) majorFault(r *perfevent.Sample) {
+func (m *microstates) majorFault(r *perfabi.Sample) {
 	th := m.threads[r.Tid]
 	if th == nil || !th.fault.valid || r.Kernel() || th.fault.sampled && th.fault.mode != modeMaybeFault {
 		return
@@ -527,7 +528,7 @@ func (m *microstates) majorFault(r *perfevent.Sample) {
 
 // onCPU returns the CPU time clock sample r of tid at t stands for: the time the thread ran since its
 // previous sample, or the sample's own period for a thread not seen to come onto a CPU.
-func (m *microstates) onCPU(r *perfevent.Sample, t int64) int64 {
+func (m *microstates) onCPU(r *perfabi.Sample, t int64) int64 {
 	th, known := m.thread(r.Pid, r.Tid)
 	m.settleFault(r.Tid, th)
 	period := m.recordsCPU(r, t, th, known)
@@ -550,7 +551,7 @@ func (m *microstates) onCPU(r *perfevent.Sample, t int64) int64 {
 
 // recordsCPU returns the CPU time clock sample r of th at t stands for by the switch records (see
 // onCPU).
-func (m *microstates) recordsCPU(r *perfevent.Sample, t int64, th *thread, known bool) int64 {
+func (m *microstates) recordsCPU(r *perfabi.Sample, t int64, th *thread, known bool) int64 {
 	th.sampleCPU = th.total
 	if !known || !th.on {
 		// A thread that was running when the events were enabled, or whose switch-in record was lost

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"er/internal/experiment"
+	"er/internal/perfabi"
 	"er/internal/perfevent"
 )
 
@@ -52,7 +53,7 @@ func TestMicrostatesThread(t *testing.T) {
 	const ms = int64(time.Millisecond)
 	at := func(rel int64) uint64 { return uint64(rel + s.startNS) }
 	sw := func(rel int64, out, preempt bool) {
-		m.switched(&perfevent.Switch{Pid: 10, Tid: 10, CPU: 1, Out: out, Preempt: preempt, Time: at(rel)})
+		m.switched(&perfabi.Switch{Pid: 10, Tid: 10, CPU: 1, Out: out, Preempt: preempt, Time: at(rel)})
 	}
 	cs := func(rel int64, stack uint32, inSyscall bool) {
 		ax := uint64(0)
@@ -60,11 +61,11 @@ func TestMicrostatesThread(t *testing.T) {
 			ax = negENOSYS
 		}
 		regs[m.axIndex] = ax
-		m.contextSwitch(&perfevent.Sample{Pid: 10, Tid: 10, Time: at(rel), ID: 1, RegsABI: 2, Regs: regs}, stack)
+		m.contextSwitch(&perfabi.Sample{Pid: 10, Tid: 10, Time: at(rel), ID: 1, RegsABI: 2, Regs: regs}, stack)
 	}
 
 	sw(0, false, false) // its first record: no interval before it
-	if p := m.onCPU(&perfevent.Sample{Pid: 10, Tid: 10, Time: at(10 * ms), Period: uint64(10*ms + 7)}, 10*ms); p != 10*ms {
+	if p := m.onCPU(&perfabi.Sample{Pid: 10, Tid: 10, Time: at(10 * ms), Period: uint64(10*ms + 7)}, 10*ms); p != 10*ms {
 		t.Errorf("the first sample stands for %d ns, want the 10 ms the thread ran", p)
 	}
 	m.sampled(10, 3, experiment.ModeUser)
@@ -76,8 +77,8 @@ func TestMicrostatesThread(t *testing.T) {
 	cs(24*ms, 7, false)
 	sw(24*ms, true, false) // blocks outside a system call
 	sw(30*ms, false, false)
-	m.majorFault(&perfevent.Sample{Pid: 10, Tid: 10, Time: at(30 * ms), ID: 2, Addr: 0x401234}) // on text: 6 ms
-	sw(31*ms, true, false)                                                                      // not sampled: as the last sampled block (stack 7, outside a system call)
+	m.majorFault(&perfabi.Sample{Pid: 10, Tid: 10, Time: at(30 * ms), ID: 2, Addr: 0x401234}) // on text: 6 ms
+	sw(31*ms, true, false)                                                                    // not sampled: as the last sampled block (stack 7, outside a system call)
 	m.threads[10].grab = grabbed{valid: true, t: 33 * ms, from: 31 * ms, stack: 9, nr: 202}
 	sw(35*ms, false, false) // read from outside at 33 ms, in a futex: a sleep at stack 9, 4 ms
 	m.exited(10, 10, 40*ms)
@@ -125,11 +126,11 @@ func TestDeferredBlockStack(t *testing.T) {
 	const ms = int64(time.Millisecond)
 	at := func(rel int64) uint64 { return uint64(rel + s.startNS) }
 	sw := func(rel int64, out bool) {
-		m.switched(&perfevent.Switch{Pid: 10, Tid: 10, CPU: 1, Out: out, Time: at(rel)})
+		m.switched(&perfabi.Switch{Pid: 10, Tid: 10, CPU: 1, Out: out, Time: at(rel)})
 	}
 	cs := func(rel int64, stack uint32) {
 		regs[m.axIndex] = negENOSYS
-		m.contextSwitch(&perfevent.Sample{Pid: 10, Tid: 10, Time: at(rel), ID: 1, RegsABI: 2, Regs: regs}, stack)
+		m.contextSwitch(&perfabi.Sample{Pid: 10, Tid: 10, Time: at(rel), ID: 1, RegsABI: 2, Regs: regs}, stack)
 	}
 	sw(0, false)
 	cs(2*ms, 5)
@@ -184,25 +185,25 @@ func TestStopNotFault(t *testing.T) {
 		const ms = int64(time.Millisecond)
 		at := func(rel int64) uint64 { return uint64(rel + s.startNS) }
 		sw := func(rel int64, out bool) {
-			m.switched(&perfevent.Switch{Pid: 10, Tid: 10, CPU: 1, Out: out, Time: at(rel)})
+			m.switched(&perfabi.Switch{Pid: 10, Tid: 10, CPU: 1, Out: out, Time: at(rel)})
 		}
 		sw(0, false)
 		stop := int64(10)
 		if tc.before {
 			// Blocked in a text fault from 1 ms to 5 ms; runs 0.5 ms in all until 200 ms.
-			m.contextSwitch(&perfevent.Sample{Pid: 10, Tid: 10, Time: at(1 * ms), ID: 1, RegsABI: 2, Regs: regs}, 5)
+			m.contextSwitch(&perfabi.Sample{Pid: 10, Tid: 10, Time: at(1 * ms), ID: 1, RegsABI: 2, Regs: regs}, 5)
 			sw(1*ms, true)
 			sw(5*ms, false)
-			m.majorFault(&perfevent.Sample{Pid: 10, Tid: 10, Time: at(5 * ms), ID: 2, Addr: 0x401234})
-			m.switched(&perfevent.Switch{Pid: 10, Tid: 10, CPU: 1, Out: true, Preempt: true, Time: at(5*ms + ms/4)})
+			m.majorFault(&perfabi.Sample{Pid: 10, Tid: 10, Time: at(5 * ms), ID: 2, Addr: 0x401234})
+			m.switched(&perfabi.Switch{Pid: 10, Tid: 10, CPU: 1, Out: true, Preempt: true, Time: at(5*ms + ms/4)})
 			sw(200*ms, false) // preempted until 200 ms (a CPU hog's slice, and more)
 			stop = 200
 		}
-		m.contextSwitch(&perfevent.Sample{Pid: 10, Tid: 10, Time: at(stop*ms + ms/4), ID: 1, RegsABI: 2, Regs: regs}, 5)
+		m.contextSwitch(&perfabi.Sample{Pid: 10, Tid: 10, Time: at(stop*ms + ms/4), ID: 1, RegsABI: 2, Regs: regs}, 5)
 		sw(stop*ms+ms/4, true) // stopped, outside a system call
 		sw(stop*ms+90*ms, false)
 		if !tc.before {
-			m.majorFault(&perfevent.Sample{Pid: 10, Tid: 10, Time: at(tc.faultAt * ms), ID: 2, Addr: 0x401234})
+			m.majorFault(&perfabi.Sample{Pid: 10, Tid: 10, Time: at(tc.faultAt * ms), ID: 2, Addr: 0x401234})
 		}
 		m.exited(10, 10, stop*ms+200*ms)
 		var got []experiment.Mode
@@ -269,12 +270,12 @@ func newMicroTest(t *testing.T) *microTest {
 
 // sw is the thread's context-switch record at rel ns.
 func (mt *microTest) sw(rel int64, out, preempt bool) {
-	mt.m.switched(&perfevent.Switch{Pid: 10, Tid: 11, CPU: 1, Out: out, Preempt: preempt, Time: uint64(rel + mt.s.startNS)})
+	mt.m.switched(&perfabi.Switch{Pid: 10, Tid: 11, CPU: 1, Out: out, Preempt: preempt, Time: uint64(rel + mt.s.startNS)})
 }
 
 // sample is the thread's clock sample at rel ns, at stack; it returns the CPU time it stands for.
 func (mt *microTest) sample(rel int64, stack uint32) int64 {
-	p := mt.m.onCPU(&perfevent.Sample{Pid: 10, Tid: 11, Time: uint64(rel + mt.s.startNS), Period: uint64(IntervalOn)}, rel)
+	p := mt.m.onCPU(&perfabi.Sample{Pid: 10, Tid: 11, Time: uint64(rel + mt.s.startNS), Period: uint64(IntervalOn)}, rel)
 	mt.m.sampled(11, stack, experiment.ModeUser)
 	return p
 }
@@ -371,7 +372,7 @@ func TestLostSleep(t *testing.T) {
 	mt.m.counted = true
 	const ms = int64(time.Millisecond)
 	sample := func(rel, count int64) int64 {
-		p := mt.m.onCPU(&perfevent.Sample{Pid: 10, Tid: 11, ID: 7, Time: uint64(rel + mt.s.startNS),
+		p := mt.m.onCPU(&perfabi.Sample{Pid: 10, Tid: 11, ID: 7, Time: uint64(rel + mt.s.startNS),
 			Period: uint64(IntervalOn), Count: uint64(count)}, rel)
 		mt.m.sampled(11, 2, experiment.ModeUser)
 		return p
@@ -397,7 +398,7 @@ func TestLostSleep(t *testing.T) {
 	mt.m.exited(10, 11, 600*ms)
 
 	// A thread whose fork record was lost: its first record is a switch-out at 700 ms.
-	mt.m.switched(&perfevent.Switch{Pid: 10, Tid: 12, CPU: 1, Out: true, Time: uint64(700*ms + mt.s.startNS)})
+	mt.m.switched(&perfabi.Switch{Pid: 10, Tid: 12, CPU: 1, Out: true, Time: uint64(700*ms + mt.s.startNS)})
 	mt.m.exited(10, 12, 710*ms)
 	cpu := map[uint32]int64{}
 	for _, c := range events(t, mt.s) {

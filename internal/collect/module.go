@@ -2,6 +2,7 @@ package collect
 
 import (
 	"er/internal/experiment"
+	"er/internal/perfabi"
 	"er/internal/perfevent"
 )
 
@@ -17,13 +18,13 @@ type module interface {
 	// (again after AddTask opened more). The first module to claim an id has its samples.
 	ids(g *perfevent.Group) []uint64
 	// sample records a sample of one of its events, while recording.
-	sample(r *perfevent.Sample)
+	sample(r *perfabi.Sample)
 	// task tells of a task record, before the session handles it: *Fork, *Comm at an exec (not the
 	// gated target's, which is its start), *Switch, *Exit and *Lost.
-	task(r perfevent.Record)
+	task(r perfabi.Record)
 	// exitCount takes a Read record (a thread's count at its exit) of one of its events, and says
 	// whether it was the module's.
-	exitCount(r *perfevent.Read) bool
+	exitCount(r *perfabi.Read) bool
 	// tick is called at every drain, before the rings are read; now is ns since the start.
 	tick(now int64)
 	// read is called after each read of the rings while recording, when every record up to upTo
@@ -43,23 +44,23 @@ type module interface {
 // hooks gives a module the hooks it does not need: embedded, it implements each as nothing.
 type hooks struct{}
 
-func (hooks) ids(*perfevent.Group) []uint64  { return nil }
-func (hooks) sample(*perfevent.Sample)       {}
-func (hooks) task(perfevent.Record)          {}
-func (hooks) exitCount(*perfevent.Read) bool { return false }
-func (hooks) tick(int64)                     {}
-func (hooks) read(int64)                     {}
-func (hooks) busy() bool                     { return false }
-func (hooks) stop(int64)                     {}
-func (hooks) closing(*perfevent.Group)       {}
-func (hooks) endCounts(int64)                {}
+func (hooks) ids(*perfevent.Group) []uint64 { return nil }
+func (hooks) sample(*perfabi.Sample)        {}
+func (hooks) task(perfabi.Record)           {}
+func (hooks) exitCount(*perfabi.Read) bool  { return false }
+func (hooks) tick(int64)                    {}
+func (hooks) read(int64)                    {}
+func (hooks) busy() bool                    { return false }
+func (hooks) stop(int64)                    {}
+func (hooks) closing(*perfevent.Group)      {}
+func (hooks) endCounts(int64)               {}
 
 // clockPeriods is where the CPU time of each clock sample comes from: its nominal period, its
 // thread's count (sampleCounts), or its thread's context switches (microstates).
 type clockPeriods interface {
 	// period returns the CPU time that clock sample r, taken at t (ns since the start), stands for,
 	// when that time began (-1: not known), and the steal time taken out of it.
-	period(r *perfevent.Sample, t int64) (period, since, stolen int64)
+	period(r *perfabi.Sample, t int64) (period, since, stolen int64)
 	// sampled notes the stack and mode of tid's clock sample, once recorded.
 	sampled(tid, stack uint32, mode experiment.Mode)
 }
@@ -67,7 +68,7 @@ type clockPeriods interface {
 // nominalPeriods gives each clock sample its period.
 type nominalPeriods struct{}
 
-func (nominalPeriods) period(r *perfevent.Sample, _ int64) (int64, int64, int64) {
+func (nominalPeriods) period(r *perfabi.Sample, _ int64) (int64, int64, int64) {
 	return int64(r.Period), -1, 0
 }
 func (nominalPeriods) sampled(uint32, uint32, experiment.Mode) {}
@@ -92,7 +93,7 @@ func (s *Session) takeIDs(g *perfevent.Group) {
 }
 
 // tell gives task record r to every module.
-func (s *Session) tell(r perfevent.Record) {
+func (s *Session) tell(r perfabi.Record) {
 	for _, m := range s.mods {
 		m.task(r)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"er/internal/experiment"
+	"er/internal/perfabi"
 	"er/internal/perfevent"
 )
 
@@ -23,9 +24,9 @@ type recorder struct {
 func (m *recorder) note(f string, a ...any) { *m.log = append(*m.log, m.name+" "+fmt.Sprintf(f, a...)) }
 
 func (m *recorder) ids(*perfevent.Group) []uint64 { return m.claims }
-func (m *recorder) sample(r *perfevent.Sample)    { m.note("sample %d", r.ID) }
-func (m *recorder) task(r perfevent.Record)       { m.note("task %T", r) }
-func (m *recorder) exitCount(r *perfevent.Read) bool {
+func (m *recorder) sample(r *perfabi.Sample)      { m.note("sample %d", r.ID) }
+func (m *recorder) task(r perfabi.Record)         { m.note("task %T", r) }
+func (m *recorder) exitCount(r *perfabi.Read) bool {
 	m.note("read %d", r.ID)
 	return m.counts[r.ID]
 }
@@ -50,29 +51,29 @@ func TestModuleRouting(t *testing.T) {
 	s.use(b)
 	s.takeIDs(nil)
 	for _, id := range []uint64{7, 8, 9} {
-		s.handle(&perfevent.Sample{ID: id, Pid: 10, Tid: 10, Time: 2000, Period: 1e6})
+		s.handle(&perfabi.Sample{ID: id, Pid: 10, Tid: 10, Time: 2000, Period: 1e6})
 	}
 	if s.clock.received != 0 {
 		t.Errorf("the modules' samples counted as clock samples: %d", s.clock.received)
 	}
-	s.handle(&perfevent.Sample{ID: 3, Pid: 10, Tid: 10, Time: 3000, Period: 1e6, Callchain: []uint64{0x401000}})
+	s.handle(&perfabi.Sample{ID: 3, Pid: 10, Tid: 10, Time: 3000, Period: 1e6, Callchain: []uint64{0x401000}})
 	if s.clock.received != 1 || s.samples != 1 {
 		t.Errorf("a sample of no module's event: received %d, recorded %d; want 1, 1", s.clock.received, s.samples)
 	}
 	s.recording = false
-	s.handle(&perfevent.Sample{ID: 7, Pid: 10, Tid: 10, Time: 4000})
-	s.handle(&perfevent.Sample{ID: 3, Pid: 10, Tid: 10, Time: 4000, Period: 1e6})
+	s.handle(&perfabi.Sample{ID: 7, Pid: 10, Tid: 10, Time: 4000})
+	s.handle(&perfabi.Sample{ID: 3, Pid: 10, Tid: 10, Time: 4000, Period: 1e6})
 	if s.clock.received != 2 {
 		t.Errorf("a clock sample while not recording is not counted as received: %d", s.clock.received)
 	}
 	s.recording = true
-	s.handle(&perfevent.Fork{Pid: 10, Ppid: 10, Tid: 11, Ptid: 10, Time: 5000})
-	s.handle(&perfevent.Switch{Pid: 10, Tid: 11, Time: 5100})
-	s.handle(&perfevent.Comm{Pid: 10, Tid: 10, Comm: "x", Time: 5200}) // not an exec: no module hears of it
-	s.handle(&perfevent.Exit{Pid: 10, Ppid: 10, Tid: 11, Ptid: 10, Time: 5300})
-	s.handle(&perfevent.Lost{Lost: 4, Time: 5400})
-	s.handle(&perfevent.Read{Pid: 10, Tid: 11, ID: 7, Value: 5e6, Time: 5500})
-	s.handle(&perfevent.Read{Pid: 10, Tid: 11, ID: 3, Value: 2e6, Time: 5600})
+	s.handle(&perfabi.Fork{Pid: 10, Ppid: 10, Tid: 11, Ptid: 10, Time: 5000})
+	s.handle(&perfabi.Switch{Pid: 10, Tid: 11, Time: 5100})
+	s.handle(&perfabi.Comm{Pid: 10, Tid: 10, Comm: "x", Time: 5200}) // not an exec: no module hears of it
+	s.handle(&perfabi.Exit{Pid: 10, Ppid: 10, Tid: 11, Ptid: 10, Time: 5300})
+	s.handle(&perfabi.Lost{Lost: 4, Time: 5400})
+	s.handle(&perfabi.Read{Pid: 10, Tid: 11, ID: 7, Value: 5e6, Time: 5500})
+	s.handle(&perfabi.Read{Pid: 10, Tid: 11, ID: 3, Value: 2e6, Time: 5600})
 	if s.readTotal != 2e6 {
 		t.Errorf("the clock's exit counts: %d, want 2e6 (the module's own not among them)", s.readTotal)
 	}
@@ -89,10 +90,10 @@ func TestModuleRouting(t *testing.T) {
 	s.drain()
 	s.stopModules(6000)
 	want := []string{"a sample 7", "a sample 8", "b sample 9",
-		"a task *perfevent.Fork", "b task *perfevent.Fork",
-		"a task *perfevent.Switch", "b task *perfevent.Switch",
-		"a task *perfevent.Exit", "b task *perfevent.Exit",
-		"a task *perfevent.Lost", "b task *perfevent.Lost",
+		"a task *perfabi.Fork", "b task *perfabi.Fork",
+		"a task *perfabi.Switch", "b task *perfabi.Switch",
+		"a task *perfabi.Exit", "b task *perfabi.Exit",
+		"a task *perfabi.Lost", "b task *perfabi.Lost",
 		"a read 7", "a read 3", "b read 3",
 		"a tick", "b tick", "a stop 6000", "b stop 6000"}
 	if !slices.Equal(log, want) {
@@ -103,7 +104,7 @@ func TestModuleRouting(t *testing.T) {
 // TestNominalPeriods: without counts or microstates, a clock sample stands for its period, from a
 // time not known, with no steal time taken out.
 func TestNominalPeriods(t *testing.T) {
-	p, since, stolen := nominalPeriods{}.period(&perfevent.Sample{Period: 1234}, 5000)
+	p, since, stolen := nominalPeriods{}.period(&perfabi.Sample{Period: 1234}, 5000)
 	if p != 1234 || since != -1 || stolen != 0 {
 		t.Errorf("period = %d, %d, %d; want 1234, -1, 0", p, since, stolen)
 	}

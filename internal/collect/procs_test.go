@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"er/internal/experiment"
-	"er/internal/perfevent"
+	"er/internal/perfabi"
 )
 
 func TestPausedAt(t *testing.T) {
@@ -136,13 +136,13 @@ func TestReadOrder(t *testing.T) {
 	s := testSession(t, Spec{Clock: true, Interval: IntervalOn})
 	s.recording = true
 	// The first read: the child's sample, taken after the read started.
-	s.batch.add(&perfevent.Sample{Pid: 20, Tid: 20, Time: 5000, Period: 1e6})
+	s.batch.add(&perfabi.Sample{Pid: 20, Tid: 20, Time: 5000, Period: 1e6})
 	s.handleBatch(4000)
 	if s.dropped != 0 || s.cur[20] != nil || len(s.batch.recs) != 1 {
 		t.Fatalf("after the first read: dropped %d, child %v, %d records wait; want 0, none, 1", s.dropped, s.cur[20], len(s.batch.recs))
 	}
 	// The second read finds the fork, on the ring read first, from before the sample.
-	s.batch.add(&perfevent.Fork{Pid: 20, Ppid: 10, Tid: 20, Ptid: 10, Time: 3500})
+	s.batch.add(&perfabi.Fork{Pid: 20, Ppid: 10, Tid: 20, Ptid: 10, Time: 3500})
 	s.handleBatch(9000)
 	child := s.cur[20]
 	if s.dropped != 0 || child == nil || len(s.batch.recs) != 0 {
@@ -159,9 +159,9 @@ func TestReportedCounts(t *testing.T) {
 	s := testSession(t, Spec{Clock: true, Interval: IntervalOn})
 	s.recording = true
 	s.cmd = &exec.Cmd{}
-	s.handle(&perfevent.Read{Pid: 10, Tid: 11, Value: 300e6, Time: 5000}) // a worker thread's own
-	s.handle(&perfevent.Read{Pid: 10, Tid: 10, Value: 100e6, Time: 9000}) // under the founder's main thread
-	s.threadCPU[s.founder][10] = 100e6                                    // what the caller derives
+	s.handle(&perfabi.Read{Pid: 10, Tid: 11, Value: 300e6, Time: 5000}) // a worker thread's own
+	s.handle(&perfabi.Read{Pid: 10, Tid: 10, Value: 100e6, Time: 9000}) // under the founder's main thread
+	s.threadCPU[s.founder][10] = 100e6                                  // what the caller derives
 	s.writeThreadCount(s.founder)
 	if err := s.w.Flush(); err != nil {
 		t.Fatal(err)

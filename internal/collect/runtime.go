@@ -1,6 +1,7 @@
 package collect
 
 import (
+	"er/internal/perfabi"
 	"er/internal/perfevent"
 	"golang.org/x/sys/unix"
 )
@@ -45,7 +46,7 @@ func newRuntimeCounts(s *Session, g *perfevent.Group) *runtimeCounts {
 }
 
 // isRuntime reports whether r is a runtime count.
-func (rc *runtimeCounts) isRuntime(r *perfevent.Read) bool {
+func (rc *runtimeCounts) isRuntime(r *perfabi.Read) bool {
 	if rc == nil {
 		return false
 	}
@@ -54,7 +55,7 @@ func (rc *runtimeCounts) isRuntime(r *perfevent.Read) bool {
 }
 
 // exitCount takes a runtime count, reported at a thread's exit.
-func (rc *runtimeCounts) exitCount(r *perfevent.Read) bool {
+func (rc *runtimeCounts) exitCount(r *perfabi.Read) bool {
 	if !rc.isRuntime(r) {
 		return false
 	}
@@ -66,7 +67,7 @@ func (rc *runtimeCounts) exitCount(r *perfevent.Read) bool {
 func (rc *runtimeCounts) closing(g *perfevent.Group) { rc.readTotal(g) }
 
 // add records a count the counter reported when a thread exited.
-func (rc *runtimeCounts) add(s *Session, r *perfevent.Read) {
+func (rc *runtimeCounts) add(s *Session, r *perfabi.Read) {
 	rc.sum += int64(r.Value)
 	if r.Pid == uint32(s.pid) && r.Tid == uint32(s.pid) {
 		rc.orphan += int64(r.Value) // as the task clock's (see Session.orphanRead)

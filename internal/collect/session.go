@@ -25,6 +25,7 @@ import (
 	"er/internal/erarchive"
 	"er/internal/experiment"
 	"er/internal/expfiles"
+	"er/internal/perfabi"
 	"er/internal/perfevent"
 	"er/internal/safedir"
 	"er/internal/version"
@@ -955,17 +956,17 @@ const maxAhead = 256 << 20
 const orderMargin = 500 * time.Microsecond
 
 // handle records one perf record.
-func (s *Session) handle(r perfevent.Record) {
+func (s *Session) handle(r perfabi.Record) {
 	switch r := r.(type) {
-	case *perfevent.Sample:
+	case *perfabi.Sample:
 		s.sample(r)
-	case *perfevent.Mmap2:
+	case *perfabi.Mmap:
 		if !r.Executable {
 			return
 		}
 		s.addMapping(experiment.Mapping{Pid: r.Pid, Start: r.Addr, End: r.Addr + r.Len, Offset: r.Pgoff,
 			Path: r.Filename, BuildID: fmt.Sprintf("%x", r.BuildID), LoadTime: s.rel(r.Time), UnloadTime: -1})
-	case *perfevent.Fork:
+	case *perfabi.Fork:
 		s.tell(r)
 		t := s.rel(r.Time)
 		if r.Pid == r.Ppid { // a new thread
@@ -987,7 +988,7 @@ func (s *Session) handle(r perfevent.Record) {
 				p.record(m)
 			}
 		}
-	case *perfevent.Comm:
+	case *perfabi.Comm:
 		if !r.Exec {
 			return
 		}
@@ -1011,9 +1012,9 @@ func (s *Session) handle(r perfevent.Record) {
 		p.execed = true
 		p.exec = readExecFacts(r.Pid, r.Comm, s.lib)
 		s.addVDSO(r.Pid, t)
-	case *perfevent.Switch:
+	case *perfabi.Switch:
 		s.tell(r)
-	case *perfevent.Exit:
+	case *perfabi.Exit:
 		s.tell(r)
 		if p := s.cur[r.Pid]; p != nil && (r.Pid != uint32(s.pid) || r.Tid != r.Pid) {
 			if s.exitedTasks == nil {
@@ -1028,7 +1029,7 @@ func (s *Session) handle(r perfevent.Record) {
 			s.imageEnded(p, t, true)
 			delete(s.cur, r.Pid)
 		}
-	case *perfevent.Read:
+	case *perfabi.Read:
 		for _, m := range s.mods {
 			if m.exitCount(r) {
 				return
@@ -1059,10 +1060,10 @@ func (s *Session) handle(r perfevent.Record) {
 			s.reported[p] = map[uint32]bool{}
 		}
 		s.reported[p][r.Tid] = true
-	case *perfevent.Lost:
+	case *perfabi.Lost:
 		s.lost += int64(r.Lost)
 		s.tell(r)
-	case *perfevent.Throttle:
+	case *perfabi.Throttle:
 		if !r.Unthrottle {
 			s.throttled++
 		}

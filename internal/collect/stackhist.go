@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"er/internal/perfabi"
 	"er/internal/perfevent"
 	"er/internal/unwind"
 )
@@ -147,16 +148,16 @@ func (st *stacker) marksOf(pid, tid uint32, create bool) *threadMarks {
 }
 
 // note records what the records of a batch (in time order) say of their threads' stack pointers.
-func (st *stacker) note(recs []perfevent.Record) {
+func (st *stacker) note(recs []perfabi.Record) {
 	for _, r := range recs {
 		switch r := r.(type) {
-		case *perfevent.Sample:
+		case *perfabi.Sample:
 			if r.RegsABI != unix.PERF_SAMPLE_REGS_ABI_64 || len(r.Regs) == 0 {
 				continue
 			}
 			regs := unwind.RegsFromSample(r.Regs, perfevent.RegsAMD64All)
 			st.marksOf(r.Pid, r.Tid, true).add(spMark{r.Time, regs.SP()})
-		case *perfevent.Switch:
+		case *perfabi.Switch:
 			if r.Out && !r.Preempt {
 				st.marksOf(r.Pid, r.Tid, true).add(spMark{r.Time, blockedSP})
 			}

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"er/internal/experiment"
+	"er/internal/perfabi"
 	"er/internal/perfevent"
 )
 
@@ -87,7 +88,7 @@ func asleep() *fakeStack {
 }
 
 // deepSample is a clock sample at time t in the recursion's leaf, with the kernel's 16 KiB copy.
-func deepSample(f *fakeStack, t uint64) *perfevent.Sample {
+func deepSample(f *fakeStack, t uint64) *perfabi.Sample {
 	bp := bpOf(recDepth - 1)
 	sp := bp - 8
 	copied := make([]byte, 16384)
@@ -98,7 +99,7 @@ func deepSample(f *fakeStack, t uint64) *perfevent.Sample {
 	regs[perfevent.RegIndex(perfevent.RegsAMD64All, perfevent.RegAMD64IP)] = leafPC
 	regs[perfevent.RegIndex(perfevent.RegsAMD64All, perfevent.RegAMD64SP)] = sp
 	regs[perfevent.RegIndex(perfevent.RegsAMD64All, perfevent.RegAMD64BP)] = bp
-	return &perfevent.Sample{IP: leafPC, Pid: fakePid, Tid: fakePid, Time: t, RegsABI: unix.PERF_SAMPLE_REGS_ABI_64,
+	return &perfabi.Sample{IP: leafPC, Pid: fakePid, Tid: fakePid, Time: t, RegsABI: unix.PERF_SAMPLE_REGS_ABI_64,
 		Regs: regs, Stack: copied, StackDynSize: uint64(len(copied))}
 }
 
@@ -140,7 +141,7 @@ func whole(frames experiment.Stack) bool {
 func TestStitchedRefusedBlocked(t *testing.T) {
 	th := &fakeThread{mem: asleep(), now: 5000}
 	st := fakeStacker(th)
-	st.note([]perfevent.Record{&perfevent.Switch{Pid: fakePid, Tid: fakePid, Out: true, Time: 2000}})
+	st.note([]perfabi.Record{&perfabi.Switch{Pid: fakePid, Tid: fakePid, Out: true, Time: 2000}})
 	got := st.stack(deepSample(th.mem, 1000), nil)
 	if wrong(got) || got[len(got)-1] != experiment.FrameTruncated {
 		t.Errorf("a read after the thread blocked: %d frames, ending %#x; want the copy's, cut, without pause", len(got), got[len(got)-3:])
@@ -148,24 +149,24 @@ func TestStitchedRefusedBlocked(t *testing.T) {
 	// Its stack pointer seen above the copy after the sample (a sample in pause's memset) refuses it too.
 	th2 := &fakeThread{mem: asleep(), now: 5000}
 	st2 := fakeStacker(th2)
-	st2.note([]perfevent.Record{deepSampleAt(bpOf(stitchAt)+0x40-0x100, 2000)})
+	st2.note([]perfabi.Record{deepSampleAt(bpOf(stitchAt)+0x40-0x100, 2000)})
 	if got := st2.stack(deepSample(th2.mem, 1000), nil); wrong(got) {
 		t.Errorf("a read after the thread's stack pointer was seen above the copy: %d frames with pause", len(got))
 	}
 	// Seen waiting below the copy's end now, the blocked thread is where it was: the read is taken.
 	th3 := &fakeThread{mem: recursion(), now: 5000, sp: bpOf(recDepth-1) - 8, ok: true}
 	st3 := fakeStacker(th3)
-	st3.note([]perfevent.Record{&perfevent.Switch{Pid: fakePid, Tid: fakePid, Out: true, Time: 2000}})
+	st3.note([]perfabi.Record{&perfabi.Switch{Pid: fakePid, Tid: fakePid, Out: true, Time: 2000}})
 	if got := st3.stack(deepSample(th3.mem, 1000), nil); !whole(got) {
 		t.Errorf("a read of a thread waiting in the recursion: %d frames, want %d, complete", len(got), recDepth+1)
 	}
 }
 
 // deepSampleAt is a sample (a context switch's, say) whose stack pointer is sp, at time t.
-func deepSampleAt(sp, t uint64) *perfevent.Sample {
+func deepSampleAt(sp, t uint64) *perfabi.Sample {
 	regs := make([]uint64, perfevent.RegIndex(perfevent.RegsAMD64All, perfevent.RegAMD64R15)+1)
 	regs[perfevent.RegIndex(perfevent.RegsAMD64All, perfevent.RegAMD64SP)] = sp
-	return &perfevent.Sample{Pid: fakePid, Tid: fakePid, Time: t, RegsABI: unix.PERF_SAMPLE_REGS_ABI_64, Regs: regs}
+	return &perfabi.Sample{Pid: fakePid, Tid: fakePid, Time: t, RegsABI: unix.PERF_SAMPLE_REGS_ABI_64, Regs: regs}
 }
 
 // TestStitchedRefusedAfter: the first look at the thread says "running" and the second, after the
@@ -205,7 +206,7 @@ func TestImageNotPoisoned(t *testing.T) {
 	// The thread returns and goes to sleep at 3000; er reads the samples of 1200 to 2800 at 5000, the
 	// thread "running" (woken, not yet on a CPU) and then asleep in usleep.
 	th.mem, th.now = asleep(), 5000
-	st.note([]perfevent.Record{&perfevent.Switch{Pid: fakePid, Tid: fakePid, Out: true, Time: 3000}})
+	st.note([]perfabi.Record{&perfabi.Switch{Pid: fakePid, Tid: fakePid, Out: true, Time: 3000}})
 	for i, at := range []uint64{1200, 2000, 2800} {
 		if i > 0 {
 			th.sp, th.ok = bpOf(stitchAt)-0x20, true

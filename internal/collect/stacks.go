@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"er/internal/experiment"
+	"er/internal/perfabi"
 	"er/internal/perfevent"
 	"er/internal/unwind"
 )
@@ -109,8 +110,8 @@ func (st *stacker) keepImage(pid, tid uint32, img *stackImage) {
 }
 
 // stack appends the call stack of sample r, leaf first, to out.
-func (st *stacker) stack(r *perfevent.Sample, out experiment.Stack) experiment.Stack {
-	kernel, user := perfevent.SplitCallchain(r.Callchain)
+func (st *stacker) stack(r *perfabi.Sample, out experiment.Stack) experiment.Stack {
+	kernel, user := perfabi.SplitCallchain(r.Callchain)
 	out = append(out, kernel...)
 	sp := st.spaces[r.Pid]
 	if r.RegsABI != unix.PERF_SAMPLE_REGS_ABI_64 || len(r.Regs) == 0 || sp == nil {
@@ -216,25 +217,25 @@ func (st *stacker) imageFits(pid, tid uint32, img *stackImage, at uint64) bool {
 }
 
 // recordTime is the time of a perf record, for putting the records of several rings in order.
-func recordTime(r perfevent.Record) uint64 {
+func recordTime(r perfabi.Record) uint64 {
 	switch r := r.(type) {
-	case *perfevent.Sample:
+	case *perfabi.Sample:
 		return r.Time
-	case *perfevent.Mmap2:
+	case *perfabi.Mmap:
 		return r.Time
-	case *perfevent.Comm:
+	case *perfabi.Comm:
 		return r.Time
-	case *perfevent.Fork:
+	case *perfabi.Fork:
 		return r.Time
-	case *perfevent.Exit:
+	case *perfabi.Exit:
 		return r.Time
-	case *perfevent.Lost:
+	case *perfabi.Lost:
 		return r.Time
-	case *perfevent.Read:
+	case *perfabi.Read:
 		return r.Time
-	case *perfevent.Throttle:
+	case *perfabi.Throttle:
 		return r.Time
-	case *perfevent.Switch:
+	case *perfabi.Switch:
 		return r.Time
 	}
 	return 0
@@ -243,11 +244,11 @@ func recordTime(r perfevent.Record) uint64 {
 // batch holds copies of the records of one Drain, so that they can be handled in time order once every
 // ring was read: a sample on one CPU may need a mapping recorded on another.
 type batch struct {
-	recs     []perfevent.Record
-	bytes    []byte             // backing store of the copied stacks
-	words    []uint64           // backing store of the copied call chains and registers
-	samples  []perfevent.Sample // backing store of the copied samples
-	switches []perfevent.Switch // and context-switch records (two at every switch: not one allocation each)
+	recs     []perfabi.Record
+	bytes    []byte           // backing store of the copied stacks
+	words    []uint64         // backing store of the copied call chains and registers
+	samples  []perfabi.Sample // backing store of the copied samples
+	switches []perfabi.Switch // and context-switch records (two at every switch: not one allocation each)
 }
 
 func (b *batch) reset() {
@@ -262,37 +263,37 @@ func (b *batch) reset() {
 func (b *batch) reserve(bytes int) {
 	b.bytes = make([]byte, 0, bytes)
 	b.words = make([]uint64, 0, bytes/64)
-	b.samples = make([]perfevent.Sample, 0, bytes/4096)
-	b.recs = make([]perfevent.Record, 0, bytes/4096)
+	b.samples = make([]perfabi.Sample, 0, bytes/4096)
+	b.recs = make([]perfabi.Record, 0, bytes/4096)
 }
 
 // add copies r, which is only valid during the Drain callback.
-func (b *batch) add(r perfevent.Record) {
+func (b *batch) add(r perfabi.Record) {
 	switch r := r.(type) {
-	case *perfevent.Sample:
+	case *perfabi.Sample:
 		c := keepOne(&b.samples, r, 1024)
 		c.Callchain = b.keepWords(r.Callchain)
 		c.Regs = b.keepWords(r.Regs)
 		c.Siblings = b.keepWords(r.Siblings)
 		c.Stack = b.keepBytes(r.Stack[:min(uint64(len(r.Stack)), r.StackDynSize)])
 		b.recs = append(b.recs, c)
-	case *perfevent.Mmap2:
+	case *perfabi.Mmap:
 		c := *r
 		c.BuildID = append([]byte(nil), r.BuildID...)
 		b.recs = append(b.recs, &c)
-	case *perfevent.Comm:
+	case *perfabi.Comm:
 		b.recs = append(b.recs, clone(r))
-	case *perfevent.Fork:
+	case *perfabi.Fork:
 		b.recs = append(b.recs, clone(r))
-	case *perfevent.Exit:
+	case *perfabi.Exit:
 		b.recs = append(b.recs, clone(r))
-	case *perfevent.Lost:
+	case *perfabi.Lost:
 		b.recs = append(b.recs, clone(r))
-	case *perfevent.Read:
+	case *perfabi.Read:
 		b.recs = append(b.recs, clone(r))
-	case *perfevent.Throttle:
+	case *perfabi.Throttle:
 		b.recs = append(b.recs, clone(r))
-	case *perfevent.Switch:
+	case *perfabi.Switch:
 		b.recs = append(b.recs, keepOne(&b.switches, r, 4096))
 	}
 }
@@ -336,7 +337,7 @@ func keep[T any](store *[]T, p []T, minCap int) []T {
 }
 
 // sorted returns the records in time order (stable: records of one ring keep their order).
-func (b *batch) sorted() []perfevent.Record {
+func (b *batch) sorted() []perfabi.Record {
 	sort.SliceStable(b.recs, func(i, j int) bool { return recordTime(b.recs[i]) < recordTime(b.recs[j]) })
 	return b.recs
 }

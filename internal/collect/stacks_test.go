@@ -6,21 +6,21 @@ import (
 	"golang.org/x/sys/unix"
 
 	"er/internal/experiment"
-	"er/internal/perfevent"
+	"er/internal/perfabi"
 )
 
 // TestStackerFallback: without user registers (a kernel thread, or -U 0) the kernel's chain is used, and
 // a sample without any chain keeps its IP.
 func TestStackerFallback(t *testing.T) {
 	st := newStacker()
-	r := &perfevent.Sample{IP: 0x401000, Pid: 7, Callchain: []uint64{perfevent.ContextKernel, 0xffffffff81000010,
-		perfevent.ContextUser, 0x401000, 0x401234}}
+	r := &perfabi.Sample{IP: 0x401000, Pid: 7, Callchain: []uint64{perfabi.ContextKernel, 0xffffffff81000010,
+		perfabi.ContextUser, 0x401000, 0x401234}}
 	got := st.stack(r, nil)
 	want := experiment.Stack{0xffffffff81000010, 0x401000, 0x401234}
 	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
 		t.Errorf("stack = %#x, want %#x", got, want)
 	}
-	if got := st.stack(&perfevent.Sample{IP: 0x401000, Pid: 7}, nil); len(got) != 1 || got[0] != 0x401000 {
+	if got := st.stack(&perfabi.Sample{IP: 0x401000, Pid: 7}, nil); len(got) != 1 || got[0] != 0x401000 {
 		t.Errorf("no chain: %#x", got)
 	}
 	// Registers but no mappings for the process: the chain again, not a failed unwind.
@@ -54,39 +54,39 @@ func TestBatch(t *testing.T) {
 	var b batch
 	buf := []uint64{1, 2, 3}
 	stack := []byte{9, 8, 7, 6}
-	s := &perfevent.Sample{Time: 30, Callchain: buf, Regs: buf[:2], Stack: stack, StackDynSize: 3}
+	s := &perfabi.Sample{Time: 30, Callchain: buf, Regs: buf[:2], Stack: stack, StackDynSize: 3}
 	b.add(s)
-	b.add(&perfevent.Mmap2{Time: 10, Filename: "/x", BuildID: []byte{1}})
-	b.add(&perfevent.Comm{Time: 30, Comm: "second"})
-	b.add(&perfevent.Exit{Time: 20})
+	b.add(&perfabi.Mmap{Time: 10, Filename: "/x", BuildID: []byte{1}})
+	b.add(&perfabi.Comm{Time: 30, Comm: "second"})
+	b.add(&perfabi.Exit{Time: 20})
 	buf[0], stack[0] = 100, 100 // the ring reuses its memory
 	recs := b.sorted()
 	if len(recs) != 4 || recordTime(recs[0]) != 10 || recordTime(recs[1]) != 20 || recordTime(recs[2]) != 30 {
 		t.Fatalf("not in time order: %v", recs)
 	}
-	cs := recs[2].(*perfevent.Sample)
+	cs := recs[2].(*perfabi.Sample)
 	if cs.Callchain[0] != 1 || cs.Stack[0] != 9 || len(cs.Stack) != 3 || len(cs.Regs) != 2 {
 		t.Errorf("the copy changed with its source: %+v", cs)
 	}
-	if _, ok := recs[3].(*perfevent.Comm); !ok {
+	if _, ok := recs[3].(*perfabi.Comm); !ok {
 		t.Errorf("equal times lost their order: %T", recs[3])
 	}
 	// Many copies: growing the store must not move earlier copies.
 	for i := 0; i < 10000; i++ {
-		b.add(&perfevent.Sample{Time: uint64(i), Callchain: []uint64{uint64(i)}, Stack: make([]byte, 512), StackDynSize: 512})
+		b.add(&perfabi.Sample{Time: uint64(i), Callchain: []uint64{uint64(i)}, Stack: make([]byte, 512), StackDynSize: 512})
 	}
 	if cs.Callchain[0] != 1 || cs.Stack[0] != 9 || cs.Time != 30 {
 		t.Errorf("a later copy overwrote an earlier one")
 	}
 	// Switch records, many: each its own copy, the first unmoved.
-	sw := &perfevent.Switch{Time: 5, Tid: 7}
+	sw := &perfabi.Switch{Time: 5, Tid: 7}
 	b.add(sw)
-	first := b.recs[len(b.recs)-1].(*perfevent.Switch)
+	first := b.recs[len(b.recs)-1].(*perfabi.Switch)
 	for i := 0; i < 10000; i++ {
 		sw.Time, sw.Tid = uint64(i), uint32(i)
 		b.add(sw)
 	}
-	if first.Time != 5 || first.Tid != 7 || b.recs[len(b.recs)-1].(*perfevent.Switch).Tid != 9999 {
+	if first.Time != 5 || first.Tid != 7 || b.recs[len(b.recs)-1].(*perfabi.Switch).Tid != 9999 {
 		t.Errorf("switch copies: first %+v, last %+v", first, b.recs[len(b.recs)-1])
 	}
 	b.reset()

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"er/internal/perfabi"
 )
 
 // gateShell starts sh -c script at the gate, with LD_PRELOAD=libc.so.6 (loaded anyway: harmless).
@@ -116,7 +118,7 @@ func TestGatedProfile(t *testing.T) {
 	requireClock(t)
 	spin := spinBinary(t)
 	p := runProfiledFrom(t, true, TaskClock(1e6), spin, "1", "50")
-	var execs []Comm
+	var execs []perfabi.Comm
 	for _, c := range p.comms {
 		if c.Exec {
 			execs = append(execs, c)
@@ -124,7 +126,7 @@ func TestGatedProfile(t *testing.T) {
 	}
 	// First in time: the rings are per CPU, and a thread's comm record on one CPU may be read before
 	// the exec's on another (seen beside two CPU hogs: spin-0's, 1.3 ms after the exec, read first).
-	first := slices.MinFunc(p.comms, func(a, b Comm) int { return cmp.Compare(a.Time, b.Time) })
+	first := slices.MinFunc(p.comms, func(a, b perfabi.Comm) int { return cmp.Compare(a.Time, b.Time) })
 	if len(execs) != 1 || execs[0].Comm != "spin" || execs[0].Pid != uint32(p.pid) || first != execs[0] {
 		t.Fatalf("comm records %+v: want the exec of spin by process %d first, and only it", p.comms, p.pid)
 	}

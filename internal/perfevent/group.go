@@ -13,6 +13,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"er/internal/perfabi"
 )
 
 // Group is one event opened on every online CPU for a task, with a ring buffer per CPU.
@@ -32,7 +34,7 @@ type Group struct {
 	attr  *unix.PerfEventAttr
 	opts  Options
 	wake  int // eventfd that Close signals to interrupt Wait
-	dec   *Decoder
+	dec   *perfabi.Decoder
 	cpus  []int
 	pfds  []unix.PollFd
 	// waiter is an epoll set of pfds that Wait parks on in Go's network poller (see park); nil
@@ -64,11 +66,11 @@ func OpenTask(pid int, o Options) (*Group, error) {
 	if err != nil {
 		return nil, err
 	}
-	dec, err := NewDecoder(attr.Sample_type, attr.Sample_regs_user, true)
+	dec, err := perfabi.NewDecoder(perfabi.Format{SampleType: attr.Sample_type, ReadFormat: attr.Read_format,
+		SampleRegsUser: attr.Sample_regs_user, SampleIDAll: attr.Bits&unix.PerfBitSampleIDAll != 0})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("perfevent: %w", err)
 	}
-	dec.readGroup = attr.Read_format&unix.PERF_FORMAT_GROUP != 0
 	cpus, err := OnlineCPUs()
 	if err != nil {
 		return nil, fmt.Errorf("perfevent: %w", err)
@@ -466,13 +468,13 @@ func (g *Group) Pending() uint64 {
 // then frees their space in the ring. Records come in order within one CPU's
 // ring, not across rings: sort by time if order matters.
 //
-// The Record passed to fn, and every slice in it (Callchain, Regs, Stack,
+// The perfabi.Record passed to fn, and every slice in it (Callchain, Regs, Stack,
 // BuildID), are only valid during fn: they are reused or point into the ring.
 // Copy what you keep.
 //
 // A malformed record is skipped and reported in the returned error, which
 // names the CPU ring and offset; the other records are still delivered.
-func (g *Group) Drain(fn func(Record)) error {
+func (g *Group) Drain(fn func(perfabi.Record)) error {
 	g.drain.Lock()
 	defer g.drain.Unlock()
 	g.mu.RLock()

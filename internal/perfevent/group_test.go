@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"er/internal/perfabi"
 )
 
 // requireClock skips the test when the task clock cannot be sampled here.
@@ -81,11 +83,11 @@ func TestTaskClockAccounting(t *testing.T) {
 		if s.Time < p.start || s.Time > p.end {
 			t.Fatalf("sample %d: time %d outside the run [%d, %d]", i, s.Time, p.start, p.end)
 		}
-		if !slices.Contains(cpus, int(s.CPU)) || len(s.Callchain) == 0 || s.Callchain[0] < ContextMax {
+		if !slices.Contains(cpus, int(s.CPU)) || len(s.Callchain) == 0 || s.Callchain[0] < perfabi.ContextMax {
 			t.Fatalf("sample %d: cpu %d, callchain %#x", i, s.CPU, s.Callchain)
 		}
 		// Kernel call chains were not asked for: only user frames, even in kernel mode.
-		if kernel, user := SplitCallchain(s.Callchain); len(kernel) != 0 || len(user) == 0 {
+		if kernel, user := perfabi.SplitCallchain(s.Callchain); len(kernel) != 0 || len(user) == 0 {
 			t.Fatalf("sample %d: callchain %#x", i, s.Callchain)
 		}
 		if s.Kernel() {
@@ -192,7 +194,7 @@ func TestKernelStacksRegsAndStack(t *testing.T) {
 		if len(s.Stack) != 4096 || s.StackDynSize == 0 || s.StackDynSize > 4096 || s.StackDynSize%8 != 0 {
 			t.Fatalf("sample %d: stack of %d bytes, dyn_size %d", i, len(s.Stack), s.StackDynSize)
 		}
-		kernel, user := SplitCallchain(s.Callchain)
+		kernel, user := perfabi.SplitCallchain(s.Callchain)
 		if len(user) == 0 {
 			t.Fatalf("sample %d: no user frames in %#x", i, s.Callchain)
 		}
@@ -259,8 +261,8 @@ func TestEnableDisableSelf(t *testing.T) {
 	}
 	count := func() (n int) {
 		t.Helper()
-		if err := g.Drain(func(r Record) {
-			if s, ok := r.(*Sample); ok {
+		if err := g.Drain(func(r perfabi.Record) {
+			if s, ok := r.(*perfabi.Sample); ok {
 				if s.Pid != uint32(os.Getpid()) {
 					t.Errorf("sample of pid %d, want %d", s.Pid, os.Getpid())
 				}
@@ -326,7 +328,7 @@ func TestWaitCloseAndTimeout(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Close did not interrupt Wait")
 	}
-	if err := g.Drain(func(Record) {}); !errors.Is(err, ErrClosed) {
+	if err := g.Drain(func(perfabi.Record) {}); !errors.Is(err, ErrClosed) {
 		t.Errorf("Drain after Close: %v", err)
 	}
 	if err := g.Enable(); !errors.Is(err, ErrClosed) {
@@ -488,8 +490,8 @@ func TestAddTask(t *testing.T) {
 	}
 	time.Sleep(300 * time.Millisecond)
 	pids := map[uint32]int{}
-	if err := g.Drain(func(r Record) {
-		if s, ok := r.(*Sample); ok {
+	if err := g.Drain(func(r perfabi.Record) {
+		if s, ok := r.(*perfabi.Sample); ok {
 			pids[s.Pid]++
 		}
 	}); err != nil {
@@ -538,8 +540,8 @@ func TestWaitWakesAtWakeupEvents(t *testing.T) {
 			t.Fatalf("wait %d: %v, want a wakeup while the task runs", i+1, err)
 		}
 		n := 0
-		if err := g.Drain(func(r Record) {
-			if _, ok := r.(*Sample); ok {
+		if err := g.Drain(func(r perfabi.Record) {
+			if _, ok := r.(*perfabi.Sample); ok {
 				n++
 			}
 		}); err != nil {

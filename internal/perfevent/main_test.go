@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"er/internal/perfabi"
 )
 
 // childEnv, when set, makes the test binary act as a helper process (see TestMain).
@@ -80,12 +82,12 @@ func spinBinary(t *testing.T) string {
 // profile is what profiling one run of a command gave.
 type profile struct {
 	pid        int
-	samples    []Sample // copies, with their own slices
-	mmaps      []Mmap2
-	comms      []Comm
-	forks      []Fork
-	exits      []Exit
-	reads      []Read // with Options.InheritStat, each thread's counts at its exit
+	samples    []perfabi.Sample // copies, with their own slices
+	mmaps      []perfabi.Mmap
+	comms      []perfabi.Comm
+	forks      []perfabi.Fork
+	exits      []perfabi.Exit
+	reads      []perfabi.Read // with Options.InheritStat, each thread's counts at its exit
 	lost       uint64
 	throttled  int
 	cpuNS      int64  // the process's user+system time, with its waited-for children
@@ -177,29 +179,29 @@ func runProfiledFrom(t *testing.T, gated bool, o Options, argv ...string) *profi
 	if err != nil {
 		t.Fatal(err)
 	}
-	collect := func(r Record) {
+	collect := func(r perfabi.Record) {
 		switch v := r.(type) {
-		case *Sample:
+		case *perfabi.Sample:
 			s := *v
 			s.Callchain = slices.Clone(v.Callchain)
 			s.Regs = slices.Clone(v.Regs)
 			s.Stack = slices.Clone(v.Stack)
 			p.samples = append(p.samples, s)
-		case *Mmap2:
+		case *perfabi.Mmap:
 			m := *v
 			m.BuildID = slices.Clone(v.BuildID)
 			p.mmaps = append(p.mmaps, m)
-		case *Comm:
+		case *perfabi.Comm:
 			p.comms = append(p.comms, *v)
-		case *Fork:
+		case *perfabi.Fork:
 			p.forks = append(p.forks, *v)
-		case *Exit:
+		case *perfabi.Exit:
 			p.exits = append(p.exits, *v)
-		case *Read:
+		case *perfabi.Read:
 			p.reads = append(p.reads, *v)
-		case *Lost:
+		case *perfabi.Lost:
 			p.lost += v.Lost
-		case *Throttle:
+		case *perfabi.Throttle:
 			p.throttled++
 		}
 	}

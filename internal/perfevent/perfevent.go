@@ -1,4 +1,4 @@
-// Package perfevent opens Linux perf events from Go, reads their mmap'd ring buffers and decodes the records.
+// Package perfevent opens Linux perf events from Go, reads their mmap'd ring buffers and decodes the records (with perfabi).
 package perfevent
 
 import (
@@ -25,15 +25,15 @@ type Options struct {
 	MaxStack        uint16 // sample_max_stack (0 = the kernel's default, kernel.perf_event_max_stack)
 	EnableOnExec    bool   // start counting when the task calls exec
 	Disabled        bool   // open disabled; call Group.Enable to start
-	ContextSwitch   bool   // also emit PERF_RECORD_SWITCH records (decoded as *Switch)
+	ContextSwitch   bool   // also emit PERF_RECORD_SWITCH records (decoded as *perfabi.Switch)
 	BuildID         bool   // ask for build ids instead of device/inode in MMAP2 records (Linux 5.12+)
 	InheritStat     bool   // a PERF_RECORD_READ with its own count when each inherited thread exits
 	// ReadCount asks each sample for its event's count in the sampled thread (PERF_SAMPLE_READ,
-	// Sample.Count): with inherit, that thread's own count on the sample's CPU. Kernels before a 2024
+	// perfabi.Sample.Count): with inherit, that thread's own count on the sample's CPU. Kernels before a 2024
 	// change ("perf: Support PERF_SAMPLE_READ with inherit") refuse it: see CountInSamples.
 	ReadCount bool
 	// ReadGroup, with ReadCount, asks each sample for the counts of the event's siblings too
-	// (PERF_FORMAT_GROUP with PERF_FORMAT_ID: Sample.Siblings): the thread's on the sample's CPU, as
+	// (PERF_FORMAT_GROUP with PERF_FORMAT_ID: perfabi.Sample.Siblings): the thread's on the sample's CPU, as
 	// Count. Kernels that refuse it refuse the event (see SiblingsInSamples).
 	ReadGroup bool
 	// RingPages is the number of data pages in each CPU's ring buffer, a
@@ -45,7 +45,7 @@ type Options struct {
 	// tells which (Group.SiblingIDs); SiblingCounts gives their totals. A sampling sibling's samples
 	// have the event's sample layout, and their ID tells which sibling took them. At most MaxSiblings.
 	Siblings []Sibling
-	// SampleAddr asks each sample for its data address (PERF_SAMPLE_ADDR, Sample.Addr): the faulting
+	// SampleAddr asks each sample for its data address (PERF_SAMPLE_ADDR, perfabi.Sample.Addr): the faulting
 	// address of a page-fault event, 0 for the clocks.
 	SampleAddr bool
 	// WakeupEvents, when nonzero, wakes Wait after that many samples.
@@ -114,7 +114,7 @@ func HardwareCounter(config, period uint64) Options {
 }
 
 // x86-64 register numbers in a PERF_SAMPLE_REGS_USER mask (arch/x86/include/uapi/asm/perf_regs.h).
-// Sample.Regs holds the registers of the mask in increasing register number.
+// perfabi.Sample.Regs holds the registers of the mask in increasing register number.
 const (
 	RegAMD64AX  = 0
 	RegAMD64BX  = 1
@@ -133,7 +133,7 @@ const (
 	RegsAMD64All = 0xff0fff
 )
 
-// RegIndex returns the index in Sample.Regs of register reg sampled with mask,
+// RegIndex returns the index in perfabi.Sample.Regs of register reg sampled with mask,
 // or -1 when the mask does not include it.
 func RegIndex(mask uint64, reg int) int {
 	if reg < 0 || reg > 63 || mask&(1<<uint(reg)) == 0 {

@@ -3,10 +3,13 @@ package perfevent
 import (
 	"encoding/binary"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"er/internal/perfabi"
 )
 
 // ring is one CPU's perf ring buffer: a metadata page (struct
@@ -95,7 +98,7 @@ func (r *ring) at(pos, n uint64) []byte {
 // fn for each, and releases each by storing the new data_tail as soon as fn returns. A malformed
 // record is skipped (its size is known) and reported; a corrupt header
 // (impossible size) discards the rest of the data, as the stream cannot be resynchronized.
-func (r *ring) drain(d *Decoder, fn func(Record)) error {
+func (r *ring) drain(d *perfabi.Decoder, fn func(perfabi.Record)) error {
 	head := atomic.LoadUint64(&r.meta.Data_head) // acquire: the records before head are complete
 	tail := atomic.LoadUint64(&r.meta.Data_tail)
 	size := uint64(len(r.data))
@@ -122,7 +125,8 @@ func (r *ring) drain(d *Decoder, fn func(Record)) error {
 		}
 		rec, err := d.Decode(r.at(tail, n))
 		if err != nil {
-			fail(tail, err)
+			typ := binary.LittleEndian.Uint32(hdr)
+			fail(tail, fmt.Errorf("%s record of %d bytes: %w", strings.ToLower(perfabi.RecordName(typ)), n, err))
 		} else {
 			fn(rec)
 		}

@@ -1,13 +1,84 @@
 package perfevent
 
 import (
+	"encoding/binary"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"er/internal/perfabi"
 )
+
+// encode builds a raw perf record: an 8-byte header, then each field in
+// order (uint32, uint64 little-endian; []byte as is; a string NUL-padded to 8 bytes).
+func encode(typ uint32, misc uint16, fields ...any) []byte {
+	b := make([]byte, 8, 64)
+	for _, f := range fields {
+		switch v := f.(type) {
+		case uint32:
+			b = binary.LittleEndian.AppendUint32(b, v)
+		case uint64:
+			b = binary.LittleEndian.AppendUint64(b, v)
+		case int:
+			b = binary.LittleEndian.AppendUint64(b, uint64(v))
+		case []byte:
+			b = append(b, v...)
+		case string:
+			b = append(b, v...)
+			b = append(b, 0)
+			for len(b)%8 != 0 {
+				b = append(b, 0)
+			}
+		default:
+			panic(fmt.Sprintf("encode: %T", f))
+		}
+	}
+	binary.LittleEndian.PutUint32(b, typ)
+	binary.LittleEndian.PutUint16(b[4:], misc)
+	binary.LittleEndian.PutUint16(b[6:], uint16(len(b)))
+	return b
+}
+
+// testSampleType is what OpenTask asks for with every option on.
+const testSampleType = unix.PERF_SAMPLE_IDENTIFIER | unix.PERF_SAMPLE_IP | unix.PERF_SAMPLE_TID |
+	unix.PERF_SAMPLE_TIME | unix.PERF_SAMPLE_CPU | unix.PERF_SAMPLE_PERIOD | unix.PERF_SAMPLE_CALLCHAIN |
+	unix.PERF_SAMPLE_REGS_USER | unix.PERF_SAMPLE_STACK_USER
+
+const testRegsMask = 1<<RegAMD64BP | 1<<RegAMD64SP | 1<<RegAMD64IP
+
+// sampleID is the sample_id trailer for testSampleType: pid/tid, time, cpu, identifier.
+func sampleID(pid, tid uint32, time uint64) []any {
+	return []any{pid, tid, time, uint32(1), uint32(0), uint64(77)}
+}
+
+func testSample() []byte {
+	stack := []byte("0123456789abcdef")
+	return encode(unix.PERF_RECORD_SAMPLE, unix.PERF_RECORD_MISC_USER,
+		uint64(77),             // identifier
+		uint64(0x401000),       // ip
+		uint32(10), uint32(11), // pid, tid
+		uint64(123456789),    // time
+		uint32(1), uint32(0), // cpu
+		uint64(1000000),                                                    // period
+		uint64(3), perfabi.ContextUser, uint64(0x401000), uint64(0x401234), // callchain
+		uint64(unix.PERF_SAMPLE_REGS_ABI_64), uint64(0x7ff0), uint64(0x7fe0), uint64(0x401000), // regs bp sp ip
+		uint64(len(stack)), stack, uint64(12), // stack
+	)
+}
+
+// mustDecoder returns the decoder of a ring of OpenTask's events of sample type st, with user registers mask.
+func mustDecoder(t testing.TB, st, mask uint64) *perfabi.Decoder {
+	t.Helper()
+	d, err := perfabi.NewDecoder(perfabi.Format{SampleType: st, SampleRegsUser: mask, SampleIDAll: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
 
 const fakePage = 4096
 
@@ -49,8 +120,8 @@ func TestRingWrapAround(t *testing.T) {
 	}
 	var pids []uint32
 	var stacks []string
-	collect := func(r Record) {
-		s := r.(*Sample)
+	collect := func(r perfabi.Record) {
+		s := r.(*perfabi.Sample)
 		pids = append(pids, s.Pid)
 		stacks = append(stacks, string(s.Stack))
 		if len(s.Callchain) != 3 || s.Callchain[2] != 0x401234 {
@@ -87,11 +158,11 @@ func TestRingSeveralRecords(t *testing.T) {
 	f.write(testSample())
 	f.write(comm)
 	var kinds []string
-	if err := f.drain(d, func(r Record) {
+	if err := f.drain(d, func(r perfabi.Record) {
 		switch v := r.(type) {
-		case *Comm:
+		case *perfabi.Comm:
 			kinds = append(kinds, "comm:"+v.Comm)
-		case *Sample:
+		case *perfabi.Sample:
 			kinds = append(kinds, "sample")
 		}
 	}); err != nil {
@@ -112,12 +183,12 @@ func TestRingBadRecords(t *testing.T) {
 	f.write(bad)
 	f.write(testSample())
 	n := 0
-	err := f.drain(d, func(Record) { n++ })
+	err := f.drain(d, func(perfabi.Record) { n++ })
 	if n != 2 {
 		t.Errorf("delivered %d records, want 2", n)
 	}
 	if err == nil || !strings.Contains(err.Error(), "cpu 3 ring, offset 152 (stream position 152)") ||
-		!strings.Contains(err.Error(), "fork record") {
+		!strings.Contains(err.Error(), "fork record of 16 bytes: 8 bytes after the header, fewer than its 32-byte sample_id") {
 		t.Errorf("error %v", err)
 	}
 
@@ -128,7 +199,7 @@ func TestRingBadRecords(t *testing.T) {
 	f.write(zero)
 	f.write(testSample())
 	n = 0
-	err = f.drain(d, func(Record) { n++ })
+	err = f.drain(d, func(perfabi.Record) { n++ })
 	if n != 1 || err == nil || !strings.Contains(err.Error(), "offset 152") || !strings.Contains(err.Error(), "has size 0") {
 		t.Errorf("delivered %d, error %v", n, err)
 	}
@@ -142,7 +213,7 @@ func TestRingBadRecords(t *testing.T) {
 	f.write(rec)
 	f.head -= 8
 	atomic.StoreUint64(&f.meta.Data_head, f.head)
-	err = f.drain(d, func(Record) { t.Error("delivered a record beyond data_head") })
+	err = f.drain(d, func(perfabi.Record) { t.Error("delivered a record beyond data_head") })
 	if err == nil || !strings.Contains(err.Error(), "with 144 bytes left") {
 		t.Errorf("error %v", err)
 	}
@@ -162,7 +233,7 @@ func TestRingBadRecords(t *testing.T) {
 // with 16-frame call chains.
 func BenchmarkDrain(b *testing.B) {
 	d := mustDecoder(b, testSampleType&^(unix.PERF_SAMPLE_REGS_USER|unix.PERF_SAMPLE_STACK_USER), 0)
-	cc := []any{uint64(17), ContextUser}
+	cc := []any{uint64(17), perfabi.ContextUser}
 	for i := range 16 {
 		cc = append(cc, uint64(0x400000+i*16))
 	}
@@ -178,7 +249,7 @@ func BenchmarkDrain(b *testing.B) {
 	var sum uint64
 	for b.Loop() {
 		atomic.StoreUint64(&f.meta.Data_tail, 0) // re-read the same records
-		if err := f.drain(d, func(r Record) { sum += r.(*Sample).Period }); err != nil {
+		if err := f.drain(d, func(r perfabi.Record) { sum += r.(*perfabi.Sample).Period }); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -198,7 +269,7 @@ func TestRingReleasesAsItGoes(t *testing.T) {
 		f.write(rec)
 	}
 	var tails []uint64
-	if err := f.drain(d, func(Record) { tails = append(tails, atomic.LoadUint64(&f.meta.Data_tail)) }); err != nil {
+	if err := f.drain(d, func(perfabi.Record) { tails = append(tails, atomic.LoadUint64(&f.meta.Data_tail)) }); err != nil {
 		t.Fatal(err)
 	}
 	n := uint64(len(rec))
@@ -208,4 +279,54 @@ func TestRingReleasesAsItGoes(t *testing.T) {
 	if got := atomic.LoadUint64(&f.meta.Data_tail); got != 3*n {
 		t.Errorf("data_tail after the drain: %d, want %d", got, 3*n)
 	}
+}
+
+// FuzzDecode writes arbitrary bytes into a ring, at an arbitrary position (so that records wrap
+// around its end), and drains it with the decoders of several sample configurations: it must never
+// panic, every record it delivers must be as long as its header says and lie within what was
+// written, and the ring must be empty after.
+func FuzzDecode(f *testing.F) {
+	f.Add(testSample(), uint8(0), uint16(0))
+	f.Add(append(testSample(), testSample()...), uint8(0), uint16(200))
+	f.Add(encode(unix.PERF_RECORD_MMAP2, unix.PERF_RECORD_MISC_MMAP_BUILD_ID, append([]any{uint32(1), uint32(1), uint64(1), uint64(1), uint64(1),
+		make([]byte, 24), uint32(5), uint32(0), "x"}, sampleID(1, 1, 1)...)...), uint8(1), uint16(1000))
+	f.Add(encode(unix.PERF_RECORD_SWITCH_CPU_WIDE, 0, uint64(1)), uint8(2), uint16(0))
+	f.Add(append(encode(unix.PERF_RECORD_FORK, 0, uint64(1)), testSample()...), uint8(0), uint16(3))
+	configs := []struct{ st, mask uint64 }{
+		{testSampleType, testRegsMask},
+		{testSampleType | unix.PERF_SAMPLE_RAW | unix.PERF_SAMPLE_ADDR | unix.PERF_SAMPLE_ID | unix.PERF_SAMPLE_STREAM_ID, RegsAMD64All},
+		{unix.PERF_SAMPLE_IP, 0},
+	}
+	decs := make([]*perfabi.Decoder, len(configs))
+	for i, c := range configs {
+		decs[i] = mustDecoder(f, c.st, c.mask)
+	}
+	const size = 1024
+	f.Fuzz(func(t *testing.T, data []byte, which uint8, at uint16) {
+		if len(data) > size {
+			data = data[:size]
+		}
+		r := newFakeRing(t, size)
+		start := uint64(at) % size &^ 7
+		r.head = start
+		atomic.StoreUint64(&r.meta.Data_tail, start)
+		r.write(data)
+		var total uint64
+		err := r.drain(decs[int(which)%len(decs)], func(rec perfabi.Record) {
+			h := rec.Head()
+			if h.Size < 8 {
+				t.Errorf("a record of %d bytes", h.Size)
+			}
+			total += uint64(h.Size)
+		})
+		if total > uint64(len(data)) {
+			t.Errorf("records of %d bytes from %d bytes written", total, len(data))
+		}
+		if r.pending() != 0 {
+			t.Errorf("%d bytes pending after a drain (error %v)", r.pending(), err)
+		}
+		if err == nil && total != uint64(len(data)) {
+			t.Errorf("records of %d bytes from %d bytes written, and no error", total, len(data))
+		}
+	})
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"er/internal/perfabi"
 )
 
 func TestTracepointIDErrors(t *testing.T) {
@@ -40,8 +42,8 @@ func TestRuntimeSibling(t *testing.T) {
 		t.Fatalf("%d sibling ids for %d CPUs", len(ids), len(g.CPUs()))
 	}
 	clock, runtime := map[uint32]uint64{}, map[uint32]uint64{}
-	drainUntilExit(t, g, func(r Record) {
-		if rd, ok := r.(*Read); ok {
+	drainUntilExit(t, g, func(r perfabi.Record) {
+		if rd, ok := r.(*perfabi.Read); ok {
 			if _, ok := ids[rd.ID]; ok {
 				runtime[rd.Tid] += rd.Value
 			} else {
@@ -96,7 +98,7 @@ func TestRuntimeSibling(t *testing.T) {
 }
 
 // drainUntilExit hands every record of g to fn until the task exits (at most 60 s).
-func drainUntilExit(t *testing.T, g *Group, fn func(Record)) {
+func drainUntilExit(t *testing.T, g *Group, fn func(perfabi.Record)) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -157,9 +159,9 @@ func TestSamplingSibling(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		werr := g.Wait(50 * time.Millisecond)
-		if err := g.Drain(func(r Record) {
+		if err := g.Drain(func(r perfabi.Record) {
 			switch r := r.(type) {
-			case *Sample:
+			case *perfabi.Sample:
 				if _, ok := ids[r.ID]; !ok {
 					return
 				}
@@ -170,7 +172,7 @@ func TestSamplingSibling(t *testing.T) {
 				if len(r.Regs) > ax && r.Regs[ax] == ^uint64(unix.ENOSYS)+1 {
 					inSyscall++
 				}
-			case *Switch:
+			case *perfabi.Switch:
 				if r.Pid != uint32(pid) {
 					return
 				}
@@ -216,9 +218,9 @@ func TestRuntimeInSamples(t *testing.T) {
 	last := map[[2]uint64]mark{} // by thread and event
 	runtime := map[uint32]uint64{}
 	var samples, bad int
-	drainUntilExit(t, g, func(r Record) {
+	drainUntilExit(t, g, func(r perfabi.Record) {
 		switch r := r.(type) {
-		case *Sample:
+		case *perfabi.Sample:
 			samples++
 			if !r.Leader || len(r.Siblings) != 2 || r.Siblings[0] != r.Count {
 				bad++
@@ -230,7 +232,7 @@ func TestRuntimeInSamples(t *testing.T) {
 				bad++
 			}
 			last[k] = mark{r.Count, r.Siblings[1]}
-		case *Read:
+		case *perfabi.Read:
 			if _, ok := ids[r.ID]; ok {
 				runtime[r.Tid] += r.Value
 			}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"er/internal/perfabi"
 	"er/internal/perfevent"
 )
 
@@ -215,13 +216,13 @@ func profile(t testing.TB, cfg runCfg, bin string, args ...string) *runResult {
 	u := &Unwinder{Modules: res.space.Find}
 	stack := &StackCopy{Live: LiveReader(pid)}
 	type pending struct {
-		s    perfevent.Sample
+		s    perfabi.Sample
 		data []byte
 	}
 	var batch []pending
-	collect := func(r perfevent.Record) {
+	collect := func(r perfabi.Record) {
 		switch v := r.(type) {
-		case *perfevent.Sample:
+		case *perfabi.Sample:
 			if v.RegsABI == 0 || len(v.Regs) == 0 {
 				return
 			}
@@ -229,11 +230,11 @@ func profile(t testing.TB, cfg runCfg, bin string, args ...string) *runResult {
 			s.Regs = slices.Clone(v.Regs)
 			s.Callchain = slices.Clone(v.Callchain)
 			batch = append(batch, pending{s: s, data: slices.Clone(v.Stack[:v.StackDynSize])})
-		case *perfevent.Mmap2:
+		case *perfabi.Mmap:
 			if v.Executable && v.Pid == uint32(pid) {
 				addMapping(v.Addr, v.Addr+v.Len, v.Pgoff, v.Filename)
 			}
-		case *perfevent.Lost:
+		case *perfabi.Lost:
 			res.lost += v.Lost
 		}
 	}
@@ -250,7 +251,7 @@ func profile(t testing.TB, cfg runCfg, bin string, args ...string) *runResult {
 			frames, st, why = u.Unwind(regs, stack, frames)
 			res.unwindNS += time.Since(t0).Nanoseconds()
 			res.frames += len(frames)
-			_, user := perfevent.SplitCallchain(p.s.Callchain)
+			_, user := perfabi.SplitCallchain(p.s.Callchain)
 			res.samples = append(res.samples, unwound{main: p.s.Tid == p.s.Pid, frames: slices.Clone(frames),
 				status: st, reason: why, live: stack.UsedLive(), fp: user, copySize: uint64(len(p.data))})
 			if keep {

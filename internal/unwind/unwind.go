@@ -75,7 +75,7 @@ var perfRegs = [NumRegs]int{
 	RegRIP: perfevent.RegAMD64IP,
 }
 
-// RegsFromSample converts perf's sampled user registers (perfevent.Sample.Regs, taken with
+// RegsFromSample converts perf's sampled user registers (perfabi.Sample.Regs, taken with
 // register mask mask) to Regs. Registers the mask lacks are not valid.
 func RegsFromSample(regs []uint64, mask uint64) Regs {
 	var r Regs
