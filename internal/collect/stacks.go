@@ -276,6 +276,7 @@ func (b *batch) add(r perfabi.Record) {
 		c.Regs = b.keepWords(r.Regs)
 		c.Siblings = b.keepWords(r.Siblings)
 		c.Stack = b.keepBytes(r.Stack[:min(uint64(len(r.Stack)), r.StackDynSize)])
+		c.More = nil // (the decoder reuses it: the counts are kept in Count and Siblings)
 		b.recs = append(b.recs, c)
 	case *perfabi.Mmap:
 		c := *r
@@ -290,7 +291,9 @@ func (b *batch) add(r perfabi.Record) {
 	case *perfabi.Lost:
 		b.recs = append(b.recs, clone(r))
 	case *perfabi.Read:
-		b.recs = append(b.recs, clone(r))
+		c := clone(r)
+		c.Values = nil // (the decoder reuses them: the count is kept in Value)
+		b.recs = append(b.recs, c)
 	case *perfabi.Throttle:
 		b.recs = append(b.recs, clone(r))
 	case *perfabi.Switch:
