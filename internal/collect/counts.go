@@ -15,7 +15,7 @@ import (
 // inherit, perfevent.CountInSamples), a sample stands instead for its thread's counted CPU time since
 // the thread's previous sample on the same event (the events are per CPU, and so are the counts): the
 // samples of a thread then add up to its count but for the time after its last sample on each CPU,
-// drift or not, and pauses cut nothing short (see Session.sample). Older kernels keep the periods.
+// drift or not, and pauses cut nothing short (see Session.writeCPU). Older kernels keep the periods.
 
 // SampleCountsEnv names the environment variable that sets when samples carry their threads' counts:
 // on (always), off (never), or unset (see Spec.countInSamples).

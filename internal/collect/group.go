@@ -115,7 +115,7 @@ func (s *Session) openClock() (*perfevent.Group, error) {
 		o.RingPages = s.spec.RingPages
 	}
 	// Each sample's CPU time from its thread's count, where the kernel gives it (see sampleCounts).
-	// (And each counter sample its thread's count of the counter: see counterValue.)
+	// (And each counter sample its thread's count of the counter: see counterModule.value.)
 	o.ReadCount = (s.spec.countInSamples() || len(s.spec.Counters) > 0) && perfevent.CountInSamples()
 	var micro []perfevent.Sibling
 	hwc := s.counterSiblings()

@@ -20,7 +20,7 @@ import (
 // clock's call chain, registers and stack copy, so that its stack is unwound as a clock sample's; with
 // '+', its data address too (PERF_SAMPLE_ADDR: a page fault's faulting address; a precise hardware
 // event's, where the PMU gives one). The kernel writes them into the group's rings; Session.sample
-// takes them apart by their event's id.
+// gives them to the counters' module (counterModule) by their event's id.
 
 // counterStack is the user stack a counter's sample copies, at most: half the clock's default, as perf
 // record's --call-graph dwarf (deeper frames are read from the live process). The kernel writes the
