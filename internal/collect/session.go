@@ -84,8 +84,9 @@ type Session struct {
 	counts       sampleCounts               // the threads' counts at their last samples, with readCount
 
 	// The modules (module.go), in the order they were added, and the module each sampling event's id
-	// belongs to (the clock's when none). Three are kept by type as well: the CPU time each thread's
-	// count gives is theirs to say at the end (finish, scaleToRusage).
+	// belongs to (the clock's when none). Four are kept by type as well: the clock takes every
+	// sample no other module claims, and the CPU time each thread's count gives is the counters',
+	// the microstates' and the runtime counts' to say at the end (finish, scaleToRusage).
 	mods        []module
 	owner       map[uint64]module
 	clock       *clockModule
