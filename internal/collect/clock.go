@@ -124,10 +124,13 @@ func (s *Session) writeCPU(pid, tid uint32, t int64, cpu uint32, mode experiment
 // with inherit_stat (see the Read records in handle), but always the thread's own.
 func (s *Session) threadCounted(pid, tid uint32, t, ns int64) {
 	s.readTotal += ns
-	p := s.imageAt(pid, t)
-	if p == nil {
-		return
+	if p := s.imageAt(pid, t); p != nil {
+		s.reportCount(p, tid, ns)
 	}
+}
+
+// reportCount adds ns to the CPU time counted for thread tid of image p, a count of its own.
+func (s *Session) reportCount(p *proc, tid uint32, ns int64) {
 	if s.threadCPU == nil {
 		s.threadCPU = map[*proc]map[uint32]int64{}
 	}

@@ -1043,24 +1043,9 @@ func (s *Session) handle(r perfabi.Record) {
 			s.orphanRead += int64(r.Value)
 			return
 		}
-		p := s.imageAt(r.Pid, s.rel(r.Time))
-		if p == nil {
-			return
+		if p := s.imageAt(r.Pid, s.rel(r.Time)); p != nil {
+			s.reportCount(p, r.Tid, int64(r.Value))
 		}
-		if s.threadCPU == nil {
-			s.threadCPU = map[*proc]map[uint32]int64{}
-		}
-		if s.threadCPU[p] == nil {
-			s.threadCPU[p] = map[uint32]int64{}
-		}
-		s.threadCPU[p][r.Tid] += int64(r.Value)
-		if s.reported == nil {
-			s.reported = map[*proc]map[uint32]bool{}
-		}
-		if s.reported[p] == nil {
-			s.reported[p] = map[uint32]bool{}
-		}
-		s.reported[p][r.Tid] = true
 	case *perfabi.Lost:
 		s.lost += int64(r.Lost)
 		s.tell(r)

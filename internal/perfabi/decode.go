@@ -294,16 +294,7 @@ func (d *Decoder) decodeSample(rec []byte, fresh bool) (Record, error) {
 		d.branchStack(&c, m, fresh)
 	}
 	if st&SampleRegsUser != 0 {
-		s.RegsABI = c.u64("user regs abi")
-		if s.RegsABI != 0 {
-			regs := c.u64s(uint64(d.nUser), reuse(d.regs, fresh), "user regs")
-			if !fresh {
-				d.regs = regs
-			}
-			s.Regs = orNil(regs)
-		} else {
-			s.Regs = nil
-		}
+		s.RegsABI, s.Regs = d.regSet(&c, "user regs abi", "user regs", d.nUser, &d.regs, fresh)
 	}
 	if st&SampleStackUser != 0 {
 		s.Stack, s.StackDynSize = nil, 0
@@ -325,16 +316,7 @@ func (d *Decoder) decodeSample(rec []byte, fresh bool) (Record, error) {
 		m.Transaction = c.u64("transaction")
 	}
 	if st&SampleRegsIntr != 0 {
-		m.IntrRegsABI = c.u64("intr regs abi")
-		if m.IntrRegsABI != 0 {
-			regs := c.u64s(uint64(d.nIntr), reuse(d.intr, fresh), "intr regs")
-			if !fresh {
-				d.intr = regs
-			}
-			m.IntrRegs = orNil(regs)
-		} else {
-			m.IntrRegs = nil
-		}
+		m.IntrRegsABI, m.IntrRegs = d.regSet(&c, "intr regs abi", "intr regs", d.nIntr, &d.intr, fresh)
 	}
 	if st&SamplePhysAddr != 0 {
 		m.PhysAddr = c.u64("physical address")
@@ -356,6 +338,21 @@ func (d *Decoder) decodeSample(rec []byte, fresh bool) (Record, error) {
 		return nil, c.err
 	}
 	return s, nil
+}
+
+// regSet decodes a sample's register set: its ABI, then n registers where the ABI is not 0 (a
+// kernel thread has no user registers), into the decoder's buffer buf unless fresh. abiWhat and
+// regsWhat name the two in errors.
+func (d *Decoder) regSet(c *fields, abiWhat, regsWhat string, n int, buf *[]uint64, fresh bool) (abi uint64, regs []uint64) {
+	abi = c.u64(abiWhat)
+	if abi == 0 {
+		return 0, nil
+	}
+	regs = c.u64s(uint64(n), reuse(*buf, fresh), regsWhat)
+	if !fresh {
+		*buf = regs
+	}
+	return abi, orNil(regs)
 }
 
 // sampleRead decodes a sample's PERF_SAMPLE_READ into m.Read, Count, Siblings and Leader.

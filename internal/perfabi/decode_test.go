@@ -8,37 +8,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
-)
 
-// encode builds a raw perf record: an 8-byte header, then each field in
-// order (uint32, uint64 little-endian; []byte as is; a string NUL-padded to 8 bytes).
-func encode(typ uint32, misc uint16, fields ...any) []byte {
-	b := make([]byte, 8, 64)
-	for _, f := range fields {
-		switch v := f.(type) {
-		case uint32:
-			b = binary.LittleEndian.AppendUint32(b, v)
-		case uint64:
-			b = binary.LittleEndian.AppendUint64(b, v)
-		case int:
-			b = binary.LittleEndian.AppendUint64(b, uint64(v))
-		case []byte:
-			b = append(b, v...)
-		case string:
-			b = append(b, v...)
-			b = append(b, 0)
-			for len(b)%8 != 0 {
-				b = append(b, 0)
-			}
-		default:
-			panic(fmt.Sprintf("encode: %T", f))
-		}
-	}
-	binary.LittleEndian.PutUint32(b, typ)
-	binary.LittleEndian.PutUint16(b[4:], misc)
-	binary.LittleEndian.PutUint16(b[6:], uint16(len(b)))
-	return b
-}
+	"er/internal/perfabi/perfabitest"
+)
 
 // head is the header of a decoded record of type typ, misc bits misc and n bytes.
 func head(typ uint32, misc uint16, n int) Header {
@@ -62,7 +34,7 @@ func trailer(pid, tid uint32, time uint64) []any {
 
 func testSample() []byte {
 	stack := []byte("0123456789abcdef")
-	return encode(RecordSample, CPUModeUser,
+	return perfabitest.Encode(RecordSample, CPUModeUser,
 		uint64(77),             // identifier
 		uint64(0x401000),       // ip
 		uint32(10), uint32(11), // pid, tid
@@ -132,7 +104,7 @@ func TestDecodeSample(t *testing.T) {
 // TestDecodeSampleCount: PERF_SAMPLE_READ comes between the period and the call chain.
 func TestDecodeSampleCount(t *testing.T) {
 	d := mustDecoder(t, Format{SampleType: SampleTID | SamplePeriod | SampleRead | SampleCallchain, SampleIDAll: true})
-	r, err := d.Decode(encode(RecordSample, CPUModeUser,
+	r, err := d.Decode(perfabitest.Encode(RecordSample, CPUModeUser,
 		uint32(10), uint32(11), uint64(1000000), uint64(5123456), uint64(1), uint64(0x401000)))
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +114,7 @@ func TestDecodeSampleCount(t *testing.T) {
 		s.More == nil || len(s.More.Read) != 1 || s.More.Read[0] != (ReadValue{Value: 5123456}) || s.Siblings != nil || s.Leader {
 		t.Errorf("got %+v: want period 1000000, count 5123456, call chain [0x401000]", s)
 	}
-	if _, err := d.Decode(encode(RecordSample, 0, uint32(10), uint32(11), uint64(1000000))); err == nil ||
+	if _, err := d.Decode(perfabitest.Encode(RecordSample, 0, uint32(10), uint32(11), uint64(1000000))); err == nil ||
 		!strings.Contains(err.Error(), "read value") {
 		t.Errorf("a sample without its count: error %v, want one naming the read value", err)
 	}
@@ -150,7 +122,7 @@ func TestDecodeSampleCount(t *testing.T) {
 
 func TestDecodeSampleKernelNoRegs(t *testing.T) {
 	d := mustDecoder(t, testFormat)
-	rec := encode(RecordSample, CPUModeKernel,
+	rec := perfabitest.Encode(RecordSample, CPUModeKernel,
 		uint64(5), uint64(0xffffffff81000000), uint32(1), uint32(2), uint64(9), uint32(0), uint32(0), uint64(10000),
 		uint64(2), ContextKernel, uint64(0xffffffff81000000),
 		uint64(0), // regs abi none: no registers follow
@@ -191,7 +163,7 @@ func TestSampleLayout(t *testing.T) {
 	for _, w := range words {
 		fields = append(fields, w)
 	}
-	rec := encode(RecordSample, CPUModeUser, fields...)
+	rec := perfabitest.Encode(RecordSample, CPUModeUser, fields...)
 	for _, fresh := range []bool{false, true} {
 		d := mustDecoder(t, f)
 		decode := d.Decode
@@ -253,43 +225,43 @@ func TestDecodeSideBand(t *testing.T) {
 		want Record
 		time uint64 // Time's
 	}{
-		{"mmap2", encode(RecordMmap2, CPUModeUser, with(uint32(10), uint32(12),
+		{"mmap2", perfabitest.Encode(RecordMmap2, CPUModeUser, with(uint32(10), uint32(12),
 			uint64(0x7f0000), uint64(0x2000), uint64(0x1000), uint32(8), uint32(1), uint64(4242), uint64(3),
 			uint32(protRX), uint32(mapPrivate), "/usr/lib/libc.so.6")...),
 			&Mmap{Pid: 10, Tid: 12, Addr: 0x7f0000, Len: 0x2000, Pgoff: 0x1000, Maj: 8, Min: 1, Ino: 4242, InoGen: 3,
 				Prot: protRX, Flags: mapPrivate, Filename: "/usr/lib/libc.so.6", Time: 555, ID: 77, CPU: 1, Executable: true}, 555},
-		{"mmap2 build id", encode(RecordMmap2, CPUModeUser|MiscMmapBuildID, with(uint32(10), uint32(12),
+		{"mmap2 build id", perfabitest.Encode(RecordMmap2, CPUModeUser|MiscMmapBuildID, with(uint32(10), uint32(12),
 			uint64(0x7f0000), uint64(0x2000), uint64(0), buildID, uint32(1), uint32(0), "/data")...),
 			&Mmap{Pid: 10, Tid: 12, Addr: 0x7f0000, Len: 0x2000, BuildID: []byte{0xde, 0xad, 0xbe, 0xef},
 				Prot: 1, Filename: "/data", Time: 555, ID: 77, CPU: 1}, 555},
-		{"mmap", encode(RecordMmap, CPUModeKernel, with(uint32(0xffffffff), uint32(0),
+		{"mmap", perfabitest.Encode(RecordMmap, CPUModeKernel, with(uint32(0xffffffff), uint32(0),
 			uint64(0xffffffff81000000), uint64(0x1000000), uint64(0xffffffff81000000), "[kernel.kallsyms]_text")...),
 			&Mmap{Pid: 0xffffffff, Addr: 0xffffffff81000000, Len: 0x1000000, Pgoff: 0xffffffff81000000,
 				Filename: "[kernel.kallsyms]_text", Time: 555, ID: 77, CPU: 1, Executable: true}, 555},
-		{"mmap data", encode(RecordMmap, CPUModeUser|MiscMmapData, with(uint32(10), uint32(10),
+		{"mmap data", perfabitest.Encode(RecordMmap, CPUModeUser|MiscMmapData, with(uint32(10), uint32(10),
 			uint64(0x1000), uint64(0x1000), uint64(0), "/data")...),
 			&Mmap{Pid: 10, Tid: 10, Addr: 0x1000, Len: 0x1000, Filename: "/data", Time: 555, ID: 77, CPU: 1}, 555},
-		{"comm exec", encode(RecordComm, MiscCommExec, with(uint32(10), uint32(10), "spin")...),
+		{"comm exec", perfabitest.Encode(RecordComm, MiscCommExec, with(uint32(10), uint32(10), "spin")...),
 			&Comm{Pid: 10, Tid: 10, Comm: "spin", Exec: true, Time: 555, ID: 77, CPU: 1}, 555},
-		{"fork", encode(RecordFork, 0, with(uint32(10), uint32(10), uint32(12), uint32(10), uint64(444))...),
+		{"fork", perfabitest.Encode(RecordFork, 0, with(uint32(10), uint32(10), uint32(12), uint32(10), uint64(444))...),
 			&Fork{Pid: 10, Ppid: 10, Tid: 12, Ptid: 10, Time: 444, SampleIDTime: 555, ID: 77, CPU: 1}, 555},
-		{"exit", encode(RecordExit, 0, with(uint32(10), uint32(1), uint32(12), uint32(1), uint64(666))...),
+		{"exit", perfabitest.Encode(RecordExit, 0, with(uint32(10), uint32(1), uint32(12), uint32(1), uint64(666))...),
 			&Exit{Pid: 10, Ppid: 1, Tid: 12, Ptid: 1, Time: 666, SampleIDTime: 555, ID: 77, CPU: 1}, 555},
-		{"lost", encode(RecordLost, 0, with(uint64(78), uint64(31))...),
+		{"lost", perfabitest.Encode(RecordLost, 0, with(uint64(78), uint64(31))...),
 			&Lost{ID: 78, Lost: 31, Pid: 10, Tid: 12, Time: 555, CPU: 1}, 555},
-		{"throttle", encode(RecordThrottle, 0, with(uint64(999), uint64(77), uint64(78))...),
+		{"throttle", perfabitest.Encode(RecordThrottle, 0, with(uint64(999), uint64(77), uint64(78))...),
 			&Throttle{Time: 999, ID: 77, StreamID: 78, SampleIDTime: 555, Pid: 10, Tid: 12, CPU: 1}, 555},
-		{"unthrottle", encode(RecordUnthrottle, 0, with(uint64(1999), uint64(77), uint64(78))...),
+		{"unthrottle", perfabitest.Encode(RecordUnthrottle, 0, with(uint64(1999), uint64(77), uint64(78))...),
 			&Throttle{Time: 1999, ID: 77, StreamID: 78, Unthrottle: true, SampleIDTime: 555, Pid: 10, Tid: 12, CPU: 1}, 555},
-		{"lost samples", encode(RecordLostSamples, 0, with(uint64(5))...),
+		{"lost samples", perfabitest.Encode(RecordLostSamples, 0, with(uint64(5))...),
 			&LostSamples{Lost: 5, Pid: 10, Tid: 12, Time: 555, ID: 77, CPU: 1}, 555},
-		{"switch out", encode(RecordSwitch, MiscSwitchOut|MiscSwitchOutPreempt, id...),
+		{"switch out", perfabitest.Encode(RecordSwitch, MiscSwitchOut|MiscSwitchOutPreempt, id...),
 			&Switch{Pid: 10, Tid: 12, CPU: 1, Out: true, Preempt: true, Time: 555, ID: 77}, 555},
-		{"switch cpu wide", encode(RecordSwitchCPUWide, 0, with(uint32(20), uint32(21))...),
+		{"switch cpu wide", perfabitest.Encode(RecordSwitchCPUWide, 0, with(uint32(20), uint32(21))...),
 			&Switch{Pid: 10, Tid: 12, CPU: 1, NextPrevPid: 20, NextPrevTid: 21, Time: 555, ID: 77}, 555},
-		{"ksymbol", encode(RecordKsymbol, 0, with(uint64(0xffffffffc0000000), "bpf_prog")...),
-			&Unknown{Data: encode(0, 0, uint64(0xffffffffc0000000), "bpf_prog")[8:], Pid: 10, Tid: 12, Time: 555, ID: 77, CPU: 1}, 555},
-		{"unknown", encode(99, 3, uint64(1)),
+		{"ksymbol", perfabitest.Encode(RecordKsymbol, 0, with(uint64(0xffffffffc0000000), "bpf_prog")...),
+			&Unknown{Data: perfabitest.Encode(0, 0, uint64(0xffffffffc0000000), "bpf_prog")[8:], Pid: 10, Tid: 12, Time: 555, ID: 77, CPU: 1}, 555},
+		{"unknown", perfabitest.Encode(99, 3, uint64(1)),
 			&Unknown{Data: []byte{1, 0, 0, 0, 0, 0, 0, 0}}, 0},
 	}
 	for _, tt := range tests {
@@ -317,11 +289,11 @@ func TestDecodeShort(t *testing.T) {
 	d := mustDecoder(t, testFormat)
 	recs := [][]byte{
 		testSample(),
-		encode(RecordMmap2, 0, append([]any{uint32(1), uint32(1), uint64(1), uint64(1), uint64(1),
+		perfabitest.Encode(RecordMmap2, 0, append([]any{uint32(1), uint32(1), uint64(1), uint64(1), uint64(1),
 			uint32(0), uint32(0), uint64(0), uint64(0), uint32(5), uint32(0), "x"}, trailer(1, 1, 1)...)...),
-		encode(RecordComm, 0, append([]any{uint32(1), uint32(1), "c"}, trailer(1, 1, 1)...)...),
-		encode(RecordFork, 0, append([]any{uint32(1), uint32(1), uint32(1), uint32(1), uint64(1)}, trailer(1, 1, 1)...)...),
-		encode(RecordLost, 0, append([]any{uint64(1), uint64(1)}, trailer(1, 1, 1)...)...),
+		perfabitest.Encode(RecordComm, 0, append([]any{uint32(1), uint32(1), "c"}, trailer(1, 1, 1)...)...),
+		perfabitest.Encode(RecordFork, 0, append([]any{uint32(1), uint32(1), uint32(1), uint32(1), uint64(1)}, trailer(1, 1, 1)...)...),
+		perfabitest.Encode(RecordLost, 0, append([]any{uint64(1), uint64(1)}, trailer(1, 1, 1)...)...),
 	}
 	for _, full := range recs {
 		typ := binary.LittleEndian.Uint32(full)
@@ -341,15 +313,15 @@ func TestDecodeShort(t *testing.T) {
 
 func TestDecodeErrors(t *testing.T) {
 	d := mustDecoder(t, testFormat)
-	huge := encode(RecordSample, 0, uint64(1), uint64(1), uint32(1), uint32(1), uint64(1),
+	huge := perfabitest.Encode(RecordSample, 0, uint64(1), uint64(1), uint32(1), uint32(1), uint64(1),
 		uint32(0), uint32(0), uint64(1), uint64(1<<60)) // callchain of 2^60 entries
-	huger := encode(RecordSample, 0, uint64(1), uint64(1), uint32(1), uint32(1), uint64(1),
+	huger := perfabitest.Encode(RecordSample, 0, uint64(1), uint64(1), uint32(1), uint32(1), uint64(1),
 		uint32(0), uint32(0), uint64(1), uint64(1<<62)) // callchain of 2^62 entries: 2^65 bytes
-	badDyn := encode(RecordSample, 0, uint64(1), uint64(1), uint32(1), uint32(1), uint64(1),
+	badDyn := perfabitest.Encode(RecordSample, 0, uint64(1), uint64(1), uint32(1), uint32(1), uint64(1),
 		uint32(0), uint32(0), uint64(1), uint64(0), uint64(0), uint64(8), uint64(0), uint64(9))
 	mismatch := testSample()
 	binary.LittleEndian.PutUint16(mismatch[6:], 16)
-	odd := encode(RecordLost, 0, uint64(1), uint64(2))
+	odd := perfabitest.Encode(RecordLost, 0, uint64(1), uint64(2))
 	binary.LittleEndian.PutUint16(odd[6:], 20)
 	odd = odd[:20]
 	tests := []struct {
@@ -362,9 +334,9 @@ func TestDecodeErrors(t *testing.T) {
 		{"size mismatch", "header says 16 bytes, have 152", mismatch},
 		{"header", "record of 3 bytes is shorter than its 8-byte header", []byte{1, 2, 3}},
 		{"odd size", "record size 20 is not a multiple of 8", odd},
-		{"no sample_id", "16 bytes after the header, fewer than its 32-byte sample_id", encode(RecordLost, 0, uint64(1), uint64(2))},
+		{"no sample_id", "16 bytes after the header, fewer than its 32-byte sample_id", perfabitest.Encode(RecordLost, 0, uint64(1), uint64(2))},
 		{"field in sample_id", "time needs 8 bytes at byte 24 of its 56 (its last 32 bytes are its sample_id)",
-			encode(RecordFork, 0, append([]any{uint32(1), uint32(1), uint32(1), uint32(1)}, trailer(1, 1, 1)...)...)},
+			perfabitest.Encode(RecordFork, 0, append([]any{uint32(1), uint32(1), uint32(1), uint32(1)}, trailer(1, 1, 1)...)...)},
 	}
 	for _, tt := range tests {
 		_, err := d.Decode(tt.rec)
@@ -382,14 +354,14 @@ func TestDecodeErrors(t *testing.T) {
 
 func TestDecodeNoSampleIDAll(t *testing.T) {
 	d := mustDecoder(t, Format{SampleType: SampleIP | SampleTime})
-	r, err := d.Decode(encode(RecordComm, 0, uint32(3), uint32(4), "abcdefghijklmno"))
+	r, err := d.Decode(perfabitest.Encode(RecordComm, 0, uint32(3), uint32(4), "abcdefghijklmno"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c := r.(*Comm); c.Comm != "abcdefghijklmno" || c.Pid != 3 || c.Tid != 4 || c.Time != 0 || Time(c) != 0 {
 		t.Errorf("got %+v", c)
 	}
-	r, err = d.Decode(encode(RecordFork, 0, uint32(3), uint32(2), uint32(3), uint32(2), uint64(700)))
+	r, err = d.Decode(perfabitest.Encode(RecordFork, 0, uint32(3), uint32(2), uint32(3), uint32(2), uint64(700)))
 	if f, ok := r.(*Fork); err != nil || !ok || f.Time != 700 || f.SampleIDTime != 0 || Time(f) != 700 {
 		t.Errorf("fork without a sample_id: %+v (%v), time %d", r, err, Time(r))
 	}
@@ -428,7 +400,7 @@ func TestDecodeGroupRead(t *testing.T) {
 		count  uint64
 		leader bool
 	}{{7, 5000, true}, {8, 4900, false}, {9, 5000, false}} {
-		r, err := d.Decode(encode(RecordSample, CPUModeUser,
+		r, err := d.Decode(perfabitest.Encode(RecordSample, CPUModeUser,
 			tc.id, uint32(10), uint32(11), uint64(1000000), uint64(2), uint64(5000), uint64(7), uint64(4900), uint64(8)))
 		if err != nil {
 			t.Fatal(err)
@@ -438,17 +410,17 @@ func TestDecodeGroupRead(t *testing.T) {
 			t.Errorf("sample of event %d: count %d, leader %v, siblings %v; want %d, %v, [5000 4900]", tc.id, s.Count, s.Leader, s.Siblings, tc.count, tc.leader)
 		}
 	}
-	if _, err := d.Decode(encode(RecordSample, 0, uint64(7), uint32(10), uint32(11), uint64(1), uint64(1000))); err == nil ||
+	if _, err := d.Decode(perfabitest.Encode(RecordSample, 0, uint64(7), uint32(10), uint32(11), uint64(1), uint64(1000))); err == nil ||
 		!strings.Contains(err.Error(), "group read of 1000 events at byte 32 needs 16000 bytes at byte 40 of its 40") {
 		t.Errorf("a group read of 1000 events: error %v, want one saying so", err)
 	}
-	if _, err := d.Decode(encode(RecordSample, 0, uint64(7), uint32(10), uint32(11), uint64(1), uint64(2), uint64(5000))); err == nil ||
+	if _, err := d.Decode(perfabitest.Encode(RecordSample, 0, uint64(7), uint32(10), uint32(11), uint64(1), uint64(2), uint64(5000))); err == nil ||
 		!strings.Contains(err.Error(), "group read of 2 events at byte 32 needs 32 bytes at byte 40 of its 48") {
 		t.Errorf("a group read cut short: error %v, want one saying so", err)
 	}
 
 	rd := mustDecoder(t, Format{SampleType: SampleTID | SampleIdentifier, ReadFormat: FormatGroup | FormatID, SampleIDAll: true})
-	r, err := rd.Decode(encode(RecordRead, 0, uint32(41), uint32(42), uint64(2), uint64(5000), uint64(7),
+	r, err := rd.Decode(perfabitest.Encode(RecordRead, 0, uint32(41), uint32(42), uint64(2), uint64(5000), uint64(7),
 		uint64(4900), uint64(8), uint32(41), uint32(42), uint64(8)))
 	if err != nil {
 		t.Fatal(err)
@@ -463,12 +435,12 @@ func TestDecodeGroupRead(t *testing.T) {
 // accepts must have had its header's size; Decode and DecodeNew agree.
 func FuzzDecode(f *testing.F) {
 	f.Add(testSample(), uint8(0))
-	f.Add(encode(RecordMmap2, MiscMmapBuildID, append([]any{uint32(1), uint32(1), uint64(1), uint64(1), uint64(1),
+	f.Add(perfabitest.Encode(RecordMmap2, MiscMmapBuildID, append([]any{uint32(1), uint32(1), uint64(1), uint64(1), uint64(1),
 		make([]byte, 24), uint32(5), uint32(0), "x"}, trailer(1, 1, 1)...)...), uint8(1))
-	f.Add(encode(RecordSwitchCPUWide, 0, uint64(1)), uint8(2))
-	f.Add(encode(RecordSample, 0, uint64(7), uint64(1), uint32(10), uint32(11), uint64(1), uint32(0), uint32(0), uint64(1),
+	f.Add(perfabitest.Encode(RecordSwitchCPUWide, 0, uint64(1)), uint8(2))
+	f.Add(perfabitest.Encode(RecordSample, 0, uint64(7), uint64(1), uint32(10), uint32(11), uint64(1), uint32(0), uint32(0), uint64(1),
 		uint64(2), uint64(5000), uint64(7), uint64(4900), uint64(8), uint64(0)), uint8(3))
-	f.Add(encode(RecordRead, 0, uint32(41), uint32(42), uint64(2), uint64(5000), uint64(7), uint64(4900), uint64(8), uint64(8)), uint8(3))
+	f.Add(perfabitest.Encode(RecordRead, 0, uint32(41), uint32(42), uint64(2), uint64(5000), uint64(7), uint64(4900), uint64(8), uint64(8)), uint8(3))
 	formats := []Format{
 		testFormat,
 		{SampleType: testSampleType | SampleRaw | SampleAddr | SampleID | SampleStreamID, SampleRegsUser: 0xff0fff, SampleIDAll: true},
@@ -511,10 +483,10 @@ func FuzzDecode(f *testing.F) {
 // of context switches, forks and exits, the records of a thread's life.
 func BenchmarkDecode(b *testing.B) {
 	life := [][]byte{
-		encode(RecordSwitch, MiscSwitchOut, trailer(10, 12, 555)...),
-		encode(RecordSwitch, 0, trailer(10, 12, 556)...),
-		encode(RecordFork, 0, append([]any{uint32(10), uint32(10), uint32(12), uint32(10), uint64(444)}, trailer(10, 12, 555)...)...),
-		encode(RecordExit, 0, append([]any{uint32(10), uint32(10), uint32(12), uint32(10), uint64(444)}, trailer(10, 12, 555)...)...),
+		perfabitest.Encode(RecordSwitch, MiscSwitchOut, trailer(10, 12, 555)...),
+		perfabitest.Encode(RecordSwitch, 0, trailer(10, 12, 556)...),
+		perfabitest.Encode(RecordFork, 0, append([]any{uint32(10), uint32(10), uint32(12), uint32(10), uint64(444)}, trailer(10, 12, 555)...)...),
+		perfabitest.Encode(RecordExit, 0, append([]any{uint32(10), uint32(10), uint32(12), uint32(10), uint64(444)}, trailer(10, 12, 555)...)...),
 	}
 	for _, bc := range []struct {
 		name string

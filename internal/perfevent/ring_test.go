@@ -1,8 +1,6 @@
 package perfevent
 
 import (
-	"encoding/binary"
-	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -11,37 +9,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"er/internal/perfabi"
+	"er/internal/perfabi/perfabitest"
 )
-
-// encode builds a raw perf record: an 8-byte header, then each field in
-// order (uint32, uint64 little-endian; []byte as is; a string NUL-padded to 8 bytes).
-func encode(typ uint32, misc uint16, fields ...any) []byte {
-	b := make([]byte, 8, 64)
-	for _, f := range fields {
-		switch v := f.(type) {
-		case uint32:
-			b = binary.LittleEndian.AppendUint32(b, v)
-		case uint64:
-			b = binary.LittleEndian.AppendUint64(b, v)
-		case int:
-			b = binary.LittleEndian.AppendUint64(b, uint64(v))
-		case []byte:
-			b = append(b, v...)
-		case string:
-			b = append(b, v...)
-			b = append(b, 0)
-			for len(b)%8 != 0 {
-				b = append(b, 0)
-			}
-		default:
-			panic(fmt.Sprintf("encode: %T", f))
-		}
-	}
-	binary.LittleEndian.PutUint32(b, typ)
-	binary.LittleEndian.PutUint16(b[4:], misc)
-	binary.LittleEndian.PutUint16(b[6:], uint16(len(b)))
-	return b
-}
 
 // testSampleType is what OpenTask asks for with every option on.
 const testSampleType = unix.PERF_SAMPLE_IDENTIFIER | unix.PERF_SAMPLE_IP | unix.PERF_SAMPLE_TID |
@@ -57,7 +26,7 @@ func sampleID(pid, tid uint32, time uint64) []any {
 
 func testSample() []byte {
 	stack := []byte("0123456789abcdef")
-	return encode(unix.PERF_RECORD_SAMPLE, unix.PERF_RECORD_MISC_USER,
+	return perfabitest.Encode(unix.PERF_RECORD_SAMPLE, unix.PERF_RECORD_MISC_USER,
 		uint64(77),             // identifier
 		uint64(0x401000),       // ip
 		uint32(10), uint32(11), // pid, tid
@@ -153,7 +122,7 @@ func TestRingWrapAround(t *testing.T) {
 func TestRingSeveralRecords(t *testing.T) {
 	d := mustDecoder(t, testSampleType, testRegsMask)
 	f := newFakeRing(t, 1024)
-	comm := encode(unix.PERF_RECORD_COMM, 0, append([]any{uint32(10), uint32(10), "spin"}, sampleID(10, 10, 5)...)...)
+	comm := perfabitest.Encode(unix.PERF_RECORD_COMM, 0, append([]any{uint32(10), uint32(10), "spin"}, sampleID(10, 10, 5)...)...)
 	f.write(comm)
 	f.write(testSample())
 	f.write(comm)
@@ -178,7 +147,7 @@ func TestRingBadRecords(t *testing.T) {
 
 	// A malformed record is skipped; the ones after it still arrive.
 	f := newFakeRing(t, 1024)
-	bad := encode(unix.PERF_RECORD_FORK, 0, uint64(1)) // far too short for a fork
+	bad := perfabitest.Encode(unix.PERF_RECORD_FORK, 0, uint64(1)) // far too short for a fork
 	f.write(testSample())
 	f.write(bad)
 	f.write(testSample())
@@ -237,7 +206,7 @@ func BenchmarkDrain(b *testing.B) {
 	for i := range 16 {
 		cc = append(cc, uint64(0x400000+i*16))
 	}
-	rec := encode(unix.PERF_RECORD_SAMPLE, unix.PERF_RECORD_MISC_USER, append([]any{uint64(77), uint64(0x401000),
+	rec := perfabitest.Encode(unix.PERF_RECORD_SAMPLE, unix.PERF_RECORD_MISC_USER, append([]any{uint64(77), uint64(0x401000),
 		uint32(10), uint32(11), uint64(123), uint32(1), uint32(0), uint64(1000000)}, cc...)...)
 	f := newFakeRing(b, 1<<20)
 	per := (1 << 20) / len(rec)
@@ -288,10 +257,10 @@ func TestRingReleasesAsItGoes(t *testing.T) {
 func FuzzDecode(f *testing.F) {
 	f.Add(testSample(), uint8(0), uint16(0))
 	f.Add(append(testSample(), testSample()...), uint8(0), uint16(200))
-	f.Add(encode(unix.PERF_RECORD_MMAP2, unix.PERF_RECORD_MISC_MMAP_BUILD_ID, append([]any{uint32(1), uint32(1), uint64(1), uint64(1), uint64(1),
+	f.Add(perfabitest.Encode(unix.PERF_RECORD_MMAP2, unix.PERF_RECORD_MISC_MMAP_BUILD_ID, append([]any{uint32(1), uint32(1), uint64(1), uint64(1), uint64(1),
 		make([]byte, 24), uint32(5), uint32(0), "x"}, sampleID(1, 1, 1)...)...), uint8(1), uint16(1000))
-	f.Add(encode(unix.PERF_RECORD_SWITCH_CPU_WIDE, 0, uint64(1)), uint8(2), uint16(0))
-	f.Add(append(encode(unix.PERF_RECORD_FORK, 0, uint64(1)), testSample()...), uint8(0), uint16(3))
+	f.Add(perfabitest.Encode(unix.PERF_RECORD_SWITCH_CPU_WIDE, 0, uint64(1)), uint8(2), uint16(0))
+	f.Add(append(perfabitest.Encode(unix.PERF_RECORD_FORK, 0, uint64(1)), testSample()...), uint8(0), uint16(3))
 	configs := []struct{ st, mask uint64 }{
 		{testSampleType, testRegsMask},
 		{testSampleType | unix.PERF_SAMPLE_RAW | unix.PERF_SAMPLE_ADDR | unix.PERF_SAMPLE_ID | unix.PERF_SAMPLE_STREAM_ID, RegsAMD64All},
