@@ -37,10 +37,10 @@ type Kind struct {
 	View    string // the Analyzer's tab of the kind's own view ("heap"), "" for none
 	// Metrics are its metrics, in the order of a profile's value vectors; RegisterKind sets their Data.
 	Metrics []Metric
-	// Extra are metrics that follow Metrics where one of the experiments HasExtra (the clock's
-	// microstates); a kind's Values then fills them too (its out has room for them).
-	Extra    []Metric
-	HasExtra func(d *experiment.Data) bool
+	// Extra are groups of metrics that follow Metrics, in order, each where one of the experiments
+	// Has it (the clock's microstates, its OpenMP Work and Wait); a kind's Values then fills them too
+	// (its out has room for them).
+	Extra []MetricGroup
 	// MetricsOf, when set, gives its metrics for the experiments in place of Metrics: a kind whose
 	// metrics are what the experiments recorded (the counters of -h). Each has its Data set.
 	MetricsOf func(exps []*experiment.Data) []Metric
@@ -87,6 +87,12 @@ type Kind struct {
 	Passes       []*FramePass
 	removePasses []func()
 	bind         func(d *experiment.Data) Bound // a table kind's Bind
+}
+
+// MetricGroup is a group of a kind's metrics that the profiles of some experiments have.
+type MetricGroup struct {
+	Metrics []Metric
+	Has     func(d *experiment.Data) bool
 }
 
 // Bound is a kind's accessors of one experiment's events (Kind.Bind). A kind's Info and Stack take
@@ -301,8 +307,10 @@ func RegisterKind(k *Kind) DataKind {
 	for i := range k.Metrics {
 		k.Metrics[i].Data = k.ID
 	}
-	for i := range k.Extra {
-		k.Extra[i].Data = k.ID
+	for _, g := range k.Extra {
+		for i := range g.Metrics {
+			g.Metrics[i].Data = k.ID
+		}
 	}
 	Kinds = append(Kinds, k)
 	return k.ID
@@ -357,7 +365,7 @@ func (k *Kind) DefaultItems(ms []Metric) []string {
 var (
 	clockKind = &Kind{Name: "clock-profiling", Title: "Clock profiling", Noun: "clock", Record: "-p on",
 		Setting: experiment.SettingClockInterval, HasCPU: true, Sampled: true, Metrics: ClockMetrics,
-		Extra: MicrostateMetrics, HasExtra: microstatesRecorded,
+		Extra:   []MetricGroup{{MicrostateMetrics, microstatesRecorded}, {OpenMPMetrics, hasOpenMP}},
 		Default: []string{"e.%totalcpu", "i.%totalcpu"}, DefaultRank: 1,
 		// Its events are the rows of experiment.ClockSchema's table: the samples and off-CPU
 		// intervals, the period of each the CPU (or off-CPU) time it stands for.
@@ -381,6 +389,10 @@ var (
 			if d.Log.Lineage != "" {
 				main = 0
 			}
+			omp, states := r.P.kindOffset(0, OpenMPMetrics[0].Name), []uint8(nil) // (0: the clock kind, registered first)
+			if r.es.omp != nil {
+				states = r.es.omp.stateOf[0]
+			}
 			ke := KindEvents{Values: func(i int, out []int64) int64 {
 				var period int64
 				if periods != nil {
@@ -389,6 +401,9 @@ var (
 					period = t.Cols[experiment.ClockColPeriod].At(i)
 				}
 				clockValues(experiment.Mode(modes.At(i)), period, main != 0 && t.Tid[i] == main && t.Pid[i] == main, out)
+				if omp >= 0 {
+					ompValues(out, omp, states, i)
+				}
 				return period
 			}}
 			if r.P.hasMicrostates() {

@@ -135,8 +135,10 @@ func MetricsFor(exps []*experiment.Data) []Metric {
 				continue
 			}
 			ms = append(ms, k.Metrics...)
-			if k.HasExtra != nil && slices.ContainsFunc(exps, k.HasExtra) {
-				ms = append(ms, k.Extra...)
+			for _, g := range k.Extra {
+				if slices.ContainsFunc(exps, g.Has) {
+					ms = append(ms, g.Metrics...)
+				}
 			}
 		}
 	}

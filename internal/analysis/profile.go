@@ -241,7 +241,9 @@ func Analyze(exps []*experiment.Data, opt Options) (*Profile, error) {
 		objFiles: []*fileState{nil},
 		warned:   map[string]bool{},
 		unknown:  -1,
-		passes:   passesOf(opt.ViewMode),
+		passes:   passesOf(opt.ViewMode, exps),
+		mode:     opt.ViewMode,
+		datas:    exps,
 	}
 	p.b = b
 	groups := p.newIOGroups()
@@ -569,6 +571,9 @@ type builder struct {
 	// tablesOwned: p's Functions and Objects are not the published ones (publish, ownTables).
 	tablesOwned bool
 	passes      []*FramePass           // the view mode's (passesOf)
+	mode        ViewMode               // the mode whose stacks it resolves now (StackIn changes it with passes)
+	datas       []*experiment.Data     // the experiments, for the passes that apply to some (FramePass.Applies)
+	ompClass    []uint8                // by function: what it is to the OpenMP frame pass (ompClassOf); 0: not known yet
 	viewNames   map[string]uint64      // the functions that passes made, by name: their addr in funcKey
 	methods     map[methodKey]int32    // the methods of symbolic frames (FuncMethod), by object and name
 	symChains   map[symLine]int32      // the chains of symbolic frames, by method and source line
@@ -587,6 +592,7 @@ type locScope struct {
 type expState struct {
 	idx      int32
 	d        *experiment.Data
+	omp      *ompView // its OpenMP events' states and stitched stacks; nil without OpenMP regions
 	procs    map[uint32]*procMaps
 	fallback *procMaps // the target process's mappings, for processes with none of their own
 	objs     map[string]*objState
@@ -615,6 +621,7 @@ func (b *builder) newExpState(idx int, d *experiment.Data) *expState {
 	}
 	es.fallback = es.procs[d.Log.Pid]
 	es.periods = countedPeriods(d)
+	es.omp = ompViewOf(d)
 	if t := d.IOTable(); t.Len() > 0 && experiment.IOSizes(t) == nil {
 		es.ioFiles = ioEventFiles(d)
 	}
@@ -648,6 +655,10 @@ func (ea *eventAdder) addAll(keepOf func(k DataKind, n int) []bool, groups *ioGr
 		b := k.Bind(d)
 		out := ea.vals[base : base+p.kindLen(k.ID)]
 		ea.refine = nil
+		var ompStacks []uint32
+		if es.omp != nil {
+			ompStacks = es.omp.stackOf[k.ID]
+		}
 		if ke.Refine != nil {
 			ea.refine = func(i int, s int32) { ke.Refine(i, s, out) }
 		}
@@ -658,7 +669,11 @@ func (ea *eventAdder) addAll(keepOf func(k DataKind, n int) []bool, groups *ioGr
 			ea.clear()
 			dur := ke.Values(i, out)
 			b.Info(i, &ev)
-			if ea.add(event{ev.Pid, ev.Tid, ev.Time, dur, k.ID, i}, b.Stack(i), k.Sampled) && ke.Added != nil {
+			stack := b.Stack(i)
+			if ompStacks != nil {
+				stack = ompStacks[i]
+			}
+			if ea.add(event{ev.Pid, ev.Tid, ev.Time, dur, k.ID, i}, stack, k.Sampled) && ke.Added != nil {
 				ke.Added(i, ea.vals)
 			}
 		}
@@ -771,7 +786,7 @@ func (ea *eventAdder) add(ev event, stack uint32, always bool) bool {
 	var r, root int32
 	onAddRaw := int32(-1)
 	if ea.re != nil {
-		if int(stack) >= len(es.d.Stacks) {
+		if int(stack) >= es.numStacks() {
 			ea.badStacks++
 		}
 		rb := int32(-1)
@@ -839,7 +854,7 @@ func (ea *eventAdder) resolve(pid uint32, t int64, stack uint32) int32 {
 		}
 		ea.tab = es.denseTable(pid, ea.epoch)
 	}
-	if int(stack) >= len(es.d.Stacks) {
+	if int(stack) >= es.numStacks() {
 		ea.badStacks++
 		stack = 0
 	}
@@ -873,8 +888,8 @@ var maxDense = 4 << 20
 func (es *expState) denseTable(pid uint32, epoch int) []int32 {
 	key := [2]int64{int64(pid), int64(epoch)}
 	tab, ok := es.dense[key]
-	if !ok && es.dense != nil && len(es.d.Stacks) <= es.denseMax {
-		tab = make([]int32, len(es.d.Stacks))
+	if !ok && es.dense != nil && es.numStacks() <= es.denseMax {
+		tab = make([]int32, es.numStacks())
 		es.denseMax -= len(tab)
 		es.dense[key] = tab
 	}
@@ -924,10 +939,7 @@ type location struct {
 // is the builder's buffer: it is valid until the next call.
 func (b *builder) locations(rs rawStack) []location {
 	locs := b.locBuf[:0]
-	var raw experiment.Stack
-	if int(rs.id) < len(rs.es.d.Stacks) {
-		raw = rs.es.d.Stacks[rs.id]
-	}
+	raw := rs.es.omp.frames(rs.es.d, rs.id, b.mode == ViewMachine)
 	// Every frame but the leaf is a return address: look up the byte before it, so that a call
 	// ending a function is charged to its caller. Frames are resolved from the root, which
 	// numbers functions and objects in the order of their first calls. Each distinct frame is
@@ -1237,6 +1249,10 @@ func (b *builder) pseudoFunc(pc uint64) int32 {
 		name = ProcessExitName
 	case experiment.FrameUnsampled:
 		name = UnsampledName
+	default:
+		if st, ok := experiment.OMPStateOfFrame(pc); ok {
+			name = "<OMP-" + st.String() + ">"
+		}
 	}
 	obj := b.objectIndex(UnknownName, UnknownName, "")
 	return b.function(funcKey{obj: obj, addr: pc, kind: FuncPseudo}, name, 0)

@@ -3,6 +3,8 @@ package analysis
 import (
 	"fmt"
 	"slices"
+
+	"er/internal/experiment"
 )
 
 // Stack views.
@@ -53,6 +55,9 @@ type FramePass struct {
 	Name   string
 	Modes  []ViewMode // the modes it runs in: user, expert, or both; never machine
 	Frames func(c *PassContext, fr []int32) []int32
+	// Applies, when set, says whether the pass runs for a profile of experiment d (any of them):
+	// the OpenMP pass, for experiments of OpenMP programs. Nil: for every profile.
+	Applies func(d *experiment.Data) bool
 }
 
 // PassContext is what a frame pass sees of the profile being built.
@@ -96,20 +101,20 @@ func RegisterPass(p *FramePass) (remove func()) {
 	}
 }
 
-// passesOf returns the passes of mode m, in order.
-func passesOf(m ViewMode) []*FramePass {
+// passesOf returns the passes of mode m for a profile of exps, in order.
+func passesOf(m ViewMode, exps []*experiment.Data) []*FramePass {
 	var out []*FramePass
 	for _, p := range framePasses {
-		if slices.Contains(p.Modes, m) {
+		if slices.Contains(p.Modes, m) && (p.Applies == nil || slices.ContainsFunc(exps, p.Applies)) {
 			out = append(out, p)
 		}
 	}
 	return out
 }
 
-// HasPasses says whether mode m has frame passes: its stacks are then not the code's alone (an
-// export keeps function stacks, not instructions).
-func HasPasses(m ViewMode) bool { return len(passesOf(m)) > 0 }
+// HasPasses says whether mode m has frame passes for a profile of exps: its stacks are then not the
+// code's alone (an export keeps function stacks, not instructions).
+func HasPasses(m ViewMode, exps []*experiment.Data) bool { return len(passesOf(m, exps)) > 0 }
 
 // applyPasses runs the builder's passes on fr (root first).
 func (b *builder) applyPasses(fr []int32) []int32 {

@@ -48,8 +48,8 @@ func TestFramePass(t *testing.T) {
 	fk.d.AppendClock(again) // a fourth sample, of the first one's raw stack
 	calls := 0
 	remove := RegisterPass(joinAC(&calls))
-	if !HasPasses(ViewExpert) || HasPasses(ViewUser) || HasPasses(ViewMachine) {
-		t.Errorf("passes: expert %v, user %v, machine %v", HasPasses(ViewExpert), HasPasses(ViewUser), HasPasses(ViewMachine))
+	if !HasPasses(ViewExpert, nil) || HasPasses(ViewUser, nil) || HasPasses(ViewMachine, nil) {
+		t.Errorf("passes: expert %v, user %v, machine %v", HasPasses(ViewExpert, nil), HasPasses(ViewUser, nil), HasPasses(ViewMachine, nil))
 	}
 	p, err := Analyze([]*experiment.Data{fk.d}, Options{ViewMode: ViewExpert})
 	if err != nil {
@@ -67,7 +67,7 @@ func TestFramePass(t *testing.T) {
 		t.Error("the user mode ran the expert mode's pass")
 	}
 	remove()
-	if HasPasses(ViewExpert) {
+	if HasPasses(ViewExpert, nil) {
 		t.Error("the pass is still registered")
 	}
 }
@@ -77,11 +77,11 @@ func TestKindPasses(t *testing.T) {
 	pass := &FramePass{Name: "kind's", Modes: []ViewMode{ViewExpert}, Frames: func(_ *PassContext, fr []int32) []int32 { return fr }}
 	k := RegisterKind(&Kind{Name: "passing", Title: "Passing", Len: func(*experiment.Data) int { return 0 },
 		Info: func(*experiment.Data, int, *EventInfo) {}, Stack: func(*experiment.Data, int) uint32 { return 0 }, Passes: []*FramePass{pass}})
-	if !HasPasses(ViewExpert) || HasPasses(ViewUser) {
-		t.Errorf("with the kind: expert %v, user %v", HasPasses(ViewExpert), HasPasses(ViewUser))
+	if !HasPasses(ViewExpert, nil) || HasPasses(ViewUser, nil) {
+		t.Errorf("with the kind: expert %v, user %v", HasPasses(ViewExpert, nil), HasPasses(ViewUser, nil))
 	}
 	RemoveKind(k)
-	if HasPasses(ViewExpert) {
+	if HasPasses(ViewExpert, nil) {
 		t.Error("the kind's pass outlived it")
 	}
 }

@@ -9,7 +9,7 @@ import "slices"
 // (none, where no runtime registered any).
 func (p *Profile) SameStacks(m ViewMode) bool {
 	b := p.Unfiltered().b
-	return b == nil || m == b.opt.ViewMode || slices.Equal(passesOf(m), b.passes)
+	return b == nil || m == b.opt.ViewMode || slices.Equal(passesOf(m, b.datas), b.passes)
 }
 
 // NumRaw is the number of distinct raw stacks of the profile that p was refiltered from (p's own
@@ -58,10 +58,10 @@ func (p *Profile) StackIn(m ViewMode, r int32) []int32 {
 			b.modeStacks[m] = c
 		}
 		if c[r] == nil {
-			own := b.passes
-			b.passes = passesOf(m)
+			own, mode := b.passes, b.mode
+			b.passes, b.mode = passesOf(m, b.datas), m
 			c[r] = slices.Clip(append([]int32{}, b.expand(b.locations(root.raw[r]))...))
-			b.passes = own
+			b.passes, b.mode = own, mode
 		}
 		out = c[r]
 	})

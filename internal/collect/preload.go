@@ -65,6 +65,55 @@ func checkDynamic(path, why string) error {
 		"link it dynamically, or collect clock profiles only (-p, without -H, -s or -i)", path, why)
 }
 
+// openMPRuntimes are the sonames of the OpenMP runtimes: GCC's, LLVM's, Intel's.
+var openMPRuntimes = []string{"libgomp.so", "libomp.so", "libiomp5.so"}
+
+// linksOpenMP says whether the program at path needs an OpenMP runtime: its own or its libraries'
+// DT_NEEDED entries name one (a library found in the usual directories).
+func linksOpenMP(path string) bool {
+	seen := map[string]bool{}
+	var needs func(file string, depth int) bool
+	needs = func(file string, depth int) bool {
+		f, err := elf.Open(file)
+		if err != nil {
+			return false
+		}
+		defer f.Close()
+		libs, _ := f.ImportedLibraries()
+		for _, l := range libs {
+			for _, rt := range openMPRuntimes {
+				if strings.HasPrefix(l, rt) {
+					return true
+				}
+			}
+		}
+		if depth == 0 {
+			return false
+		}
+		for _, l := range libs {
+			if seen[l] || strings.HasPrefix(l, "libc.so") || strings.HasPrefix(l, "libm.so") {
+				continue
+			}
+			seen[l] = true
+			for _, dir := range []string{"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/usr/local/lib"} {
+				if p := filepath.Join(dir, l); fileExists(p) {
+					if needs(p, depth-1) {
+						return true
+					}
+					break
+				}
+			}
+		}
+		return false
+	}
+	return needs(path, 1)
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
 // sigprofTitle names the SIGPROF clock and why it is used, for messages.
 func sigprofTitle(spec Spec) string {
 	if spec.ClockSource == "sigprof" {
@@ -102,6 +151,7 @@ func libraryJobs(spec Spec, sigprof bool) []libraryJob {
 		{spec.Heap, libraryJob{"heap", "heap tracing (-H)"}},
 		{spec.Sync, libraryJob{"sync", "synchronization tracing (-s)"}},
 		{spec.IO, libraryJob{"io", "I/O tracing (-i)"}},
+		{spec.OpenMPOn(), libraryJob{"omp", "OpenMP tracing (--openmp)"}},
 		{sigprof, libraryJob{"clock", sigprofTitle(spec)}},
 		{spec.SampleSignal != 0, libraryJob{"", "sample points by signal (-l)"}},
 		{spec.PauseSignal != 0, libraryJob{"", "pause and resume by signal (-y)"}},

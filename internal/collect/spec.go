@@ -56,6 +56,7 @@ type Spec struct {
 	SyncArg      string        // -s as given ("on", "all", "100")
 	SyncThresh   time.Duration // -s threshold; SyncCalibrate: measure it in the target (-s on)
 	IO           bool          // -i on: I/O tracing
+	OpenMP       string        // --openmp: "on", "off", or "" (on where the target program links an OpenMP runtime)
 	ClockSource  string        // "" chooses perf events and falls back to SIGPROF; "perf" or "sigprof" forces one
 	RingPages    int           // $ER_RING_PAGES: data pages of each CPU's ring; 0 sizes them by the sample rate
 	SampleCounts string        // $ER_SAMPLE_COUNTS: "on", "off", or "" (where the exit counts cannot weight the samples)
@@ -162,6 +163,21 @@ func Parse(args []string) (Spec, error) {
 				s.Microstates = v == "on"
 			default:
 				return s, usageErr("--microstates %q: expected on or off", v)
+			}
+			continue
+		case "--openmp", "--openmp=on", "--openmp=off":
+			if v, ok := strings.CutPrefix(a, "--openmp="); ok {
+				s.OpenMP = v
+				continue
+			}
+			if v, err = next(a); err != nil {
+				return s, err
+			}
+			switch v {
+			case "on", "off":
+				s.OpenMP = v
+			default:
+				return s, usageErr("--openmp %q: expected on or off", v)
 			}
 			continue
 		case "-p", "-o", "-d", "-C", "-t", "-L", "-S", "-U", "-H", "-s", "-i", "-F", "-P", "-l", "-y", "-a", "-g":
@@ -378,6 +394,10 @@ const SyncCalibrate time.Duration = -1
 // Tracing reports whether the spec needs the collector library inside the target.
 func (s Spec) Tracing() bool { return s.Heap || s.Sync || s.IO }
 
+// OpenMPOn says whether the OpenMP regions and states are recorded (--openmp, decided for the
+// target by Session.run where not given).
+func (s Spec) OpenMPOn() bool { return s.OpenMP == "on" }
+
 func parseOnOff(opt, v string) (bool, error) {
 	switch v {
 	case "on":
@@ -493,6 +513,9 @@ func (s Spec) Settings() []experiment.Setting {
 	default:
 		out = append(out, experiment.Setting{Name: experiment.SettingSyncTracing, Value: s.SyncArg})
 	}
+	if s.OpenMPOn() {
+		out = append(out, experiment.Setting{Name: experiment.SettingOpenMP, Value: "on"})
+	}
 	if len(s.Counters) > 0 {
 		out = append(out, experiment.Setting{Name: experiment.SettingCounters, Value: s.CountersArg})
 	}
@@ -508,5 +531,5 @@ func (s Spec) Settings() []experiment.Setting {
 // OptionNames lists er collect's options, for shell completion.
 func OptionNames() []string {
 	return []string{"-p", "-h", "-H", "-s", "-i", "-o", "-d", "-C", "-t", "-L", "-S", "-U", "-F", "-P", "-l", "-y", "-a", "-g",
-		"-n", "-V", "--microstates", "--help", "--version"}
+		"-n", "-V", "--microstates", "--openmp", "--help", "--version"}
 }

@@ -33,7 +33,7 @@ func (s *session) exportProfile(o exportOpts) (*analysis.Profile, *export.Profil
 	if o.instrs || o.threads {
 		is = p.InstrStacks() // first: it may find inlined functions
 	}
-	instrs := o.instrs && s.objVis.visibilityFunc() == nil && !analysis.HasPasses(s.analysisMode())
+	instrs := o.instrs && s.objVis.visibilityFunc() == nil && !analysis.HasPasses(s.analysisMode(), s.exps)
 	out := &export.Profile{Main: -1}
 	for _, m := range p.Metrics {
 		unit := "count"

@@ -27,7 +27,7 @@ import (
 
 // TraceFiles lists the trace files in the order a reader reads them: data before stacks, so
 // that every stack an event of a live experiment refers to has been written.
-var TraceFiles = []string{HeapTraceFile, SyncTraceFile, IOTraceFile, ClockTraceFile, TraceStacksFile}
+var TraceFiles = []string{HeapTraceFile, SyncTraceFile, IOTraceFile, ClockTraceFile, OMPTraceFile, TraceStacksFile}
 
 const (
 	traceHeaderLen = fileHeaderStopErrno // bytes of the header that a file has at least
@@ -41,7 +41,7 @@ const (
 
 // traceFileKinds are the header kinds of the trace files.
 var traceFileKinds = map[string]uint32{HeapTraceFile: fileHeap, SyncTraceFile: fileSync, IOTraceFile: fileIO,
-	ClockTraceFile: fileClock, TraceStacksFile: fileStacks}
+	ClockTraceFile: fileClock, OMPTraceFile: fileOMP, TraceStacksFile: fileStacks}
 
 // eventKinds are the kinds of the records in each kind of trace file that holds events.
 var eventKinds = map[uint32]uint8{fileHeap: recHeap, fileSync: recSync, fileIO: recIO, fileClock: recClock}
@@ -334,6 +334,7 @@ type traceReader struct {
 	// clock samples in d's clock table)
 	stackIdx               map[uint32]uint32
 	heap0, sync0, io0, ck0 int
+	reg0                   int  // the instance's first OpenMP region
 	summed                 bool // Options.Summed: the traces are summed as they are read
 }
 
@@ -410,6 +411,7 @@ func readTraces(d *Data, sources []traceSource, opt Options, warn func(string)) 
 func (tr *traceReader) begin() {
 	tr.stackIdx = map[uint32]uint32{}
 	tr.heap0, tr.sync0, tr.io0, tr.ck0 = tr.d.HeapTable().Len(), tr.d.SyncTable().Len(), tr.d.IOTable().Len(), tr.d.ClockTable().Len()
+	tr.reg0 = tr.d.OMPRegions().Len()
 }
 
 // end resolves the stack ids of the instance's events (read before its stacks) to stacks of d.
@@ -445,6 +447,11 @@ func (tr *traceReader) end() {
 	if ct := d.ClockTable(); ct != nil {
 		for i := tr.ck0; i < ct.Len(); i++ {
 			resolve(&ct.Stack[i])
+		}
+	}
+	if rt := d.OMPRegions(); rt != nil {
+		for i := tr.reg0; i < rt.Len(); i++ {
+			resolve(&rt.Stack[i])
 		}
 	}
 	if ht := d.HeapTable(); tr.summed && ht.Len() > tr.heap0 {
@@ -487,6 +494,11 @@ func (tr *traceReader) finish() {
 		it.SortByTime()
 		nameFiles(it)
 	}
+	for _, t := range []*events.Table{d.OMPTable(), d.OMPRegions()} {
+		if t != nil {
+			t.SortByTime()
+		}
+	}
 }
 
 // readFile reads the trace file name (one of TraceFiles) of the instance being read, at file.
@@ -519,6 +531,8 @@ func (tr *traceReader) readFile(name, file string, r io.ReaderAt, size int64, fd
 			w, err = tr.sumSync(tf, &sk)
 		case h.kind == fileIO && tr.summed:
 			w, err = tr.sumIO(tf, &sk)
+		case h.kind == fileOMP:
+			w, err = tr.readOMP(tf, &sk)
 		default:
 			w, err = tr.readEvents(tf, &sk)
 		}
@@ -636,7 +650,7 @@ func (tr *traceReader) t(ns uint64) int64 { return int64(ns) - tr.base }
 // lostData notes what the header of the trace file name says was not recorded; stopWarnings says it.
 func (tr *traceReader) lostData(name string, h traceHeader) string {
 	what := map[string]string{HeapTraceFile: "heap events", SyncTraceFile: "synchronization waits", IOTraceFile: "I/O calls",
-		ClockTraceFile: "clock samples", TraceStacksFile: "call stacks"}[name]
+		ClockTraceFile: "clock samples", OMPTraceFile: "OpenMP regions and states", TraceStacksFile: "call stacks"}[name]
 	if h.stopErrno != 0 {
 		if tr.stops == nil {
 			tr.stops = map[uint32]*traceStop{}

@@ -8,6 +8,7 @@ const (
 	SyncTraceFile   = "synctrace"   // ER_NAME_SYNC: synchronization waits
 	IOTraceFile     = "iotrace"     // ER_NAME_IO: I/O calls
 	ClockTraceFile  = "clocktrace"  // ER_NAME_CLOCK: clock profiling by SIGPROF, where perf events are denied
+	OMPTraceFile    = "omptrace"    // ER_NAME_OMP: OpenMP regions and thread states
 	TraceStacksFile = "tracestacks" // ER_NAME_STACKS: the stacks the other trace files refer to, mappings and notes
 	traceMagic      = "ERTRACE1"    // ER_MAGIC
 )
@@ -28,17 +29,20 @@ const (
 	fileIO     = 3 // ER_FILE_IO
 	fileClock  = 4 // ER_FILE_CLOCK
 	fileStacks = 5 // ER_FILE_STACKS: stacks, load-object mappings and notes
+	fileOMP    = 6 // ER_FILE_OMP: OpenMP regions and thread states
 )
 
 // enum er_rec_kind: Record kinds (er_rec.kind).
 const (
-	recStack = 1 // ER_REC_STACK: struct er_rec_stack: a call stack, referred to by id
-	recHeap  = 2 // ER_REC_HEAP: struct er_rec_heap
-	recSync  = 3 // ER_REC_SYNC: struct er_rec_sync
-	recIO    = 4 // ER_REC_IO: struct er_rec_io, then name bytes
-	recClock = 5 // ER_REC_CLOCK: struct er_rec_clock
-	recMap   = 6 // ER_REC_MAP: struct er_rec_map, then the path
-	recNote  = 7 // ER_REC_NOTE: struct er_rec, then text "key=value"
+	recStack     = 1 // ER_REC_STACK: struct er_rec_stack: a call stack, referred to by id
+	recHeap      = 2 // ER_REC_HEAP: struct er_rec_heap
+	recSync      = 3 // ER_REC_SYNC: struct er_rec_sync
+	recIO        = 4 // ER_REC_IO: struct er_rec_io, then name bytes
+	recClock     = 5 // ER_REC_CLOCK: struct er_rec_clock
+	recMap       = 6 // ER_REC_MAP: struct er_rec_map, then the path
+	recNote      = 7 // ER_REC_NOTE: struct er_rec, then text "key=value"
+	recOMPState  = 8 // ER_REC_OMP_STATE: struct er_rec_omp_state: a thread's time in an OpenMP state
+	recOMPRegion = 9 // ER_REC_OMP_REGION: struct er_rec_omp_region: a parallel region, written at its end
 )
 
 // enum er_heap_op: Operations (er_rec.aux of heap, sync and I/O records): which function the event records.
@@ -110,6 +114,20 @@ const (
 	IOGetc      IOOp = 49 // ER_IO_GETC
 	IOPutc      IOOp = 50 // ER_IO_PUTC
 	IOInherited IOOp = 63 // ER_IO_INHERITED: not a call: a descriptor open when tracing began (the name is its /proc/self/fd link); it feeds no metric
+)
+
+// enum er_omp_state: OpenMP thread states (er_rec.aux of an OpenMP state record); the states between the recorded ones (idle, the implicit barrier of a region's end) are the reader's to derive.
+const (
+	OMPWork            OMPState = 1  // ER_OMP_WORK: the work of a parallel region: the outlined function, on each thread of its team
+	OMPOverhead        OMPState = 2  // ER_OMP_OVERHEAD: in the runtime: starting a region, getting a chunk of a loop's iterations
+	OMPIdle            OMPState = 3  // ER_OMP_IDLE: a worker waiting for work
+	OMPReduction       OMPState = 4  // ER_OMP_REDUCTION
+	OMPImplicitBarrier OMPState = 5  // ER_OMP_IMPLICIT_BARRIER
+	OMPExplicitBarrier OMPState = 6  // ER_OMP_EXPLICIT_BARRIER
+	OMPLockWait        OMPState = 7  // ER_OMP_LOCK_WAIT
+	OMPCriticalWait    OMPState = 8  // ER_OMP_CRITICAL_WAIT
+	OMPOrderedWait     OMPState = 9  // ER_OMP_ORDERED_WAIT
+	OMPAtomicWait      OMPState = 10 // ER_OMP_ATOMIC_WAIT
 )
 
 // enum er_map_aux: er_rec.aux of a map record.
@@ -200,6 +218,26 @@ const (
 	recClockCount  = 20 // u32 count: 1 + the timer's overrun: how many intervals this record stands for
 	recClockCPU    = 24 // u32 cpu: the CPU the handler ran on
 	sizeofRecClock = 32
+)
+
+// struct er_rec_omp_state: the offset of each field the reader reads, and the size, in bytes.
+const (
+	recOMPStart       = 16 // u64 start_ns: CLOCK_MONOTONIC
+	recOMPStateRegion = 24 // u64 region: the parallel region the thread was in (its id), 0: none
+	sizeofRecOMPState = 32
+)
+
+// struct er_rec_omp_region: the offset of each field the reader reads, and the size, in bytes.
+const (
+	recOMPRegionStack   = 16 // u32 stack: the master's stack at the call: frame 0 the runtime's entry point, then the return addresses
+	recOMPRegionTeam    = 20 // u32 team: the threads of its team
+	recOMPRegionStart   = 24 // u64 start_ns
+	recOMPRegionID      = 32 // u64 id: unique in the process, from 1
+	recOMPRegionParent  = 40 // u64 parent: the region the master was in, 0: none
+	recOMPRegionFn      = 48 // u64 fn: the outlined function
+	recOMPRegionTrampLo = 56 // u64 tramp_lo: [tramp_lo, tramp_hi): the collector's code that calls the outlined function on each thread: a stack is the region's from there to its root
+	recOMPRegionTrampHi = 64 // u64 tramp_hi
+	sizeofRecOMPRegion  = 72
 )
 
 // struct er_rec_map: the offset of each field the reader reads, and the size, in bytes.

@@ -276,6 +276,7 @@ const (
 	SettingOffCPUStacks   SettingKey = "offcpu_stacks"     // with microstates: "switches" (sampled as threads leave a CPU), or "last-run" (not permitted: where each thread last ran)
 	SettingHeapTracing    SettingKey = "heap_tracing"      // "on" or "off"
 	SettingSyncTracing    SettingKey = "sync_tracing"      // "off", "on (calibrated threshold)", "all" or a threshold
+	SettingOpenMP         SettingKey = "openmp_tracing"    // "on" where OpenMP regions and states were recorded (absent: off)
 	SettingIOTracing      SettingKey = "io_tracing"        // "on" or "off"
 	SettingCounters       SettingKey = "hwc_profiling"     // -h as given ("cycles,on,+dcrm,1000", "page-faults,1"); the counters are in Log.Counters
 )

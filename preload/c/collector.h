@@ -30,7 +30,7 @@
  * (sigqueue): not the program's. */
 
 /* Output slots of a thread: one current block per data file. */
-enum er_slot { SLOT_HEAP, SLOT_SYNC, SLOT_IO, SLOT_CLOCK, SLOT_STACKS, SLOT_N };
+enum er_slot { SLOT_HEAP, SLOT_SYNC, SLOT_IO, SLOT_CLOCK, SLOT_OMP, SLOT_STACKS, SLOT_N };
 
 struct er_block {
 	char *base;   /* mapped block, or NULL */
@@ -92,6 +92,7 @@ enum er_how { ER_HOW_FOUNDER = 1, ER_HOW_FORK, ER_HOW_EXEC };
 struct er_state {
 	int active;          /* this instance is followed: it has its directory under .proc */
 	int heap, sync, io;  /* tracing enabled */
+	int omp;             /* OpenMP regions and states recorded (omp.c) */
 	int clock;           /* SIGPROF clock profiling enabled */
 	int want;            /* bit per slot: the data files this instance writes (a fork child too) */
 	uint64_t sync_threshold_ns;
@@ -207,6 +208,8 @@ ER_HIDDEN void er_clock_unblock(void);  /* SIGPROF unblocked in this thread; the
 ER_HIDDEN int er_clock_held(void);      /* a SIGPROF of the program's must wait: it is held */
 ER_HIDDEN int er_sigprof_kept(void);    /* the library keeps SIGPROF */
 ER_HIDDEN void er_sync_calibrate(void);
+/* er_omp_record records thread t's time in OpenMP state from t0 to t1 in region (omp.c). */
+ER_HIDDEN void er_omp_record(int state, uint64_t t0, uint64_t t1, uint64_t region);
 ER_HIDDEN void er_io_init(void);
 /* er_own_writes counts the write system calls the collector makes itself (messages, file headers),
  * which the I/O tracing's count of the process's system calls leaves out. */

@@ -23,6 +23,7 @@
 #define ER_NAME_SYNC "synctrace" /* synchronization waits */
 #define ER_NAME_IO "iotrace" /* I/O calls */
 #define ER_NAME_CLOCK "clocktrace" /* clock profiling by SIGPROF, where perf events are denied */
+#define ER_NAME_OMP "omptrace" /* OpenMP regions and thread states */
 #define ER_NAME_STACKS "tracestacks" /* the stacks the other trace files refer to, mappings and notes */
 #define ER_MAGIC "ERTRACE1"
 #define ER_VERSION 1
@@ -40,6 +41,7 @@ enum er_file_kind {
 	ER_FILE_IO = 3,
 	ER_FILE_CLOCK = 4,
 	ER_FILE_STACKS = 5, /* stacks, load-object mappings and notes */
+	ER_FILE_OMP = 6, /* OpenMP regions and thread states */
 };
 
 /* Record kinds (er_rec.kind). */
@@ -51,6 +53,8 @@ enum er_rec_kind {
 	ER_REC_CLOCK = 5, /* struct er_rec_clock */
 	ER_REC_MAP = 6, /* struct er_rec_map, then the path */
 	ER_REC_NOTE = 7, /* struct er_rec, then text "key=value" */
+	ER_REC_OMP_STATE = 8, /* struct er_rec_omp_state: a thread's time in an OpenMP state */
+	ER_REC_OMP_REGION = 9, /* struct er_rec_omp_region: a parallel region, written at its end */
 };
 
 /* Operations (er_rec.aux of heap, sync and I/O records): which function the event records. */
@@ -120,6 +124,22 @@ enum er_io_op {
 	ER_IO_GETC = 49,
 	ER_IO_PUTC = 50,
 	ER_IO_INHERITED = 63, /* not a call: a descriptor open when tracing began (the name is its /proc/self/fd link); it feeds no metric */
+};
+
+/* OpenMP thread states (er_rec.aux of an OpenMP state record); the states between the recorded
+ * ones (idle, the implicit barrier of a region's end) are the reader's to derive.
+ */
+enum er_omp_state {
+	ER_OMP_WORK = 1, /* the work of a parallel region: the outlined function, on each thread of its team */
+	ER_OMP_OVERHEAD = 2, /* in the runtime: starting a region, getting a chunk of a loop's iterations */
+	ER_OMP_IDLE = 3, /* a worker waiting for work */
+	ER_OMP_REDUCTION = 4,
+	ER_OMP_IMPLICIT_BARRIER = 5,
+	ER_OMP_EXPLICIT_BARRIER = 6,
+	ER_OMP_LOCK_WAIT = 7,
+	ER_OMP_CRITICAL_WAIT = 8,
+	ER_OMP_ORDERED_WAIT = 9,
+	ER_OMP_ATOMIC_WAIT = 10,
 };
 
 /* er_rec.aux of a map record. */
@@ -231,6 +251,34 @@ struct er_rec_clock {
 	uint32_t pad;
 };
 
+/* A thread's time in an OpenMP state (er_rec.aux), from start_ns to the record's time. */
+struct er_rec_omp_state {
+	struct er_rec h;
+	uint64_t start_ns; /* CLOCK_MONOTONIC */
+	uint64_t region; /* the parallel region the thread was in (its id), 0: none */
+};
+
+/* A parallel region, from start_ns (its master's call) to the record's time (the call's return);
+ * the record's thread is its master.
+ */
+struct er_rec_omp_region {
+	struct er_rec h;
+	/* the master's stack at the call: frame 0 the runtime's entry point, then the return
+	 * addresses
+	 */
+	uint32_t stack;
+	uint32_t team; /* the threads of its team */
+	uint64_t start_ns;
+	uint64_t id; /* unique in the process, from 1 */
+	uint64_t parent; /* the region the master was in, 0: none */
+	uint64_t fn; /* the outlined function */
+	/* [tramp_lo, tramp_hi): the collector's code that calls the outlined function on each
+	 * thread: a stack is the region's from there to its root
+	 */
+	uint64_t tramp_lo;
+	uint64_t tramp_hi;
+};
+
 /* A mapping of executable code, then the path. */
 struct er_rec_map {
 	struct er_rec h;
@@ -302,6 +350,20 @@ _Static_assert(offsetof(struct er_rec_clock, stack) == 16, "er_rec_clock.stack")
 _Static_assert(offsetof(struct er_rec_clock, count) == 20, "er_rec_clock.count");
 _Static_assert(offsetof(struct er_rec_clock, cpu) == 24, "er_rec_clock.cpu");
 _Static_assert(offsetof(struct er_rec_clock, pad) == 28, "er_rec_clock.pad");
+_Static_assert(sizeof(struct er_rec_omp_state) == 32, "er_rec_omp_state");
+_Static_assert(offsetof(struct er_rec_omp_state, h) == 0, "er_rec_omp_state.h");
+_Static_assert(offsetof(struct er_rec_omp_state, start_ns) == 16, "er_rec_omp_state.start_ns");
+_Static_assert(offsetof(struct er_rec_omp_state, region) == 24, "er_rec_omp_state.region");
+_Static_assert(sizeof(struct er_rec_omp_region) == 72, "er_rec_omp_region");
+_Static_assert(offsetof(struct er_rec_omp_region, h) == 0, "er_rec_omp_region.h");
+_Static_assert(offsetof(struct er_rec_omp_region, stack) == 16, "er_rec_omp_region.stack");
+_Static_assert(offsetof(struct er_rec_omp_region, team) == 20, "er_rec_omp_region.team");
+_Static_assert(offsetof(struct er_rec_omp_region, start_ns) == 24, "er_rec_omp_region.start_ns");
+_Static_assert(offsetof(struct er_rec_omp_region, id) == 32, "er_rec_omp_region.id");
+_Static_assert(offsetof(struct er_rec_omp_region, parent) == 40, "er_rec_omp_region.parent");
+_Static_assert(offsetof(struct er_rec_omp_region, fn) == 48, "er_rec_omp_region.fn");
+_Static_assert(offsetof(struct er_rec_omp_region, tramp_lo) == 56, "er_rec_omp_region.tramp_lo");
+_Static_assert(offsetof(struct er_rec_omp_region, tramp_hi) == 64, "er_rec_omp_region.tramp_hi");
 _Static_assert(sizeof(struct er_rec_map) == 48, "er_rec_map");
 _Static_assert(offsetof(struct er_rec_map, h) == 0, "er_rec_map.h");
 _Static_assert(offsetof(struct er_rec_map, start) == 16, "er_rec_map.start");

@@ -1,0 +1,497 @@
+package analysis
+
+import (
+	"cmp"
+	"fmt"
+	"path"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"weak"
+
+	"er/internal/experiment"
+)
+
+// OpenMP programs (docs/openmp.md).
+//
+// The collector library records a program's parallel regions (each with its master's stack at its
+// start) and its threads' time in the runtime's states (experiment.OMPSchema, OMPRegionSchema).
+// From them each event of a thread gets a context: its state (work, or one of the <OMP-*> states)
+// and the region it is in. The user and expert view modes show the event at a stitched stack: its
+// own frames up to the collector's trampoline that runs the region's outlined function, then the
+// region's master's stack (and its parents', for nested regions), and the state's pseudo-frame as
+// its leaf where the thread is in the runtime; the frame pass then takes the runtime's frames out
+// and folds (user) or names (expert) the outlined functions. The machine mode shows the raw stacks:
+// a stitched stack resolves to its raw one there. OpenMP Work and Wait split each clock event's time
+// by its state.
+
+// OpenMPMetrics follow the clock's metrics (and its microstates) in experiments of OpenMP programs:
+// the time of each thread in user code, serial or parallel, and in the runtime's states (waiting,
+// idle, overhead). Their sum is each thread's Total Thread Time (Total CPU Time without
+// microstates).
+var OpenMPMetrics = []Metric{
+	{Name: "ompwork", Title: "OpenMP Work", Short: "OMP Work", Time: true},
+	{Name: "ompwait", Title: "OpenMP Wait", Short: "OMP Wait", Time: true},
+}
+
+// hasOpenMP says whether d recorded an OpenMP program's regions.
+func hasOpenMP(d *experiment.Data) bool {
+	if d.OMPRegions().Len() > 0 {
+		return true
+	}
+	v, ok := d.Log.Setting(experiment.SettingOpenMP)
+	return ok && experiment.On(v)
+}
+
+// ompFramePass shows an OpenMP program's stacks as its users think of them: the runtime's frames
+// out (a leaf in the runtime, in no recorded state, becomes <OMP-overhead>), the outlined functions
+// folded into the functions that hold their regions (user) or named for them (expert).
+var ompFramePass = &FramePass{Name: "openmp", Modes: []ViewMode{ViewUser, ViewExpert}, Frames: ompFrames, Applies: hasOpenMP}
+
+func init() { RegisterPass(ompFramePass) }
+
+// Classes of functions for the pass (builder.ompClass).
+const (
+	ompPlain uint8 = iota + 1
+	ompRuntime
+	ompOutlined
+	ompState
+)
+
+// ompRuntimes are the OpenMP runtimes' file names: GCC's, LLVM's and Intel's.
+var ompRuntimes = []string{"libgomp.so", "libomp.so", "libiomp5.so", "libomp-"}
+
+func ompFrames(c *PassContext, fr []int32) []int32 {
+	b := c.b
+	if len(fr) == 0 {
+		return fr
+	}
+	leafRuntime := false
+	out := fr[:0]
+	inRuntime := false // below a runtime frame: what it calls is its own, up to an outlined function (a region's, a task's)
+	for _, f := range fr {
+		c := b.ompClassOf(f)
+		if inRuntime && c != ompOutlined && c != ompState {
+			continue
+		}
+		inRuntime = false
+		switch c {
+		case ompRuntime:
+			inRuntime, leafRuntime = true, true
+			continue
+		case ompOutlined:
+			if b.mode == ViewUser {
+				continue
+			}
+			f = b.ompExpertFunc(f, out)
+		}
+		out = append(out, f)
+		leafRuntime = false
+	}
+	if leafRuntime && (len(out) == 0 || b.ompClassOf(out[len(out)-1]) != ompState) {
+		out = append(out, b.pseudoFunc(experiment.OMPStateFrame(experiment.OMPOverhead)))
+	}
+	return out
+}
+
+// ompClassOf says what function f is to the pass, remembered.
+func (b *builder) ompClassOf(f int32) uint8 {
+	for int(f) >= len(b.ompClass) {
+		b.ompClass = append(b.ompClass, 0)
+	}
+	if c := b.ompClass[f]; c != 0 {
+		return c
+	}
+	fn := &b.p.Functions[f]
+	c := ompPlain
+	switch {
+	case fn.Kind == FuncPseudo && strings.HasPrefix(fn.Name, "<OMP-"):
+		c = ompState
+	case fn.Kind == FuncView:
+	case isOutlined(fn.Name):
+		c = ompOutlined
+	case fn.Object > 0 && fn.Object < len(b.p.Objects):
+		base := path.Base(b.p.Objects[fn.Object].Path)
+		for _, rt := range ompRuntimes {
+			if strings.HasPrefix(base, rt) {
+				c = ompRuntime
+			}
+		}
+	}
+	b.ompClass[f] = c
+	return c
+}
+
+// isOutlined says whether a function's name is a compiler's outlined function of an OpenMP
+// construct: GCC's foo._omp_fn.N, clang's .omp_outlined. (and its debug__ variants).
+func isOutlined(name string) bool {
+	return strings.Contains(name, "._omp_fn.") || strings.HasPrefix(name, ".omp_outlined.") ||
+		strings.HasPrefix(name, "__omp_outlined__") || strings.HasPrefix(name, ".omp_task_entry.")
+}
+
+// ompExpertFunc returns the expert mode's function of outlined function f, called from the stack
+// above (root first): "foo -- OMP parallel region from line 9 [foo._omp_fn.0]".
+func (b *builder) ompExpertFunc(f int32, above []int32) int32 {
+	fn := &b.p.Functions[f]
+	name := fn.Name
+	holder, _, ok := strings.Cut(name, "._omp_fn.")
+	if !ok {
+		holder = "?"
+		for i := len(above) - 1; i >= 0; i-- {
+			if b.ompClassOf(above[i]) == ompPlain {
+				holder = b.p.Functions[above[i]].Name
+				break
+			}
+		}
+	}
+	where := ""
+	if obj := fn.Object; obj > 0 && obj < len(b.objOS) {
+		if fs := b.fileOf(b.objOS[obj]); fs != nil && fs.of != nil && fs.of.Debug != nil {
+			if frames, ok := fs.of.Debug.Frames(fn.Addr); ok && len(frames) > 0 {
+				where = fmt.Sprintf(" from line %d", frames[len(frames)-1].Line)
+			}
+		}
+	}
+	return (&PassContext{b: b}).ViewFunc(fn.Object, fmt.Sprintf("%s -- OMP parallel region%s [%s]", holder, where, name))
+}
+
+// ompView is what the OpenMP records of one experiment give its events: each event's state and
+// stitched stack.
+type ompView struct {
+	n       int                // len(d.Stacks): the id of the first stitched stack
+	extra   []experiment.Stack // the stitched stacks, ids n, n+1, ...
+	orig    []uint32           // the raw stack of each
+	stackOf [][]uint32         // by DataKind: each event's stack; nil: the table's
+	stateOf [][]uint8          // by DataKind: each event's state (0: not of an OpenMP thread; its work)
+}
+
+// frames returns stack id's frames: a stitched stack's, or, for the machine mode, its raw stack's.
+func (v *ompView) frames(d *experiment.Data, id uint32, machine bool) experiment.Stack {
+	if int(id) < len(d.Stacks) {
+		return d.Stacks[id]
+	}
+	if v == nil {
+		return nil
+	}
+	j := int(id) - v.n
+	if j < 0 || j >= len(v.extra) {
+		return nil
+	}
+	if machine {
+		return d.Stacks[v.orig[j]]
+	}
+	return v.extra[j]
+}
+
+// ompViews holds each experiment's view, made once (ompViewOf), while the experiment lives.
+var ompViews sync.Map // weak.Pointer[experiment.Data] -> *ompEntry
+
+type ompEntry struct {
+	once sync.Once
+	v    *ompView
+}
+
+// ompViewOf returns d's OpenMP view, nil for an experiment without OpenMP regions.
+func ompViewOf(d *experiment.Data) *ompView {
+	if d.OMPRegions().Len() == 0 {
+		return nil
+	}
+	key := weak.Make(d)
+	e, loaded := ompViews.LoadOrStore(key, &ompEntry{})
+	if !loaded {
+		runtime.AddCleanup(d, func(k weak.Pointer[experiment.Data]) { ompViews.Delete(k) }, key)
+	}
+	en := e.(*ompEntry)
+	en.once.Do(func() { en.v = newOMPView(d) })
+	return en.v
+}
+
+// ompRegion is a parallel region of the view.
+type ompRegion struct {
+	start, end int64
+	master     uint32
+	parent     int64
+	stack      uint32
+	chain      int32 // its stitched parent stack (ompStitch.chains), -1 before it is made
+}
+
+type regKey struct {
+	pid uint32
+	id  int64
+}
+
+type tidKey struct{ pid, tid uint32 }
+
+// ompSeg is a time of a thread in one state: [from, to).
+type ompSeg struct {
+	from, to int64
+	state    experiment.OMPState
+	region   int64
+}
+
+// ompInterval is a recorded (or derived) time in a state, before the nesting is resolved.
+type ompInterval struct {
+	from, to int64
+	state    experiment.OMPState
+	region   int64
+}
+
+func newOMPView(d *experiment.Data) *ompView {
+	rt, st := d.OMPRegions(), d.OMPTable()
+	regions := map[regKey]*ompRegion{}
+	tramps := map[uint32][2]uint64{}
+	ivs := map[tidKey][]ompInterval{}
+	for i := range rt.Len() {
+		id := rt.Cols[experiment.RegColID].At(i)
+		r := &ompRegion{start: rt.Time[i] - rt.DurAt(i), end: rt.Time[i], master: rt.Tid[i],
+			parent: rt.Cols[experiment.RegColParent].At(i), stack: rt.Stack[i], chain: -1}
+		regions[regKey{rt.Pid[i], id}] = r
+		tramps[rt.Pid[i]] = [2]uint64{uint64(rt.Cols[experiment.RegColTrampFrom].At(i)), uint64(rt.Cols[experiment.RegColTrampTo].At(i))}
+		k := tidKey{rt.Pid[i], r.master}
+		ivs[k] = append(ivs[k], ompInterval{r.start, r.end, experiment.OMPOverhead, id})
+	}
+	workers := map[tidKey]bool{}
+	for i := range st.Len() {
+		k := tidKey{st.Pid[i], st.Tid[i]}
+		state := experiment.OMPState(st.Cols[experiment.OMPColState].At(i))
+		id := st.Cols[experiment.OMPColRegion].At(i)
+		from, to := st.Time[i]-st.DurAt(i), st.Time[i]
+		ivs[k] = append(ivs[k], ompInterval{from, to, state, id})
+		if state != experiment.OMPWork {
+			continue
+		}
+		r := regions[regKey{k.pid, id}]
+		if r == nil {
+			continue
+		}
+		if r.master != k.tid {
+			workers[k] = true
+		}
+		if r.end > to { // past its work, the thread waits for the team at the region's end
+			ivs[k] = append(ivs[k], ompInterval{to, r.end, experiment.OMPImplicitBarrier, id})
+		}
+	}
+	segs := map[tidKey][]ompSeg{}
+	for k, iv := range ivs {
+		segs[k] = flatten(iv)
+	}
+
+	v := &ompView{n: len(d.Stacks), stackOf: make([][]uint32, len(Kinds)), stateOf: make([][]uint8, len(Kinds))}
+	s := &ompStitch{d: d, v: v, regions: regions, tramps: tramps, chainIdx: map[[2]int64]int32{}, ids: map[stitchKey]uint32{}}
+	var ev EventInfo
+	for _, k := range Kinds {
+		n := k.Len(d)
+		if n == 0 || k.Table == nil || k.Table == experiment.OMPSchema || k.Table == experiment.OMPRegionSchema {
+			continue
+		}
+		bound := k.Bind(d)
+		stacks, states := make([]uint32, n), make([]uint8, n)
+		for i := range n {
+			bound.Info(i, &ev)
+			stack := bound.Stack(i)
+			stacks[i] = stack
+			key := tidKey{ev.Pid, ev.Tid}
+			sg := segs[key]
+			if sg == nil {
+				continue
+			}
+			t := ev.Time - ev.Dur/2
+			state, region := experiment.OMPState(0), int64(0)
+			if j, ok := slices.BinarySearchFunc(sg, t, func(s ompSeg, t int64) int {
+				switch {
+				case s.to <= t:
+					return -1
+				case s.from > t:
+					return 1
+				}
+				return 0
+			}); ok {
+				state, region = sg[j].state, sg[j].region
+			} else if workers[key] {
+				state = experiment.OMPIdle
+			}
+			states[i] = uint8(state)
+			stacks[i] = s.stitch(ev.Pid, stack, state, region)
+		}
+		v.stackOf[k.ID], v.stateOf[k.ID] = stacks, states
+	}
+	return v
+}
+
+// flatten resolves nested intervals into the disjoint times of the innermost (the one that started
+// last), in time order.
+func flatten(iv []ompInterval) []ompSeg {
+	slices.SortStableFunc(iv, func(a, b ompInterval) int {
+		if c := cmp.Compare(a.from, b.from); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.to, a.to) // the outer first
+	})
+	var out []ompSeg
+	var open []ompInterval
+	at := int64(0)
+	emit := func(to int64) {
+		if len(open) > 0 && to > at {
+			top := open[len(open)-1]
+			if n := len(out); n > 0 && out[n-1].to == at && out[n-1].state == top.state && out[n-1].region == top.region {
+				out[n-1].to = to
+			} else {
+				out = append(out, ompSeg{at, to, top.state, top.region})
+			}
+		}
+		at = max(at, to)
+	}
+	closeTo := func(t int64) {
+		for len(open) > 0 && open[len(open)-1].to <= t {
+			emit(open[len(open)-1].to)
+			open = open[:len(open)-1]
+		}
+	}
+	for _, x := range iv {
+		closeTo(x.from)
+		emit(x.from)
+		open = append(open, x)
+	}
+	closeTo(1<<63 - 1)
+	return out
+}
+
+// ompStitch makes the stitched stacks of one experiment.
+type ompStitch struct {
+	d        *experiment.Data
+	v        *ompView
+	regions  map[regKey]*ompRegion
+	tramps   map[uint32][2]uint64
+	chains   []experiment.Stack // a region's parent stack: its master's frames below the runtime's entry point, and its parent's
+	chainIdx map[[2]int64]int32 // by master stack and parent chain
+	ids      map[stitchKey]uint32
+}
+
+type stitchKey struct {
+	stack uint32
+	state experiment.OMPState
+	chain int32
+}
+
+// chainOf returns region r's parent stack (process pid), made once.
+func (s *ompStitch) chainOf(pid uint32, r *ompRegion, depth int) int32 {
+	if r.chain >= 0 {
+		return r.chain
+	}
+	parent := int32(-1)
+	if p := s.regions[regKey{pid, r.parent}]; p != nil && r.parent != 0 && depth < 64 {
+		parent = s.chainOf(pid, p, depth+1)
+	}
+	key := [2]int64{int64(r.stack), int64(parent)}
+	if c, ok := s.chainIdx[key]; ok {
+		r.chain = c
+		return c
+	}
+	var fr experiment.Stack
+	if int(r.stack) < len(s.d.Stacks) && len(s.d.Stacks[r.stack]) > 1 {
+		own := s.d.Stacks[r.stack][1:] // frame 0 is the entry point the master called
+		fr = append(fr, own[:s.cut(pid, own)]...)
+	}
+	if parent >= 0 {
+		fr = append(fr, s.chains[parent]...)
+	}
+	c := int32(len(s.chains))
+	s.chains = append(s.chains, fr)
+	s.chainIdx[key] = c
+	r.chain = c
+	return c
+}
+
+// cut returns how many of the frames (leaf first) are above the trampoline: the index of the
+// first frame in it, len(frames) when none is.
+func (s *ompStitch) cut(pid uint32, frames experiment.Stack) int {
+	tr, ok := s.tramps[pid]
+	if !ok {
+		return len(frames)
+	}
+	for i, pc := range frames {
+		if pc >= tr[0] && pc < tr[1] {
+			return i
+		}
+	}
+	return len(frames)
+}
+
+// stitch returns the stack of an event of process pid with raw stack id stack, in state and region.
+func (s *ompStitch) stitch(pid uint32, stack uint32, state experiment.OMPState, region int64) uint32 {
+	r := s.regions[regKey{pid, region}]
+	if state == 0 || (r == nil && state == experiment.OMPWork) {
+		return stack // serial work: the raw stack
+	}
+	chain := int32(-1)
+	if r != nil && state != experiment.OMPIdle {
+		chain = s.chainOf(pid, r, 0)
+	}
+	key := stitchKey{stack, state, chain}
+	if id, ok := s.ids[key]; ok {
+		return id
+	}
+	var raw experiment.Stack
+	if int(stack) < len(s.d.Stacks) {
+		raw = s.d.Stacks[stack]
+	}
+	var fr experiment.Stack
+	switch {
+	case state == experiment.OMPIdle:
+		fr = experiment.Stack{experiment.OMPStateFrame(state)}
+	case r == nil: // a wait outside any region: on the raw stack
+		fr = append(experiment.Stack{experiment.OMPStateFrame(state)}, raw...)
+	default:
+		n := s.cut(pid, raw)
+		if state != experiment.OMPWork {
+			fr = append(fr, experiment.OMPStateFrame(state))
+		}
+		if n < len(raw) {
+			fr = append(fr, raw[:n]...)
+		} else if state == experiment.OMPWork { // in the region's time but not in its work: the runtime's
+			fr = append(fr, experiment.OMPStateFrame(experiment.OMPOverhead))
+		}
+		fr = append(fr, s.chains[chain]...)
+	}
+	id := uint32(s.v.n + len(s.v.extra))
+	s.v.extra = append(s.v.extra, fr)
+	s.v.orig = append(s.v.orig, stack)
+	s.ids[key] = id
+	return id
+}
+
+// numStacks is the number of stack ids of the experiment's events: its stacks and the stitched ones.
+func (es *expState) numStacks() int {
+	if es.omp != nil {
+		return es.omp.n + len(es.omp.extra)
+	}
+	return len(es.d.Stacks)
+}
+
+// ompValues sets a clock event's OpenMP Work or Wait (at out[at], out[at+1]) to its time: its Total
+// Thread Time where out has the microstates, else its CPU time; by the state of event i (states nil:
+// all work, an experiment without OpenMP regions beside those with).
+func ompValues(out []int64, at int, states []uint8, i int) {
+	total := out[MetricTotalCPU]
+	if at > MetricTotalThread {
+		total = out[MetricTotalThread]
+	}
+	if states != nil && i < len(states) && states[i] > uint8(experiment.OMPWork) {
+		out[at+1] = total
+	} else {
+		out[at] = total
+	}
+}
+
+// kindOffset returns where metric name is among kind k's metrics in p's value vectors; -1 when p
+// has no such metric.
+func (p *Profile) kindOffset(k DataKind, name string) int {
+	base := p.base[k]
+	for i, m := range p.Metrics {
+		if m.Data == k && m.Name == name && base >= 0 {
+			return i - base
+		}
+	}
+	return -1
+}
