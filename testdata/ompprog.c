@@ -4,10 +4,11 @@
  *
  * Each construct is in a function of its own, and each thread measures, with its own CPU clock,
  * the work it does there (spin), and with the monotonic clock the time it waits to get in (the
- * barrier, the critical section, the lock, the ordered section). It prints one line a construct
- * and thread:
+ * barrier, the critical section, the lock, the ordered section) and the time from its end of the
+ * region's work to the region's end (its wait at the implicit barrier there: the region ends when
+ * the master's construct returns). It prints one line a construct and thread:
  *
- *   omp FUNCTION thread T work_ns W wait_ns X
+ *   omp FUNCTION thread T work_ns W wait_ns X implicit_ns Y
  *
  * and at the end each thread's CPU time (CLOCK_THREAD_CPUTIME_ID) as "omp thread T cpu_ns C". Work
  * is known by design: the waits are what the other thread's longer work makes them. */
@@ -41,7 +42,7 @@ __attribute__((noinline)) long long spin(long long ns) {
 	return t - t0;
 }
 
-static long long work[16][MAXT], wait[16][MAXT];
+static long long work[16][MAXT], wait[16][MAXT], fin[16][MAXT], regend[16];
 static const char *names[16];
 static int nconstructs;
 
@@ -54,8 +55,11 @@ static int construct(const char *name) {
 __attribute__((noinline)) void region_for(void) {
 	int c = construct("region_for");
 #pragma omp parallel for schedule(static)
-	for (int i = 0; i < 40; i++)
+	for (int i = 0; i < 40; i++) {
 		work[c][omp_get_thread_num()] += spin(10 * MS);
+		fin[c][omp_get_thread_num()] = now(CLOCK_MONOTONIC);
+	}
+	regend[c] = now(CLOCK_MONOTONIC);
 }
 
 /* An explicit barrier: thread 0 works 300 ms before it, the others 100 ms, so they wait. */
@@ -69,7 +73,9 @@ __attribute__((noinline)) void region_barrier(void) {
 #pragma omp barrier
 		wait[c][t] += now(CLOCK_MONOTONIC) - w0;
 		work[c][t] += spin(50 * MS);
+		fin[c][t] = now(CLOCK_MONOTONIC);
 	}
+	regend[c] = now(CLOCK_MONOTONIC);
 }
 
 /* A critical section: each thread enters it 10 times and works 20 ms in it. */
@@ -86,7 +92,9 @@ __attribute__((noinline)) void region_critical(void) {
 				work[c][t] += spin(20 * MS);
 			}
 		}
+		fin[c][t] = now(CLOCK_MONOTONIC);
 	}
+	regend[c] = now(CLOCK_MONOTONIC);
 }
 
 /* An omp lock: as the critical section. */
@@ -104,7 +112,9 @@ __attribute__((noinline)) void region_lock(void) {
 			work[c][t] += spin(20 * MS);
 			omp_unset_lock(&lock);
 		}
+		fin[c][t] = now(CLOCK_MONOTONIC);
 	}
+	regend[c] = now(CLOCK_MONOTONIC);
 	omp_destroy_lock(&lock);
 }
 
@@ -121,7 +131,9 @@ __attribute__((noinline)) void region_ordered(void) {
 			wait[c][t] += now(CLOCK_MONOTONIC) - w0;
 			work[c][t] += spin(15 * MS);
 		}
+		fin[c][t] = now(CLOCK_MONOTONIC);
 	}
+	regend[c] = now(CLOCK_MONOTONIC);
 }
 
 /* Atomics: 200 ms of work a thread, between atomic updates of a shared counter. */
@@ -136,7 +148,9 @@ __attribute__((noinline)) void region_atomic(void) {
 #pragma omp atomic
 			counter++;
 		}
+		fin[c][t] = now(CLOCK_MONOTONIC);
 	}
+	regend[c] = now(CLOCK_MONOTONIC);
 	if (counter != 200LL * omp_get_max_threads())
 		abort();
 }
@@ -149,8 +163,10 @@ __attribute__((noinline)) void region_reduction(void) {
 #pragma omp parallel for reduction(+ : sum) schedule(static)
 	for (int i = 0; i < 40; i++) {
 		w[omp_get_thread_num()] += spin(5 * MS);
+		fin[c][omp_get_thread_num()] = now(CLOCK_MONOTONIC);
 		sum += i;
 	}
+	regend[c] = now(CLOCK_MONOTONIC);
 	for (int t = 0; t < MAXT; t++)
 		work[c][t] += w[t];
 	if (sum != 780)
@@ -171,10 +187,11 @@ int main(void) {
 	region_ordered();
 	region_atomic();
 	region_reduction();
-	printf("omp main thread 0 work_ns %lld wait_ns 0\n", serial);
+	printf("omp main thread 0 work_ns %lld wait_ns 0 implicit_ns 0\n", serial);
 	for (int c = 0; c < nconstructs; c++)
 		for (int t = 0; t < n; t++)
-			printf("omp %s thread %d work_ns %lld wait_ns %lld\n", names[c], t, work[c][t], wait[c][t]);
+			printf("omp %s thread %d work_ns %lld wait_ns %lld implicit_ns %lld\n", names[c], t, work[c][t], wait[c][t],
+			       regend[c] - fin[c][t]);
 	long long cpu[MAXT] = {0};
 #pragma omp parallel
 	cpu[omp_get_thread_num()] = now(CLOCK_THREAD_CPUTIME_ID);

@@ -2,43 +2,50 @@ package main
 
 import (
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 )
 
-// ompWork parses what testdata/ompprog.c measured of itself: each construct's work (ns of its
-// threads' CPU clocks) by function and thread.
-func ompWork(t *testing.T, out string) map[string]map[int]float64 {
+// ompPart is what testdata/ompprog.c measured of one construct on one thread, in seconds: its
+// work (the thread's CPU clock), its waits to get in (the monotonic clock), and its wait at the
+// region's implicit barrier.
+type ompPart struct{ work, wait, implicit float64 }
+
+// ompMeasured parses what testdata/ompprog.c measured of itself, by function and thread.
+func ompMeasured(t *testing.T, out string) map[string]map[int]ompPart {
 	t.Helper()
-	work := map[string]map[int]float64{}
+	parts := map[string]map[int]ompPart{}
 	for _, line := range strings.Split(out, "\n") {
-		// omp FUNCTION thread T work_ns W wait_ns X
+		// omp FUNCTION thread T work_ns W wait_ns X implicit_ns Y
 		f := strings.Fields(line)
-		if len(f) != 8 || f[0] != "omp" || f[2] != "thread" || f[4] != "work_ns" {
+		if len(f) != 10 || f[0] != "omp" || f[2] != "thread" || f[4] != "work_ns" || f[6] != "wait_ns" || f[8] != "implicit_ns" {
 			continue
 		}
 		th, err1 := strconv.Atoi(f[3])
-		ns, err2 := strconv.ParseFloat(f[5], 64)
-		if err1 != nil || err2 != nil {
+		work, err2 := strconv.ParseFloat(f[5], 64)
+		wait, err3 := strconv.ParseFloat(f[7], 64)
+		impl, err4 := strconv.ParseFloat(f[9], 64)
+		if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
 			t.Fatalf("ompprog printed %q", line)
 		}
-		if work[f[1]] == nil {
-			work[f[1]] = map[int]float64{}
+		if parts[f[1]] == nil {
+			parts[f[1]] = map[int]ompPart{}
 		}
-		work[f[1]][th] += ns / 1e9
+		parts[f[1]][th] = ompPart{work / 1e9, wait / 1e9, impl / 1e9}
 	}
-	if len(work) != 8 {
-		t.Fatalf("ompprog measured %d constructs, want main and 7:\n%s", len(work), out)
+	if len(parts) != 8 {
+		t.Fatalf("ompprog measured %d constructs, want main and 7:\n%s", len(parts), out)
 	}
-	return work
+	return parts
 }
 
 // TestOpenMPMachineMode: an OpenMP program (gcc's libgomp, 2 threads, the passive wait policy, so
 // that waiting costs little CPU) in machine mode, the raw stacks: each construct's outlined function
 // (f._omp_fn.0) holds the work of both threads, the function that holds the region only the
 // master's, and spin every thread's work, each within 5% of what the program measured with its
-// threads' CPU clocks. This is the machine mode that issue 29's user mode is to leave unchanged.
+// threads' CPU clocks. The machine mode shows the raw stacks as before OpenMP had its views.
 func TestOpenMPMachineMode(t *testing.T) {
 	needCollect(t)
 	prog := cbuild(t, "ompprog", "-fopenmp", "-O1", "-g", "-fno-omit-frame-pointer", "-fno-inline")
@@ -47,8 +54,8 @@ func TestOpenMPMachineMode(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
 	}
-	work := ompWork(t, r.stdout)
-	p := er(t, "", nil, "print", "-metrics", "i.totalcpu", "-functions", exp)
+	parts := ompMeasured(t, r.stdout)
+	p := er(t, "", nil, "print", "-viewmode", "machine", "-metrics", "i.totalcpu", "-functions", exp)
 	if p.code != 0 {
 		t.Fatalf("er print: exit %d\n%s", p.code, p.stderr)
 	}
@@ -65,18 +72,141 @@ func TestOpenMPMachineMode(t *testing.T) {
 		}
 	}
 	var all float64
-	for fn, threads := range work {
-		for _, ns := range threads {
-			all += ns
+	for fn, threads := range parts {
+		for _, p := range threads {
+			all += p.work
 		}
 		if fn == "main" {
 			continue
 		}
-		check(fn+"._omp_fn.0", threads[0]+threads[1])
-		check(fn, threads[0])
+		check(fn+"._omp_fn.0", threads[0].work+threads[1].work)
+		check(fn, threads[0].work)
 	}
 	check("spin", all)
 	if t.Failed() {
 		t.Logf("ompprog:\n%ser print:\n%s", r.stdout, p.stdout)
 	}
 }
+
+// ompStates are the <OMP-*> states that testdata/ompprog.c measures, with the construct that waits
+// in each ("": the implicit barriers at the ends of all regions).
+var ompStates = []struct{ fn, construct string }{
+	{"<OMP-explicit_barrier>", "region_barrier"},
+	{"<OMP-critical_section_wait>", "region_critical"},
+	{"<OMP-lock_wait>", "region_lock"},
+	{"<OMP-ordered_section_wait>", "region_ordered"},
+	{"<OMP-implicit_barrier>", ""},
+}
+
+// TestOpenMPUserMode: the same program under both wait policies (passive: the waits sleep; active:
+// they spin), in the user mode: each construct's function holds the work of both threads (its
+// inclusive CPU time in the work state, OMPSTATE 1), each <OMP-*> state the waits the program
+// measured there (Total Thread Time: on a CPU or not), within 5%; OpenMP Work and Wait add up to
+// each thread's Total Thread Time exactly. In the expert mode the outlined functions are functions
+// of their own, named for their regions, and hold the same work.
+func TestOpenMPUserMode(t *testing.T) {
+	needCollect(t)
+	prog := cbuild(t, "ompprog", "-fopenmp", "-O1", "-g", "-fno-omit-frame-pointer", "-fno-inline")
+	for _, policy := range []string{"passive", "active"} {
+		t.Run(policy, func(t *testing.T) {
+			exp, r := collectExp(t, []string{"OMP_NUM_THREADS=2", "OMP_WAIT_POLICY=" + policy}, "-p", "hi", prog)
+			if r.code != 0 {
+				t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
+			}
+			parts := ompMeasured(t, r.stdout)
+			print := func(args ...string) map[string]string {
+				t.Helper()
+				p := er(t, "", nil, append(append([]string{"print"}, args...), exp)...)
+				if p.code != 0 {
+					t.Fatalf("er print %s: exit %d\n%s", strings.Join(args, " "), p.code, p.stderr)
+				}
+				return functionRows(p.stdout, 3)
+			}
+			within := func(what string, row string, col int, want float64) {
+				t.Helper()
+				f := strings.Fields(row)
+				if len(f) <= col {
+					t.Errorf("%s: not in er print's functions", what)
+					return
+				}
+				got, err := strconv.ParseFloat(f[col], 64)
+				if err != nil || math.Abs(got-want) > 0.05*want {
+					t.Errorf("%s: %s s, the program measured %.3f s (not within 5%%)", what, f[col], want)
+				}
+			}
+			user := print("-metrics", "i.ompwork:e.total:i.ompwait", "-functions")
+			// The work, as the program measures it: the CPU time in the work state (OpenMP Work is
+			// the thread time there, which holds the waits for a CPU of a busy machine too).
+			work := print("-filters", "OMPSTATE==1", "-metrics", "i.totalcpu:i.ompwork:e.total", "-functions")
+			var all, implicit float64
+			for fn, threads := range parts {
+				var sum float64
+				for _, p := range threads {
+					sum += p.work
+					implicit += p.implicit
+				}
+				all += sum
+				if fn != "main" {
+					within(fn+": CPU in the work state", work[fn], 0, sum)
+				}
+			}
+			within("spin: CPU in the work state", work["spin"], 0, all)
+			for _, s := range ompStates {
+				want := implicit
+				if s.construct != "" {
+					want = parts[s.construct][0].wait + parts[s.construct][1].wait
+				}
+				within(s.fn, user[s.fn], 1, want)
+			}
+			expert := print("-viewmode", "expert", "-filters", "OMPSTATE==1", "-metrics", "i.totalcpu:i.ompwork:e.total", "-functions")
+			for fn, threads := range parts {
+				if fn == "main" {
+					continue
+				}
+				var name string
+				for n := range expert {
+					if strings.HasPrefix(n, fn+" -- OMP parallel region from line ") && strings.HasSuffix(n, " ["+fn+"._omp_fn.0]") {
+						name = n
+					}
+				}
+				if name == "" {
+					t.Errorf("expert mode: no function named for %s's region (%s -- OMP parallel region from line N [%s._omp_fn.0])", fn, fn, fn)
+					continue
+				}
+				within(name+": CPU in the work state", expert[name], 0, threads[0].work+threads[1].work)
+			}
+			// Work + Wait = Total Thread Time, exactly, for each thread (json: the values in ns).
+			threads := er(t, "", nil, "print", "-thread_list", exp)
+			n := 0
+			for _, line := range strings.Split(threads.stdout, "\n") {
+				if f := strings.Fields(line); len(f) > 3 && f[1] == "yes" {
+					n++
+				}
+			}
+			if n != 2 {
+				t.Errorf("thread_list: %d threads, want 2\n%s", n, threads.stdout)
+			}
+			for th := 1; th <= n; th++ {
+				p := er(t, "", nil, "print", "-printmode", "json", "-filters", "THRID=="+strconv.Itoa(th), "-metrics", "e.total:e.ompwork:e.ompwait",
+					"-limit", "1", "-functions", exp)
+				m := jsonTotals.FindStringSubmatch(p.stdout)
+				if m == nil {
+					t.Fatalf("thread %d: no <Total> in %s", th, p.stdout)
+				}
+				total, _ := strconv.ParseInt(m[1], 10, 64)
+				work, _ := strconv.ParseInt(m[2], 10, 64)
+				wait, _ := strconv.ParseInt(m[3], 10, 64)
+				if total == 0 || work+wait != total {
+					t.Errorf("thread %d: OpenMP Work %d + Wait %d ns = %d, Total Thread Time %d ns", th, work, wait, work+wait, total)
+				}
+			}
+			if t.Failed() {
+				p := er(t, "", nil, "print", "-metrics", "i.ompwork:e.total:i.ompwait", "-calltree", exp)
+				t.Logf("ompprog:\n%ser print:\n%s", r.stdout, p.stdout)
+			}
+		})
+	}
+}
+
+// jsonTotals finds the <Total> row of er print's json functions of three metrics.
+var jsonTotals = regexp.MustCompile(`"name":"<Total>","cells":\[\{"v":(\d+)[^}]*\},\{"v":(\d+)[^}]*\},\{"v":(\d+)`)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"weak"
 
 	"er/internal/experiment"
@@ -287,6 +288,10 @@ func newOMPView(d *experiment.Data) *ompView {
 		}
 		bound := k.Bind(d)
 		stacks, states := make([]uint32, n), make([]uint8, n)
+		var periods, modes interface{ At(int) int64 }
+		if k.Table == experiment.ClockSchema {
+			periods, modes = &d.ClockTable().Cols[experiment.ClockColPeriod], &d.ClockTable().Cols[experiment.ClockColMode]
+		}
 		for i := range n {
 			bound.Info(i, &ev)
 			stack := bound.Stack(i)
@@ -296,7 +301,13 @@ func newOMPView(d *experiment.Data) *ompView {
 			if sg == nil {
 				continue
 			}
+			// The state at the event's stack: a CPU sample's at its time (its period, the thread's
+			// CPU time since its previous sample, may span a sleep), an off-CPU interval's and a
+			// traced call's in its middle (they end at their time).
 			t := ev.Time - ev.Dur/2
+			if periods != nil && !experiment.Mode(modes.At(i)).CPU() {
+				t = ev.Time - periods.At(i)/2
+			}
 			state, region := experiment.OMPState(0), int64(0)
 			if j, ok := slices.BinarySearchFunc(sg, t, func(s ompSeg, t int64) int {
 				switch {
@@ -494,4 +505,36 @@ func (p *Profile) kindOffset(k DataKind, name string) int {
 		}
 	}
 	return -1
+}
+
+// OMPStateHelp says what OMPState gives, for describe.
+var OMPStateHelp = "the thread's OpenMP state: " + codes(experiment.NumOMPStates-1, func(i int) string { return experiment.OMPState(i).String() }) +
+	" (serial code is work); 0 in experiments of programs without OpenMP regions"
+
+// lastOMP is the last experiment OMPState looked at, and its view.
+var lastOMP atomic.Pointer[struct {
+	d *experiment.Data
+	v *ompView
+}]
+
+// OMPState returns the OpenMP state of event ev (a filter's OMPSTATE): an experiment's with OpenMP
+// regions is at least work; 0 for any other.
+func OMPState(ev *EventInfo) int64 {
+	d := ev.Data
+	if d == nil {
+		return 0
+	}
+	l := lastOMP.Load()
+	if l == nil || l.d != d {
+		l = &struct {
+			d *experiment.Data
+			v *ompView
+		}{d, ompViewOf(d)}
+		lastOMP.Store(l)
+	}
+	v := l.v
+	if v == nil || int(ev.Kind) >= len(v.stateOf) || ev.Index >= len(v.stateOf[ev.Kind]) {
+		return 0
+	}
+	return int64(max(v.stateOf[ev.Kind][ev.Index], uint8(experiment.OMPWork)))
 }

@@ -700,12 +700,20 @@ func (m *microstates) resolveDeferred(th *thread, stack uint32) {
 	}
 }
 
-// maxMerged is how many events (of different stacks or modes) a thread merges intervals into at once.
-const maxMerged = 4
+// maxMerged is how many events (of different stacks or modes) a thread merges intervals into at once;
+// maxHeld how many it holds while their stacks wait (guess, deferred).
+const (
+	maxMerged = 4
+	maxHeld   = 64
+)
 
 // merge merges off-CPU interval iv of tid into the event of its stack and mode being merged, writing
 // the events being merged first when iv ends more than a sampling interval after the first began, or
-// when maxMerged of other stacks or modes are being merged.
+// when maxMerged of other stacks or modes are being merged. An event whose stack waits (guess,
+// deferred) is not written then, but takes no interval that ends more than a sampling interval after
+// its first began either: an event stands for a time of its thread no longer than that, so that
+// what happened in the program meanwhile (an OpenMP thread's state) is known of it. Past maxHeld of
+// them, the oldest is written with the stack it has.
 func (m *microstates) merge(tid uint32, th *thread, iv offInterval) {
 	if iv.dur <= 0 {
 		return
@@ -722,7 +730,8 @@ func (m *microstates) merge(tid uint32, th *thread, iv offInterval) {
 		}
 	}
 	for i := range th.merged {
-		if mg := &th.merged[i]; mg.stack == iv.stack && mg.mode == iv.mode && mg.guess == iv.guess && mg.deferred == iv.deferred {
+		if mg := &th.merged[i]; mg.stack == iv.stack && mg.mode == iv.mode && mg.guess == iv.guess && mg.deferred == iv.deferred &&
+			iv.end-mg.start <= m.interval {
 			mg.end = iv.end
 			mg.dur += iv.dur
 			mg.guessCPU = iv.guessCPU
@@ -731,8 +740,9 @@ func (m *microstates) merge(tid uint32, th *thread, iv offInterval) {
 	}
 	if len(th.merged) >= maxMerged {
 		m.flush(tid, th, false)
-		if len(th.merged) >= maxMerged { // all of them waiting for the first sample
-			m.flush(tid, th, true)
+		if len(th.merged) >= maxHeld { // all of them waiting for a stack
+			m.writeOff(tid, th, th.merged[0])
+			th.merged = append(th.merged[:0], th.merged[1:]...)
 		}
 	}
 	iv.n, iv.lag, iv.wake = 0, 0, 0

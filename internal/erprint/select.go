@@ -467,6 +467,7 @@ var filterFields = []filterField{
 	{"TSTAMP_HI", "end of the event, ns: TSTAMP", func(ev *analysis.EventInfo) int64 { return ev.Time }},
 	{"EVT_TIME", "duration of the event, ns: a synchronization wait, an I/O call; 0 for others",
 		func(ev *analysis.EventInfo) int64 { return ev.Dur }},
+	{"OMPSTATE", analysis.OMPStateHelp, analysis.OMPState},
 }
 
 // lookupField returns the field named name, nil for none, and, for a field of some kinds' events
@@ -1197,7 +1198,7 @@ func (s *session) describe(_ []string) error {
 		w = max(w, len(f.name))
 	}
 	for _, f := range filterFields {
-		s.printf("  %-*s  %s\n", w, f.name, f.help)
+		s.printf("%s", wrapHelp(fmt.Sprintf("  %-*s  %s", w, f.name, f.help), w+4))
 	}
 	s.printf("\nFields of one kind's events (a filter that names one selects none of the other kinds' events):\n")
 	for _, k := range analysis.Kinds {
@@ -1253,7 +1254,8 @@ func (s *session) describe(_ []string) error {
 				switch {
 				case ff.name == "CPUID" && !k.HasCPU, // -1: no CPU recorded
 					(ff.name == "EVT_TIME" || ff.name == "TSTAMP_LO") && !k.Timed, // 0, and TSTAMP
-					ff.name == "TSTAMP_HI": // TSTAMP
+					ff.name == "TSTAMP_HI",              // TSTAMP
+					ff.name == "OMPSTATE" && hi[f] == 0: // not an OpenMP program
 					continue
 				}
 				s.printf("    %-*s  %s\n", w, ff.name, valueRange(lo[f], hi[f]))
