@@ -435,3 +435,36 @@ func BenchmarkManyMmaps(b *testing.B) {
 		b.ReportMetric(used, "target-cpu-s")
 	}
 }
+
+// BenchmarkOpenMPRegions reports the cost of recording an OpenMP program's regions and states: the
+// wall time of er collect (default -p on, OpenMP recorded) of testdata/ompregions.c (100,000
+// parallel regions of 2 threads, some 25 µs of work each) over the program's alone (omp-ratio),
+// and the same with --openmp off (clock-ratio: the clock profiling's own part), medians of 5 runs
+// of each in turn. Aim (issue 29): omp-ratio at most 1.10.
+func BenchmarkOpenMPRegions(b *testing.B) {
+	if buildErr != nil {
+		b.Fatal(buildErr)
+	}
+	prog := cbuild(b, "ompregions", "-fopenmp", "-O2", "-g")
+	env := append(os.Environ(), "OMP_NUM_THREADS=2")
+	wall := func(args ...string) time.Duration {
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Env = env
+		t0 := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		return time.Since(t0)
+	}
+	for i := 0; i < b.N; i++ {
+		var base, omp, clock []time.Duration
+		for r := 0; r < 5; r++ {
+			dir := b.TempDir()
+			base = append(base, wall(prog))
+			omp = append(omp, wall(erBin, "collect", "-o", filepath.Join(dir, "o.er"), prog))
+			clock = append(clock, wall(erBin, "collect", "--openmp", "off", "-o", filepath.Join(dir, "c.er"), prog))
+		}
+		b.ReportMetric(float64(median(omp))/float64(median(base)), "omp-ratio")
+		b.ReportMetric(float64(median(clock))/float64(median(base)), "clock-ratio")
+	}
+}
