@@ -58,6 +58,7 @@ const (
 	ompRuntime
 	ompOutlined
 	ompState
+	ompMark
 )
 
 // ompRuntimes are the OpenMP runtimes' file names: GCC's, LLVM's and Intel's.
@@ -68,9 +69,11 @@ func ompFrames(c *PassContext, fr []int32) []int32 {
 	if len(fr) == 0 {
 		return fr
 	}
+	fr = b.ompCut(fr)
 	leafRuntime := false
 	out := fr[:0]
 	inRuntime := false // below a runtime frame: what it calls is its own, up to an outlined function (a region's, a task's)
+	outlined := false  // the last frame kept is an outlined function's
 	for _, f := range fr {
 		c := b.ompClassOf(f)
 		if inRuntime && c != ompOutlined && c != ompState {
@@ -82,16 +85,45 @@ func ompFrames(c *PassContext, fr []int32) []int32 {
 			inRuntime, leafRuntime = true, true
 			continue
 		case ompOutlined:
-			if b.mode == ViewUser {
+			// One function in the expert mode: an outlined function that another calls (clang's
+			// .omp_outlined. calls its body, .omp_outlined._debug__., with -g) is its caller's.
+			if b.mode == ViewUser || outlined {
 				continue
 			}
 			f = b.ompExpertFunc(f, out)
+			out, outlined, leafRuntime = append(out, f), true, false
+			continue
 		}
-		out = append(out, f)
-		leafRuntime = false
+		out, outlined, leafRuntime = append(out, f), false, false
 	}
 	if leafRuntime && (len(out) == 0 || b.ompClassOf(out[len(out)-1]) != ompState) {
 		out = append(out, b.pseudoFunc(experiment.OMPStateFrame(experiment.OMPOverhead)))
+	}
+	return out
+}
+
+// ompCut cuts a stitched stack (root first) at its marks: the part after each mark (a region's
+// master's frames, or the event's own) keeps its frames from its first outlined function on (none
+// when it has none); what is before that is the thread's start and the runtime's frames that run
+// the region. A state's pseudo-function, the leaf, stays.
+func (b *builder) ompCut(fr []int32) []int32 {
+	mark := b.pseudoFunc(experiment.OMPMarkFrame)
+	if !slices.Contains(fr, mark) {
+		return fr
+	}
+	out := fr[:0]
+	cut := false // in a part after a mark, before its outlined function
+	for _, f := range fr {
+		switch {
+		case f == mark:
+			cut = true
+			continue
+		case cut && b.ompClassOf(f) == ompOutlined:
+			cut = false
+		case cut && b.ompClassOf(f) != ompState:
+			continue
+		}
+		out = append(out, f)
 	}
 	return out
 }
@@ -107,6 +139,8 @@ func (b *builder) ompClassOf(f int32) uint8 {
 	fn := &b.p.Functions[f]
 	c := ompPlain
 	switch {
+	case fn.Kind == FuncPseudo && fn.Addr == experiment.OMPMarkFrame:
+		c = ompMark
 	case fn.Kind == FuncPseudo && strings.HasPrefix(fn.Name, "<OMP-"):
 		c = ompState
 	case fn.Kind == FuncView:
@@ -140,7 +174,7 @@ func (b *builder) ompExpertFunc(f int32, above []int32) int32 {
 	if !ok {
 		holder = "?"
 		for i := len(above) - 1; i >= 0; i-- {
-			if b.ompClassOf(above[i]) == ompPlain {
+			if b.ompClassOf(above[i]) == ompPlain && b.p.Functions[above[i]].Kind != FuncView {
 				holder = b.p.Functions[above[i]].Name
 				break
 			}
@@ -241,14 +275,12 @@ type ompInterval struct {
 func newOMPView(d *experiment.Data) *ompView {
 	rt, st := d.OMPRegions(), d.OMPTable()
 	regions := map[regKey]*ompRegion{}
-	tramps := map[uint32][2]uint64{}
 	ivs := map[tidKey][]ompInterval{}
 	for i := range rt.Len() {
 		id := rt.Cols[experiment.RegColID].At(i)
 		r := &ompRegion{start: rt.Time[i] - rt.DurAt(i), end: rt.Time[i], master: rt.Tid[i],
 			parent: rt.Cols[experiment.RegColParent].At(i), stack: rt.Stack[i], chain: -1}
 		regions[regKey{rt.Pid[i], id}] = r
-		tramps[rt.Pid[i]] = [2]uint64{uint64(rt.Cols[experiment.RegColTrampFrom].At(i)), uint64(rt.Cols[experiment.RegColTrampTo].At(i))}
 		k := tidKey{rt.Pid[i], r.master}
 		ivs[k] = append(ivs[k], ompInterval{r.start, r.end, experiment.OMPOverhead, id})
 	}
@@ -279,7 +311,7 @@ func newOMPView(d *experiment.Data) *ompView {
 	}
 
 	v := &ompView{n: len(d.Stacks), stackOf: make([][]uint32, len(Kinds)), stateOf: make([][]uint8, len(Kinds))}
-	s := &ompStitch{d: d, v: v, regions: regions, tramps: tramps, chainIdx: map[[2]int64]int32{}, ids: map[stitchKey]uint32{}}
+	s := &ompStitch{d: d, v: v, regions: regions, chainIdx: map[[2]int64]int32{}, ids: map[stitchKey]uint32{}}
 	var ev EventInfo
 	for _, k := range Kinds {
 		n := k.Len(d)
@@ -368,13 +400,17 @@ func flatten(iv []ompInterval) []ompSeg {
 	return out
 }
 
-// ompStitch makes the stitched stacks of one experiment.
+// ompStitch makes the stitched stacks of one experiment. A stitched stack is, leaf first, the
+// state's pseudo-frame (where the thread is in a runtime state), the event's own frames, then for
+// its region and each parent region, the mark (experiment.OMPMarkFrame) and the master's frames at
+// the region's start. The frame pass, which knows the functions, cuts each part after a mark at its
+// outlined function: what is below it (the runtime's frames, the thread's start) is not the
+// program's (ompFrames).
 type ompStitch struct {
 	d        *experiment.Data
 	v        *ompView
 	regions  map[regKey]*ompRegion
-	tramps   map[uint32][2]uint64
-	chains   []experiment.Stack // a region's parent stack: its master's frames below the runtime's entry point, and its parent's
+	chains   []experiment.Stack // a region's parent stack: its mark and master's frames, and its parent's
 	chainIdx map[[2]int64]int32 // by master stack and parent chain
 	ids      map[stitchKey]uint32
 }
@@ -399,10 +435,9 @@ func (s *ompStitch) chainOf(pid uint32, r *ompRegion, depth int) int32 {
 		r.chain = c
 		return c
 	}
-	var fr experiment.Stack
+	fr := experiment.Stack{experiment.OMPMarkFrame}
 	if int(r.stack) < len(s.d.Stacks) && len(s.d.Stacks[r.stack]) > 1 {
-		own := s.d.Stacks[r.stack][1:] // frame 0 is the entry point the master called
-		fr = append(fr, own[:s.cut(pid, own)]...)
+		fr = append(fr, s.d.Stacks[r.stack][1:]...) // frame 0 is the runtime's entry point or the call's return address
 	}
 	if parent >= 0 {
 		fr = append(fr, s.chains[parent]...)
@@ -412,21 +447,6 @@ func (s *ompStitch) chainOf(pid uint32, r *ompRegion, depth int) int32 {
 	s.chainIdx[key] = c
 	r.chain = c
 	return c
-}
-
-// cut returns how many of the frames (leaf first) are above the trampoline: the index of the
-// first frame in it, len(frames) when none is.
-func (s *ompStitch) cut(pid uint32, frames experiment.Stack) int {
-	tr, ok := s.tramps[pid]
-	if !ok {
-		return len(frames)
-	}
-	for i, pc := range frames {
-		if pc >= tr[0] && pc < tr[1] {
-			return i
-		}
-	}
-	return len(frames)
 }
 
 // stitch returns the stack of an event of process pid with raw stack id stack, in state and region.
@@ -451,19 +471,14 @@ func (s *ompStitch) stitch(pid uint32, stack uint32, state experiment.OMPState, 
 	switch {
 	case state == experiment.OMPIdle:
 		fr = experiment.Stack{experiment.OMPStateFrame(state)}
-	case r == nil: // a wait outside any region: on the raw stack
-		fr = append(experiment.Stack{experiment.OMPStateFrame(state)}, raw...)
 	default:
-		n := s.cut(pid, raw)
 		if state != experiment.OMPWork {
 			fr = append(fr, experiment.OMPStateFrame(state))
 		}
-		if n < len(raw) {
-			fr = append(fr, raw[:n]...)
-		} else if state == experiment.OMPWork { // in the region's time but not in its work: the runtime's
-			fr = append(fr, experiment.OMPStateFrame(experiment.OMPOverhead))
+		fr = append(fr, raw...)
+		if chain >= 0 {
+			fr = append(fr, s.chains[chain]...)
 		}
-		fr = append(fr, s.chains[chain]...)
 	}
 	id := uint32(s.v.n + len(s.v.extra))
 	s.v.extra = append(s.v.extra, fr)

@@ -1249,6 +1249,8 @@ func (b *builder) pseudoFunc(pc uint64) int32 {
 		name = ProcessExitName
 	case experiment.FrameUnsampled:
 		name = UnsampledName
+	case experiment.OMPMarkFrame:
+		name = "<OMP-mark>"
 	default:
 		if st, ok := experiment.OMPStateOfFrame(pc); ok {
 			name = "<OMP-" + st.String() + ">"

@@ -51,8 +51,6 @@ var OMPRegionSchema = &events.Schema{Name: "ompregion", File: OMPTraceFile, Colu
 	{Name: "regparent", Title: "the region its master was in (0: none)", Type: events.I64},
 	{Name: "regfn", Title: "the outlined function's address", Type: events.U64},
 	{Name: "regteam", Title: "the threads of its team", Type: events.U32},
-	{Name: "trampfrom", Title: "the collector's trampoline: its code's first address", Type: events.U64},
-	{Name: "trampto", Title: "and the address past its last", Type: events.U64},
 }}
 
 // The columns of OMPRegionSchema.
@@ -61,8 +59,6 @@ const (
 	RegColParent
 	RegColFn
 	RegColTeam
-	RegColTrampFrom
-	RegColTrampTo
 )
 
 // OMPTable returns d's OpenMP states (nil when it has none); OMPRegions its parallel regions.
@@ -102,8 +98,6 @@ func (tr *traceReader) readOMP(tf *traceScan, sk *skipped) (string, error) {
 			rt.Cols[RegColParent].Append(int64(r.u64(recOMPRegionParent)))
 			rt.Cols[RegColFn].Append(int64(r.u64(recOMPRegionFn)))
 			rt.Cols[RegColTeam].Append(int64(r.u32(recOMPRegionTeam)))
-			rt.Cols[RegColTrampFrom].Append(int64(r.u64(recOMPRegionTrampLo)))
-			rt.Cols[RegColTrampTo].Append(int64(r.u64(recOMPRegionTrampHi)))
 		default:
 			sk.malformed++
 		}
@@ -114,6 +108,10 @@ func (tr *traceReader) readOMP(tf *traceScan, sk *skipped) (string, error) {
 // the stack of an event of a thread in a runtime state (analysis, openmp.go). Never written in a
 // file.
 const ompFrameBase = PseudoFrameBase + 0x100
+
+// OMPMarkFrame is the pseudo-frame between a thread's frames and the stack of the region's master
+// that the OpenMP views put under them: the frames after it (rootward) are the master's.
+const OMPMarkFrame = ompFrameBase + 0xff
 
 // OMPStateFrame is the pseudo-frame of state s, shown as <OMP-s>.
 func OMPStateFrame(s OMPState) uint64 { return ompFrameBase + uint64(s) }

@@ -229,15 +229,13 @@ const (
 
 // struct er_rec_omp_region: the offset of each field the reader reads, and the size, in bytes.
 const (
-	recOMPRegionStack   = 16 // u32 stack: the master's stack at the call: frame 0 the runtime's entry point, then the return addresses
-	recOMPRegionTeam    = 20 // u32 team: the threads of its team
-	recOMPRegionStart   = 24 // u64 start_ns
-	recOMPRegionID      = 32 // u64 id: unique in the process, from 1
-	recOMPRegionParent  = 40 // u64 parent: the region the master was in, 0: none
-	recOMPRegionFn      = 48 // u64 fn: the outlined function
-	recOMPRegionTrampLo = 56 // u64 tramp_lo: [tramp_lo, tramp_hi): the collector's code that calls the outlined function on each thread: a stack is the region's from there to its root
-	recOMPRegionTrampHi = 64 // u64 tramp_hi
-	sizeofRecOMPRegion  = 72
+	recOMPRegionStack  = 16 // u32 stack: the master's stack at the region's start: frame 0 the runtime's entry point (libgomp) or the call's return address (OMPT), then return addresses
+	recOMPRegionTeam   = 20 // u32 team: the threads of its team
+	recOMPRegionStart  = 24 // u64 start_ns
+	recOMPRegionID     = 32 // u64 id: unique in the process, from 1
+	recOMPRegionParent = 40 // u64 parent: the region the master was in, 0: none
+	recOMPRegionFn     = 48 // u64 fn: the outlined function (0: not known)
+	sizeofRecOMPRegion = 56
 )
 
 // struct er_rec_map: the offset of each field the reader reads, and the size, in bytes.

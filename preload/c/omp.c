@@ -1,15 +1,21 @@
-/* omp.c: OpenMP regions and thread states of GCC's runtime (libgomp), by interposing the entry
- * points that compiled code calls (GOMP_*, omp_set_lock): libgomp has no OpenMP tools interface
- * (docs/openmp.md). A parallel region's outlined function is run through a trampoline that
- * records, on every thread of the team, when it starts and ends the region's work; the calls that
- * can wait (barriers, critical, ordered and atomic sections, locks, the worksharing ends) are timed
- * and recorded when they took at least ER_OMP_MIN_NS; the reader derives the states between them
- * (idle, the implicit barrier at a region's end). */
+/* omp.c: OpenMP regions and thread states (docs/openmp.md), from two sources:
+ *  - GCC's runtime (libgomp), which has no OpenMP tools interface: the entry points that compiled
+ *    code calls (GOMP_*, omp_set_lock) are interposed. A parallel region's outlined function is run
+ *    through a trampoline that records, on every thread of the team, when it starts and ends the
+ *    region's work; the calls that can wait (barriers, critical, ordered and atomic sections,
+ *    locks, the worksharing ends) are timed;
+ *  - LLVM's runtime (libomp) and others with the tools interface (OMPT): the library is a tool
+ *    (ompt_start_tool), and its callbacks record the same: the regions, each thread's implicit
+ *    task (its work in a region), its waits at barriers, reductions and mutexes. Where OMPT is on,
+ *    the interposers of GOMP_* (which libomp has too) record nothing.
+ * A wait is recorded when it took at least ER_OMP_MIN_NS; the reader derives the states between
+ * the records (idle, the implicit barrier at a region's end). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdbool.h>
 
 #include "collector.h"
+#include "ompt.h"
 
 /* The least time of a timed call that is recorded: below it the call's time is its caller's work
  * (a clock sample is 100 times as long at the highest rate). */
@@ -28,11 +34,7 @@ struct omp_call {
 
 static uint64_t next_region = 1;
 static ER_TLS uint64_t omp_cur; /* the region whose work the thread is doing, 0: none */
-
-/* The trampoline's code, in a section of its own: a stack from a frame there to the root is the
- * runtime's, on a worker; the region's master's stack takes its place (the reader's stitching). */
-extern const char __start_er_omp_tramp[] ER_HIDDEN;
-extern const char __stop_er_omp_tramp[] ER_HIDDEN;
+static int ompt_on;             /* a runtime took the library as its OMPT tool: the interposers are idle */
 
 void er_omp_record(int state, uint64_t t0, uint64_t t1, uint64_t region)
 {
@@ -52,7 +54,7 @@ void er_omp_record(int state, uint64_t t0, uint64_t t1, uint64_t region)
 	errno = saved;
 }
 
-__attribute__((section("er_omp_tramp"), noinline, used)) static void omp_tramp(void *arg)
+__attribute__((noinline)) static void omp_tramp(void *arg)
 {
 	struct omp_call *c = arg;
 	__atomic_add_fetch(&c->team, 1, __ATOMIC_RELAXED);
@@ -66,31 +68,38 @@ __attribute__((section("er_omp_tramp"), noinline, used)) static void omp_tramp(v
 	__asm__ volatile("" ::: "memory"); /* the call above is not a tail call: its return address is here */
 }
 
+/* omp_stack returns this thread's stack, frame 0 being leaf. */
+static uint32_t omp_stack(uintptr_t leaf)
+{
+	int saved = errno;
+	struct er_thread *t = &er_self;
+	t->busy = 1;
+	t = er_thread();
+	uint32_t stack = er_stack_here(t, leaf);
+	t->busy = 0;
+	errno = saved;
+	return stack;
+}
+
 /* omp_begin readies c for a region of fn and data that the runtime's entry point real starts, and
  * says whether it is recorded; *t0 and *stack are the master's time and stack at the call. */
 static int omp_begin(struct omp_call *c, omp_fn fn, void *data, void *real, uint64_t *t0, uint32_t *stack, uint64_t *parent)
 {
-	if (!er.omp || er_self.busy || er_off_call())
+	if (!er.omp || ompt_on || er_self.busy || er_off_call())
 		return 0;
 	c->fn = fn;
 	c->data = data;
 	c->id = __atomic_fetch_add(&next_region, 1, __ATOMIC_RELAXED);
 	c->team = 0;
 	*parent = omp_cur;
-	int saved = errno;
-	struct er_thread *t = &er_self;
-	t->busy = 1;
-	t = er_thread();
-	*stack = er_stack_here(t, (uintptr_t)real);
-	t->busy = 0;
-	errno = saved;
+	*stack = omp_stack((uintptr_t)real);
 	*t0 = er_now();
 	return 1;
 }
 
-static void omp_end(struct omp_call *c, uint64_t t0, uint32_t stack, uint64_t parent)
+/* omp_region_record records a region of id from t0 to t1, its master this thread. */
+static void omp_region_record(uint64_t id, uint64_t parent, uint64_t fn, uint32_t team, uint64_t t0, uint64_t t1, uint32_t stack)
 {
-	uint64_t t1 = er_now();
 	struct er_thread *t = &er_self;
 	if (t->busy || er_off())
 		return;
@@ -100,17 +109,20 @@ static void omp_end(struct omp_call *c, uint64_t t0, uint32_t stack, uint64_t pa
 	struct er_rec_omp_region *r = er_rec_begin(t, SLOT_OMP, sizeof *r);
 	if (r) {
 		r->stack = stack;
-		r->team = __atomic_load_n(&c->team, __ATOMIC_RELAXED);
+		r->team = team;
 		r->start_ns = t0;
-		r->id = c->id;
+		r->id = id;
 		r->parent = parent;
-		r->fn = (uint64_t)(uintptr_t)c->fn;
-		r->tramp_lo = (uint64_t)(uintptr_t)__start_er_omp_tramp;
-		r->tramp_hi = (uint64_t)(uintptr_t)__stop_er_omp_tramp;
+		r->fn = fn;
 		er_rec_commit(t, r, sizeof *r, ER_REC_OMP_REGION, 0, t1);
 	}
 	t->busy = 0;
 	errno = saved;
+}
+
+static void omp_end(struct omp_call *c, uint64_t t0, uint32_t stack, uint64_t parent)
+{
+	omp_region_record(c->id, parent, (uint64_t)(uintptr_t)c->fn, __atomic_load_n(&c->team, __ATOMIC_RELAXED), t0, er_now(), stack);
 }
 
 /* REGION defines an interposer of an entry point that runs a parallel region of fn and data and
@@ -177,7 +189,7 @@ REGION_VOID(GOMP_parallel_loop_maybe_nonmonotonic_runtime, P_RUNTIME, A_RUNTIME)
 		static ret(*real) P;                                                             \
 		if (__builtin_expect(!real, 0))                                                  \
 			real = er_next(#name);                                                   \
-		if (!er.omp || er_self.busy || er_off_call()) {                                  \
+		if (!er.omp || ompt_on || er_self.busy || er_off_call()) {                       \
 			call;                                                                    \
 			return result;                                                           \
 		}                                                                                \
@@ -231,3 +243,176 @@ TIMED(bool, GOMP_single_start, ER_OMP_OVERHEAD, (void), ())
 TIMED(unsigned, GOMP_sections_start, ER_OMP_OVERHEAD, (unsigned count), (count))
 TIMED(unsigned, GOMP_sections_next, ER_OMP_OVERHEAD, (void), ())
 TIMED_VOID(GOMP_sections_end_nowait, ER_OMP_OVERHEAD, (void), ())
+
+/* The OMPT tool. Each thread keeps the regions it is the master of and the implicit tasks it runs,
+ * innermost last (nested regions), and the start of the wait it is in. */
+#define OMPT_DEPTH 16
+
+struct ompt_region {
+	uint64_t id, parent, t0;
+	uint32_t stack, team;
+};
+struct ompt_task {
+	uint64_t t0, region, prev;
+};
+static ER_TLS struct ompt_region ompt_regions[OMPT_DEPTH];
+static ER_TLS int ompt_nregions; /* may pass OMPT_DEPTH: those deeper are not recorded */
+static ER_TLS struct ompt_task ompt_tasks[OMPT_DEPTH];
+static ER_TLS int ompt_ntasks;
+static ER_TLS uint64_t ompt_wait_t0, ompt_mutex_t0;
+
+static int ompt_recording(void) { return er.omp && !er_self.busy && !er_off(); }
+
+static void ompt_parallel_begin(er_ompt_data_t *task, const void *frame, er_ompt_data_t *parallel, unsigned requested, int flags,
+				const void *codeptr)
+{
+	(void)task, (void)frame, (void)flags;
+	uint64_t id = __atomic_fetch_add(&next_region, 1, __ATOMIC_RELAXED);
+	if (parallel)
+		parallel->value = id;
+	int d = ompt_nregions++;
+	if (d >= OMPT_DEPTH)
+		return;
+	struct ompt_region *r = &ompt_regions[d];
+	r->id = id;
+	r->parent = omp_cur;
+	r->team = requested;
+	r->stack = ompt_recording() ? omp_stack((uintptr_t)codeptr) : 0;
+	r->t0 = er_now();
+}
+
+static void ompt_parallel_end(er_ompt_data_t *parallel, er_ompt_data_t *task, int flags, const void *codeptr)
+{
+	(void)parallel, (void)task, (void)flags, (void)codeptr;
+	if (ompt_nregions <= 0)
+		return;
+	int d = --ompt_nregions;
+	if (d >= OMPT_DEPTH)
+		return;
+	struct ompt_region *r = &ompt_regions[d];
+	if (ompt_recording())
+		omp_region_record(r->id, r->parent, 0, r->team, r->t0, er_now(), r->stack);
+}
+
+static void ompt_implicit_task(int endpoint, er_ompt_data_t *parallel, er_ompt_data_t *task, unsigned actual, unsigned index, int flags)
+{
+	(void)task, (void)index;
+	if (flags & ER_OMPT_TASK_INITIAL)
+		return;
+	if (endpoint == ER_OMPT_SCOPE_BEGIN) {
+		int d = ompt_ntasks++;
+		uint64_t region = parallel ? parallel->value : 0;
+		if (d < OMPT_DEPTH)
+			ompt_tasks[d] = (struct ompt_task){er_now(), region, omp_cur};
+		omp_cur = region;
+		if (ompt_nregions > 0 && ompt_nregions <= OMPT_DEPTH && ompt_regions[ompt_nregions - 1].id == region)
+			ompt_regions[ompt_nregions - 1].team = actual; /* the master's task: the team it got */
+		return;
+	}
+	if (endpoint != ER_OMPT_SCOPE_END || ompt_ntasks <= 0)
+		return;
+	int d = --ompt_ntasks;
+	if (d >= OMPT_DEPTH)
+		return;
+	struct ompt_task *k = &ompt_tasks[d];
+	omp_cur = k->prev;
+	if (ompt_recording())
+		er_omp_record(ER_OMP_WORK, k->t0, er_now(), k->region);
+}
+
+static void ompt_sync_region_wait(int kind, int endpoint, er_ompt_data_t *parallel, er_ompt_data_t *task, const void *codeptr)
+{
+	(void)parallel, (void)task, (void)codeptr;
+	if (endpoint == ER_OMPT_SCOPE_BEGIN) {
+		ompt_wait_t0 = er_now();
+		return;
+	}
+	if (endpoint != ER_OMPT_SCOPE_END || !ompt_wait_t0)
+		return;
+	uint64_t t0 = ompt_wait_t0, t1 = er_now();
+	ompt_wait_t0 = 0;
+	int state;
+	switch (kind) {
+	case ER_OMPT_SYNC_BARRIER_EXPLICIT:
+		state = ER_OMP_EXPLICIT_BARRIER;
+		break;
+	case ER_OMPT_SYNC_REDUCTION:
+		state = ER_OMP_REDUCTION;
+		break;
+	case ER_OMPT_SYNC_TASKWAIT:
+	case ER_OMPT_SYNC_TASKGROUP:
+		state = ER_OMP_OVERHEAD; /* (the manual names no state of task waits) */
+		break;
+	default: /* the implicit barriers of regions, worksharing and teams, the runtime's own */
+		state = ER_OMP_IMPLICIT_BARRIER;
+	}
+	if (t1 - t0 >= ER_OMP_MIN_NS && ompt_recording())
+		er_omp_record(state, t0, t1, omp_cur);
+}
+
+static void ompt_mutex_acquire(int kind, unsigned hint, unsigned impl, uint64_t wait_id, const void *codeptr)
+{
+	(void)kind, (void)hint, (void)impl, (void)wait_id, (void)codeptr;
+	ompt_mutex_t0 = er_now();
+}
+
+static void ompt_mutex_acquired(int kind, uint64_t wait_id, const void *codeptr)
+{
+	(void)wait_id, (void)codeptr;
+	if (!ompt_mutex_t0)
+		return;
+	uint64_t t0 = ompt_mutex_t0, t1 = er_now();
+	ompt_mutex_t0 = 0;
+	int state;
+	switch (kind) {
+	case ER_OMPT_MUTEX_CRITICAL:
+		state = ER_OMP_CRITICAL_WAIT;
+		break;
+	case ER_OMPT_MUTEX_ORDERED:
+		state = ER_OMP_ORDERED_WAIT;
+		break;
+	case ER_OMPT_MUTEX_ATOMIC:
+		state = ER_OMP_ATOMIC_WAIT;
+		break;
+	default:
+		state = ER_OMP_LOCK_WAIT;
+	}
+	if (t1 - t0 >= ER_OMP_MIN_NS && ompt_recording())
+		er_omp_record(state, t0, t1, omp_cur);
+}
+
+static int ompt_initialize(er_ompt_function_lookup_t lookup, int device, er_ompt_data_t *data)
+{
+	(void)device, (void)data;
+	er_ompt_set_callback_t set = (er_ompt_set_callback_t)lookup("ompt_set_callback");
+	if (!set)
+		return 0;
+	static const struct {
+		int event;
+		er_ompt_callback_t fn;
+	} cbs[] = {
+		{ER_OMPT_CALLBACK_PARALLEL_BEGIN, (er_ompt_callback_t)ompt_parallel_begin},
+		{ER_OMPT_CALLBACK_PARALLEL_END, (er_ompt_callback_t)ompt_parallel_end},
+		{ER_OMPT_CALLBACK_IMPLICIT_TASK, (er_ompt_callback_t)ompt_implicit_task},
+		{ER_OMPT_CALLBACK_SYNC_REGION_WAIT, (er_ompt_callback_t)ompt_sync_region_wait},
+		{ER_OMPT_CALLBACK_MUTEX_ACQUIRE, (er_ompt_callback_t)ompt_mutex_acquire},
+		{ER_OMPT_CALLBACK_MUTEX_ACQUIRED, (er_ompt_callback_t)ompt_mutex_acquired},
+	};
+	for (size_t i = 0; i < sizeof cbs / sizeof cbs[0]; i++)
+		set(cbs[i].event, cbs[i].fn);
+	__atomic_store_n(&ompt_on, 1, __ATOMIC_RELAXED);
+	return 1; /* keep the tool */
+}
+
+static void ompt_finalize(er_ompt_data_t *data) { (void)data; }
+
+/* ompt_start_tool is what an OMPT runtime looks for as it starts: the library is the tool where
+ * OpenMP regions are recorded. */
+ER_EXPORT struct er_ompt_start_tool_result *ompt_start_tool(unsigned omp_version, const char *runtime_version)
+{
+	(void)omp_version, (void)runtime_version;
+	static struct er_ompt_start_tool_result result = {ompt_initialize, ompt_finalize, {0}};
+	if (!er.omp)
+		return NULL;
+	return &result;
+}

@@ -263,20 +263,15 @@ struct er_rec_omp_state {
  */
 struct er_rec_omp_region {
 	struct er_rec h;
-	/* the master's stack at the call: frame 0 the runtime's entry point, then the return
-	 * addresses
+	/* the master's stack at the region's start: frame 0 the runtime's entry point (libgomp) or
+	 * the call's return address (OMPT), then return addresses
 	 */
 	uint32_t stack;
 	uint32_t team; /* the threads of its team */
 	uint64_t start_ns;
 	uint64_t id; /* unique in the process, from 1 */
 	uint64_t parent; /* the region the master was in, 0: none */
-	uint64_t fn; /* the outlined function */
-	/* [tramp_lo, tramp_hi): the collector's code that calls the outlined function on each
-	 * thread: a stack is the region's from there to its root
-	 */
-	uint64_t tramp_lo;
-	uint64_t tramp_hi;
+	uint64_t fn; /* the outlined function (0: not known) */
 };
 
 /* A mapping of executable code, then the path. */
@@ -354,7 +349,7 @@ _Static_assert(sizeof(struct er_rec_omp_state) == 32, "er_rec_omp_state");
 _Static_assert(offsetof(struct er_rec_omp_state, h) == 0, "er_rec_omp_state.h");
 _Static_assert(offsetof(struct er_rec_omp_state, start_ns) == 16, "er_rec_omp_state.start_ns");
 _Static_assert(offsetof(struct er_rec_omp_state, region) == 24, "er_rec_omp_state.region");
-_Static_assert(sizeof(struct er_rec_omp_region) == 72, "er_rec_omp_region");
+_Static_assert(sizeof(struct er_rec_omp_region) == 56, "er_rec_omp_region");
 _Static_assert(offsetof(struct er_rec_omp_region, h) == 0, "er_rec_omp_region.h");
 _Static_assert(offsetof(struct er_rec_omp_region, stack) == 16, "er_rec_omp_region.stack");
 _Static_assert(offsetof(struct er_rec_omp_region, team) == 20, "er_rec_omp_region.team");
@@ -362,8 +357,6 @@ _Static_assert(offsetof(struct er_rec_omp_region, start_ns) == 24, "er_rec_omp_r
 _Static_assert(offsetof(struct er_rec_omp_region, id) == 32, "er_rec_omp_region.id");
 _Static_assert(offsetof(struct er_rec_omp_region, parent) == 40, "er_rec_omp_region.parent");
 _Static_assert(offsetof(struct er_rec_omp_region, fn) == 48, "er_rec_omp_region.fn");
-_Static_assert(offsetof(struct er_rec_omp_region, tramp_lo) == 56, "er_rec_omp_region.tramp_lo");
-_Static_assert(offsetof(struct er_rec_omp_region, tramp_hi) == 64, "er_rec_omp_region.tramp_hi");
 _Static_assert(sizeof(struct er_rec_map) == 48, "er_rec_map");
 _Static_assert(offsetof(struct er_rec_map, h) == 0, "er_rec_map.h");
 _Static_assert(offsetof(struct er_rec_map, start) == 16, "er_rec_map.start");
