@@ -36,7 +36,9 @@ var OpenMPMetrics = []Metric{
 	{Name: "ompwait", Title: "OpenMP Wait", Short: "OMP Wait", Time: true},
 }
 
-// hasOpenMP says whether d recorded an OpenMP program's regions.
+// HasOpenMP says whether d recorded an OpenMP program's regions.
+func HasOpenMP(d *experiment.Data) bool { return hasOpenMP(d) }
+
 func hasOpenMP(d *experiment.Data) bool {
 	if d.OMPRegions().Len() > 0 {
 		return true
@@ -194,11 +196,23 @@ func (b *builder) ompExpertFunc(f int32, above []int32) int32 {
 // ompView is what the OpenMP records of one experiment give its events: each event's state and
 // stitched stack.
 type ompView struct {
-	n       int                // len(d.Stacks): the id of the first stitched stack
-	extra   []experiment.Stack // the stitched stacks, ids n, n+1, ...
-	orig    []uint32           // the raw stack of each
-	stackOf [][]uint32         // by DataKind: each event's stack; nil: the table's
-	stateOf [][]uint8          // by DataKind: each event's state (0: not of an OpenMP thread; its work)
+	n          int                // len(d.Stacks): the id of the first stitched stack
+	extra      []experiment.Stack // the stitched stacks, ids n, n+1, ...
+	orig       []uint32           // the raw stack of each
+	stackOf    [][]uint32         // by DataKind: each event's stack; nil: the table's
+	stateOf    [][]uint8          // by DataKind: each event's state (0: not of an OpenMP thread; its work)
+	constOf    [][]int32          // by DataKind: each event's region's construct, an index of constructs plus 1; 0: none
+	constructs []OMPConstruct
+}
+
+// OMPConstruct is a parallel region of the program's code (a construct), which its regions are
+// instances of.
+type OMPConstruct struct {
+	Pid       uint32
+	Addr      uint64 // its outlined function, or the return address of the runtime's call in the function holding it
+	Instances int    // its regions
+	Threads   int    // the most threads of one of its regions
+	Time      int64  // its first region's start, ns since the experiment's start
 }
 
 // frames returns stack id's frames: a stitched stack's, or, for the machine mode, its raw stack's.
@@ -249,6 +263,7 @@ type ompRegion struct {
 	parent     int64
 	stack      uint32
 	chain      int32 // its stitched parent stack (ompStitch.chains), -1 before it is made
+	construct  int32 // index of ompView.constructs
 }
 
 type regKey struct {
@@ -276,10 +291,23 @@ func newOMPView(d *experiment.Data) *ompView {
 	rt, st := d.OMPRegions(), d.OMPTable()
 	regions := map[regKey]*ompRegion{}
 	ivs := map[tidKey][]ompInterval{}
+	v := &ompView{n: len(d.Stacks), stackOf: make([][]uint32, len(Kinds)), stateOf: make([][]uint8, len(Kinds)),
+		constOf: make([][]int32, len(Kinds))}
+	constIdx := map[[2]uint64]int32{}
 	for i := range rt.Len() {
 		id := rt.Cols[experiment.RegColID].At(i)
 		r := &ompRegion{start: rt.Time[i] - rt.DurAt(i), end: rt.Time[i], master: rt.Tid[i],
 			parent: rt.Cols[experiment.RegColParent].At(i), stack: rt.Stack[i], chain: -1}
+		ck := [2]uint64{uint64(rt.Pid[i]), uint64(rt.Cols[experiment.RegColFn].At(i))}
+		c, ok := constIdx[ck]
+		if !ok {
+			c = int32(len(v.constructs))
+			constIdx[ck] = c
+			v.constructs = append(v.constructs, OMPConstruct{Pid: rt.Pid[i], Addr: ck[1], Time: r.start})
+		}
+		r.construct = c
+		v.constructs[c].Instances++
+		v.constructs[c].Threads = max(v.constructs[c].Threads, int(rt.Cols[experiment.RegColTeam].At(i)))
 		regions[regKey{rt.Pid[i], id}] = r
 		k := tidKey{rt.Pid[i], r.master}
 		ivs[k] = append(ivs[k], ompInterval{r.start, r.end, experiment.OMPOverhead, id})
@@ -310,7 +338,6 @@ func newOMPView(d *experiment.Data) *ompView {
 		segs[k] = flatten(iv)
 	}
 
-	v := &ompView{n: len(d.Stacks), stackOf: make([][]uint32, len(Kinds)), stateOf: make([][]uint8, len(Kinds))}
 	s := &ompStitch{d: d, v: v, regions: regions, chainIdx: map[[2]int64]int32{}, ids: map[stitchKey]uint32{}}
 	var ev EventInfo
 	for _, k := range Kinds {
@@ -319,7 +346,7 @@ func newOMPView(d *experiment.Data) *ompView {
 			continue
 		}
 		bound := k.Bind(d)
-		stacks, states := make([]uint32, n), make([]uint8, n)
+		stacks, states, consts := make([]uint32, n), make([]uint8, n), make([]int32, n)
 		var periods, modes interface{ At(int) int64 }
 		if k.Table == experiment.ClockSchema {
 			periods, modes = &d.ClockTable().Cols[experiment.ClockColPeriod], &d.ClockTable().Cols[experiment.ClockColMode]
@@ -356,8 +383,11 @@ func newOMPView(d *experiment.Data) *ompView {
 			}
 			states[i] = uint8(state)
 			stacks[i] = s.stitch(ev.Pid, stack, state, region)
+			if r := regions[regKey{ev.Pid, region}]; r != nil {
+				consts[i] = r.construct + 1
+			}
 		}
-		v.stackOf[k.ID], v.stateOf[k.ID] = stacks, states
+		v.stackOf[k.ID], v.stateOf[k.ID], v.constOf[k.ID] = stacks, states, consts
 	}
 	return v
 }
@@ -552,4 +582,77 @@ func OMPState(ev *EventInfo) int64 {
 		return 0
 	}
 	return int64(max(v.stateOf[ev.Kind][ev.Index], uint8(experiment.OMPWork)))
+}
+
+// OMPConstructs returns the parallel regions of the code of experiment d (nil without OpenMP
+// regions), which OMPConstructOf numbers from 1.
+func OMPConstructs(d *experiment.Data) []OMPConstruct {
+	if v := ompViewOf(d); v != nil {
+		return v.constructs
+	}
+	return nil
+}
+
+// OMPConstructOf returns the construct of event ev's region (an index of OMPConstructs(ev.Data)
+// plus 1), 0 for an event in no region.
+func OMPConstructOf(ev *EventInfo) int {
+	if ev.Data == nil {
+		return 0
+	}
+	v := ompViewOf(ev.Data)
+	if v == nil || int(ev.Kind) >= len(v.constOf) || ev.Index >= len(v.constOf[ev.Kind]) {
+		return 0
+	}
+	return int(v.constOf[ev.Kind][ev.Index])
+}
+
+// OMPConstructName names construct c of experiment exp as the expert mode names its outlined
+// function, "foo -- OMP parallel region from line 9 [foo._omp_fn.0]", or, where its address is a
+// call's return address in the function holding it (OMPT), "foo -- OMP parallel region from line 9".
+func (p *Profile) OMPConstructName(exp int, c OMPConstruct) string {
+	name := fmt.Sprintf("OMP parallel region at %#x", c.Addr)
+	p.lazy(func() {
+		b := p.Unfiltered().b
+		if b == nil || exp < 0 || exp >= len(b.exps) {
+			return
+		}
+		es := b.exps[exp]
+		pm := es.procs[c.Pid]
+		if pm == nil {
+			pm = es.fallback
+		}
+		epoch := 0
+		if pm != nil {
+			epoch = pm.epoch(c.Time)
+		}
+		outlined := false
+		loc := b.frameLoc(es, pm, epoch, c.Addr, false)
+		if f := &b.p.Functions[loc.fn]; isOutlined(f.Name) {
+			outlined = true
+		} else {
+			loc = b.frameLoc(es, pm, epoch, c.Addr-1, true) // a return address: the call is before it
+		}
+		fn := &b.p.Functions[loc.fn]
+		line := ""
+		if fs := b.fileOf(loc.os); fs != nil && fs.of != nil && fs.of.Debug != nil {
+			at := loc.addr
+			if outlined {
+				at = fn.Addr
+			}
+			if frames, ok := fs.of.Debug.Frames(at); ok && len(frames) > 0 {
+				line = fmt.Sprintf(" from line %d", frames[len(frames)-1].Line)
+			}
+		}
+		switch {
+		case outlined:
+			holder, _, ok := strings.Cut(fn.Name, "._omp_fn.")
+			if !ok {
+				holder = "?"
+			}
+			name = fmt.Sprintf("%s -- OMP parallel region%s [%s]", holder, line, fn.Name)
+		case fn.Kind == FuncSymbol:
+			name = fmt.Sprintf("%s -- OMP parallel region%s", fn.Name, line)
+		}
+	})
+	return name
 }

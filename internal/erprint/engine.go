@@ -129,6 +129,11 @@ func (e *Engine) View(cmd string) (Result, error) {
 	})
 }
 
+// IndexObjects is the view of the index objects of type typ (indxobj typ: "Threads", "OMP_preg").
+func (e *Engine) IndexObjects(typ string) (Result, error) {
+	return e.run(func() error { return e.s.indxobj([]string{typ}) })
+}
+
 // SetSort sorts the views by the metric column key ("e.totalcpu", "i.user") or by "name".
 func (e *Engine) SetSort(key string) error {
 	_, err := e.run(func() error { return e.s.setSort([]string{key}) })

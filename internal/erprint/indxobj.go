@@ -18,24 +18,40 @@ var indexTypes = []struct {
 	name, about string
 	key         func(ev *analysis.EventInfo) int64
 	label       func(k int64) string
+	// named, when set, labels the objects in place of label, with the session's profile p.
+	named func(s *session, p *analysis.Profile, k int64) string
 }{
 	{"Threads", "threads, by experiment and thread number", func(ev *analysis.EventInfo) int64 { return int64(ev.Exp)<<32 | int64(ev.Thread) },
-		func(k int64) string { return fmt.Sprintf("Thread %d (experiment %d)", k&0xffffffff, k>>32+1) }},
+		func(k int64) string { return fmt.Sprintf("Thread %d (experiment %d)", k&0xffffffff, k>>32+1) }, nil},
 	{"CPUs", "the CPUs the events were taken on", func(ev *analysis.EventInfo) int64 { return ev.CPU },
 		func(k int64) string {
 			if k < 0 {
 				return "<No CPU>"
 			}
 			return fmt.Sprintf("CPU %d", k)
-		}},
+		}, nil},
 	{"Samples", "sample points, by experiment", func(ev *analysis.EventInfo) int64 { return int64(ev.Exp)<<32 | int64(ev.Sample) },
-		func(k int64) string { return fmt.Sprintf("Sample %d (experiment %d)", k&0xffffffff, k>>32+1) }},
+		func(k int64) string { return fmt.Sprintf("Sample %d (experiment %d)", k&0xffffffff, k>>32+1) }, nil},
 	{"Seconds", "seconds since the experiment's start", func(ev *analysis.EventInfo) int64 { return ev.Time / 1e9 },
-		func(k int64) string { return fmt.Sprintf("Second %d", k) }},
+		func(k int64) string { return fmt.Sprintf("Second %d", k) }, nil},
 	{"Processes", "process ids", func(ev *analysis.EventInfo) int64 { return int64(ev.Pid) },
-		func(k int64) string { return fmt.Sprintf("Process %d", k) }},
+		func(k int64) string { return fmt.Sprintf("Process %d", k) }, nil},
 	{"Experiment_IDs", "experiments, by number", func(ev *analysis.EventInfo) int64 { return int64(ev.Exp) },
-		func(k int64) string { return fmt.Sprintf("Experiment %d", k+1) }},
+		func(k int64) string { return fmt.Sprintf("Experiment %d", k+1) }, nil},
+	{"OMP_preg", "OpenMP parallel regions of the code, each with all its instances (docs/openmp.md)",
+		func(ev *analysis.EventInfo) int64 { return int64(ev.Exp)<<32 | int64(analysis.OMPConstructOf(ev)) }, nil,
+		func(s *session, p *analysis.Profile, k int64) string {
+			exp, c := int(k>>32), int(k&0xffffffff)
+			cs := analysis.OMPConstructs(s.exps[exp])
+			if c == 0 || c > len(cs) {
+				return "<not in an OpenMP parallel region>"
+			}
+			name := p.OMPConstructName(exp, cs[c-1])
+			if len(s.exps) > 1 {
+				name += fmt.Sprintf(" (experiment %d)", exp+1)
+			}
+			return name
+		}},
 }
 
 // maxIndexObjects is the most index objects indxobj shows the metrics of (each is a refiltering).
@@ -140,7 +156,13 @@ func (s *session) indxobj(args []string) error {
 	}
 	t.Rows = append(t.Rows, report.Row{Name: analysis.TotalName, Cells: cells(p.Total)})
 	for _, r := range rows[:s.limited(len(rows))] {
-		t.Rows = append(t.Rows, report.Row{Name: typ.label(r.key), Cells: cells(r.vals)})
+		name := ""
+		if typ.named != nil {
+			name = typ.named(s, p, r.key)
+		} else {
+			name = typ.label(r.key)
+		}
+		t.Rows = append(t.Rows, report.Row{Name: name, Cells: cells(r.vals)})
 	}
 	return s.table(t)
 }

@@ -49,7 +49,7 @@ const (
 var OMPRegionSchema = &events.Schema{Name: "ompregion", File: OMPTraceFile, Columns: []events.Column{
 	{Name: "regid", Title: "the region's id in its process", Type: events.I64},
 	{Name: "regparent", Title: "the region its master was in (0: none)", Type: events.I64},
-	{Name: "regfn", Title: "the outlined function's address", Type: events.U64},
+	{Name: "regfn", Title: "the construct: its outlined function's address, or the return address of the runtime's call in the function that holds it", Type: events.U64},
 	{Name: "regteam", Title: "the threads of its team", Type: events.U32},
 }}
 

@@ -234,7 +234,7 @@ const (
 	recOMPRegionStart  = 24 // u64 start_ns
 	recOMPRegionID     = 32 // u64 id: unique in the process, from 1
 	recOMPRegionParent = 40 // u64 parent: the region the master was in, 0: none
-	recOMPRegionFn     = 48 // u64 fn: the outlined function (0: not known)
+	recOMPRegionFn     = 48 // u64 fn: what says which construct it is: its outlined function (libgomp), or the return address of the runtime's call in the function that holds it (OMPT)
 	sizeofRecOMPRegion = 56
 )
 

@@ -208,7 +208,7 @@ size ends the block's records. Numbers are little-endian (x86-64 native).`,
 			{C: "start_ns", Go: "recOMPRegionStart", Type: "u64"},
 			{C: "id", Go: "recOMPRegionID", Type: "u64", Comment: "unique in the process, from 1"},
 			{C: "parent", Go: "recOMPRegionParent", Type: "u64", Comment: "the region the master was in, 0: none"},
-			{C: "fn", Go: "recOMPRegionFn", Type: "u64", Comment: "the outlined function (0: not known)"},
+			{C: "fn", Go: "recOMPRegionFn", Type: "u64", Comment: "what says which construct it is: its outlined function (libgomp), or the return address of the runtime's call in the function that holds it (OMPT)"},
 		}},
 		{C: "er_rec_map", Go: "sizeofRecMap", Comment: "A mapping of executable code, then the path.", Fields: []Field{
 			{C: "h", Type: "struct er_rec"},

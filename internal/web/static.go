@@ -218,6 +218,10 @@ func (s *Server) WriteStatic(dir string) (*Privacy, error) {
 		path := "/api/table?cmd=" + cmd
 		record(path, path)
 	}
+	for cmd := range indexTables {
+		path := "/api/table?cmd=" + cmd
+		record(path, path)
+	}
 	if len(s.cmp) > 1 {
 		record("/api/compare", "/api/compare")
 		record("/api/diffflame", "/api/diffflame")

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -181,18 +182,32 @@ var tableCommands = map[string]bool{
 	"lines": true, "pcs": true, "data_objects": true, "data_layout": true,
 }
 
-// table runs one of tableCommands and answers all its tables.
+// indexTables are the index object views the page may ask for as tables (cmd=omp_preg: indxobj
+// OMP_preg).
+var indexTables = map[string]string{"omp_preg": "OMP_preg"}
+
+// table runs one of tableCommands (or indexTables) and answers all its tables.
 func (s *Server) table(r *http.Request) (any, error) {
 	cmd := r.URL.Query().Get("cmd")
+	if typ, ok := indexTables[cmd]; ok {
+		return s.tables(s.eng.IndexObjects(typ))
+	}
 	if !tableCommands[cmd] {
 		names := make([]string, 0, len(tableCommands))
 		for c := range tableCommands {
 			names = append(names, c)
 		}
+		for c := range indexTables {
+			names = append(names, c)
+		}
 		sort.Strings(names)
 		return nil, badRequest("parameter cmd=%s is not a table the page may ask for (%s)", clip(cmd), strings.Join(names, ", "))
 	}
-	res, err := s.eng.View(cmd)
+	return s.tables(s.eng.View(cmd))
+}
+
+// tables answers the tables of a view.
+func (s *Server) tables(res erprint.Result, err error) (any, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -409,6 +424,9 @@ func (s *Server) overview(r *http.Request) (any, error) {
 		if k.View != "" && has[k.ID] {
 			views = append(views, k.View)
 		}
+	}
+	if _, exps := s.eng.Experiments(); slices.ContainsFunc(exps, analysis.HasOpenMP) {
+		views = append(views, "openmp")
 	}
 	if len(s.cmp) > 1 {
 		views = append(views, "compare")

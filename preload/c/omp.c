@@ -249,7 +249,7 @@ TIMED_VOID(GOMP_sections_end_nowait, ER_OMP_OVERHEAD, (void), ())
 #define OMPT_DEPTH 16
 
 struct ompt_region {
-	uint64_t id, parent, t0;
+	uint64_t id, parent, t0, codeptr;
 	uint32_t stack, team;
 };
 struct ompt_task {
@@ -277,6 +277,7 @@ static void ompt_parallel_begin(er_ompt_data_t *task, const void *frame, er_ompt
 	r->id = id;
 	r->parent = omp_cur;
 	r->team = requested;
+	r->codeptr = (uint64_t)(uintptr_t)codeptr;
 	r->stack = ompt_recording() ? omp_stack((uintptr_t)codeptr) : 0;
 	r->t0 = er_now();
 }
@@ -291,7 +292,7 @@ static void ompt_parallel_end(er_ompt_data_t *parallel, er_ompt_data_t *task, in
 		return;
 	struct ompt_region *r = &ompt_regions[d];
 	if (ompt_recording())
-		omp_region_record(r->id, r->parent, 0, r->team, r->t0, er_now(), r->stack);
+		omp_region_record(r->id, r->parent, r->codeptr, r->team, r->t0, er_now(), r->stack);
 }
 
 static void ompt_implicit_task(int endpoint, er_ompt_data_t *parallel, er_ompt_data_t *task, unsigned actual, unsigned index, int flags)

@@ -271,7 +271,10 @@ struct er_rec_omp_region {
 	uint64_t start_ns;
 	uint64_t id; /* unique in the process, from 1 */
 	uint64_t parent; /* the region the master was in, 0: none */
-	uint64_t fn; /* the outlined function (0: not known) */
+	/* what says which construct it is: its outlined function (libgomp), or the return address
+	 * of the runtime's call in the function that holds it (OMPT)
+	 */
+	uint64_t fn;
 };
 
 /* A mapping of executable code, then the path. */

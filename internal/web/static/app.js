@@ -7,7 +7,7 @@ const VIEW_TITLES = {
   overview: "Overview", processes: "Processes", functions: "Functions", callers: "Callers-Callees", calltree: "Call Tree",
   flame: "Flame Graph", source: "Source", disasm: "Disassembly", timeline: "Timeline", threads: "Threads",
   cpus: "CPUs", samples: "Samples", objects: "Load Objects", heap: "Heap", sync: "Synchronization", dataspace: "Data Space",
-  io: "I/O", compare: "Compare",
+  io: "I/O", openmp: "OpenMP", compare: "Compare",
 };
 const TL_WIDTH_STATIC = 1200;
 
@@ -980,6 +980,7 @@ VIEWS.objects = (sec) => tables(sec, [["lobjects", "Load objects by metric"], ["
 VIEWS.dataspace = (sec) => tables(sec, [["data_objects", "Data objects (counters given with +)"], ["data_layout", "Data layout of struct types"]]);
 VIEWS.heap = (sec) => tables(sec, [["heapstat", "Heap statistics"], ["leaks", "Leaks by call stack"], ["allocs", "Allocations by call stack"]]);
 VIEWS.io = (sec) => tables(sec, [["iostat", "I/O statistics"], ["ioactivity", "I/O by file"]]);
+VIEWS.openmp = (sec) => tables(sec, [["omp_preg", "OpenMP parallel regions"]], "Each parallel region of the code with all its instances: the metrics of the events of its threads while they were in it (its work, its waits). The View box shows the stacks as the user, expert or machine mode has them.");
 VIEWS.sync = (sec) => tables(sec, [["statistics", "Statistics"]], "Synchronization wait time per function is in the Functions view with the metrics i.sync:i+syncn (the default when the experiment has synchronization data).");
 
 VIEWS.compare = async (sec) => {
