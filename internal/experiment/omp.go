@@ -79,8 +79,12 @@ func (tr *traceReader) readOMP(tf *traceScan, sk *skipped) (string, error) {
 		}
 		switch r.kind {
 		case recOMPState:
+			if size < sizeofRecOMPState {
+				sk.malformed++
+				return
+			}
 			start := r.u64(recOMPStart)
-			if size < sizeofRecOMPState || start < h.startNS || start > r.time || OMPState(r.aux) == 0 || int(r.aux) >= NumOMPStates {
+			if start < h.startNS || start > r.time || OMPState(r.aux) == 0 || int(r.aux) >= NumOMPStates {
 				sk.malformed++
 				return
 			}
@@ -88,8 +92,12 @@ func (tr *traceReader) readOMP(tf *traceScan, sk *skipped) (string, error) {
 			st.Cols[OMPColState].Append(int64(r.aux))
 			st.Cols[OMPColRegion].Append(int64(r.u64(recOMPStateRegion)))
 		case recOMPRegion:
+			if size < sizeofRecOMPRegion {
+				sk.malformed++
+				return
+			}
 			start := r.u64(recOMPRegionStart)
-			if size < sizeofRecOMPRegion || start < h.startNS || start > r.time {
+			if start < h.startNS || start > r.time {
 				sk.malformed++
 				return
 			}

@@ -286,6 +286,9 @@ func FuzzReadTraceFile(f *testing.F) {
 		[][]byte{ioRec(IOWriteOp, 2, base+50, 1, 5, 9, -1, 3, 3, 0, ""), ioRec(IOClose, 2, base+60, 1, 1, 3, -1, 0, 0, 0, "")},
 		[][]byte{ioRec(IOOpen, 1, base+10, 1, 4, 3, -1, 3, 0, 0, "/a"), ioRec(IODup2, 1, base+20, 2, 1, 3, 9, 9, 0, 0, ""),
 			ioRec(IOWriteOp, 1, base+70, 1, 2, 9, -1, 4, 4, 0, ""), ioRec(IOReadOp, 1, base+80, 1, 2, 3, -1, -1, 0, 9, "")}))
+	f.Add(traceFile(fileOMP, 1, 0, base, 4096, // OpenMP states and a region, one of each malformed
+		[][]byte{ompStateRec(OMPWork, 2, base+10, base+90, 1), ompRegionRec(1, base+5, base+99, 1, 2, 1, 0, 0x400000),
+			ompStateRec(OMPIdle, 2, base+95, base+91, 0), rec(recOMPRegion, 0, 1, base+1, uint32(1))}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// Read whole, and in parts of a block or more side by side: the same events and warnings.
 		// Read with the heap trace summed as it is read (summed): what summing the events gives.
