@@ -30,6 +30,8 @@ func TestOMPTABI(t *testing.T) {
 		{"ER_OMPT_CALLBACK_PARALLEL_BEGIN", "ompt_callback_parallel_begin"},
 		{"ER_OMPT_CALLBACK_PARALLEL_END", "ompt_callback_parallel_end"},
 		{"ER_OMPT_CALLBACK_IMPLICIT_TASK", "ompt_callback_implicit_task"},
+		{"ER_OMPT_CALLBACK_TASK_CREATE", "ompt_callback_task_create"},
+		{"ER_OMPT_CALLBACK_TASK_SCHEDULE", "ompt_callback_task_schedule"},
 		{"ER_OMPT_CALLBACK_SYNC_REGION_WAIT", "ompt_callback_sync_region_wait"},
 		{"ER_OMPT_CALLBACK_MUTEX_ACQUIRE", "ompt_callback_mutex_acquire"},
 		{"ER_OMPT_CALLBACK_MUTEX_ACQUIRED", "ompt_callback_mutex_acquired"},
@@ -50,6 +52,7 @@ func TestOMPTABI(t *testing.T) {
 		{"ER_OMPT_MUTEX_CRITICAL", "ompt_mutex_critical"}, {"ER_OMPT_MUTEX_ATOMIC", "ompt_mutex_atomic"},
 		{"ER_OMPT_MUTEX_ORDERED", "ompt_mutex_ordered"},
 		{"ER_OMPT_TASK_INITIAL", "ompt_task_initial"}, {"ER_OMPT_TASK_IMPLICIT", "ompt_task_implicit"},
+		{"ER_OMPT_TASK_EXPLICIT", "ompt_task_explicit"},
 	}
 	var b strings.Builder
 	b.WriteString("#include <stddef.h>\n#include \"ompt.h\"\n#include \"" + header + "\"\n")
@@ -67,13 +70,18 @@ static void it(int a, er_ompt_data_t *b, er_ompt_data_t *c, unsigned d, unsigned
 static void sw(int a, int b, er_ompt_data_t *c, er_ompt_data_t *d, const void *e) {}
 static void ma(int a, unsigned b, unsigned c, unsigned long d, const void *e) {}
 static void md(int a, unsigned long b, const void *c) {}
+static void tc(er_ompt_data_t *a, const void *b, er_ompt_data_t *c, int d, int e, const void *f) {}
+static void ts(er_ompt_data_t *a, int b, er_ompt_data_t *c) {}
 ompt_callback_parallel_begin_t cpb = (ompt_callback_parallel_begin_t)pb;
 ompt_callback_parallel_end_t cpe = (ompt_callback_parallel_end_t)pe;
 ompt_callback_implicit_task_t cit = (ompt_callback_implicit_task_t)it;
 ompt_callback_sync_region_t csw = (ompt_callback_sync_region_t)sw;
 ompt_callback_mutex_acquire_t cma = (ompt_callback_mutex_acquire_t)ma;
 ompt_callback_mutex_t cmd = (ompt_callback_mutex_t)md;
+ompt_callback_task_create_t ctc = (ompt_callback_task_create_t)tc;
+ompt_callback_task_schedule_t cts = (ompt_callback_task_schedule_t)ts;
 _Static_assert(sizeof(ompt_wait_id_t) == sizeof(unsigned long), "wait id");
+_Static_assert(sizeof(ompt_task_status_t) == sizeof(int), "task status");
 _Static_assert(sizeof(ompt_sync_region_t) == sizeof(int) && sizeof(ompt_scope_endpoint_t) == sizeof(int) && sizeof(ompt_mutex_t) == sizeof(int), "enums");
 `)
 	dir := t.TempDir()

@@ -173,6 +173,31 @@ __attribute__((noinline)) void region_reduction(void) {
 		abort();
 }
 
+/* Explicit tasks: one thread creates 20 tasks of 10 ms, which both threads run, at the region's
+ * end. Their work is each thread's; the thread's wait at the implicit barrier is the time there
+ * less the tasks it ran. */
+__attribute__((noinline)) void region_tasks(void) {
+	int c = construct("region_tasks");
+	static long long taskwork[MAXT];
+#pragma omp parallel
+	{
+		int t = omp_get_thread_num();
+#pragma omp single nowait
+		for (int k = 0; k < 20; k++) {
+#pragma omp task
+			{
+				long long w0 = now(CLOCK_MONOTONIC);
+				work[c][omp_get_thread_num()] += spin(10 * MS);
+				taskwork[omp_get_thread_num()] += now(CLOCK_MONOTONIC) - w0;
+			}
+		}
+		fin[c][t] = now(CLOCK_MONOTONIC);
+	}
+	regend[c] = now(CLOCK_MONOTONIC);
+	for (int t = 0; t < MAXT; t++)
+		fin[c][t] += taskwork[t]; /* the tasks' wall time, each task's from its start to its end */
+}
+
 int main(void) {
 	int n = omp_get_max_threads();
 	if (n > MAXT) {
@@ -187,6 +212,7 @@ int main(void) {
 	region_ordered();
 	region_atomic();
 	region_reduction();
+	region_tasks();
 	printf("omp main thread 0 work_ns %lld wait_ns 0 implicit_ns 0\n", serial);
 	for (int c = 0; c < nconstructs; c++)
 		for (int t = 0; t < n; t++)

@@ -92,7 +92,7 @@ func ompFrames(c *PassContext, fr []int32) []int32 {
 			if b.mode == ViewUser || outlined {
 				continue
 			}
-			f = b.ompExpertFunc(f, out)
+			f = b.ompExpertFunc(f, out, "parallel region")
 			out, outlined, leafRuntime = append(out, f), true, false
 			continue
 		}
@@ -104,30 +104,51 @@ func ompFrames(c *PassContext, fr []int32) []int32 {
 	return out
 }
 
-// ompCut cuts a stitched stack (root first) at its marks: the part after each mark (a region's
-// master's frames, or the event's own) keeps its frames from its first outlined function on (none
-// when it has none); what is before that is the thread's start and the runtime's frames that run
-// the region. A state's pseudo-function, the leaf, stays.
+// ompCut cuts a stitched stack (root first) at its marks: the part after each mark (a region's or
+// task's creator's frames, or the event's own) keeps its frames from its innermost outlined
+// function on (the leafmost run of them: clang's .omp_outlined. calls its body), none when it has
+// none; what is before is the thread's start, the runtime's frames that run the region or task,
+// and the frames of the enclosing regions, which the part before the mark has. The state's
+// pseudo-function, the leaf, stays.
 func (b *builder) ompCut(fr []int32) []int32 {
-	mark := b.pseudoFunc(experiment.OMPMarkFrame)
-	if !slices.Contains(fr, mark) {
+	mark, taskMark := b.pseudoFunc(experiment.OMPMarkFrame), b.pseudoFunc(experiment.OMPTaskMarkFrame)
+	isMark := func(f int32) bool { return f == mark || f == taskMark }
+	first := slices.IndexFunc(fr, isMark)
+	if first < 0 {
 		return fr
 	}
-	out := fr[:0]
-	cut := false // in a part after a mark, before its outlined function
-	for _, f := range fr {
-		switch {
-		case f == mark:
-			cut = true
-			continue
-		case cut && b.ompClassOf(f) == ompOutlined:
-			cut = false
-		case cut && b.ompClassOf(f) != ompState:
-			continue
+	out := fr[:first]
+	for task, part := fr[first] == taskMark, fr[first+1:]; ; {
+		end := slices.IndexFunc(part, isMark)
+		seg := part
+		if end >= 0 {
+			seg = part[:end]
 		}
-		out = append(out, f)
+		from, to := len(seg), len(seg)
+		for i := len(seg) - 1; i >= 0; i-- {
+			if b.ompClassOf(seg[i]) == ompOutlined {
+				from, to = i, i+1
+				for from > 0 && b.ompClassOf(seg[from-1]) == ompOutlined {
+					from--
+				}
+				break
+			}
+		}
+		if task && from < len(seg) && b.mode == ViewExpert {
+			// A task's outlined function (and the body it calls), named for the task.
+			out = append(out, b.ompExpertFunc(seg[from], out, "task"))
+			out = append(out, seg[to:]...)
+		} else {
+			out = append(out, seg[from:]...)
+		}
+		if from == len(seg) && len(seg) > 0 && b.ompClassOf(seg[len(seg)-1]) == ompState {
+			out = append(out, seg[len(seg)-1])
+		}
+		if end < 0 {
+			return out
+		}
+		task, part = part[end] == taskMark, part[end+1:]
 	}
-	return out
 }
 
 // ompClassOf says what function f is to the pass, remembered.
@@ -141,7 +162,7 @@ func (b *builder) ompClassOf(f int32) uint8 {
 	fn := &b.p.Functions[f]
 	c := ompPlain
 	switch {
-	case fn.Kind == FuncPseudo && fn.Addr == experiment.OMPMarkFrame:
+	case fn.Kind == FuncPseudo && (fn.Addr == experiment.OMPMarkFrame || fn.Addr == experiment.OMPTaskMarkFrame):
 		c = ompMark
 	case fn.Kind == FuncPseudo && strings.HasPrefix(fn.Name, "<OMP-"):
 		c = ompState
@@ -169,7 +190,7 @@ func isOutlined(name string) bool {
 
 // ompExpertFunc returns the expert mode's function of outlined function f, called from the stack
 // above (root first): "foo -- OMP parallel region from line 9 [foo._omp_fn.0]".
-func (b *builder) ompExpertFunc(f int32, above []int32) int32 {
+func (b *builder) ompExpertFunc(f int32, above []int32, what string) int32 {
 	fn := &b.p.Functions[f]
 	name := fn.Name
 	holder, _, ok := strings.Cut(name, "._omp_fn.")
@@ -190,7 +211,7 @@ func (b *builder) ompExpertFunc(f int32, above []int32) int32 {
 			}
 		}
 	}
-	return (&PassContext{b: b}).ViewFunc(fn.Object, fmt.Sprintf("%s -- OMP parallel region%s [%s]", holder, where, name))
+	return (&PassContext{b: b}).ViewFunc(fn.Object, fmt.Sprintf("%s -- OMP %s%s [%s]", holder, what, where, name))
 }
 
 // ompView is what the OpenMP records of one experiment give its events: each event's state and
@@ -203,6 +224,8 @@ type ompView struct {
 	stateOf    [][]uint8          // by DataKind: each event's state (0: not of an OpenMP thread; its work)
 	constOf    [][]int32          // by DataKind: each event's region's construct, an index of constructs plus 1; 0: none
 	constructs []OMPConstruct
+	taskOf     [][]int32 // by DataKind: each event's explicit task's construct, an index of tasks plus 1; 0: none
+	tasks      []OMPConstruct
 }
 
 // OMPConstruct is a parallel region of the program's code (a construct), which its regions are
@@ -212,7 +235,17 @@ type OMPConstruct struct {
 	Addr      uint64 // its outlined function, or the return address of the runtime's call in the function holding it
 	Instances int    // its regions
 	Threads   int    // the most threads of one of its regions
-	Time      int64  // its first region's start, ns since the experiment's start
+	Time      int64  // its first region's start (a task's creation), ns since the experiment's start
+	Task      bool   // an explicit task's construct (OMPTaskConstructs), not a parallel region's
+	Region    int    // a task's: its first instance's creator's region's construct, an index of OMPConstructs plus 1; 0: none
+}
+
+// ompTask is an explicit task of the view.
+type ompTask struct {
+	region    int64  // its creator's region
+	stack     uint32 // its creator's stack at its creation
+	chain     int32  // its stitched parent stack (ompStitch.chains), -1 before it is made
+	construct int32  // index of ompView.tasks
 }
 
 // frames returns stack id's frames: a stitched stack's, or, for the machine mode, its raw stack's.
@@ -278,6 +311,7 @@ type ompSeg struct {
 	from, to int64
 	state    experiment.OMPState
 	region   int64
+	task     int64 // the explicit task the thread runs (0: none)
 }
 
 // ompInterval is a recorded (or derived) time in a state, before the nesting is resolved.
@@ -285,6 +319,7 @@ type ompInterval struct {
 	from, to int64
 	state    experiment.OMPState
 	region   int64
+	task     int64
 }
 
 func newOMPView(d *experiment.Data) *ompView {
@@ -292,8 +327,8 @@ func newOMPView(d *experiment.Data) *ompView {
 	regions := map[regKey]*ompRegion{}
 	ivs := map[tidKey][]ompInterval{}
 	v := &ompView{n: len(d.Stacks), stackOf: make([][]uint32, len(Kinds)), stateOf: make([][]uint8, len(Kinds)),
-		constOf: make([][]int32, len(Kinds))}
-	constIdx := map[[2]uint64]int32{}
+		constOf: make([][]int32, len(Kinds)), taskOf: make([][]int32, len(Kinds))}
+	constIdx, taskIdx := map[[2]uint64]int32{}, map[[2]uint64]int32{}
 	for i := range rt.Len() {
 		id := rt.Cols[experiment.RegColID].At(i)
 		r := &ompRegion{start: rt.Time[i] - rt.DurAt(i), end: rt.Time[i], master: rt.Tid[i],
@@ -310,16 +345,37 @@ func newOMPView(d *experiment.Data) *ompView {
 		v.constructs[c].Threads = max(v.constructs[c].Threads, int(rt.Cols[experiment.RegColTeam].At(i)))
 		regions[regKey{rt.Pid[i], id}] = r
 		k := tidKey{rt.Pid[i], r.master}
-		ivs[k] = append(ivs[k], ompInterval{r.start, r.end, experiment.OMPOverhead, id})
+		ivs[k] = append(ivs[k], ompInterval{r.start, r.end, experiment.OMPOverhead, id, 0})
+	}
+	kt := d.OMPTasks()
+	tasks := map[regKey]*ompTask{}
+	for i := range kt.Len() {
+		pid := kt.Pid[i]
+		ck := [2]uint64{uint64(pid), uint64(kt.Cols[experiment.TaskColFn].At(i))}
+		c, ok := taskIdx[ck]
+		if !ok {
+			c = int32(len(v.tasks))
+			taskIdx[ck] = c
+			v.tasks = append(v.tasks, OMPConstruct{Pid: pid, Addr: ck[1], Time: kt.Time[i], Task: true})
+		}
+		v.tasks[c].Instances++
+		region := kt.Cols[experiment.TaskColRegion].At(i)
+		if r := regions[regKey{pid, region}]; r != nil && v.tasks[c].Region == 0 {
+			v.tasks[c].Region = int(r.construct) + 1
+		}
+		tasks[regKey{pid, kt.Cols[experiment.TaskColID].At(i)}] = &ompTask{region: region, stack: kt.Stack[i], chain: -1, construct: c}
 	}
 	workers := map[tidKey]bool{}
 	for i := range st.Len() {
 		k := tidKey{st.Pid[i], st.Tid[i]}
 		state := experiment.OMPState(st.Cols[experiment.OMPColState].At(i))
-		id := st.Cols[experiment.OMPColRegion].At(i)
+		id, task := st.Cols[experiment.OMPColRegion].At(i), st.Cols[experiment.OMPColTask].At(i)
 		from, to := st.Time[i]-st.DurAt(i), st.Time[i]
-		ivs[k] = append(ivs[k], ompInterval{from, to, state, id})
-		if state != experiment.OMPWork {
+		if t := tasks[regKey{k.pid, task}]; task != 0 && t != nil {
+			id = t.region // a task's run is in its creator's region
+		}
+		ivs[k] = append(ivs[k], ompInterval{from, to, state, id, task})
+		if state != experiment.OMPWork || task != 0 {
 			continue
 		}
 		r := regions[regKey{k.pid, id}]
@@ -330,7 +386,7 @@ func newOMPView(d *experiment.Data) *ompView {
 			workers[k] = true
 		}
 		if r.end > to { // past its work, the thread waits for the team at the region's end
-			ivs[k] = append(ivs[k], ompInterval{to, r.end, experiment.OMPImplicitBarrier, id})
+			ivs[k] = append(ivs[k], ompInterval{to, r.end, experiment.OMPImplicitBarrier, id, 0})
 		}
 	}
 	segs := map[tidKey][]ompSeg{}
@@ -338,7 +394,7 @@ func newOMPView(d *experiment.Data) *ompView {
 		segs[k] = flatten(iv)
 	}
 
-	s := &ompStitch{d: d, v: v, regions: regions, chainIdx: map[[2]int64]int32{}, ids: map[stitchKey]uint32{}}
+	s := &ompStitch{d: d, v: v, regions: regions, tasks: tasks, chainIdx: map[[3]int64]int32{}, ids: map[stitchKey]uint32{}}
 	var ev EventInfo
 	for _, k := range Kinds {
 		n := k.Len(d)
@@ -346,7 +402,7 @@ func newOMPView(d *experiment.Data) *ompView {
 			continue
 		}
 		bound := k.Bind(d)
-		stacks, states, consts := make([]uint32, n), make([]uint8, n), make([]int32, n)
+		stacks, states, consts, taskc := make([]uint32, n), make([]uint8, n), make([]int32, n), make([]int32, n)
 		var periods, modes interface{ At(int) int64 }
 		if k.Table == experiment.ClockSchema {
 			periods, modes = &d.ClockTable().Cols[experiment.ClockColPeriod], &d.ClockTable().Cols[experiment.ClockColMode]
@@ -367,7 +423,7 @@ func newOMPView(d *experiment.Data) *ompView {
 			if periods != nil && !experiment.Mode(modes.At(i)).CPU() {
 				t = ev.Time - periods.At(i)/2
 			}
-			state, region := experiment.OMPState(0), int64(0)
+			state, region, task := experiment.OMPState(0), int64(0), int64(0)
 			if j, ok := slices.BinarySearchFunc(sg, t, func(s ompSeg, t int64) int {
 				switch {
 				case s.to <= t:
@@ -377,17 +433,20 @@ func newOMPView(d *experiment.Data) *ompView {
 				}
 				return 0
 			}); ok {
-				state, region = sg[j].state, sg[j].region
+				state, region, task = sg[j].state, sg[j].region, sg[j].task
 			} else if workers[key] {
 				state = experiment.OMPIdle
 			}
 			states[i] = uint8(state)
-			stacks[i] = s.stitch(ev.Pid, stack, state, region)
+			stacks[i] = s.stitch(ev.Pid, stack, state, region, task)
 			if r := regions[regKey{ev.Pid, region}]; r != nil {
 				consts[i] = r.construct + 1
 			}
+			if tk := tasks[regKey{ev.Pid, task}]; task != 0 && tk != nil {
+				taskc[i] = tk.construct + 1
+			}
 		}
-		v.stackOf[k.ID], v.stateOf[k.ID], v.constOf[k.ID] = stacks, states, consts
+		v.stackOf[k.ID], v.stateOf[k.ID], v.constOf[k.ID], v.taskOf[k.ID] = stacks, states, consts, taskc
 	}
 	return v
 }
@@ -407,10 +466,10 @@ func flatten(iv []ompInterval) []ompSeg {
 	emit := func(to int64) {
 		if len(open) > 0 && to > at {
 			top := open[len(open)-1]
-			if n := len(out); n > 0 && out[n-1].to == at && out[n-1].state == top.state && out[n-1].region == top.region {
+			if n := len(out); n > 0 && out[n-1].to == at && out[n-1].state == top.state && out[n-1].region == top.region && out[n-1].task == top.task {
 				out[n-1].to = to
 			} else {
-				out = append(out, ompSeg{at, to, top.state, top.region})
+				out = append(out, ompSeg{at, to, top.state, top.region, top.task})
 			}
 		}
 		at = max(at, to)
@@ -424,6 +483,9 @@ func flatten(iv []ompInterval) []ompSeg {
 	for _, x := range iv {
 		closeTo(x.from)
 		emit(x.from)
+		if n := len(open); x.task == 0 && n > 0 && open[n-1].task != 0 && x.region == open[n-1].region {
+			x.task = open[n-1].task // a wait in a task's run is the task's
+		}
 		open = append(open, x)
 	}
 	closeTo(1<<63 - 1)
@@ -440,8 +502,9 @@ type ompStitch struct {
 	d        *experiment.Data
 	v        *ompView
 	regions  map[regKey]*ompRegion
+	tasks    map[regKey]*ompTask
 	chains   []experiment.Stack // a region's parent stack: its mark and master's frames, and its parent's
-	chainIdx map[[2]int64]int32 // by master stack and parent chain
+	chainIdx map[[3]int64]int32 // by mark, master's (creator's) stack and parent chain
 	ids      map[stitchKey]uint32
 }
 
@@ -460,14 +523,33 @@ func (s *ompStitch) chainOf(pid uint32, r *ompRegion, depth int) int32 {
 	if p := s.regions[regKey{pid, r.parent}]; p != nil && r.parent != 0 && depth < 64 {
 		parent = s.chainOf(pid, p, depth+1)
 	}
-	key := [2]int64{int64(r.stack), int64(parent)}
+	r.chain = s.chainFrom(experiment.OMPMarkFrame, r.stack, parent)
+	return r.chain
+}
+
+// taskChainOf returns task k's parent stack (process pid): its creator's frames at its creation,
+// and those of its creator's region.
+func (s *ompStitch) taskChainOf(pid uint32, k *ompTask) int32 {
+	if k.chain >= 0 {
+		return k.chain
+	}
+	parent := int32(-1)
+	if r := s.regions[regKey{pid, k.region}]; r != nil && k.region != 0 {
+		parent = s.chainOf(pid, r, 0)
+	}
+	k.chain = s.chainFrom(experiment.OMPTaskMarkFrame, k.stack, parent)
+	return k.chain
+}
+
+// chainFrom returns the parent stack of mark, the frames of stack but its first, and parent's.
+func (s *ompStitch) chainFrom(mark uint64, stack uint32, parent int32) int32 {
+	key := [3]int64{int64(mark), int64(stack), int64(parent)}
 	if c, ok := s.chainIdx[key]; ok {
-		r.chain = c
 		return c
 	}
-	fr := experiment.Stack{experiment.OMPMarkFrame}
-	if int(r.stack) < len(s.d.Stacks) && len(s.d.Stacks[r.stack]) > 1 {
-		fr = append(fr, s.d.Stacks[r.stack][1:]...) // frame 0 is the runtime's entry point or the call's return address
+	fr := experiment.Stack{mark}
+	if int(stack) < len(s.d.Stacks) && len(s.d.Stacks[stack]) > 1 {
+		fr = append(fr, s.d.Stacks[stack][1:]...) // frame 0 is the runtime's entry point or the call's return address
 	}
 	if parent >= 0 {
 		fr = append(fr, s.chains[parent]...)
@@ -475,18 +557,23 @@ func (s *ompStitch) chainOf(pid uint32, r *ompRegion, depth int) int32 {
 	c := int32(len(s.chains))
 	s.chains = append(s.chains, fr)
 	s.chainIdx[key] = c
-	r.chain = c
 	return c
 }
 
-// stitch returns the stack of an event of process pid with raw stack id stack, in state and region.
-func (s *ompStitch) stitch(pid uint32, stack uint32, state experiment.OMPState, region int64) uint32 {
+// stitch returns the stack of an event of process pid with raw stack id stack, in state, region
+// and explicit task.
+func (s *ompStitch) stitch(pid uint32, stack uint32, state experiment.OMPState, region, task int64) uint32 {
 	r := s.regions[regKey{pid, region}]
-	if state == 0 || (r == nil && state == experiment.OMPWork) {
+	k := s.tasks[regKey{pid, task}]
+	if state == 0 || (r == nil && k == nil && state == experiment.OMPWork) {
 		return stack // serial work: the raw stack
 	}
 	chain := int32(-1)
-	if r != nil && state != experiment.OMPIdle {
+	switch {
+	case state == experiment.OMPIdle:
+	case task != 0 && k != nil:
+		chain = s.taskChainOf(pid, k)
+	case r != nil:
 		chain = s.chainOf(pid, r, 0)
 	}
 	key := stitchKey{stack, state, chain}
@@ -499,7 +586,7 @@ func (s *ompStitch) stitch(pid uint32, stack uint32, state experiment.OMPState, 
 	}
 	var fr experiment.Stack
 	switch {
-	case state == experiment.OMPIdle:
+	case state == experiment.OMPIdle && chain < 0:
 		fr = experiment.Stack{experiment.OMPStateFrame(state)}
 	default:
 		if state != experiment.OMPWork {
@@ -610,7 +697,24 @@ func OMPConstructOf(ev *EventInfo) int {
 // function, "foo -- OMP parallel region from line 9 [foo._omp_fn.0]", or, where its address is a
 // call's return address in the function holding it (OMPT), "foo -- OMP parallel region from line 9".
 func (p *Profile) OMPConstructName(exp int, c OMPConstruct) string {
-	name := fmt.Sprintf("OMP parallel region at %#x", c.Addr)
+	var region OMPConstruct // a clang task's creator's region, whose function holds it
+	name := p.ompConstructName(exp, c, &region)
+	if region.Addr != 0 {
+		if holder, _, ok := strings.Cut(p.ompConstructName(exp, region, new(OMPConstruct)), " -- "); ok {
+			name = holder + strings.TrimPrefix(name, "?")
+		}
+	}
+	return name
+}
+
+func (p *Profile) ompConstructName(exp int, c OMPConstruct, holderRegion *OMPConstruct) string {
+	region := OMPConstruct{}
+	defer func() { *holderRegion = region }()
+	what := "parallel region"
+	if c.Task {
+		what = "task"
+	}
+	name := fmt.Sprintf("OMP %s at %#x", what, c.Addr)
 	p.lazy(func() {
 		b := p.Unfiltered().b
 		if b == nil || exp < 0 || exp >= len(b.exps) {
@@ -648,11 +752,36 @@ func (p *Profile) OMPConstructName(exp int, c OMPConstruct) string {
 			holder, _, ok := strings.Cut(fn.Name, "._omp_fn.")
 			if !ok {
 				holder = "?"
+				if cs := OMPConstructs(b.exps[exp].d); c.Task && c.Region > 0 && c.Region <= len(cs) {
+					region = cs[c.Region-1] // the function of the task's creator's region: named below
+				}
 			}
-			name = fmt.Sprintf("%s -- OMP parallel region%s [%s]", holder, line, fn.Name)
+			name = fmt.Sprintf("%s -- OMP %s%s [%s]", holder, what, line, fn.Name)
 		case fn.Kind == FuncSymbol:
-			name = fmt.Sprintf("%s -- OMP parallel region%s", fn.Name, line)
+			name = fmt.Sprintf("%s -- OMP %s%s", fn.Name, what, line)
 		}
 	})
 	return name
+}
+
+// OMPTaskConstructs returns the explicit tasks of the code of experiment d (nil without them),
+// which OMPTaskOf numbers from 1.
+func OMPTaskConstructs(d *experiment.Data) []OMPConstruct {
+	if v := ompViewOf(d); v != nil {
+		return v.tasks
+	}
+	return nil
+}
+
+// OMPTaskOf returns the construct of the explicit task event ev ran in (an index of
+// OMPTaskConstructs(ev.Data) plus 1), 0 for an event in no explicit task.
+func OMPTaskOf(ev *EventInfo) int {
+	if ev.Data == nil {
+		return 0
+	}
+	v := ompViewOf(ev.Data)
+	if v == nil || int(ev.Kind) >= len(v.taskOf) || ev.Index >= len(v.taskOf[ev.Kind]) {
+		return 0
+	}
+	return int(v.taskOf[ev.Kind][ev.Index])
 }

@@ -39,6 +39,7 @@ func ompFake() *fake {
 		states.AddHeader(s.to, s.to-s.from, 1, progPid, s.tid, -1, 0)
 		states.Cols[experiment.OMPColState].Append(int64(s.state))
 		states.Cols[experiment.OMPColRegion].Append(1)
+		states.Cols[experiment.OMPColTask].Append(0)
 	}
 	states.SortByTime()
 	fk.d.Tables[experiment.OMPRegionSchema.Name], fk.d.Tables[experiment.OMPSchema.Name] = regions, states

@@ -1251,6 +1251,8 @@ func (b *builder) pseudoFunc(pc uint64) int32 {
 		name = UnsampledName
 	case experiment.OMPMarkFrame:
 		name = "<OMP-mark>"
+	case experiment.OMPTaskMarkFrame:
+		name = "<OMP-task-mark>"
 	default:
 		if st, ok := experiment.OMPStateOfFrame(pc); ok {
 			name = "<OMP-" + st.String() + ">"

@@ -52,6 +52,20 @@ var indexTypes = []struct {
 			}
 			return name
 		}},
+	{"OMP_task", "OpenMP explicit tasks of the code, each with all its instances (docs/openmp.md)",
+		func(ev *analysis.EventInfo) int64 { return int64(ev.Exp)<<32 | int64(analysis.OMPTaskOf(ev)) }, nil,
+		func(s *session, p *analysis.Profile, k int64) string {
+			exp, c := int(k>>32), int(k&0xffffffff)
+			cs := analysis.OMPTaskConstructs(s.exps[exp])
+			if c == 0 || c > len(cs) {
+				return "<not in an OpenMP task>"
+			}
+			name := p.OMPConstructName(exp, cs[c-1])
+			if len(s.exps) > 1 {
+				name += fmt.Sprintf(" (experiment %d)", exp+1)
+			}
+			return name
+		}},
 }
 
 // maxIndexObjects is the most index objects indxobj shows the metrics of (each is a refiltering).

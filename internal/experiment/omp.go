@@ -35,12 +35,14 @@ func (s OMPState) String() string {
 var OMPSchema = &events.Schema{Name: "omp", File: OMPTraceFile, Columns: []events.Column{
 	{Name: "ompstate", Title: "the OpenMP state", Type: events.U8},
 	{Name: "ompregion", Title: "the parallel region (its id in the process; 0: none)", Type: events.I64},
+	{Name: "omptask", Title: "the explicit task whose run the row is (its id in the process; 0: none)", Type: events.I64},
 }}
 
 // The columns of OMPSchema.
 const (
 	OMPColState = iota
 	OMPColRegion
+	OMPColTask
 )
 
 // OMPRegionSchema is the table of parallel regions: a row is one region, its header's thread its
@@ -61,14 +63,31 @@ const (
 	RegColTeam
 )
 
-// OMPTable returns d's OpenMP states (nil when it has none); OMPRegions its parallel regions.
+// OMPTaskSchema is the table of explicit tasks: a row is one task, its header's time when it was
+// created, its thread and stack its creator's there.
+var OMPTaskSchema = &events.Schema{Name: "omptask", File: OMPTraceFile, Columns: []events.Column{
+	{Name: "taskid", Title: "the task's id in its process", Type: events.I64},
+	{Name: "taskregion", Title: "the parallel region its creator was in (0: none)", Type: events.I64},
+	{Name: "taskfn", Title: "the construct: the task's outlined function, or the return address of the runtime's call that created it", Type: events.U64},
+}}
+
+// The columns of OMPTaskSchema.
+const (
+	TaskColID = iota
+	TaskColRegion
+	TaskColFn
+)
+
+// OMPTable returns d's OpenMP states (nil when it has none); OMPRegions its parallel regions,
+// OMPTasks its explicit tasks.
 func (d *Data) OMPTable() *events.Table   { return d.Tables[OMPSchema.Name] }
 func (d *Data) OMPRegions() *events.Table { return d.Tables[OMPRegionSchema.Name] }
+func (d *Data) OMPTasks() *events.Table   { return d.Tables[OMPTaskSchema.Name] }
 
 // readOMP reads the OpenMP trace tf into d's two tables.
 func (tr *traceReader) readOMP(tf *traceScan, sk *skipped) (string, error) {
 	h := &tf.h
-	st, rt := tr.d.table(OMPSchema), tr.d.table(OMPRegionSchema)
+	st, rt, kt := tr.d.table(OMPSchema), tr.d.table(OMPRegionSchema), tr.d.table(OMPTaskSchema)
 	st.Durs()
 	rt.Durs()
 	return tf.scan(func(r *traceRec) {
@@ -78,7 +97,7 @@ func (tr *traceReader) readOMP(tf *traceScan, sk *skipped) (string, error) {
 			return
 		}
 		switch r.kind {
-		case recOMPState:
+		case recOMPState, recOMPTaskRun:
 			if size < sizeofRecOMPState {
 				sk.malformed++
 				return
@@ -88,9 +107,23 @@ func (tr *traceReader) readOMP(tf *traceScan, sk *skipped) (string, error) {
 				sk.malformed++
 				return
 			}
+			region, task := int64(r.u64(recOMPStateRegion)), int64(0)
+			if r.kind == recOMPTaskRun {
+				region, task = 0, region
+			}
 			st.AddHeader(tr.t(r.time), int64(r.time-start), 1, h.pid, r.tid, -1, 0)
 			st.Cols[OMPColState].Append(int64(r.aux))
-			st.Cols[OMPColRegion].Append(int64(r.u64(recOMPStateRegion)))
+			st.Cols[OMPColRegion].Append(region)
+			st.Cols[OMPColTask].Append(task)
+		case recOMPTask:
+			if size < sizeofRecOMPTask {
+				sk.malformed++
+				return
+			}
+			kt.AddHeader(tr.t(r.time), 0, 1, h.pid, r.tid, -1, r.u32(recOMPTaskStack))
+			kt.Cols[TaskColID].Append(int64(r.u64(recOMPTaskID)))
+			kt.Cols[TaskColRegion].Append(int64(r.u64(recOMPTaskRegion)))
+			kt.Cols[TaskColFn].Append(int64(r.u64(recOMPTaskFn)))
 		case recOMPRegion:
 			if size < sizeofRecOMPRegion {
 				sk.malformed++
@@ -120,6 +153,10 @@ const ompFrameBase = PseudoFrameBase + 0x100
 // OMPMarkFrame is the pseudo-frame between a thread's frames and the stack of the region's master
 // that the OpenMP views put under them: the frames after it (rootward) are the master's.
 const OMPMarkFrame = ompFrameBase + 0xff
+
+// OMPTaskMarkFrame is the mark between a thread's frames and those of the explicit task's creator
+// that it runs.
+const OMPTaskMarkFrame = ompFrameBase + 0xfe
 
 // OMPStateFrame is the pseudo-frame of state s, shown as <OMP-s>.
 func OMPStateFrame(s OMPState) uint64 { return ompFrameBase + uint64(s) }

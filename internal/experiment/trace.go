@@ -334,7 +334,7 @@ type traceReader struct {
 	// clock samples in d's clock table)
 	stackIdx               map[uint32]uint32
 	heap0, sync0, io0, ck0 int
-	reg0                   int  // the instance's first OpenMP region
+	reg0, task0            int  // the instance's first OpenMP region and task
 	summed                 bool // Options.Summed: the traces are summed as they are read
 }
 
@@ -411,7 +411,7 @@ func readTraces(d *Data, sources []traceSource, opt Options, warn func(string)) 
 func (tr *traceReader) begin() {
 	tr.stackIdx = map[uint32]uint32{}
 	tr.heap0, tr.sync0, tr.io0, tr.ck0 = tr.d.HeapTable().Len(), tr.d.SyncTable().Len(), tr.d.IOTable().Len(), tr.d.ClockTable().Len()
-	tr.reg0 = tr.d.OMPRegions().Len()
+	tr.reg0, tr.task0 = tr.d.OMPRegions().Len(), tr.d.OMPTasks().Len()
 }
 
 // end resolves the stack ids of the instance's events (read before its stacks) to stacks of d.
@@ -454,6 +454,11 @@ func (tr *traceReader) end() {
 			resolve(&rt.Stack[i])
 		}
 	}
+	if kt := d.OMPTasks(); kt != nil {
+		for i := tr.task0; i < kt.Len(); i++ {
+			resolve(&kt.Stack[i])
+		}
+	}
 	if ht := d.HeapTable(); tr.summed && ht.Len() > tr.heap0 {
 		for i := tr.heap0; i < ht.Len(); i++ {
 			resolveN(&ht.Stack[i], int(ht.CountAt(i)))
@@ -494,7 +499,7 @@ func (tr *traceReader) finish() {
 		it.SortByTime()
 		nameFiles(it)
 	}
-	for _, t := range []*events.Table{d.OMPTable(), d.OMPRegions()} {
+	for _, t := range []*events.Table{d.OMPTable(), d.OMPRegions(), d.OMPTasks()} {
 		if t != nil {
 			t.SortByTime()
 		}

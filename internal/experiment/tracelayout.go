@@ -34,15 +34,17 @@ const (
 
 // enum er_rec_kind: Record kinds (er_rec.kind).
 const (
-	recStack     = 1 // ER_REC_STACK: struct er_rec_stack: a call stack, referred to by id
-	recHeap      = 2 // ER_REC_HEAP: struct er_rec_heap
-	recSync      = 3 // ER_REC_SYNC: struct er_rec_sync
-	recIO        = 4 // ER_REC_IO: struct er_rec_io, then name bytes
-	recClock     = 5 // ER_REC_CLOCK: struct er_rec_clock
-	recMap       = 6 // ER_REC_MAP: struct er_rec_map, then the path
-	recNote      = 7 // ER_REC_NOTE: struct er_rec, then text "key=value"
-	recOMPState  = 8 // ER_REC_OMP_STATE: struct er_rec_omp_state: a thread's time in an OpenMP state
-	recOMPRegion = 9 // ER_REC_OMP_REGION: struct er_rec_omp_region: a parallel region, written at its end
+	recStack      = 1  // ER_REC_STACK: struct er_rec_stack: a call stack, referred to by id
+	recHeap       = 2  // ER_REC_HEAP: struct er_rec_heap
+	recSync       = 3  // ER_REC_SYNC: struct er_rec_sync
+	recIO         = 4  // ER_REC_IO: struct er_rec_io, then name bytes
+	recClock      = 5  // ER_REC_CLOCK: struct er_rec_clock
+	recMap        = 6  // ER_REC_MAP: struct er_rec_map, then the path
+	recNote       = 7  // ER_REC_NOTE: struct er_rec, then text "key=value"
+	recOMPState   = 8  // ER_REC_OMP_STATE: struct er_rec_omp_state: a thread's time in an OpenMP state
+	recOMPRegion  = 9  // ER_REC_OMP_REGION: struct er_rec_omp_region: a parallel region, written at its end
+	recOMPTask    = 10 // ER_REC_OMP_TASK: struct er_rec_omp_task: an explicit task, written when it is created
+	recOMPTaskRun = 11 // ER_REC_OMP_TASK_RUN: struct er_rec_omp_state: a thread's run of an explicit task (its region field the task's id), from start_ns to the record's time
 )
 
 // enum er_heap_op: Operations (er_rec.aux of heap, sync and I/O records): which function the event records.
@@ -236,6 +238,15 @@ const (
 	recOMPRegionParent = 40 // u64 parent: the region the master was in, 0: none
 	recOMPRegionFn     = 48 // u64 fn: what says which construct it is: its outlined function (libgomp), or the return address of the runtime's call in the function that holds it (OMPT)
 	sizeofRecOMPRegion = 56
+)
+
+// struct er_rec_omp_task: the offset of each field the reader reads, and the size, in bytes.
+const (
+	recOMPTaskStack  = 16 // u32 stack: the creator's stack at its creation: frame 0 the runtime's entry point or the call's return address, then return addresses
+	recOMPTaskID     = 24 // u64 id: unique in the process among the tasks, from 1
+	recOMPTaskRegion = 32 // u64 region: the parallel region its creator was in, 0: none
+	recOMPTaskFn     = 40 // u64 fn: the construct: the task's outlined function (libgomp), or the return address of the runtime's call (OMPT)
+	sizeofRecOMPTask = 48
 )
 
 // struct er_rec_map: the offset of each field the reader reads, and the size, in bytes.

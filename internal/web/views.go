@@ -183,8 +183,8 @@ var tableCommands = map[string]bool{
 }
 
 // indexTables are the index object views the page may ask for as tables (cmd=omp_preg: indxobj
-// OMP_preg).
-var indexTables = map[string]string{"omp_preg": "OMP_preg"}
+// OMP_preg; omp_task: OMP_task).
+var indexTables = map[string]string{"omp_preg": "OMP_preg", "omp_task": "OMP_task"}
 
 // table runs one of tableCommands (or indexTables) and answers all its tables.
 func (s *Server) table(r *http.Request) (any, error) {

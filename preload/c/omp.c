@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdbool.h>
+#include <string.h>
 
 #include "collector.h"
 #include "ompt.h"
@@ -244,6 +245,112 @@ TIMED(unsigned, GOMP_sections_start, ER_OMP_OVERHEAD, (unsigned count), (count))
 TIMED(unsigned, GOMP_sections_next, ER_OMP_OVERHEAD, (void), ())
 TIMED_VOID(GOMP_sections_end_nowait, ER_OMP_OVERHEAD, (void), ())
 
+/* Explicit tasks. omp_task_record records task id's creation by this thread (its stack and
+ * construct); omp_task_run its run on this thread from t0 to t1. */
+static uint64_t next_task = 1;
+
+static void omp_task_record(uint64_t id, uint64_t region, uint64_t fn, uint32_t stack, uint64_t t)
+{
+	struct er_thread *th = &er_self;
+	if (th->busy || er_off())
+		return;
+	int saved = errno;
+	th->busy = 1;
+	th = er_thread();
+	struct er_rec_omp_task *r = er_rec_begin(th, SLOT_OMP, sizeof *r);
+	if (r) {
+		r->stack = stack;
+		r->id = id;
+		r->region = region;
+		r->fn = fn;
+		er_rec_commit(th, r, sizeof *r, ER_REC_OMP_TASK, 0, t);
+	}
+	th->busy = 0;
+	errno = saved;
+}
+
+static void omp_task_run(uint64_t id, uint64_t t0, uint64_t t1)
+{
+	struct er_thread *th = &er_self;
+	if (th->busy || er_off())
+		return;
+	int saved = errno;
+	th->busy = 1;
+	th = er_thread();
+	struct er_rec_omp_state *r = er_rec_begin(th, SLOT_OMP, sizeof *r);
+	if (r) {
+		r->start_ns = t0;
+		r->region = id;
+		er_rec_commit(th, r, sizeof *r, ER_REC_OMP_TASK_RUN, ER_OMP_WORK, t1);
+	}
+	th->busy = 0;
+	errno = saved;
+}
+
+/* omp_task_hdr is what a libgomp task's data starts with once wrapped: the task's function, its
+ * id, and for a task whose data the runtime copies with the program's function (cpyfn), that
+ * function and the data it copies from; the program's data follows, at off. */
+struct omp_task_hdr {
+	omp_fn fn;
+	void (*cpyfn)(void *, void *);
+	void *src;
+	uint64_t id;
+	long off;
+};
+
+static void omp_task_tramp(void *arg)
+{
+	struct omp_task_hdr *h = arg;
+	uint64_t t0 = er_now();
+	h->fn((char *)arg + h->off);
+	omp_task_run(h->id, t0, er_now());
+	__asm__ volatile("" ::: "memory"); /* not a tail call */
+}
+
+/* omp_task_copy is the runtime's copy of a wrapped task's data that a cpyfn copies: the header,
+ * then the program's copy of its own. */
+static void omp_task_copy(void *dst, void *src)
+{
+	struct omp_task_hdr *h = src;
+	memcpy(dst, h, sizeof *h);
+	h->cpyfn((char *)dst + h->off, h->src);
+}
+
+/* GOMP_task (GCC 12: with detach; older compilers pass less, which the runtime reads only where
+ * their flags say so). */
+ER_EXPORT void GOMP_task(omp_fn fn, void *data, void (*cpyfn)(void *, void *), long arg_size, long arg_align, bool if_clause,
+			 unsigned flags, void **depend, int priority, void *detach)
+{
+	static void (*real)(omp_fn, void *, void (*)(void *, void *), long, long, bool, unsigned, void **, int, void *);
+	if (__builtin_expect(!real, 0))
+		real = er_next("GOMP_task");
+	long align = arg_align > 0 ? arg_align : 1;
+	long off = ((long)sizeof(struct omp_task_hdr) + align - 1) / align * align;
+	if (!er.omp || ompt_on || er_self.busy || er_off_call() || arg_size < 0 || arg_size > (1L << 20)) {
+		real(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority, detach);
+		return;
+	}
+	uint64_t id = __atomic_fetch_add(&next_task, 1, __ATOMIC_RELAXED);
+	omp_task_record(id, omp_cur, (uint64_t)(uintptr_t)fn, omp_stack((uintptr_t)real), er_now());
+	long wa = align < (long)_Alignof(struct omp_task_hdr) ? (long)_Alignof(struct omp_task_hdr) : align;
+	struct omp_task_hdr h = {fn, cpyfn, data, id, off};
+	if (cpyfn) {
+		real(omp_task_tramp, &h, omp_task_copy, off + arg_size, wa, if_clause, flags, depend, priority, detach);
+		return;
+	}
+	/* The runtime copies arg_size bytes from data (or runs the task at once on them): header and
+	 * data together, in a buffer of this frame's. */
+	char *buf = __builtin_alloca(off + arg_size + wa);
+	buf = (char *)(((uintptr_t)buf + (uintptr_t)wa - 1) & ~((uintptr_t)wa - 1));
+	memcpy(buf, &h, sizeof h);
+	if (arg_size > 0)
+		memcpy(buf + off, data, arg_size);
+	real(omp_task_tramp, buf, NULL, off + arg_size, wa, if_clause, flags, depend, priority, detach);
+}
+
+TIMED_VOID(GOMP_taskwait, ER_OMP_OVERHEAD, (void), ())
+TIMED_VOID(GOMP_taskgroup_end, ER_OMP_OVERHEAD, (void), ())
+
 /* The OMPT tool. Each thread keeps the regions it is the master of and the implicit tasks it runs,
  * innermost last (nested regions), and the start of the wait it is in. */
 #define OMPT_DEPTH 16
@@ -260,6 +367,8 @@ static ER_TLS int ompt_nregions; /* may pass OMPT_DEPTH: those deeper are not re
 static ER_TLS struct ompt_task ompt_tasks[OMPT_DEPTH];
 static ER_TLS int ompt_ntasks;
 static ER_TLS uint64_t ompt_wait_t0, ompt_mutex_t0;
+static ER_TLS struct ompt_task ompt_runs[OMPT_DEPTH]; /* the explicit tasks running, innermost last: id (region) and start */
+static ER_TLS int ompt_nruns;
 
 static int ompt_recording(void) { return er.omp && !er_self.busy && !er_off(); }
 
@@ -382,6 +491,39 @@ static void ompt_mutex_acquired(int kind, uint64_t wait_id, const void *codeptr)
 		er_omp_record(state, t0, t1, omp_cur);
 }
 
+static void ompt_task_create(er_ompt_data_t *task, const void *frame, er_ompt_data_t *created, int flags, int deps, const void *codeptr)
+{
+	(void)task, (void)frame, (void)deps;
+	if (!(flags & ER_OMPT_TASK_EXPLICIT) || !created)
+		return;
+	uint64_t id = __atomic_fetch_add(&next_task, 1, __ATOMIC_RELAXED);
+	created->value = id;
+	if (ompt_recording())
+		omp_task_record(id, omp_cur, (uint64_t)(uintptr_t)codeptr, omp_stack((uintptr_t)codeptr), er_now());
+}
+
+static void ompt_task_schedule(er_ompt_data_t *prior, int status, er_ompt_data_t *next)
+{
+	(void)status;
+	uint64_t now = er_now();
+	if (prior && prior->value) /* an explicit task leaves this thread: completed, yielding, ... */
+		for (int i = (ompt_nruns < OMPT_DEPTH ? ompt_nruns : OMPT_DEPTH) - 1; i >= 0; i--) {
+			if (ompt_runs[i].region != prior->value)
+				continue;
+			if (ompt_recording())
+				omp_task_run(prior->value, ompt_runs[i].t0, now);
+			for (int j = i; j + 1 < ompt_nruns && j + 1 < OMPT_DEPTH; j++)
+				ompt_runs[j] = ompt_runs[j + 1];
+			ompt_nruns--;
+			break;
+		}
+	if (next && next->value) {
+		if (ompt_nruns < OMPT_DEPTH)
+			ompt_runs[ompt_nruns] = (struct ompt_task){now, next->value, 0};
+		ompt_nruns++;
+	}
+}
+
 static int ompt_initialize(er_ompt_function_lookup_t lookup, int device, er_ompt_data_t *data)
 {
 	(void)device, (void)data;
@@ -398,6 +540,8 @@ static int ompt_initialize(er_ompt_function_lookup_t lookup, int device, er_ompt
 		{ER_OMPT_CALLBACK_SYNC_REGION_WAIT, (er_ompt_callback_t)ompt_sync_region_wait},
 		{ER_OMPT_CALLBACK_MUTEX_ACQUIRE, (er_ompt_callback_t)ompt_mutex_acquire},
 		{ER_OMPT_CALLBACK_MUTEX_ACQUIRED, (er_ompt_callback_t)ompt_mutex_acquired},
+		{ER_OMPT_CALLBACK_TASK_CREATE, (er_ompt_callback_t)ompt_task_create},
+		{ER_OMPT_CALLBACK_TASK_SCHEDULE, (er_ompt_callback_t)ompt_task_schedule},
 	};
 	for (size_t i = 0; i < sizeof cbs / sizeof cbs[0]; i++)
 		set(cbs[i].event, cbs[i].fn);

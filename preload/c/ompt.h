@@ -31,6 +31,8 @@ typedef int (*er_ompt_set_callback_t)(int event, er_ompt_callback_t callback);
 enum {
 	ER_OMPT_CALLBACK_PARALLEL_BEGIN = 3,
 	ER_OMPT_CALLBACK_PARALLEL_END = 4,
+	ER_OMPT_CALLBACK_TASK_CREATE = 5,
+	ER_OMPT_CALLBACK_TASK_SCHEDULE = 6,
 	ER_OMPT_CALLBACK_IMPLICIT_TASK = 7,
 	ER_OMPT_CALLBACK_SYNC_REGION_WAIT = 16,
 	ER_OMPT_CALLBACK_MUTEX_ACQUIRE = 26,
@@ -69,6 +71,6 @@ enum {
 };
 
 /* ompt_task_flag_t: of implicit_task's flags */
-enum { ER_OMPT_TASK_INITIAL = 0x1, ER_OMPT_TASK_IMPLICIT = 0x2 };
+enum { ER_OMPT_TASK_INITIAL = 0x1, ER_OMPT_TASK_IMPLICIT = 0x2, ER_OMPT_TASK_EXPLICIT = 0x4 };
 
 #endif

@@ -55,6 +55,8 @@ enum er_rec_kind {
 	ER_REC_NOTE = 7, /* struct er_rec, then text "key=value" */
 	ER_REC_OMP_STATE = 8, /* struct er_rec_omp_state: a thread's time in an OpenMP state */
 	ER_REC_OMP_REGION = 9, /* struct er_rec_omp_region: a parallel region, written at its end */
+	ER_REC_OMP_TASK = 10, /* struct er_rec_omp_task: an explicit task, written when it is created */
+	ER_REC_OMP_TASK_RUN = 11, /* struct er_rec_omp_state: a thread's run of an explicit task (its region field the task's id), from start_ns to the record's time */
 };
 
 /* Operations (er_rec.aux of heap, sync and I/O records): which function the event records. */
@@ -277,6 +279,22 @@ struct er_rec_omp_region {
 	uint64_t fn;
 };
 
+/* An explicit task, created at the record's time by the record's thread. */
+struct er_rec_omp_task {
+	struct er_rec h;
+	/* the creator's stack at its creation: frame 0 the runtime's entry point or the call's
+	 * return address, then return addresses
+	 */
+	uint32_t stack;
+	uint32_t pad;
+	uint64_t id; /* unique in the process among the tasks, from 1 */
+	uint64_t region; /* the parallel region its creator was in, 0: none */
+	/* the construct: the task's outlined function (libgomp), or the return address of the
+	 * runtime's call (OMPT)
+	 */
+	uint64_t fn;
+};
+
 /* A mapping of executable code, then the path. */
 struct er_rec_map {
 	struct er_rec h;
@@ -360,6 +378,13 @@ _Static_assert(offsetof(struct er_rec_omp_region, start_ns) == 24, "er_rec_omp_r
 _Static_assert(offsetof(struct er_rec_omp_region, id) == 32, "er_rec_omp_region.id");
 _Static_assert(offsetof(struct er_rec_omp_region, parent) == 40, "er_rec_omp_region.parent");
 _Static_assert(offsetof(struct er_rec_omp_region, fn) == 48, "er_rec_omp_region.fn");
+_Static_assert(sizeof(struct er_rec_omp_task) == 48, "er_rec_omp_task");
+_Static_assert(offsetof(struct er_rec_omp_task, h) == 0, "er_rec_omp_task.h");
+_Static_assert(offsetof(struct er_rec_omp_task, stack) == 16, "er_rec_omp_task.stack");
+_Static_assert(offsetof(struct er_rec_omp_task, pad) == 20, "er_rec_omp_task.pad");
+_Static_assert(offsetof(struct er_rec_omp_task, id) == 24, "er_rec_omp_task.id");
+_Static_assert(offsetof(struct er_rec_omp_task, region) == 32, "er_rec_omp_task.region");
+_Static_assert(offsetof(struct er_rec_omp_task, fn) == 40, "er_rec_omp_task.fn");
 _Static_assert(sizeof(struct er_rec_map) == 48, "er_rec_map");
 _Static_assert(offsetof(struct er_rec_map, h) == 0, "er_rec_map.h");
 _Static_assert(offsetof(struct er_rec_map, start) == 16, "er_rec_map.start");

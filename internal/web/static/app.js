@@ -980,7 +980,7 @@ VIEWS.objects = (sec) => tables(sec, [["lobjects", "Load objects by metric"], ["
 VIEWS.dataspace = (sec) => tables(sec, [["data_objects", "Data objects (counters given with +)"], ["data_layout", "Data layout of struct types"]]);
 VIEWS.heap = (sec) => tables(sec, [["heapstat", "Heap statistics"], ["leaks", "Leaks by call stack"], ["allocs", "Allocations by call stack"]]);
 VIEWS.io = (sec) => tables(sec, [["iostat", "I/O statistics"], ["ioactivity", "I/O by file"]]);
-VIEWS.openmp = (sec) => tables(sec, [["omp_preg", "OpenMP parallel regions"]], "Each parallel region of the code with all its instances: the metrics of the events of its threads while they were in it (its work, its waits). The View box shows the stacks as the user, expert or machine mode has them.");
+VIEWS.openmp = (sec) => tables(sec, [["omp_preg", "OpenMP parallel regions"], ["omp_task", "OpenMP tasks"]], "Each parallel region and explicit task of the code with all its instances: the metrics of the events of its threads while they were in it (its work, its waits). The View box shows the stacks as the user, expert or machine mode has them.");
 VIEWS.sync = (sec) => tables(sec, [["statistics", "Statistics"]], "Synchronization wait time per function is in the Functions view with the metrics i.sync:i+syncn (the default when the experiment has synchronization data).");
 
 VIEWS.compare = async (sec) => {
