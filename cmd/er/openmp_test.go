@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"os/exec"
 	"path/filepath"
@@ -262,3 +263,59 @@ func testOpenMPModes(t *testing.T, cc string) {
 
 // jsonTotals finds the <Total> row of er print's json functions of three metrics.
 var jsonTotals = regexp.MustCompile(`"name":"<Total>","cells":\[\{"v":(\d+)[^}]*\},\{"v":(\d+)[^}]*\},\{"v":(\d+)`)
+
+// TestOpenMPNested: nested regions (2 threads, each the master of an inner region of 2): in the
+// user mode every thread's work is at main → outer → inner → spin, the inner region's workers
+// stitched under the outer region's worker that started it, within 5% of what the four threads
+// measured; in the expert mode each outlined function is there, named for its region.
+func TestOpenMPNested(t *testing.T) {
+	needCollect(t)
+	for _, cc := range []string{"gcc", "clang"} {
+		t.Run(cc, func(t *testing.T) {
+			var prog string
+			flags := []string{"-fopenmp", "-O1", "-g", "-fno-omit-frame-pointer", "-fno-inline"}
+			if cc == "gcc" {
+				prog = cbuild(t, "ompnested", flags...)
+			} else {
+				if _, err := exec.LookPath(cc); err != nil {
+					t.Skipf("%s is not installed (.ci/run installs clang and libomp-dev)", cc)
+				}
+				prog = filepath.Join(workDir, "ompnested-"+cc)
+				args := append(flags, "-Wall", "-o", prog, filepath.Join("..", "..", "testdata", "ompnested.c"))
+				if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
+					t.Fatalf("%s: %v\n%s", cc, err, out)
+				}
+			}
+			exp, r := collectExp(t, []string{"OMP_NUM_THREADS=2,2", "OMP_MAX_ACTIVE_LEVELS=2", "OMP_WAIT_POLICY=passive"}, "-p", "hi", prog)
+			if r.code != 0 {
+				t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
+			}
+			var levels int
+			var ns float64
+			if _, err := fmt.Sscanf(r.stdout, "nested levels %d work_ns %g", &levels, &ns); err != nil || levels != 2 {
+				t.Fatalf("nesting is off, or the program printed something else (%v): %s", err, r.stdout)
+			}
+			want := ns / 1e9
+			p := er(t, "", nil, "print", "-filters", `OMPSTATE==1 && (FNAME("outer"), FNAME("inner"), FNAME("spin")) ORDERED IN USTACK`,
+				"-metrics", "i.totalcpu", "-functions", exp)
+			rows := functionRows(p.stdout, 1)
+			got, err := strconv.ParseFloat(rows["spin"], 64)
+			if err != nil || math.Abs(got-want) > 0.05*want {
+				t.Errorf("user mode: spin at main → outer → inner: %q s, the four threads measured %.3f s\n%s%s", rows["spin"], want, p.stdout, p.stderr)
+			}
+			x := er(t, "", nil, "print", "-viewmode", "expert", "-metrics", "i.totalcpu", "-functions", exp)
+			for _, fn := range []string{"outer", "inner"} {
+				ok := false
+				for name, v := range functionRows(x.stdout, 1) {
+					f, _ := strconv.ParseFloat(v, 64)
+					if strings.HasPrefix(name, fn+" -- OMP parallel region from line ") && math.Abs(f-want) <= 0.05*want {
+						ok = true
+					}
+				}
+				if !ok {
+					t.Errorf("expert mode: no %s -- OMP parallel region of %.3f s\n%s", fn, want, x.stdout)
+				}
+			}
+		})
+	}
+}
