@@ -224,6 +224,9 @@ Options:
   --microstates on|off        with -p, where each thread's time goes off the CPU (default on): Wait CPU,
                               User Lock, Text and Data Page Fault, Other Wait, Total Thread Time, Wall;
                               and each thread's CPU time exact, from the kernel's context switches
+  --openmp on|off             OpenMP parallel regions, tasks and thread states (default: on where the
+                              program links an OpenMP runtime): the user and expert view modes, the
+                              <OMP-*> states, OpenMP Work and Wait (docs/openmp.md)
   -o name.er                  experiment name (must end in .er; it must not exist)
   -d dir                      directory to put the experiment in (default: the current directory)
   -C comment                  a comment for the experiment's notes (up to 10)
