@@ -145,6 +145,7 @@ func clockStats(ds []*experiment.Data) []Stat {
 		}
 		lines = append(lines, Stat{Label: "Total Thread Time (sec.)", Values: []int64{total, total}, Format: ofTotal})
 	}
+	lines = append(lines, ompStats(ds)...)
 	if t.events > 0 {
 		ofEvents := func(v []int64) string { return fmt.Sprintf("%d (%.1f%%)", v[0], percentOf(v[0], v[1])) }
 		lines = append(lines,

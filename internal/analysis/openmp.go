@@ -785,3 +785,56 @@ func OMPTaskOf(ev *EventInfo) int {
 	}
 	return int(v.taskOf[ev.Kind][ev.Index])
 }
+
+// ompStats are the statistics lines of the experiments' OpenMP regions and tasks (none without):
+// the constructs and their instances, the threads of the largest team, and OpenMP Work and Wait
+// with their shares of the threads' time, by state. The metrics of each region and task are
+// indxobj OMP_preg and OMP_task's.
+func ompStats(ds []*experiment.Data) []Stat {
+	var regions, instances, tasks, taskRuns, team int64
+	var byState [experiment.NumOMPStates]int64
+	any := false
+	for _, d := range ds {
+		v := ompViewOf(d)
+		if v == nil {
+			continue
+		}
+		any = true
+		regions += int64(len(v.constructs))
+		for _, c := range v.constructs {
+			instances += int64(c.Instances)
+			team = max(team, int64(c.Threads))
+		}
+		tasks += int64(len(v.tasks))
+		for _, c := range v.tasks {
+			taskRuns += int64(c.Instances)
+		}
+		t := d.ClockTable()
+		periods := &t.Cols[experiment.ClockColPeriod]
+		for i, s := range v.stateOf[0] { // (0: the clock kind, registered first)
+			byState[max(s, uint8(experiment.OMPWork))] += periods.At(i)
+		}
+	}
+	if !any {
+		return nil
+	}
+	var total int64
+	for _, v := range byState {
+		total += v
+	}
+	ofTotal := func(v []int64) string { return fmt.Sprintf("%s (%5.1f%%)", secondsMS(v[0]), percentOf(v[0], v[1])) }
+	lines := []Stat{
+		{Label: "OpenMP parallel regions", Values: []int64{regions, instances, team},
+			Format: func(v []int64) string { return fmt.Sprintf("%d (%d instances; at most %d threads)", v[0], v[1], v[2]) }},
+		{Label: "OpenMP tasks", Values: []int64{tasks, taskRuns},
+			Format: func(v []int64) string { return fmt.Sprintf("%d (%d instances)", v[0], v[1]) }},
+		{Label: "OpenMP Work (sec.)", Values: []int64{byState[experiment.OMPWork], total}, Format: ofTotal},
+		{Label: "OpenMP Wait (sec.)", Values: []int64{total - byState[experiment.OMPWork], total}, Format: ofTotal},
+	}
+	for s := experiment.OMPOverhead; int(s) < experiment.NumOMPStates; s++ {
+		if byState[s] > 0 {
+			lines = append(lines, Stat{Label: "  <OMP-" + s.String() + "> (sec.)", Values: []int64{byState[s], total}, Format: ofTotal})
+		}
+	}
+	return lines
+}

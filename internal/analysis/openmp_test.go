@@ -104,6 +104,14 @@ func TestOpenMPViews(t *testing.T) {
 		user.OMPConstructName(0, cs[0]) != "foo -- OMP parallel region [foo._omp_fn.0]" {
 		t.Errorf("constructs %+v", cs)
 	}
+	st := map[string][]int64{}
+	for _, l := range ompStats([]*experiment.Data{fk.d}) {
+		st[l.Label] = l.Values
+	}
+	if r, w, wt := st["OpenMP parallel regions"], st["OpenMP Work (sec.)"], st["OpenMP Wait (sec.)"]; len(r) != 3 || r[0] != 1 || r[1] != 1 || r[2] != 2 ||
+		len(w) != 2 || w[0] != 30 || wt[0] != 40 || st["  <OMP-implicit_barrier> (sec.)"][0] != 20 {
+		t.Errorf("statistics %v", st)
+	}
 	raws := user.EventRaws(0, DataClock)
 	names := func(fr []int32) (out []string) {
 		for _, f := range fr {

@@ -552,12 +552,15 @@ static int ompt_initialize(er_ompt_function_lookup_t lookup, int device, er_ompt
 static void ompt_finalize(er_ompt_data_t *data) { (void)data; }
 
 /* ompt_start_tool is what an OMPT runtime looks for as it starts: the library is the tool where
- * OpenMP regions are recorded. */
+ * OpenMP regions are recorded (the runtime takes one tool); elsewhere the next definition is (the
+ * program's own tool, or the runtime's, which returns none). */
 ER_EXPORT struct er_ompt_start_tool_result *ompt_start_tool(unsigned omp_version, const char *runtime_version)
 {
-	(void)omp_version, (void)runtime_version;
 	static struct er_ompt_start_tool_result result = {ompt_initialize, ompt_finalize, {0}};
-	if (!er.omp)
-		return NULL;
-	return &result;
+	if (er.omp)
+		return &result;
+	struct er_ompt_start_tool_result *(*next)(unsigned, const char *) = er_next("ompt_start_tool");
+	if (next && next != ompt_start_tool)
+		return next(omp_version, runtime_version);
+	return NULL;
 }
