@@ -78,7 +78,7 @@ func ompFrames(c *PassContext, fr []int32) []int32 {
 	outlined := false  // the last frame kept is an outlined function's
 	for _, f := range fr {
 		c := b.ompClassOf(f)
-		if inRuntime && c != ompOutlined && c != ompState {
+		if inRuntime && c != ompOutlined && c != ompState && !ruleLeaf(b.p.Functions[f].Kind) {
 			continue
 		}
 		inRuntime = false
@@ -103,6 +103,11 @@ func ompFrames(c *PassContext, fr []int32) []int32 {
 	}
 	return out
 }
+
+// ruleLeaf says whether a function of kind k is a leaf the location rules make in place of the
+// frames they fold, the state's pseudo-frame with them: <Collector> (the collector library's own
+// work, collectorRules) and @plt (a lazy binding, pltRules). It stays the leaf: it is what ran.
+func ruleLeaf(k FuncKind) bool { return k == FuncCollector || k == FuncPLTBind }
 
 // ompCut cuts a stitched stack (root first) at its marks: the part after each mark (a region's or
 // task's creator's frames, or the event's own) keeps its frames from its innermost outlined
@@ -141,8 +146,8 @@ func (b *builder) ompCut(fr []int32) []int32 {
 		} else {
 			out = append(out, seg[from:]...)
 		}
-		if from == len(seg) && len(seg) > 0 && b.ompClassOf(seg[len(seg)-1]) == ompState {
-			out = append(out, seg[len(seg)-1])
+		if leaf := len(seg) - 1; from == len(seg) && leaf >= 0 && (b.ompClassOf(seg[leaf]) == ompState || ruleLeaf(b.p.Functions[seg[leaf]].Kind)) {
+			out = append(out, seg[leaf]) // the state, or what the rules made of the leaf (the collector recording it, a lazy binding)
 		}
 		if end < 0 {
 			return out
@@ -373,6 +378,14 @@ func newOMPView(d *experiment.Data) *ompView {
 		from, to := st.Time[i]-st.DurAt(i), st.Time[i]
 		if t := tasks[regKey{k.pid, task}]; task != 0 && t != nil {
 			id = t.region // a task's run is in its creator's region
+		}
+		if r := regions[regKey{k.pid, id}]; r != nil && r.master != k.tid && to > r.end {
+			// A worker's time in its region ends with the region (the master's return): libomp
+			// ends a worker's implicit task, and its wait at the region's barrier, as the worker
+			// gets to it, which may be milliseconds later; the worker is idle meanwhile.
+			if to = r.end; to <= from {
+				continue
+			}
 		}
 		ivs[k] = append(ivs[k], ompInterval{from, to, state, id, task})
 		if state != experiment.OMPWork || task != 0 {
