@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -331,6 +332,20 @@ func TestOpenMPNested(t *testing.T) {
 				}
 				if !ok {
 					t.Errorf("expert mode: no %s -- OMP parallel region of %.3f s\n%s", fn, want, x.stdout)
+				}
+			}
+			// The Analyzer: an OpenMP tab, with both regions (its static report holds the answers).
+			dir := filepath.Join(t.TempDir(), "report")
+			if a := er(t, "", nil, "analyzer", "--html", dir, exp); a.code != 0 {
+				t.Fatalf("er analyzer --html: exit %d\n%s", a.code, a.stderr)
+			}
+			data, err := os.ReadFile(filepath.Join(dir, "data.js"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{`"openmp"`, `/api/table?cmd=omp_preg`, `outer -- OMP parallel region from line `, `inner -- OMP parallel region from line `} {
+				if !strings.Contains(string(data), want) {
+					t.Errorf("the Analyzer's report lacks %s", want)
 				}
 			}
 		})
