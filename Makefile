@@ -8,6 +8,10 @@ CC      ?= gcc
 PRELOAD_CFLAGS := -O2 -g -Wall -Wextra -fPIC -std=gnu11 -fvisibility=hidden -shared -Wl,-e,er_probe_main
 PRELOAD_LIBS   := -ldl -lpthread
 PRELOAD_SRCS   := $(wildcard preload/c/*.c)
+# The JDK's headers, for the JVMTI agent (preload/c/java.c), where a JDK is installed (Debian's
+# default-jdk-headless); preload/build.go finds them the same way (JavaFlags).
+JDK_INC        := $(dir $(firstword $(wildcard /usr/lib/jvm/default-java/include/jvmti.h /usr/lib/jvm/*/include/jvmti.h)))
+PRELOAD_JAVA   := $(if $(JDK_INC),-DER_JVMTI -I$(JDK_INC) -I$(JDK_INC)linux)
 FUZZTIME ?= 5s
 SOAK     ?= 10m
 
@@ -41,7 +45,7 @@ install: build man
 # The collector library that er collect preloads into the target for tracing.
 $(BIN)/libercollector.so: $(PRELOAD_SRCS) $(wildcard preload/c/*.h)
 	@mkdir -p $(BIN)
-	$(CC) $(PRELOAD_CFLAGS) -o $@ $(PRELOAD_SRCS) $(PRELOAD_LIBS)
+	$(CC) $(PRELOAD_CFLAGS) $(PRELOAD_JAVA) -o $@ $(PRELOAD_SRCS) $(PRELOAD_LIBS)
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo "gofmt: files above need formatting"; exit 1; }

@@ -2,6 +2,7 @@ package preload
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -22,13 +23,28 @@ func Dir() string {
 	return filepath.Join(filepath.Dir(file), "c")
 }
 
+// JavaFlags are the flags that build the JVMTI agent (java.c) against the JDK's headers: those of
+// /usr/lib/jvm/default-java, else of the first JDK in /usr/lib/jvm; none where no JDK is installed
+// (the agent then refuses to start). The Makefile finds them the same way.
+func JavaFlags() []string {
+	hs, _ := filepath.Glob("/usr/lib/jvm/*/include/jvmti.h")
+	hs = append([]string{"/usr/lib/jvm/default-java/include/jvmti.h"}, hs...)
+	for _, h := range hs {
+		if _, err := os.Stat(h); err == nil {
+			inc := filepath.Dir(h)
+			return []string{"-DER_JVMTI", "-I" + inc + "/", "-I" + inc + "/linux"}
+		}
+	}
+	return nil
+}
+
 // Build compiles the collector library into out with gcc.
 func Build(out string) error {
 	srcs, err := filepath.Glob(filepath.Join(Dir(), "*.c"))
 	if err != nil || len(srcs) == 0 {
 		return fmt.Errorf("no C sources in %s", Dir())
 	}
-	args := append(append(append(append([]string{}, CFlags...), "-o", out), srcs...), Libs...)
+	args := append(append(append(append(append([]string{}, CFlags...), JavaFlags()...), "-o", out), srcs...), Libs...)
 	if b, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
 		return fmt.Errorf("gcc %s: %v\n%s", strings.Join(args, " "), err, b)
 	}

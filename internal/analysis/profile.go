@@ -36,6 +36,7 @@ const (
 	FuncObject                    // a hidden load object's functions as one, named as the object ("<libc.so.6>"); see Options.Visibility
 	FuncView                      // a frame that a view mode's pass shows in place of others (PassContext.ViewFunc)
 	FuncMethod                    // a method of symbolic frames (experiment.SymbolicMapping), named by its mapping; Addr numbers it in its object
+	FuncDynamic                   // a dynamic function: code a runtime generated (a JVM's compiled method or stub), named by its mapping; Addr numbers it in its object
 )
 
 // Function is a function of the profile. Its identity is (Object, Addr, Kind).
@@ -576,6 +577,8 @@ type builder struct {
 	ompClass    []uint8                // by function: what it is to the OpenMP frame pass (ompClassOf); 0: not known yet
 	viewNames   map[string]uint64      // the functions that passes made, by name: their addr in funcKey
 	methods     map[methodKey]int32    // the methods of symbolic frames (FuncMethod), by object and name
+	dynFuncs    map[dynKey]int32       // the dynamic functions (FuncDynamic), by object, start and name
+	javaBuf     experiment.Stack       // the Java translation of the stack being resolved (javaView.translate)
 	symChains   map[symLine]int32      // the chains of symbolic frames, by method and source line
 	modeStacks  map[ViewMode][][]int32 // the raw stacks' function stacks in the other modes (StackIn), under viewMu
 }
@@ -592,7 +595,8 @@ type locScope struct {
 type expState struct {
 	idx      int32
 	d        *experiment.Data
-	omp      *ompView // its OpenMP events' states and stitched stacks; nil without OpenMP regions
+	omp      *ompView  // its OpenMP events' states and stitched stacks; nil without OpenMP regions
+	java     *javaView // its JVM's methods and code; nil for another program
 	procs    map[uint32]*procMaps
 	fallback *procMaps // the target process's mappings, for processes with none of their own
 	objs     map[string]*objState
@@ -622,6 +626,7 @@ func (b *builder) newExpState(idx int, d *experiment.Data) *expState {
 	es.fallback = es.procs[d.Log.Pid]
 	es.periods = countedPeriods(d)
 	es.omp = ompViewOf(d)
+	es.java = newJavaView(d)
 	if t := d.IOTable(); t.Len() > 0 && experiment.IOSizes(t) == nil {
 		es.ioFiles = ioEventFiles(d)
 	}
@@ -940,6 +945,10 @@ type location struct {
 func (b *builder) locations(rs rawStack) []location {
 	locs := b.locBuf[:0]
 	raw := rs.es.omp.frames(rs.es.d, rs.id, b.mode == ViewMachine)
+	if rs.es.java != nil {
+		raw = rs.es.java.translate(b, rs, raw, b.javaBuf)
+		b.javaBuf = raw
+	}
 	// Every frame but the leaf is a return address: look up the byte before it, so that a call
 	// ending a function is charged to its caller. Frames are resolved from the root, which
 	// numbers functions and objects in the order of their first calls. Each distinct frame is
@@ -1174,6 +1183,11 @@ func (b *builder) frameLoc(es *expState, pm *procMaps, epoch int, pc uint64, ret
 		return location{fn: f, obj: int32(b.p.Functions[f].Object), addr: pc, ret: ret}
 	}
 	os := b.object(es, m.Path)
+	if m.Func != "" {
+		// A dynamic function: code that a runtime generated (a JVM's compiled method), which its
+		// mapping names.
+		return location{fn: b.dynamicFunc(os.obj, m), obj: os.obj, addr: pc - m.Start, ret: ret}
+	}
 	off := pc - m.Start + m.Offset
 	if os.collector {
 		return location{fn: b.collectorFunc(os.obj), obj: os.obj, addr: off, ret: ret}
@@ -1253,6 +1267,10 @@ func (b *builder) pseudoFunc(pc uint64) int32 {
 		name = "<OMP-mark>"
 	case experiment.OMPTaskMarkFrame:
 		name = "<OMP-task-mark>"
+	case javaSystemFrame:
+		name = JVMSystemName
+	case javaNoStackFrame:
+		name = NoJavaStackName
 	default:
 		if st, ok := experiment.OMPStateOfFrame(pc); ok {
 			name = "<OMP-" + st.String() + ">"

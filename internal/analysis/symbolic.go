@@ -73,3 +73,25 @@ func (b *builder) method(obj int32, name string) int32 {
 	b.methods[k] = f
 	return f
 }
+
+// dynKey identifies a dynamic function: its object, its code's start and its name (an address a
+// runtime reuses for other code is another function).
+type dynKey struct {
+	obj   int32
+	start uint64
+	name  string
+}
+
+// dynamicFunc returns the FuncDynamic of mapping m (of object obj), made at its first use.
+func (b *builder) dynamicFunc(obj int32, m *experiment.Mapping) int32 {
+	k := dynKey{obj, m.Start, m.Func}
+	if f, ok := b.dynFuncs[k]; ok {
+		return f
+	}
+	if b.dynFuncs == nil {
+		b.dynFuncs = map[dynKey]int32{}
+	}
+	f := b.function(funcKey{obj: obj, addr: uint64(len(b.dynFuncs)), kind: FuncDynamic}, m.Func, m.End-m.Start)
+	b.dynFuncs[k] = f
+	return f
+}

@@ -227,6 +227,9 @@ Options:
   --openmp on|off             OpenMP parallel regions, tasks and thread states (default: on where the
                               program links an OpenMP runtime): the user and expert view modes, the
                               <OMP-*> states, OpenMP Work and Wait (docs/openmp.md)
+  -j on|off                   Java: the JVM's methods, compiled code and threads, by a JVMTI agent
+                              (default: on where the program is a JVM; on for a script that starts one):
+                              Java call stacks, the user, expert and machine view modes (docs/java.md)
   -o name.er                  experiment name (must end in .er; it must not exist)
   -d dir                      directory to put the experiment in (default: the current directory)
   -C comment                  a comment for the experiment's notes (up to 10)

@@ -207,6 +207,11 @@ func (c *control) pending() []message {
 
 // handleMessage acts on one message of the collector library.
 func (s *Session) handleMessage(m message) {
+	if m.kind == msgJavaInterp {
+		// Not a time: the interpreter's code, whose frames the unwinder reads the method of.
+		s.stacks.setInterp(m.pid, uint64(m.time), uint64(m.time)+uint64(m.signo))
+		return
+	}
 	t := m.time - s.startNS
 	p := s.imageAt(m.pid, t)
 	switch m.kind {

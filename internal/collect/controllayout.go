@@ -32,6 +32,7 @@ const (
 	msgSeccomp     = 17 // ER_MSG_SECCOMP: the program installs a seccomp filter (seccomp.c): arg is the library's system call the filter denies, aux what the filter returns for it (SECCOMP_RET_*); or arg is ER_MSG_SECCOMP_ALLOWED or _REFUSED
 	msgNoFile      = 18 // ER_MSG_NOFILE: an instance did not start: its descriptor limit leaves it no number out of the program's way (er_fd_lift); arg the soft RLIMIT_NOFILE, aux the hard one
 	msgLandlock    = 19 // ER_MSG_LANDLOCK: the process restricted itself with a Landlock ruleset (landlock_restrict_self)
+	msgJavaInterp  = 20 // ER_MSG_JAVA_INTERP: the JVM's interpreter: time is the start address of its code (not a time), arg its length; er reads the interpreted method and bytecode of its frames from their stack
 )
 
 // struct er_msg: the offset of each field the reader reads, and the size, in bytes.

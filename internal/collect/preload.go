@@ -109,6 +109,51 @@ func linksOpenMP(path string) bool {
 	return needs(path, 1)
 }
 
+// jvmLaunchers are the sonames that say a program starts a JVM: the launcher's library, the VM's.
+var jvmLaunchers = []string{"libjli.so", "libjvm.so"}
+
+// startsJVM says whether the program at path starts a JVM: it, or a library it needs, links the
+// JVM's launcher library (OpenJDK's java, javac, jshell) or the JVM itself (a program that embeds
+// one with JNI_CreateJavaVM).
+func startsJVM(path string) bool {
+	f, err := elf.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	libs, _ := f.ImportedLibraries()
+	for _, l := range libs {
+		for _, rt := range jvmLaunchers {
+			if strings.HasPrefix(l, rt) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// javaToolOptions returns env with the collector library as the agent of every JVM that starts
+// (JAVA_TOOL_OPTIONS, which each JVM reads, a child JVM too, the launcher's own options kept), and
+// the JVMs' compiled code keeping frame pointers, so that er unwinds their stacks through it, and
+// debug information at every PC of it, not only at its calls and safepoints (DebugNonSafepoints),
+// so that a PC of code inlined from another method is that method's.
+func javaToolOptions(env []string, lib string) []string {
+	opts := "-agentpath:" + lib + " -XX:+PreserveFramePointer -XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints"
+	for i, e := range env {
+		if v, ok := strings.CutPrefix(e, javaToolOptionsEnv+"="); ok {
+			if v != "" {
+				opts += " " + v
+			}
+			env[i] = javaToolOptionsEnv + "=" + opts
+			return env
+		}
+	}
+	return append(env, javaToolOptionsEnv+"="+opts)
+}
+
+// javaToolOptionsEnv is the variable from which every JVM takes options.
+const javaToolOptionsEnv = "JAVA_TOOL_OPTIONS"
+
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
@@ -152,6 +197,7 @@ func libraryJobs(spec Spec, sigprof bool) []libraryJob {
 		{spec.Sync, libraryJob{"sync", "synchronization tracing (-s)"}},
 		{spec.IO, libraryJob{"io", "I/O tracing (-i)"}},
 		{spec.OpenMPOn(), libraryJob{"omp", "OpenMP tracing (--openmp)"}},
+		{spec.JavaOn(), libraryJob{"java", "Java profiling (-j)"}},
 		{sigprof, libraryJob{"clock", sigprofTitle(spec)}},
 		{spec.SampleSignal != 0, libraryJob{"", "sample points by signal (-l)"}},
 		{spec.PauseSignal != 0, libraryJob{"", "pause and resume by signal (-y)"}},
@@ -241,6 +287,9 @@ func preloadEnv(env []string, lib, dir string, spec Spec, sigprof bool) ([]strin
 		follow = "0"
 	}
 	out = append(out, envFollow+"="+follow)
+	if spec.JavaOn() {
+		out = javaToolOptions(out, lib)
+	}
 	if spec.SampleSignal != 0 {
 		out = append(out, envSampleSignal+"="+strconv.Itoa(int(spec.SampleSignal)))
 	}

@@ -293,17 +293,20 @@ func (s *Session) run(path string) error {
 	if autoOpenMP {
 		s.spec.OpenMP = map[bool]string{true: "on", false: "off"}[linksOpenMP(path)]
 	}
-	if s.sigprof || s.spec.Tracing() || s.spec.OpenMPOn() || s.spec.SampleSignal != 0 || s.spec.PauseSignal != 0 {
+	if s.spec.Java == "" {
+		s.spec.Java = map[bool]string{true: "on", false: "off"}[startsJVM(path)]
+	}
+	if s.sigprof || s.spec.Tracing() || s.spec.OpenMPOn() || s.spec.JavaOn() || s.spec.SampleSignal != 0 || s.spec.PauseSignal != 0 {
 		lib, err := FindLibrary()
 		if err == nil {
 			err = checkDynamic(path, libraryUses(s.spec, s.sigprof))
 		}
 		switch {
-		case err != nil && autoOpenMP && s.spec.OpenMPOn() && !s.sigprof && !s.spec.Tracing() && s.spec.SampleSignal == 0 && s.spec.PauseSignal == 0:
+		case err != nil && autoOpenMP && s.spec.OpenMPOn() && !s.spec.JavaOn() && !s.sigprof && !s.spec.Tracing() && s.spec.SampleSignal == 0 && s.spec.PauseSignal == 0:
 			// Only the OpenMP regions, which were not asked for: the program is profiled without them.
 			libWarning = fmt.Sprintf("%v; its OpenMP regions are not recorded", err)
 			s.spec.OpenMP = "off"
-		case err != nil && !s.sigprof && !s.spec.Tracing() && !s.spec.OpenMPOn():
+		case err != nil && !s.sigprof && !s.spec.Tracing() && !s.spec.OpenMPOn() && !s.spec.JavaOn():
 			// Only the signals needed the library: er itself takes them.
 			libWarning = fmt.Sprintf("%v; send the -l/-y signals to er (process %d) instead of the target", err, os.Getpid())
 		case err != nil:

@@ -57,6 +57,7 @@ type Spec struct {
 	SyncThresh   time.Duration // -s threshold; SyncCalibrate: measure it in the target (-s on)
 	IO           bool          // -i on: I/O tracing
 	OpenMP       string        // --openmp: "on", "off", or "" (on where the target program links an OpenMP runtime)
+	Java         string        // -j: "on", "off", or "" (on where the target program is a JVM's launcher)
 	ClockSource  string        // "" chooses perf events and falls back to SIGPROF; "perf" or "sigprof" forces one
 	RingPages    int           // $ER_RING_PAGES: data pages of each CPU's ring; 0 sizes them by the sample rate
 	SampleCounts string        // $ER_SAMPLE_COUNTS: "on", "off", or "" (where the exit counts cannot weight the samples)
@@ -178,6 +179,17 @@ func Parse(args []string) (Spec, error) {
 				s.OpenMP = v
 			default:
 				return s, usageErr("--openmp %q: expected on or off", v)
+			}
+			continue
+		case "-j":
+			if v, err = next(a); err != nil {
+				return s, err
+			}
+			switch v {
+			case "on", "off":
+				s.Java = v
+			default:
+				return s, usageErr("-j %q: expected on or off", v)
 			}
 			continue
 		case "-p", "-o", "-d", "-C", "-t", "-L", "-S", "-U", "-H", "-s", "-i", "-F", "-P", "-l", "-y", "-a", "-g":
@@ -398,6 +410,10 @@ func (s Spec) Tracing() bool { return s.Heap || s.Sync || s.IO }
 // target by Session.run where not given).
 func (s Spec) OpenMPOn() bool { return s.OpenMP == "on" }
 
+// JavaOn says whether the JVMs' methods and compiled code are recorded (-j, decided for the target
+// by Session.run where not given).
+func (s Spec) JavaOn() bool { return s.Java == "on" }
+
 func parseOnOff(opt, v string) (bool, error) {
 	switch v {
 	case "on":
@@ -516,6 +532,9 @@ func (s Spec) Settings() []experiment.Setting {
 	if s.OpenMPOn() {
 		out = append(out, experiment.Setting{Name: experiment.SettingOpenMP, Value: "on"})
 	}
+	if s.JavaOn() {
+		out = append(out, experiment.Setting{Name: experiment.SettingJava, Value: "on"})
+	}
 	if len(s.Counters) > 0 {
 		out = append(out, experiment.Setting{Name: experiment.SettingCounters, Value: s.CountersArg})
 	}
@@ -530,6 +549,6 @@ func (s Spec) Settings() []experiment.Setting {
 
 // OptionNames lists er collect's options, for shell completion.
 func OptionNames() []string {
-	return []string{"-p", "-h", "-H", "-s", "-i", "-o", "-d", "-C", "-t", "-L", "-S", "-U", "-F", "-P", "-l", "-y", "-a", "-g",
+	return []string{"-p", "-h", "-H", "-s", "-i", "-j", "-o", "-d", "-C", "-t", "-L", "-S", "-U", "-F", "-P", "-l", "-y", "-a", "-g",
 		"-n", "-V", "--microstates", "--openmp", "--help", "--version"}
 }

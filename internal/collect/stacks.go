@@ -39,6 +39,44 @@ type stacker struct {
 	// address or the process's exit, by error (unwind.LiveReaderNoting); said in the experiment.
 	liveFailed map[error]int64
 	deep       bool // a stack went on past its copy, or was cut at its end
+	// interp is each JVM's interpreter code [lo, hi) (the agent's ER_MSG_JAVA_INTERP): the method
+	// and bytecode pointer of its frames are read from their stack (javaInterpData).
+	interp     map[uint32][2]uint64
+	interpNow  [2]uint64 // the sample's process's, while it is unwound
+	interpData func(pc, bp uint64, mem unwind.Memory, frames []uint64) []uint64
+}
+
+// setInterp says that process pid's JVM interprets in [lo, hi).
+func (st *stacker) setInterp(pid uint32, lo, hi uint64) {
+	if st.interp == nil {
+		st.interp = map[uint32][2]uint64{}
+	}
+	st.interp[pid] = [2]uint64{lo, hi}
+}
+
+// HotSpot's x86-64 interpreter frame: below its saved frame pointer, the words of the method it runs
+// (frame::interpreter_frame_method_offset, -3) and of its bytecode pointer (_bcp_offset, -8).
+const (
+	interpMethodSlot = 3 * 8
+	interpBCPSlot    = 8 * 8
+)
+
+// javaInterpData is the unwinder's FrameData while a JVM's sample is unwound: after a frame in its
+// interpreter, the method it interprets and the bytecode there, as two frames the reader turns into
+// the Java method (experiment.JavaInterpMethod, JavaInterpBCP).
+func (st *stacker) javaInterpData(pc, bp uint64, mem unwind.Memory, frames []uint64) []uint64 {
+	if pc < st.interpNow[0] || pc >= st.interpNow[1] || bp < interpBCPSlot {
+		return frames
+	}
+	m, ok1 := mem.ReadU64(bp - interpMethodSlot)
+	bcp, ok2 := mem.ReadU64(bp - interpBCPSlot)
+	if !ok1 || !ok2 || m == 0 || m >= 1<<47 {
+		return frames
+	}
+	if bcp >= 1<<47 {
+		bcp = 0
+	}
+	return append(frames, experiment.JavaInterpMethod(m), experiment.JavaInterpBCP(bcp))
 }
 
 func newStacker() *stacker {
@@ -81,6 +119,7 @@ func (st *stacker) fork(parent, child uint32) {
 // gone forgets a process that exited or replaced its image with exec.
 func (st *stacker) gone(pid uint32) {
 	delete(st.spaces, pid)
+	delete(st.interp, pid)
 	delete(st.live, pid)
 	for _, img := range st.images[pid] {
 		st.imageBytes -= int64(cap(img.data))
@@ -147,6 +186,14 @@ func (st *stacker) stack(r *perfabi.Sample, out experiment.Stack) experiment.Sta
 	st.copy.Live = st.recRead
 	st.unw.Modules = sp.Find
 	st.unw.FPChain = user
+	st.unw.FrameData = nil
+	if in, ok := st.interp[r.Pid]; ok {
+		st.interpNow = in
+		if st.interpData == nil {
+			st.interpData = st.javaInterpData
+		}
+		st.unw.FrameData = st.interpData
+	}
 	frames, status, reason := st.unw.Unwind(regs, &st.copy, st.frames[:0])
 	usedLive := st.copy.UsedLive()
 	st.deep = st.deep || usedLive || status == unwind.Truncated

@@ -27,7 +27,7 @@ import (
 
 // TraceFiles lists the trace files in the order a reader reads them: data before stacks, so
 // that every stack an event of a live experiment refers to has been written.
-var TraceFiles = []string{HeapTraceFile, SyncTraceFile, IOTraceFile, ClockTraceFile, OMPTraceFile, TraceStacksFile}
+var TraceFiles = []string{HeapTraceFile, SyncTraceFile, IOTraceFile, ClockTraceFile, OMPTraceFile, JavaTraceFile, TraceStacksFile}
 
 const (
 	traceHeaderLen = fileHeaderStopErrno // bytes of the header that a file has at least
@@ -41,7 +41,7 @@ const (
 
 // traceFileKinds are the header kinds of the trace files.
 var traceFileKinds = map[string]uint32{HeapTraceFile: fileHeap, SyncTraceFile: fileSync, IOTraceFile: fileIO,
-	ClockTraceFile: fileClock, OMPTraceFile: fileOMP, TraceStacksFile: fileStacks}
+	ClockTraceFile: fileClock, OMPTraceFile: fileOMP, JavaTraceFile: fileJava, TraceStacksFile: fileStacks}
 
 // eventKinds are the kinds of the records in each kind of trace file that holds events.
 var eventKinds = map[uint32]uint8{fileHeap: recHeap, fileSync: recSync, fileIO: recIO, fileClock: recClock}
@@ -71,6 +71,7 @@ type traceRec struct {
 // offsets above).
 func (r *traceRec) u32(off int) uint32 { return le.Uint32(r.body[off-sizeofRec:]) }
 func (r *traceRec) u64(off int) uint64 { return le.Uint64(r.body[off-sizeofRec:]) }
+func (r *traceRec) u16(off int) uint16 { return le.Uint16(r.body[off-sizeofRec:]) }
 
 // tail returns the bytes of the record from off on (a name or path after its struct).
 func (r *traceRec) tail(off int) []byte { return r.body[off-sizeofRec:] }
@@ -489,6 +490,9 @@ func (tr *traceReader) finish() {
 	for _, pid := range slices.Sorted(maps.Keys(tr.maps)) {
 		d.Mappings = append(d.Mappings, tr.maps[pid]...)
 	}
+	if d.Java != nil {
+		d.Mappings = append(d.Mappings, javaMappings(d.Java)...)
+	}
 	if ht := d.HeapTable(); ht != nil && !tr.summed {
 		ht.SortByTime()
 	}
@@ -538,6 +542,8 @@ func (tr *traceReader) readFile(name, file string, r io.ReaderAt, size int64, fd
 			w, err = tr.sumIO(tf, &sk)
 		case h.kind == fileOMP:
 			w, err = tr.readOMP(tf, &sk)
+		case h.kind == fileJava:
+			w, err = tr.readJava(tf, &sk)
 		default:
 			w, err = tr.readEvents(tf, &sk)
 		}
@@ -655,7 +661,7 @@ func (tr *traceReader) t(ns uint64) int64 { return int64(ns) - tr.base }
 // lostData notes what the header of the trace file name says was not recorded; stopWarnings says it.
 func (tr *traceReader) lostData(name string, h traceHeader) string {
 	what := map[string]string{HeapTraceFile: "heap events", SyncTraceFile: "synchronization waits", IOTraceFile: "I/O calls",
-		ClockTraceFile: "clock samples", OMPTraceFile: "OpenMP regions and states", TraceStacksFile: "call stacks"}[name]
+		ClockTraceFile: "clock samples", OMPTraceFile: "OpenMP regions and states", JavaTraceFile: "Java methods and compiled code", TraceStacksFile: "call stacks"}[name]
 	if h.stopErrno != 0 {
 		if tr.stops == nil {
 			tr.stops = map[uint32]*traceStop{}

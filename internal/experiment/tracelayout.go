@@ -9,6 +9,7 @@ const (
 	IOTraceFile     = "iotrace"     // ER_NAME_IO: I/O calls
 	ClockTraceFile  = "clocktrace"  // ER_NAME_CLOCK: clock profiling by SIGPROF, where perf events are denied
 	OMPTraceFile    = "omptrace"    // ER_NAME_OMP: OpenMP regions and thread states
+	JavaTraceFile   = "javatrace"   // ER_NAME_JAVA: a JVM's methods, compiled code, code stubs and threads (the JVMTI agent)
 	TraceStacksFile = "tracestacks" // ER_NAME_STACKS: the stacks the other trace files refer to, mappings and notes
 	traceMagic      = "ERTRACE1"    // ER_MAGIC
 )
@@ -30,6 +31,7 @@ const (
 	fileClock  = 4 // ER_FILE_CLOCK
 	fileStacks = 5 // ER_FILE_STACKS: stacks, load-object mappings and notes
 	fileOMP    = 6 // ER_FILE_OMP: OpenMP regions and thread states
+	fileJava   = 7 // ER_FILE_JAVA: a JVM's methods, compiled code, code stubs and threads
 )
 
 // enum er_rec_kind: Record kinds (er_rec.kind).
@@ -45,6 +47,13 @@ const (
 	recOMPRegion  = 9  // ER_REC_OMP_REGION: struct er_rec_omp_region: a parallel region, written at its end
 	recOMPTask    = 10 // ER_REC_OMP_TASK: struct er_rec_omp_task: an explicit task, written when it is created
 	recOMPTaskRun = 11 // ER_REC_OMP_TASK_RUN: struct er_rec_omp_state: a thread's run of an explicit task (its region field the task's id), from start_ns to the record's time
+	recJavaMethod = 12 // ER_REC_JAVA_METHOD: struct er_rec_java_method, then its line table and names: a Java method, written once before any record that names it
+	recJavaCode   = 13 // ER_REC_JAVA_CODE: struct er_rec_java_code: a method's code compiled (loaded) at the record's time
+	recJavaPCs    = 14 // ER_REC_JAVA_PCS: struct er_rec_java_pcs, then its entries: a part of a compiled method's debug information (the methods inlined at each PC)
+	recJavaBytes  = 15 // ER_REC_JAVA_BYTES: struct er_rec_java_bytes, then the bytes: a part of a compiled method's or a stub's instructions (dyntext)
+	recJavaUnload = 16 // ER_REC_JAVA_UNLOAD: struct er_rec_java_unload: a method's compiled code freed at the record's time
+	recJavaStub   = 17 // ER_REC_JAVA_STUB: struct er_rec_java_stub, then its name: code the JVM generated for itself (the interpreter, adapters, runtime stubs)
+	recJavaThread = 18 // ER_REC_JAVA_THREAD: struct er_rec_java_thread, then its name: the record's thread is a Java thread
 )
 
 // enum er_heap_op: Operations (er_rec.aux of heap, sync and I/O records): which function the event records.
@@ -247,6 +256,87 @@ const (
 	recOMPTaskRegion = 32 // u64 region: the parallel region its creator was in, 0: none
 	recOMPTaskFn     = 40 // u64 fn: the construct: the task's outlined function (libgomp), or the return address of the runtime's call (OMPT)
 	sizeofRecOMPTask = 48
+)
+
+// struct er_rec_java_method: the offset of each field the reader reads, and the size, in bytes.
+const (
+	recJavaMethodID       = 16 // u64 id: its jmethodID, which the other records name it by
+	recJavaMethodVM       = 24 // u64 vm: the JVM's own pointer to it (HotSpot's Method*), which an interpreter frame holds; 0: unknown
+	recJavaMethodCode     = 32 // u64 code: the address of its bytecodes in the JVM: an interpreter frame's bytecode pointer less it is the bytecode index; 0: unknown
+	recJavaMethodNLines   = 40 // u32 nlines
+	recJavaMethodFlags    = 44 // u32 flags: 1: native (a JNI method)
+	recJavaMethodClassLen = 48 // u16 class_len
+	recJavaMethodNameLen  = 50 // u16 name_len
+	recJavaMethodSigLen   = 52 // u16 sig_len
+	recJavaMethodSrcLen   = 54 // u16 src_len
+	sizeofRecJavaMethod   = 56
+)
+
+// struct er_java_line: the offset of each field the reader reads, and the size, in bytes.
+const (
+	javaLineBCI    = 0 // u32 bci
+	javaLineLine   = 4 // u32 line
+	sizeofJavaLine = 8
+)
+
+// struct er_rec_java_code: the offset of each field the reader reads, and the size, in bytes.
+const (
+	recJavaCodeMethod = 16 // u64 method
+	recJavaCodeAddr   = 24 // u64 addr
+	recJavaCodeSize   = 32 // u32 size
+	recJavaCodeNPCs   = 36 // u32 npcs: the PCs with debug information, in all its er_rec_java_pcs records
+	sizeofRecJavaCode = 40
+)
+
+// struct er_rec_java_pcs: the offset of each field the reader reads, and the size, in bytes.
+const (
+	recJavaPCsAddr   = 16 // u64 addr
+	recJavaPCsN      = 24 // u32 n
+	sizeofRecJavaPCs = 32
+)
+
+// struct er_java_pc: the offset of each field the reader reads, and the size, in bytes.
+const (
+	javaPCOff    = 0 // u32 off: the PC's offset from the code's start
+	javaPCDepth  = 4 // u32 depth
+	sizeofJavaPC = 8
+)
+
+// struct er_java_frame: the offset of each field the reader reads, and the size, in bytes.
+const (
+	javaFrameMethod = 0 // u64 method
+	javaFrameBCI    = 8 // i32 bci: -1: unknown
+	sizeofJavaFrame = 16
+)
+
+// struct er_rec_java_bytes: the offset of each field the reader reads, and the size, in bytes.
+const (
+	recJavaBytesAddr   = 16 // u64 addr
+	recJavaBytesOff    = 24 // u32 off
+	recJavaBytesN      = 28 // u32 n
+	sizeofRecJavaBytes = 32
+)
+
+// struct er_rec_java_unload: the offset of each field the reader reads, and the size, in bytes.
+const (
+	recJavaUnloadMethod = 16 // u64 method
+	recJavaUnloadAddr   = 24 // u64 addr
+	sizeofRecJavaUnload = 32
+)
+
+// struct er_rec_java_stub: the offset of each field the reader reads, and the size, in bytes.
+const (
+	recJavaStubAddr    = 16 // u64 addr
+	recJavaStubSize    = 24 // u32 size
+	recJavaStubNameLen = 28 // u32 name_len
+	sizeofRecJavaStub  = 32
+)
+
+// struct er_rec_java_thread: the offset of each field the reader reads, and the size, in bytes.
+const (
+	recJavaThreadNameLen = 16 // u32 name_len
+	recJavaThreadFlags   = 20 // u32 flags: 1: a daemon thread; 2: a JVM system thread (not started by the program: GC, compiler, signal dispatcher, ...)
+	sizeofRecJavaThread  = 24
 )
 
 // struct er_rec_map: the offset of each field the reader reads, and the size, in bytes.

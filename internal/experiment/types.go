@@ -277,6 +277,7 @@ const (
 	SettingHeapTracing    SettingKey = "heap_tracing"      // "on" or "off"
 	SettingSyncTracing    SettingKey = "sync_tracing"      // "off", "on (calibrated threshold)", "all" or a threshold
 	SettingOpenMP         SettingKey = "openmp_tracing"    // "on" where OpenMP regions and states were recorded (absent: off)
+	SettingJava           SettingKey = "java_profiling"    // "on" where the JVMs' methods and compiled code were recorded (absent: off)
 	SettingIOTracing      SettingKey = "io_tracing"        // "on" or "off"
 	SettingCounters       SettingKey = "hwc_profiling"     // -h as given ("cycles,on,+dcrm,1000", "page-faults,1"); the counters are in Log.Counters
 )
@@ -463,6 +464,9 @@ type Data struct {
 	Warnings []string // what the reader had to skip or repair (a truncated last block, a missing file)
 	// TraceStacks are the stacks of the trace events not read (Options.TraceStacksOnly).
 	TraceStacks []TraceStack
+	// Java is what the JVMTI agent recorded of the experiment's JVM (java.go); nil for another
+	// program.
+	Java *JavaData
 }
 
 // TraceStack is a stack of the collector library's trace files: of which process and thread, and

@@ -139,6 +139,11 @@ type Unwinder struct {
 	// does not hold), the unwind goes on along it: Go keeps the goroutine's frame pointer in rbp
 	// across the switch, and the kernel walked the frame pointers when it took the sample.
 	FPChain []uint64
+	// FrameData, when set, is called for each frame whose caller was found by its frame pointer
+	// (code without CFI: a JIT's), with the frame's PC, its frame pointer and the stack memory, and
+	// returns frames with what else it wants to say of the frame appended (a JVM interpreter frame's
+	// method: the stacker's). The words it appends are not PCs: they are never unwound.
+	FrameData func(pc, bp uint64, mem Memory, frames []uint64) []uint64
 
 	in      interp
 	cache   []rowEntry
@@ -306,6 +311,9 @@ func (u *Unwinder) Unwind(r Regs, mem Memory, frames []uint64) ([]uint64, Status
 			if !ok1 || !ok2 {
 				st, why := fail(bp+8, "frame pointer")
 				return frames, st, why
+			}
+			if u.FrameData != nil {
+				frames = u.FrameData(look, bp, mem, frames)
 			}
 			cur.valid = 1<<RegRBP | 1<<RegRSP | 1<<RegRIP
 			cur.r[RegRBP], cur.r[RegRSP], cur.r[RegRIP] = savedBP, bp+16, ra

@@ -23,8 +23,8 @@
 struct er_state er ER_HIDDEN;
 ER_TLS struct er_thread er_self ER_HIDDEN;
 
-static const char *const file_names[SLOT_N] = {ER_NAME_HEAP, ER_NAME_SYNC, ER_NAME_IO, ER_NAME_CLOCK, ER_NAME_OMP, ER_NAME_STACKS};
-static const uint32_t file_kinds[SLOT_N] = {ER_FILE_HEAP, ER_FILE_SYNC, ER_FILE_IO, ER_FILE_CLOCK, ER_FILE_OMP, ER_FILE_STACKS};
+static const char *const file_names[SLOT_N] = {ER_NAME_HEAP, ER_NAME_SYNC, ER_NAME_IO, ER_NAME_CLOCK, ER_NAME_OMP, ER_NAME_JAVA, ER_NAME_STACKS};
+static const uint32_t file_kinds[SLOT_N] = {ER_FILE_HEAP, ER_FILE_SYNC, ER_FILE_IO, ER_FILE_CLOCK, ER_FILE_OMP, ER_FILE_JAVA, ER_FILE_STACKS};
 
 static uint64_t next_block[SLOT_N];     /* per file: the next block index to hand out */
 static uint32_t next_stack_id = 1;      /* stack ids; 0 is the empty stack */
@@ -1283,8 +1283,8 @@ static void child_start(int raw)
 	}
 	pool_n = 0;
 	er_blocks_forget(raw); /* those of the parent's other threads too */
-	int heap = er.heap, sync = er.sync, io = er.io, clock = er.clock, omp = er.omp;
-	er.heap = er.sync = er.io = er.clock = er.omp = 0;
+	int heap = er.heap, sync = er.sync, io = er.io, clock = er.clock, omp = er.omp, java = er.java;
+	er.heap = er.sync = er.io = er.clock = er.omp = er.java = 0;
 	for (int s = 0; s < SLOT_N; s++) {
 		file_forget(&files[s]); /* the parent's */
 		next_block[s] = 0;
@@ -1342,6 +1342,7 @@ static void child_start(int raw)
 	er.heap = heap && (er.want & 1 << SLOT_HEAP);
 	er.sync = sync && (er.want & 1 << SLOT_SYNC);
 	er.omp = omp && (er.want & 1 << SLOT_OMP);
+	er.java = java && (er.want & 1 << SLOT_JAVA);
 	note_threshold();
 	if (io && (er.want & 1 << SLOT_IO)) {
 		er.io = 1;
@@ -1459,8 +1460,8 @@ static void image_start(void)
 	if (er.clock_interval_ns < 100000)
 		er.clock_interval_ns = 100000;
 	int heap = env_flag(what, "heap"), sync = env_flag(what, "sync"), io = env_flag(what, "io"),
-	    clock = env_flag(what, "clock"), omp = env_flag(what, "omp");
-	er.want = heap << SLOT_HEAP | sync << SLOT_SYNC | io << SLOT_IO | clock << SLOT_CLOCK | omp << SLOT_OMP;
+	    clock = env_flag(what, "clock"), omp = env_flag(what, "omp"), java = env_flag(what, "java");
+	er.want = heap << SLOT_HEAP | sync << SLOT_SYNC | io << SLOT_IO | clock << SLOT_CLOCK | omp << SLOT_OMP | java << SLOT_JAVA;
 	if (er.want)
 		er.want |= 1 << SLOT_STACKS;
 	if (er_ctl_stop() != 0)
@@ -1493,6 +1494,7 @@ static void image_start(void)
 	er.heap = heap && (er.want & 1 << SLOT_HEAP);
 	er.sync = sync && (er.want & 1 << SLOT_SYNC);
 	er.omp = omp && (er.want & 1 << SLOT_OMP);
+	er.java = java && (er.want & 1 << SLOT_JAVA);
 	note_threshold();
 	if (io && (er.want & 1 << SLOT_IO)) {
 		er.io = 1;

@@ -30,7 +30,7 @@
  * (sigqueue): not the program's. */
 
 /* Output slots of a thread: one current block per data file. */
-enum er_slot { SLOT_HEAP, SLOT_SYNC, SLOT_IO, SLOT_CLOCK, SLOT_OMP, SLOT_STACKS, SLOT_N };
+enum er_slot { SLOT_HEAP, SLOT_SYNC, SLOT_IO, SLOT_CLOCK, SLOT_OMP, SLOT_JAVA, SLOT_STACKS, SLOT_N };
 
 struct er_block {
 	char *base;   /* mapped block, or NULL */
@@ -93,6 +93,7 @@ struct er_state {
 	int active;          /* this instance is followed: it has its directory under .proc */
 	int heap, sync, io;  /* tracing enabled */
 	int omp;             /* OpenMP regions and states recorded (omp.c) */
+	int java;            /* a JVM's methods and code recorded (java.c, the JVMTI agent) */
 	int clock;           /* SIGPROF clock profiling enabled */
 	int want;            /* bit per slot: the data files this instance writes (a fork child too) */
 	uint64_t sync_threshold_ns;

@@ -40,6 +40,7 @@ enum er_msg_kind {
 	ER_MSG_SECCOMP = 17, /* the program installs a seccomp filter (seccomp.c): arg is the library's system call the filter denies, aux what the filter returns for it (SECCOMP_RET_*); or arg is ER_MSG_SECCOMP_ALLOWED or _REFUSED */
 	ER_MSG_NOFILE = 18, /* an instance did not start: its descriptor limit leaves it no number out of the program's way (er_fd_lift); arg the soft RLIMIT_NOFILE, aux the hard one */
 	ER_MSG_LANDLOCK = 19, /* the process restricted itself with a Landlock ruleset (landlock_restrict_self) */
+	ER_MSG_JAVA_INTERP = 20, /* the JVM's interpreter: time is the start address of its code (not a time), arg its length; er reads the interpreted method and bytecode of its frames from their stack */
 };
 
 /* A control message, 32 bytes. */

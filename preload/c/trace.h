@@ -24,6 +24,7 @@
 #define ER_NAME_IO "iotrace" /* I/O calls */
 #define ER_NAME_CLOCK "clocktrace" /* clock profiling by SIGPROF, where perf events are denied */
 #define ER_NAME_OMP "omptrace" /* OpenMP regions and thread states */
+#define ER_NAME_JAVA "javatrace" /* a JVM's methods, compiled code, code stubs and threads (the JVMTI agent) */
 #define ER_NAME_STACKS "tracestacks" /* the stacks the other trace files refer to, mappings and notes */
 #define ER_MAGIC "ERTRACE1"
 #define ER_VERSION 1
@@ -42,6 +43,7 @@ enum er_file_kind {
 	ER_FILE_CLOCK = 4,
 	ER_FILE_STACKS = 5, /* stacks, load-object mappings and notes */
 	ER_FILE_OMP = 6, /* OpenMP regions and thread states */
+	ER_FILE_JAVA = 7, /* a JVM's methods, compiled code, code stubs and threads */
 };
 
 /* Record kinds (er_rec.kind). */
@@ -57,6 +59,13 @@ enum er_rec_kind {
 	ER_REC_OMP_REGION = 9, /* struct er_rec_omp_region: a parallel region, written at its end */
 	ER_REC_OMP_TASK = 10, /* struct er_rec_omp_task: an explicit task, written when it is created */
 	ER_REC_OMP_TASK_RUN = 11, /* struct er_rec_omp_state: a thread's run of an explicit task (its region field the task's id), from start_ns to the record's time */
+	ER_REC_JAVA_METHOD = 12, /* struct er_rec_java_method, then its line table and names: a Java method, written once before any record that names it */
+	ER_REC_JAVA_CODE = 13, /* struct er_rec_java_code: a method's code compiled (loaded) at the record's time */
+	ER_REC_JAVA_PCS = 14, /* struct er_rec_java_pcs, then its entries: a part of a compiled method's debug information (the methods inlined at each PC) */
+	ER_REC_JAVA_BYTES = 15, /* struct er_rec_java_bytes, then the bytes: a part of a compiled method's or a stub's instructions (dyntext) */
+	ER_REC_JAVA_UNLOAD = 16, /* struct er_rec_java_unload: a method's compiled code freed at the record's time */
+	ER_REC_JAVA_STUB = 17, /* struct er_rec_java_stub, then its name: code the JVM generated for itself (the interpreter, adapters, runtime stubs) */
+	ER_REC_JAVA_THREAD = 18, /* struct er_rec_java_thread, then its name: the record's thread is a Java thread */
 };
 
 /* Operations (er_rec.aux of heap, sync and I/O records): which function the event records. */
@@ -295,6 +304,105 @@ struct er_rec_omp_task {
 	uint64_t fn;
 };
 
+/* A Java method, then nlines line-table entries (struct er_java_line) and its class's signature
+ * ("Ljava/lang/String;"), its name, its signature ("(I)D") and its class's source file, each of
+ * the given length without NUL, the whole padded to 8.
+ */
+struct er_rec_java_method {
+	struct er_rec h;
+	uint64_t id; /* its jmethodID, which the other records name it by */
+	/* the JVM's own pointer to it (HotSpot's Method*), which an interpreter frame holds; 0:
+	 * unknown
+	 */
+	uint64_t vm;
+	/* the address of its bytecodes in the JVM: an interpreter frame's bytecode pointer less it
+	 * is the bytecode index; 0: unknown
+	 */
+	uint64_t code;
+	uint32_t nlines;
+	uint32_t flags; /* 1: native (a JNI method) */
+	uint16_t class_len;
+	uint16_t name_len;
+	uint16_t sig_len;
+	uint16_t src_len;
+};
+
+/* A line-table entry: the bytecodes from bci on are of source line line. */
+struct er_java_line {
+	uint32_t bci;
+	uint32_t line;
+};
+
+/* A method's compiled code [addr, addr+size), loaded at the record's time; the er_rec_java_pcs and
+ * er_rec_java_bytes records of the same addr that follow it in the thread's records describe it.
+ */
+struct er_rec_java_code {
+	struct er_rec h;
+	uint64_t method;
+	uint64_t addr;
+	uint32_t size;
+	/* the PCs with debug information, in all its er_rec_java_pcs records */
+	uint32_t npcs;
+};
+
+/* Debug information of compiled code at addr: n entries, each a struct er_java_pc and its depth
+ * frames (struct er_java_frame), innermost (the inlined method) first.
+ */
+struct er_rec_java_pcs {
+	struct er_rec h;
+	uint64_t addr;
+	uint32_t n;
+	uint32_t pad;
+};
+
+/* The frames at a PC of compiled code: the code before it, up to the previous entry's PC, is
+ * theirs.
+ */
+struct er_java_pc {
+	uint32_t off; /* the PC's offset from the code's start */
+	uint32_t depth;
+};
+
+struct er_java_frame {
+	uint64_t method;
+	int32_t bci; /* -1: unknown */
+	uint32_t pad;
+};
+
+/* n bytes of the instructions at addr+off (then the bytes, padded to 8). */
+struct er_rec_java_bytes {
+	struct er_rec h;
+	uint64_t addr;
+	uint32_t off;
+	uint32_t n;
+};
+
+struct er_rec_java_unload {
+	struct er_rec h;
+	uint64_t method;
+	uint64_t addr;
+};
+
+/* Code [addr, addr+size) that the JVM generated for itself, then its name (name_len bytes, padded
+ * to 8).
+ */
+struct er_rec_java_stub {
+	struct er_rec h;
+	uint64_t addr;
+	uint32_t size;
+	uint32_t name_len;
+};
+
+/* The record's thread is a Java thread, then its name (name_len bytes, padded to 8). */
+struct er_rec_java_thread {
+	struct er_rec h;
+	uint32_t name_len;
+	/* 1: a daemon thread; 2: a JVM system thread (not started by the program: GC, compiler,
+	 * signal dispatcher, ...)
+	 */
+	uint32_t flags;
+};
+
 /* A mapping of executable code, then the path. */
 struct er_rec_map {
 	struct er_rec h;
@@ -385,6 +493,56 @@ _Static_assert(offsetof(struct er_rec_omp_task, pad) == 20, "er_rec_omp_task.pad
 _Static_assert(offsetof(struct er_rec_omp_task, id) == 24, "er_rec_omp_task.id");
 _Static_assert(offsetof(struct er_rec_omp_task, region) == 32, "er_rec_omp_task.region");
 _Static_assert(offsetof(struct er_rec_omp_task, fn) == 40, "er_rec_omp_task.fn");
+_Static_assert(sizeof(struct er_rec_java_method) == 56, "er_rec_java_method");
+_Static_assert(offsetof(struct er_rec_java_method, h) == 0, "er_rec_java_method.h");
+_Static_assert(offsetof(struct er_rec_java_method, id) == 16, "er_rec_java_method.id");
+_Static_assert(offsetof(struct er_rec_java_method, vm) == 24, "er_rec_java_method.vm");
+_Static_assert(offsetof(struct er_rec_java_method, code) == 32, "er_rec_java_method.code");
+_Static_assert(offsetof(struct er_rec_java_method, nlines) == 40, "er_rec_java_method.nlines");
+_Static_assert(offsetof(struct er_rec_java_method, flags) == 44, "er_rec_java_method.flags");
+_Static_assert(offsetof(struct er_rec_java_method, class_len) == 48, "er_rec_java_method.class_len");
+_Static_assert(offsetof(struct er_rec_java_method, name_len) == 50, "er_rec_java_method.name_len");
+_Static_assert(offsetof(struct er_rec_java_method, sig_len) == 52, "er_rec_java_method.sig_len");
+_Static_assert(offsetof(struct er_rec_java_method, src_len) == 54, "er_rec_java_method.src_len");
+_Static_assert(sizeof(struct er_java_line) == 8, "er_java_line");
+_Static_assert(offsetof(struct er_java_line, bci) == 0, "er_java_line.bci");
+_Static_assert(offsetof(struct er_java_line, line) == 4, "er_java_line.line");
+_Static_assert(sizeof(struct er_rec_java_code) == 40, "er_rec_java_code");
+_Static_assert(offsetof(struct er_rec_java_code, h) == 0, "er_rec_java_code.h");
+_Static_assert(offsetof(struct er_rec_java_code, method) == 16, "er_rec_java_code.method");
+_Static_assert(offsetof(struct er_rec_java_code, addr) == 24, "er_rec_java_code.addr");
+_Static_assert(offsetof(struct er_rec_java_code, size) == 32, "er_rec_java_code.size");
+_Static_assert(offsetof(struct er_rec_java_code, npcs) == 36, "er_rec_java_code.npcs");
+_Static_assert(sizeof(struct er_rec_java_pcs) == 32, "er_rec_java_pcs");
+_Static_assert(offsetof(struct er_rec_java_pcs, h) == 0, "er_rec_java_pcs.h");
+_Static_assert(offsetof(struct er_rec_java_pcs, addr) == 16, "er_rec_java_pcs.addr");
+_Static_assert(offsetof(struct er_rec_java_pcs, n) == 24, "er_rec_java_pcs.n");
+_Static_assert(offsetof(struct er_rec_java_pcs, pad) == 28, "er_rec_java_pcs.pad");
+_Static_assert(sizeof(struct er_java_pc) == 8, "er_java_pc");
+_Static_assert(offsetof(struct er_java_pc, off) == 0, "er_java_pc.off");
+_Static_assert(offsetof(struct er_java_pc, depth) == 4, "er_java_pc.depth");
+_Static_assert(sizeof(struct er_java_frame) == 16, "er_java_frame");
+_Static_assert(offsetof(struct er_java_frame, method) == 0, "er_java_frame.method");
+_Static_assert(offsetof(struct er_java_frame, bci) == 8, "er_java_frame.bci");
+_Static_assert(offsetof(struct er_java_frame, pad) == 12, "er_java_frame.pad");
+_Static_assert(sizeof(struct er_rec_java_bytes) == 32, "er_rec_java_bytes");
+_Static_assert(offsetof(struct er_rec_java_bytes, h) == 0, "er_rec_java_bytes.h");
+_Static_assert(offsetof(struct er_rec_java_bytes, addr) == 16, "er_rec_java_bytes.addr");
+_Static_assert(offsetof(struct er_rec_java_bytes, off) == 24, "er_rec_java_bytes.off");
+_Static_assert(offsetof(struct er_rec_java_bytes, n) == 28, "er_rec_java_bytes.n");
+_Static_assert(sizeof(struct er_rec_java_unload) == 32, "er_rec_java_unload");
+_Static_assert(offsetof(struct er_rec_java_unload, h) == 0, "er_rec_java_unload.h");
+_Static_assert(offsetof(struct er_rec_java_unload, method) == 16, "er_rec_java_unload.method");
+_Static_assert(offsetof(struct er_rec_java_unload, addr) == 24, "er_rec_java_unload.addr");
+_Static_assert(sizeof(struct er_rec_java_stub) == 32, "er_rec_java_stub");
+_Static_assert(offsetof(struct er_rec_java_stub, h) == 0, "er_rec_java_stub.h");
+_Static_assert(offsetof(struct er_rec_java_stub, addr) == 16, "er_rec_java_stub.addr");
+_Static_assert(offsetof(struct er_rec_java_stub, size) == 24, "er_rec_java_stub.size");
+_Static_assert(offsetof(struct er_rec_java_stub, name_len) == 28, "er_rec_java_stub.name_len");
+_Static_assert(sizeof(struct er_rec_java_thread) == 24, "er_rec_java_thread");
+_Static_assert(offsetof(struct er_rec_java_thread, h) == 0, "er_rec_java_thread.h");
+_Static_assert(offsetof(struct er_rec_java_thread, name_len) == 16, "er_rec_java_thread.name_len");
+_Static_assert(offsetof(struct er_rec_java_thread, flags) == 20, "er_rec_java_thread.flags");
 _Static_assert(sizeof(struct er_rec_map) == 48, "er_rec_map");
 _Static_assert(offsetof(struct er_rec_map, h) == 0, "er_rec_map.h");
 _Static_assert(offsetof(struct er_rec_map, start) == 16, "er_rec_map.start");
