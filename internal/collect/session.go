@@ -976,8 +976,12 @@ func (s *Session) handle(r perfabi.Record) {
 		if !r.Executable {
 			return
 		}
+		path := r.Filename
+		if strings.HasPrefix(path, "//anon") {
+			path = "[anon]" // executable anonymous memory (a JIT's code cache): no file to archive
+		}
 		s.addMapping(experiment.Mapping{Pid: r.Pid, Start: r.Addr, End: r.Addr + r.Len, Offset: r.Pgoff,
-			Path: r.Filename, BuildID: fmt.Sprintf("%x", r.BuildID), LoadTime: s.rel(r.Time), UnloadTime: -1})
+			Path: path, BuildID: fmt.Sprintf("%x", r.BuildID), LoadTime: s.rel(r.Time), UnloadTime: -1})
 	case *perfabi.Fork:
 		s.tell(r)
 		t := s.rel(r.Time)

@@ -383,6 +383,9 @@ func (tr *traceReader) readJava(tf *traceScan, sk *skipped) (string, error) {
 				sk.malformed++
 				return
 			}
+			if _, ok := j.Threads[r.tid]; ok {
+				return // its first name: the launcher's main thread ends as DestroyJavaVM
+			}
 			j.Threads[r.tid] = r.u32(recJavaThreadFlags)
 			j.Names[r.tid] = string(t[:n])
 		default:

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bufio"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"er/preload"
+)
+
+// javaBuild compiles testdata/java (JavaProg.java and its JNI library) into a directory of its
+// own, and returns it; the test is skipped where no JDK is installed (.ci/run installs
+// default-jdk-headless).
+func javaBuild(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("javac"); err != nil {
+		t.Skip("javac is not installed (.ci/run installs default-jdk-headless)")
+	}
+	flags := preload.JavaFlags()
+	if flags == nil {
+		t.Skip("no JDK headers in /usr/lib/jvm")
+	}
+	dir := filepath.Join(workDir, "java")
+	if _, err := os.Stat(filepath.Join(dir, "libjavaprog.so")); err == nil {
+		return dir
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join("..", "..", "testdata", "java")
+	if out, err := exec.Command("javac", "-g", "-d", dir, filepath.Join(src, "JavaProg.java")).CombinedOutput(); err != nil {
+		t.Fatalf("javac: %v\n%s", err, out)
+	}
+	args := append([]string{"-shared", "-fPIC", "-O1", "-g", "-Wall"}, flags[1:]...)
+	args = append(args, "-o", filepath.Join(dir, "libjavaprog.so"), filepath.Join(src, "javaprog.c"))
+	if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+		t.Fatalf("gcc %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return dir
+}
+
+// javaMeasured parses what JavaProg measured of itself: method -> seconds.
+func javaMeasured(t *testing.T, out string) map[string]float64 {
+	t.Helper()
+	m := map[string]float64{}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 4 && f[0] == "java" && f[2] == "cpu_ns" {
+			v, err := strconv.ParseFloat(f[3], 64)
+			if err != nil {
+				t.Fatalf("JavaProg printed %q", sc.Text())
+			}
+			m[f[1]] = v / 1e9
+		}
+	}
+	if len(m) != 6 {
+		t.Fatalf("JavaProg measured %d methods, want 6:\n%s", len(m), out)
+	}
+	return m
+}
+
+// javaRows parses a -functions listing of one metric into name -> the sum of its rows (the machine
+// mode has a row for each compiled instance of a method).
+func javaRows(out string) map[string]float64 {
+	rows := map[string]float64{}
+	num := regexp.MustCompile(`^[0-9.]+$`)
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || !num.MatchString(f[0]) {
+			continue
+		}
+		v, _ := strconv.ParseFloat(f[0], 64)
+		rows[strings.Join(f[1:], " ")] += v
+	}
+	return rows
+}
+
+// TestJavaUserMode: a Java program's methods, interpreted, compiled and inlined, and a JNI native
+// method, each hold in the user view mode the CPU time the program measured of them (ThreadMXBean)
+// within 5%, with their callers; the code no mode names is under 2% of the total; in the machine
+// mode a method's interpreted and compiled instances add up to its user-mode time.
+func TestJavaUserMode(t *testing.T) {
+	dir := javaBuild(t)
+	// -p hi: a sample of 1 ms is 0.2% of the shortest part measured (0.5 s).
+	// alpha's compilation is put off (its thresholds 200 times the JVM's), so that it runs
+	// interpreted for some 0.1 s before it is compiled on stack replacement.
+	exp, r := collectExp(t, nil, "-p", "hi", "java", "-XX:CompileCommand=quiet", "-XX:CompileCommand=CompileThresholdScaling,JavaProg::alpha,200.0",
+		"-Djava.library.path="+dir, "-cp", dir, "JavaProg", "1")
+	if r.code != 0 {
+		t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
+	}
+	want := javaMeasured(t, r.stdout)
+	p := er(t, "", nil, "print", "-metrics", "i.totalcpu", "-functions", exp)
+	if p.code != 0 {
+		t.Fatalf("er print: exit %d\n%s", p.code, p.stderr)
+	}
+	user := javaRows(p.stdout)
+	check := func(name string, got, want float64) {
+		t.Helper()
+		if math.Abs(got-want) > 0.05*want {
+			t.Errorf("%s: inclusive %.3f s, the program measured %.3f s (not within 5%%)", name, got, want)
+		}
+	}
+	for _, m := range []struct{ fn, key string }{
+		{"JavaProg.alpha(long)", "JavaProg.alpha"},
+		{"JavaProg.beta(long)", "JavaProg.beta"},
+		{"JavaProg.hot(double)", "JavaProg.hot"}, // inlined into beta by C2
+		{"JavaProg.gamma(long)", "JavaProg.gamma"},
+		{"JavaProg.spinNative(long)", "spin_native"}, // the JNI method
+		{"spin_native", "spin_native"},               // its C code
+		{"JavaProg.main(java.lang.String[])", "JavaProg.main"},
+	} {
+		check(m.fn, user[m.fn], want[m.key])
+	}
+	total := user["<Total>"]
+	unnamed := 0.0
+	for name, v := range user {
+		if strings.HasPrefix(name, "<static>") || strings.HasPrefix(name, "<Unknown>") || name == "<no Java callstack recorded>" ||
+			strings.Contains(name, "<compiled method at") || strings.HasPrefix(name, "<method ") {
+			unnamed += v
+		}
+	}
+	if unnamed > 0.02*total {
+		t.Errorf("unnamed code holds %.3f s of %.3f s (more than 2%%)", unnamed, total)
+	}
+
+	// Callers: hot's is beta, the native code's the JNI method's, under gamma.
+	cc := er(t, "", nil, "print", "-metrics", "i.totalcpu", "-csingle", "JavaProg.hot(double)", exp)
+	if !regexp.MustCompile(`(?m)^\s*[0-9.]+\s+JavaProg\.beta\(long\)\s*$`).MatchString(cc.stdout) {
+		t.Errorf("JavaProg.hot's callers do not list JavaProg.beta:\n%s", cc.stdout)
+	}
+	tree := er(t, "", nil, "print", "-calltree", exp)
+	if !regexp.MustCompile(`JavaProg\.gamma\(long\)\n.*JavaProg\.spinNative\(long\)\n.*Java_JavaProg_spinNative\n.*spin_native\n`).MatchString(tree.stdout) {
+		t.Errorf("the call tree has no gamma -> spinNative -> Java_JavaProg_spinNative -> spin_native:\n%s", tree.stdout)
+	}
+
+	// The machine mode: alpha's instances (interpreted, compiled on stack replacement) add up to
+	// its user-mode time; the JVM's own frames are there.
+	mp := er(t, "", nil, "print", "-viewmode", "machine", "-metrics", "i.totalcpu", "-functions", exp)
+	machine := javaRows(mp.stdout)
+	interp, compiled := machine["JavaProg.alpha(long) [interpreted]"], machine["JavaProg.alpha(long)"]
+	if interp == 0 || compiled == 0 {
+		t.Errorf("machine mode: alpha interpreted %.3f s, compiled %.3f s: want both", interp, compiled)
+	}
+	if got := interp + compiled; math.Abs(got-user["JavaProg.alpha(long)"]) > 0.0015 {
+		t.Errorf("machine mode: alpha's instances add up to %.3f s, the user mode shows %.3f s", got, user["JavaProg.alpha(long)"])
+	}
+	for _, fn := range []string{"JavaCalls::call_helper(JavaValue*, methodHandle const&, JavaCallArguments*, JavaThread*)", "call_stub"} {
+		if machine[fn] == 0 {
+			t.Errorf("machine mode: no %s", fn)
+		}
+	}
+	// The expert mode: the JVM's work on a Java method's behalf (resolving calls in the
+	// interpreter) is under the method.
+	ep := er(t, "", nil, "print", "-viewmode", "expert", "-metrics", "i.totalcpu", "-functions", exp)
+	if !strings.Contains(ep.stdout, "InterpreterRuntime::") {
+		t.Errorf("expert mode: no InterpreterRuntime frames:\n%s", ep.stdout)
+	}
+	if t.Failed() {
+		t.Logf("JavaProg:\n%ser print (user):\n%s", r.stdout, p.stdout)
+	}
+}
