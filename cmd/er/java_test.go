@@ -157,6 +157,21 @@ func TestJavaUserMode(t *testing.T) {
 			t.Errorf("machine mode: no %s", fn)
 		}
 	}
+	// The disassembly of beta's compiled code, from the instructions the agent recorded (the JVM
+	// has exited): hot's inlined code is named, and holds samples.
+	found := false
+	for n := 1; n <= 4 && !found; n++ {
+		d := er(t, "", nil, "print", "-viewmode", "machine", "-metrics", "e.totalcpu", "-disasm", "JavaProg.beta(long)", strconv.Itoa(n), exp)
+		for _, line := range strings.Split(d.stdout, "\n") {
+			f := strings.Fields(line)
+			if len(f) > 2 && f[0] != "0." && strings.Contains(line, "<-- JavaProg.hot(double) JavaProg.java:") {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Errorf("machine mode: no instruction of beta's compiled code with samples shows hot inlined there")
+	}
 	// The expert mode: the JVM's work on a Java method's behalf (resolving calls in the
 	// interpreter) is under the method.
 	ep := er(t, "", nil, "print", "-viewmode", "expert", "-metrics", "i.totalcpu", "-functions", exp)

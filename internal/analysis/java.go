@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"er/internal/experiment"
@@ -255,3 +256,60 @@ func isJVMObject(path string) bool {
 
 // hasJava says whether experiment d is of a JVM whose methods were recorded.
 func hasJava(d *experiment.Data) bool { return d.Java != nil && len(d.Java.Methods) > 0 }
+
+// dynamicCode returns the code of dynamic-function mapping m of experiment es: a JVM's compiled
+// method or stub; nil where its instructions were not recorded.
+func (es *expState) dynamicCode(m *experiment.Mapping) *DynamicCode {
+	j := es.d.Java
+	if j == nil {
+		return nil
+	}
+	switch m.Path {
+	case experiment.JavaCodePath:
+		v := es.java
+		if v == nil {
+			return nil
+		}
+		ci, ok := v.codes[codeKey{m.Start, m.LoadTime}]
+		if !ok || j.Codes[ci].Bytes == nil {
+			return nil
+		}
+		c := &j.Codes[ci]
+		frames := func(off uint64) []experiment.JavaFrame {
+			if off > uint64(c.Size) {
+				return nil
+			}
+			return c.FramesAt(uint32(off))
+		}
+		return &DynamicCode{Start: c.Addr, Bytes: c.Bytes,
+			Frames: func(off uint64) []string {
+				var out []string
+				for _, f := range frames(off) {
+					if f.Method < 0 {
+						continue
+					}
+					jm := &j.Methods[f.Method]
+					s := jm.Title()
+					if l := jm.LineAt(f.BCI); l > 0 {
+						s += " " + jm.Source + ":" + strconv.Itoa(l)
+					}
+					out = append(out, s)
+				}
+				return out
+			},
+			Line: func(off uint64) int {
+				fs := frames(off)
+				if len(fs) == 0 || fs[len(fs)-1].Method < 0 {
+					return 0
+				}
+				return j.Methods[fs[len(fs)-1].Method].LineAt(fs[len(fs)-1].BCI)
+			}}
+	case experiment.JavaStubPath:
+		for i := range j.Stubs {
+			if s := &j.Stubs[i]; s.Addr == m.Start && s.Bytes != nil {
+				return &DynamicCode{Start: s.Addr, Bytes: s.Bytes}
+			}
+		}
+	}
+	return nil
+}

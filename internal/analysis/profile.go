@@ -142,6 +142,8 @@ const (
 type Profile struct {
 	Metrics   []Metric
 	Functions []Function
+	// dynCode is the code of each dynamic function (FuncDynamic), for its disassembly.
+	dynCode map[int32]*DynamicCode
 	Objects   []Object
 	Total     []int64  // sum over all events
 	Events    int64    // number of events analysed: clock samples, and tracing events that add to a metric
@@ -1186,7 +1188,7 @@ func (b *builder) frameLoc(es *expState, pm *procMaps, epoch int, pc uint64, ret
 	if m.Func != "" {
 		// A dynamic function: code that a runtime generated (a JVM's compiled method), which its
 		// mapping names.
-		return location{fn: b.dynamicFunc(os.obj, m), obj: os.obj, addr: pc - m.Start, ret: ret}
+		return location{fn: b.dynamicFunc(es, os.obj, m), obj: os.obj, addr: pc - m.Start, ret: ret}
 	}
 	off := pc - m.Start + m.Offset
 	if os.collector {

@@ -83,7 +83,7 @@ type dynKey struct {
 }
 
 // dynamicFunc returns the FuncDynamic of mapping m (of object obj), made at its first use.
-func (b *builder) dynamicFunc(obj int32, m *experiment.Mapping) int32 {
+func (b *builder) dynamicFunc(es *expState, obj int32, m *experiment.Mapping) int32 {
 	k := dynKey{obj, m.Start, m.Func}
 	if f, ok := b.dynFuncs[k]; ok {
 		return f
@@ -93,5 +93,27 @@ func (b *builder) dynamicFunc(obj int32, m *experiment.Mapping) int32 {
 	}
 	f := b.function(funcKey{obj: obj, addr: uint64(len(b.dynFuncs)), kind: FuncDynamic}, m.Func, m.End-m.Start)
 	b.dynFuncs[k] = f
+	if dc := es.dynamicCode(m); dc != nil {
+		if b.p.dynCode == nil {
+			b.p.dynCode = map[int32]*DynamicCode{}
+		}
+		b.p.dynCode[f] = dc
+	}
 	return f
 }
+
+// DynamicCode is the code of a dynamic function, as the runtime that generated it recorded it: its
+// instructions (the experiment's dyntext: a JVM's agent copied them) and, for a compiled method,
+// what its debug information says of each instruction.
+type DynamicCode struct {
+	Start uint64 // where it was in the process
+	Bytes []byte
+	// Frames returns the methods at offset off of the code, innermost first, as "Hot.leaf(double)
+	// Hot.java:3"; nil where the runtime gave no debug information.
+	Frames func(off uint64) []string
+	// Line returns the source line of offset off (its outermost method's), 0 where unknown.
+	Line func(off uint64) int
+}
+
+// DynamicCodeOf returns the code of dynamic function f, nil where none was recorded.
+func (p *Profile) DynamicCodeOf(f int) *DynamicCode { return p.dynCode[int32(f)] }

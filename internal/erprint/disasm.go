@@ -49,6 +49,12 @@ func (s *session) codeOf(p *analysis.Profile, f int) (fileFunc, error) {
 	name := s.funcName(p, f)
 	switch fn.Kind {
 	case analysis.FuncSymbol, analysis.FuncStatic, analysis.FuncPLT, analysis.FuncKernel:
+	case analysis.FuncDynamic:
+		dc := p.DynamicCodeOf(f)
+		if dc == nil || len(dc.Bytes) == 0 {
+			return fileFunc{}, fmt.Errorf("%s: no code: the runtime that generated it did not record its instructions", name)
+		}
+		return fileFunc{f: f, obj: fn.Object, name: name, lo: 0, hi: uint64(len(dc.Bytes)), dyn: dc}, nil
 	case analysis.FuncInlined:
 		var into []string
 		if cc, err := p.CallersCallees([]int{f}); err == nil {
@@ -97,6 +103,10 @@ func (s *session) annotatedDisasm(p *analysis.Profile, funcs []fileFunc) error {
 	var notFound []string
 	var sources []string
 	for _, ff := range funcs {
+		if ff.dyn != nil {
+			rows = append(rows, s.dynamicRows(p, pt, ff, zero)...)
+			continue
+		}
 		of := p.ObjectFile(ff.obj)
 		code, err := of.Code(ff.lo, ff.hi)
 		if err != nil {
@@ -221,4 +231,39 @@ func (s *session) symbolizer(p *analysis.Profile, o int) func(uint64) (string, b
 		}
 		return fmt.Sprintf("%s+0x%x", name, addr-sym.Addr), true
 	}
+}
+
+// dynamicRows are the rows of the disassembly of dynamic function ff (code a runtime generated and
+// recorded: a JVM's compiled method): each instruction at its offset, with its metrics and the
+// methods its debug information names there (innermost first, with their source lines).
+func (s *session) dynamicRows(p *analysis.Profile, pt *analysis.PCTable, ff fileFunc, zero []int64) []asmRow {
+	dc := ff.dyn
+	rows := []asmRow{{name: fmt.Sprintf("<Function: %s, at 0x%x>", ff.name, dc.Start)}}
+	lastLine := -1
+	for _, in := range disasm.Decode(dc.Bytes, 0, func(uint64) (string, bool) { return "", false }) {
+		line := 0
+		if dc.Line != nil {
+			line = dc.Line(in.Addr)
+		}
+		if line > 0 && line != lastLine {
+			rows = append(rows, asmRow{name: fmt.Sprintf("%6d.", line), line: line})
+		}
+		lastLine = line
+		r := asmRow{excl: zero, incl: zero, hasValues: true, line: line, fn: ff.name, off: in.Addr}
+		if i := pt.Find(ff.obj, ff.f, in.Addr); i >= 0 {
+			r.excl, r.incl = pt.Exclusive(i), pt.Inclusive(i)
+		}
+		lineNo := "[   ?]"
+		if line > 0 {
+			lineNo = fmt.Sprintf("[%4d]", line)
+		}
+		r.name = fmt.Sprintf("%s %8x:  %s", lineNo, in.Addr, in.Text)
+		if dc.Frames != nil {
+			if fr := dc.Frames(in.Addr); len(fr) > 1 {
+				r.name += "  <-- " + strings.Join(fr[:len(fr)-1], " <-- ")
+			}
+		}
+		rows = append(rows, r)
+	}
+	return rows
 }

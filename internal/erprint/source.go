@@ -316,6 +316,8 @@ type fileFunc struct {
 	name   string // its name in the current style
 	line   int    // the line of its declaration
 	lo, hi uint64 // its code
+	// dyn is a dynamic function's code (a JVM's compiled method), its addresses offsets in it.
+	dyn *analysis.DynamicCode
 }
 
 // fileFunctions lists the functions declared in a source file, from the symbols of the load objects

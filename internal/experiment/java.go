@@ -67,6 +67,21 @@ func (m *JavaMethod) Title() string {
 	return m.Class + "." + m.Name + "(" + strings.Join(javaParams(m.Sig), ", ") + ")"
 }
 
+// LineAt returns the source line of bytecode index bci, 0 where unknown.
+func (m *JavaMethod) LineAt(bci int32) int {
+	if bci < 0 {
+		bci = 0
+	}
+	line := 0
+	for _, l := range m.Lines {
+		if int32(l.Pos) > bci {
+			break
+		}
+		line = int(l.Line)
+	}
+	return line
+}
+
 // JavaCode is a compiled method: its code [Addr, Addr+Size) from Load to Unload (ns since the
 // start; -1 while loaded).
 type JavaCode struct {
