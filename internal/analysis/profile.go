@@ -143,11 +143,11 @@ type Profile struct {
 	Metrics   []Metric
 	Functions []Function
 	// dynCode is the code of each dynamic function (FuncDynamic), for its disassembly.
-	dynCode map[int32]*DynamicCode
-	Objects   []Object
-	Total     []int64  // sum over all events
-	Events    int64    // number of events analysed: clock samples, and tracing events that add to a metric
-	Warnings  []string // what could not be resolved: missing archives, bad stack references, ignored frees
+	dynCode  map[int32]*DynamicCode
+	Objects  []Object
+	Total    []int64  // sum over all events
+	Events   int64    // number of events analysed: clock samples, and tracing events that add to a metric
+	Warnings []string // what could not be resolved: missing archives, bad stack references, ignored frees
 
 	// Events of each kind of data in the experiments, indexed by DataKind (all tracing events,
 	// also those that add to no metric, such as frees); only those Options.Filter selects.
