@@ -468,3 +468,40 @@ func BenchmarkOpenMPRegions(b *testing.B) {
 		b.ReportMetric(float64(median(clock))/float64(median(base)), "clock-ratio")
 	}
 }
+
+// BenchmarkJava: the whole-process wall time of er collect (clock profiling at -p on, the JVM's
+// methods recorded by the agent) of testdata/java/JavaBench.java, a CPU-bound Java program of fixed
+// work (some 2.5 s), over the program alone, and with -j off (the clock profiling's own cost):
+// medians of 5 runs of each in turn.
+func BenchmarkJava(b *testing.B) {
+	if buildErr != nil {
+		b.Fatal(buildErr)
+	}
+	if _, err := exec.LookPath("javac"); err != nil {
+		b.Skip("javac is not installed (.ci/run installs default-jdk-headless)")
+	}
+	dir := b.TempDir()
+	if out, err := exec.Command("javac", "-d", dir, filepath.Join("..", "..", "testdata", "java", "JavaBench.java")).CombinedOutput(); err != nil {
+		b.Fatalf("javac: %v\n%s", err, out)
+	}
+	prog := []string{"java", "-cp", dir, "JavaBench"}
+	wall := func(args ...string) time.Duration {
+		cmd := exec.Command(args[0], args[1:]...)
+		t0 := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		return time.Since(t0)
+	}
+	for i := 0; i < b.N; i++ {
+		var base, java, clock []time.Duration
+		for r := 0; r < 5; r++ {
+			exps := b.TempDir()
+			base = append(base, wall(prog...))
+			java = append(java, wall(append([]string{erBin, "collect", "-o", filepath.Join(exps, "j.er")}, prog...)...))
+			clock = append(clock, wall(append([]string{erBin, "collect", "-j", "off", "-o", filepath.Join(exps, "c.er")}, prog...)...))
+		}
+		b.ReportMetric(float64(median(java))/float64(median(base)), "java-ratio")
+		b.ReportMetric(float64(median(clock))/float64(median(base)), "clock-ratio")
+	}
+}
