@@ -85,6 +85,9 @@ type dynKey struct {
 // dynamicFunc returns the FuncDynamic of mapping m (of object obj), made at its first use.
 func (b *builder) dynamicFunc(es *expState, obj int32, m *experiment.Mapping) int32 {
 	k := dynKey{obj, m.Start, m.Func}
+	if m.Path == experiment.DynamicPath {
+		k.start = 0 // a runtime's code objects of one name (recompiled, moved) are one function
+	}
 	if f, ok := b.dynFuncs[k]; ok {
 		return f
 	}

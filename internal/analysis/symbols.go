@@ -11,7 +11,7 @@ import (
 // active at a time t (LoadTime <= t < UnloadTime) change only at the load and unload times, so
 // time is cut into epochs between those instants. Where active mappings overlap, the one loaded
 // last wins (the later in the list among those loaded at once), as a later mmap over a range
-// replaces the earlier one.
+// replaces the earlier one; a dynamic function wins over the mapping that holds its code.
 //
 // A program can map thousands of files one after another, each opening an epoch: a range list per
 // epoch would take memory in mappings x epochs (50,000 mappings: 24 GB). Instead the epochs are
@@ -57,7 +57,7 @@ func newProcMaps(maps []*experiment.Mapping) *procMaps {
 	for i := range order {
 		order[i] = int32(i)
 	}
-	sort.SliceStable(order, func(a, b int) bool { return maps[order[a]].LoadTime < maps[order[b]].LoadTime })
+	sort.SliceStable(order, func(a, b int) bool { return pm.ranksBelow(order[a], order[b]) })
 	for _, i := range order {
 		m := maps[i]
 		if m.Start >= m.End {
@@ -101,8 +101,18 @@ func (pm *procMaps) epoch(t int64) int {
 
 // beats reports whether mapping a wins over mapping b where both hold an address.
 func (pm *procMaps) beats(a, b int32) bool {
-	la, lb := pm.maps[a].LoadTime, pm.maps[b].LoadTime
-	return la > lb || la == lb && a > b
+	return pm.ranksBelow(b, a) || !pm.ranksBelow(a, b) && a > b
+}
+
+// ranksBelow says whether mapping a ranks below mapping b, ties aside: a dynamic function ranks
+// above the mapping its code is in (a runtime's perf map names code in anonymous memory whose
+// mprotects come later), and the later loaded above the earlier.
+func (pm *procMaps) ranksBelow(a, b int32) bool {
+	ma, mb := pm.maps[a], pm.maps[b]
+	if da, db := ma.IsDynamic(), mb.IsDynamic(); da != db {
+		return db
+	}
+	return ma.LoadTime < mb.LoadTime
 }
 
 // find returns the mapping holding addr during epoch e, or nil.

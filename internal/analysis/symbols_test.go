@@ -44,6 +44,8 @@ func TestProcMaps(t *testing.T) {
 		{Start: 0x1000, End: 0x3000, Path: "a", UnloadTime: -1},
 		{Start: 0x2000, End: 0x4000, Path: "b", LoadTime: 10, UnloadTime: 20},
 		{Start: 0x5000, End: 0x6000, Path: "c", LoadTime: 15, UnloadTime: -1},
+		{Start: 0x5800, End: 0x5900, Path: experiment.DynamicPath, Func: "d", UnloadTime: -1}, // code a runtime named in c
+		{Start: 0x5800, End: 0x6000, Path: "e", LoadTime: 30, UnloadTime: -1},                 // c made executable again (an mprotect)
 	}
 	pm := newProcMaps(ms)
 	cases := []struct {
@@ -52,7 +54,8 @@ func TestProcMaps(t *testing.T) {
 		want string
 	}{
 		{0, 0x2500, "a"}, {0, 0x3500, ""}, {10, 0x1500, "a"}, {10, 0x2500, "b"}, {12, 0x3fff, "b"},
-		{15, 0x5000, "c"}, {14, 0x5000, ""}, {20, 0x2500, "a"}, {20, 0x3500, ""}, {1 << 40, 0x5fff, "c"}, {0, 0x6000, ""},
+		{15, 0x5000, "c"}, {14, 0x5000, ""}, {20, 0x2500, "a"}, {20, 0x3500, ""}, {1 << 40, 0x5fff, "e"}, {0, 0x6000, ""},
+		{0, 0x5800, experiment.DynamicPath}, {20, 0x5800, experiment.DynamicPath}, {30, 0x58ff, experiment.DynamicPath}, {30, 0x5900, "e"}, {20, 0x5900, "c"},
 	}
 	for _, c := range cases {
 		m := pm.find(pm.epoch(c.t), c.addr)
@@ -70,12 +73,13 @@ func TestProcMaps(t *testing.T) {
 }
 
 // bruteFind is what procMaps.find must answer: of the mappings active at time t (the epoch's) that
-// hold addr, the one loaded last, the later in the list among those loaded at the same time.
+// hold addr, a dynamic function before any other, then the one loaded last, the later in the list
+// among those loaded at the same time.
 func bruteFind(ms []*experiment.Mapping, t int64, addr uint64) *experiment.Mapping {
 	var best *experiment.Mapping
 	for _, m := range ms {
 		if m.LoadTime <= t && (m.UnloadTime < 0 || t < m.UnloadTime) && m.Start <= addr && addr < m.End &&
-			(best == nil || m.LoadTime >= best.LoadTime) {
+			(best == nil || m.IsDynamic() && !best.IsDynamic() || m.IsDynamic() == best.IsDynamic() && m.LoadTime >= best.LoadTime) {
 			best = m
 		}
 	}
@@ -96,6 +100,9 @@ func TestProcMapsMatchesBruteForce(t *testing.T) {
 				LoadTime: int64(r.IntN(30)) - 2, UnloadTime: -1}
 			if r.IntN(3) > 0 {
 				m.UnloadTime = m.LoadTime + int64(r.IntN(20))
+			}
+			if r.IntN(5) == 0 {
+				m.Path, m.Func = experiment.DynamicPath, fmt.Sprint("f", i) // a dynamic function
 			}
 			ms[i] = m
 		}

@@ -17,21 +17,22 @@ import (
 // by lineage, as seed 003 says: _f3.er for the third child its creator forked, _f3_x1.er for
 // the image that child's first exec started.
 type proc struct {
-	pid, ppid uint32
-	lineage   string // "" for the founder; "_f3_x1" for a descendant
-	parent    *proc
-	start     int64 // ns since the session start when the image began (the fork or the exec)
-	exited    bool
-	exitTime  int64
-	forks     int // children forked so far: the next is _f<forks+1>
-	execs     int // images exec started so far
-	prog      string
-	args      []string           // the command line, as its experiment's log records it
-	w         *experiment.Writer // nil when the image is not followed (-F)
-	closed    bool               // w was closed
-	sampleNo  uint32             // sample points recorded in its experiment
-	stackBuf  experiment.Stack
-	mapped    map[mapKey]bool
+	pid, ppid   uint32
+	lineage     string // "" for the founder; "_f3_x1" for a descendant
+	parent      *proc
+	start       int64 // ns since the session start when the image began (the fork or the exec)
+	exited      bool
+	exitTime    int64
+	forks       int // children forked so far: the next is _f<forks+1>
+	execs       int // images exec started so far
+	prog        string
+	args        []string           // the command line, as its experiment's log records it
+	w           *experiment.Writer // nil when the image is not followed (-F)
+	closed      bool               // w was closed
+	perfMapRead bool               // its process's perf map was read into w
+	sampleNo    uint32             // sample points recorded in its experiment
+	stackBuf    experiment.Stack
+	mapped      map[mapKey]bool
 
 	execed     bool      // exec started the image
 	exec       execFacts // what er read of it at its exec

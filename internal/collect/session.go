@@ -864,6 +864,7 @@ func (s *Session) drain() {
 	for _, p := range s.images {
 		if p.open() && p.exited && p != s.founder && now-p.exitTime > time.Second.Nanoseconds() && s.closeEarly(p) {
 			s.checkUnrecorded(p)
+			s.perfMap(p)
 			s.closedSize += p.w.Size()
 			s.closeImage(p)
 		}
@@ -1332,6 +1333,7 @@ func (s *Session) finish(waitErr error) error {
 			p.w.UpdateLog(func(l *experiment.Log) { l.EndTime = end })
 		}
 		s.traceMappings(p)
+		s.perfMap(p)
 	})
 	if s.writeErr != nil {
 		// The disk is full: the space kept back is for the logs, not for archives.

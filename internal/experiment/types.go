@@ -155,6 +155,15 @@ func SymbolicMapping(pid uint32, table uint16, method uint32, path, name, source
 		Path: path, Func: name, Source: source, Lines: lines, LoadTime: load, UnloadTime: unload}
 }
 
+// DynamicPath is the pseudo-object of the dynamic functions that a runtime other than a JVM
+// named: in its perf map (/tmp/perf-PID.map) or through the collector API (collector_func_load).
+// Such a mapping has Func, its function's name, and a user-space range: its code.
+const DynamicPath = "<DYNAMIC_FUNCTIONS>"
+
+// IsDynamic says whether m is a dynamic function: code in the process's address space that a
+// runtime generated and named (not a symbolic mapping, not a load object's code).
+func (m *Mapping) IsDynamic() bool { return m.Func != "" && !IsSymbolic(m.Start) }
+
 // PosLine says that a method's positions from Pos on are source line Line.
 type PosLine struct {
 	Pos  uint16

@@ -425,6 +425,19 @@ func (w *Writer) AddMapping(m Mapping) {
 	}
 }
 
+// AddDynamicFunctions records dynamic functions (experiment.DynamicPath): code that a runtime
+// generated inside the process's mappings, which it does not unmap. map.xml is rewritten at the
+// next Flush.
+func (w *Writer) AddDynamicFunctions(ms []Mapping) {
+	if len(ms) == 0 {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.maps = append(w.maps, ms...)
+	w.mapDirty = true
+}
+
 // ProcessExit unmaps, at time t, every still-mapped mapping of process pid.
 func (w *Writer) ProcessExit(pid uint32, t int64) {
 	w.mu.Lock()

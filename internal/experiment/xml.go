@@ -567,7 +567,13 @@ func decodeMap(name string, b []byte) ([]Mapping, error) {
 		if err != nil {
 			return nil, formatErrorf(name, -1, hintMap, "mapping %d (%s): lines: %v", i+1, m.Path, err)
 		}
-		if m.Func != "" && !(IsSymbolic(uint64(m.Start)) && IsSymbolic(uint64(m.End)-1)) {
+		switch {
+		case m.Func == "":
+		case string(m.Path) == DynamicPath: // a dynamic function: user-space code
+			if uint64(m.End) > SymbolicBase {
+				return nil, formatErrorf(name, -1, hintMap, "mapping %d (%s): a dynamic function (func %q) must be below %#x, not at [%#x, %#x)", i+1, m.Path, string(m.Func), SymbolicBase, uint64(m.Start), uint64(m.End))
+			}
+		case !(IsSymbolic(uint64(m.Start)) && IsSymbolic(uint64(m.End)-1)):
 			return nil, formatErrorf(name, -1, hintMap, "mapping %d (%s): a method (func %q) must be in the symbolic range [%#x, %#x), not at %#x", i+1, m.Path, string(m.Func), SymbolicBase, uint64(KernelBase), uint64(m.Start))
 		}
 		ms = append(ms, Mapping{

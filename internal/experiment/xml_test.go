@@ -75,6 +75,7 @@ func testMappings() []Mapping {
 		{Pid: 4242, Start: 0x7f0000001000, End: 0x7f0000180000, Offset: 0x26000, Path: "/usr/lib/x86_64-linux-gnu/libc.so.6", LoadTime: 0, UnloadTime: 2500000000},
 		{Pid: 0, Start: KernelBase, End: ^uint64(0), Path: "[kernel]", LoadTime: 0, UnloadTime: -1},
 		{Pid: 4242, Start: 0x1000, End: 0x2000, Path: "/odd path/\xfe\"x\"", LoadTime: 7, UnloadTime: -1},
+		{Pid: 4242, Start: 0x7f2db8025d00, End: 0x7f2db80262d8, Path: DynamicPath, Func: "JS:*alpha /x/spin.js:20:15", UnloadTime: -1},
 	}
 }
 
@@ -175,6 +176,7 @@ func TestXMLErrors(t *testing.T) {
 		{"quote", LogFile, strings.Replace(logOK, `host="host1"`, `host="&#34;x"`, 1), 328, `line 5: bad quoted string "\"x"`},
 		{"address", MapFile, "<map version=\"1.0\">\n<mapping start=\"12\"></mapping></map>", 40, `line 2: bad address "12", want 0x and hex digits`},
 		{"range", MapFile, `<map version="1.0"><mapping start="0x2" end="0x1" path="/x"></mapping></map>`, -1, "mapping 1 (/x): start 0x2 is above end 0x1"},
+		{"dynamic function", MapFile, `<map version="1.0"><mapping start="0x8000000000000000" end="0x8000000000000010" path="&lt;DYNAMIC_FUNCTIONS&gt;" func="f"></mapping></map>`, -1, `mapping 1 (<DYNAMIC_FUNCTIONS>): a dynamic function (func "f") must be below 0x8000000000000000, not at [0x8000000000000000, 0x8000000000000010)`},
 		{"map version", MapFile, `<map version="x"></map>`, -1, `format version "x"; this reader reads 1.x`},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,146 @@
+package collect
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"er/internal/experiment"
+)
+
+// Perf maps: a runtime that generates code (Node with --perf-basic-prof, LuaJIT, Mono, .NET, Julia,
+// a JIT of one's own) names it in /tmp/perf-PID.map, a line "START SIZE name" a function, hex
+// without or with 0x. When an image ends, er reads its process's map into its map.xml as dynamic
+// functions (experiment.DynamicPath), which name the PCs of that code.
+
+// perfMapDir is where runtimes write their maps (a variable for the tests).
+var perfMapDir = "/tmp"
+
+// perfMapMax bounds what er reads of one map: a runtime that ran for days may have written
+// millions of lines, each a mapping in map.xml.
+const (
+	perfMapMaxBytes = 512 << 20
+	perfMapMaxLine  = 64 << 10
+)
+
+// perfMap adds process p's perf map, where its runtime wrote one, to its experiment.
+func (s *Session) perfMap(p *proc) {
+	if p.perfMapRead {
+		return
+	}
+	p.perfMapRead = true
+	for _, q := range s.images {
+		if q != p && q.pid == p.pid && q.start > p.start {
+			return // the process exec'd another image: the map is that one's
+		}
+	}
+	path := fmt.Sprintf("%s/perf-%d.map", perfMapDir, p.pid)
+	ms, skipped, err := readPerfMap(path, p.pid, s.perfMapOwners())
+	if err != nil {
+		if !os.IsNotExist(err) {
+			p.w.Event(experiment.Event{Kind: "warning", Pid: p.pid, Text: "the perf map of the process: " + err.Error()})
+		}
+		return
+	}
+	if skipped > 0 {
+		p.w.Event(experiment.Event{Kind: "warning", Pid: p.pid, Text: fmt.Sprintf("%s: %d lines are not \"START SIZE name\" (hex numbers) and were skipped", path, skipped)})
+	}
+	p.w.AddDynamicFunctions(ms)
+	p.w.Event(experiment.Event{Kind: "comment", Pid: p.pid, Text: fmt.Sprintf("%s: %d dynamic functions", path, len(ms))})
+}
+
+// perfMapOwners are the users whose perf maps er trusts: itself, root, and the users that the
+// target's processes became (a server that drops its privileges writes its map as that user).
+// A map of anyone else in /tmp could be another user's plant.
+func (s *Session) perfMapOwners() map[uint32]bool {
+	own := map[uint32]bool{0: true, uint32(os.Getuid()): true, uint32(os.Geteuid()): true}
+	for _, m := range s.libSetUIDs {
+		own[uint32(m.euid)] = true
+	}
+	for _, m := range s.libNoStarts {
+		if m.euid >= 0 {
+			own[uint32(m.euid)] = true
+		}
+	}
+	return own
+}
+
+// readPerfMap reads the perf map at path as the dynamic functions of process pid: present from the
+// image's start (their code was written then or later), a later line over the same code winning.
+// It returns how many lines it skipped as malformed. The file must be a regular file of one of
+// owners, not a link.
+func readPerfMap(path string, pid uint32, owners map[uint32]bool) ([]experiment.Mapping, int, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if err == unix.ENOENT {
+			return nil, 0, os.ErrNotExist
+		}
+		return nil, 0, fmt.Errorf("%s: %v", path, err)
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, 0, fmt.Errorf("%s: %v", path, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, 0, fmt.Errorf("%s is not a regular file: not read", path)
+	}
+	if !owners[st.Uid] {
+		return nil, 0, fmt.Errorf("%s belongs to user %d, not to the target's user or root: not read (another user may have put it there)", path, st.Uid)
+	}
+	var out []experiment.Mapping
+	skipped := 0
+	sc := bufio.NewScanner(&limitedReader{f: f, left: perfMapMaxBytes})
+	sc.Buffer(make([]byte, 0, 64<<10), perfMapMaxLine)
+	for sc.Scan() {
+		m, ok := parsePerfMapLine(sc.Text(), pid)
+		if !ok {
+			if strings.TrimSpace(sc.Text()) != "" {
+				skipped++
+			}
+			continue
+		}
+		out = append(out, m)
+	}
+	if err := sc.Err(); err != nil {
+		return out, skipped, fmt.Errorf("%s: after %d functions: %v", path, len(out), err)
+	}
+	return out, skipped, nil
+}
+
+// limitedReader reads at most left bytes of f.
+type limitedReader struct {
+	f    *os.File
+	left int64
+}
+
+func (r *limitedReader) Read(b []byte) (int, error) {
+	if r.left <= 0 {
+		return 0, fmt.Errorf("longer than %d MiB: the rest was not read", perfMapMaxBytes>>20)
+	}
+	if int64(len(b)) > r.left {
+		b = b[:r.left]
+	}
+	n, err := r.f.Read(b)
+	r.left -= int64(n)
+	return n, err
+}
+
+// parsePerfMapLine parses "START SIZE name".
+func parsePerfMapLine(line string, pid uint32) (experiment.Mapping, bool) {
+	a, rest, ok1 := strings.Cut(strings.TrimLeft(line, " \t"), " ")
+	sz, name, ok2 := strings.Cut(strings.TrimLeft(rest, " \t"), " ")
+	name = strings.TrimSpace(name)
+	start, err1 := strconv.ParseUint(strings.TrimPrefix(a, "0x"), 16, 64)
+	size, err2 := strconv.ParseUint(strings.TrimPrefix(sz, "0x"), 16, 64)
+	if !ok1 || !ok2 || err1 != nil || err2 != nil || name == "" || size == 0 ||
+		start+size < start || start+size > experiment.SymbolicBase {
+		return experiment.Mapping{}, false
+	}
+	return experiment.Mapping{Pid: pid, Start: start, End: start + size, Path: experiment.DynamicPath, Func: name, UnloadTime: -1}, true
+}
