@@ -31,11 +31,13 @@ man: build
 	$(BIN)/er man $(BIN)/man
 
 # PREFIX/bin/er with its classic names, PREFIX/lib/er/libercollector.so (where er looks for it), the
-# man pages, and the bash and zsh completions.
+# collector API's header (PREFIX/include/er/collectorAPI.h), the man pages, and the bash and zsh
+# completions.
 install: build man
 	install -D -m 755 $(BIN)/er $(DESTDIR)$(PREFIX)/bin/er
 	@for l in $(LINKS); do ln -sf er $(DESTDIR)$(PREFIX)/bin/$$l; done
 	install -D -m 644 $(BIN)/libercollector.so $(DESTDIR)$(PREFIX)/lib/er/libercollector.so
+	install -D -m 644 preload/include/collectorAPI.h $(DESTDIR)$(PREFIX)/include/er/collectorAPI.h
 	install -d $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 644 $(BIN)/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/zsh/site-functions

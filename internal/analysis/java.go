@@ -258,8 +258,17 @@ func isJVMObject(path string) bool {
 func hasJava(d *experiment.Data) bool { return d.Java != nil && len(d.Java.Methods) > 0 }
 
 // dynamicCode returns the code of dynamic-function mapping m of experiment es: a JVM's compiled
-// method or stub; nil where its instructions were not recorded.
+// method or stub, or a function the program generated (collector_func_load); nil where its
+// instructions were not recorded (a perf map's functions).
 func (es *expState) dynamicCode(m *experiment.Mapping) *DynamicCode {
+	if m.Path == experiment.DynamicPath {
+		for i := range es.d.DynFuncs {
+			if f := &es.d.DynFuncs[i]; f.Pid == m.Pid && f.Addr == m.Start && f.Load == m.LoadTime && f.Bytes != nil {
+				return &DynamicCode{Start: f.Addr, Bytes: f.Bytes, Line: f.LineAt}
+			}
+		}
+		return nil
+	}
 	j := es.d.Java
 	if j == nil {
 		return nil

@@ -1372,6 +1372,8 @@ func objectName(p string) string {
 		return KernelName
 	case strings.HasPrefix(p, "[") && strings.HasSuffix(p, "]"):
 		return "<" + p[1:len(p)-1] + ">"
+	case strings.HasPrefix(p, "<") && strings.HasSuffix(p, ">"): // a pseudo-object: <DYNAMIC_FUNCTIONS>, <JVM-System>
+		return p
 	case p == "":
 		return UnknownName
 	}

@@ -132,6 +132,23 @@ func startsJVM(path string) bool {
 	return false
 }
 
+// callsFuncLoad says whether the program at path calls the collector API's collector_func_load
+// (preload/include/collectorAPI.h): it imports the symbol.
+func callsFuncLoad(path string) bool {
+	f, err := elf.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	syms, _ := f.DynamicSymbols()
+	for _, s := range syms {
+		if s.Section == elf.SHN_UNDEF && (s.Name == "collector_func_load" || s.Name == "collector_func_unload") {
+			return true
+		}
+	}
+	return false
+}
+
 // javaToolOptions returns env with the collector library as the agent of every JVM that starts
 // (JAVA_TOOL_OPTIONS, which each JVM reads, a child JVM too, the launcher's own options kept), and
 // the JVMs' compiled code keeping frame pointers, so that er unwinds their stacks through it, and
@@ -198,6 +215,7 @@ func libraryJobs(spec Spec, sigprof bool) []libraryJob {
 		{spec.IO, libraryJob{"io", "I/O tracing (-i)"}},
 		{spec.OpenMPOn(), libraryJob{"omp", "OpenMP tracing (--openmp)"}},
 		{spec.JavaOn(), libraryJob{"java", "Java profiling (-j)"}},
+		{spec.DynFunc, libraryJob{"dyn", "the functions the program generates (collector_func_load)"}},
 		{sigprof, libraryJob{"clock", sigprofTitle(spec)}},
 		{spec.SampleSignal != 0, libraryJob{"", "sample points by signal (-l)"}},
 		{spec.PauseSignal != 0, libraryJob{"", "pause and resume by signal (-y)"}},

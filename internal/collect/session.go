@@ -296,12 +296,18 @@ func (s *Session) run(path string) error {
 	if s.spec.Java == "" {
 		s.spec.Java = map[bool]string{true: "on", false: "off"}[startsJVM(path)]
 	}
-	if s.sigprof || s.spec.Tracing() || s.spec.OpenMPOn() || s.spec.JavaOn() || s.spec.SampleSignal != 0 || s.spec.PauseSignal != 0 {
+	s.spec.DynFunc = callsFuncLoad(path)
+	needLib := s.sigprof || s.spec.Tracing() || s.spec.OpenMPOn() || s.spec.JavaOn() || s.spec.SampleSignal != 0 || s.spec.PauseSignal != 0
+	if needLib || s.spec.DynFunc {
 		lib, err := FindLibrary()
 		if err == nil {
 			err = checkDynamic(path, libraryUses(s.spec, s.sigprof))
 		}
 		switch {
+		case err != nil && !needLib:
+			// Only the program's generated functions, which were not asked for: profiled without their names.
+			libWarning = fmt.Sprintf("%v; the functions it generates (collector_func_load) are not named", err)
+			s.spec.DynFunc = false
 		case err != nil && autoOpenMP && s.spec.OpenMPOn() && !s.spec.JavaOn() && !s.sigprof && !s.spec.Tracing() && s.spec.SampleSignal == 0 && s.spec.PauseSignal == 0:
 			// Only the OpenMP regions, which were not asked for: the program is profiled without them.
 			libWarning = fmt.Sprintf("%v; its OpenMP regions are not recorded", err)

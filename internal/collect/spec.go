@@ -58,6 +58,7 @@ type Spec struct {
 	IO           bool          // -i on: I/O tracing
 	OpenMP       string        // --openmp: "on", "off", or "" (on where the target program links an OpenMP runtime)
 	Java         string        // -j: "on", "off", or "" (on where the target program is a JVM's launcher)
+	DynFunc      bool          // the target program calls collector_func_load (decided by Session.run): the library records its generated functions
 	ClockSource  string        // "" chooses perf events and falls back to SIGPROF; "perf" or "sigprof" forces one
 	RingPages    int           // $ER_RING_PAGES: data pages of each CPU's ring; 0 sizes them by the sample rate
 	SampleCounts string        // $ER_SAMPLE_COUNTS: "on", "off", or "" (where the exit counts cannot weight the samples)

@@ -493,6 +493,7 @@ func (tr *traceReader) finish() {
 	if d.Java != nil {
 		d.Mappings = append(d.Mappings, javaMappings(d.Java)...)
 	}
+	d.Mappings = append(d.Mappings, dynMappings(d.DynFuncs)...)
 	if ht := d.HeapTable(); ht != nil && !tr.summed {
 		ht.SortByTime()
 	}
@@ -773,6 +774,8 @@ func (tr *traceReader) stackRecord(r *traceRec, pid uint32, sk *skipped) {
 		}
 		tr.maps[pid] = append(ms, Mapping{Pid: pid, Start: start, End: end, Offset: off, Path: string(r.tail(sizeofRecMap)[:pl]),
 			LoadTime: load, UnloadTime: -1})
+	case recDynFunc, recDynBytes, recDynUnload:
+		tr.dynRecord(r, pid, sk)
 	case recNote:
 		text := string(trimNUL(r.body))
 		k, v, ok := cutEq(text)

@@ -289,6 +289,7 @@ func FuzzReadTraceFile(f *testing.F) {
 	f.Add(traceFile(fileOMP, 1, 0, base, 4096, // OpenMP states and a region, one of each malformed
 		[][]byte{ompStateRec(OMPWork, 2, base+10, base+90, 1), ompRegionRec(1, base+5, base+99, 1, 2, 1, 0, 0x400000),
 			ompStateRec(OMPIdle, 2, base+95, base+91, 0), rec(recOMPRegion, 0, 1, base+1, uint32(1))}))
+	f.Add(dynTestStacks()) // generated functions (collector_func_load), some malformed
 	f.Add(javaTestTrace()) // Java methods, code, PC records and threads in two blocks, some malformed
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// Read whole, and in parts of a block or more side by side: the same events and warnings.

@@ -54,6 +54,9 @@ const (
 	recJavaUnload = 16 // ER_REC_JAVA_UNLOAD: struct er_rec_java_unload: a method's compiled code freed at the record's time
 	recJavaStub   = 17 // ER_REC_JAVA_STUB: struct er_rec_java_stub, then its name: code the JVM generated for itself (the interpreter, adapters, runtime stubs)
 	recJavaThread = 18 // ER_REC_JAVA_THREAD: struct er_rec_java_thread, then its name: the record's thread is a Java thread
+	recDynFunc    = 19 // ER_REC_DYN_FUNC: struct er_rec_dyn_func, then its line table and names: a function the program generated, loaded at the record's time (collector_func_load)
+	recDynBytes   = 20 // ER_REC_DYN_BYTES: struct er_rec_dyn_bytes, then the bytes: a part of a generated function's instructions (dyntext)
+	recDynUnload  = 21 // ER_REC_DYN_UNLOAD: struct er_rec_dyn_unload: a generated function's code freed at the record's time (collector_func_unload)
 )
 
 // enum er_heap_op: Operations (er_rec.aux of heap, sync and I/O records): which function the event records.
@@ -337,6 +340,38 @@ const (
 	recJavaThreadNameLen = 16 // u32 name_len
 	recJavaThreadFlags   = 20 // u32 flags: 1: a daemon thread; 2: a JVM system thread (not started by the program: GC, compiler, signal dispatcher, ...)
 	sizeofRecJavaThread  = 24
+)
+
+// struct er_rec_dyn_func: the offset of each field the reader reads, and the size, in bytes.
+const (
+	recDynFuncAddr     = 16 // u64 addr
+	recDynFuncSize     = 24 // u32 size
+	recDynFuncNLines   = 28 // u32 nlines
+	recDynFuncNameLen  = 32 // u16 name_len
+	recDynFuncAliasLen = 34 // u16 alias_len
+	recDynFuncSrcLen   = 36 // u16 src_len
+	sizeofRecDynFunc   = 40
+)
+
+// struct er_dyn_line: the offset of each field the reader reads, and the size, in bytes.
+const (
+	dynLineOff    = 0 // u32 off
+	dynLineLine   = 4 // u32 line
+	sizeofDynLine = 8
+)
+
+// struct er_rec_dyn_bytes: the offset of each field the reader reads, and the size, in bytes.
+const (
+	recDynBytesAddr   = 16 // u64 addr
+	recDynBytesOff    = 24 // u32 off
+	recDynBytesN      = 28 // u32 n
+	sizeofRecDynBytes = 32
+)
+
+// struct er_rec_dyn_unload: the offset of each field the reader reads, and the size, in bytes.
+const (
+	recDynUnloadAddr   = 16 // u64 addr
+	sizeofRecDynUnload = 24
 )
 
 // struct er_rec_map: the offset of each field the reader reads, and the size, in bytes.

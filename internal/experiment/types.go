@@ -476,6 +476,8 @@ type Data struct {
 	// Java is what the JVMTI agent recorded of the experiment's JVM (java.go); nil for another
 	// program.
 	Java *JavaData
+	// DynFuncs are the functions the program generated and named (collector_func_load, dynfunc.go).
+	DynFuncs []DynFunc
 }
 
 // TraceStack is a stack of the collector library's trace files: of which process and thread, and

@@ -1091,6 +1091,10 @@ static int instance_dir(void)
 	return 0;
 }
 
+/* dyn_wanted: the instance records the program's generated functions (ER_TRACE "dyn"), which need the
+ * stacks file even where no other file is written. A fork child inherits it. */
+static int dyn_wanted;
+
 /* instance_begin creates this instance's directory, its info file and its data files (the slots
  * of er.want that can be opened: er.want is trimmed to them). Raw system calls only: a fork child
  * runs it. 0, or -errno. */
@@ -1133,7 +1137,7 @@ static int instance_begin(void)
 	/* The stacks file first: the other files' records refer to it. A file that cannot be created
 	 * (a full disk) stops the recording of this instance, and er is told. */
 	int err = 0;
-	if ((er.want & ~(1 << SLOT_STACKS)) && (err = open_file(SLOT_STACKS)) < 0)
+	if (((er.want & ~(1 << SLOT_STACKS)) || dyn_wanted) && (err = open_file(SLOT_STACKS)) < 0)
 		er.want = 0;
 	for (int s = 0; s < SLOT_N; s++) {
 		int e;
@@ -1142,8 +1146,8 @@ static int instance_begin(void)
 			err = err ? err : e;
 		}
 	}
-	if (er.want == (1 << SLOT_STACKS))
-		er.want = 0; /* no data file: no stacks either */
+	if (er.want == (1 << SLOT_STACKS) && !dyn_wanted)
+		er.want = 0; /* no data file: no stacks either (unless they hold generated functions) */
 	if (err)
 		er_stop(-err);
 	return 0;
@@ -1283,8 +1287,8 @@ static void child_start(int raw)
 	}
 	pool_n = 0;
 	er_blocks_forget(raw); /* those of the parent's other threads too */
-	int heap = er.heap, sync = er.sync, io = er.io, clock = er.clock, omp = er.omp, java = er.java;
-	er.heap = er.sync = er.io = er.clock = er.omp = er.java = 0;
+	int heap = er.heap, sync = er.sync, io = er.io, clock = er.clock, omp = er.omp, java = er.java, dyn = er.dyn;
+	er.heap = er.sync = er.io = er.clock = er.omp = er.java = er.dyn = 0;
 	for (int s = 0; s < SLOT_N; s++) {
 		file_forget(&files[s]); /* the parent's */
 		next_block[s] = 0;
@@ -1343,6 +1347,7 @@ static void child_start(int raw)
 	er.sync = sync && (er.want & 1 << SLOT_SYNC);
 	er.omp = omp && (er.want & 1 << SLOT_OMP);
 	er.java = java && (er.want & 1 << SLOT_JAVA);
+	er.dyn = dyn && (er.want & 1 << SLOT_STACKS);
 	note_threshold();
 	if (io && (er.want & 1 << SLOT_IO)) {
 		er.io = 1;
@@ -1460,8 +1465,11 @@ static void image_start(void)
 	if (er.clock_interval_ns < 100000)
 		er.clock_interval_ns = 100000;
 	int heap = env_flag(what, "heap"), sync = env_flag(what, "sync"), io = env_flag(what, "io"),
-	    clock = env_flag(what, "clock"), omp = env_flag(what, "omp"), java = env_flag(what, "java");
-	er.want = heap << SLOT_HEAP | sync << SLOT_SYNC | io << SLOT_IO | clock << SLOT_CLOCK | omp << SLOT_OMP | java << SLOT_JAVA;
+	    clock = env_flag(what, "clock"), omp = env_flag(what, "omp"), java = env_flag(what, "java"),
+	    dyn = env_flag(what, "dyn");
+	er.want = heap << SLOT_HEAP | sync << SLOT_SYNC | io << SLOT_IO | clock << SLOT_CLOCK | omp << SLOT_OMP | java << SLOT_JAVA |
+		  dyn << SLOT_STACKS;
+	dyn_wanted = dyn;
 	if (er.want)
 		er.want |= 1 << SLOT_STACKS;
 	if (er_ctl_stop() != 0)
@@ -1494,6 +1502,7 @@ static void image_start(void)
 	er.heap = heap && (er.want & 1 << SLOT_HEAP);
 	er.sync = sync && (er.want & 1 << SLOT_SYNC);
 	er.omp = omp && (er.want & 1 << SLOT_OMP);
+	er.dyn = dyn && (er.want & 1 << SLOT_STACKS);
 	er.java = java && (er.want & 1 << SLOT_JAVA);
 	note_threshold();
 	if (io && (er.want & 1 << SLOT_IO)) {

@@ -94,6 +94,7 @@ struct er_state {
 	int heap, sync, io;  /* tracing enabled */
 	int omp;             /* OpenMP regions and states recorded (omp.c) */
 	int java;            /* a JVM's methods and code recorded (java.c, the JVMTI agent) */
+	int dyn;             /* the program's generated functions recorded (dynfunc.c, collector_func_load) */
 	int clock;           /* SIGPROF clock profiling enabled */
 	int want;            /* bit per slot: the data files this instance writes (a fork child too) */
 	uint64_t sync_threshold_ns;

@@ -66,6 +66,9 @@ enum er_rec_kind {
 	ER_REC_JAVA_UNLOAD = 16, /* struct er_rec_java_unload: a method's compiled code freed at the record's time */
 	ER_REC_JAVA_STUB = 17, /* struct er_rec_java_stub, then its name: code the JVM generated for itself (the interpreter, adapters, runtime stubs) */
 	ER_REC_JAVA_THREAD = 18, /* struct er_rec_java_thread, then its name: the record's thread is a Java thread */
+	ER_REC_DYN_FUNC = 19, /* struct er_rec_dyn_func, then its line table and names: a function the program generated, loaded at the record's time (collector_func_load) */
+	ER_REC_DYN_BYTES = 20, /* struct er_rec_dyn_bytes, then the bytes: a part of a generated function's instructions (dyntext) */
+	ER_REC_DYN_UNLOAD = 21, /* struct er_rec_dyn_unload: a generated function's code freed at the record's time (collector_func_unload) */
 };
 
 /* Operations (er_rec.aux of heap, sync and I/O records): which function the event records. */
@@ -403,6 +406,41 @@ struct er_rec_java_thread {
 	uint32_t flags;
 };
 
+/* A function [addr, addr+size) that the program generated and named (collector_func_load), then
+ * nlines line-table entries (struct er_dyn_line) and its name, its alias and its source file, each
+ * of the given length without NUL, the whole padded to 8; the er_rec_dyn_bytes records of the same
+ * addr that follow it in the thread's records hold its instructions.
+ */
+struct er_rec_dyn_func {
+	struct er_rec h;
+	uint64_t addr;
+	uint32_t size;
+	uint32_t nlines;
+	uint16_t name_len;
+	uint16_t alias_len;
+	uint16_t src_len;
+	uint16_t pad;
+};
+
+/* A line-table entry: the instructions from offset off of the function on are of source line line. */
+struct er_dyn_line {
+	uint32_t off;
+	uint32_t line;
+};
+
+/* n bytes of a generated function's instructions at addr+off (then the bytes, padded to 8). */
+struct er_rec_dyn_bytes {
+	struct er_rec h;
+	uint64_t addr;
+	uint32_t off;
+	uint32_t n;
+};
+
+struct er_rec_dyn_unload {
+	struct er_rec h;
+	uint64_t addr;
+};
+
 /* A mapping of executable code, then the path. */
 struct er_rec_map {
 	struct er_rec h;
@@ -543,6 +581,26 @@ _Static_assert(sizeof(struct er_rec_java_thread) == 24, "er_rec_java_thread");
 _Static_assert(offsetof(struct er_rec_java_thread, h) == 0, "er_rec_java_thread.h");
 _Static_assert(offsetof(struct er_rec_java_thread, name_len) == 16, "er_rec_java_thread.name_len");
 _Static_assert(offsetof(struct er_rec_java_thread, flags) == 20, "er_rec_java_thread.flags");
+_Static_assert(sizeof(struct er_rec_dyn_func) == 40, "er_rec_dyn_func");
+_Static_assert(offsetof(struct er_rec_dyn_func, h) == 0, "er_rec_dyn_func.h");
+_Static_assert(offsetof(struct er_rec_dyn_func, addr) == 16, "er_rec_dyn_func.addr");
+_Static_assert(offsetof(struct er_rec_dyn_func, size) == 24, "er_rec_dyn_func.size");
+_Static_assert(offsetof(struct er_rec_dyn_func, nlines) == 28, "er_rec_dyn_func.nlines");
+_Static_assert(offsetof(struct er_rec_dyn_func, name_len) == 32, "er_rec_dyn_func.name_len");
+_Static_assert(offsetof(struct er_rec_dyn_func, alias_len) == 34, "er_rec_dyn_func.alias_len");
+_Static_assert(offsetof(struct er_rec_dyn_func, src_len) == 36, "er_rec_dyn_func.src_len");
+_Static_assert(offsetof(struct er_rec_dyn_func, pad) == 38, "er_rec_dyn_func.pad");
+_Static_assert(sizeof(struct er_dyn_line) == 8, "er_dyn_line");
+_Static_assert(offsetof(struct er_dyn_line, off) == 0, "er_dyn_line.off");
+_Static_assert(offsetof(struct er_dyn_line, line) == 4, "er_dyn_line.line");
+_Static_assert(sizeof(struct er_rec_dyn_bytes) == 32, "er_rec_dyn_bytes");
+_Static_assert(offsetof(struct er_rec_dyn_bytes, h) == 0, "er_rec_dyn_bytes.h");
+_Static_assert(offsetof(struct er_rec_dyn_bytes, addr) == 16, "er_rec_dyn_bytes.addr");
+_Static_assert(offsetof(struct er_rec_dyn_bytes, off) == 24, "er_rec_dyn_bytes.off");
+_Static_assert(offsetof(struct er_rec_dyn_bytes, n) == 28, "er_rec_dyn_bytes.n");
+_Static_assert(sizeof(struct er_rec_dyn_unload) == 24, "er_rec_dyn_unload");
+_Static_assert(offsetof(struct er_rec_dyn_unload, h) == 0, "er_rec_dyn_unload.h");
+_Static_assert(offsetof(struct er_rec_dyn_unload, addr) == 16, "er_rec_dyn_unload.addr");
 _Static_assert(sizeof(struct er_rec_map) == 48, "er_rec_map");
 _Static_assert(offsetof(struct er_rec_map, h) == 0, "er_rec_map.h");
 _Static_assert(offsetof(struct er_rec_map, start) == 16, "er_rec_map.start");
