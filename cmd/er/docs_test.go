@@ -65,9 +65,9 @@ func TestCompletion(t *testing.T) {
 	}
 }
 
-// TestMakeInstall: make install PREFIX=dir puts er, its classic names, the collector library, the man
-// pages and the completions under dir, and the installed er collect finds its library there (heap
-// tracing needs it).
+// TestMakeInstall: make install PREFIX=dir puts er, its classic names, the collector library, the
+// collector API's header, the man pages and the completions under dir, and the installed er
+// collect finds its library there (heap tracing needs it).
 func TestMakeInstall(t *testing.T) {
 	needCollect(t)
 	if _, err := exec.LookPath("make"); err != nil {
@@ -78,7 +78,7 @@ func TestMakeInstall(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("make install: %v\n%s", err, out)
 	}
-	for _, f := range []string{"bin/er", "bin/er_print", "bin/collect", "lib/er/libercollector.so", "share/man/man1/er-collect.1",
+	for _, f := range []string{"bin/er", "bin/er_print", "bin/collect", "lib/er/libercollector.so", "include/er/collectorAPI.h", "share/man/man1/er-collect.1",
 		"share/bash-completion/completions/er", "share/zsh/site-functions/_er"} {
 		if _, err := os.Stat(filepath.Join(prefix, f)); err != nil {
 			t.Errorf("installed: %v", err)
