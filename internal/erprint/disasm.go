@@ -240,17 +240,19 @@ func (s *session) dynamicRows(p *analysis.Profile, pt *analysis.PCTable, ff file
 	dc := ff.dyn
 	rows := []asmRow{{name: fmt.Sprintf("<Function: %s, at 0x%x>", ff.name, dc.Start)}}
 	lastLine := -1
-	for _, in := range disasm.Decode(dc.Bytes, 0, func(uint64) (string, bool) { return "", false }) {
+	// At the code's address in the process, so that jumps and PC-relative data read as they ran.
+	for _, in := range disasm.Decode(dc.Bytes, dc.Start, func(uint64) (string, bool) { return "", false }) {
+		off := in.Addr - dc.Start
 		line := 0
 		if dc.Line != nil {
-			line = dc.Line(in.Addr)
+			line = dc.Line(off)
 		}
 		if line > 0 && line != lastLine {
 			rows = append(rows, asmRow{name: fmt.Sprintf("%6d.", line), line: line})
 		}
 		lastLine = line
-		r := asmRow{excl: zero, incl: zero, hasValues: true, line: line, fn: ff.name, off: in.Addr}
-		if i := pt.Find(ff.obj, ff.f, in.Addr); i >= 0 {
+		r := asmRow{excl: zero, incl: zero, hasValues: true, line: line, fn: ff.name, off: off}
+		if i := pt.Find(ff.obj, ff.f, off); i >= 0 {
 			r.excl, r.incl = pt.Exclusive(i), pt.Inclusive(i)
 		}
 		lineNo := "[   ?]"
@@ -259,7 +261,7 @@ func (s *session) dynamicRows(p *analysis.Profile, pt *analysis.PCTable, ff file
 		}
 		r.name = fmt.Sprintf("%s %8x:  %s", lineNo, in.Addr, in.Text)
 		if dc.Frames != nil {
-			if fr := dc.Frames(in.Addr); len(fr) > 1 {
+			if fr := dc.Frames(off); len(fr) > 1 {
 				r.name += "  <-- " + strings.Join(fr[:len(fr)-1], " <-- ")
 			}
 		}
