@@ -178,6 +178,13 @@ func TestJavaUserMode(t *testing.T) {
 	if !strings.Contains(ep.stdout, "InterpreterRuntime::") {
 		t.Errorf("expert mode: no InterpreterRuntime frames:\n%s", ep.stdout)
 	}
+	// The threads are named: the program's by the agent, the JVM's by the names they took.
+	tl := er(t, "", nil, "print", "-thread_list", exp)
+	for _, name := range []string{`main`, `C2 CompilerThre`, `GC Thread#0`} {
+		if !regexp.MustCompile(`(?m)\s` + regexp.QuoteMeta(name) + `$`).MatchString(tl.stdout) {
+			t.Errorf("thread_list names no thread %q:\n%s", name, tl.stdout)
+		}
+	}
 	if t.Failed() {
 		t.Logf("JavaProg:\n%ser print (user):\n%s", r.stdout, p.stdout)
 	}

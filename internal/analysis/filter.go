@@ -59,6 +59,12 @@ type EventInfo struct {
 type Thread struct {
 	Number   int // from 1
 	Pid, Tid uint32
+	// Name is the thread's name: a Java thread's (the JVMTI agent's), else the last the thread took
+	// (PR_SET_NAME); "" where none is known.
+	Name string
+	// JVM says that the thread is a JVM's own (its GC, compilers, VM thread; not started by the
+	// program): hidden from the Java user mode's timeline.
+	JVM bool
 }
 
 // SamplePeriod is one sample of an experiment: the period between two sample points.
@@ -94,6 +100,22 @@ type point struct {
 	number int
 	time   int64
 	label  string
+}
+
+// threadName returns the name of thread tid of process pid of experiment d, and whether it is a
+// JVM's own thread: in a JVM's process, a thread the agent did not name a Java thread is one (GC
+// and compiler threads are not Java threads), as is a Java thread the JVM started itself.
+func threadName(d *experiment.Data, pid, tid uint32) (string, bool) {
+	name := d.Log.ThreadNameOf(pid, tid)
+	j := d.Java
+	if j == nil || j.Pid != pid || len(j.Methods) == 0 {
+		return name, false
+	}
+	flags, java := j.Threads[tid]
+	if n := j.Names[tid]; n != "" {
+		name = n
+	}
+	return name, !java && tid != pid || java && flags&experiment.JavaThreadSystem != 0
 }
 
 // NewExpIndex indexes experiment d, the exp-th (from 0) of those analysed together.
@@ -132,8 +154,10 @@ func NewExpIndex(exp int, d *experiment.Data) *ExpIndex {
 		return ta.Tid < tb.Tid
 	})
 	for i := range x.threads {
-		x.threads[i].Number = i + 1
-		x.byTid[uint64(x.threads[i].Pid)<<32|uint64(x.threads[i].Tid)] = i + 1
+		th := &x.threads[i]
+		th.Number = i + 1
+		x.byTid[uint64(th.Pid)<<32|uint64(th.Tid)] = i + 1
+		th.Name, th.JVM = threadName(d, th.Pid, th.Tid)
 	}
 
 	byNum := map[int]int{} // point number -> index in x.points

@@ -86,7 +86,7 @@ func TestExpIndexThreads(t *testing.T) {
 	fk.d.AppendClock(experiment.ClockSample{Time: 5, Pid: 301, Tid: 301}, experiment.ClockSample{Time: 6, Pid: 301, Tid: 300})
 	fk.d.AddHeap([]experiment.HeapEvent{{Time: 7, Pid: progPid, Tid: 5}})
 	x := NewExpIndex(2, fk.d)
-	want := []Thread{{1, progPid, progPid}, {2, progPid, 5}, {3, progPid, 7}, {4, 301, 301}, {5, 301, 300}}
+	want := []Thread{{1, progPid, progPid, "", false}, {2, progPid, 5, "", false}, {3, progPid, 7, "", false}, {4, 301, 301, "", false}, {5, 301, 300, "", false}}
 	if got := x.Threads(); !slices.Equal(got, want) {
 		t.Errorf("threads %v, want %v", got, want)
 	}

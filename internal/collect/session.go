@@ -1013,6 +1013,13 @@ func (s *Session) handle(r perfabi.Record) {
 		}
 	case *perfabi.Comm:
 		if !r.Exec {
+			// A thread's new name (a JVM names its GC and compiler threads so).
+			if p := s.cur[r.Pid]; p.open() && s.recording {
+				t, name := s.rel(r.Time), r.Comm
+				p.w.UpdateLog(func(l *experiment.Log) {
+					l.ThreadNames = append(l.ThreadNames, experiment.ThreadName{Time: max(t, 0), Pid: r.Pid, Tid: r.Tid, Name: name})
+				})
+			}
 			return
 		}
 		t := s.rel(r.Time)

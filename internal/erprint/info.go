@@ -625,6 +625,11 @@ func (s *session) threadList(_ []string) error {
 		{Title: "Thread", Key: "thread", Kind: report.Text},
 		{Title: "TID", Key: "tid", Kind: report.Text},
 	}, countColumns()...)}
+	for i := range s.exps { // a column of names where any thread took one
+		if slices.ContainsFunc(s.expIndex(i).Threads(), func(th analysis.Thread) bool { return th.Name != "" }) {
+			t.NameTitle = "Name"
+		}
+	}
 	micro := slices.ContainsFunc(analysis.MetricsFor(s.exps), func(m analysis.Metric) bool { return m.Name == "total" })
 	if micro {
 		t.Columns = append(t.Columns, report.Column{Title: "Total Thread", Unit: "sec.", Key: "total", Kind: report.Time, Value: true})
@@ -643,7 +648,7 @@ func (s *session) threadList(_ []string) error {
 		exp := int64(i + 1)
 		for _, th := range threads {
 			sel := s.sel.expSelected(exp) && s.sel.threads.has(exp, int64(th.Number)) && s.sel.lwps.has(exp, int64(th.Tid))
-			row := report.Row{Cells: []report.Cell{
+			row := report.Row{Name: th.Name, Cells: []report.Cell{
 				{Text: strconv.Itoa(i + 1)}, {Text: yesNo(sel)}, {Text: strconv.Itoa(int(th.Pid))}, {Text: strconv.Itoa(th.Number)},
 				{Text: strconv.Itoa(int(th.Tid))}, {Value: per[th.Number].events}, {Value: per[th.Number].cpu}}}
 			if micro {

@@ -342,6 +342,27 @@ type Log struct {
 	Tables   []*events.Schema
 	Settings []Setting
 	Events   []Event
+	// ThreadNames are the names the threads took (PR_SET_NAME, pthread_setname_np: a JVM's "GC
+	// Thread#0", "C2 CompilerThre"), in time order.
+	ThreadNames []ThreadName
+}
+
+// ThreadName says that thread Tid of process Pid took name Name at Time (ns since the start).
+type ThreadName struct {
+	Time     int64
+	Pid, Tid uint32
+	Name     string
+}
+
+// ThreadNameOf returns the last name thread tid of process pid took, "" where it took none.
+func (l *Log) ThreadNameOf(pid, tid uint32) string {
+	name := ""
+	for _, n := range l.ThreadNames {
+		if n.Pid == pid && n.Tid == tid {
+			name = n.Name
+		}
+	}
+	return name
 }
 
 // ThreadCount is the exact CPU time of one thread, counted by the kernel.

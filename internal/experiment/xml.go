@@ -90,7 +90,27 @@ type xmlLog struct {
 	Counters  []xmlCounter `xml:"counters>counter"`
 	Data      xmlData      `xml:"data"`
 	Events    []xmlEvent   `xml:"events>event"`
+	Names     *xmlNames    `xml:"threadNames,omitempty"`
 	End       xmlEnd       `xml:"end"`
+}
+
+func (x *xmlLog) namedThreads() []xmlName {
+	if x.Names == nil {
+		return nil
+	}
+	return x.Names.Threads
+}
+
+type xmlNames struct {
+	Threads []xmlName `xml:"thread"`
+}
+
+// xmlName is a name a thread took (PR_SET_NAME, pthread_setname_np).
+type xmlName struct {
+	Time int64  `xml:"time,attr"`
+	Pid  uint32 `xml:"pid,attr"`
+	Tid  uint32 `xml:"tid,attr"`
+	Name qstr   `xml:"name,attr"`
 }
 
 type xmlCollector struct {
@@ -291,6 +311,12 @@ func encodeLog(l Log) []byte {
 	for _, e := range l.Events {
 		x.Events = append(x.Events, xmlEvent{Time: e.Time, Kind: qstr(e.Kind), Pid: e.Pid, Text: qstr(e.Text)})
 	}
+	for _, n := range l.ThreadNames {
+		if x.Names == nil {
+			x.Names = &xmlNames{}
+		}
+		x.Names.Threads = append(x.Names.Threads, xmlName{Time: n.Time, Pid: n.Pid, Tid: n.Tid, Name: qstr(n.Name)})
+	}
 	return marshalXML(&x)
 }
 
@@ -404,6 +430,9 @@ func decodeLog(name string, b []byte) (Log, []string, error) {
 	for _, e := range x.Events {
 		l.Events = append(l.Events, Event{Time: e.Time, Kind: string(e.Kind), Pid: e.Pid, Text: string(e.Text)})
 	}
+	for _, n := range x.namedThreads() {
+		l.ThreadNames = append(l.ThreadNames, ThreadName{Time: n.Time, Pid: n.Pid, Tid: n.Tid, Name: string(n.Name)})
+	}
 	if len(x.Counters) > maxCounters {
 		return Log{}, nil, formatErrorf(name, -1, hintLog, "%d counters; a sample names its counter in a byte: at most %d", len(x.Counters), maxCounters)
 	}
@@ -472,6 +501,11 @@ func checkLog(name string, l *Log) error {
 	}
 	for i, e := range l.Events {
 		if err := ns(fmt.Sprintf("event %d: time", i+1), e.Time); err != nil {
+			return err
+		}
+	}
+	for _, n := range l.ThreadNames {
+		if err := ns(fmt.Sprintf("thread %d's name %q: time", n.Tid, n.Name), n.Time); err != nil {
 			return err
 		}
 	}

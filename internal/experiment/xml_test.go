@@ -66,6 +66,7 @@ func testLog() Log {
 			{Time: 2500000000, Kind: "exit", Pid: 4242, Text: "killed by SIGSEGV\nsecond line"},
 			{Time: 5, Kind: "warning", Text: "nul \x00 byte"},
 		},
+		ThreadNames: []ThreadName{{Time: 30576715, Pid: 4242, Tid: 4250, Name: "GC Thread#0"}, {Time: 40000000, Pid: 4242, Tid: 4250, Name: "renamed \"x\""}},
 	}
 }
 
@@ -107,6 +108,16 @@ func TestLogRoundTrip(t *testing.T) {
 	got, _, err = decodeLog("log.xml", encodeLog(Log{}))
 	if err != nil || !reflect.DeepEqual(got, Log{FormatVersion: FormatVersion}) {
 		t.Errorf("zero log: %+v, %v", got, err)
+	}
+}
+
+func TestThreadNameOf(t *testing.T) {
+	l := testLog()
+	if got := l.ThreadNameOf(4242, 4250); got != `renamed "x"` {
+		t.Errorf("thread 4250's name %q, want its last", got)
+	}
+	if got := l.ThreadNameOf(4243, 4250); got != "" {
+		t.Errorf("another process's thread: %q", got)
 	}
 }
 

@@ -28,8 +28,10 @@ type tlRow struct {
 	Pid    uint32  `json:"pid"`
 	Tid    uint32  `json:"tid"`
 	Thread int     `json:"thread"`
-	Label  string  `json:"label"` // the program, its pid and the thread's number: "cc1 [2633] T:1"
+	Label  string  `json:"label"` // the program, its pid, the thread's number and name: "java [2633] T:2 main"
 	Prog   string  `json:"program"`
+	Name   string  `json:"name,omitempty"` // the thread's name, where known
+	jvm    bool    // a JVM's own thread: not in the Java user mode's timeline
 	events []int32 // indexes into p.EventList
 	maxDur int64   // the longest Dur of its events
 }
@@ -66,7 +68,15 @@ func (s *Server) timelineIndex() (*timeline, error) {
 			num := x.ThreadNumber(e.Pid, e.Tid)
 			prog := programOf(&exps[e.Exp].Log)
 			label := fmt.Sprintf("%s [%d] T:%d", prog, e.Pid, num)
-			tl.rows = append(tl.rows, tlRow{Exp: int(e.Exp) + 1, Pid: e.Pid, Tid: e.Tid, Thread: num, Label: label, Prog: prog})
+			var th analysis.Thread
+			if num > 0 {
+				th = x.Threads()[num-1]
+			}
+			if th.Name != "" && th.Name != prog {
+				label += " " + th.Name
+			}
+			tl.rows = append(tl.rows, tlRow{Exp: int(e.Exp) + 1, Pid: e.Pid, Tid: e.Tid, Thread: num, Label: label, Prog: prog,
+				Name: th.Name, jvm: th.JVM})
 		}
 		tl.rows[r].events = append(tl.rows[r].events, int32(i))
 		tl.rows[r].maxDur = max(tl.rows[r].maxDur, e.Dur)
@@ -248,6 +258,9 @@ func (s *Server) timeline(r *http.Request) (any, error) {
 	}
 	for i := range tl.rows {
 		row := &tl.rows[i]
+		if row.jvm && mode == analysis.ViewUser {
+			continue // the Java user mode shows the program's threads, not the JVM's
+		}
 		ro := rowOut{tlRow: *row, Leaf: make([]int32, w), Count: make([]int32, w)}
 		for b := range ro.Leaf {
 			ro.Leaf[b] = -1
