@@ -2,8 +2,10 @@ package web
 
 import (
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"er/internal/analysis"
@@ -172,5 +174,36 @@ func TestTimelineStates(t *testing.T) {
 	if len(tbl.Rows) == 0 || len(tbl.Rows[0].Cells) < 3 || tbl.Rows[0].Cells[0].V != 2_000_000_000 ||
 		tbl.Rows[0].Cells[1].V != 500_000_000 || tbl.Rows[0].Cells[2].V != 500_000_000 {
 		t.Errorf("function list columns %v, first row %+v: want <Total> with 2 s of Total Thread Time, 0.5 s of Other Wait and of Wait CPU", keys, tbl.Rows)
+	}
+}
+
+// TestTimelineThreadNames: a thread that named itself (PR_SET_NAME, in log.xml) is labelled with its
+// name in the timeline.
+func TestTimelineThreadNames(t *testing.T) {
+	exp := writeTestExperiment(t, t.TempDir())
+	logPath := filepath.Join(exp, experiment.LogFile)
+	b, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := strings.Replace(string(b), "<end ", `<threadNames><thread time="1" pid="100" tid="101" name="worker"></thread></threadNames><end `, 1)
+	if err := os.WriteFile(logPath, []byte(named), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open([]string{exp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(tokened(s))
+	defer ts.Close()
+	var tl struct {
+		Rows []struct {
+			Label string `json:"label"`
+			Name  string `json:"name"`
+		} `json:"rows"`
+	}
+	get(t, ts, "/api/timeline?w=10", 200, &tl)
+	if len(tl.Rows) != 2 || tl.Rows[0].Label != "prog [100] T:1" || tl.Rows[1].Label != "prog [100] T:2 worker" || tl.Rows[1].Name != "worker" {
+		t.Errorf("rows %+v, want the second labelled with its name", tl.Rows)
 	}
 }
