@@ -14,8 +14,8 @@ import (
 	"er/preload"
 )
 
-// javaBuild compiles testdata/java (JavaProg.java and its JNI library) into a directory of its
-// own, and returns it; the test is skipped where no JDK is installed (.ci/run installs
+// javaBuild compiles testdata/java (JavaProg.java and its JNI library, JavaSync.java) into a
+// directory of its own, and returns it; the test is skipped where no JDK is installed (.ci/run installs
 // default-jdk-headless).
 func javaBuild(t *testing.T) string {
 	t.Helper()
@@ -34,7 +34,7 @@ func javaBuild(t *testing.T) string {
 		t.Fatal(err)
 	}
 	src := filepath.Join("..", "..", "testdata", "java")
-	if out, err := exec.Command("javac", "-g", "-d", dir, filepath.Join(src, "JavaProg.java")).CombinedOutput(); err != nil {
+	if out, err := exec.Command("javac", "-g", "-d", dir, filepath.Join(src, "JavaProg.java"), filepath.Join(src, "JavaSync.java")).CombinedOutput(); err != nil {
 		t.Fatalf("javac: %v\n%s", err, out)
 	}
 	args := append([]string{"-shared", "-fPIC", "-O1", "-g", "-Wall"}, flags[1:]...)
@@ -187,5 +187,45 @@ func TestJavaUserMode(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Logf("JavaProg:\n%ser print (user):\n%s", r.stdout, p.stdout)
+	}
+}
+
+// TestJavaSync: with synchronization tracing (-s all), a Java program's waits are sync events
+// under the Java methods that waited, each within 5% of what the program measured of it
+// (System.nanoTime): Object.wait under JavaSync.waiter and under Thread.join, and the monitor
+// contention of synchronized under JavaSync.holdLock. They are the JVM's own waits (its
+// pthread_cond_wait), whose stacks the library unwinds through the interpreter's frames too.
+func TestJavaSync(t *testing.T) {
+	dir := javaBuild(t)
+	exp, r := collectExp(t, nil, "-s", "all", "java", "-cp", dir, "JavaSync")
+	if r.code != 0 {
+		t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
+	}
+	want := map[string]float64{}
+	for k, v := range measured(t, r.stdout) {
+		if name, ok := strings.CutSuffix(strings.TrimPrefix(k, "java "), " wait_ns"); ok {
+			want[name] = v / 1e9
+		}
+	}
+	if len(want) != 3 {
+		t.Fatalf("JavaSync measured %v, want 3 waits:\n%s", want, r.stdout)
+	}
+	p := er(t, "", nil, "print", "-metrics", "i.sync", "-functions", exp)
+	rows := javaRows(p.stdout)
+	for fn, key := range map[string]string{"JavaSync.waiter()": "JavaSync.waiter", "java.lang.Thread.join()": "Thread.join",
+		"JavaSync.holdLock()": "JavaSync.holdLock"} {
+		if got, w := rows[fn], want[key]; math.Abs(got-w) > 0.05*w {
+			t.Errorf("%s: inclusive sync wait %.3f s, the program measured %.3f s (not within 5%%)", fn, got, w)
+		}
+	}
+	cc := er(t, "", nil, "print", "-metrics", "i.sync", "-csingle", "java.lang.Object.wait(long)", exp)
+	callers, _, _ := strings.Cut(cc.stdout, "Stack Fragment")
+	for _, c := range []string{"JavaSync.waiter()", "java.lang.Thread.join(long)"} {
+		if !strings.Contains(callers, c) {
+			t.Errorf("Object.wait's callers do not list %s:\n%s", c, cc.stdout)
+		}
+	}
+	if t.Failed() {
+		t.Logf("JavaSync:\n%ser print:\n%s", r.stdout, p.stdout)
 	}
 }

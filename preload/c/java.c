@@ -19,6 +19,7 @@
 #include <sys/uio.h>
 
 #include "collector.h"
+#include "unwind.h"
 
 #ifdef ER_JVMTI
 #include <jvmti.h>
@@ -358,8 +359,11 @@ static void JNICALL on_compiled_unload(jvmtiEnv *e, jmethodID m, const void *add
 static void JNICALL on_dynamic_code(jvmtiEnv *e, const char *name, const void *addr, jint len)
 {
 	(void)e;
-	if (name && strcmp(name, "Interpreter") == 0 && er.java)
+	if (name && strcmp(name, "Interpreter") == 0 && er.java) {
 		er_send(ER_MSG_JAVA_INTERP, (uint32_t)len, 0, (uint64_t)(uintptr_t)addr);
+		/* And for the library's own stacks (traced calls): its frames' methods. */
+		er_unwind_interpreter((uint64_t)(uintptr_t)addr, (uint64_t)(uintptr_t)addr + (uint64_t)len);
+	}
 	uint64_t now = er_now();
 	struct er_thread *t = rec_enter();
 	if (!t)

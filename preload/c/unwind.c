@@ -695,6 +695,37 @@ static inline __attribute__((always_inline)) int step(struct cursor *c, uint64_t
 	return ra ? 1 : 0;
 }
 
+static uint64_t interp_lo, interp_hi;
+
+void er_unwind_interpreter(uint64_t lo, uint64_t hi)
+{
+	__atomic_store_n(&interp_hi, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&interp_lo, lo, __ATOMIC_RELAXED);
+	__atomic_store_n(&interp_hi, hi, __ATOMIC_RELEASE);
+}
+
+/* The slots of a HotSpot interpreter frame below its rbp: the Method* (frame::interpreter_frame_
+ * method_offset, -3 words) and the bytecode pointer (interpreter_frame_bcp_offset, -8 words). */
+#define INTERP_METHOD_SLOT (3 * 8)
+#define INTERP_BCP_SLOT (8 * 8)
+
+/* interp_frames writes, after a frame of the interpreter at pc whose rbp is bp, its method and
+ * bytecode pointer into pcs[n], pcs[n+1]; it returns how many it wrote (0 or 2). */
+static int interp_frames(const struct cursor *c, uint64_t pc, uint64_t bp, uint32_t valid, uint64_t *pcs, int n, int max)
+{
+	uint64_t hi = __atomic_load_n(&interp_hi, __ATOMIC_ACQUIRE), lo = __atomic_load_n(&interp_lo, __ATOMIC_RELAXED);
+	if (pc < lo || pc >= hi || !(valid & 1u << RBP) || bp < INTERP_BCP_SLOT || n + 2 >= max)
+		return 0;
+	uint64_t m, bcp;
+	if (!rd_stack(c, bp - INTERP_METHOD_SLOT, &m) || !rd_stack(c, bp - INTERP_BCP_SLOT, &bcp) || m == 0 || m >= 1ull << 47)
+		return 0;
+	if (bcp >= 1ull << 47)
+		bcp = 0;
+	pcs[n] = ER_JAVA_METHOD_FRAME(m);
+	pcs[n + 1] = ER_JAVA_BCP_FRAME(bcp);
+	return 2;
+}
+
 /* Unwinds from the registers in all[] (known where valid says), writing pcs as er_backtrace does. */
 static int walk(uint64_t *all, uint32_t valid, uint64_t *pcs, int max, int skip)
 {
@@ -706,15 +737,18 @@ static int walk(uint64_t *all, uint32_t valid, uint64_t *pcs, int max, int skip)
 	if (!c.hi) /* an unknown stack (a coroutine's): only sp's own page is surely mapped */
 		c.hi = (c.sp | 4095) + 1;
 	for (int guard = 0; guard < 100000; guard++) { /* signal frames may move the stack: bound the loop */
-		uint64_t pc = c.pc;
+		uint64_t pc = c.pc, bp = c.bp;
+		uint32_t bpvalid = c.valid;
 		int st = step(&c, all, t, exact);
 		if (skip > 0)
 			skip--;
 		else if (n == max - 1 && st != 0) {
 			pcs[n++] = st > 0 ? ER_PC_TRUNCATED : ER_PC_FAILED;
 			return n;
-		} else
+		} else {
 			pcs[n++] = pc;
+			n += interp_frames(&c, pc, bp, bpvalid, pcs, n, max);
+		}
 		if (st <= 0) {
 			if (st < 0)
 				pcs[n++] = ER_PC_FAILED;

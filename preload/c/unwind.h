@@ -36,4 +36,12 @@ ER_UNWIND_API int er_backtrace(uint64_t *pcs, int max, int skip);
  * pseudo-frames and return value as er_backtrace. Async-signal-safe. */
 ER_UNWIND_API int er_unwind_context(const void *ucontext, uint64_t *pcs, int max);
 
+/* A JVM's interpreter, [lo, hi): after a frame of it, the unwinders write the method it runs and
+ * the bytecode pointer, read from its frame (HotSpot's x86-64 layout), as the symbolic frames
+ * ER_JAVA_METHOD_FRAME and ER_JAVA_BCP_FRAME of the method's Method* and of the bytecode pointer,
+ * which er's reader turns into the Java method (docs/java.md). Set by the JVMTI agent. */
+ER_UNWIND_API void er_unwind_interpreter(uint64_t lo, uint64_t hi);
+#define ER_JAVA_METHOD_FRAME(m) (0x8000000000000000ull | ((m) & ((1ull << 47) - 1)))
+#define ER_JAVA_BCP_FRAME(b) (0x8000000000000000ull | (1ull << 47) | ((b) & ((1ull << 47) - 1)))
+
 #endif
