@@ -172,6 +172,14 @@ func TestJavaUserMode(t *testing.T) {
 	if !found {
 		t.Errorf("machine mode: no instruction of beta's compiled code with samples shows hot inlined there")
 	}
+	// beta's bytecode (the agent recorded it when C2 compiled beta): the call of hot, at line 50,
+	// holds hot's time.
+	bd := er(t, "", nil, "print", "-metrics", "i.totalcpu", "-disasm", "JavaProg.beta(long)", exp)
+	if m := regexp.MustCompile(`(?m)^##\s+([0-9.]+)\s+\[\s*50\]\s+\d+:\s+invokestatic #\d+$`).FindStringSubmatch(bd.stdout); m == nil {
+		t.Errorf("beta's bytecode has no hot invokestatic at line 50:\n%s%s", bd.stdout, bd.stderr)
+	} else if v, _ := strconv.ParseFloat(m[1], 64); math.Abs(v-want["JavaProg.hot"]) > 0.05*want["JavaProg.hot"] {
+		t.Errorf("beta's call of hot holds %.3f s, hot measured %.3f s", v, want["JavaProg.hot"])
+	}
 	// The expert mode: the JVM's work on a Java method's behalf (resolving calls in the
 	// interpreter) is under the method.
 	ep := er(t, "", nil, "print", "-viewmode", "expert", "-metrics", "i.totalcpu", "-functions", exp)

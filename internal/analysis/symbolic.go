@@ -43,6 +43,17 @@ func (b *builder) symbolicLoc(es *expState, pm *procMaps, epoch int, pc uint64) 
 	}
 	os := b.object(es, m.Path)
 	l := location{fn: b.method(os.obj, m.Func), obj: os.obj, addr: uint64(pos)}
+	if table == experiment.JavaTable && m.Path == experiment.JavaMethodPath && b.p.dynCode[l.fn] == nil {
+		// A Java method's bytecode, where the agent recorded it, is its disassembly.
+		if j := es.d.Java; j != nil && int(method) < len(j.Methods) && j.Methods[method].Bytecode != nil {
+			jm := &j.Methods[method]
+			if b.p.dynCode == nil {
+				b.p.dynCode = map[int32]*DynamicCode{}
+			}
+			b.p.dynCode[l.fn] = &DynamicCode{Bytes: jm.Bytecode, Bytecode: true,
+				Line: func(bci uint64) int { return jm.LineAt(int32(min(bci, 1<<31-1))) }}
+		}
+	}
 	if line := m.LineAt(pos); line > 0 || m.Source != "" {
 		k := symLine{fn: l.fn, file: m.Source, line: line}
 		c, ok := b.symChains[k]
@@ -116,6 +127,9 @@ type DynamicCode struct {
 	Frames func(off uint64) []string
 	// Line returns the source line of offset off (its outermost method's), 0 where unknown.
 	Line func(off uint64) int
+	// Bytecode says that Bytes is a Java method's bytecode (offsets are bytecode indexes), not
+	// machine code.
+	Bytecode bool
 }
 
 // DynamicCodeOf returns the code of dynamic function f, nil where none was recorded.

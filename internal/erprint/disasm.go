@@ -8,6 +8,7 @@ import (
 
 	"er/internal/analysis"
 	"er/internal/archive"
+	"er/internal/bytecode"
 	"er/internal/disasm"
 	"er/internal/objfile"
 	"er/internal/report"
@@ -63,6 +64,11 @@ func (s *session) codeOf(p *analysis.Profile, f int) (fileFunc, error) {
 			}
 		}
 		return fileFunc{}, fmt.Errorf("%s is inlined: its code is in its callers (%s); disassemble them", name, strings.Join(into, ", "))
+	case analysis.FuncMethod:
+		if dc := p.DynamicCodeOf(f); dc != nil && dc.Bytecode {
+			return fileFunc{f: f, obj: fn.Object, name: name, lo: 0, hi: uint64(len(dc.Bytes)), dyn: dc}, nil
+		}
+		return fileFunc{}, fmt.Errorf("%s has no code: its bytecode is recorded where the JVM compiled it (a cold method runs only interpreted); its compiled instances disassemble in viewmode machine", name)
 	default:
 		return fileFunc{}, fmt.Errorf("%s has no code", name)
 	}
@@ -234,14 +240,26 @@ func (s *session) symbolizer(p *analysis.Profile, o int) func(uint64) (string, b
 }
 
 // dynamicRows are the rows of the disassembly of dynamic function ff (code a runtime generated and
-// recorded: a JVM's compiled method): each instruction at its offset, with its metrics and the
-// methods its debug information names there (innermost first, with their source lines).
+// recorded: a JVM's compiled method; or a Java method's bytecode): each instruction at its offset,
+// with its metrics and the methods its debug information names there (innermost first, with their
+// source lines).
 func (s *session) dynamicRows(p *analysis.Profile, pt *analysis.PCTable, ff fileFunc, zero []int64) []asmRow {
 	dc := ff.dyn
 	rows := []asmRow{{name: fmt.Sprintf("<Function: %s, at 0x%x>", ff.name, dc.Start)}}
+	if dc.Bytecode {
+		rows[0].name = fmt.Sprintf("<Function: %s, bytecode>", ff.name)
+	}
 	lastLine := -1
+	var insts []disasm.Inst
+	if dc.Bytecode { // a Java method's: at its bytecode indexes
+		for _, bi := range bytecode.Decode(dc.Bytes) {
+			insts = append(insts, disasm.Inst{Addr: uint64(bi.BCI), Len: bi.Len, Text: bi.Text})
+		}
+	} else {
+		insts = disasm.Decode(dc.Bytes, dc.Start, func(uint64) (string, bool) { return "", false })
+	}
 	// At the code's address in the process, so that jumps and PC-relative data read as they ran.
-	for _, in := range disasm.Decode(dc.Bytes, dc.Start, func(uint64) (string, bool) { return "", false }) {
+	for _, in := range insts {
 		off := in.Addr - dc.Start
 		line := 0
 		if dc.Line != nil {
@@ -259,7 +277,11 @@ func (s *session) dynamicRows(p *analysis.Profile, pt *analysis.PCTable, ff file
 		if line > 0 {
 			lineNo = fmt.Sprintf("[%4d]", line)
 		}
-		r.name = fmt.Sprintf("%s %8x:  %s", lineNo, in.Addr, in.Text)
+		if dc.Bytecode {
+			r.name = fmt.Sprintf("%s %8d:  %s", lineNo, in.Addr, in.Text) // bytecode indexes, as javap -c writes them
+		} else {
+			r.name = fmt.Sprintf("%s %8x:  %s", lineNo, in.Addr, in.Text)
+		}
 		if dc.Frames != nil {
 			if fr := dc.Frames(off); len(fr) > 1 {
 				r.name += "  <-- " + strings.Join(fr[:len(fr)-1], " <-- ")

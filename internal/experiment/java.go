@@ -60,7 +60,12 @@ type JavaMethod struct {
 	Source string // "String.java"
 	Lines  []PosLine
 	Native bool
+	// Bytecode is its bytecode, where the agent recorded it (for the methods compiled and inlined).
+	Bytecode []byte
 }
+
+// maxBytecode is the most bytecode a method has (the class file format's code_length bound).
+const maxBytecode = 65535
 
 // Title is the method's name as Java users write it: "java.lang.String.charAt(int)".
 func (m *JavaMethod) Title() string {
@@ -213,6 +218,7 @@ func (tr *traceReader) readJava(tf *traceScan, sk *skipped) (string, error) {
 		id              uint64
 	}
 	var unresolved []rawFrame
+	bytecodes := map[uint64][]byte{} // by jmethodID
 	w, err := tf.scan(func(r *traceRec) {
 		size := sizeofRec + len(r.body)
 		if r.time < h.startNS || r.time-h.startNS > 1<<62 {
@@ -403,10 +409,31 @@ func (tr *traceReader) readJava(tf *traceScan, sk *skipped) (string, error) {
 			}
 			j.Threads[r.tid] = r.u32(recJavaThreadFlags)
 			j.Names[r.tid] = string(t[:n])
+		case recJavaBytecodes:
+			if size < sizeofRecJavaBytecodes {
+				sk.malformed++
+				return
+			}
+			id, off, n := r.u64(recJavaBytecodesMethod), uint64(r.u32(recJavaBytecodesOff)), uint64(r.u32(recJavaBytecodesN))
+			if n > uint64(size-sizeofRecJavaBytecodes) || off+n > maxBytecode {
+				sk.malformed++
+				return
+			}
+			b := bytecodes[id]
+			if uint64(len(b)) < off+n {
+				b = append(b, make([]byte, off+n-uint64(len(b)))...)
+			}
+			copy(b[off:], r.tail(sizeofRecJavaBytecodes)[:n])
+			bytecodes[id] = b
 		default:
 			sk.malformed++
 		}
 	})
+	for id, b := range bytecodes { // (a method's record may follow its bytecode's in another thread's block)
+		if mi, ok := j.ByID[id]; ok && j.Methods[mi].Bytecode == nil {
+			j.Methods[mi].Bytecode = b
+		}
+	}
 	for id, codes := range pending {
 		if mi, ok := j.ByID[id]; ok {
 			for _, ci := range codes {

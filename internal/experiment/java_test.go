@@ -71,6 +71,10 @@ func javaStubRec(tid uint32, time, addr uint64, size uint32, name string) []byte
 	return rec(recJavaStub, 0, tid, time, addr, size, uint32(len(name)), name)
 }
 
+func javaBytecodesRec(tid uint32, time, method uint64, off uint32, b []byte) []byte {
+	return rec(recJavaBytecodes, 0, tid, time, method, off, uint32(len(b)), string(b))
+}
+
 func javaThreadRec(tid uint32, time uint64, flags uint32, name string) []byte {
 	return rec(recJavaThread, 0, tid, time, uint32(len(name)), flags, name)
 }
@@ -81,7 +85,8 @@ func javaUnloadRec(tid uint32, time, method, addr uint64) []byte {
 
 // javaTestTrace is a JVM's trace: two methods (one inlined into the other's compiled code, which is
 // recorded before the inlined method is), the interpreter, the code's bytes in two parts, a replayed
-// copy of the code, its unloading, threads, and one malformed record of each kind.
+// copy of the code, its unloading, a method's bytecode in two parts, threads, and one malformed
+// record of each kind.
 func javaTestTrace() []byte {
 	return traceFile(fileJava, 42, 0, base, 4096,
 		[][]byte{
@@ -95,6 +100,9 @@ func javaTestTrace() []byte {
 		},
 		[][]byte{
 			javaBytesRec(7, base+21, 0x9000, 2, []byte{0x89, 0xe5}),
+			javaBytecodesRec(8, base+22, 0xa1, 1, []byte{0xac}), // alpha's bytecode, its second part first
+			javaBytecodesRec(8, base+22, 0xa1, 0, []byte{0x03}),
+			javaBytecodesRec(8, base+22, 0xa2, 65535, []byte{0}), // past the JVM's bound
 			javaMethodRec(7, base+30, 0xa2, 0, 0, true, nil, "Ljava/lang/Math;", "sqrt", "(D)D", ""),
 			javaCodeRec(8, base+40, 0xa1, 0x9000, 0x40), // replayed: kept once
 			javaPCsRec(8, base+40, 0x9000, []javaTestPC{{0x30, [][2]uint64{{0xa1, 9}}}}),
@@ -136,6 +144,9 @@ func TestReadJava(t *testing.T) {
 	}
 	if a.LineAt(-1) != 10 || a.LineAt(7) != 10 || a.LineAt(8) != 12 || a.LineAt(500) != 12 || m.LineAt(3) != 0 {
 		t.Errorf("lines at -1, 7, 8, 500: %d %d %d %d; of a native method %d", a.LineAt(-1), a.LineAt(7), a.LineAt(8), a.LineAt(500), m.LineAt(3))
+	}
+	if !reflect.DeepEqual(a.Bytecode, []byte{0x03, 0xac}) || m.Bytecode != nil {
+		t.Errorf("bytecode %x, of the native method %x; want 03ac (its two parts), none", a.Bytecode, m.Bytecode)
 	}
 	if m.Title() != "java.lang.Math.sqrt(double)" || !m.Native {
 		t.Errorf("method 1 %+v", m)
@@ -184,8 +195,8 @@ func TestReadJava(t *testing.T) {
 		t.Errorf("the compiled method's mapping %+v", mp)
 	}
 	all := strings.Join(d.Warnings, "\n")
-	if !strings.Contains(all, JavaTraceFile) || !strings.Contains(all, "5 ") {
-		t.Errorf("warnings %q: want the 5 malformed records of %s counted", all, JavaTraceFile)
+	if !strings.Contains(all, JavaTraceFile+": 6 malformed") {
+		t.Errorf("warnings %q: want the 6 malformed records of %s counted", all, JavaTraceFile)
 	}
 }
 

@@ -36,27 +36,28 @@ const (
 
 // enum er_rec_kind: Record kinds (er_rec.kind).
 const (
-	recStack      = 1  // ER_REC_STACK: struct er_rec_stack: a call stack, referred to by id
-	recHeap       = 2  // ER_REC_HEAP: struct er_rec_heap
-	recSync       = 3  // ER_REC_SYNC: struct er_rec_sync
-	recIO         = 4  // ER_REC_IO: struct er_rec_io, then name bytes
-	recClock      = 5  // ER_REC_CLOCK: struct er_rec_clock
-	recMap        = 6  // ER_REC_MAP: struct er_rec_map, then the path
-	recNote       = 7  // ER_REC_NOTE: struct er_rec, then text "key=value"
-	recOMPState   = 8  // ER_REC_OMP_STATE: struct er_rec_omp_state: a thread's time in an OpenMP state
-	recOMPRegion  = 9  // ER_REC_OMP_REGION: struct er_rec_omp_region: a parallel region, written at its end
-	recOMPTask    = 10 // ER_REC_OMP_TASK: struct er_rec_omp_task: an explicit task, written when it is created
-	recOMPTaskRun = 11 // ER_REC_OMP_TASK_RUN: struct er_rec_omp_state: a thread's run of an explicit task (its region field the task's id), from start_ns to the record's time
-	recJavaMethod = 12 // ER_REC_JAVA_METHOD: struct er_rec_java_method, then its line table and names: a Java method, written once before any record that names it
-	recJavaCode   = 13 // ER_REC_JAVA_CODE: struct er_rec_java_code: a method's code compiled (loaded) at the record's time
-	recJavaPCs    = 14 // ER_REC_JAVA_PCS: struct er_rec_java_pcs, then its entries: a part of a compiled method's debug information (the methods inlined at each PC)
-	recJavaBytes  = 15 // ER_REC_JAVA_BYTES: struct er_rec_java_bytes, then the bytes: a part of a compiled method's or a stub's instructions (dyntext)
-	recJavaUnload = 16 // ER_REC_JAVA_UNLOAD: struct er_rec_java_unload: a method's compiled code freed at the record's time
-	recJavaStub   = 17 // ER_REC_JAVA_STUB: struct er_rec_java_stub, then its name: code the JVM generated for itself (the interpreter, adapters, runtime stubs)
-	recJavaThread = 18 // ER_REC_JAVA_THREAD: struct er_rec_java_thread, then its name: the record's thread is a Java thread
-	recDynFunc    = 19 // ER_REC_DYN_FUNC: struct er_rec_dyn_func, then its line table and names: a function the program generated, loaded at the record's time (collector_func_load)
-	recDynBytes   = 20 // ER_REC_DYN_BYTES: struct er_rec_dyn_bytes, then the bytes: a part of a generated function's instructions (dyntext)
-	recDynUnload  = 21 // ER_REC_DYN_UNLOAD: struct er_rec_dyn_unload: a generated function's code freed at the record's time (collector_func_unload)
+	recStack         = 1  // ER_REC_STACK: struct er_rec_stack: a call stack, referred to by id
+	recHeap          = 2  // ER_REC_HEAP: struct er_rec_heap
+	recSync          = 3  // ER_REC_SYNC: struct er_rec_sync
+	recIO            = 4  // ER_REC_IO: struct er_rec_io, then name bytes
+	recClock         = 5  // ER_REC_CLOCK: struct er_rec_clock
+	recMap           = 6  // ER_REC_MAP: struct er_rec_map, then the path
+	recNote          = 7  // ER_REC_NOTE: struct er_rec, then text "key=value"
+	recOMPState      = 8  // ER_REC_OMP_STATE: struct er_rec_omp_state: a thread's time in an OpenMP state
+	recOMPRegion     = 9  // ER_REC_OMP_REGION: struct er_rec_omp_region: a parallel region, written at its end
+	recOMPTask       = 10 // ER_REC_OMP_TASK: struct er_rec_omp_task: an explicit task, written when it is created
+	recOMPTaskRun    = 11 // ER_REC_OMP_TASK_RUN: struct er_rec_omp_state: a thread's run of an explicit task (its region field the task's id), from start_ns to the record's time
+	recJavaMethod    = 12 // ER_REC_JAVA_METHOD: struct er_rec_java_method, then its line table and names: a Java method, written once before any record that names it
+	recJavaCode      = 13 // ER_REC_JAVA_CODE: struct er_rec_java_code: a method's code compiled (loaded) at the record's time
+	recJavaPCs       = 14 // ER_REC_JAVA_PCS: struct er_rec_java_pcs, then its entries: a part of a compiled method's debug information (the methods inlined at each PC)
+	recJavaBytes     = 15 // ER_REC_JAVA_BYTES: struct er_rec_java_bytes, then the bytes: a part of a compiled method's or a stub's instructions (dyntext)
+	recJavaUnload    = 16 // ER_REC_JAVA_UNLOAD: struct er_rec_java_unload: a method's compiled code freed at the record's time
+	recJavaStub      = 17 // ER_REC_JAVA_STUB: struct er_rec_java_stub, then its name: code the JVM generated for itself (the interpreter, adapters, runtime stubs)
+	recJavaThread    = 18 // ER_REC_JAVA_THREAD: struct er_rec_java_thread, then its name: the record's thread is a Java thread
+	recJavaBytecodes = 22 // ER_REC_JAVA_BYTECODES: struct er_rec_java_bytecodes, then the bytes: a part of a Java method's bytecode, written once for each method compiled (and each inlined), before its code's record
+	recDynFunc       = 19 // ER_REC_DYN_FUNC: struct er_rec_dyn_func, then its line table and names: a function the program generated, loaded at the record's time (collector_func_load)
+	recDynBytes      = 20 // ER_REC_DYN_BYTES: struct er_rec_dyn_bytes, then the bytes: a part of a generated function's instructions (dyntext)
+	recDynUnload     = 21 // ER_REC_DYN_UNLOAD: struct er_rec_dyn_unload: a generated function's code freed at the record's time (collector_func_unload)
 )
 
 // enum er_heap_op: Operations (er_rec.aux of heap, sync and I/O records): which function the event records.
@@ -318,6 +319,14 @@ const (
 	recJavaBytesOff    = 24 // u32 off
 	recJavaBytesN      = 28 // u32 n
 	sizeofRecJavaBytes = 32
+)
+
+// struct er_rec_java_bytecodes: the offset of each field the reader reads, and the size, in bytes.
+const (
+	recJavaBytecodesMethod = 16 // u64 method: its jmethodID
+	recJavaBytecodesOff    = 24 // u32 off
+	recJavaBytecodesN      = 28 // u32 n
+	sizeofRecJavaBytecodes = 32
 )
 
 // struct er_rec_java_unload: the offset of each field the reader reads, and the size, in bytes.

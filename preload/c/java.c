@@ -242,6 +242,41 @@ static void method_seen(jmethodID m)
 	jfree(src);
 }
 
+/* bytecode_record writes method m's bytecode once, in parts: its disassembly. Only for the
+ * methods compiled and inlined (the hot ones), not for every method of every class. */
+static void bytecode_record(jmethodID m)
+{
+	/* A key of its own in the seen table: jmethodIDs are user addresses, below 1 << 63. */
+	if (!m || !first_sight((uint64_t)(uintptr_t)m | 1ull << 63))
+		return;
+	jint n = 0;
+	unsigned char *bc = NULL;
+	if ((*jv)->GetBytecodes(jv, m, &n, &bc) != JVMTI_ERROR_NONE || n <= 0) {
+		jfree(bc);
+		return;
+	}
+	struct er_thread *t = rec_enter();
+	if (t) {
+		uint64_t now = er_now();
+		const size_t part = 16 * 1024;
+		for (size_t off = 0; off < (size_t)n; off += part) {
+			size_t k = (size_t)n - off < part ? (size_t)n - off : part;
+			size_t size = pad8(sizeof(struct er_rec_java_bytecodes) + k);
+			struct er_rec_java_bytecodes *r = er_rec_begin(t, SLOT_JAVA, size);
+			if (!r)
+				break;
+			r->method = (uint64_t)(uintptr_t)m;
+			r->off = (uint32_t)off;
+			r->n = (uint32_t)k;
+			memcpy(r + 1, bc + off, k);
+			memset((char *)(r + 1) + k, 0, size - sizeof *r - k);
+			er_rec_commit(t, r, size, ER_REC_JAVA_BYTECODES, 0, now);
+		}
+		rec_leave(t);
+	}
+	jfree(bc);
+}
+
 /* bytes_record writes code [addr, addr+n) in parts. */
 static void bytes_record(struct er_thread *t, const void *addr, size_t n, uint64_t now)
 {
@@ -270,10 +305,13 @@ static void JNICALL on_compiled_load(jvmtiEnv *e, jmethodID m, jint size, const 
 		if (h->kind == JVMTI_CMLR_INLINE_INFO)
 			inl = (const jvmtiCompiledMethodLoadInlineRecord *)h;
 	method_seen(m);
+	bytecode_record(m);
 	if (inl)
 		for (jint i = 0; i < inl->numpcs; i++)
-			for (jint d = 0; d < inl->pcinfo[i].numstackframes; d++)
+			for (jint d = 0; d < inl->pcinfo[i].numstackframes; d++) {
 				method_seen(inl->pcinfo[i].methods[d]);
+				bytecode_record(inl->pcinfo[i].methods[d]);
+			}
 	uint64_t now = er_now();
 	struct er_thread *t = rec_enter();
 	if (!t)

@@ -66,6 +66,7 @@ enum er_rec_kind {
 	ER_REC_JAVA_UNLOAD = 16, /* struct er_rec_java_unload: a method's compiled code freed at the record's time */
 	ER_REC_JAVA_STUB = 17, /* struct er_rec_java_stub, then its name: code the JVM generated for itself (the interpreter, adapters, runtime stubs) */
 	ER_REC_JAVA_THREAD = 18, /* struct er_rec_java_thread, then its name: the record's thread is a Java thread */
+	ER_REC_JAVA_BYTECODES = 22, /* struct er_rec_java_bytecodes, then the bytes: a part of a Java method's bytecode, written once for each method compiled (and each inlined), before its code's record */
 	ER_REC_DYN_FUNC = 19, /* struct er_rec_dyn_func, then its line table and names: a function the program generated, loaded at the record's time (collector_func_load) */
 	ER_REC_DYN_BYTES = 20, /* struct er_rec_dyn_bytes, then the bytes: a part of a generated function's instructions (dyntext) */
 	ER_REC_DYN_UNLOAD = 21, /* struct er_rec_dyn_unload: a generated function's code freed at the record's time (collector_func_unload) */
@@ -380,6 +381,14 @@ struct er_rec_java_bytes {
 	uint32_t n;
 };
 
+/* n bytes of method's bytecode from bytecode index off on (then the bytes, padded to 8). */
+struct er_rec_java_bytecodes {
+	struct er_rec h;
+	uint64_t method; /* its jmethodID */
+	uint32_t off;
+	uint32_t n;
+};
+
 struct er_rec_java_unload {
 	struct er_rec h;
 	uint64_t method;
@@ -568,6 +577,11 @@ _Static_assert(offsetof(struct er_rec_java_bytes, h) == 0, "er_rec_java_bytes.h"
 _Static_assert(offsetof(struct er_rec_java_bytes, addr) == 16, "er_rec_java_bytes.addr");
 _Static_assert(offsetof(struct er_rec_java_bytes, off) == 24, "er_rec_java_bytes.off");
 _Static_assert(offsetof(struct er_rec_java_bytes, n) == 28, "er_rec_java_bytes.n");
+_Static_assert(sizeof(struct er_rec_java_bytecodes) == 32, "er_rec_java_bytecodes");
+_Static_assert(offsetof(struct er_rec_java_bytecodes, h) == 0, "er_rec_java_bytecodes.h");
+_Static_assert(offsetof(struct er_rec_java_bytecodes, method) == 16, "er_rec_java_bytecodes.method");
+_Static_assert(offsetof(struct er_rec_java_bytecodes, off) == 24, "er_rec_java_bytecodes.off");
+_Static_assert(offsetof(struct er_rec_java_bytecodes, n) == 28, "er_rec_java_bytecodes.n");
 _Static_assert(sizeof(struct er_rec_java_unload) == 32, "er_rec_java_unload");
 _Static_assert(offsetof(struct er_rec_java_unload, h) == 0, "er_rec_java_unload.h");
 _Static_assert(offsetof(struct er_rec_java_unload, method) == 16, "er_rec_java_unload.method");
