@@ -2,15 +2,19 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"math"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"er/internal/web"
 	"er/preload"
 )
 
@@ -235,5 +239,71 @@ func TestJavaSync(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Logf("JavaSync:\n%ser print:\n%s", r.stdout, p.stdout)
+	}
+}
+
+// TestJavaAnalyzer: the Analyzer's View box applies the Java view modes to its views: the user
+// mode's function list has the Java methods and none of the JVM's frames (call_stub), its timeline
+// the program's threads and none of the JVM's (GC, compilers); the machine mode's has both.
+func TestJavaAnalyzer(t *testing.T) {
+	dir := javaBuild(t)
+	exp, r := collectExp(t, nil, "java", "-Djava.library.path="+dir, "-cp", dir, "JavaProg", "0.3")
+	if r.code != 0 {
+		t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
+	}
+	s, err := web.Open([]string{exp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := s.Handler()
+	call := func(method, path, body string, v any) {
+		t.Helper()
+		req := httptest.NewRequest(method, "http://127.0.0.1"+path, strings.NewReader(body))
+		req.Header.Set("X-Er-Token", s.Token())
+		req.Header.Set("X-Er-Client", "page-java")
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != 200 {
+			t.Fatalf("%s %s: %d %s", method, path, rec.Code, rec.Body)
+		}
+		if v != nil {
+			if err := json.Unmarshal(rec.Body.Bytes(), v); err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+		}
+	}
+	view := func(mode string) (funcs, rows []string) {
+		call("POST", "/api/viewmode", `{"mode":"`+mode+`"}`, nil)
+		var fl struct {
+			Rows []struct {
+				Name string `json:"name"`
+			} `json:"rows"`
+		}
+		call("GET", "/api/functions", "", &fl)
+		for _, r := range fl.Rows {
+			funcs = append(funcs, r.Name)
+		}
+		var tl struct {
+			Rows []struct {
+				Label string `json:"label"`
+			} `json:"rows"`
+		}
+		call("GET", "/api/timeline?w=10", "", &tl)
+		for _, r := range tl.Rows {
+			rows = append(rows, r.Label)
+		}
+		return funcs, rows
+	}
+	has := func(list []string, sub string) bool {
+		return slices.ContainsFunc(list, func(s string) bool { return strings.Contains(s, sub) })
+	}
+	uf, ur := view("user")
+	if !has(uf, "JavaProg.alpha(long)") || has(uf, "call_stub") || !has(ur, " main") || has(ur, "GC Thread") || has(ur, "CompilerThre") {
+		t.Errorf("user mode: functions %q\ntimeline %q", uf, ur)
+	}
+	mf, mr := view("machine")
+	if !has(mf, "call_stub") || !has(mr, "GC Thread#0") || !has(mr, " main") {
+		t.Errorf("machine mode: functions %q\ntimeline %q", mf, mr)
 	}
 }
