@@ -190,6 +190,11 @@ func TestJavaUserMode(t *testing.T) {
 	if !strings.Contains(ep.stdout, "InterpreterRuntime::") {
 		t.Errorf("expert mode: no InterpreterRuntime frames:\n%s", ep.stdout)
 	}
+	// JAVA_CLASSES lists the program's class with its methods, hot compiled.
+	if b, err := os.ReadFile(filepath.Join(exp, "JAVA_CLASSES")); err != nil || !strings.Contains(string(b), `<class name="JavaProg" source="JavaProg.java">`) ||
+		!regexp.MustCompile(`<method name="hot" signature="\(D\)D" compiled="[1-9]`).Match(b) {
+		t.Errorf("JAVA_CLASSES: %v\n%.2000s", err, b)
+	}
 	// The threads are named: the program's by the agent, the JVM's by the names they took.
 	tl := er(t, "", nil, "print", "-thread_list", exp)
 	for _, name := range []string{`main`, `C2 CompilerThre`, `GC Thread#0`} {

@@ -144,3 +144,26 @@ func parsePerfMapLine(line string, pid uint32) (experiment.Mapping, bool) {
 	}
 	return experiment.Mapping{Pid: pid, Start: start, End: start + size, Path: experiment.DynamicPath, Func: name, UnloadTime: -1}, true
 }
+
+// javaFiles writes, for image p of a JVM whose agent recorded it, the JAVA_CLASSES file and the
+// map.xml records of its compiled methods and stubs (the manual's Java experiments have both; er
+// itself reads the javatrace file).
+func (s *Session) javaFiles(p *proc) {
+	if !s.spec.JavaOn() || p.javaWritten {
+		return
+	}
+	p.javaWritten = true
+	j, err := experiment.ReadJava(p.w.Dir())
+	if err != nil {
+		p.w.Event(experiment.Event{Kind: "warning", Pid: p.pid, Text: "reading the Java agent's records: " + err.Error()})
+		return
+	}
+	if j == nil || len(j.Methods) == 0 {
+		return
+	}
+	if err := p.w.WriteFile(experiment.JavaClassesFile, experiment.EncodeJavaClasses(j)); err != nil {
+		s.writeFailed(err)
+		return
+	}
+	p.w.AddDynamicFunctions(experiment.JavaMapRecords(j))
+}

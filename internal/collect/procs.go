@@ -30,6 +30,7 @@ type proc struct {
 	w           *experiment.Writer // nil when the image is not followed (-F)
 	closed      bool               // w was closed
 	perfMapRead bool               // its process's perf map was read into w
+	javaWritten bool               // its JAVA_CLASSES file and Java map.xml records were written
 	sampleNo    uint32             // sample points recorded in its experiment
 	stackBuf    experiment.Stack
 	mapped      map[mapKey]bool

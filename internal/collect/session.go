@@ -871,6 +871,7 @@ func (s *Session) drain() {
 		if p.open() && p.exited && p != s.founder && now-p.exitTime > time.Second.Nanoseconds() && s.closeEarly(p) {
 			s.checkUnrecorded(p)
 			s.perfMap(p)
+			s.javaFiles(p)
 			s.closedSize += p.w.Size()
 			s.closeImage(p)
 		}
@@ -1347,6 +1348,7 @@ func (s *Session) finish(waitErr error) error {
 		}
 		s.traceMappings(p)
 		s.perfMap(p)
+		s.javaFiles(p)
 	})
 	if s.writeErr != nil {
 		// The disk is full: the space kept back is for the logs, not for archives.

@@ -1,9 +1,15 @@
 package experiment
 
 import (
+	"encoding/xml"
+	"errors"
 	"fmt"
+	"io/fs"
+	"path/filepath"
 	"sort"
 	"strings"
+
+	"er/internal/regfile"
 )
 
 // Java: the JVMTI agent's records of a JVM (preload/c/java.c), read from the javatrace file: its
@@ -500,4 +506,89 @@ func JavaInterpWord(pc uint64) (word uint64, bcp, ok bool) {
 		return 0, false, false
 	}
 	return pc & (javaBCPBit - 1), pc&javaBCPBit != 0, true
+}
+
+// ReadJava returns what the JVMTI agent recorded in experiment dir's javatrace file; nil where it
+// has none.
+func ReadJava(dir string) (*JavaData, error) {
+	file := filepath.Join(dir, JavaTraceFile)
+	f, fi, err := regfile.Open(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	tf, err := openTrace(file, f, fi.Size(), int(f.Fd()))
+	if err != nil {
+		return nil, err
+	}
+	d := &Data{}
+	tr := newTraceReader(d, func(string) {})
+	tr.base = int64(tf.h.startNS)
+	var sk skipped
+	if _, err := tr.readJava(tf, &sk); err != nil {
+		return nil, err
+	}
+	return d.Java, nil
+}
+
+// JavaClassesFile is the file of a Java experiment that lists the classes whose methods the
+// experiment met (the manual's JAVA_CLASSES), for other tools: er reads the javatrace file.
+const JavaClassesFile = "JAVA_CLASSES"
+
+// EncodeJavaClasses renders j's classes as the JAVA_CLASSES file: XML, a class element for each
+// class (its name and source file), a method element for each of its methods recorded (its name,
+// signature, whether native, and how many compiled instances it had).
+func EncodeJavaClasses(j *JavaData) []byte {
+	type xmlMethod struct {
+		Name     qstr `xml:"name,attr"`
+		Sig      qstr `xml:"signature,attr"`
+		Native   bool `xml:"native,attr,omitempty"`
+		Compiled int  `xml:"compiled,attr,omitempty"`
+	}
+	type xmlClass struct {
+		Name    qstr        `xml:"name,attr"`
+		Source  qstr        `xml:"source,attr,omitempty"`
+		Methods []xmlMethod `xml:"method"`
+	}
+	type xmlClasses struct {
+		XMLName xml.Name   `xml:"classes"`
+		Version string     `xml:"version,attr"`
+		Pid     uint32     `xml:"pid,attr"`
+		Classes []xmlClass `xml:"class"`
+	}
+	compiled := make([]int, len(j.Methods))
+	for _, c := range j.Codes {
+		if c.Method >= 0 && int(c.Method) < len(compiled) {
+			compiled[c.Method]++
+		}
+	}
+	byClass := map[string]int{}
+	x := xmlClasses{Version: FormatVersion, Pid: j.Pid}
+	for i, m := range j.Methods {
+		k, ok := byClass[m.Class]
+		if !ok {
+			k = len(x.Classes)
+			byClass[m.Class] = k
+			x.Classes = append(x.Classes, xmlClass{Name: qstr(m.Class), Source: qstr(m.Source)})
+		}
+		x.Classes[k].Methods = append(x.Classes[k].Methods, xmlMethod{Name: qstr(m.Name), Sig: qstr(m.Sig), Native: m.Native, Compiled: compiled[i]})
+	}
+	sort.SliceStable(x.Classes, func(a, b int) bool { return x.Classes[a].Name < x.Classes[b].Name })
+	return marshalXML(&x)
+}
+
+// JavaMapRecords are the map.xml records of j's dynamic functions, as the manual's Java experiments
+// have them: each compiled method's code and each of the JVM's own stubs, named, over their
+// addresses. The reader makes them again from the javatrace file and drops these.
+func JavaMapRecords(j *JavaData) []Mapping {
+	var out []Mapping
+	for _, m := range javaMappings(j) {
+		if m.Path == JavaCodePath || m.Path == JavaStubPath && !IsSymbolic(m.Start) {
+			out = append(out, m)
+		}
+	}
+	return out
 }

@@ -200,6 +200,49 @@ func TestReadJava(t *testing.T) {
 	}
 }
 
+// TestJavaFiles: the JAVA_CLASSES file lists the classes with their methods (how many compiled
+// instances each had); map.xml's records of the compiled code and stubs (JavaMapRecords) are
+// dropped by the reader, which makes them again from the javatrace file, so an experiment with
+// them reads as one without.
+func TestJavaFiles(t *testing.T) {
+	dir := writeTraceExperiment(t)
+	if err := os.WriteFile(filepath.Join(dir, JavaTraceFile), javaTestTrace(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	j, err := ReadJava(dir)
+	if err != nil || j == nil || len(j.Methods) != 2 {
+		t.Fatalf("ReadJava: %+v, %v", j, err)
+	}
+	classes := string(EncodeJavaClasses(j))
+	for _, want := range []string{`<class name="Hot$Inner" source="Hot.java">`, `<method name="alpha" signature="(J[Ljava/lang/String;)D" compiled="1"></method>`,
+		`<class name="java.lang.Math">`, `<method name="sqrt" signature="(D)D" native="true"></method>`} {
+		if !strings.Contains(classes, want) {
+			t.Errorf("JAVA_CLASSES has no %s:\n%s", want, classes)
+		}
+	}
+	if strings.Index(classes, "Hot$Inner") > strings.Index(classes, "java.lang.Math") {
+		t.Errorf("classes not sorted:\n%s", classes)
+	}
+	recs := JavaMapRecords(j)
+	if len(recs) != 2 || recs[0].Path != JavaStubPath || recs[1].Path != JavaCodePath || recs[1].Func != "Hot$Inner.alpha(long, java.lang.String[])" {
+		t.Fatalf("map records %+v: want the interpreter stub and alpha's code", recs)
+	}
+	before, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, MapFile), encodeMap(recs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	after, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(after.Mappings, before.Mappings) {
+		t.Errorf("with map.xml's Java records: mappings\n%+v\nwant\n%+v", after.Mappings, before.Mappings)
+	}
+}
+
 // TestJavaNames: signatures in Java's own words.
 func TestJavaNames(t *testing.T) {
 	for sig, want := range map[string]string{

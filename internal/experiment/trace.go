@@ -342,7 +342,9 @@ type traceReader struct {
 func newTraceReader(d *Data, warn func(string)) *traceReader {
 	tr := &traceReader{d: d, warn: warn, base: d.Log.StartPerfNS, perf: map[uint32]bool{}}
 	for _, m := range d.Mappings {
-		tr.perf[m.Pid] = true
+		if !m.IsDynamic() && !IsSymbolic(m.Start) { // (a runtime's functions are no perf mappings)
+			tr.perf[m.Pid] = true
+		}
 	}
 	return tr
 }
@@ -491,6 +493,10 @@ func (tr *traceReader) finish() {
 		d.Mappings = append(d.Mappings, tr.maps[pid]...)
 	}
 	if d.Java != nil {
+		// map.xml's records of the JVM's code (JavaMapRecords) are made again, with their code.
+		d.Mappings = slices.DeleteFunc(d.Mappings, func(m Mapping) bool {
+			return m.Pid == d.Java.Pid && (m.Path == JavaCodePath || m.Path == JavaStubPath) && !IsSymbolic(m.Start)
+		})
 		d.Mappings = append(d.Mappings, javaMappings(d.Java)...)
 	}
 	d.Mappings = append(d.Mappings, dynMappings(d.DynFuncs)...)

@@ -516,6 +516,17 @@ func (w *Writer) Notes(text string) error {
 	return w.fail(err)
 }
 
+// WriteFile writes the experiment's file name (not a data file er writes otherwise: JAVA_CLASSES),
+// atomically.
+func (w *Writer) WriteFile(name string, b []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.check(); err != nil {
+		return err
+	}
+	return w.fail(writeFileAtomic(w.dir, name, b))
+}
+
 // Flush writes the pending records as blocks (stacks first), and rewrites
 // log.xml and map.xml if they changed, each atomically.
 func (w *Writer) Flush() error {

@@ -603,7 +603,7 @@ func decodeMap(name string, b []byte) ([]Mapping, error) {
 		}
 		switch {
 		case m.Func == "":
-		case string(m.Path) == DynamicPath: // a dynamic function: user-space code
+		case string(m.Path) == DynamicPath || string(m.Path) == JavaCodePath || string(m.Path) == JavaStubPath: // a dynamic function: user-space code
 			if uint64(m.End) > SymbolicBase {
 				return nil, formatErrorf(name, -1, hintMap, "mapping %d (%s): a dynamic function (func %q) must be below %#x, not at [%#x, %#x)", i+1, m.Path, string(m.Func), SymbolicBase, uint64(m.Start), uint64(m.End))
 			}
