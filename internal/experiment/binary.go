@@ -19,7 +19,7 @@ const (
 	blockHeaderSize = 24
 	blockTarget     = 64 << 10 // a block is written once its payload reaches this size
 	formatMajor     = 1
-	formatMinor     = 1
+	formatMinor     = 2
 )
 
 // Record layouts.

@@ -70,7 +70,7 @@ func TestTableRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		`<dataDescriptor file="toytrace" kind="table" name="toy" version="1.1" recordSize="48">`,
+		`<dataDescriptor file="toytrace" kind="table" name="toy" version="` + FormatVersion + `" recordSize="48">`,
 		`<field name="stack" type="u32" offset="36"`,
 		`<field name="units" type="u32" offset="40" description="Toy units" unit="units"></field>`,
 		`<field name="fd" type="i32" offset="44" description="a descriptor"></field>`,
@@ -99,7 +99,7 @@ func TestTableErrors(t *testing.T) {
 		{`name="fd" type="i32"`, `name="fd" type="u8[4]"`, `column "fd" has type "u8[4]"`},
 		{`name="units" type="u32"`, `name="tid" type="u32"`, `two columns (or a column and a header field) named "tid"`},
 		{`name="count" type="i64"`, `name="count" type="u64"`, "field 3 is count u64 at offset 16; want the header's count i64 at 16"},
-		{`name="toy" version="1.1" recordSize="48"`, `name="toy" version="1.1" recordSize="56"`, "record size 56; its columns make 48"},
+		{`name="toy" version="` + FormatVersion + `" recordSize="48"`, `name="toy" version="` + FormatVersion + `" recordSize="56"`, "record size 56; its columns make 48"},
 		{`file="toytrace"`, `file="../toytrace"`, `file name "../toytrace"`},
 		{`file="toytrace"`, `file="profile.clock"`, `a file of another`},
 		{`file="toytrace"`, `file="iotrace"`, `a file of another`},

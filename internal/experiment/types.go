@@ -10,7 +10,7 @@ import (
 
 // FormatVersion is the version of the experiment format written by this package.
 // Readers accept the same major version.
-const FormatVersion = "1.1"
+const FormatVersion = "1.2"
 
 // File names inside an experiment directory.
 const (
