@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -83,5 +84,65 @@ func TestNodePerfMap(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Logf("spin.js:\n%ser print:\n%s", r.stdout, p.stdout)
+	}
+}
+
+// TestNodeJitdump: with --perf-prof, V8 writes a jitdump file (jit-PID.dump, in its working
+// directory) with each function's instructions; er writes them into the experiment's dyntext
+// file, so the script's functions are named as with a perf map, within 5% of what they measured,
+// and their optimized code disassembles, its samples on its instructions.
+func TestNodeJitdump(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed (.ci/run installs nodejs)")
+	}
+	script, _ := filepath.Abs(filepath.Join("..", "..", "testdata", "node", "spin.js"))
+	dir := t.TempDir()
+	exp := filepath.Join(dir, "test.1.er")
+	cmd := exec.Command(erBin, "collect", "-o", exp, "-p", "hi", node, "--perf-prof", "--interpreted-frames-native-stack", script)
+	cmd.Dir = dir // where V8 writes its jitdump
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("er collect: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(exp, experiment.DynTextFile)); err != nil {
+		t.Fatalf("no dyntext: %v", err)
+	}
+	want := measured(t, string(out))
+	p := er(t, "", nil, "print", "-metrics", "i.totalcpu", "-functions", exp)
+	rows := javaRows(p.stdout)
+	for _, fn := range []string{"alpha", "beta"} {
+		tier := regexp.MustCompile(`^JS:[~^+*]` + fn + ` ` + regexp.QuoteMeta(script) + `:\d+:\d+$`)
+		got := 0.0
+		for name, v := range rows {
+			if tier.MatchString(name) {
+				got += v
+			}
+		}
+		if w := want["js "+fn+" cpu_ns"] / 1e9; math.Abs(got-w) > 0.05*w {
+			t.Errorf("%s: inclusive %.3f s; the script measured %.3f s (want within 5%%)", fn, got, w)
+		}
+	}
+	// beta's optimized code: its instances' instructions hold its exclusive time, every sample of
+	// it (1 ms at -p hi); the hottest holds most of beta's time.
+	name := "JS:*beta " + script + ":31:14"
+	excl := javaRows(er(t, "", nil, "print", "-metrics", "e.totalcpu", "-functions", exp).stdout)[name]
+	best, all := 0.0, 0.0
+	for n := 1; n <= 4; n++ {
+		d := er(t, "", nil, "print", "-metrics", "e.totalcpu", "-disasm", name, strconv.Itoa(n), exp)
+		sum := 0.0
+		for _, line := range strings.Split(d.stdout, "\n") {
+			if m := regexp.MustCompile(`^(?:##)?\s+([0-9.]+)\s+\[\s*\?\]\s+[0-9a-f]+:`).FindStringSubmatch(line); m != nil {
+				v, _ := strconv.ParseFloat(m[1], 64)
+				sum += v
+			}
+		}
+		best, all = max(best, sum), all+sum
+	}
+	if w := want["js beta cpu_ns"] / 1e9; math.Abs(all-excl) > 0.002 || best < 0.8*w {
+		t.Errorf("%s: its instructions hold %.3f s (the hottest instance's %.3f s), its exclusive time is %.3f s, beta measured %.3f s", name, all, best, excl, w)
+	}
+	if t.Failed() {
+		t.Logf("spin.js:\n%ser print:\n%s", out, p.stdout)
 	}
 }

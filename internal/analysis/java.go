@@ -257,15 +257,28 @@ func isJVMObject(path string) bool {
 // hasJava says whether experiment d is of a JVM whose methods were recorded.
 func hasJava(d *experiment.Data) bool { return d.Java != nil && len(d.Java.Methods) > 0 }
 
+// dynCodeKey finds a generated function's code: its process, address and load time.
+type dynCodeKey struct {
+	pid  uint32
+	addr uint64
+	load int64
+}
+
 // dynamicCode returns the code of dynamic-function mapping m of experiment es: a JVM's compiled
 // method or stub, or a function the program generated (collector_func_load); nil where its
 // instructions were not recorded (a perf map's functions).
 func (es *expState) dynamicCode(m *experiment.Mapping) *DynamicCode {
 	if m.Path == experiment.DynamicPath {
-		for i := range es.d.DynFuncs {
-			if f := &es.d.DynFuncs[i]; f.Pid == m.Pid && f.Addr == m.Start && f.Load == m.LoadTime && f.Bytes != nil {
-				return &DynamicCode{Start: f.Addr, Bytes: f.Bytes, Line: f.LineAt}
+		if es.dynIdx == nil {
+			es.dynIdx = map[dynCodeKey]*experiment.DynFunc{}
+			for i := range es.d.DynFuncs {
+				if f := &es.d.DynFuncs[i]; f.Bytes != nil {
+					es.dynIdx[dynCodeKey{f.Pid, f.Addr, f.Load}] = f
+				}
 			}
+		}
+		if f := es.dynIdx[dynCodeKey{m.Pid, m.Start, m.LoadTime}]; f != nil {
+			return &DynamicCode{Start: f.Addr, Bytes: f.Bytes, Line: f.LineAt}
 		}
 		return nil
 	}

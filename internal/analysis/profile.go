@@ -599,6 +599,7 @@ type expState struct {
 	d        *experiment.Data
 	omp      *ompView  // its OpenMP events' states and stitched stacks; nil without OpenMP regions
 	java     *javaView // its JVM's methods and code; nil for another program
+	dynIdx   map[dynCodeKey]*experiment.DynFunc // its generated functions with instructions, made at the first use
 	procs    map[uint32]*procMaps
 	fallback *procMaps // the target process's mappings, for processes with none of their own
 	objs     map[string]*objState

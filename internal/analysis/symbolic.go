@@ -96,18 +96,22 @@ type dynKey struct {
 // dynamicFunc returns the FuncDynamic of mapping m (of object obj), made at its first use.
 func (b *builder) dynamicFunc(es *expState, obj int32, m *experiment.Mapping) int32 {
 	k := dynKey{obj, m.Start, m.Func}
-	if m.Path == experiment.DynamicPath {
-		k.start = 0 // a runtime's code objects of one name (recompiled, moved) are one function
-	}
 	if f, ok := b.dynFuncs[k]; ok {
 		return f
+	}
+	dc := es.dynamicCode(m)
+	if m.Path == experiment.DynamicPath && dc == nil {
+		k.start = 0 // a perf map's code objects of one name (recompiled, moved) are one function
+		if f, ok := b.dynFuncs[k]; ok {
+			return f
+		}
 	}
 	if b.dynFuncs == nil {
 		b.dynFuncs = map[dynKey]int32{}
 	}
 	f := b.function(funcKey{obj: obj, addr: uint64(len(b.dynFuncs)), kind: FuncDynamic}, m.Func, m.End-m.Start)
 	b.dynFuncs[k] = f
-	if dc := es.dynamicCode(m); dc != nil {
+	if dc != nil { // its instructions: each instance of a name is a function, with its disassembly
 		if b.p.dynCode == nil {
 			b.p.dynCode = map[int32]*DynamicCode{}
 		}

@@ -4,18 +4,22 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
 
 	"er/internal/experiment"
+	"er/internal/jitdump"
 )
 
 // Perf maps: a runtime that generates code (Node with --perf-basic-prof, LuaJIT, Mono, .NET, Julia,
 // a JIT of one's own) names it in /tmp/perf-PID.map, a line "START SIZE name" a function, hex
 // without or with 0x. When an image ends, er reads its process's map into its map.xml as dynamic
-// functions (experiment.DynamicPath), which name the PCs of that code.
+// functions (experiment.DynamicPath), which name the PCs of that code. A jitdump file (jit-PID.dump,
+// Node's --perf-prof) has each function's instructions and load time too: er writes those into the
+// experiment's dyntext file.
 
 // perfMapDir is where runtimes write their maps (a variable for the tests).
 var perfMapDir = "/tmp"
@@ -69,11 +73,9 @@ func (s *Session) perfMapOwners() map[uint32]bool {
 	return own
 }
 
-// readPerfMap reads the perf map at path as the dynamic functions of process pid: present from the
-// image's start (their code was written then or later), a later line over the same code winning.
-// It returns how many lines it skipped as malformed. The file must be a regular file of one of
-// owners, not a link.
-func readPerfMap(path string, pid uint32, owners map[uint32]bool) ([]experiment.Mapping, int, error) {
+// openRuntimeFile opens a file a runtime wrote for profilers (a perf map, a jitdump): a regular file
+// of one of owners, not a link, opened without blocking.
+func openRuntimeFile(path string, owners map[uint32]bool) (*os.File, int64, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if err == unix.ENOENT {
@@ -82,17 +84,32 @@ func readPerfMap(path string, pid uint32, owners map[uint32]bool) ([]experiment.
 		return nil, 0, fmt.Errorf("%s: %v", path, err)
 	}
 	f := os.NewFile(uintptr(fd), path)
-	defer f.Close()
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
+		f.Close()
 		return nil, 0, fmt.Errorf("%s: %v", path, err)
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		f.Close()
 		return nil, 0, fmt.Errorf("%s is not a regular file: not read", path)
 	}
 	if !owners[st.Uid] {
+		f.Close()
 		return nil, 0, fmt.Errorf("%s belongs to user %d, not to the target's user or root: not read (another user may have put it there)", path, st.Uid)
 	}
+	return f, st.Size, nil
+}
+
+// readPerfMap reads the perf map at path as the dynamic functions of process pid: present from the
+// image's start (their code was written then or later), a later line over the same code winning.
+// It returns how many lines it skipped as malformed. The file must be a regular file of one of
+// owners, not a link.
+func readPerfMap(path string, pid uint32, owners map[uint32]bool) ([]experiment.Mapping, int, error) {
+	f, _, err := openRuntimeFile(path, owners)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
 	var out []experiment.Mapping
 	skipped := 0
 	sc := bufio.NewScanner(&limitedReader{f: f, left: perfMapMaxBytes})
@@ -143,6 +160,54 @@ func parsePerfMapLine(line string, pid uint32) (experiment.Mapping, bool) {
 		return experiment.Mapping{}, false
 	}
 	return experiment.Mapping{Pid: pid, Start: start, End: start + size, Path: experiment.DynamicPath, Func: name, UnloadTime: -1}, true
+}
+
+// isJitdump says whether path is the jitdump file of process pid (jit-PID.dump), which its JIT maps
+// executable so that profilers find it.
+func isJitdump(path string, pid uint32) bool {
+	return filepath.Base(path) == fmt.Sprintf("jit-%d.dump", pid)
+}
+
+// jitdump writes, for image p whose JIT wrote a jitdump file (Node with --perf-prof, the JVM with
+// a jitdump agent), its functions with their instructions into the experiment's dyntext file.
+func (s *Session) jitdump(p *proc) {
+	if p.jitdumpPath == "" || p.jitdumpRead {
+		return
+	}
+	p.jitdumpRead = true
+	warn := func(err error) {
+		p.w.Event(experiment.Event{Kind: "warning", Pid: p.pid, Text: fmt.Sprintf("the jitdump file %s: %v", p.jitdumpPath, err)})
+	}
+	f, size, err := openRuntimeFile(p.jitdumpPath, s.perfMapOwners())
+	if err != nil {
+		warn(err)
+		return
+	}
+	defer f.Close()
+	jf, err := jitdump.Read(f, size)
+	if err != nil {
+		warn(err) // and what it read before
+	}
+	fs := make([]experiment.DynFunc, 0, len(jf))
+	for _, j := range jf {
+		if j.Size > 1<<32-1 || j.Addr+j.Size > experiment.SymbolicBase {
+			continue
+		}
+		d := experiment.DynFunc{Pid: p.pid, Addr: j.Addr, Size: uint32(j.Size), Name: j.Name, Bytes: j.Code,
+			Load: max(int64(j.Load)-s.startNS, 0), Unload: -1}
+		if j.Unload != 0 {
+			d.Unload = max(int64(j.Unload)-s.startNS, d.Load)
+		}
+		fs = append(fs, d)
+	}
+	if len(fs) == 0 {
+		return
+	}
+	if err := p.w.WriteFile(experiment.DynTextFile, experiment.EncodeDynText(p.pid, s.startNS, fs)); err != nil {
+		s.writeFailed(err)
+		return
+	}
+	p.w.Event(experiment.Event{Kind: "comment", Pid: p.pid, Text: fmt.Sprintf("%s: %d dynamic functions, with their instructions", p.jitdumpPath, len(fs))})
 }
 
 // javaFiles writes, for image p of a JVM whose agent recorded it, the JAVA_CLASSES file and the

@@ -31,6 +31,8 @@ type proc struct {
 	closed      bool               // w was closed
 	perfMapRead bool               // its process's perf map was read into w
 	javaWritten bool               // its JAVA_CLASSES file and Java map.xml records were written
+	jitdumpPath string             // the jitdump file its JIT mapped (jit-PID.dump), "" where none
+	jitdumpRead bool               // it was read into the experiment's dyntext
 	sampleNo    uint32             // sample points recorded in its experiment
 	stackBuf    experiment.Stack
 	mapped      map[mapKey]bool

@@ -809,6 +809,9 @@ func (p *proc) record(m experiment.Mapping) {
 	if p.execed && p.exec.exe == "" && strings.HasPrefix(m.Path, "/") {
 		p.exec.exe = m.Path // exec maps the program's code first, before the loader's
 	}
+	if isJitdump(m.Path, p.pid) {
+		p.jitdumpPath = m.Path
+	}
 }
 
 // processGone ends the mappings of process pid's image at time t: it exited or exec replaced it.
@@ -871,6 +874,7 @@ func (s *Session) drain() {
 		if p.open() && p.exited && p != s.founder && now-p.exitTime > time.Second.Nanoseconds() && s.closeEarly(p) {
 			s.checkUnrecorded(p)
 			s.perfMap(p)
+			s.jitdump(p)
 			s.javaFiles(p)
 			s.closedSize += p.w.Size()
 			s.closeImage(p)
@@ -1348,6 +1352,7 @@ func (s *Session) finish(waitErr error) error {
 		}
 		s.traceMappings(p)
 		s.perfMap(p)
+		s.jitdump(p)
 		s.javaFiles(p)
 	})
 	if s.writeErr != nil {

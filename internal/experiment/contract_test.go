@@ -41,13 +41,13 @@ func TestContract(t *testing.T) {
 		fail("ER_BLOCK_SIZE: C %d, the reader accepts multiples of 8 from %d to %d (minBlockSize, maxBlockSize)", bs, minBlockSize, maxBlockSize)
 	}
 	for name, k := range traceFileKinds {
-		// (the OpenMP and Java files hold several kinds: readOMP, readJava)
-		if eventKinds[k] == 0 && name != TraceStacksFile && name != OMPTraceFile && name != JavaTraceFile {
+		// (the OpenMP, Java and dyntext files hold several kinds: readOMP, readJava, dynRecord)
+		if eventKinds[k] == 0 && name != TraceStacksFile && name != OMPTraceFile && name != JavaTraceFile && name != DynTextFile {
 			fail("%s: file kind %d has no record kind in eventKinds", name, k)
 		}
 	}
 	if !slices.Equal(TraceFiles, []string{c.Strings["ER_NAME_HEAP"], c.Strings["ER_NAME_SYNC"], c.Strings["ER_NAME_IO"],
-		c.Strings["ER_NAME_CLOCK"], c.Strings["ER_NAME_OMP"], c.Strings["ER_NAME_JAVA"], c.Strings["ER_NAME_STACKS"]}) {
+		c.Strings["ER_NAME_CLOCK"], c.Strings["ER_NAME_OMP"], c.Strings["ER_NAME_JAVA"], c.Strings["ER_NAME_DYNTEXT"], c.Strings["ER_NAME_STACKS"]}) {
 		fail("TraceFiles %q are not the library's files", TraceFiles)
 	}
 

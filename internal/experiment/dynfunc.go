@@ -1,5 +1,7 @@
 package experiment
 
+import "sort"
+
 // Dynamic functions that the program generated and named through the collector API
 // (collector_func_load, preload/c/dynfunc.c): records of the stacks file, read into
 // Data.DynFuncs and the mappings that name their code (DynamicPath).
@@ -106,4 +108,86 @@ func dynMappings(fs []DynFunc) []Mapping {
 			Source: f.Source, LoadTime: f.Load, UnloadTime: f.Unload})
 	}
 	return out
+}
+
+// EncodeDynText renders functions fs of process pid as the dyntext file: a trace file
+// (docs/trace-format.md) of dynamic-function, bytes and unload records, which er collect writes
+// from a runtime's jitdump. start is the experiment's start (StartPerfNS); the functions' Load
+// and Unload are relative to it, as the reader's are.
+func EncodeDynText(pid uint32, start int64, fs []DynFunc) []byte {
+	const blockSize = 64 << 10
+	b := make([]byte, traceHeaderSize)
+	copy(b, traceMagic)
+	le.PutUint32(b[fileHeaderVersion:], traceVersion)
+	le.PutUint32(b[fileHeaderKind:], fileDyn)
+	le.PutUint32(b[fileHeaderBlockSize:], blockSize)
+	le.PutUint32(b[fileHeaderPid:], pid)
+	le.PutUint64(b[fileHeaderStartNS:], uint64(start))
+	var blk []byte
+	put := func(kind uint8, t int64, body []byte) {
+		for len(body)%8 != 0 {
+			body = append(body, 0)
+		}
+		n := sizeofRec + len(body)
+		if len(blk)+n > blockSize {
+			b = append(b, blk...)
+			b = append(b, make([]byte, blockSize-len(blk))...)
+			blk = blk[:0]
+		}
+		blk = le.AppendUint16(blk, uint16(n/8))
+		blk = append(blk, kind, 0)
+		blk = le.AppendUint32(blk, 0)
+		blk = le.AppendUint64(blk, uint64(start+t))
+		blk = append(blk, body...)
+	}
+	type ev struct {
+		t      int64
+		unload bool
+		i      int
+	}
+	// In time order, loads before unloads at one time, so a reused address reads right.
+	evs := make([]ev, 0, 2*len(fs))
+	for i := range fs {
+		evs = append(evs, ev{fs[i].Load, false, i})
+		if fs[i].Unload >= 0 {
+			evs = append(evs, ev{fs[i].Unload, true, i})
+		}
+	}
+	sort.SliceStable(evs, func(a, c int) bool {
+		if evs[a].t != evs[c].t {
+			return evs[a].t < evs[c].t
+		}
+		return evs[a].unload && !evs[c].unload
+	})
+	for _, e := range evs {
+		f := &fs[e.i]
+		if e.unload {
+			put(recDynUnload, e.t, le.AppendUint64(nil, f.Addr))
+			continue
+		}
+		name := f.Name
+		if len(name) > 0xffff {
+			name = name[:0xffff]
+		}
+		body := le.AppendUint64(nil, f.Addr)
+		body = le.AppendUint32(body, f.Size)
+		body = le.AppendUint32(body, 0)
+		body = le.AppendUint16(body, uint16(len(name)))
+		body = le.AppendUint16(body, 0)
+		body = le.AppendUint16(body, 0)
+		body = le.AppendUint16(body, 0)
+		put(recDynFunc, e.t, append(body, name...))
+		for off := 0; off < len(f.Bytes); off += 16 << 10 {
+			part := f.Bytes[off:min(off+16<<10, len(f.Bytes))]
+			body := le.AppendUint64(nil, f.Addr)
+			body = le.AppendUint32(body, uint32(off))
+			body = le.AppendUint32(body, uint32(len(part)))
+			put(recDynBytes, e.t, append(body, part...))
+		}
+	}
+	if len(blk) > 0 {
+		b = append(b, blk...)
+		b = append(b, make([]byte, blockSize-len(blk))...)
+	}
+	return b
 }

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -91,5 +92,49 @@ func TestReadDynFuncs(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no warning of the 6 malformed records: %q", d.Warnings)
+	}
+}
+
+// TestDynText: the dyntext file er collect writes from a jitdump reads back as its functions, a
+// reused address and an unloaded function included, their instructions in parts.
+func TestDynText(t *testing.T) {
+	big := make([]byte, 40<<10)
+	for i := range big {
+		big[i] = byte(i)
+	}
+	fs := []DynFunc{
+		{Pid: 42, Addr: 0x1000, Size: 2, Name: "JS:~alpha x.js:1:1", Bytes: []byte{0x55, 0xc3}, Load: 10, Unload: 50},
+		{Pid: 42, Addr: 0x1000, Size: 1, Name: "JS:*alpha x.js:1:1", Bytes: []byte{0xc3}, Load: 50, Unload: -1},
+		{Pid: 42, Addr: 0x9000, Size: uint32(len(big)), Name: "big", Bytes: big, Load: 20, Unload: -1},
+	}
+	for i := 0; i < 3000; i++ { // more than a block of records
+		fs = append(fs, DynFunc{Pid: 42, Addr: 0x100000 + uint64(i)*16, Size: 4, Name: "f", Bytes: []byte{1, 2, 3, 4}, Load: 30, Unload: -1})
+	}
+	dir := writeTraceExperiment(t)
+	if err := os.WriteFile(filepath.Join(dir, DynTextFile), EncodeDynText(42, int64(base), fs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]DynFunc{}
+	for _, f := range d.DynFuncs {
+		got[fmt.Sprintf("%s@%#x@%d", f.Name, f.Addr, f.Load)] = f
+	}
+	if len(d.DynFuncs) != len(fs) {
+		t.Fatalf("%d functions, want %d", len(d.DynFuncs), len(fs))
+	}
+	for _, f := range fs {
+		g, ok := got[fmt.Sprintf("%s@%#x@%d", f.Name, f.Addr, f.Load)]
+		if !ok || !reflect.DeepEqual(g, f) {
+			t.Errorf("%s at %#x: %+v, want %+v", f.Name, f.Addr, g, f)
+			break
+		}
+	}
+	for _, w := range d.Warnings {
+		if strings.Contains(w, DynTextFile) {
+			t.Errorf("warning %q", w)
+		}
 	}
 }

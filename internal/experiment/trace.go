@@ -27,7 +27,7 @@ import (
 
 // TraceFiles lists the trace files in the order a reader reads them: data before stacks, so
 // that every stack an event of a live experiment refers to has been written.
-var TraceFiles = []string{HeapTraceFile, SyncTraceFile, IOTraceFile, ClockTraceFile, OMPTraceFile, JavaTraceFile, TraceStacksFile}
+var TraceFiles = []string{HeapTraceFile, SyncTraceFile, IOTraceFile, ClockTraceFile, OMPTraceFile, JavaTraceFile, DynTextFile, TraceStacksFile}
 
 const (
 	traceHeaderLen = fileHeaderStopErrno // bytes of the header that a file has at least
@@ -41,7 +41,7 @@ const (
 
 // traceFileKinds are the header kinds of the trace files.
 var traceFileKinds = map[string]uint32{HeapTraceFile: fileHeap, SyncTraceFile: fileSync, IOTraceFile: fileIO,
-	ClockTraceFile: fileClock, OMPTraceFile: fileOMP, JavaTraceFile: fileJava, TraceStacksFile: fileStacks}
+	ClockTraceFile: fileClock, OMPTraceFile: fileOMP, JavaTraceFile: fileJava, DynTextFile: fileDyn, TraceStacksFile: fileStacks}
 
 // eventKinds are the kinds of the records in each kind of trace file that holds events.
 var eventKinds = map[uint32]uint8{fileHeap: recHeap, fileSync: recSync, fileIO: recIO, fileClock: recClock}
@@ -533,6 +533,15 @@ func (tr *traceReader) readFile(name, file string, r io.ReaderAt, size int64, fd
 	switch name {
 	case TraceStacksFile:
 		w, err = tf.scan(func(r *traceRec) { tr.stackRecord(r, h.pid, &sk) })
+	case DynTextFile:
+		w, err = tf.scan(func(r *traceRec) {
+			switch r.kind {
+			case recDynFunc, recDynBytes, recDynUnload:
+				tr.dynRecord(r, h.pid, &sk)
+			default:
+				sk.malformed++
+			}
+		})
 	default:
 		switch name {
 		case ClockTraceFile:
@@ -668,7 +677,7 @@ func (tr *traceReader) t(ns uint64) int64 { return int64(ns) - tr.base }
 // lostData notes what the header of the trace file name says was not recorded; stopWarnings says it.
 func (tr *traceReader) lostData(name string, h traceHeader) string {
 	what := map[string]string{HeapTraceFile: "heap events", SyncTraceFile: "synchronization waits", IOTraceFile: "I/O calls",
-		ClockTraceFile: "clock samples", OMPTraceFile: "OpenMP regions and states", JavaTraceFile: "Java methods and compiled code", TraceStacksFile: "call stacks"}[name]
+		ClockTraceFile: "clock samples", OMPTraceFile: "OpenMP regions and states", JavaTraceFile: "Java methods and compiled code", DynTextFile: "dynamic functions", TraceStacksFile: "call stacks"}[name]
 	if h.stopErrno != 0 {
 		if tr.stops == nil {
 			tr.stops = map[uint32]*traceStop{}

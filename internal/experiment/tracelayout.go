@@ -10,6 +10,7 @@ const (
 	ClockTraceFile  = "clocktrace"  // ER_NAME_CLOCK: clock profiling by SIGPROF, where perf events are denied
 	OMPTraceFile    = "omptrace"    // ER_NAME_OMP: OpenMP regions and thread states
 	JavaTraceFile   = "javatrace"   // ER_NAME_JAVA: a JVM's methods, compiled code, code stubs and threads (the JVMTI agent)
+	DynTextFile     = "dyntext"     // ER_NAME_DYNTEXT: dynamic functions and their instructions, written by er collect from a runtime's jitdump (not by the library)
 	TraceStacksFile = "tracestacks" // ER_NAME_STACKS: the stacks the other trace files refer to, mappings and notes
 	traceMagic      = "ERTRACE1"    // ER_MAGIC
 )
@@ -32,6 +33,7 @@ const (
 	fileStacks = 5 // ER_FILE_STACKS: stacks, load-object mappings and notes
 	fileOMP    = 6 // ER_FILE_OMP: OpenMP regions and thread states
 	fileJava   = 7 // ER_FILE_JAVA: a JVM's methods, compiled code, code stubs and threads
+	fileDyn    = 8 // ER_FILE_DYN: dynamic functions (dyntext): their records of kinds 19 to 21
 )
 
 // enum er_rec_kind: Record kinds (er_rec.kind).

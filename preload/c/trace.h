@@ -25,6 +25,7 @@
 #define ER_NAME_CLOCK "clocktrace" /* clock profiling by SIGPROF, where perf events are denied */
 #define ER_NAME_OMP "omptrace" /* OpenMP regions and thread states */
 #define ER_NAME_JAVA "javatrace" /* a JVM's methods, compiled code, code stubs and threads (the JVMTI agent) */
+#define ER_NAME_DYNTEXT "dyntext" /* dynamic functions and their instructions, written by er collect from a runtime's jitdump (not by the library) */
 #define ER_NAME_STACKS "tracestacks" /* the stacks the other trace files refer to, mappings and notes */
 #define ER_MAGIC "ERTRACE1"
 #define ER_VERSION 1
@@ -44,6 +45,7 @@ enum er_file_kind {
 	ER_FILE_STACKS = 5, /* stacks, load-object mappings and notes */
 	ER_FILE_OMP = 6, /* OpenMP regions and thread states */
 	ER_FILE_JAVA = 7, /* a JVM's methods, compiled code, code stubs and threads */
+	ER_FILE_DYN = 8, /* dynamic functions (dyntext): their records of kinds 19 to 21 */
 };
 
 /* Record kinds (er_rec.kind). */
