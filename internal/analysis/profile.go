@@ -597,8 +597,8 @@ type locScope struct {
 type expState struct {
 	idx      int32
 	d        *experiment.Data
-	omp      *ompView  // its OpenMP events' states and stitched stacks; nil without OpenMP regions
-	java     *javaView // its JVM's methods and code; nil for another program
+	omp      *ompView                           // its OpenMP events' states and stitched stacks; nil without OpenMP regions
+	java     *javaView                          // its JVM's methods and code; nil for another program
 	dynIdx   map[dynCodeKey]*experiment.DynFunc // its generated functions with instructions, made at the first use
 	procs    map[uint32]*procMaps
 	fallback *procMaps // the target process's mappings, for processes with none of their own
