@@ -463,7 +463,18 @@ func (tr *traceReader) readJava(tf *traceScan, sk *skipped) (string, error) {
 // method and stub, and a symbolic mapping for each method, for the Java view modes (JavaTable) and
 // for its interpreted instance in the machine mode (JavaInterpTable).
 func javaMappings(j *JavaData) []Mapping {
-	var out []Mapping
+	out := javaCodeMappings(j, nil)
+	for i := range j.Methods {
+		m := &j.Methods[i]
+		title := m.Title()
+		out = append(out, SymbolicMapping(j.Pid, JavaTable, uint32(i), JavaMethodPath, title, m.Source, m.Lines, 0, -1),
+			SymbolicMapping(j.Pid, JavaInterpTable, uint32(i), JavaStubPath, title+" [interpreted]", m.Source, m.Lines, 0, -1))
+	}
+	return out
+}
+
+// javaCodeMappings appends to out the dynamic functions of j: its stubs and compiled methods.
+func javaCodeMappings(j *JavaData, out []Mapping) []Mapping {
 	for i := range j.Stubs {
 		s := &j.Stubs[i]
 		if s.Size == 0 {
@@ -480,12 +491,6 @@ func javaMappings(j *JavaData) []Mapping {
 		}
 		out = append(out, Mapping{Pid: j.Pid, Start: c.Addr, End: c.Addr + uint64(c.Size), Path: JavaCodePath, Func: name,
 			LoadTime: c.Load, UnloadTime: c.Unload})
-	}
-	for i := range j.Methods {
-		m := &j.Methods[i]
-		title := m.Title()
-		out = append(out, SymbolicMapping(j.Pid, JavaTable, uint32(i), JavaMethodPath, title, m.Source, m.Lines, 0, -1),
-			SymbolicMapping(j.Pid, JavaInterpTable, uint32(i), JavaStubPath, title+" [interpreted]", m.Source, m.Lines, 0, -1))
 	}
 	return out
 }
@@ -584,11 +589,5 @@ func EncodeJavaClasses(j *JavaData) []byte {
 // have them: each compiled method's code and each of the JVM's own stubs, named, over their
 // addresses. The reader makes them again from the javatrace file and drops these.
 func JavaMapRecords(j *JavaData) []Mapping {
-	var out []Mapping
-	for _, m := range javaMappings(j) {
-		if m.Path == JavaCodePath || m.Path == JavaStubPath && !IsSymbolic(m.Start) {
-			out = append(out, m)
-		}
-	}
-	return out
+	return javaCodeMappings(j, nil)
 }
