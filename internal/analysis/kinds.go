@@ -289,9 +289,9 @@ type KindEvents struct {
 	Added func(i int, vals []int64)
 	// Done, when set, is called after the experiment's events.
 	Done func()
-	// Refine, when set, may change what event i adds (out, as Values left it) once its function
-	// stack s in the profile is known (the clock tells a user lock from other sleeps by it).
-	Refine func(i int, s int32, out []int64)
+	// Refine, when set, may change what event i adds (out, as Values left it) once its raw stack r
+	// in the profile is known (the clock tells a user lock from other sleeps by its functions).
+	Refine func(i int, r int32, out []int64)
 }
 
 // Kinds are the kinds of data, by DataKind.
@@ -408,8 +408,8 @@ var (
 			}}
 			if r.P.hasMicrostates() {
 				p := r.P
-				ke.Refine = func(i int, s int32, out []int64) {
-					if experiment.Mode(modes.At(i)) == experiment.ModeSleep && p.lockWait(s) {
+				ke.Refine = func(i int, r int32, out []int64) {
+					if experiment.Mode(modes.At(i)) == experiment.ModeSleep && p.rawLockWait(r) {
 						userLock(out)
 					}
 				}

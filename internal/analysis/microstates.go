@@ -19,6 +19,15 @@ func microstatesRecorded(d *experiment.Data) bool {
 	return ok && experiment.On(v)
 }
 
+// rawLockWait reports whether raw stack r of p waits on a user-level lock: by its functions before
+// the view mode's passes where they ran, else by its function stack.
+func (p *Profile) rawLockWait(r int32) bool {
+	if l := p.raw[r].lock; l != 0 {
+		return l == 2
+	}
+	return p.lockWait(p.raw[r].stack)
+}
+
 // lockWait reports whether function stack s of p waits on a user-level lock, remembering the answer.
 func (p *Profile) lockWait(s int32) bool {
 	if p.lockStacks == nil {
@@ -27,21 +36,25 @@ func (p *Profile) lockWait(s int32) bool {
 	if v, ok := p.lockStacks[s]; ok {
 		return v
 	}
+	lock := lockFrames(p, p.frames[p.stackStart[s]:p.stackStart[s+1]])
+	p.lockStacks[s] = lock
+	return lock
+}
+
+// lockFrames reports whether the functions fr of p (a stack, root first) wait on a user-level lock.
+func lockFrames(p *Profile, fr []int32) bool {
 	lock := false
-	for _, f := range p.frames[p.stackStart[s]:p.stackStart[s+1]] {
+	for _, f := range fr {
 		if int(f) >= len(p.Functions) {
 			continue
 		}
 		switch lockFunction(p.Functions[f].Name) {
 		case lockNo:
-			lock = false
-			p.lockStacks[s] = false
 			return false
 		case lockYes:
 			lock = true
 		}
 	}
-	p.lockStacks[s] = lock
 	return lock
 }
 

@@ -210,6 +210,10 @@ type rawStack struct {
 	epoch int32
 	id    uint32
 	stack int32 // its function stack
+	// lock says whether it waits on a user-level lock (lockFunction) by its functions before the
+	// view mode's passes, which may remove them (a JVM's pthread_cond_wait under a Java method):
+	// 0 where no pass ran (its function stack says), 1 no, 2 yes.
+	lock int8
 }
 
 // Analyze aggregates the events of exps into a Profile: clock samples, and heap, synchronization
@@ -574,6 +578,7 @@ type builder struct {
 	// tablesOwned: p's Functions and Objects are not the published ones (publish, ownTables).
 	tablesOwned bool
 	passes      []*FramePass           // the view mode's (passesOf)
+	preLock     int8                   // the last expand's stack, before the passes: rawStack.lock
 	mode        ViewMode               // the mode whose stacks it resolves now (StackIn changes it with passes)
 	datas       []*experiment.Data     // the experiments, for the passes that apply to some (FramePass.Applies)
 	ompClass    []uint8                // by function: what it is to the OpenMP frame pass (ompClassOf); 0: not known yet
@@ -668,7 +673,7 @@ func (ea *eventAdder) addAll(keepOf func(k DataKind, n int) []bool, groups *ioGr
 			ompStacks = es.omp.stackOf[k.ID]
 		}
 		if ke.Refine != nil {
-			ea.refine = func(i int, s int32) { ke.Refine(i, s, out) }
+			ea.refine = func(i int, r int32) { ke.Refine(i, r, out) }
 		}
 		for i := 0; i < n; i++ {
 			if keep != nil && !keep[i] {
@@ -765,7 +770,7 @@ type eventAdder struct {
 	missing    int // refiltering: events whose raw stack the unfiltered profile lacks
 	// refine, when set, changes the values of event i of the kind being added, once its function
 	// stack s is known (KindEvents.Refine).
-	refine func(i int, s int32)
+	refine func(i int, r int32)
 	// onAdd, when set, is called with each event added, its raw stack in the unfiltered profile and
 	// its values (refiltering only).
 	onAdd func(es *expState, rb int32, ev event, vals []int64)
@@ -817,7 +822,7 @@ func (ea *eventAdder) add(ev event, stack uint32, always bool) bool {
 		}
 	}
 	if ea.refine != nil {
-		ea.refine(ev.i, p.raw[r].stack)
+		ea.refine(ev.i, r)
 	}
 	rv := p.rawVals[int(r)*nm : int(r+1)*nm]
 	for m, v := range ea.vals {
@@ -876,6 +881,7 @@ func (ea *eventAdder) resolve(pid uint32, t int64, stack uint32) int32 {
 	if !ok {
 		rs := rawStack{es: es, pm: ea.lastPM, epoch: int32(ea.epoch), id: stack}
 		rs.stack = b.internStack(b.expand(b.locations(rs)))
+		rs.lock = b.preLock
 		r = int32(len(p.raw))
 		p.raw = append(p.raw, rs)
 		p.rawVals = append(p.rawVals, make([]int64, p.nm)...)
@@ -1059,7 +1065,12 @@ func (b *builder) expand(locs []location) []int32 {
 	if b.opt.Visibility != nil {
 		fr = b.applyVisibility(fr)
 	}
+	b.preLock = 0
 	if len(b.passes) > 0 {
+		b.preLock = 1
+		if lockFrames(b.p, fr) {
+			b.preLock = 2
+		}
 		fr = b.applyPasses(fr)
 	}
 	b.frameBuf = fr
