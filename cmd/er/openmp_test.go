@@ -91,6 +91,16 @@ func TestOpenMPMachineMode(t *testing.T) {
 		check(fn, threads[0].work)
 	}
 	check("spin", all)
+	// The passive waits sleep in the runtime's futexes: User Lock, in the user mode too, whose
+	// stacks have lost the runtime's frames (the lock is told before the view mode's passes).
+	ulock := func(mode string) float64 {
+		u := er(t, "", nil, "print", "-viewmode", mode, "-metrics", "i.ulock", "-functions", exp)
+		v, _ := strconv.ParseFloat(functionRows(u.stdout, 1)["<Total>"], 64)
+		return v
+	}
+	if um, uu := ulock("machine"), ulock("user"); um < 0.1 || math.Abs(uu-um) > 0.002 {
+		t.Errorf("User Lock: %.3f s in the machine mode, %.3f s in the user mode; want the same, the waits' (0.1 s or more)", um, uu)
+	}
 	if t.Failed() {
 		t.Logf("ompprog:\n%ser print:\n%s", r.stdout, p.stdout)
 	}
