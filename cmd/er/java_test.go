@@ -211,7 +211,8 @@ func TestJavaUserMode(t *testing.T) {
 // under the Java methods that waited, each within 5% of what the program measured of it
 // (System.nanoTime): Object.wait under JavaSync.waiter and under Thread.join, and the monitor
 // contention of synchronized under JavaSync.holdLock. They are the JVM's own waits (its
-// pthread_cond_wait), whose stacks the library unwinds through the interpreter's frames too.
+// pthread_cond_wait), whose stacks the library unwinds through the interpreter's frames too; with
+// microstates, they are User Lock in the user mode as in the machine mode.
 func TestJavaSync(t *testing.T) {
 	dir := javaBuild(t)
 	exp, r := collectExp(t, nil, "-s", "all", "java", "-cp", dir, "JavaSync")
@@ -234,6 +235,12 @@ func TestJavaSync(t *testing.T) {
 		if got, w := rows[fn], want[key]; math.Abs(got-w) > 0.05*w {
 			t.Errorf("%s: inclusive sync wait %.3f s, the program measured %.3f s (not within 5%%)", fn, got, w)
 		}
+	}
+	// With microstates, the waits are User Lock in the user mode too (its Java stacks have lost the
+	// JVM's pthread_cond_wait frames, which tell it).
+	ul := javaRows(er(t, "", nil, "print", "-metrics", "i.ulock", "-functions", exp).stdout)
+	if got, w := ul["JavaSync.waiter()"], want["JavaSync.waiter"]; math.Abs(got-w) > 0.05*w {
+		t.Errorf("JavaSync.waiter(): User Lock %.3f s, it waited %.3f s", got, w)
 	}
 	cc := er(t, "", nil, "print", "-metrics", "i.sync", "-csingle", "java.lang.Object.wait(long)", exp)
 	callers, _, _ := strings.Cut(cc.stdout, "Stack Fragment")

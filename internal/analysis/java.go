@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"er/internal/archive"
 	"er/internal/experiment"
 )
 
@@ -85,6 +86,7 @@ func (v *javaView) translate(b *builder, rs rawStack, raw experiment.Stack, buf 
 	machine := b.mode == ViewMachine
 	var frames []javaFrame
 	inCache := false // a frame of the JVM's code cache (compiled code, stubs, the interpreter)
+	lock := lockMaybe // whether its native frames wait on a user-level lock (lockFunction)
 	for i := 0; i < len(raw); i++ {
 		pc := raw[i]
 		if _, _, ok := experiment.JavaInterpWord(pc); ok {
@@ -160,6 +162,18 @@ func (v *javaView) translate(b *builder, rs rawStack, raw experiment.Stack, buf 
 			frames = append(frames, javaFrame{pc: pc, class: jfJVM})
 		default:
 			frames = append(frames, javaFrame{pc: pc, class: jfNative})
+			if !machine && lock != lockNo {
+				// Told here, by its symbol: the frames of libc's waits are gone from the Java stack.
+				if l := b.nativeLock(rs, m, look); l != lockMaybe {
+					lock = l
+				}
+			}
+		}
+	}
+	if !machine { // (rawStack.lock: a lock wait or not, whatever the passes leave)
+		b.preLock = 1
+		if lock == lockYes {
+			b.preLock = 2
 		}
 	}
 	out := buf[:0]
@@ -226,6 +240,26 @@ func (v *javaView) translate(b *builder, rs rawStack, raw experiment.Stack, buf 
 		out = append(out, frames[len(frames)-1].pc) // the stack was cut: say so
 	}
 	return out
+}
+
+// nativeLock classifies the native frame at look (a PC of mapping m) as lockFunction does, by the
+// name of the symbol that holds it; lockMaybe where it has none.
+func (b *builder) nativeLock(rs rawStack, m *experiment.Mapping, look uint64) int {
+	if m == nil || m.Func != "" || !strings.HasPrefix(m.Path, "/") {
+		return lockMaybe
+	}
+	os := b.object(rs.es, m.Path)
+	if os.arch == nil || os.collector {
+		return lockMaybe
+	}
+	vaddr, ok := archive.FileOffsetToVaddr(os.arch, look-m.Start+m.Offset)
+	if !ok {
+		return lockMaybe
+	}
+	if sym, ok := archive.SymbolAt(os.arch, vaddr); ok {
+		return lockFunction(sym.Name)
+	}
+	return lockMaybe
 }
 
 // isStubFrame says whether pc is in the JVM's generated code (its stubs, the interpreter).

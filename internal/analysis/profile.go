@@ -953,6 +953,7 @@ type location struct {
 // is the builder's buffer: it is valid until the next call.
 func (b *builder) locations(rs rawStack) []location {
 	locs := b.locBuf[:0]
+	b.preLock = 0
 	raw := rs.es.omp.frames(rs.es.d, rs.id, b.mode == ViewMachine)
 	if rs.es.java != nil {
 		raw = rs.es.java.translate(b, rs, raw, b.javaBuf)
@@ -1065,11 +1066,12 @@ func (b *builder) expand(locs []location) []int32 {
 	if b.opt.Visibility != nil {
 		fr = b.applyVisibility(fr)
 	}
-	b.preLock = 0
 	if len(b.passes) > 0 {
-		b.preLock = 1
-		if lockFrames(b.p, fr) {
-			b.preLock = 2
+		if b.preLock == 0 { // (the Java translation, before, may have told it)
+			b.preLock = 1
+			if lockFrames(b.p, fr) {
+				b.preLock = 2
+			}
 		}
 		fr = b.applyPasses(fr)
 	}
