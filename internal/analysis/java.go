@@ -85,7 +85,7 @@ func (v *javaView) translate(b *builder, rs rawStack, raw experiment.Stack, buf 
 	j := v.j
 	machine := b.mode == ViewMachine
 	var frames []javaFrame
-	inCache := false // a frame of the JVM's code cache (compiled code, stubs, the interpreter)
+	inCache := false  // a frame of the JVM's code cache (compiled code, stubs, the interpreter)
 	lock := lockMaybe // whether its native frames wait on a user-level lock (lockFunction)
 	for i := 0; i < len(raw); i++ {
 		pc := raw[i]
