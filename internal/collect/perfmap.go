@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -43,7 +44,7 @@ func (s *Session) perfMap(p *proc) {
 		}
 	}
 	path := fmt.Sprintf("%s/perf-%d.map", perfMapDir, p.pid)
-	ms, skipped, err := readPerfMap(path, p.pid, s.perfMapOwners())
+	ms, skipped, err := readPerfMap(path, p.pid, s.perfMapOwners(), s.imageStart(p))
 	if err != nil {
 		if !os.IsNotExist(err) {
 			p.w.Event(experiment.Event{Kind: "warning", Pid: p.pid, Text: "the perf map of the process: " + err.Error()})
@@ -56,6 +57,9 @@ func (s *Session) perfMap(p *proc) {
 	p.w.AddDynamicFunctions(ms)
 	p.w.Event(experiment.Event{Kind: "comment", Pid: p.pid, Text: fmt.Sprintf("%s: %d dynamic functions", path, len(ms))})
 }
+
+// imageStart is the wall-clock time (Unix ns) when image p began.
+func (s *Session) imageStart(p *proc) int64 { return s.baseLog.StartTime + p.start }
 
 // perfMapOwners are the users whose perf maps er trusts: itself, root, and the users that the
 // target's processes became (a server that drops its privileges writes its map as that user).
@@ -74,8 +78,9 @@ func (s *Session) perfMapOwners() map[uint32]bool {
 }
 
 // openRuntimeFile opens a file a runtime wrote for profilers (a perf map, a jitdump): a regular file
-// of one of owners, not a link, opened without blocking.
-func openRuntimeFile(path string, owners map[uint32]bool) (*os.File, int64, error) {
+// of one of owners, not a link, opened without blocking, last written at notBefore (Unix ns) or
+// later (0: at any time), less a second: an older one is an earlier process's of the same pid.
+func openRuntimeFile(path string, owners map[uint32]bool, notBefore int64) (*os.File, int64, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if err == unix.ENOENT {
@@ -97,15 +102,19 @@ func openRuntimeFile(path string, owners map[uint32]bool) (*os.File, int64, erro
 		f.Close()
 		return nil, 0, fmt.Errorf("%s belongs to user %d, not to the target's user or root: not read (another user may have put it there)", path, st.Uid)
 	}
+	if notBefore > 0 && st.Mtim.Nano() < notBefore-int64(time.Second) {
+		f.Close()
+		return nil, 0, fmt.Errorf("%s was last written before the process started: an earlier process's of the same pid, not read", path)
+	}
 	return f, st.Size, nil
 }
 
 // readPerfMap reads the perf map at path as the dynamic functions of process pid: present from the
 // image's start (their code was written then or later), a later line over the same code winning.
 // It returns how many lines it skipped as malformed. The file must be a regular file of one of
-// owners, not a link.
-func readPerfMap(path string, pid uint32, owners map[uint32]bool) ([]experiment.Mapping, int, error) {
-	f, _, err := openRuntimeFile(path, owners)
+// owners, not a link, written at notBefore or later (openRuntimeFile).
+func readPerfMap(path string, pid uint32, owners map[uint32]bool, notBefore int64) ([]experiment.Mapping, int, error) {
+	f, _, err := openRuntimeFile(path, owners, notBefore)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -178,7 +187,7 @@ func (s *Session) jitdump(p *proc) {
 	warn := func(err error) {
 		p.w.Event(experiment.Event{Kind: "warning", Pid: p.pid, Text: fmt.Sprintf("the jitdump file %s: %v", p.jitdumpPath, err)})
 	}
-	f, size, err := openRuntimeFile(p.jitdumpPath, s.perfMapOwners())
+	f, size, err := openRuntimeFile(p.jitdumpPath, s.perfMapOwners(), s.imageStart(p))
 	if err != nil {
 		warn(err)
 		return

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"er/internal/experiment"
 )
@@ -38,25 +39,32 @@ func TestReadPerfMap(t *testing.T) {
 		t.Fatal(err)
 	}
 	own := map[uint32]bool{uint32(os.Getuid()): true}
-	ms, skipped, err := readPerfMap(path, 9, own)
+	ms, skipped, err := readPerfMap(path, 9, own, 0)
 	if err != nil || skipped != 1 || len(ms) != 2 || ms[0].Func != "first" || ms[1].Func != "second over it" || ms[1].Start != 0x1010 {
 		t.Fatalf("readPerfMap: %+v, %d skipped, %v; want first and second, 1 skipped", ms, skipped, err)
 	}
 	// Another user's map is not read, nor a link, nor what is not a regular file.
-	if _, _, err := readPerfMap(path, 9, map[uint32]bool{12345: true}); err == nil || !strings.Contains(err.Error(), "belongs to user") {
+	if _, _, err := readPerfMap(path, 9, map[uint32]bool{12345: true}, 0); err == nil || !strings.Contains(err.Error(), "belongs to user") {
 		t.Errorf("another user's map: %v", err)
 	}
 	link := filepath.Join(dir, "perf-10.map")
 	if err := os.Symlink(path, link); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := readPerfMap(link, 10, own); err == nil {
+	if _, _, err := readPerfMap(link, 10, own, 0); err == nil {
 		t.Errorf("a link was read")
 	}
-	if _, _, err := readPerfMap(dir, 11, own); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+	if _, _, err := readPerfMap(dir, 11, own, 0); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("a directory: %v", err)
 	}
-	if _, _, err := readPerfMap(filepath.Join(dir, "perf-12.map"), 12, own); !os.IsNotExist(err) {
+	// A map older than the process is an earlier process's of the same pid.
+	if _, _, err := readPerfMap(path, 9, own, time.Now().Add(time.Hour).UnixNano()); err == nil || !strings.Contains(err.Error(), "earlier process") {
+		t.Errorf("a stale map: %v", err)
+	}
+	if _, _, err := readPerfMap(path, 9, own, time.Now().UnixNano()); err != nil {
+		t.Errorf("a map written just now: %v", err)
+	}
+	if _, _, err := readPerfMap(filepath.Join(dir, "perf-12.map"), 12, own, 0); !os.IsNotExist(err) {
 		t.Errorf("no map: %v, want os.ErrNotExist", err)
 	}
 }
