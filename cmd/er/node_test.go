@@ -28,10 +28,7 @@ func TestNodePerfMap(t *testing.T) {
 	// process's CPU (Node has no thread CPU clock before version 23): once the functions are
 	// compiled, the JIT's and the GC's threads add little to it.
 	script, _ := filepath.Abs(filepath.Join("..", "..", "testdata", "node", "spin.js"))
-	exp, r := collectExp(t, nil, "-p", "hi", node, "--perf-basic-prof", "--interpreted-frames-native-stack", script)
-	if r.code != 0 {
-		t.Fatalf("er collect: exit %d\n%s", r.code, r.stderr)
-	}
+	exp, stdout := nodeCollect(t, node, "--perf-basic-prof", "--interpreted-frames-native-stack", script)
 	d := openExp(t, exp)
 	perfMap := fmt.Sprintf("/tmp/perf-%d.map", d.Log.Pid)
 	if _, err := os.Stat(perfMap); err != nil {
@@ -47,7 +44,7 @@ func TestNodePerfMap(t *testing.T) {
 	if dyn < 100 {
 		t.Errorf("map.xml has %d dynamic functions, want V8's builtins and the script's functions (hundreds)", dyn)
 	}
-	want := measured(t, r.stdout)
+	want := measured(t, stdout)
 	p := er(t, "", nil, "print", "-metrics", "i.totalcpu", "-functions", exp)
 	if p.code != 0 {
 		t.Fatalf("er print: exit %d\n%s", p.code, p.stderr)
@@ -83,7 +80,7 @@ func TestNodePerfMap(t *testing.T) {
 		t.Errorf("JS:*leaf's callers do not list alpha:\n%s", cc.stdout)
 	}
 	if t.Failed() {
-		t.Logf("spin.js:\n%ser print:\n%s", r.stdout, p.stdout)
+		t.Logf("spin.js:\n%ser print:\n%s", stdout, p.stdout)
 	}
 }
 
@@ -97,18 +94,11 @@ func TestNodeJitdump(t *testing.T) {
 		t.Skip("node is not installed (.ci/run installs nodejs)")
 	}
 	script, _ := filepath.Abs(filepath.Join("..", "..", "testdata", "node", "spin.js"))
-	dir := t.TempDir()
-	exp := filepath.Join(dir, "test.1.er")
-	cmd := exec.Command(erBin, "collect", "-o", exp, "-p", "hi", node, "--perf-prof", "--interpreted-frames-native-stack", script)
-	cmd.Dir = dir // where V8 writes its jitdump
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("er collect: %v\n%s", err, out)
-	}
+	exp, out := nodeCollect(t, node, "--perf-prof", "--interpreted-frames-native-stack", script)
 	if _, err := os.Stat(filepath.Join(exp, experiment.DynTextFile)); err != nil {
 		t.Fatalf("no dyntext: %v", err)
 	}
-	want := measured(t, string(out))
+	want := measured(t, out)
 	p := er(t, "", nil, "print", "-metrics", "i.totalcpu", "-functions", exp)
 	rows := javaRows(p.stdout)
 	for _, fn := range []string{"alpha", "beta"} {
@@ -145,4 +135,21 @@ func TestNodeJitdump(t *testing.T) {
 	if t.Failed() {
 		t.Logf("spin.js:\n%ser print:\n%s", out, p.stdout)
 	}
+}
+
+// nodeCollect runs er collect -p hi on node with args in a directory of its own (where V8 writes
+// its jitdump and isolate logs), and returns the experiment and what the script printed.
+func nodeCollect(t *testing.T, node string, args ...string) (string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	exp := filepath.Join(dir, "test.1.er")
+	cmd := exec.Command(erBin, append([]string{"collect", "-o", exp, "-p", "hi", node}, args...)...)
+	cmd.Dir = dir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("er collect: %v\n%s%s", err, out, stderr.String())
+	}
+	return exp, string(out)
 }
