@@ -102,11 +102,12 @@ type point struct {
 	label  string
 }
 
-// threadName returns the name of thread tid of process pid of experiment d, and whether it is a
-// JVM's own thread: in a JVM's process, a thread the agent did not name a Java thread is one (GC
-// and compiler threads are not Java threads), as is a Java thread the JVM started itself.
-func threadName(d *experiment.Data, pid, tid uint32) (string, bool) {
-	name := d.Log.ThreadNameOf(pid, tid)
+// threadName returns the name of thread tid of process pid of experiment d (names: the last each
+// thread took, Log.LastThreadNames), and whether it is a JVM's own thread: in a JVM's process, a thread
+// the agent did not name a Java thread is one (GC and compiler threads are not Java threads), as
+// is a Java thread the JVM started itself.
+func threadName(d *experiment.Data, names map[[2]uint32]string, pid, tid uint32) (string, bool) {
+	name := names[[2]uint32{pid, tid}]
 	j := d.Java
 	if j == nil || j.Pid != pid || len(j.Methods) == 0 {
 		return name, false
@@ -153,11 +154,12 @@ func NewExpIndex(exp int, d *experiment.Data) *ExpIndex {
 		}
 		return ta.Tid < tb.Tid
 	})
+	names := d.Log.LastThreadNames()
 	for i := range x.threads {
 		th := &x.threads[i]
 		th.Number = i + 1
 		x.byTid[uint64(th.Pid)<<32|uint64(th.Tid)] = i + 1
-		th.Name, th.JVM = threadName(d, th.Pid, th.Tid)
+		th.Name, th.JVM = threadName(d, names, th.Pid, th.Tid)
 	}
 
 	byNum := map[int]int{} // point number -> index in x.points

@@ -2,14 +2,9 @@ package experiment
 
 import (
 	"encoding/xml"
-	"errors"
 	"fmt"
-	"io/fs"
-	"path/filepath"
 	"sort"
 	"strings"
-
-	"er/internal/regfile"
 )
 
 // Java: the JVMTI agent's records of a JVM (preload/c/java.c), read from the javatrace file: its
@@ -516,27 +511,17 @@ func JavaInterpWord(pc uint64) (word uint64, bcp, ok bool) {
 // ReadJava returns what the JVMTI agent recorded in experiment dir's javatrace file; nil where it
 // has none.
 func ReadJava(dir string) (*JavaData, error) {
-	file := filepath.Join(dir, JavaTraceFile)
-	f, fi, err := regfile.Open(file)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	var j *JavaData
+	err := readOneTrace(dir, JavaTraceFile, func(tr *traceReader, tf *traceScan) error {
+		var sk skipped
+		_, err := tr.readJava(tf, &sk)
+		j = tr.d.Java
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	tf, err := openTrace(file, f, fi.Size(), int(f.Fd()))
-	if err != nil {
-		return nil, err
-	}
-	d := &Data{}
-	tr := newTraceReader(d, func(string) {})
-	tr.base = int64(tf.h.startNS)
-	var sk skipped
-	if _, err := tr.readJava(tf, &sk); err != nil {
-		return nil, err
-	}
-	return d.Java, nil
+	return j, nil
 }
 
 // JavaClassesFile is the file of a Java experiment that lists the classes whose methods the

@@ -921,25 +921,34 @@ func hasTraceFiles(sources []traceSource) bool {
 // TraceMappings returns the load-object mappings that the collector library recorded in the
 // experiment dir (none when it holds no trace files).
 func TraceMappings(dir string) ([]Mapping, error) {
-	file := filepath.Join(dir, TraceStacksFile)
+	var maps []Mapping
+	err := readOneTrace(dir, TraceStacksFile, func(tr *traceReader, tf *traceScan) error {
+		tr.begin()
+		var sk skipped
+		_, err := tf.scan(func(r *traceRec) { tr.stackRecord(r, tf.h.pid, &sk) })
+		maps = tr.maps[tf.h.pid]
+		return err
+	})
+	return maps, err
+}
+
+// readOneTrace opens the trace file name of experiment dir alone and calls read with a reader of
+// its own (its times relative to the file's start); nothing where the file is not there.
+func readOneTrace(dir, name string, read func(tr *traceReader, tf *traceScan) error) error {
+	file := filepath.Join(dir, name)
 	f, fi, err := regfile.Open(file)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer f.Close()
 	tf, err := openTrace(file, f, fi.Size(), int(f.Fd()))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	tr := newTraceReader(&Data{}, func(string) {})
 	tr.base = int64(tf.h.startNS)
-	tr.begin()
-	var sk skipped
-	if _, err := tf.scan(func(r *traceRec) { tr.stackRecord(r, tf.h.pid, &sk) }); err != nil {
-		return nil, err
-	}
-	return tr.maps[tf.h.pid], nil
+	return read(tr, tf)
 }

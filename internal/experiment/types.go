@@ -354,15 +354,13 @@ type ThreadName struct {
 	Name     string
 }
 
-// ThreadNameOf returns the last name thread tid of process pid took, "" where it took none.
-func (l *Log) ThreadNameOf(pid, tid uint32) string {
-	name := ""
+// LastThreadNames returns the last name each thread took, by process and thread id.
+func (l *Log) LastThreadNames() map[[2]uint32]string {
+	names := make(map[[2]uint32]string, len(l.ThreadNames))
 	for _, n := range l.ThreadNames {
-		if n.Pid == pid && n.Tid == tid {
-			name = n.Name
-		}
+		names[[2]uint32{n.Pid, n.Tid}] = n.Name
 	}
-	return name
+	return names
 }
 
 // ThreadCount is the exact CPU time of one thread, counted by the kernel.

@@ -111,12 +111,13 @@ func TestLogRoundTrip(t *testing.T) {
 	}
 }
 
-func TestThreadNameOf(t *testing.T) {
+func TestLastThreadNames(t *testing.T) {
 	l := testLog()
-	if got := l.ThreadNameOf(4242, 4250); got != `renamed "x"` {
+	names := l.LastThreadNames()
+	if got := names[[2]uint32{4242, 4250}]; got != `renamed "x"` {
 		t.Errorf("thread 4250's name %q, want its last", got)
 	}
-	if got := l.ThreadNameOf(4243, 4250); got != "" {
+	if got := names[[2]uint32{4243, 4250}]; got != "" {
 		t.Errorf("another process's thread: %q", got)
 	}
 }
