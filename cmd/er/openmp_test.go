@@ -344,6 +344,14 @@ func TestOpenMPNested(t *testing.T) {
 					t.Errorf("expert mode: no %s -- OMP parallel region of %.3f s\n%s", fn, want, x.stdout)
 				}
 			}
+			// The parallel region view lists both regions, the outer one though its threads spent
+			// their time in the inner ones (it may have no sample of its own).
+			pr := er(t, "", nil, "print", "-indxobj", "OMP_preg", exp)
+			for _, fn := range []string{"outer", "inner"} {
+				if !strings.Contains(pr.stdout, fn+" -- OMP parallel region from line ") {
+					t.Errorf("indxobj OMP_preg: no row of %s's region\n%s%s", fn, pr.stdout, pr.stderr)
+				}
+			}
 			// The Analyzer: an OpenMP tab, with both regions (its static report holds the answers).
 			dir := filepath.Join(t.TempDir(), "report")
 			if a := er(t, "", nil, "analyzer", "--html", dir, exp); a.code != 0 {

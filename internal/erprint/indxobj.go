@@ -20,24 +20,27 @@ var indexTypes = []struct {
 	label       func(k int64) string
 	// named, when set, labels the objects in place of label, with the session's profile p.
 	named func(s *session, p *analysis.Profile, k int64) string
+	// recorded, when set, gives the objects experiment exp recorded, listed even where no event
+	// falls in them (a region that ran but took no sample): keys as key gives them.
+	recorded func(s *session, exp int) []int64
 }{
 	{"Threads", "threads, by experiment and thread number", func(ev *analysis.EventInfo) int64 { return int64(ev.Exp)<<32 | int64(ev.Thread) },
-		func(k int64) string { return fmt.Sprintf("Thread %d (experiment %d)", k&0xffffffff, k>>32+1) }, nil},
+		func(k int64) string { return fmt.Sprintf("Thread %d (experiment %d)", k&0xffffffff, k>>32+1) }, nil, nil},
 	{"CPUs", "the CPUs the events were taken on", func(ev *analysis.EventInfo) int64 { return ev.CPU },
 		func(k int64) string {
 			if k < 0 {
 				return "<No CPU>"
 			}
 			return fmt.Sprintf("CPU %d", k)
-		}, nil},
+		}, nil, nil},
 	{"Samples", "sample points, by experiment", func(ev *analysis.EventInfo) int64 { return int64(ev.Exp)<<32 | int64(ev.Sample) },
-		func(k int64) string { return fmt.Sprintf("Sample %d (experiment %d)", k&0xffffffff, k>>32+1) }, nil},
+		func(k int64) string { return fmt.Sprintf("Sample %d (experiment %d)", k&0xffffffff, k>>32+1) }, nil, nil},
 	{"Seconds", "seconds since the experiment's start", func(ev *analysis.EventInfo) int64 { return ev.Time / 1e9 },
-		func(k int64) string { return fmt.Sprintf("Second %d", k) }, nil},
+		func(k int64) string { return fmt.Sprintf("Second %d", k) }, nil, nil},
 	{"Processes", "process ids", func(ev *analysis.EventInfo) int64 { return int64(ev.Pid) },
-		func(k int64) string { return fmt.Sprintf("Process %d", k) }, nil},
+		func(k int64) string { return fmt.Sprintf("Process %d", k) }, nil, nil},
 	{"Experiment_IDs", "experiments, by number", func(ev *analysis.EventInfo) int64 { return int64(ev.Exp) },
-		func(k int64) string { return fmt.Sprintf("Experiment %d", k+1) }, nil},
+		func(k int64) string { return fmt.Sprintf("Experiment %d", k+1) }, nil, nil},
 	{"OMP_preg", "OpenMP parallel regions of the code, each with all its instances (docs/openmp.md)",
 		func(ev *analysis.EventInfo) int64 { return int64(ev.Exp)<<32 | int64(analysis.OMPConstructOf(ev)) }, nil,
 		func(s *session, p *analysis.Profile, k int64) string {
@@ -51,7 +54,8 @@ var indexTypes = []struct {
 				name += fmt.Sprintf(" (experiment %d)", exp+1)
 			}
 			return name
-		}},
+		},
+		func(s *session, exp int) []int64 { return constructKeys(exp, len(analysis.OMPConstructs(s.exps[exp]))) }},
 	{"OMP_task", "OpenMP explicit tasks of the code, each with all its instances (docs/openmp.md)",
 		func(ev *analysis.EventInfo) int64 { return int64(ev.Exp)<<32 | int64(analysis.OMPTaskOf(ev)) }, nil,
 		func(s *session, p *analysis.Profile, k int64) string {
@@ -65,7 +69,19 @@ var indexTypes = []struct {
 				name += fmt.Sprintf(" (experiment %d)", exp+1)
 			}
 			return name
+		},
+		func(s *session, exp int) []int64 {
+			return constructKeys(exp, len(analysis.OMPTaskConstructs(s.exps[exp])))
 		}},
+}
+
+// constructKeys are the keys of OpenMP constructs 1..n of experiment exp.
+func constructKeys(exp, n int) []int64 {
+	keys := make([]int64, n)
+	for c := range n {
+		keys[c] = int64(exp)<<32 | int64(c+1)
+	}
+	return keys
 }
 
 // maxIndexObjects is the most index objects indxobj shows the metrics of (each is a refiltering).
@@ -113,6 +129,14 @@ func (s *session) indxobj(args []string) error {
 				keys = append(keys, k)
 			}
 		})
+		if typ.recorded != nil && s.sel.isAll() {
+			for _, k := range typ.recorded(s, i) {
+				if !seen[k] {
+					seen[k] = true
+					keys = append(keys, k)
+				}
+			}
+		}
 	}
 	if len(keys) > maxIndexObjects {
 		return usagef("indxobj %s: %d index objects; at most %d (select fewer events with a filter)", typ.name, len(keys), maxIndexObjects)
