@@ -73,6 +73,19 @@ func Build(path string) (*experiment.Archive, error) {
 	return o.build()
 }
 
+// Describe describes the ELF load object at path as its archive does, without its symbols: its
+// path, size, modification time, build id and segments, read from its headers (no symbol table is
+// read, none is cached).
+func Describe(path string) (*experiment.Archive, error) {
+	o, err := openObject(path)
+	if err != nil {
+		return nil, err
+	}
+	defer o.fh.Close()
+	return &experiment.Archive{Path: path, Size: o.st.Size(), Mtime: o.st.ModTime().UnixNano(), BuildID: o.id,
+		Kind: "elf", Segments: o.f.Segments()}, nil
+}
+
 // object is a load object opened to be archived, with the cache file that would hold its archive.
 type object struct {
 	path  string

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -32,6 +33,18 @@ func TestBuild(t *testing.T) {
 	if a.Path != exe || a.Kind != "elf" || a.Size != st.Size() || a.Mtime != st.ModTime().UnixNano() || a.BuildID != "feedface01" {
 		t.Errorf("Build = {Path %s Kind %s Size %d Mtime %d BuildID %s}, want {%s elf %d %d feedface01}",
 			a.Path, a.Kind, a.Size, a.Mtime, a.BuildID, exe, st.Size(), st.ModTime().UnixNano())
+	}
+	// Describe: the same archive without its symbols.
+	d, err := Describe(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Path != a.Path || d.Kind != a.Kind || d.Size != a.Size || d.Mtime != a.Mtime || d.BuildID != a.BuildID ||
+		!slices.Equal(d.Segments, a.Segments) || len(d.Symbols) != 0 || len(a.Segments) == 0 {
+		t.Errorf("Describe = %+v; want Build's %+v without its symbols", d, *a)
+	}
+	if _, err := Describe(filepath.Join(t.TempDir(), "gone")); err == nil {
+		t.Errorf("Describe of a missing file: no error")
 	}
 	// A PC inside work, as a file offset from .text's header, maps back to work.
 	ef, err := elf.Open(exe)

@@ -21,6 +21,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"er/internal/analysis"
 	"er/internal/archive"
 	"er/internal/erarchive"
 	"er/internal/experiment"
@@ -60,8 +61,11 @@ type Session struct {
 	kernelPCs  map[uint64]struct{} // kernel addresses in recorded stacks: their symbols are archived
 	kernelSyms chan kernelRead     // the kernel's symbols cached in the background while the target runs
 	stacks     *stacker            // call stacks of the samples
-	batch      batch               // the records read and not yet handled, put in time order
-	spare      batch               // the store of the records that wait for the next read
+	// preopen opens, once the target has exited, the files of the objects the unwinder went
+	// through, for the archiving that follows (analysis.Preopener); nil before.
+	preopen *analysis.Preopener
+	batch   batch // the records read and not yet handled, put in time order
+	spare   batch // the store of the records that wait for the next read
 	// ahead holds the records the watcher drained from the rings (drainAhead), for the next read;
 	// aheadMu guards it and the draining.
 	ahead      batch
@@ -1179,7 +1183,14 @@ func (s *Session) finish(waitErr error) error {
 	}
 	end := s.now()
 	s.finishing = true
+	if os.Getenv("GOMAXPROCS") == "" {
+		// What is left (the last samples, the experiment's files, the archiving) is er's alone:
+		// it may use every CPU, not the one processor of the collection (Main).
+		runtime.GOMAXPROCS(runtime.NumCPU())
+	}
+	s.preopenFiles()
 	s.drain()
+	s.preopenFiles() // those the last samples went through
 	if s.recording {
 		s.stopModules(end)
 	}
@@ -1612,6 +1623,10 @@ func (s *Session) afterCollection() error {
 		fmt.Fprintf(s.stderr, "er collect: archiving stopped: the disk is full (run er archive on %s when there is space)\n", s.dir)
 	} else if s.spec.Archive != "off" && s.writeErr == nil {
 		full := false // a full disk is said once, not once per file
+		var open func(string, *experiment.Archive) (*analysis.ObjectFile, error)
+		if s.preopen != nil {
+			open = s.preopen.OpenFile
+		}
 		_, err := erarchive.Experiment(s.dir, s.spec.Archive, func(w string) {
 			if isDiskFull(w) {
 				if full {
@@ -1620,7 +1635,7 @@ func (s *Session) afterCollection() error {
 				full = true
 			}
 			fmt.Fprintf(s.stderr, "er collect: archive: %s\n", w)
-		})
+		}, open)
 		if err != nil && !(full && isDiskFull(err.Error())) {
 			fmt.Fprintf(s.stderr, "er collect: archiving %s: %v (run er archive on it later)\n", s.dir, err)
 		} else if full {
@@ -1637,6 +1652,19 @@ func (s *Session) afterCollection() error {
 		}
 	}
 	return nil
+}
+
+// preopenFiles starts opening the files of the load objects the unwinder went through, for the
+// archiving after the collection (which reads them to find what was used): on the CPUs the target
+// has left, while er drains the last samples and writes the experiment's files.
+func (s *Session) preopenFiles() {
+	if s.spec.Archive == "off" || s.stacks == nil {
+		return
+	}
+	if s.preopen == nil {
+		s.preopen = analysis.NewPreopener(min(4, max(1, runtime.NumCPU()-1)))
+	}
+	s.preopen.Open(s.stacks.cache.Paths())
 }
 
 // isDiskFull says whether an error's text is that of a full disk or quota.

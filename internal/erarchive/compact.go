@@ -3,9 +3,11 @@ package erarchive
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"er/internal/analysis"
 	"er/internal/archive"
@@ -29,7 +31,8 @@ const (
 
 // compactObject writes the compact archive of the load object at path (the file profiled, archive
 // a): the code and the debug information of what er print shows of it (docs/experiment-format.md,
-// "Compact archives"). It says false where it cannot, and the object is then copied whole.
+// "Compact archives"). It says false where it cannot, and the object is then copied whole. What
+// precompact made of it is used, else it is made now.
 func (ar *archiver) compactObject(path string, a *experiment.Archive) (bool, error) {
 	o, ok := ar.objIndex[path]
 	if !ok {
@@ -50,6 +53,41 @@ func (ar *archiver) compactObject(path string, a *experiment.Archive) (bool, err
 			return true, nil
 		}
 	}
+	m := ar.made[path]
+	if m == nil || m.a != a {
+		m = ar.makeCompact(path, o, of, a)
+	}
+	for _, w := range m.warns {
+		ar.warnf("%s", w)
+	}
+	if m.small != nil {
+		if err := experiment.WriteArchiveTo(ar.root, m.small); err != nil {
+			return true, ar.notAdded(path, err)
+		}
+	}
+	if m.data == nil {
+		return true, nil // not encoded: said
+	}
+	c, added, err := ar.ix.AddCompact(path, a.BuildID, a.Size, a.Mtime, fi, m.data, ar.opt.Force)
+	if err != nil {
+		return true, ar.notAdded(path, err)
+	}
+	ar.count(c, added, &ar.res.Objects)
+	return true, nil
+}
+
+// compacted is what makeCompact made of a load object for its compact archive.
+type compacted struct {
+	a     *experiment.Archive // the archive it was made for
+	small *experiment.Archive // a with only the symbols er print looks up; nil: no code was read
+	data  []byte              // the compact archive, encoded; nil where it could not be
+	warns []string            // what could not be kept, and why
+}
+
+// makeCompact makes the compact archive of the load object at path (object o of the profile, its
+// file of, archive a), without writing anything: several objects may be made at once (precompact).
+func (ar *archiver) makeCompact(path string, o int, of *analysis.ObjectFile, a *experiment.Archive) *compacted {
+	m := &compacted{a: a}
 	var files []string
 	info, _ := of.Debug.(*debuginfo.Info)
 	if info != nil {
@@ -63,27 +101,80 @@ func (ar *archiver) compactObject(path string, a *experiment.Archive) (bool, err
 		// is not needed to show this experiment.
 		small := *a
 		small.Symbols = keptSymbols(a, u, obj.Code)
-		if err := experiment.WriteArchiveTo(ar.root, &small); err != nil {
-			return true, ar.notAdded(path, err)
-		}
+		m.small = &small
 	}
 	if info != nil {
+		var err error
 		if obj.Debug, err = info.Extract(u.ranges, files, ar.vars); err != nil {
-			ar.warnf("%s: its debug information is not archived: %v", path, err)
+			m.warns = append(m.warns, fmt.Sprintf("%s: its debug information is not archived: %v", path, err))
 			obj.Debug = nil
 		}
 	}
 	data, err := compact.Encode(obj)
 	if err != nil {
-		ar.warnf("%s: not archived: %v", path, err)
-		return true, nil
+		m.warns = append(m.warns, fmt.Sprintf("%s: not archived: %v", path, err))
+		return m
 	}
-	c, added, err := ar.ix.AddCompact(path, a.BuildID, a.Size, a.Mtime, fi, data, ar.opt.Force)
-	if err != nil {
-		return true, ar.notAdded(path, err)
+	m.data = data
+	return m
+}
+
+// precompact makes the compact archives of those of objects that compactObject will write, a few
+// at once (each is the disassembly and the debug information of the functions used: after a
+// collection, most of the archiving's time, and the CPUs are the target's no more).
+func (ar *archiver) precompact(objects []string) {
+	type job struct {
+		path string
+		o    int
+		of   *analysis.ObjectFile
+		a    *experiment.Archive
 	}
-	ar.count(c, added, &ar.res.Objects)
-	return true, nil
+	var jobs []job
+	for _, path := range objects {
+		o, ok := ar.objIndex[path]
+		if !ok || !strings.HasPrefix(path, "/") || !ar.matches(path) {
+			continue
+		}
+		var a *experiment.Archive
+		for _, d := range ar.exps {
+			if a == nil {
+				a = d.Archives[path]
+			}
+		}
+		if a == nil || a.Kind != "elf" || archive.SameFile(path, a) != nil {
+			continue
+		}
+		of := ar.p.ObjectFile(o)
+		if of == nil || of.Path != path {
+			continue
+		}
+		same := func(c archive.Copy) bool { return c.Size == a.Size && c.Mtime == a.Mtime && c.BuildID == a.BuildID }
+		if _, ok := ar.ix.Lookup(archive.KindCompact, path, same); ok && !ar.opt.Force {
+			continue
+		}
+		jobs = append(jobs, job{path, o, of, a})
+	}
+	if len(jobs) < 2 {
+		return // made when written
+	}
+	// What the goroutines read of the profile is computed first, here: each is made once.
+	ar.p.PCs()
+	ar.p.Lines()
+	made := make([]*compacted, len(jobs))
+	sem := make(chan struct{}, max(1, runtime.NumCPU()))
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			made[i] = ar.makeCompact(j.path, j.o, j.of, j.a)
+		})
+	}
+	wg.Wait()
+	ar.made = map[string]*compacted{}
+	for i, j := range jobs {
+		ar.made[j.path] = made[i]
+	}
 }
 
 // declared lists the functions that the debug information dbg of the load object at path (archive

@@ -107,6 +107,56 @@ func TestKeptSymbolsOfUsage(t *testing.T) {
 	}
 }
 
+// TestCompactSeveral: with events in two load objects, both compact archives are made at once
+// (precompact), and each is the one made alone: the same bytes.
+func TestCompactSeveral(t *testing.T) {
+	f := build(t)
+	both := func(w *experiment.Writer, i int, id uint32) error {
+		if i%2 == 1 { // cold in libcold.so, called from work in prog
+			var err error
+			if id, err = w.Stack(experiment.Stack{symbolPC(t, f.lib, libBase, "cold"), symbolPC(t, f.prog, progBase, "work")}); err != nil {
+				return err
+			}
+		}
+		return w.Clock(experiment.ClockSample{Time: int64(i+1) * 1e7, Pid: 100, Tid: 100, Mode: experiment.ModeUser, Period: 1e7, Stack: id})
+	}
+	exp := filepath.Join(t.TempDir(), "test.1.er")
+	f.experimentOf(t, exp, false, both)
+	res, err := Archive(exp, Options{})
+	if err != nil || res.Objects != 2 {
+		t.Fatalf("Archive: %+v, %v; want the program and the library archived", res, err)
+	}
+	ix, err := archive.ReadIndex(exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{f.prog, f.lib} {
+		c, ok := ix.Lookup(archive.KindCompact, path, nil)
+		if !ok {
+			t.Fatalf("no compact archive of %s in %+v", path, ix.Copies)
+		}
+		// The same object made alone, as compactObject makes it without precompact.
+		alone := filepath.Join(t.TempDir(), "test.1.er")
+		f.experimentOf(t, alone, false, both)
+		ar := &archiver{opt: Options{Warn: func(string) {}}, target: alone, objSeen: map[string]bool{}, compact: true}
+		if err := ar.open(alone); err != nil {
+			t.Fatal(err)
+		}
+		p, err := analyzeEvents(ar.exps, analysis.OpenObjectFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ar.treeUsage(alone, p, analysis.OpenObjectFile); err != nil {
+			t.Fatal(err)
+		}
+		o := ar.objIndex[path]
+		m := ar.makeCompact(path, o, ar.p.ObjectFile(o), ar.exps[0].Archives[path])
+		if got := mustRead(t, ix.FilePath(c)); m.data == nil || !bytes.Equal(got, m.data) {
+			t.Errorf("%s: the compact archive made beside the other (%d bytes) is not the one made alone (%d bytes)", path, len(got), len(m.data))
+		}
+	}
+}
+
 // An unfinished experiment (er collect still records it, or was killed) gets whole copies: what it
 // will use is not known yet.
 func TestCompactUnfinished(t *testing.T) {

@@ -76,6 +76,9 @@ type Options struct {
 	// read the others to describe them (er import: it archived those it found to be the objects
 	// profiled, and the others' names come from the perf.data file).
 	OnlyArchived bool
+	// Open opens a load object's file for the analysis of what was used (analysis.Options.OpenFile:
+	// er collect's files opened ahead, analysis.Preopener); nil: analysis.OpenObjectFile.
+	Open func(path string, a *experiment.Archive) (*analysis.ObjectFile, error)
 }
 
 // Result counts what Archive did.
@@ -89,9 +92,10 @@ type Result struct {
 }
 
 // Experiment archives the experiment dir after collection in mode (off, on, ldobjects,
-// usedldobjects, src, usedsrc, copy), with its subexperiments; warn gets what could not be archived.
-func Experiment(dir, mode string, warn func(string)) (Result, error) {
-	return Archive(dir, Options{Mode: mode, Descendants: true, Warn: warn})
+// usedldobjects, src, usedsrc, copy), with its subexperiments; warn gets what could not be archived;
+// open, when not nil, is Options.Open.
+func Experiment(dir, mode string, warn func(string), open func(string, *experiment.Archive) (*analysis.ObjectFile, error)) (Result, error) {
+	return Archive(dir, Options{Mode: mode, Descendants: true, Warn: warn, Open: open})
 }
 
 // Archive copies the load objects and source files of the experiment dir that opt.Mode selects
@@ -142,7 +146,11 @@ func Archive(dir string, opt Options) (Result, error) {
 
 	var objects, sources []string
 	if m.objects == used || m.sources == used {
-		open := analysis.WithArchivedCopies(analysis.OpenObjectFile, ar.dirs)
+		opener := analysis.OpenObjectFile
+		if opt.Open != nil {
+			opener = opt.Open
+		}
+		open := analysis.WithArchivedCopies(opener, ar.dirs)
 		if m.sources == used && !m.compact {
 			// Compact archives keep the lines of every object: its debug information is read.
 			open = withoutAbsentSources(open)
@@ -175,6 +183,9 @@ func Archive(dir string, opt Options) (Result, error) {
 				objects = append(objects, mp.Path)
 			}
 		}
+	}
+	if ar.compact && ar.p != nil {
+		ar.precompact(objects)
 	}
 	for _, o := range objects {
 		if err := ar.object(o); err != nil {
@@ -232,6 +243,7 @@ type archiver struct {
 	// the source files with events, and whether the experiments have data addresses (variables).
 	p         *analysis.Profile
 	objIndex  map[string]int
+	made      map[string]*compacted // the compact archives precompact made, by path
 	usedFiles map[string]bool
 	vars      bool
 	tree      []*experiment.Data // the founder and all its subexperiments

@@ -99,24 +99,7 @@ func (f *fixture) experimentOf(t *testing.T, dir string, inLib bool, record func
 		start := uint64(0x7e0000000000 + i*0x100000)
 		w.AddMapping(experiment.Mapping{Pid: 100, Start: start, End: start + 0x1000, Path: p, UnloadTime: -1})
 	}
-	a, err := archive.Build(hot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pc uint64
-	for _, s := range a.Symbols {
-		if s.Name == fn {
-			for _, seg := range a.Segments {
-				if s.Addr >= seg.Vaddr && s.Addr < seg.Vaddr+seg.Filesz {
-					pc = base + s.Addr - seg.Vaddr + seg.Offset + 2
-				}
-			}
-		}
-	}
-	if pc == 0 {
-		t.Fatalf("no %s in %s", fn, hot)
-	}
-	id, err := w.Stack(experiment.Stack{pc})
+	id, err := w.Stack(experiment.Stack{symbolPC(t, hot, base, fn)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,6 +112,26 @@ func (f *fixture) experimentOf(t *testing.T, dir string, inLib bool, record func
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// symbolPC is an address in function fn of the object at path mapped at base, 2 bytes past its start.
+func symbolPC(t *testing.T, path string, base uint64, fn string) uint64 {
+	t.Helper()
+	a, err := archive.Build(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range a.Symbols {
+		if s.Name == fn {
+			for _, seg := range a.Segments {
+				if s.Addr >= seg.Vaddr && s.Addr < seg.Vaddr+seg.Filesz {
+					return base + s.Addr - seg.Vaddr + seg.Offset + 2
+				}
+			}
+		}
+	}
+	t.Fatalf("no %s in %s", fn, path)
+	return 0
 }
 
 // archived lists the paths the index of exp holds, by kind: load objects (copied whole or kept

@@ -98,6 +98,18 @@ func (c *Cache) Table(path string) (*Table, error) {
 	return e.t, e.err
 }
 
+// Paths lists the load objects whose tables were asked for (the objects unwinding went through),
+// loaded or not, in no order.
+func (c *Cache) Paths() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]string, 0, len(c.tables))
+	for p := range c.tables {
+		out = append(out, p)
+	}
+	return out
+}
+
 // TableFromImage returns the table of an ELF image held in memory, cached under name.
 func (c *Cache) TableFromImage(name string, img []byte) (*Table, error) {
 	c.mu.Lock()

@@ -3,6 +3,7 @@ package unwind
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -103,6 +104,17 @@ func TestCache(t *testing.T) {
 	}
 	if _, err := c.TableFromImage("junk", []byte("not an ELF image")); err == nil || !strings.Contains(err.Error(), "junk") {
 		t.Errorf("TableFromImage(junk) = %v, want an error naming it", err)
+	}
+	// Paths: every object asked for, loaded or not, once.
+	got := c.Paths()
+	slices.Sort(got)
+	want := []string{"", "//anon", "/nonexistent/lib.so", "[heap]", "junk"}
+	if _, err := os.Stat(libc); err == nil {
+		want = append(want, libc)
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("Paths() = %q, want %q", got, want)
 	}
 }
 
