@@ -357,13 +357,36 @@ func keptSymbols(a *experiment.Archive, u *usage, code func(lo, hi uint64) ([]by
 			}
 		}
 	}
-	for _, f := range u.funcs {
-		if c, err := code(f[0], f[1]); err == nil {
-			at = append(at, disasm.References(c, f[0])...)
-		}
-	}
-	return archive.KeptSymbols(a.Symbols, q, at, u.names)
+	return archive.KeptSymbols(a.Symbols, q, append(at, functionReferences(u.funcs, code)...), u.names)
 }
+
+// functionReferences lists the addresses that the disassembly of the functions funcs names, the
+// functions decoded on several goroutines where they are many (a large library's used functions,
+// libjvm's 500 in a Java run, take most of its compact archive's time): code must be safe to
+// call from several at once.
+func functionReferences(funcs [][2]uint64, code func(lo, hi uint64) ([]byte, error)) []uint64 {
+	parts := min(runtime.NumCPU(), len(funcs)/minFunctionsEach)
+	if parts <= 1 {
+		parts = 1
+	}
+	out := make([][]uint64, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Go(func() {
+			for i := p; i < len(funcs); i += parts {
+				f := funcs[i]
+				if c, err := code(f[0], f[1]); err == nil {
+					out[p] = append(out[p], disasm.References(c, f[0])...)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return slices.Concat(out...)
+}
+
+// minFunctionsEach is the fewest functions a goroutine of functionReferences decodes.
+const minFunctionsEach = 64
 
 // maxInstruction is the longest x86-64 instruction, in bytes.
 const maxInstruction = 15

@@ -157,6 +157,41 @@ func TestCompactSeveral(t *testing.T) {
 	}
 }
 
+// TestFunctionReferences: the call targets of 300 functions decoded on several goroutines are
+// those of each function decoded alone, every one of them.
+func TestFunctionReferences(t *testing.T) {
+	const base, n = 0x401000, 300
+	var code []byte
+	var funcs [][2]uint64
+	want := map[uint64]bool{}
+	for i := range n {
+		at := uint64(base + len(code))
+		rel := int32(0x1000 + 16*i)
+		code = append(code, 0xe8, byte(rel), byte(rel>>8), byte(rel>>16), byte(rel>>24), 0xc3) // call rel32; ret
+		funcs = append(funcs, [2]uint64{at, at + 6})
+		want[at+5+uint64(rel)] = true
+	}
+	read := func(lo, hi uint64) ([]byte, error) { return code[lo-base : hi-base], nil }
+	got := map[uint64]bool{}
+	for _, a := range functionReferences(funcs, read) {
+		got[a] = true
+	}
+	for a := range want {
+		if !got[a] {
+			t.Errorf("no reference to %#x (the call target of a function)", a)
+		}
+	}
+	alone := map[uint64]bool{}
+	for _, f := range funcs {
+		for _, a := range functionReferences([][2]uint64{f}, read) {
+			alone[a] = true
+		}
+	}
+	if len(got) != len(alone) {
+		t.Errorf("%d addresses named decoding the functions together, %d decoding each alone", len(got), len(alone))
+	}
+}
+
 // An unfinished experiment (er collect still records it, or was killed) gets whole copies: what it
 // will use is not known yet.
 func TestCompactUnfinished(t *testing.T) {
