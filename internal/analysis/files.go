@@ -32,7 +32,8 @@ type DebugInfo interface {
 type ObjectFile struct {
 	Path  string
 	Debug DebugInfo // nil when the file has no debug information
-	// Code reads the bytes at link-time addresses [lo, hi). Nil when the code cannot be read.
+	// Code reads the bytes at link-time addresses [lo, hi). Nil when the code cannot be read. It is
+	// called from several goroutines at once (instructionStartsAhead).
 	Code func(lo, hi uint64) ([]byte, error)
 	// Note, when not empty, is a warning to show once: that Path is an archived copy, and why.
 	Note string

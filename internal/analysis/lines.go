@@ -1,7 +1,9 @@
 package analysis
 
 import (
+	"runtime"
 	"sort"
+	"sync"
 
 	"er/internal/debuginfo"
 	"er/internal/disasm"
@@ -214,6 +216,7 @@ func (p *Profile) PCs() *PCTable {
 
 func (p *Profile) computePCs() *PCTable {
 	b, nm := p.b, p.nm
+	p.instructionStartsAhead()
 	t := &PCTable{nm: nm, index: map[pcKey]int32{}}
 	var stamps []int32
 	for r, rs := range p.raw {
@@ -257,6 +260,70 @@ func (p *Profile) computePCs() *PCTable {
 	}
 	return t
 }
+
+// instructionStartsAhead decodes the functions holding the return addresses of p's stacks, whose
+// instruction starts instructionAt looks up, several at once where they are many (a JVM's 500
+// used functions of libjvm.so took 100 ms on one CPU), so that computePCs finds each decoded.
+func (p *Profile) instructionStartsAhead() {
+	b := p.b
+	type job struct {
+		fs     *fileState
+		lo, hi uint64
+	}
+	var jobs []job
+	seen := map[*fileState]map[uint64]bool{}
+	for _, rs := range p.raw {
+		locs := b.locations(rs)
+		for i := range locs {
+			l := &locs[i]
+			if !l.ret {
+				continue
+			}
+			fn := &b.p.Functions[l.fn]
+			lo, hi := fn.Addr, fn.Addr+fn.Size
+			if (fn.Kind != FuncSymbol && fn.Kind != FuncStatic) || l.addr < lo || l.addr >= hi || hi-lo > 1<<20 {
+				continue
+			}
+			fs := b.fileOf(l.os)
+			if fs == nil || fs.of.Code == nil {
+				continue
+			}
+			if _, ok := fs.insts[lo]; ok || seen[fs][lo] {
+				continue
+			}
+			if seen[fs] == nil {
+				seen[fs] = map[uint64]bool{}
+			}
+			seen[fs][lo] = true
+			jobs = append(jobs, job{fs, lo, hi})
+		}
+	}
+	parts := min(runtime.NumCPU(), len(jobs)/minFunctionsEach)
+	if parts <= 1 {
+		return // decoded as they are met
+	}
+	starts := make([][]uint64, len(jobs))
+	var wg sync.WaitGroup
+	for part := range parts {
+		wg.Go(func() {
+			for i := part; i < len(jobs); i += parts {
+				if code, err := jobs[i].fs.of.Code(jobs[i].lo, jobs[i].hi); err == nil {
+					starts[i] = instructionStarts(code, jobs[i].lo)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for i, j := range jobs {
+		if j.fs.insts == nil {
+			j.fs.insts = map[uint64][]uint64{}
+		}
+		j.fs.insts[j.lo] = starts[i]
+	}
+}
+
+// minFunctionsEach is the fewest functions a goroutine of instructionStartsAhead decodes.
+const minFunctionsEach = 64
 
 // instructionAt returns the address of the call instruction holding l.addr, a return address minus
 // one: found by decoding l's function from its start when its code can be read, else by finding a

@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"bytes"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -14,6 +16,38 @@ func TestInstructionStarts(t *testing.T) {
 	want := []uint64{0x1000, 0x1001, 0x1004, 0x1009, 0x100a}
 	if !slices.Equal(got, want) {
 		t.Errorf("starts %#x, want %#x", got, want)
+	}
+}
+
+// TestInstructionStartsAhead: with 300 callers, decoded several at once before the PCs are
+// counted (instructionStartsAhead), each caller's instruction is its call, at offset 0x1b (27
+// nops, then call rel32 ending at the return address, +0x20), with the leaf's time inclusive.
+func TestInstructionStartsAhead(t *testing.T) {
+	var names []string
+	for i := range 300 {
+		names = append(names, fmt.Sprintf("caller%d", i))
+	}
+	fk := newFake(append([]string{"leaf"}, names...)...)
+	for _, n := range names {
+		fk.sample(1, n, "leaf")
+	}
+	size := 0x1000 + uint64(len(names)+2)*symSpan
+	code := bytes.Repeat([]byte{0x90}, int(size))
+	for i := range names {
+		at := 0x1000 + uint64(i+1)*symSpan + 0x1b
+		copy(code[at:], []byte{0xe8, 0, 0, 0, 0})
+	}
+	p, err := Analyze([]*experiment.Data{fk.d}, withFiles(nil, map[string][]byte{"/bin/prog": code}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt := p.PCs()
+	for _, n := range names {
+		f := fn(t, p, n)
+		j := pt.Find(p.Functions[f].Object, f, p.Functions[f].Addr+0x1b)
+		if j < 0 || pt.Inclusive(j)[0] != 1 {
+			t.Errorf("%s: no instruction at its call (+0x1b) with the leaf's sample", n)
+		}
 	}
 }
 
