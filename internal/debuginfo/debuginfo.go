@@ -121,7 +121,7 @@ func openReader(path string, r io.ReaderAt, debugDirs []string) (*Info, error) {
 	if hasDWARF(ef) {
 		in.Via, in.Source = "embedded", path
 		in.Note = "DWARF embedded in " + path
-		if err := in.load(path, ef); err != nil {
+		if err := in.load(path, ef, r); err != nil {
 			in.fail(err)
 		}
 		return in, nil

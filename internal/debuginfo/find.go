@@ -93,7 +93,7 @@ func (in *Info) tryDebugFile(p, via string, check func(*elf.File) string) (bool,
 	if why := check(dbg); why != "" {
 		return false, p + ": " + why
 	}
-	if err := in.load(p, dbg); err != nil {
+	if err := in.load(p, dbg, f); err != nil {
 		return false, err.Error()
 	}
 	in.Source, in.Via = p, via

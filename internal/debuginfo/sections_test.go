@@ -5,6 +5,7 @@ import (
 	"debug/dwarf"
 	"debug/elf"
 	"encoding/binary"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -201,4 +202,54 @@ func FuzzSections(f *testing.F) {
 		}
 		exercise(in)
 	})
+}
+
+// TestSectionDataCompressed: the DWARF sections of an object built with gcc -gz=zlib decompress to
+// what debug/elf gives, and the object's lines are found through them; a compressed section with
+// a damaged stream is an error naming the section, not a panic.
+func TestSectionDataCompressed(t *testing.T) {
+	p := build(t, "", "inline-gz", "gcc", "inline.c", "-O2", "-g", "-gz=zlib")
+	raw, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ef, err := elf.NewFile(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, s := range ef.Sections {
+		if s.Flags&elf.SHF_COMPRESSED == 0 {
+			continue
+		}
+		n++
+		want, err := s.Data()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := sectionData(ef, s, bytes.NewReader(raw))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s: %d bytes, %v; debug/elf gives %d", s.Name, len(got), err, len(want))
+		}
+	}
+	if n == 0 {
+		t.Fatalf("%s has no compressed section (gcc -gz=zlib)", p)
+	}
+	in, err := Open(p)
+	if err != nil || !in.HasDWARF || len(in.Files()) == 0 {
+		t.Fatalf("Open(%s): %v, DWARF %v, files %q", p, err, in != nil && in.HasDWARF, in.Files())
+	}
+	// The stream of .debug_info damaged past its header.
+	info := ef.Section(".debug_info")
+	bad := bytes.Clone(raw)
+	for i := info.Offset + 30; i < info.Offset+info.FileSize && i < info.Offset+60; i++ {
+		bad[i] ^= 0x5a
+	}
+	if _, err := sectionData(ef, info, bytes.NewReader(bad)); err == nil {
+		t.Errorf("a damaged .debug_info decompressed without an error")
+	}
+	var d Info
+	if err := d.load(p, ef, bytes.NewReader(bad)); err == nil || !strings.Contains(err.Error(), ".debug_info") {
+		t.Errorf("load of a damaged .debug_info: %v; want an error naming it", err)
+	}
 }
