@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"er/internal/experiment"
@@ -40,6 +41,26 @@ func TestRoundTrip(t *testing.T) {
 	b, _ := Encode(sample())
 	if len(b) > 200 {
 		t.Errorf("%d bytes for 4 KB of repeated code: the body is not compressed", len(b))
+	}
+}
+
+// TestEncodeConcurrent: archives encoded by 8 goroutines at once (one encoder serves them all) are
+// each the bytes one Encode alone gives.
+func TestEncodeConcurrent(t *testing.T) {
+	want, err := Encode(sample())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([][]byte, 8)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Go(func() { got[i], _ = Encode(sample()) })
+	}
+	wg.Wait()
+	for i, b := range got {
+		if !bytes.Equal(b, want) {
+			t.Errorf("goroutine %d: %d bytes, not the %d of one Encode alone", i, len(b), len(want))
+		}
 	}
 }
 
