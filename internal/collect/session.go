@@ -1658,7 +1658,7 @@ func (s *Session) afterCollection() error {
 // archiving after the collection (which reads them to find what was used): on the CPUs the target
 // has left, while er drains the last samples and writes the experiment's files.
 func (s *Session) preopenFiles() {
-	if s.spec.Archive == "off" || s.stacks == nil {
+	if !erarchive.ReadsObjectFiles(s.spec.Archive) || s.stacks == nil {
 		return
 	}
 	if s.preopen == nil {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"er/internal/archive"
 	"er/internal/experiment"
 	"er/internal/perfevent"
 )
@@ -211,5 +212,33 @@ func TestSignalPointOfExitedProcess(t *testing.T) {
 	}
 	if len(d.Overview) != 1 || d.Overview[0].Label != "signal SIGUSR1" || d.Overview[0].Time != 3000 || d.Overview[0].UserNS != 7e6 {
 		t.Errorf("overview %+v, want the signal's point at 3000 ns with 7 ms of user time", d.Overview)
+	}
+}
+
+// TestPreopenFiles: where the archiving makes compact archives (the default), the objects the
+// unwinder went through are opened ahead, for the archiving to take; with -a copy or off, none is.
+func TestPreopenFiles(t *testing.T) {
+	exe, err := filepath.EvalSymlinks("/bin/true")
+	if err != nil {
+		t.Skip(err)
+	}
+	for _, mode := range []string{"usedsrc", "copy", "off"} {
+		s := &Session{spec: Spec{Archive: mode}, stacks: newStacker()}
+		_, _ = s.stacks.cache.Table(exe)
+		s.preopenFiles()
+		if (s.preopen != nil) != (mode == "usedsrc") {
+			t.Errorf("-a %s: opened ahead %v", mode, s.preopen != nil)
+			continue
+		}
+		if s.preopen == nil {
+			continue
+		}
+		a, err := archive.Describe(exe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if of, err := s.preopen.OpenFile(exe, a); err != nil || of.Path != exe {
+			t.Errorf("-a %s: the file opened ahead: %+v, %v", mode, of, err)
+		}
 	}
 }

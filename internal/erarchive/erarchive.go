@@ -54,6 +54,16 @@ var modes = map[string]mode{
 	"copy":          {used, used, false},
 }
 
+// ReadsObjectFiles says whether archiving in mode reads the load objects' files, their debug
+// information included, to make compact archives ("" is DefaultMode): the files er collect opens
+// ahead for it (analysis.Preopener).
+func ReadsObjectFiles(mode string) bool {
+	if mode == "" {
+		mode = DefaultMode
+	}
+	return modes[mode].compact
+}
+
 // ModeNames lists the archiving modes, for messages.
 const ModeNames = "off, on, ldobjects, usedldobjects, src, usedsrc or copy"
 

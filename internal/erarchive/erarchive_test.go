@@ -154,6 +154,17 @@ func archived(t *testing.T, exp string) (objects, sources []string) {
 	return objects, sources
 }
 
+// TestReadsObjectFiles: the modes that make compact archives (the default among them) read the
+// objects' files; the others, and off, do not.
+func TestReadsObjectFiles(t *testing.T) {
+	for mode, want := range map[string]bool{"": true, "usedsrc": true, "usedldobjects": true, "copy": false,
+		"on": false, "src": false, "ldobjects": false, "off": false, "nonsense": false} {
+		if got := ReadsObjectFiles(mode); got != want {
+			t.Errorf("ReadsObjectFiles(%q) = %v, want %v", mode, got, want)
+		}
+	}
+}
+
 func TestModes(t *testing.T) {
 	f := build(t)
 	for _, c := range []struct {
