@@ -101,6 +101,22 @@ func TestOpenMPMachineMode(t *testing.T) {
 	if um, uu := ulock("machine"), ulock("user"); um < 0.1 || math.Abs(uu-um) > 0.002 {
 		t.Errorf("User Lock: %.3f s in the machine mode, %.3f s in the user mode; want the same, the waits' (0.1 s or more)", um, uu)
 	}
+	// The machine mode is what er showed before it knew OpenMP: byte for byte the views of the same
+	// experiment without its OpenMP records (omptrace).
+	bare := filepath.Join(t.TempDir(), "bare.er")
+	if c := er(t, "", nil, "cp", exp, bare); c.code != 0 {
+		t.Fatalf("er cp: exit %d\n%s", c.code, c.stderr)
+	}
+	if err := os.Remove(filepath.Join(bare, "omptrace")); err != nil {
+		t.Fatal(err)
+	}
+	for _, view := range []string{"-functions", "-calltree", "-callers-callees"} {
+		with := er(t, "", nil, "print", "-viewmode", "machine", view, exp)
+		without := er(t, "", nil, "print", "-viewmode", "machine", view, bare)
+		if with.code != 0 || with.stdout != without.stdout {
+			t.Errorf("machine mode %s: the OpenMP experiment's output is not that of the same experiment without its OpenMP records\n%s\nwithout them:\n%s", view, with.stdout, without.stdout)
+		}
+	}
 	if t.Failed() {
 		t.Logf("ompprog:\n%ser print:\n%s", r.stdout, p.stdout)
 	}
