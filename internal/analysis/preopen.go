@@ -65,20 +65,21 @@ func (p *Preopener) Open(paths []string) {
 		order <- f.path
 	}
 	close(order)
-	for range todo {
+	for range min(cap(p.sem), len(todo)) {
 		go func() {
-			p.sem <- struct{}{}
-			defer func() { <-p.sem }()
-			path := <-order // the largest not yet started: tokens go in no order, paths in size order
-			p.mu.Lock()
-			e := p.files[path]
-			p.mu.Unlock()
-			defer close(e.done)
-			a, err := archive.Describe(path)
-			if err == nil {
-				e.of, err = OpenObjectFile(path, a)
+			for path := range order { // the largest not yet started
+				p.sem <- struct{}{}
+				p.mu.Lock()
+				e := p.files[path]
+				p.mu.Unlock()
+				a, err := archive.Describe(path)
+				if err == nil {
+					e.of, err = OpenObjectFile(path, a)
+				}
+				e.a, e.err = a, err
+				close(e.done)
+				<-p.sem
 			}
-			e.a, e.err = a, err
 		}()
 	}
 }

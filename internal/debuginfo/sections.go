@@ -80,7 +80,7 @@ const maxSection = 1 << 30
 // klauspost/compress, some 15% faster than the standard library's inflater, which decompressed
 // libc6-dbg's 10 MB of DWARF in 85 ms; the other forms are debug/elf's.
 func sectionData(ef *elf.File, s *elf.Section, r io.ReaderAt) ([]byte, error) {
-	if s.Flags&elf.SHF_COMPRESSED == 0 || r == nil || ef.Class != elf.ELFCLASS64 || s.FileSize < 24 || s.FileSize > maxSection {
+	if s.Flags&elf.SHF_COMPRESSED == 0 || ef.Class != elf.ELFCLASS64 || s.FileSize < 24 || s.FileSize > maxSection {
 		return s.Data()
 	}
 	raw := make([]byte, s.FileSize)

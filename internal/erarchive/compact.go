@@ -34,24 +34,17 @@ const (
 // "Compact archives"). It says false where it cannot, and the object is then copied whole. What
 // precompact made of it is used, else it is made now.
 func (ar *archiver) compactObject(path string, a *experiment.Archive) (bool, error) {
-	o, ok := ar.objIndex[path]
+	o, of, ok := ar.profiledFile(path)
 	if !ok {
-		return false, nil
-	}
-	of := ar.p.ObjectFile(o)
-	if of == nil || of.Path != path {
 		return false, nil // not readable here: a copy holds what can be had
 	}
 	fi, err := os.Stat(path)
 	if err != nil {
 		return false, nil
 	}
-	same := func(c archive.Copy) bool { return c.Size == a.Size && c.Mtime == a.Mtime && c.BuildID == a.BuildID }
-	if !ar.opt.Force {
-		if c, ok := ar.ix.Lookup(archive.KindCompact, path, same); ok {
-			ar.count(c, false, &ar.res.Objects)
-			return true, nil
-		}
+	if c, ok := ar.keptCompact(path, a); ok {
+		ar.count(c, false, &ar.res.Objects)
+		return true, nil
 	}
 	m := ar.made[path]
 	if m == nil || m.a != a {
@@ -74,6 +67,27 @@ func (ar *archiver) compactObject(path string, a *experiment.Archive) (bool, err
 	}
 	ar.count(c, added, &ar.res.Objects)
 	return true, nil
+}
+
+// profiledFile is the load object at path as the events' profile has it: its index there and its
+// file, when that file is the one at path (not an archived copy); false otherwise.
+func (ar *archiver) profiledFile(path string) (int, *analysis.ObjectFile, bool) {
+	o, ok := ar.objIndex[path]
+	if !ok {
+		return 0, nil, false
+	}
+	of := ar.p.ObjectFile(o)
+	return o, of, of != nil && of.Path == path
+}
+
+// keptCompact is the compact archive of the load object at path (archive a) that the experiment
+// already holds, which is kept unless -F makes it again.
+func (ar *archiver) keptCompact(path string, a *experiment.Archive) (archive.Copy, bool) {
+	if ar.opt.Force {
+		return archive.Copy{}, false
+	}
+	same := func(c archive.Copy) bool { return c.Size == a.Size && c.Mtime == a.Mtime && c.BuildID == a.BuildID }
+	return ar.ix.Lookup(archive.KindCompact, path, same)
 }
 
 // compacted is what makeCompact made of a load object for its compact archive.
@@ -131,7 +145,7 @@ func (ar *archiver) precompact(objects []string) {
 	}
 	var jobs []job
 	for _, path := range objects {
-		o, ok := ar.objIndex[path]
+		o, of, ok := ar.profiledFile(path)
 		if !ok || !strings.HasPrefix(path, "/") || !ar.matches(path) {
 			continue
 		}
@@ -144,12 +158,7 @@ func (ar *archiver) precompact(objects []string) {
 		if a == nil || a.Kind != "elf" || archive.SameFile(path, a) != nil {
 			continue
 		}
-		of := ar.p.ObjectFile(o)
-		if of == nil || of.Path != path {
-			continue
-		}
-		same := func(c archive.Copy) bool { return c.Size == a.Size && c.Mtime == a.Mtime && c.BuildID == a.BuildID }
-		if _, ok := ar.ix.Lookup(archive.KindCompact, path, same); ok && !ar.opt.Force {
+		if _, kept := ar.keptCompact(path, a); kept {
 			continue
 		}
 		jobs = append(jobs, job{path, o, of, a})
